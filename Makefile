@@ -1,0 +1,52 @@
+# realizar-host — build, test, benchmark, demo.
+# `make test` is what CI runs (through .ci/run); `make demo` is the main job.
+
+GO       ?= go
+PKGS     := ./...
+BIN      := bin/realizar-host
+# Packages free of numeric hot loops run under the race detector.
+RACE_PKGS := ./engine/...
+FUZZTIME ?= 10s
+
+.PHONY: all build test test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/realizar-host
+
+## test: everything CI checks.
+test: lint test-unit test-race test-cross test-fuzz test-ref
+
+test-unit:
+	$(GO) test -count=1 $(PKGS)
+
+test-race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# The portable build must cross-compile (mmap differs per OS).
+test-cross:
+	GOOS=darwin GOARCH=arm64 $(GO) build $(PKGS)
+	GOOS=windows GOARCH=amd64 $(GO) build $(PKGS)
+	$(GO) build -tags purego $(PKGS)
+
+# Each fuzz target runs for FUZZTIME (CI: at most 30 s each).
+test-fuzz:
+	@scripts/fuzz-all.sh $(FUZZTIME)
+
+# Parity against the llama.cpp reference (its own module, tools/llamaref).
+test-ref:
+	cd tools/llamaref && $(GO) test -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+demo: build
+	@scripts/demo.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,135 @@
+package engine
+
+// This file is the contract between the decode loop and everything it drives:
+// forwards (model/, cuda/), policies (host/, native test policies) and the
+// vocabulary (tokenizer/). Implementations live in other packages; engine
+// imports none of them.
+
+// ArchForward is a model forward pass that the Session drives.
+//
+// Precondition of Forward: the forward's state holds tokens[:start] (the KV
+// cache covers positions 0..start-1). start == 0 means reset and process all
+// of tokens. Forward returns the logits after the last token of tokens,
+// a []float32 of length Vocab.Size(); the slice is valid until the next call.
+type ArchForward interface {
+	// Arch is the architecture name as GGUF spells it ("llama", "qwen2").
+	Arch() string
+	// OnGPU reports whether logits currently come from a GPU backend.
+	OnGPU() bool
+	// ContextLength is the number of positions the forward can hold.
+	ContextLength() int
+	// BatchedPrefills counts the multi-token spans processed in one batched pass.
+	BatchedPrefills() int
+	// Notices are human-readable lines: "Backend: <name>", then one per fallback.
+	Notices() []string
+	// Reserve sizes the state for positions tokens. dropped reports that the
+	// held state was discarded (the caller must then forward from 0).
+	Reserve(positions int) (dropped bool, err error)
+	// Forward processes tokens[start:] given that tokens[:start] are held.
+	Forward(tokens []int32, start int) (logits []float32, err error)
+}
+
+// Q4kStep is the per-token forward of a quantized model. Q4kForward adapts it
+// to ArchForward.
+//
+// Step processes token at position (0-based) and returns the logits after it,
+// [n_vocab]float32, valid until the next call. A Step at position p requires
+// positions 0..p-1 to have been stepped since the last Reset.
+type Q4kStep interface {
+	Reset()
+	Step(token int32, position int) ([]float32, error)
+}
+
+// Prefiller is an optional Q4kStep capability: a batched pass over
+// tokens[start:] (positions start..len(tokens)-1) returning the logits after
+// the last token. Same precondition as ArchForward.Forward.
+type Prefiller interface {
+	Prefill(tokens []int32, start int) ([]float32, error)
+}
+
+// Reserver is an optional Q4kStep capability: size the KV cache for positions.
+type Reserver interface {
+	Reserve(positions int) (dropped bool, err error)
+}
+
+// BackendReporter is an optional Q4kStep capability naming its backend.
+type BackendReporter interface {
+	Backend() (name string, onGPU bool)
+}
+
+// Vocab is what the Session needs of a tokenizer.
+type Vocab interface {
+	// Piece is the raw bytes of token id (possibly a partial UTF-8 sequence);
+	// nil for ids out of range. The caller must not modify it.
+	Piece(id int32) []byte
+	// IsEOG reports whether id ends a turn (eos, eot, <|im_end|> ...).
+	IsEOG(id int32) bool
+	// Size is n_vocab; valid ids are 0 <= id < Size().
+	Size() int
+}
+
+// Sampler chooses the next token. A chain of logits processors followed by a
+// sampler is itself a Sampler.
+//
+// The Session calls Reset once per turn, then for every decode step Sample,
+// and Accept for each token that joins the context. Sample may modify logits
+// in place (it is a scratch copy owned by the Session for the duration of the
+// call) and must not retain it. A returned id outside [0, n_vocab) is turned
+// into ErrBadToken by the Session.
+type Sampler interface {
+	// Reset starts a turn. seed is the turn's 64-bit seed; prompt is the full
+	// token list the turn starts from (not retained).
+	Reset(seed uint64, prompt []int32) error
+	// Sample returns the chosen token id for logits, [n_vocab]float32.
+	Sample(logits []float32) (int32, error)
+	// Accept records that token joined the context.
+	Accept(token int32)
+}
+
+// StopAction is what a StopPolicy decided for one token.
+type StopAction uint8
+
+const (
+	// Continue generating.
+	Continue StopAction = iota
+	// StopKeep stops after this token, keeping all of its text.
+	StopKeep
+	// StopTrim stops and removes the last Decision.Trim bytes of the
+	// generated text (this token's piece included).
+	StopTrim
+)
+
+// String returns "continue", "stop-keep" or "stop-trim".
+func (a StopAction) String() string {
+	switch a {
+	case Continue:
+		return "continue"
+	case StopKeep:
+		return "stop-keep"
+	case StopTrim:
+		return "stop-trim"
+	}
+	return "invalid"
+}
+
+// Decision is a StopPolicy's answer for one token.
+//
+// HoldBack is meaningful with Continue: the last HoldBack bytes of the
+// generated text (a possible partial match) must not be released yet.
+// Trim is meaningful with StopTrim: bytes removed from the end of the
+// generated text. Both are counts of bytes and are clamped by the Session to
+// the text generated in this turn.
+type Decision struct {
+	Action   StopAction
+	Trim     int
+	HoldBack int
+}
+
+// StopPolicy decides when generation stops, from token ids and their bytes.
+type StopPolicy interface {
+	// Reset starts a turn.
+	Reset() error
+	// Check is called for every chosen token that is not end-of-generation;
+	// piece is its raw bytes (not retained).
+	Check(token int32, piece []byte) (Decision, error)
+}

@@ -1,0 +1,28 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every layer wraps them with %w, so callers test with errors.Is.
+var (
+	// ErrBadToken: a policy returned an id < 0 or >= the vocabulary size.
+	ErrBadToken = errors.New("engine: token id out of range")
+	// ErrContextExceeded: the prompt does not fit the context (len(prompt) >= ContextLength()).
+	ErrContextExceeded = errors.New("engine: context length exceeded")
+	// ErrEmptyPrompt: a turn was asked for with no prompt tokens.
+	ErrEmptyPrompt = errors.New("engine: empty prompt")
+	// ErrCancelled: the turn's CancelToken fired.
+	ErrCancelled = errors.New("engine: cancelled")
+)
+
+// PolicyError reports a failure inside a named policy (sampler, processor or
+// stop policy). It unwraps to the cause (ErrBadToken, a host trap or timeout).
+type PolicyError struct {
+	Policy string // the policy's name, e.g. "sampler standard (sha256 ab12…)"
+	Err    error
+}
+
+func (e *PolicyError) Error() string { return fmt.Sprintf("policy %s: %v", e.Policy, e.Err) }
+func (e *PolicyError) Unwrap() error { return e.Err }
