@@ -108,7 +108,7 @@ func (f *Q4kForward) Held() int { return f.held }
 // held, since the state is then unknown.
 func (f *Q4kForward) Reserve(positions int) (dropped bool, err error) {
 	if positions > f.ctx {
-		return false, fmt.Errorf("reserve %d positions, context is %d: %w", positions, f.ctx, ErrContextExceeded)
+		return false, fmt.Errorf("q4k: reserve %d positions, context is %d: %w", positions, f.ctx, ErrContextExceeded)
 	}
 	if f.reserver == nil {
 		return false, nil
@@ -116,7 +116,7 @@ func (f *Q4kForward) Reserve(positions int) (dropped bool, err error) {
 	dropped, err = f.reserver.Reserve(positions)
 	if err != nil {
 		f.held = 0
-		return false, fmt.Errorf("reserve %d positions: %w", positions, err)
+		return false, fmt.Errorf("q4k: step reserve: %w", err)
 	}
 	if dropped {
 		f.held = 0
@@ -125,7 +125,7 @@ func (f *Q4kForward) Reserve(positions int) (dropped bool, err error) {
 }
 
 // errEmptySpan is Forward called with nothing to process.
-var errEmptySpan = errors.New("forward: nothing to process")
+var errEmptySpan = errors.New("q4k: nothing to process")
 
 // Forward processes tokens[start:] and returns the logits after the last
 // token. It resumes at start only when start == Held() && start > 0, and
@@ -142,7 +142,7 @@ func (f *Q4kForward) Forward(tokens []int32, start int) ([]float32, error) {
 	}
 	if len(tokens) > f.ctx {
 		f.held = 0
-		return nil, fmt.Errorf("forward %d tokens, context is %d: %w", len(tokens), f.ctx, ErrContextExceeded)
+		return nil, fmt.Errorf("q4k: %d tokens, context is %d: %w", len(tokens), f.ctx, ErrContextExceeded)
 	}
 	if start != f.held || start == 0 {
 		f.step.Reset()
@@ -154,7 +154,7 @@ func (f *Q4kForward) Forward(tokens []int32, start int) ([]float32, error) {
 		f.held = 0
 		logits, err = f.prefill.Prefill(tokens, start)
 		if err != nil {
-			return nil, fmt.Errorf("prefill positions %d..%d: %w", start, len(tokens)-1, err)
+			return nil, fmt.Errorf("q4k: prefill positions %d..%d: %w", start, len(tokens)-1, err)
 		}
 		f.batched++
 	} else {
@@ -162,14 +162,14 @@ func (f *Q4kForward) Forward(tokens []int32, start int) ([]float32, error) {
 			f.held = 0
 			logits, err = f.step.Step(tokens[pos], pos)
 			if err != nil {
-				return nil, fmt.Errorf("step token %d at position %d: %w", tokens[pos], pos, err)
+				return nil, fmt.Errorf("q4k: step token %d at position %d: %w", tokens[pos], pos, err)
 			}
 			f.held = pos + 1
 		}
 	}
 	if len(logits) == 0 {
 		f.held = 0
-		return nil, fmt.Errorf("position %d: empty logits: %w", len(tokens)-1, ErrBadLogits)
+		return nil, fmt.Errorf("q4k: empty logits at position %d: %w", len(tokens)-1, ErrBadLogits)
 	}
 	f.held = len(tokens)
 	return logits, nil

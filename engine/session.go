@@ -36,7 +36,8 @@ func WithStopPolicy(p StopPolicy) Option { return func(x *Session) { x.stop = p 
 // (a chat) processes only the new tokens.
 //
 // Calls are serialized (a mutex); a turn runs on the caller's goroutine and
-// the Session starts no goroutines.
+// the Session starts no goroutines. OnToken and onLogits callbacks must not
+// call back into the same Session (they would wait for themselves).
 type Session struct {
 	mu        sync.Mutex
 	fwd       ArchForward
@@ -65,8 +66,8 @@ func NewSession(fwd ArchForward, vocab Vocab, opts ...Option) (*Session, error) 
 	return s, nil
 }
 
-// Forward returns the Session's forward (for its notices and counters).
-func (s *Session) Forward() ArchForward { return s.fwd }
+// Model returns the Session's forward (for its notices and counters).
+func (s *Session) Model() ArchForward { return s.fwd }
 
 // Generate runs one turn: it continues prompt (the whole conversation so far,
 // not only the new message) until a stop, and returns the Turn.
