@@ -95,12 +95,12 @@ func (s *Session) Generate(prompt []int32, cfg GenerateConfig) (Turn, error) {
 }
 
 // newTurn validates a turn's inputs and computes its budget.
-func (s *Session) newTurn(prompt []int32, cfg GenerateConfig) (*turn, error) {
+func (s *Session) newTurn(prompt []int32, cfg GenerateConfig) (*turnState, error) {
 	n := s.vocab.Size()
 	if err := cfg.validate(n); err != nil {
 		return nil, err
 	}
-	r := &turn{s: s, cfg: cfg, sampler: cfg.Sampler, stop: cfg.Stop}
+	r := &turnState{s: s, cfg: cfg, sampler: cfg.Sampler, stop: cfg.Stop}
 	if r.sampler == nil {
 		r.sampler = s.sampler
 	}
@@ -240,8 +240,8 @@ func (s *Session) Score(tokens []int32, onLogits func(i int, logits []float32) e
 	return nil
 }
 
-// turn is the state of one Generate call.
-type turn struct {
+// turnState is the state of one Generate call.
+type turnState struct {
 	s       *Session
 	cfg     GenerateConfig
 	sampler Sampler
@@ -255,7 +255,7 @@ type turn struct {
 }
 
 // run is the decode loop.
-func (r *turn) run() error {
+func (r *turnState) run() error {
 	s, t := r.s, &r.turn
 	prompt := t.Tokens
 	if r.cfg.Cancel.Cancelled() { // nothing has run: no reserve, no forward
@@ -321,7 +321,7 @@ func (r *turn) run() error {
 }
 
 // sample chooses the next token from logits and records its logprobs.
-func (r *turn) sample(logits []float32) (int32, error) {
+func (r *turnState) sample(logits []float32) (int32, error) {
 	s := r.s
 	s.scratch = append(s.scratch[:0], logits...)
 	if r.cfg.IgnoreEOG {
@@ -351,7 +351,7 @@ func (r *turn) sample(logits []float32) (int32, error) {
 
 // decide applies the stop rules to the chosen token id, streams the text it
 // releases, and returns the stop reason (StopNone to go on).
-func (r *turn) decide(id int32) (StopReason, error) {
+func (r *turnState) decide(id int32) (StopReason, error) {
 	var reason StopReason
 	var chunk []byte
 	switch {
@@ -404,7 +404,7 @@ func (r *turn) decide(id int32) (StopReason, error) {
 
 // releaseAll releases all text not yet released, unfinished UTF-8 included
 // (the turn is ending, so it will not be completed).
-func (r *turn) releaseAll() []byte {
+func (r *turnState) releaseAll() []byte {
 	chunk := r.text[r.released:]
 	r.released = len(r.text)
 	return chunk
@@ -412,7 +412,7 @@ func (r *turn) releaseAll() []byte {
 
 // policy calls fn, a call into the policy p, timing it and turning its
 // error into a *PolicyError naming p.
-func (r *turn) policy(role string, p any, fn func() error) error {
+func (r *turnState) policy(role string, p any, fn func() error) error {
 	start := time.Now()
 	err := fn()
 	r.turn.Timings.Policies += time.Since(start)

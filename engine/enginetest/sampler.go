@@ -21,10 +21,10 @@ func (Greedy) Sample(logits []float32) (int32, error) {
 	if len(logits) == 0 {
 		return 0, errors.New("greedy: no logits")
 	}
-	best := 0
+	best, top := 0, logits[0]
 	for i, v := range logits {
-		if v > logits[best] {
-			best = i
+		if v > top {
+			best, top = i, v
 		}
 	}
 	return int32(best), nil
