@@ -11,6 +11,11 @@ package engine
 // cache covers positions 0..start-1). start == 0 means reset and process all
 // of tokens. Forward returns the logits after the last token of tokens,
 // a []float32 of length Vocab.Size(); the slice is valid until the next call.
+// After a Forward error the state is unknown: the caller's next Forward must
+// start from 0 (the Session does so).
+//
+// An ArchForward is driven by one Session and need not be safe for
+// concurrent use.
 type ArchForward interface {
 	// Arch is the architecture name as GGUF spells it ("llama", "qwen2").
 	Arch() string
@@ -22,8 +27,10 @@ type ArchForward interface {
 	BatchedPrefills() int
 	// Notices are human-readable lines: "Backend: <name>", then one per fallback.
 	Notices() []string
-	// Reserve sizes the state for positions tokens. dropped reports that the
-	// held state was discarded (the caller must then forward from 0).
+	// Reserve sizes the state for positions tokens (the Session calls it once
+	// per turn with len(prompt)+budget, before any Forward). dropped reports
+	// that the held state was discarded (the caller must then forward from
+	// 0). positions > ContextLength() is an error wrapping ErrContextExceeded.
 	Reserve(positions int) (dropped bool, err error)
 	// Forward processes tokens[start:] given that tokens[:start] are held.
 	Forward(tokens []int32, start int) (logits []float32, err error)
@@ -34,7 +41,9 @@ type ArchForward interface {
 //
 // Step processes token at position (0-based) and returns the logits after it,
 // [n_vocab]float32, valid until the next call. A Step at position p requires
-// positions 0..p-1 to have been stepped since the last Reset.
+// positions 0..p-1 to have been stepped since the last Reset. Reset forgets
+// every position. After a Step error the caller resets before stepping again
+// (Q4kForward does).
 type Q4kStep interface {
 	Reset()
 	Step(token int32, position int) ([]float32, error)
@@ -47,12 +56,16 @@ type Prefiller interface {
 	Prefill(tokens []int32, start int) ([]float32, error)
 }
 
-// Reserver is an optional Q4kStep capability: size the KV cache for positions.
+// Reserver is an optional Q4kStep capability: size the KV cache for
+// positions. dropped reports that the held positions were discarded (the
+// cache was reallocated).
 type Reserver interface {
 	Reserve(positions int) (dropped bool, err error)
 }
 
-// BackendReporter is an optional Q4kStep capability naming its backend.
+// BackendReporter is an optional Q4kStep capability naming its backend
+// ("cpu", "cuda") and whether it runs on a GPU now; a step that falls back to
+// the CPU reports so from then on.
 type BackendReporter interface {
 	Backend() (name string, onGPU bool)
 }
@@ -76,13 +89,19 @@ type Vocab interface {
 // in place (it is a scratch copy owned by the Session for the duration of the
 // call) and must not retain it. A returned id outside [0, n_vocab) is turned
 // into ErrBadToken by the Session.
+//
+// Every error (a WebAssembly trap, a timeout, a bad id) ends the turn with a
+// *PolicyError naming the sampler (see Named); the next turn calls Reset
+// again. Reset returns an error because a plugin's reset can trap too.
 type Sampler interface {
 	// Reset starts a turn. seed is the turn's 64-bit seed; prompt is the full
 	// token list the turn starts from (not retained).
 	Reset(seed uint64, prompt []int32) error
 	// Sample returns the chosen token id for logits, [n_vocab]float32.
 	Sample(logits []float32) (int32, error)
-	// Accept records that token joined the context.
+	// Accept records that token joined the context. The Session calls it
+	// right after every successful Sample, end-of-generation and stop tokens
+	// included (they join Turn.Tokens).
 	Accept(token int32)
 }
 
@@ -112,13 +131,20 @@ func (a StopAction) String() string {
 	return "invalid"
 }
 
-// Decision is a StopPolicy's answer for one token.
+// Decision is a StopPolicy's answer for one token. The zero value is
+// Continue with nothing held back.
 //
 // HoldBack is meaningful with Continue: the last HoldBack bytes of the
-// generated text (a possible partial match) must not be released yet.
+// turn's generated text (a possible partial match) must not be released yet.
+// Each Decision replaces the previous one, so a policy reports the whole
+// unresolved tail every time, not an increment.
 // Trim is meaningful with StopTrim: bytes removed from the end of the
 // generated text. Both are counts of bytes and are clamped by the Session to
-// the text generated in this turn.
+// the text generated in this turn; text already released (streamed) is never
+// taken back, so a policy that trims must have held those bytes back.
+//
+// When the turn ends (a stop, end-of-generation, the budget, cancellation)
+// whatever is still held is released, except what StopTrim removed.
 type Decision struct {
 	Action   StopAction
 	Trim     int
@@ -126,10 +152,14 @@ type Decision struct {
 }
 
 // StopPolicy decides when generation stops, from token ids and their bytes.
+// Errors end the turn with a *PolicyError naming the policy (see Named).
 type StopPolicy interface {
-	// Reset starts a turn.
+	// Reset starts a turn. It returns an error because a plugin's reset can
+	// trap.
 	Reset() error
-	// Check is called for every chosen token that is not end-of-generation;
-	// piece is its raw bytes (not retained).
+	// Check is called for every chosen token that is not end-of-generation
+	// (nor one of GenerateConfig.StopTokens); piece is its raw bytes, possibly
+	// part of a UTF-8 character (not retained). The turn's generated text is
+	// the concatenation of the pieces checked since Reset.
 	Check(token int32, piece []byte) (Decision, error)
 }

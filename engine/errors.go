@@ -26,3 +26,13 @@ type PolicyError struct {
 
 func (e *PolicyError) Error() string { return fmt.Sprintf("policy %s: %v", e.Policy, e.Err) }
 func (e *PolicyError) Unwrap() error { return e.Err }
+
+// More sentinels, used by the Session and Q4kForward.
+var (
+	// ErrBadConfig: a GenerateConfig, Session option or Q4kOptions value is
+	// out of range (MaxTokens <= 0, no sampler, a negative context ...).
+	ErrBadConfig = errors.New("engine: invalid configuration")
+	// ErrBadLogits: a forward returned no logits, or logits whose length is
+	// not the vocabulary size.
+	ErrBadLogits = errors.New("engine: forward returned bad logits")
+)

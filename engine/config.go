@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+)
+
+// GenerateConfig is the settings of one turn. The zero value is not valid:
+// MaxTokens must be set. The Session validates it once, at the start of
+// Generate; a bad value is an error wrapping ErrBadConfig and nothing runs.
+type GenerateConfig struct {
+	// MaxTokens is the most tokens the turn generates; it must be > 0. The
+	// turn may stop earlier when the context fills (Turn.ContextCapped).
+	MaxTokens int
+
+	// Seed is the turn's sampling seed. nil means a random one, which is
+	// reported in Turn.Seed so that the turn can be reproduced.
+	Seed *uint64
+
+	// StopTokens are ids that end the turn like the model's end-of-generation
+	// ids (StopToken). Each must be a valid id. Their pieces are not streamed.
+	StopTokens []int32
+
+	// IgnoreEOG masks the model's end-of-generation ids (logit -Inf in the
+	// sampler's copy) so the turn runs on to MaxTokens, the context or a stop.
+	// StopTokens still stop.
+	IgnoreEOG bool
+
+	// Logprobs records, per generated token, its log-probability under the
+	// model's raw logits (before any sampler processing) in Turn.Logprobs.
+	Logprobs bool
+
+	// TopLogprobs also records the TopLogprobs most likely alternatives per
+	// step (implies Logprobs). 0 <= TopLogprobs <= vocabulary size.
+	TopLogprobs int
+
+	// Cancel stops the turn when cancelled; nil means never. Use
+	// FromContext(ctx) to cancel with a context.
+	Cancel *CancelToken
+
+	// OnToken, when set, receives each chosen token and the text that became
+	// releasable with it: stop-policy hold-back and unfinished UTF-8 are kept
+	// until resolved, and an end-of-generation or stop token's own piece is
+	// never streamed (its call carries only text released at the end of the
+	// turn, often none). If the turn ends without a token to carry held text
+	// (cancellation), a last call has id NoToken.
+	//
+	// A non-nil error stops the turn (StopCallback, Turn.Cause = the error);
+	// no further calls follow.
+	//
+	// # Notes
+	//
+	// text aliases the Session's buffer and is valid only during the call;
+	// copy it to keep it.
+	OnToken func(id int32, text []byte) error
+
+	// Sampler chooses the tokens of this turn; nil means the Session's
+	// (WithSampler). A turn needs one or the other.
+	Sampler Sampler
+
+	// Stop decides stops from the text of this turn; nil means the Session's
+	// (WithStopPolicy), which may be none: the turn then ends only on
+	// end-of-generation, StopTokens, the budget, cancellation or the callback.
+	Stop StopPolicy
+}
+
+// NoToken is the id of the OnToken call that releases held text when a turn
+// ends without a token (on cancellation).
+const NoToken int32 = -1
+
+// validate checks c against a vocabulary of vocabSize ids.
+func (c *GenerateConfig) validate(vocabSize int) error {
+	if c.MaxTokens <= 0 {
+		return fmt.Errorf("%w: MaxTokens is %d, must be > 0", ErrBadConfig, c.MaxTokens)
+	}
+	if c.TopLogprobs < 0 || c.TopLogprobs > vocabSize {
+		return fmt.Errorf("%w: TopLogprobs is %d, must be in [0, %d]", ErrBadConfig, c.TopLogprobs, vocabSize)
+	}
+	if i := slices.IndexFunc(c.StopTokens, func(id int32) bool { return id < 0 || int(id) >= vocabSize }); i >= 0 {
+		return fmt.Errorf("%w: StopTokens[%d] = %d is outside the vocabulary [0, %d): %w",
+			ErrBadConfig, i, c.StopTokens[i], vocabSize, ErrBadToken)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package enginetest
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/realizar-host/realizar-host/engine"
+)
+
+// ErrOutOfOrder is returned by CountingStep when a Step or Prefill does not
+// continue exactly the positions it holds (the Q4kStep precondition).
+var ErrOutOfOrder = errors.New("enginetest: step out of order")
+
+// Call is one recorded call into a CountingStep.
+type Call struct {
+	Op    string // "reset", "step", "prefill" or "reserve"
+	Token int32  // step: the token
+	Pos   int    // step: the position; prefill: start; reserve: positions
+	Len   int    // prefill: len(tokens)
+}
+
+// CountingStep is a Q4kStep whose "model" is a counter: after token t at
+// position p its logits are 0 except 1 at Next(t, p), so a greedy sampler
+// generates Next's sequence. It checks the Q4kStep precondition (each Step
+// continues the positions held since Reset) and records every call.
+//
+// It also implements engine.Reserver (a Reserve beyond Capacity grows it and
+// drops the state, like a KV cache reallocation) and engine.BackendReporter.
+// Wrap it with WithPrefill to add engine.Prefiller. Not safe for concurrent
+// use.
+type CountingStep struct {
+	// VocabSize is the logits length; it must be > 0.
+	VocabSize int
+	// Next is the token the logits point to after token at pos; nil means
+	// (token+1) % VocabSize.
+	Next func(token int32, pos int) int32
+	// BackendName and GPU are what Backend reports ("" means "counting").
+	BackendName string
+	GPU         bool
+	// Capacity is the positions reserved so far.
+	Capacity int
+	// FailNext, when set, is returned (wrapped) by the next Step or Prefill,
+	// which then clears it: a one-shot fault.
+	FailNext error
+	// EmptyNext makes the next Step or Prefill return empty logits (one-shot).
+	EmptyNext bool
+	// Log is every call, in order.
+	Log []Call
+
+	held   int
+	logits []float32
+}
+
+// NewCountingStep returns a CountingStep over vocabSize ids.
+func NewCountingStep(vocabSize int) *CountingStep { return &CountingStep{VocabSize: vocabSize} }
+
+// Reset forgets all positions.
+func (c *CountingStep) Reset() {
+	c.Log = append(c.Log, Call{Op: "reset"})
+	c.held = 0
+}
+
+// Step processes token at pos, which must equal the positions held.
+func (c *CountingStep) Step(token int32, pos int) ([]float32, error) {
+	c.Log = append(c.Log, Call{Op: "step", Token: token, Pos: pos})
+	return c.advance(token, pos)
+}
+
+// Held is the number of positions stepped since the last Reset.
+func (c *CountingStep) Held() int { return c.held }
+
+// Reserve grows Capacity to positions, dropping the state when it grows.
+func (c *CountingStep) Reserve(positions int) (dropped bool, err error) {
+	c.Log = append(c.Log, Call{Op: "reserve", Pos: positions})
+	if positions <= c.Capacity {
+		return false, nil
+	}
+	c.Capacity, c.held = positions, 0
+	return true, nil
+}
+
+// Backend reports BackendName (default "counting") and GPU.
+func (c *CountingStep) Backend() (name string, onGPU bool) {
+	if c.BackendName == "" {
+		return "counting", c.GPU
+	}
+	return c.BackendName, c.GPU
+}
+
+// Count returns how many recorded calls have op.
+func (c *CountingStep) Count(op string) int {
+	n := 0
+	for _, call := range c.Log {
+		if call.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
+// advance checks the precondition and the one-shot faults, then computes the
+// logits after token at pos.
+func (c *CountingStep) advance(token int32, pos int) ([]float32, error) {
+	if pos != c.held {
+		return nil, fmt.Errorf("position %d while holding %d: %w", pos, c.held, ErrOutOfOrder)
+	}
+	if err := c.FailNext; err != nil {
+		c.FailNext, c.held = nil, 0
+		return nil, fmt.Errorf("counting step at %d: %w", pos, err)
+	}
+	c.held = pos + 1
+	if c.EmptyNext {
+		c.EmptyNext = false
+		return nil, nil
+	}
+	next := (token + 1) % int32(c.VocabSize)
+	if c.Next != nil {
+		next = c.Next(token, pos)
+	}
+	c.logits = append(c.logits[:0], make([]float32, c.VocabSize)...)
+	c.logits[next] = 1
+	return c.logits, nil
+}
+
+// PrefillStep is a CountingStep with a batched pass (engine.Prefiller).
+type PrefillStep struct{ *CountingStep }
+
+// WithPrefill adds engine.Prefiller to c.
+func WithPrefill(c *CountingStep) PrefillStep { return PrefillStep{c} }
+
+// Prefill processes tokens[start:] in one recorded call; start must equal
+// the positions held.
+func (p PrefillStep) Prefill(tokens []int32, start int) ([]float32, error) {
+	c := p.CountingStep
+	c.Log = append(c.Log, Call{Op: "prefill", Pos: start, Len: len(tokens)})
+	if start != c.held || start >= len(tokens) {
+		return nil, fmt.Errorf("prefill from %d of %d tokens while holding %d: %w", start, len(tokens), c.held, ErrOutOfOrder)
+	}
+	var logits []float32
+	for pos := start; pos < len(tokens); pos++ {
+		var err error
+		if logits, err = c.advance(tokens[pos], pos); err != nil {
+			return nil, err
+		}
+	}
+	return logits, nil
+}
+
+// Bare hides every optional capability of a step: the result is only an
+// engine.Q4kStep (no Prefill, Reserve or Backend).
+func Bare(step engine.Q4kStep) engine.Q4kStep { return struct{ engine.Q4kStep }{step} }

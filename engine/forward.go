@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Q4kOptions configures NewQ4kForward.
+type Q4kOptions struct {
+	// Arch is the architecture name reported by Arch ("llama").
+	Arch string
+	// ModelContext is the model's declared context length in positions
+	// (GGUF <arch>.context_length); it must be > 0.
+	ModelContext int
+	// MaxContext caps the context (the CLI's --ctx-size); 0 means no cap.
+	// It must be >= 0.
+	MaxContext int
+}
+
+// Q4kForward adapts a per-token Q4kStep to ArchForward.
+//
+// It remembers how many positions the step holds (held). Forward(tokens,
+// start) resumes only when start == held && start > 0; otherwise it resets
+// the step and replays tokens from position 0. held is set to 0 before each
+// step and to position+1 after it succeeds, so a failed step forces the next
+// Forward to replay. A multi-token span goes through Prefill when the step
+// has it (Prefiller), counted by BatchedPrefills; otherwise token by token.
+//
+// The optional capabilities Reserver and BackendReporter are used when the
+// step has them: without Reserver, Reserve only checks the context length;
+// without BackendReporter the backend is "unknown" and OnGPU is false.
+//
+// A Q4kForward is not safe for concurrent use; a Session serializes its calls.
+type Q4kForward struct {
+	step     Q4kStep
+	prefill  Prefiller       // nil when the step has no batched pass
+	reserver Reserver        // nil when the step sizes nothing
+	backend  BackendReporter // nil when the step does not say
+	arch     string
+	ctx      int
+	held     int
+	batched  int
+	notices  []string
+}
+
+// NewQ4kForward returns a Q4kForward driving step. Its ContextLength is
+// opts.ModelContext, capped by opts.MaxContext when that is > 0. A nil step
+// or an out-of-range option is an error wrapping ErrBadConfig.
+func NewQ4kForward(step Q4kStep, opts Q4kOptions) (*Q4kForward, error) {
+	switch {
+	case step == nil:
+		return nil, fmt.Errorf("%w: Q4kForward needs a step", ErrBadConfig)
+	case opts.ModelContext <= 0:
+		return nil, fmt.Errorf("%w: ModelContext is %d, must be > 0", ErrBadConfig, opts.ModelContext)
+	case opts.MaxContext < 0:
+		return nil, fmt.Errorf("%w: MaxContext is %d, must be >= 0", ErrBadConfig, opts.MaxContext)
+	}
+	f := &Q4kForward{step: step, arch: opts.Arch, ctx: opts.ModelContext}
+	if opts.MaxContext > 0 {
+		f.ctx = min(f.ctx, opts.MaxContext)
+	}
+	f.prefill, _ = step.(Prefiller)
+	f.reserver, _ = step.(Reserver)
+	f.backend, _ = step.(BackendReporter)
+	name := "unknown"
+	if f.backend != nil {
+		name, _ = f.backend.Backend()
+	}
+	f.notices = []string{"Backend: " + name}
+	return f, nil
+}
+
+// Arch returns Q4kOptions.Arch.
+func (f *Q4kForward) Arch() string { return f.arch }
+
+// OnGPU asks the step's BackendReporter, at each call (a step that fell back
+// to the CPU reports false from then on).
+func (f *Q4kForward) OnGPU() bool {
+	if f.backend == nil {
+		return false
+	}
+	_, gpu := f.backend.Backend()
+	return gpu
+}
+
+// ContextLength is the model's context capped by Q4kOptions.MaxContext.
+func (f *Q4kForward) ContextLength() int { return f.ctx }
+
+// BatchedPrefills counts the Forward calls whose span went through Prefill.
+func (f *Q4kForward) BatchedPrefills() int { return f.batched }
+
+// Notices returns "Backend: <name>" (the backend at construction) followed by
+// every line given to AddNotice. The slice is a copy.
+func (f *Q4kForward) Notices() []string { return append([]string(nil), f.notices...) }
+
+// AddNotice appends a line to Notices. Whoever switches the step's backend
+// (a GPU step falling back to the CPU) records it here, e.g.
+// "Fallback: cuda → cpu: out of memory".
+func (f *Q4kForward) AddNotice(line string) { f.notices = append(f.notices, line) }
+
+// Held is the number of positions the step holds (0 after a reset, a failed
+// step or a dropping Reserve).
+func (f *Q4kForward) Held() int { return f.held }
+
+// Reserve sizes the step for positions (> ContextLength is an error wrapping
+// ErrContextExceeded). When the step's Reserver reports that it dropped its
+// state, held becomes 0 and dropped is true. A Reserver error also clears
+// held, since the state is then unknown.
+func (f *Q4kForward) Reserve(positions int) (dropped bool, err error) {
+	if positions > f.ctx {
+		return false, fmt.Errorf("q4k: reserve %d positions, context is %d: %w", positions, f.ctx, ErrContextExceeded)
+	}
+	if f.reserver == nil {
+		return false, nil
+	}
+	dropped, err = f.reserver.Reserve(positions)
+	if err != nil {
+		f.held = 0
+		return false, fmt.Errorf("q4k: step reserve: %w", err)
+	}
+	if dropped {
+		f.held = 0
+	}
+	return dropped, nil
+}
+
+// errEmptySpan is Forward called with nothing to process.
+var errEmptySpan = errors.New("q4k: nothing to process")
+
+// Forward processes tokens[start:] and returns the logits after the last
+// token. It resumes at start only when start == Held() && start > 0, and
+// otherwise resets the step and processes all of tokens from position 0.
+//
+// Errors: start outside [0, len(tokens)) (nothing to process); more tokens
+// than ContextLength (ErrContextExceeded); a step or prefill error (wrapped,
+// with its position); an empty logits result (ErrBadLogits). After any error
+// Held() is 0.
+func (f *Q4kForward) Forward(tokens []int32, start int) ([]float32, error) {
+	if start < 0 || start >= len(tokens) {
+		f.held = 0
+		return nil, fmt.Errorf("%w (start %d, %d tokens)", errEmptySpan, start, len(tokens))
+	}
+	if len(tokens) > f.ctx {
+		f.held = 0
+		return nil, fmt.Errorf("q4k: %d tokens, context is %d: %w", len(tokens), f.ctx, ErrContextExceeded)
+	}
+	if start != f.held || start == 0 {
+		f.step.Reset()
+		f.held, start = 0, 0
+	}
+	var logits []float32
+	var err error
+	if f.prefill != nil && len(tokens)-start > 1 {
+		f.held = 0
+		logits, err = f.prefill.Prefill(tokens, start)
+		if err != nil {
+			return nil, fmt.Errorf("q4k: prefill positions %d..%d: %w", start, len(tokens)-1, err)
+		}
+		f.batched++
+	} else {
+		for pos := start; pos < len(tokens); pos++ {
+			f.held = 0
+			logits, err = f.step.Step(tokens[pos], pos)
+			if err != nil {
+				return nil, fmt.Errorf("q4k: step token %d at position %d: %w", tokens[pos], pos, err)
+			}
+			f.held = pos + 1
+		}
+	}
+	if len(logits) == 0 {
+		f.held = 0
+		return nil, fmt.Errorf("q4k: empty logits at position %d: %w", len(tokens)-1, ErrBadLogits)
+	}
+	f.held = len(tokens)
+	return logits, nil
+}

@@ -1,0 +1,431 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Named is an optional capability of a Sampler or StopPolicy: the name used
+// in a PolicyError ("standard (sha256 ab12…)"). Without it the Go type name
+// is used.
+type Named interface {
+	Name() string
+}
+
+// Option configures a Session (NewSession).
+type Option func(*Session)
+
+// WithSampler sets the Session's default sampler, used by turns whose
+// GenerateConfig.Sampler is nil.
+func WithSampler(s Sampler) Option { return func(x *Session) { x.sampler = s } }
+
+// WithStopPolicy sets the Session's default stop policy, used by turns whose
+// GenerateConfig.Stop is nil.
+func WithStopPolicy(p StopPolicy) Option { return func(x *Session) { x.stop = p } }
+
+// Session is the one decode loop of realizar-host: every entry point (run,
+// chat, bench, perplexity, the server) generates through Generate and scores
+// through Score.
+//
+// A Session owns its ArchForward's state between turns and remembers which
+// tokens that state holds, so a turn whose tokens extend the previous ones
+// (a chat) processes only the new tokens.
+//
+// Calls are serialized (a mutex); a turn runs on the caller's goroutine and
+// the Session starts no goroutines. OnToken and onLogits callbacks must not
+// call back into the same Session (they would wait for themselves).
+type Session struct {
+	mu        sync.Mutex
+	fwd       ArchForward
+	vocab     Vocab
+	sampler   Sampler
+	stop      StopPolicy
+	processed []int32   // the tokens fwd's state holds; empty when unknown
+	scratch   []float32 // the sampler's copy of the logits
+	eog       []int32   // the vocabulary's end-of-generation ids, for IgnoreEOG
+	eogKnown  bool
+}
+
+// NewSession returns a Session generating with fwd and vocab. A nil fwd or
+// vocab, or a vocabulary of size <= 0, is an error wrapping ErrBadConfig.
+func NewSession(fwd ArchForward, vocab Vocab, opts ...Option) (*Session, error) {
+	if fwd == nil || vocab == nil {
+		return nil, fmt.Errorf("%w: a Session needs a forward and a vocabulary", ErrBadConfig)
+	}
+	if n := vocab.Size(); n <= 0 {
+		return nil, fmt.Errorf("%w: vocabulary size is %d", ErrBadConfig, n)
+	}
+	s := &Session{fwd: fwd, vocab: vocab}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// Model returns the Session's forward (for its notices and counters).
+func (s *Session) Model() ArchForward { return s.fwd }
+
+// Generate runs one turn: it continues prompt (the whole conversation so far,
+// not only the new message) until a stop, and returns the Turn.
+//
+// Refused before anything runs (Turn is zero): a bad cfg (ErrBadConfig), no
+// sampler (ErrBadConfig), an empty prompt (ErrEmptyPrompt), a prompt id
+// outside the vocabulary (ErrBadToken), len(prompt) >= ContextLength()
+// (ErrContextExceeded; a prompt is never truncated).
+//
+// Failures during the turn return the Turn so far and an error: a forward or
+// Reserve error (wrapped; the forward state is forgotten and the next turn
+// replays from 0) or a policy failure (*PolicyError naming the policy; the
+// Session stays usable). Cancellation and a callback's error are not
+// failures: they are stop reasons (StopCancelled, StopCallback).
+func (s *Session) Generate(prompt []int32, cfg GenerateConfig) (Turn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.newTurn(prompt, cfg)
+	if err != nil {
+		return Turn{}, err
+	}
+	err = r.run()
+	r.turn.Text = slices.Clone(r.text[:r.released])
+	return r.turn, err
+}
+
+// newTurn validates a turn's inputs and computes its budget.
+func (s *Session) newTurn(prompt []int32, cfg GenerateConfig) (*turnState, error) {
+	n := s.vocab.Size()
+	if err := cfg.validate(n); err != nil {
+		return nil, err
+	}
+	r := &turnState{s: s, cfg: cfg, sampler: cfg.Sampler, stop: cfg.Stop}
+	if r.sampler == nil {
+		r.sampler = s.sampler
+	}
+	if r.stop == nil {
+		r.stop = s.stop
+	}
+	if r.sampler == nil {
+		return nil, fmt.Errorf("%w: no sampler (GenerateConfig.Sampler or WithSampler)", ErrBadConfig)
+	}
+	if err := s.checkTokens(prompt); err != nil {
+		return nil, err
+	}
+	ctx := s.fwd.ContextLength()
+	if len(prompt) >= ctx {
+		return nil, fmt.Errorf("engine: prompt of %d tokens leaves no room in a context of %d: %w",
+			len(prompt), ctx, ErrContextExceeded)
+	}
+	room := ctx - len(prompt)
+	r.budget = min(cfg.MaxTokens, room)
+	r.capped = room < cfg.MaxTokens
+	r.turn.Tokens = slices.Grow(slices.Clone(prompt), r.budget)
+	if cfg.Seed != nil {
+		r.turn.Seed = *cfg.Seed
+	} else {
+		r.turn.Seed = rand.Uint64()
+	}
+	return r, nil
+}
+
+// checkTokens refuses an empty list and ids outside the vocabulary.
+func (s *Session) checkTokens(tokens []int32) error {
+	if len(tokens) == 0 {
+		return ErrEmptyPrompt
+	}
+	n := s.vocab.Size()
+	if i := slices.IndexFunc(tokens, func(id int32) bool { return id < 0 || int(id) >= n }); i >= 0 {
+		return fmt.Errorf("engine: token %d at index %d is outside the vocabulary [0, %d): %w",
+			tokens[i], i, n, ErrBadToken)
+	}
+	return nil
+}
+
+// reserve sizes the forward for positions and forgets the held tokens when
+// the forward dropped them (or failed).
+func (s *Session) reserve(positions int) error {
+	dropped, err := s.fwd.Reserve(positions)
+	if err != nil || dropped {
+		s.processed = s.processed[:0]
+	}
+	if err != nil {
+		return fmt.Errorf("engine: reserve %d positions: %w", positions, err)
+	}
+	return nil
+}
+
+// reusable is how many leading tokens need not be processed again: all that
+// the state holds when tokens strictly extends them, otherwise 0.
+func (s *Session) reusable(tokens []int32) int {
+	n := len(s.processed)
+	if n > 0 && len(tokens) > n && slices.Equal(tokens[:n], s.processed) {
+		return n
+	}
+	return 0
+}
+
+// forward runs fwd.Forward(tokens, start) and keeps s.processed in step
+// with the forward's state: it holds tokens afterwards, or nothing known
+// after a failure.
+func (s *Session) forward(tokens []int32, start int) ([]float32, error) {
+	logits, err := s.fwd.Forward(tokens, start)
+	if err == nil && len(logits) != s.vocab.Size() {
+		err = fmt.Errorf("%d logits for a vocabulary of %d: %w", len(logits), s.vocab.Size(), ErrBadLogits)
+	}
+	if err != nil {
+		s.processed = s.processed[:0]
+		return nil, fmt.Errorf("engine: forward positions %d..%d: %w", start, len(tokens)-1, err)
+	}
+	s.processed = append(s.processed[:start], tokens[start:]...)
+	return logits, nil
+}
+
+// eogIDs returns the vocabulary's end-of-generation ids, found once.
+func (s *Session) eogIDs() []int32 {
+	if !s.eogKnown {
+		for id := range int32(s.vocab.Size()) {
+			if s.vocab.IsEOG(id) {
+				s.eog = append(s.eog, id)
+			}
+		}
+		s.eogKnown = true
+	}
+	return s.eog
+}
+
+// Score runs tokens through the forward teacher-forced, one position at a
+// time, and calls onLogits(i, logits) with the logits after tokens[0..i]
+// (the model's distribution for tokens[i+1]) for every i in order. It is the
+// basis of perplexity (see LogSoftmaxAt).
+//
+// It follows Generate's forward rules: Reserve(len(tokens)) first, the state
+// is forgotten after a failed forward, and the Session remembers the tokens
+// held afterwards (a following Generate that extends them reuses them).
+// Scoring starts from position 0 because every position's logits are needed.
+//
+// Errors: nil onLogits (ErrBadConfig), empty tokens (ErrEmptyPrompt), an id
+// outside the vocabulary (ErrBadToken), len(tokens) > ContextLength()
+// (ErrContextExceeded), a forward error, or onLogits's error (wrapped), which
+// stops the scoring — return ctx.Err() from it to cancel.
+//
+// # Notes
+//
+// logits is [n_vocab]float32, valid only during the call.
+func (s *Session) Score(tokens []int32, onLogits func(i int, logits []float32) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if onLogits == nil {
+		return fmt.Errorf("%w: Score needs an onLogits callback", ErrBadConfig)
+	}
+	if err := s.checkTokens(tokens); err != nil {
+		return err
+	}
+	if ctx := s.fwd.ContextLength(); len(tokens) > ctx {
+		return fmt.Errorf("engine: %d tokens to score in a context of %d: %w", len(tokens), ctx, ErrContextExceeded)
+	}
+	if err := s.reserve(len(tokens)); err != nil {
+		return err
+	}
+	for i := range tokens {
+		logits, err := s.forward(tokens[:i+1], i)
+		if err != nil {
+			return err
+		}
+		if err := onLogits(i, logits); err != nil {
+			return fmt.Errorf("engine: score position %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// turnState is the state of one Generate call.
+type turnState struct {
+	s       *Session
+	cfg     GenerateConfig
+	sampler Sampler
+	stop    StopPolicy
+	budget  int  // tokens this turn may generate
+	capped  bool // budget < MaxTokens because the context is short
+	turn    Turn
+	text    []byte // generated text of this turn (after trims)
+	// released is how many bytes of text have been given to OnToken.
+	released int
+}
+
+// run is the decode loop.
+func (r *turnState) run() error {
+	s, t := r.s, &r.turn
+	prompt := t.Tokens
+	if r.cfg.Cancel.Cancelled() { // nothing has run: no reserve, no forward
+		t.Stop, t.Cause = StopCancelled, r.cfg.Cancel.Err()
+		return nil
+	}
+	if err := s.reserve(len(prompt) + r.budget); err != nil {
+		return err
+	}
+	reuse := s.reusable(prompt)
+	if err := r.policy("sampler", r.sampler, func() error { return r.sampler.Reset(t.Seed, prompt) }); err != nil {
+		return err
+	}
+	if r.stop != nil {
+		if err := r.policy("stop policy", r.stop, r.stop.Reset); err != nil {
+			return err
+		}
+	}
+
+	start := time.Now()
+	logits, err := s.forward(t.Tokens, reuse)
+	t.Timings.Prefill, t.Timings.PrefillTokens = time.Since(start), len(prompt)-reuse
+	if err != nil {
+		return err
+	}
+	t.Reused = reuse
+
+	for {
+		if r.cfg.Cancel.Poll() {
+			t.Stop, t.Cause = StopCancelled, r.cfg.Cancel.Err()
+			if rest := r.releaseAll(); len(rest) > 0 && r.cfg.OnToken != nil {
+				if err := r.cfg.OnToken(NoToken, rest); err != nil {
+					t.Stop, t.Cause = StopCallback, err
+				}
+			}
+			break
+		}
+		id, err := r.sample(logits)
+		if err != nil {
+			return err
+		}
+		t.Tokens = append(t.Tokens, id)
+		t.Generated++
+		reason, err := r.decide(id)
+		if err != nil {
+			return err
+		}
+		if reason != StopNone {
+			t.Stop = reason
+			break
+		}
+		start := time.Now()
+		logits, err = s.forward(t.Tokens, len(t.Tokens)-1)
+		t.Timings.Decode += time.Since(start)
+		if err != nil {
+			return err
+		}
+		t.Timings.DecodeForwards++
+	}
+	t.ContextCapped = t.Stop == StopContext
+	t.UsedGPU = s.fwd.OnGPU()
+	return nil
+}
+
+// sample chooses the next token from logits and records its logprobs.
+func (r *turnState) sample(logits []float32) (int32, error) {
+	s := r.s
+	s.scratch = append(s.scratch[:0], logits...)
+	if r.cfg.IgnoreEOG {
+		for _, id := range s.eogIDs() {
+			s.scratch[id] = float32(math.Inf(-1))
+		}
+	}
+	var id int32
+	err := r.policy("sampler", r.sampler, func() (err error) {
+		id, err = r.sampler.Sample(s.scratch)
+		if err == nil && (id < 0 || int(id) >= len(logits)) {
+			err = fmt.Errorf("sampled id %d, vocabulary is %d: %w", id, len(logits), ErrBadToken)
+		}
+		if err == nil {
+			r.sampler.Accept(id)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if r.cfg.Logprobs || r.cfg.TopLogprobs > 0 {
+		r.turn.Logprobs = append(r.turn.Logprobs, stepLogprobs(logits, id, r.cfg.TopLogprobs))
+	}
+	return id, nil
+}
+
+// decide applies the stop rules to the chosen token id, streams the text it
+// releases, and returns the stop reason (StopNone to go on).
+func (r *turnState) decide(id int32) (StopReason, error) {
+	var reason StopReason
+	var chunk []byte
+	switch {
+	case r.s.vocab.IsEOG(id):
+		reason, chunk = StopEOG, r.releaseAll()
+	case slices.Contains(r.cfg.StopTokens, id):
+		reason, chunk = StopToken, r.releaseAll()
+	default:
+		piece := r.s.vocab.Piece(id)
+		r.text = append(r.text, piece...)
+		d := Decision{Action: Continue}
+		if r.stop != nil {
+			err := r.policy("stop policy", r.stop, func() (err error) {
+				d, err = r.stop.Check(id, piece)
+				return err
+			})
+			if err != nil {
+				return StopNone, err
+			}
+		}
+		switch d.Action {
+		case Continue:
+			if r.turn.Generated < r.budget {
+				end := releaseEnd(r.text, r.released, d.HoldBack)
+				chunk, r.released = r.text[r.released:end], end
+				break
+			}
+			reason, chunk = StopMaxTokens, r.releaseAll()
+			if r.capped {
+				reason = StopContext
+			}
+		case StopKeep:
+			reason, chunk = StopByPolicy, r.releaseAll()
+		case StopTrim:
+			r.text = r.text[:trimEnd(len(r.text), r.released, d.Trim)]
+			reason, chunk = StopByPolicy, r.releaseAll()
+		default:
+			return StopNone, &PolicyError{Policy: policyName("stop policy", r.stop),
+				Err: fmt.Errorf("invalid stop action %d", d.Action)}
+		}
+	}
+	if r.cfg.OnToken != nil {
+		if err := r.cfg.OnToken(id, chunk); err != nil {
+			r.turn.Cause = err
+			return StopCallback, nil
+		}
+	}
+	return reason, nil
+}
+
+// releaseAll releases all text not yet released, unfinished UTF-8 included
+// (the turn is ending, so it will not be completed).
+func (r *turnState) releaseAll() []byte {
+	chunk := r.text[r.released:]
+	r.released = len(r.text)
+	return chunk
+}
+
+// policy calls fn, a call into the policy p, timing it and turning its
+// error into a *PolicyError naming p.
+func (r *turnState) policy(role string, p any, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	r.turn.Timings.Policies += time.Since(start)
+	if err != nil {
+		return &PolicyError{Policy: policyName(role, p), Err: err}
+	}
+	return nil
+}
+
+// policyName is "<role> <name>", the name from Named or else the Go type.
+func policyName(role string, p any) string {
+	if n, ok := p.(Named); ok {
+		return role + " " + n.Name()
+	}
+	return fmt.Sprintf("%s %T", role, p)
+}
