@@ -16,21 +16,21 @@ var ErrBadFile = errors.New("ggml's gguf reader refused the file")
 // GGUFFile is a GGUF file's header as ggml's gguf reader (gguf_init_from_file)
 // sees it.
 type GGUFFile struct {
-	Version      uint32
-	Alignment    int    // bytes
-	DataOffset   int64  // byte offset of the tensor data section in the file
-	Architecture string // general.architecture, "" when absent
-	KVCount      int
-	Tensors      []TensorInfo // in file order
+	Version      uint32       `json:"version"`
+	Alignment    int          `json:"alignment"`    // bytes
+	DataOffset   int64        `json:"data_offset"`  // byte offset of the tensor data section in the file
+	Architecture string       `json:"architecture"` // general.architecture, "" when absent
+	KVCount      int          `json:"kv_count"`
+	Tensors      []TensorInfo `json:"tensors"` // in file order
 }
 
 // TensorInfo is one tensor of a GGUF file.
 type TensorInfo struct {
-	Name   string
-	Type   uint32  // ggml type id
-	Dims   []int64 // ne: Dims[0] is the row length; trailing 1s trimmed, at least one entry
-	Offset int64   // byte offset in the file (DataOffset + the recorded offset)
-	Size   int64   // bytes
+	Name   string  `json:"name"`
+	Type   uint32  `json:"type"`   // ggml type id
+	Dims   []int64 `json:"dims"`   // ne: Dims[0] is the row length; trailing 1s trimmed, at least one entry
+	Offset int64   `json:"offset"` // byte offset in the file (DataOffset + the recorded offset)
+	Size   int64   `json:"size"`   // bytes
 }
 
 // Histogram counts f's tensors by ggml type name ("q4_K": 29 ...).

@@ -118,7 +118,7 @@ func cmdTensors(fs *flag.FlagSet, args []string, w io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*ref.GGUFFile
-			Histogram map[string]int
+			Histogram map[string]int `json:"histogram"`
 		}{f, hist})
 	}
 	fmt.Fprintf(w, "GGUF v%d, architecture %q, %d keys, %d tensors, data at byte %d\n",
