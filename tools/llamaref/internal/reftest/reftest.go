@@ -73,3 +73,10 @@ func Context(t testing.TB, m *ref.Model, cfg ref.ContextConfig) *ref.Context {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// Missing fails the test under CI=true and skips it elsewhere, giving err as
+// the reason: for a dependency the test cannot run without.
+func Missing(t testing.TB, err error) {
+	t.Helper()
+	missing(t, err)
+}
