@@ -3,6 +3,7 @@ package gguf
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. A parse failure is a *FormatError wrapping one of the
@@ -61,7 +62,7 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	return fmt.Sprintf("gguf: at offset %d: %s: %v", e.Offset, e.What, e.Err)
+	return fmt.Sprintf("gguf: at offset %d: %s: %s", e.Offset, e.What, strings.TrimPrefix(e.Err.Error(), "gguf: "))
 }
 
 func (e *FormatError) Unwrap() error { return e.Err }
@@ -77,9 +78,9 @@ type KeyError struct {
 
 func (e *KeyError) Error() string {
 	if e.Got == "" {
-		return fmt.Sprintf("gguf: key %q: %v", e.Key, e.Err)
+		return fmt.Sprintf("gguf: key %q not found", e.Key)
 	}
-	return fmt.Sprintf("gguf: key %q: want %s, have %s: %v", e.Key, e.Want, e.Got, e.Err)
+	return fmt.Sprintf("gguf: key %q holds %s, want %s", e.Key, e.Got, e.Want)
 }
 
 func (e *KeyError) Unwrap() error { return e.Err }

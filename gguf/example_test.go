@@ -39,6 +39,6 @@ func Example() {
 		fmt.Println(t.Name, t.Type, t.Dims, len(data))
 	}
 	// Output:
-	// llama 2 gguf: key "llama.context_length": gguf: key not found
+	// llama 2 gguf: key "llama.context_length" not found
 	// w F32 [2 3] 24
 }
