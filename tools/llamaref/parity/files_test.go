@@ -18,9 +18,6 @@ import (
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
 
-// fileTypes are the llama.cpp file types every source model is quantized to.
-var fileTypes = []string{"Q4_K_M", "Q4_K_S", "Q8_0", "Q4_0", "F16", "BF16"}
-
 // coveredTypes are the tensor types the quantized files must hold between
 // them: every type a Q4_K_M file can hold, and BF16.
 var coveredTypes = []uint32{
@@ -52,19 +49,20 @@ var (
 // test binary, into a folder removed by TestMain.
 func quantizedFiles(t *testing.T, l *ref.Lib) []quantized {
 	t.Helper()
-	sources := sourceModels(t)
+	sources := sourceModels(t, l)
 	quantizeOnce.Do(func() {
 		quantizeDir, quantizeErr = os.MkdirTemp("", "llamaref-parity-")
 		if quantizeErr != nil {
 			return
 		}
 		for _, src := range sources {
-			for _, ft := range fileTypes {
-				out := filepath.Join(quantizeDir, strings.TrimSuffix(filepath.Base(src), ".gguf")+"-"+ft+".gguf")
-				if quantizeErr = l.Quantize(src, out, ft); quantizeErr != nil {
+			for _, ft := range src.ftypes {
+				base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(src.path), ".gguf"), "-F32")
+				out := filepath.Join(quantizeDir, base+"-"+ft+".gguf")
+				if quantizeErr = l.Quantize(src.path, out, ft); quantizeErr != nil {
 					return
 				}
-				quantizedSet = append(quantizedSet, quantized{src, ft, out})
+				quantizedSet = append(quantizedSet, quantized{src.path, ft, out})
 			}
 		}
 	})
@@ -80,13 +78,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
-}
-
-// sourceModels are the F32 GGUFs the file tests quantize: the real trained
-// stories260K and the generated fixtures.
-func sourceModels(t *testing.T) []string {
-	t.Helper()
-	return append([]string{reftest.SharedModel(t, "stories260K.gguf")}, fixtureModels(t)...)
 }
 
 // Every tensor of every llama.cpp-quantized file decodes with q4k exactly as
@@ -130,7 +121,10 @@ func TestDequantizeQuantizedFiles(t *testing.T) {
 // names, types, dims, absolute offsets and sizes, in order.
 func TestTensorTables(t *testing.T) {
 	l := reftest.Lib(t)
-	paths := sourceModels(t)
+	var paths []string
+	for _, s := range sourceModels(t, l) {
+		paths = append(paths, s.path)
+	}
 	for _, q := range quantizedFiles(t, l) {
 		paths = append(paths, q.path)
 	}

@@ -1,10 +1,6 @@
 package parity
 
 import (
-	"encoding/binary"
-	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,91 +8,78 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
+	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
 
-// fixtureModels are the generated F32 models the file tests quantize.
-//
-// Until the project's fixture generator lands, this is one stand-in written
-// here: a 2-layer llama of width 256 (so llama.cpp quantizes it to Q4_K,
-// Q5_K and Q6_K) with random N(0, 0.02) weights and no tokenizer. It is only
-// ever quantized and read, never run.
-func fixtureModels(t *testing.T) []string {
-	t.Helper()
-	fixtureOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "llamaref-fixture-")
-		if err != nil {
-			fixtureErr = err
-			return
-		}
-		fixtureDir = dir
-		fixturePath = filepath.Join(dir, "tiny-llama-256-F32.gguf")
-		fixtureErr = writeTinyLlama(fixturePath)
-	})
-	require.NoError(t, fixtureErr)
-	return []string{fixturePath}
+// source is an unquantized model and the llama.cpp file types the file
+// tests quantize it to.
+type source struct {
+	path   string
+	ftypes []string
+}
+
+// allFileTypes are the llama.cpp file types of issue 2.
+var allFileTypes = []string{"Q4_K_M", "Q4_K_S", "Q8_0", "Q4_0", "F16", "BF16"}
+
+// fixturePresets are the generated models the file tests use, with their
+// file types: tiny (width 256: Q4_K, Q5_K, Q6_K) in all of them; odd (width
+// 288: Q5_0/Q8_0/Q5_1 fallbacks) and qwen2-tiny (biases, tied output) in
+// the two K-quant mixes only, to keep CI short.
+var fixturePresets = []struct {
+	preset string
+	ftypes []string
+}{
+	{"tiny", allFileTypes},
+	{"odd", []string{"Q4_K_M", "Q4_K_S"}},
+	{"qwen2-tiny", []string{"Q4_K_M"}},
 }
 
 var (
-	fixtureOnce sync.Once
-	fixtureDir  string
-	fixturePath string
-	fixtureErr  error
+	fixtureOnce    sync.Once
+	fixtureDir     string
+	fixtureSources []source
+	fixtureErr     error
 )
 
-func writeTinyLlama(path string) error {
-	const (
-		dim, ffn, layers, heads, kvHeads, vocab = 256, 512, 2, 4, 2, 256
-		kvDim                                   = dim / heads * kvHeads
-	)
-	kv := []gguf.KV{
-		{Key: "general.architecture", Value: "llama"},
-		{Key: "general.name", Value: "tiny-llama-256"},
-		{Key: "llama.context_length", Value: uint32(256)},
-		{Key: "llama.embedding_length", Value: uint32(dim)},
-		{Key: "llama.feed_forward_length", Value: uint32(ffn)},
-		{Key: "llama.block_count", Value: uint32(layers)},
-		{Key: "llama.attention.head_count", Value: uint32(heads)},
-		{Key: "llama.attention.head_count_kv", Value: uint32(kvHeads)},
-		{Key: "llama.attention.layer_norm_rms_epsilon", Value: float32(1e-5)},
-		{Key: "llama.rope.dimension_count", Value: uint32(dim / heads)},
-		{Key: "llama.vocab_size", Value: uint32(vocab)},
-		{Key: "general.file_type", Value: uint32(0)},
-	}
-	r := rand.New(rand.NewPCG(42, 42))
-	tensor := func(name string, dims ...int64) gguf.Tensor {
-		n := int64(1)
-		for _, d := range dims {
-			n *= d
+// sourceModels are the models the file tests quantize: the real trained
+// stories260K, and the fixtures, generated once per test binary into a
+// folder TestMain removes.
+func sourceModels(t *testing.T, l *ref.Lib) []source {
+	t.Helper()
+	stories := reftest.SharedModel(t, "stories260K.gguf")
+	qwen2Vocab := reftest.Vocab(t, l, "qwen2")
+	fixtureOnce.Do(func() {
+		fixtureDir, fixtureErr = os.MkdirTemp("", "llamaref-fixtures-")
+		if fixtureErr != nil {
+			return
 		}
-		data := make([]byte, 4*n)
-		for i := int64(0); i < n; i++ {
-			v := float32(0.02 * r.NormFloat64())
-			if len(dims) == 1 {
-				v = 1 // norm weights
+		for _, p := range fixturePresets {
+			cfg, ok := fixture.Preset(p.preset)
+			if !ok {
+				fixtureErr = os.ErrNotExist
+				return
 			}
-			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+			var vocab *gguf.File
+			if cfg.Arch == "qwen2" {
+				vocab, fixtureErr = gguf.Open(qwen2Vocab)
+			} else {
+				vocab, fixtureErr = fixture.LlamaVocab()
+			}
+			if fixtureErr != nil {
+				return
+			}
+			path := filepath.Join(fixtureDir, "fixture-"+p.preset+"-F32.gguf")
+			fixtureErr = fixture.GenerateFile(path, cfg, vocab)
+			vocab.Close()
+			if fixtureErr != nil {
+				return
+			}
+			fixtureSources = append(fixtureSources, source{path, p.ftypes})
 		}
-		return gguf.Tensor{Name: name, Type: gguf.TensorType(0), Dims: dims, Data: data}
-	}
-	tensors := []gguf.Tensor{
-		tensor("token_embd.weight", dim, vocab),
-		tensor("output_norm.weight", dim),
-		tensor("output.weight", dim, vocab),
-	}
-	for i := 0; i < layers; i++ {
-		p := fmt.Sprintf("blk.%d.", i)
-		tensors = append(tensors,
-			tensor(p+"attn_norm.weight", dim),
-			tensor(p+"attn_q.weight", dim, dim),
-			tensor(p+"attn_k.weight", dim, kvDim),
-			tensor(p+"attn_v.weight", dim, kvDim),
-			tensor(p+"attn_output.weight", dim, dim),
-			tensor(p+"ffn_norm.weight", dim),
-			tensor(p+"ffn_gate.weight", dim, ffn),
-			tensor(p+"ffn_up.weight", dim, ffn),
-			tensor(p+"ffn_down.weight", ffn, dim),
-		)
-	}
-	return gguf.WriteFile(path, kv, tensors)
+	})
+	require.NoError(t, fixtureErr)
+	return append([]source{{stories, allFileTypes}}, fixtureSources...)
 }

@@ -33,7 +33,10 @@ func TestInspectHistogram(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build ./cmd/realizar-host: %s", out)
 
-	paths := sourceModels(t)
+	var paths []string
+	for _, s := range sourceModels(t, l) {
+		paths = append(paths, s.path)
+	}
 	for _, q := range quantizedFiles(t, l) {
 		paths = append(paths, q.path)
 	}
