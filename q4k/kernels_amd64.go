@@ -2,20 +2,54 @@
 
 package q4k
 
+import "golang.org/x/sys/cpu"
+
+// useAVX2 selects the assembly kernels. They need AVX2 and F16C; x/sys/cpu
+// does not report F16C, and every CPU with AVX2 and FMA (Haswell, Zen and
+// later) has it, so FMA stands in for it.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
 // fastName names the Fast kernels of this build.
-const fastName = "reference"
+var fastName = map[bool]string{true: "avx2", false: "reference"}[useAVX2]
+
+//go:noescape
+func dotQ4KAVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ6KAVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ80AVX2(w, a *byte, nb int) float32
 
 // quantizeQ8K encodes whole Q8_K blocks: len(x) = 256*nb, len(dst) = 292*nb.
 func quantizeQ8K(dst []byte, x []float32) { quantizeQ8KRef(dst, x) }
 
 // dotQ4_K multiplies nb block_q4_K with nb block_q8_K.
-func dotQ4_K(w, a []byte, nb int) float32 { return dotQ4_KRef(w, a, nb) }
+func dotQ4_K(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[144*nb-1], a[292*nb-1]
+		return dotQ4KAVX2(&w[0], &a[0], nb)
+	}
+	return dotQ4_KRef(w, a, nb)
+}
 
 // dotQ6_K multiplies nb block_q6_K with nb block_q8_K.
-func dotQ6_K(w, a []byte, nb int) float32 { return dotQ6_KRef(w, a, nb) }
+func dotQ6_K(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[210*nb-1], a[292*nb-1]
+		return dotQ6KAVX2(&w[0], &a[0], nb)
+	}
+	return dotQ6_KRef(w, a, nb)
+}
 
 // dotQ8_0 multiplies nb block_q8_0 with nb block_q8_0.
-func dotQ8_0(w, a []byte, nb int) float32 { return dotQ8_0Ref(w, a, nb) }
+func dotQ8_0(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[34*nb-1], a[34*nb-1]
+		return dotQ80AVX2(&w[0], &a[0], nb)
+	}
+	return dotQ8_0Ref(w, a, nb)
+}
 
 // dotF32 multiplies n little-endian float32 with n float32.
 func dotF32(w, a []byte, n int) float32 { return dotF32Ref(w, a, n) }

@@ -1,0 +1,277 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Every kernel here reproduces its reference loop in dot_ref.go / quant.go
+// bit for bit: integer block sums are exact (two's-complement sums do not
+// depend on order), and the per-block float32 steps are the same scalar
+// operations in the same order (VMULSS/VADDSS/VSUBSS round like Go's float32
+// arithmetic; nothing is fused). f16 fields are widened with VCVTPH2PS,
+// which is exact.
+
+// HSUM_D sums the 8 int32 lanes of Y into the low dword of X (T scratch).
+#define HSUM_D(Y, X, T) \
+	VEXTRACTI128 $1, Y, T; \
+	VPADDD T, X, X; \
+	VPSHUFD $0x4E, X, T; \
+	VPADDD T, X, X; \
+	VPSHUFD $0xB1, X, T; \
+	VPADDD T, X, X
+
+// BCAST_B broadcasts byte (reg >> shift) as 16 int16 lanes into Y (via X).
+#define BCAST_B(reg, shift, X, Y) \
+	MOVL reg, BX; \
+	SHRL $shift, BX; \
+	MOVBLZX BL, BX; \
+	VMOVD BX, X; \
+	VPBROADCASTW X, Y
+
+// Q4K_PAIR adds scale[2k]*Σ lo·q8 + scale[2k+1]*Σ hi·q8 for one 32-byte run
+// of 4-bit quants (at off4(SI)) into the int32 lanes of Y1.
+#define Q4K_PAIR(off4, off8lo, off8hi, sreg, shlo, shhi) \
+	VMOVDQU off4(SI), Y2; \
+	VPSRLW $4, Y2, Y3; \
+	VPAND Y15, Y2, Y2; \
+	VPAND Y15, Y3, Y3; \
+	VMOVDQU off8lo(DI), Y4; \
+	VPMADDUBSW Y4, Y2, Y2; \
+	VMOVDQU off8hi(DI), Y4; \
+	VPMADDUBSW Y4, Y3, Y3; \
+	BCAST_B(sreg, shlo, X5, Y5); \
+	VPMADDWD Y5, Y2, Y2; \
+	BCAST_B(sreg, shhi, X5, Y5); \
+	VPMADDWD Y5, Y3, Y3; \
+	VPADDD Y2, Y1, Y1; \
+	VPADDD Y3, Y1, Y1
+
+// func dotQ4KAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+
+q4kloop:
+	TESTQ CX, CX
+	JZ q4kdone
+
+	// Unpack the 12 scale bytes: R8 = scales 0-3, R9 = scales 4-7,
+	// R10 = mins 0-3, R11 = mins 4-7.
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0F0F0F0F, R11
+	MOVL R9, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R11
+	MOVL R9, R12
+	ANDL $0x3F3F3F3F, R12
+	MOVL R10, R9
+	ANDL $0x0F0F0F0F, R9
+	MOVL R8, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R9
+	MOVL R12, R10
+	ANDL $0x3F3F3F3F, R8
+
+	VPXOR Y1, Y1, Y1
+	Q4K_PAIR(16, 4, 36, R8, 0, 8)
+	Q4K_PAIR(48, 68, 100, R8, 16, 24)
+	Q4K_PAIR(80, 132, 164, R9, 0, 8)
+	Q4K_PAIR(112, 196, 228, R9, 16, 24)
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+
+	// summ = Σ bsums[j]*mins[j/2]
+	VMOVDQU 260(DI), Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPHADDW X7, X6, X6
+	VMOVD R10, X7
+	VPINSRD $1, R11, X7, X7
+	VPMOVZXBW X7, X7
+	VPMADDWD X7, X6, X6
+	VPSHUFD $0x4E, X6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0xB1, X6, X7
+	VPADDD X7, X6, X6
+	VMOVD X6, DX // summ
+
+	VMOVSS (DI), X8 // da
+	MOVWLZX 0(SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9 // dw
+	MOVWLZX 2(SI), BX
+	VMOVD BX, X10
+	VCVTPH2PS X10, X10 // dminw
+	VMULSS X8, X9, X9   // d = dw*da
+	VMULSS X8, X10, X10 // dmin = dminw*da
+	VCVTSI2SSL AX, X11, X11
+	VMULSS X11, X9, X9 // d*sumi
+	VCVTSI2SSL DX, X12, X12
+	VMULSS X12, X10, X10 // dmin*summ
+	VADDSS X9, X0, X0
+	VSUBSS X10, X0, X0
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q4kloop
+
+q4kdone:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// q6kScale<> holds four VPSHUFB masks; mask k (at 32k) spreads int16 scale
+// 2k over the low 128-bit lane and scale 2k+1 over the high lane.
+DATA q6kScale<>+0(SB)/8, $0x0100010001000100
+DATA q6kScale<>+8(SB)/8, $0x0100010001000100
+DATA q6kScale<>+16(SB)/8, $0x0302030203020302
+DATA q6kScale<>+24(SB)/8, $0x0302030203020302
+DATA q6kScale<>+32(SB)/8, $0x0504050405040504
+DATA q6kScale<>+40(SB)/8, $0x0504050405040504
+DATA q6kScale<>+48(SB)/8, $0x0706070607060706
+DATA q6kScale<>+56(SB)/8, $0x0706070607060706
+DATA q6kScale<>+64(SB)/8, $0x0908090809080908
+DATA q6kScale<>+72(SB)/8, $0x0908090809080908
+DATA q6kScale<>+80(SB)/8, $0x0B0A0B0A0B0A0B0A
+DATA q6kScale<>+88(SB)/8, $0x0B0A0B0A0B0A0B0A
+DATA q6kScale<>+96(SB)/8, $0x0D0C0D0C0D0C0D0C
+DATA q6kScale<>+104(SB)/8, $0x0D0C0D0C0D0C0D0C
+DATA q6kScale<>+112(SB)/8, $0x0F0E0F0E0F0E0F0E
+DATA q6kScale<>+120(SB)/8, $0x0F0E0F0E0F0E0F0E
+GLOBL q6kScale<>(SB), RODATA|NOPTR, $128
+
+// Q6K_QUANT finishes one 32-weight run: Y5 holds the unsigned quants (0..63);
+// adds Σ scale·(q-32)·q8 into Y1. off8 is the q8 offset, mask the scale mask.
+#define Q6K_QUANT(off8, mask) \
+	VMOVDQU off8(DI), Y7; \
+	VPMADDUBSW Y7, Y5, Y5; \
+	VPMADDUBSW Y7, Y12, Y8; \
+	VPSUBW Y8, Y5, Y5; \
+	VPSHUFB mask, Y6, Y9; \
+	VPMADDWD Y9, Y5, Y5; \
+	VPADDD Y5, Y1, Y1
+
+// Q6K_HALF adds one 128-weight half of a block_q6_K (ql at offl(SI), qh at
+// offh(SI), 8 scales at offs(SI), q8 from off8(DI)) into Y1.
+#define Q6K_HALF(offl, offl2, offh, offs, o0, o1, o2, o3) \
+	VPMOVSXBW offs(SI), X6; \
+	VINSERTI128 $1, X6, Y6, Y6; \
+	VMOVDQU offh(SI), Y2; \
+	VMOVDQU offl(SI), Y3; \
+	VMOVDQU offl2(SI), Y4; \
+	VPAND Y15, Y3, Y5; \
+	VPSLLW $4, Y2, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K_QUANT(o0, q6kScale<>+0(SB)); \
+	VPAND Y15, Y4, Y5; \
+	VPSLLW $2, Y2, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K_QUANT(o1, q6kScale<>+32(SB)); \
+	VPSRLW $4, Y3, Y5; \
+	VPAND Y15, Y5, Y5; \
+	VPAND Y14, Y2, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K_QUANT(o2, q6kScale<>+64(SB)); \
+	VPSRLW $4, Y4, Y5; \
+	VPAND Y15, Y5, Y5; \
+	VPSRLW $2, Y2, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K_QUANT(o3, q6kScale<>+96(SB))
+
+// func dotQ6KAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x20202020, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+
+q6kloop:
+	TESTQ CX, CX
+	JZ q6kdone
+	VPXOR Y1, Y1, Y1
+	Q6K_HALF(0, 32, 128, 192, 4, 36, 68, 100)
+	Q6K_HALF(64, 96, 160, 200, 132, 164, 196, 228)
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+
+	MOVWLZX 208(SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9 // dw
+	VMULSS (DI), X9, X9 // d = dw*da
+	VCVTSI2SSL AX, X11, X11
+	VMULSS X11, X9, X9
+	VADDSS X9, X0, X0
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q6kloop
+
+q6kdone:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ80AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ80AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+
+q80loop:
+	TESTQ CX, CX
+	JZ q80done
+	VPMOVSXBW 2(SI), Y2
+	VPMOVSXBW 18(SI), Y3
+	VPMOVSXBW 2(DI), Y4
+	VPMOVSXBW 18(DI), Y5
+	VPMADDWD Y4, Y2, Y2
+	VPMADDWD Y5, Y3, Y3
+	VPADDD Y3, Y2, Y1
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+
+	MOVWLZX 0(SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9 // dw
+	MOVWLZX 0(DI), BX
+	VMOVD BX, X10
+	VCVTPH2PS X10, X10 // da
+	VMULSS X10, X9, X9 // dw*da
+	VCVTSI2SSL AX, X11, X11
+	VMULSS X9, X11, X11 // sumi*(dw*da)
+	VADDSS X11, X0, X0
+
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q80loop
+
+q80done:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
