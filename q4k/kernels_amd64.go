@@ -21,8 +21,25 @@ func dotQ6KAVX2(w, a *byte, nb int) float32
 //go:noescape
 func dotQ80AVX2(w, a *byte, nb int) float32
 
+//go:noescape
+func quantizeQ8KAVX2(dst *byte, x *float32, nb int) int
+
 // quantizeQ8K encodes whole Q8_K blocks: len(x) = 256*nb, len(dst) = 292*nb.
-func quantizeQ8K(dst []byte, x []float32) { quantizeQ8KRef(dst, x) }
+func quantizeQ8K(dst []byte, x []float32) {
+	nb := len(x) / 256
+	if !useAVX2 || nb == 0 {
+		quantizeQ8KRef(dst, x)
+		return
+	}
+	_ = dst[292*nb-1]
+	for i := 0; i < nb; {
+		i += quantizeQ8KAVX2(&dst[292*i], &x[256*i], nb-i)
+		if i < nb { // a block holding a NaN: the reference loop defines it
+			quantizeQ8KRef(dst[292*i:292*i+292], x[256*i:256*i+256])
+			i++
+		}
+	}
+}
 
 // dotQ4_K multiplies nb block_q4_K with nb block_q8_K.
 func dotQ4_K(w, a []byte, nb int) float32 {
