@@ -68,11 +68,50 @@ func dotQ8_0(w, a []byte, nb int) float32 {
 	return dotQ8_0Ref(w, a, nb)
 }
 
+//go:noescape
+func dotF32AVX2(w, a *byte, n int, acc *[lanes]float32)
+
+//go:noescape
+func dotF16AVX2(w, a *byte, n int, acc *[lanes]float32)
+
+//go:noescape
+func dotBF16AVX2(w, a *byte, n int, acc *[lanes]float32)
+
 // dotF32 multiplies n little-endian float32 with n float32.
-func dotF32(w, a []byte, n int) float32 { return dotF32Ref(w, a, n) }
+func dotF32(w, a []byte, n int) float32 {
+	var acc [lanes]float32
+	m := n &^ (lanes - 1)
+	if useAVX2 && m > 0 {
+		_, _ = w[4*n-1], a[4*n-1]
+		dotF32AVX2(&w[0], &a[0], m, &acc)
+	} else {
+		m = 0
+	}
+	return dotF32Tail(&acc, w, a, m, n)
+}
 
 // dotF16 multiplies n binary16 with n binary16.
-func dotF16(w, a []byte, n int) float32 { return dotF16Ref(w, a, n) }
+func dotF16(w, a []byte, n int) float32 {
+	var acc [lanes]float32
+	m := n &^ (lanes - 1)
+	if useAVX2 && m > 0 {
+		_, _ = w[2*n-1], a[2*n-1]
+		dotF16AVX2(&w[0], &a[0], m, &acc)
+	} else {
+		m = 0
+	}
+	return dotF16Tail(&acc, w, a, m, n)
+}
 
 // dotBF16 multiplies n bfloat16 with n bfloat16.
-func dotBF16(w, a []byte, n int) float32 { return dotBF16Ref(w, a, n) }
+func dotBF16(w, a []byte, n int) float32 {
+	var acc [lanes]float32
+	m := n &^ (lanes - 1)
+	if useAVX2 && m > 0 {
+		_, _ = w[2*n-1], a[2*n-1]
+		dotBF16AVX2(&w[0], &a[0], m, &acc)
+	} else {
+		m = 0
+	}
+	return dotBF16Tail(&acc, w, a, m, n)
+}
