@@ -86,7 +86,7 @@ func dotTable(q4K, q5K, q6K, q40, q50, q80, f32, f16, bf16 func(w, a []byte, nb 
 var (
 	refTable = dotTable(dotQ4_KRef, dotQ5_KRef, dotQ6_KRef, dotQ4_0Ref, dotQ5_0Ref, dotQ8_0Ref,
 		dotF32Ref, dotF16Ref, dotBF16Ref)
-	fastTable = dotTable(dotQ4_K, dotQ5_KRef, dotQ6_K, dotQ4_0Ref, dotQ5_0Ref, dotQ8_0,
+	fastTable = dotTable(dotQ4_K, dotQ5_K, dotQ6_K, dotQ4_0, dotQ5_0, dotQ8_0,
 		dotF32, dotF16, dotBF16)
 )
 

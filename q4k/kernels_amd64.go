@@ -69,6 +69,42 @@ func dotQ8_0(w, a []byte, nb int) float32 {
 }
 
 //go:noescape
+func dotQ40AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ50AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ5KAVX2(w, a *byte, nb int) float32
+
+// dotQ4_0 multiplies nb block_q4_0 with nb block_q8_0.
+func dotQ4_0(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[18*nb-1], a[34*nb-1]
+		return dotQ40AVX2(&w[0], &a[0], nb)
+	}
+	return dotQ4_0Ref(w, a, nb)
+}
+
+// dotQ5_0 multiplies nb block_q5_0 with nb block_q8_0.
+func dotQ5_0(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[22*nb-1], a[34*nb-1]
+		return dotQ50AVX2(&w[0], &a[0], nb)
+	}
+	return dotQ5_0Ref(w, a, nb)
+}
+
+// dotQ5_K multiplies nb block_q5_K with nb block_q8_K.
+func dotQ5_K(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[176*nb-1], a[292*nb-1]
+		return dotQ5KAVX2(&w[0], &a[0], nb)
+	}
+	return dotQ5_KRef(w, a, nb)
+}
+
+//go:noescape
 func dotF32AVX2(w, a *byte, n int, acc *[lanes]float32)
 
 //go:noescape

@@ -571,3 +571,244 @@ bf16done:
 	MOVQ acc+24(FP), BX
 	LANES_STORE
 	RET
+
+// Q40_SUMI leaves in AX the exact Σ (q-bias)·q8 of one 32-weight block whose
+// unsigned quants (0..31) are in Y2 and whose q8 quants start at off(DI);
+// Y13 holds the bias bytes.
+#define Q40_SUMI(off) \
+	VMOVDQU off(DI), Y4; \
+	VPMADDUBSW Y4, Y2, Y2; \
+	VPMADDUBSW Y4, Y13, Y3; \
+	VPSUBW Y3, Y2, Y2; \
+	VPMADDWD Y14, Y2, Y1; \
+	HSUM_D(Y1, X1, X2); \
+	VMOVD X1, AX
+
+// NIBBLES32 loads the 16 bytes at off(SI) as 32 unsigned quants: low
+// nibbles are weights 0..15, high nibbles 16..31.
+#define NIBBLES32(off) \
+	VMOVDQU off(SI), X2; \
+	VPSRLW $4, X2, X3; \
+	VINSERTI128 $1, X3, Y2, Y2; \
+	VPAND Y15, Y2, Y2
+
+// func dotQ40AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ40AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x08080808, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+
+q40loop:
+	TESTQ CX, CX
+	JZ q40done
+	NIBBLES32(2)
+	Q40_SUMI(2)
+
+	MOVWLZX 0(SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9 // dw
+	MOVWLZX 0(DI), BX
+	VMOVD BX, X10
+	VCVTPH2PS X10, X10 // da
+	VCVTSI2SSL AX, X11, X11
+	VMULSS X9, X11, X11 // sumi*dw
+	VMULSS X10, X11, X11 // (sumi*dw)*da
+	VADDSS X11, X0, X0
+
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q40loop
+
+q40done:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// bitsShuf<> spreads byte k/8 of a dword to byte k; bitsMask<> then sets
+// every bit but bit k%8, so byte k compares equal to 0xFF iff bit k was set.
+DATA bitsShuf<>+0(SB)/8, $0x0000000000000000
+DATA bitsShuf<>+8(SB)/8, $0x0101010101010101
+DATA bitsShuf<>+16(SB)/8, $0x0202020202020202
+DATA bitsShuf<>+24(SB)/8, $0x0303030303030303
+GLOBL bitsShuf<>(SB), RODATA|NOPTR, $32
+DATA bitsMask<>+0(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsMask<>+8(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsMask<>+16(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsMask<>+24(SB)/8, $0x7fbfdfeff7fbfdfe
+GLOBL bitsMask<>(SB), RODATA|NOPTR, $32
+
+// func dotQ50AVX2(w, a *byte, nb int) float32
+TEXT ·dotQ50AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x10101010, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13 // bias 16, also the 5th-bit value
+	VPCMPEQB Y12, Y12, Y12 // all ones
+	VMOVDQU bitsShuf<>(SB), Y11
+	VMOVDQU bitsMask<>(SB), Y10
+
+q50loop:
+	TESTQ CX, CX
+	JZ q50done
+	VPBROADCASTD 2(SI), Y5
+	VPSHUFB Y11, Y5, Y5
+	VPOR Y10, Y5, Y5
+	VPCMPEQB Y12, Y5, Y5
+	VPAND Y13, Y5, Y5 // 16 where the 5th bit is set
+	NIBBLES32(6)
+	VPOR Y5, Y2, Y2
+	Q40_SUMI(2)
+
+	MOVWLZX 0(SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9 // dw
+	MOVWLZX 0(DI), BX
+	VMOVD BX, X8
+	VCVTPH2PS X8, X8 // da
+	VMULSS X8, X9, X9 // dw*da
+	VCVTSI2SSL AX, X7, X7
+	VMULSS X7, X9, X9 // (dw*da)*sumi
+	VADDSS X9, X0, X0
+
+	ADDQ $22, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q50loop
+
+q50done:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q5K_PAIR is Q4K_PAIR with the 5th bits: qh (32 bytes) is in Y6; SHLO/SHHI
+// are the shift instructions that bring bit 2k / 2k+1 of each qh byte to bit
+// 4 (Y13 holds 0x10 bytes).
+#define Q5K_PAIR(off4, off8lo, off8hi, sreg, shlo, shhi, SHLO, nlo, SHHI, nhi) \
+	VMOVDQU off4(SI), Y2; \
+	VPSRLW $4, Y2, Y3; \
+	VPAND Y15, Y2, Y2; \
+	VPAND Y15, Y3, Y3; \
+	SHLO $nlo, Y6, Y7; \
+	VPAND Y13, Y7, Y7; \
+	VPOR Y7, Y2, Y2; \
+	SHHI $nhi, Y6, Y7; \
+	VPAND Y13, Y7, Y7; \
+	VPOR Y7, Y3, Y3; \
+	VMOVDQU off8lo(DI), Y4; \
+	VPMADDUBSW Y4, Y2, Y2; \
+	VMOVDQU off8hi(DI), Y4; \
+	VPMADDUBSW Y4, Y3, Y3; \
+	BCAST_B(sreg, shlo, X5, Y5); \
+	VPMADDWD Y5, Y2, Y2; \
+	BCAST_B(sreg, shhi, X5, Y5); \
+	VPMADDWD Y5, Y3, Y3; \
+	VPADDD Y2, Y1, Y1; \
+	VPADDD Y3, Y1, Y1
+
+// func dotQ5KAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x10101010, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+
+q5kloop:
+	TESTQ CX, CX
+	JZ q5kdone
+
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0F0F0F0F, R11
+	MOVL R9, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R11
+	MOVL R9, R12
+	ANDL $0x3F3F3F3F, R12
+	MOVL R10, R9
+	ANDL $0x0F0F0F0F, R9
+	MOVL R8, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R9
+	MOVL R12, R10
+	ANDL $0x3F3F3F3F, R8
+
+	VMOVDQU 16(SI), Y6 // qh
+	VPXOR Y1, Y1, Y1
+	Q5K_PAIR(48, 4, 36, R8, 0, 8, VPSLLW, 4, VPSLLW, 3)
+	Q5K_PAIR(80, 68, 100, R8, 16, 24, VPSLLW, 2, VPSLLW, 1)
+	Q5K_PAIR(112, 132, 164, R9, 0, 8, VPSRLW, 0, VPSRLW, 1)
+	Q5K_PAIR(144, 196, 228, R9, 16, 24, VPSRLW, 2, VPSRLW, 3)
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+
+	VMOVDQU 260(DI), Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPHADDW X7, X6, X6
+	VMOVD R10, X7
+	VPINSRD $1, R11, X7, X7
+	VPMOVZXBW X7, X7
+	VPMADDWD X7, X6, X6
+	VPSHUFD $0x4E, X6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0xB1, X6, X7
+	VPADDD X7, X6, X6
+	VMOVD X6, DX // summ
+
+	VMOVSS (DI), X8
+	MOVWLZX 0(SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9
+	MOVWLZX 2(SI), BX
+	VMOVD BX, X10
+	VCVTPH2PS X10, X10
+	VMULSS X8, X9, X9
+	VMULSS X8, X10, X10
+	VCVTSI2SSL AX, X11, X11
+	VMULSS X11, X9, X9
+	VCVTSI2SSL DX, X12, X12
+	VMULSS X12, X10, X10
+	VADDSS X9, X0, X0
+	VSUBSS X10, X0, X0
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q5kloop
+
+q5kdone:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
