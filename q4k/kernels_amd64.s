@@ -18,17 +18,56 @@
 	VPSHUFD $0xB1, X, T; \
 	VPADDD T, X, X
 
-// BCAST_B broadcasts byte (reg >> shift) as 16 int16 lanes into Y (via X).
-#define BCAST_B(reg, shift, X, Y) \
-	MOVL reg, BX; \
-	SHRL $shift, BX; \
-	MOVBLZX BL, BX; \
-	VMOVD BX, X; \
-	VPBROADCASTW X, Y
+// kScale<> holds eight VPSHUFB masks; mask j (at 32j) spreads int16 lane j
+// (scale j of a Q4_K/Q5_K block) over all 16 lanes.
+DATA kScale<>+0(SB)/8, $0x0100010001000100
+DATA kScale<>+8(SB)/8, $0x0100010001000100
+DATA kScale<>+16(SB)/8, $0x0100010001000100
+DATA kScale<>+24(SB)/8, $0x0100010001000100
+DATA kScale<>+32(SB)/8, $0x0302030203020302
+DATA kScale<>+40(SB)/8, $0x0302030203020302
+DATA kScale<>+48(SB)/8, $0x0302030203020302
+DATA kScale<>+56(SB)/8, $0x0302030203020302
+DATA kScale<>+64(SB)/8, $0x0504050405040504
+DATA kScale<>+72(SB)/8, $0x0504050405040504
+DATA kScale<>+80(SB)/8, $0x0504050405040504
+DATA kScale<>+88(SB)/8, $0x0504050405040504
+DATA kScale<>+96(SB)/8, $0x0706070607060706
+DATA kScale<>+104(SB)/8, $0x0706070607060706
+DATA kScale<>+112(SB)/8, $0x0706070607060706
+DATA kScale<>+120(SB)/8, $0x0706070607060706
+DATA kScale<>+128(SB)/8, $0x0908090809080908
+DATA kScale<>+136(SB)/8, $0x0908090809080908
+DATA kScale<>+144(SB)/8, $0x0908090809080908
+DATA kScale<>+152(SB)/8, $0x0908090809080908
+DATA kScale<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kScale<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kScale<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kScale<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kScale<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kScale<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kScale<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kScale<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kScale<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA kScale<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA kScale<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA kScale<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL kScale<>(SB), RODATA|NOPTR, $256
+
+// K_SCALES puts the eight 6-bit scales (bytes of R8, R9) as int16 lanes
+// 0..7 into both 128-bit lanes of Y14.
+#define K_SCALES \
+	MOVQ R9, BX; \
+	SHLQ $32, BX; \
+	ORQ  R8, BX; \
+	VMOVQ BX, X14; \
+	VPMOVZXBW X14, X14; \
+	VINSERTI128 $1, X14, Y14, Y14
 
 // Q4K_PAIR adds scale[2k]*Σ lo·q8 + scale[2k+1]*Σ hi·q8 for one 32-byte run
-// of 4-bit quants (at off4(SI)) into the int32 lanes of Y1.
-#define Q4K_PAIR(off4, off8lo, off8hi, sreg, shlo, shhi) \
+// of 4-bit quants (at off4(SI)) into the int32 lanes of Y1; mlo/mhi are the
+// kScale<> offsets of scales 2k and 2k+1.
+#define Q4K_PAIR(off4, off8lo, off8hi, mlo, mhi) \
 	VMOVDQU off4(SI), Y2; \
 	VPSRLW $4, Y2, Y3; \
 	VPAND Y15, Y2, Y2; \
@@ -37,9 +76,9 @@
 	VPMADDUBSW Y4, Y2, Y2; \
 	VMOVDQU off8hi(DI), Y4; \
 	VPMADDUBSW Y4, Y3, Y3; \
-	BCAST_B(sreg, shlo, X5, Y5); \
+	VPSHUFB kScale<>+mlo(SB), Y14, Y5; \
 	VPMADDWD Y5, Y2, Y2; \
-	BCAST_B(sreg, shhi, X5, Y5); \
+	VPSHUFB kScale<>+mhi(SB), Y14, Y5; \
 	VPMADDWD Y5, Y3, Y3; \
 	VPADDD Y2, Y1, Y1; \
 	VPADDD Y3, Y1, Y1
@@ -84,10 +123,11 @@ q4kloop:
 	ANDL $0x3F3F3F3F, R8
 
 	VPXOR Y1, Y1, Y1
-	Q4K_PAIR(16, 4, 36, R8, 0, 8)
-	Q4K_PAIR(48, 68, 100, R8, 16, 24)
-	Q4K_PAIR(80, 132, 164, R9, 0, 8)
-	Q4K_PAIR(112, 196, 228, R9, 16, 24)
+	K_SCALES
+	Q4K_PAIR(16, 4, 36, 0, 32)
+	Q4K_PAIR(48, 68, 100, 64, 96)
+	Q4K_PAIR(80, 132, 164, 128, 160)
+	Q4K_PAIR(112, 196, 228, 192, 224)
 	HSUM_D(Y1, X1, X2)
 	VMOVD X1, AX // sumi
 
@@ -703,7 +743,7 @@ q50done:
 // Q5K_PAIR is Q4K_PAIR with the 5th bits: qh (32 bytes) is in Y6; SHLO/SHHI
 // are the shift instructions that bring bit 2k / 2k+1 of each qh byte to bit
 // 4 (Y13 holds 0x10 bytes).
-#define Q5K_PAIR(off4, off8lo, off8hi, sreg, shlo, shhi, SHLO, nlo, SHHI, nhi) \
+#define Q5K_PAIR(off4, off8lo, off8hi, mlo, mhi, SHLO, nlo, SHHI, nhi) \
 	VMOVDQU off4(SI), Y2; \
 	VPSRLW $4, Y2, Y3; \
 	VPAND Y15, Y2, Y2; \
@@ -718,9 +758,9 @@ q50done:
 	VPMADDUBSW Y4, Y2, Y2; \
 	VMOVDQU off8hi(DI), Y4; \
 	VPMADDUBSW Y4, Y3, Y3; \
-	BCAST_B(sreg, shlo, X5, Y5); \
+	VPSHUFB kScale<>+mlo(SB), Y14, Y5; \
 	VPMADDWD Y5, Y2, Y2; \
-	BCAST_B(sreg, shhi, X5, Y5); \
+	VPSHUFB kScale<>+mhi(SB), Y14, Y5; \
 	VPMADDWD Y5, Y3, Y3; \
 	VPADDD Y2, Y1, Y1; \
 	VPADDD Y3, Y1, Y1
@@ -767,10 +807,11 @@ q5kloop:
 
 	VMOVDQU 16(SI), Y6 // qh
 	VPXOR Y1, Y1, Y1
-	Q5K_PAIR(48, 4, 36, R8, 0, 8, VPSLLW, 4, VPSLLW, 3)
-	Q5K_PAIR(80, 68, 100, R8, 16, 24, VPSLLW, 2, VPSLLW, 1)
-	Q5K_PAIR(112, 132, 164, R9, 0, 8, VPSRLW, 0, VPSRLW, 1)
-	Q5K_PAIR(144, 196, 228, R9, 16, 24, VPSRLW, 2, VPSRLW, 3)
+	K_SCALES
+	Q5K_PAIR(48, 4, 36, 0, 32, VPSLLW, 4, VPSLLW, 3)
+	Q5K_PAIR(80, 68, 100, 64, 96, VPSLLW, 2, VPSLLW, 1)
+	Q5K_PAIR(112, 132, 164, 128, 160, VPSRLW, 0, VPSRLW, 1)
+	Q5K_PAIR(144, 196, 228, 192, 224, VPSRLW, 2, VPSRLW, 3)
 	HSUM_D(Y1, X1, X2)
 	VMOVD X1, AX // sumi
 
