@@ -1,0 +1,30 @@
+// Package tokenizer turns text into token ids and back, exactly as llama.cpp
+// does for the same GGUF vocabulary.
+//
+// A Tokenizer is built from GGUF metadata alone (see Spec and FromGGUF): the
+// token list, scores, token types, BPE merges, the special-token ids and the
+// tokenizer.ggml.model / tokenizer.ggml.pre pair that selects the algorithm:
+//
+//   - model "llama": SentencePiece BPE driven by token scores, with "▁" for
+//     spaces, a leading space added to each text run, and <0xNN> byte
+//     fallback for anything the vocabulary lacks.
+//   - model "gpt2": byte-level BPE driven by merge ranks. Text is first split
+//     into words by a pre-tokenizer ("gpt-2", "llama-bpe" and its aliases,
+//     "qwen2" and its aliases), each word's bytes are mapped to printable
+//     code points, then merged.
+//
+// The pre-tokenizers are hand-written splitters that reproduce the
+// behaviour of the tokenizer.json regular expressions as llama.cpp applies
+// them (Unicode letter/number/whitespace classes and the \s+(?!\S)
+// lookahead); they are proven equal on llama.cpp's own test vectors.
+//
+// Invalid UTF-8 input never fails: SentencePiece keeps the bytes through
+// byte fallback; byte-level BPE replaces each invalid byte with U+FFFD, as
+// llama.cpp does.
+//
+// The package also provides the end-of-generation set (IsEOG), raw token
+// bytes (Piece), a streaming detokenizer that only emits complete UTF-8
+// (Stream), and chat-template rendering with built-in fallbacks (chat.go).
+//
+// A Tokenizer is immutable after construction and safe for concurrent use.
+package tokenizer
