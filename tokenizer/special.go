@@ -61,21 +61,21 @@ var (
 	alwaysRendered = []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}
 )
 
-// detectByText sets *id to the lowest id whose text is in texts, if *id is
-// Absent, and marks that token control.
+// detectByText sets *id, if it is Absent, to the token whose text comes
+// first in texts, and marks that token control. (llama.cpp takes whichever
+// its hash map yields first; the list order picks the same token on the
+// llama.cpp vocabularies: <|eot_id|> over <|end_of_text|>, <|im_end|> over
+// <|endoftext|>.)
 func (t *Tokenizer) detectByText(id *int32, texts []string) {
 	if *id != Absent {
 		return
 	}
-	best := Absent
 	for _, s := range texts {
-		if v, ok := t.tokenID[s]; ok && (best == Absent || v < best) {
-			best = v
+		if v, ok := t.tokenID[s]; ok {
+			*id = v
+			t.attrs[v] |= attrControl
+			return
 		}
-	}
-	if best != Absent {
-		*id = best
-		t.attrs[best] |= attrControl
 	}
 }
 

@@ -15,6 +15,10 @@ import (
 // vocabNames are the llama.cpp vocabularies this package must match.
 var vocabNames = []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2"}
 
+// extraVectorVocabs are further llama.cpp vocabularies that use the same
+// algorithms (phi-3: SentencePiece; mpt: gpt-2 pre-tokenizer).
+var extraVectorVocabs = []string{"phi-3", "mpt"}
+
 // vocabDir finds llama.cpp's ggml-vocab-*.gguf files: $LLAMAREF_DIR/vocab,
 // then <repo>/.cache/llamaref/vocab. Without them the test is skipped,
 // except under CI=true where that is a failure.
@@ -100,7 +104,7 @@ func readVectors(t testing.TB, dir, name string) []vector {
 // and requires the exact ids.
 func TestVectors(t *testing.T) {
 	dir := vocabDir(t)
-	for _, name := range vocabNames {
+	for _, name := range append(vocabNames, extraVectorVocabs...) {
 		t.Run(name, func(t *testing.T) {
 			tok := loadVocab(t, name)
 			vs := readVectors(t, dir, name)
