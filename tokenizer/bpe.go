@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -40,21 +41,38 @@ type mergePair struct{ left, right string }
 type bpeSymbol struct {
 	start, n   int
 	prev, next int
+	id         int32 // the symbol's token id (fast path only)
 }
 
 // bpeBigram is a candidate merge of symbols left and right (adjacent when
-// queued) whose texts had total length size.
+// queued) whose texts had total length size. key orders the queue, lowest
+// first: the priority (BPE rank, or SentencePiece score descending) in the
+// high 32 bits, the left index in the low 32 bits, so that ties go to the
+// leftmost pair.
 type bpeBigram struct {
+	key         uint64
 	left, right int
-	rank        int // BPE: merge rank (lower first)
-	score       float32
 	size        int
 }
 
-// bigramHeap is a binary heap of bigrams; less decides priority.
+// rankKey is the queue key of a BPE merge of rank at left.
+func rankKey(rank int32, left int) uint64 { return uint64(uint32(rank))<<32 | uint64(uint32(left)) }
+
+// scoreKey is the queue key of a SentencePiece merge scoring score at left:
+// higher scores come first.
+func scoreKey(score float32, left int) uint64 {
+	bits := math.Float32bits(score)
+	if bits&0x80000000 != 0 {
+		bits = ^bits
+	} else {
+		bits |= 0x80000000
+	}
+	return uint64(^bits)<<32 | uint64(uint32(left))
+}
+
+// bigramHeap is a binary min-heap of bigrams by key.
 type bigramHeap struct {
 	items []bpeBigram
-	less  func(a, b *bpeBigram) bool
 }
 
 func (h *bigramHeap) push(b bpeBigram) {
@@ -62,7 +80,7 @@ func (h *bigramHeap) push(b bpeBigram) {
 	i := len(h.items) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(&h.items[i], &h.items[p]) {
+		if h.items[i].key >= h.items[p].key {
 			break
 		}
 		h.items[i], h.items[p] = h.items[p], h.items[i]
@@ -77,10 +95,10 @@ func (h *bigramHeap) pop() bpeBigram {
 	h.items = h.items[:last]
 	for i := 0; ; {
 		l, r, m := 2*i+1, 2*i+2, i
-		if l < last && h.less(&h.items[l], &h.items[m]) {
+		if l < last && h.items[l].key < h.items[m].key {
 			m = l
 		}
-		if r < last && h.less(&h.items[r], &h.items[m]) {
+		if r < last && h.items[r].key < h.items[m].key {
 			m = r
 		}
 		if m == i {
@@ -92,17 +110,47 @@ func (h *bigramHeap) pop() bpeBigram {
 	return top
 }
 
-// bpeLess orders merges by rank, then leftmost first.
-func bpeLess(a, b *bpeBigram) bool {
-	return a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
-}
-
 // bpeState is the per-call scratch space of the byte-level BPE encoder.
 type bpeState struct {
 	split   splitter
+	raw     []byte
 	word    []byte
 	symbols []bpeSymbol
 	heap    bigramHeap
+}
+
+// idMerge is a merge rule keyed by token ids: its rank and the id of the
+// merged token.
+type idMerge struct {
+	rank   int32
+	merged int32
+}
+
+func pairKey(l, r int32) uint64 { return uint64(uint32(l))<<32 | uint64(uint32(r)) }
+
+// buildIDMerges prepares the fast merge path, which works on token ids
+// instead of strings. It is only exact when every byte of the alphabet is a
+// token and every rule's parts and result are tokens, so it is left nil
+// otherwise (and the string path is used).
+func (t *Tokenizer) buildIDMerges() {
+	for b := range t.byteID {
+		id, ok := t.tokenID[byteEncoded[b]]
+		if !ok {
+			return
+		}
+		t.byteID[b] = id
+	}
+	m := make(map[uint64]idMerge, len(t.ranks))
+	for p, rank := range t.ranks {
+		l, okL := t.tokenID[p.left]
+		r, okR := t.tokenID[p.right]
+		merged, okM := t.tokenID[p.left+p.right]
+		if !okL || !okR || !okM {
+			return
+		}
+		m[pairKey(l, r)] = idMerge{rank: int32(rank), merged: merged}
+	}
+	t.idMerges = m
 }
 
 // encodeBPE appends the ids of text (a run with no special tokens) to out.
@@ -111,26 +159,83 @@ func (t *Tokenizer) encodeBPE(st *bpeState, text string, out []int32) []int32 {
 	st.split.split(t.pre)
 	start := 0
 	for _, end := range st.split.ends {
-		st.word = st.word[:0]
+		st.raw = st.raw[:0]
 		for _, r := range st.split.cps[start:end] {
-			var tmp [4]byte
-			for _, b := range appendRune(tmp[:0], r) {
-				st.word = append(st.word, byteEncoded[b]...)
-			}
+			st.raw = appendRune(st.raw, r)
 		}
 		start = end
-		out = t.mergeWord(st, string(st.word), out)
+		if t.ignoreMerges || t.idMerges == nil {
+			st.word = st.word[:0]
+			for _, b := range st.raw {
+				st.word = append(st.word, byteEncoded[b]...)
+			}
+			if t.ignoreMerges {
+				if id, ok := t.tokenID[string(st.word)]; ok {
+					out = append(out, id)
+					continue
+				}
+			}
+		}
+		if t.idMerges != nil {
+			out = t.mergeIDs(st, out)
+		} else {
+			out = t.mergeWord(st, string(st.word), out)
+		}
+	}
+	return out
+}
+
+// mergeIDs is mergeWord on token ids: the symbols start as the ids of
+// st.raw's bytes and merge by idMerges. Same order, same result.
+func (t *Tokenizer) mergeIDs(st *bpeState, out []int32) []int32 {
+	st.symbols = st.symbols[:0]
+	for i, b := range st.raw {
+		st.symbols = append(st.symbols, bpeSymbol{n: 1, prev: i - 1, next: i + 1, id: t.byteID[b]})
+	}
+	if len(st.symbols) == 0 {
+		return out
+	}
+	if len(st.symbols) == 1 {
+		return append(out, st.symbols[0].id)
+	}
+	sym := st.symbols
+	sym[len(sym)-1].next = -1
+	st.heap.items = st.heap.items[:0]
+	addBigram := func(l, r int) {
+		if l < 0 || r < 0 {
+			return
+		}
+		if m, ok := t.idMerges[pairKey(sym[l].id, sym[r].id)]; ok {
+			st.heap.push(bpeBigram{key: rankKey(m.rank, l), left: l, right: r, size: sym[l].n + sym[r].n})
+		}
+	}
+	for i := 1; i < len(sym); i++ {
+		addBigram(i-1, i)
+	}
+	for len(st.heap.items) > 0 {
+		b := st.heap.pop()
+		l, r := &sym[b.left], &sym[b.right]
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue
+		}
+		l.id = t.idMerges[pairKey(l.id, r.id)].merged
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			sym[r.next].prev = b.left
+		}
+		addBigram(l.prev, b.left)
+		addBigram(b.left, l.next)
+	}
+	for i := 0; i >= 0; i = sym[i].next {
+		out = append(out, sym[i].id)
 	}
 	return out
 }
 
 // mergeWord runs BPE merges over one byte-encoded word and appends its ids.
 func (t *Tokenizer) mergeWord(st *bpeState, word string, out []int32) []int32 {
-	if t.ignoreMerges {
-		if id, ok := t.tokenID[word]; ok {
-			return append(out, id)
-		}
-	}
 	st.symbols = st.symbols[:0]
 	for off := 0; off < len(word); {
 		n := min(utf8SeqLen(word[off]), len(word)-off)
@@ -143,7 +248,6 @@ func (t *Tokenizer) mergeWord(st *bpeState, word string, out []int32) []int32 {
 	}
 	st.symbols[len(st.symbols)-1].next = -1
 	st.heap.items = st.heap.items[:0]
-	st.heap.less = bpeLess
 	sym := st.symbols
 	text := func(i int) string { return word[sym[i].start : sym[i].start+sym[i].n] }
 	addBigram := func(l, r int) {
@@ -154,7 +258,7 @@ func (t *Tokenizer) mergeWord(st *bpeState, word string, out []int32) []int32 {
 		if !ok {
 			return
 		}
-		st.heap.push(bpeBigram{left: l, right: r, rank: rank, size: sym[l].n + sym[r].n})
+		st.heap.push(bpeBigram{key: rankKey(int32(rank), l), left: l, right: r, size: sym[l].n + sym[r].n})
 	}
 	for i := 1; i < len(sym); i++ {
 		addBigram(i-1, i)

@@ -5,12 +5,6 @@ import "strings"
 // spmSpace is SentencePiece's visible space, U+2581 "▁".
 const spmSpace = "\u2581"
 
-// spmLess orders SentencePiece merges by score (higher first), then
-// leftmost first.
-func spmLess(a, b *bpeBigram) bool {
-	return a.score > b.score || (a.score == b.score && a.left < b.left)
-}
-
 // encodeSPM appends the ids of text (a run with no special tokens, spaces
 // already escaped to "▁") to out. It merges adjacent pieces greedily by the
 // score of the token they form; a final piece that is not a token is
@@ -28,7 +22,6 @@ func (t *Tokenizer) encodeSPM(st *bpeState, text string, out []int32) []int32 {
 	}
 	st.symbols[len(st.symbols)-1].next = -1
 	st.heap.items = st.heap.items[:0]
-	st.heap.less = spmLess
 	sym := st.symbols
 	addBigram := func(l, r int) {
 		if l < 0 || r < 0 {
@@ -39,7 +32,7 @@ func (t *Tokenizer) encodeSPM(st *bpeState, text string, out []int32) []int32 {
 		if !ok {
 			return
 		}
-		st.heap.push(bpeBigram{left: l, right: r, score: t.scores[id], size: len(s)})
+		st.heap.push(bpeBigram{key: scoreKey(t.scores[id], l), left: l, right: r, size: len(s)})
 	}
 	for i := 1; i < len(sym); i++ {
 		addBigram(i-1, i)

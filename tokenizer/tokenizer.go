@@ -24,6 +24,8 @@ type Tokenizer struct {
 	attrs        []attr
 	tokenID      map[string]int32
 	ranks        map[mergePair]int
+	idMerges     map[uint64]idMerge // fast path of ranks, nil when not exact
+	byteID       [256]int32         // byte-level alphabet token of each byte
 	byteToken    [256]int32 // SentencePiece byte-fallback ids, Absent if none
 	pieces       [][]byte
 	special      []int32
@@ -99,6 +101,7 @@ func New(spec Spec) (*Tokenizer, error) {
 				}
 			}
 		}
+		t.buildIDMerges()
 	}
 
 	// Special ids: a default outside the vocabulary is dropped; the file's

@@ -63,3 +63,14 @@ func TestClassOf(t *testing.T) {
 	}
 	assert.True(t, strings.HasPrefix(lenientUTF8("\xc1\x96"), "V"))
 }
+
+// TestQueueKeys: merge priority keys sort as llama.cpp's queues do.
+func TestQueueKeys(t *testing.T) {
+	assert.Less(t, rankKey(1, 9), rankKey(2, 0), "lower rank first")
+	assert.Less(t, rankKey(3, 1), rankKey(3, 2), "then leftmost")
+	scores := []float32{10, 1.5, 0, -0.5, -3, -1e9}
+	for i := 1; i < len(scores); i++ {
+		assert.Less(t, scoreKey(scores[i-1], 5), scoreKey(scores[i], 0), "%v before %v", scores[i-1], scores[i])
+	}
+	assert.Less(t, scoreKey(-2, 1), scoreKey(-2, 2), "equal scores: leftmost first")
+}
