@@ -26,7 +26,7 @@ type Tokenizer struct {
 	ranks        map[mergePair]int
 	idMerges     map[uint64]idMerge // fast path of ranks, nil when not exact
 	byteID       [256]int32         // byte-level alphabet token of each byte
-	byteToken    [256]int32 // SentencePiece byte-fallback ids, Absent if none
+	byteToken    [256]int32         // SentencePiece byte-fallback ids, Absent if none
 	pieces       [][]byte
 	special      []int32
 	eog          map[int32]bool
