@@ -58,7 +58,7 @@ func loadVocab(t testing.TB, name string) *Tokenizer {
 	if tok, ok := vocabCache[name]; ok {
 		return tok
 	}
-	tok, err := openTestVocab(filepath.Join(dir, "ggml-vocab-"+name+".gguf"))
+	tok, err := Open(filepath.Join(dir, "ggml-vocab-"+name+".gguf"))
 	require.NoError(t, err)
 	vocabCache[name] = tok
 	return tok
