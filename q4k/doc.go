@@ -1,0 +1,59 @@
+// Package q4k implements ggml's tensor block formats on the CPU: the layouts,
+// dequantization to float32, the reference quantizers, and the row dot
+// products a matrix-vector product is built from. It is a leaf: it imports
+// nothing from this project.
+//
+// # Types and block layouts
+//
+// A tensor row of n weights is stored as n/BlockSize blocks of TypeSize bytes,
+// little-endian, blocks back to back (see [Type.RowSize]). "f16" is IEEE
+// binary16, "bf16" is the top half of an IEEE binary32.
+//
+//	F32   4 bytes per weight.
+//	F16   2 bytes per weight (IEEE binary16).
+//	BF16  2 bytes per weight (bfloat16: the high 16 bits of a float32).
+//	Q4_0  block_q4_0: 18 bytes per 32 weights: d f16, 16 bytes of 4-bit quants.
+//	      Byte j holds weight j (low nibble) and weight j+16 (high nibble);
+//	      w = d*(q-8).
+//	Q5_0  block_q5_0: 22 bytes per 32 weights: d f16, qh 4 bytes (uint32 LE,
+//	      bit j is the 5th bit of weight j), 16 bytes of low nibbles laid out as
+//	      in Q4_0; w = d*(q-16).
+//	Q8_0  block_q8_0: 34 bytes per 32 weights: d f16, 32 int8 quants; w = d*q.
+//	Q4_K  block_q4_K: 144 bytes per 256 weights: d f16, dmin f16, 12 bytes of
+//	      6-bit scales/mins packed (8 sub-blocks of 32 weights, one 6-bit
+//	      scale and one 6-bit min each), 128 bytes of 4-bit quants. Each 32-byte
+//	      run of quants holds sub-block 2k (low nibbles) and 2k+1 (high
+//	      nibbles); w = d*scale*q - dmin*min.
+//	Q5_K  block_q5_K: 176 bytes per 256 weights: d f16, dmin f16, 12 bytes of
+//	      6-bit scales/mins packed as in Q4_K, qh 32 bytes (the 5th bits: bit
+//	      2k and 2k+1 of byte l for sub-blocks 2k and 2k+1), 128 bytes of low
+//	      nibbles as in Q4_K; w = d*scale*q - dmin*min.
+//	Q6_K  block_q6_K: 210 bytes per 256 weights: ql 128 bytes of low 4 bits,
+//	      qh 64 bytes of high 2 bits, 16 int8 scales (16 sub-blocks of 16
+//	      weights), d f16; w = d*scale*(q-32).
+//	Q8_K  block_q8_K: 292 bytes per 256 weights: d f32, 256 int8 quants, 16
+//	      int16 bsums (the sum of each run of 16 quants). Used only for the
+//	      activations that K-quant dot products consume; w = d*q.
+//
+// The 12 packed scale bytes of Q4_K/Q5_K hold scale s[j] and min m[j] for
+// sub-blocks j=0..7: for j<4, s[j] = b[j]&63 and m[j] = b[j+4]&63; for j>=4,
+// s[j] = b[j+4]&15 | (b[j-4]>>6)<<4 and m[j] = b[j+4]>>4 | (b[j]>>6)<<4.
+//
+// # Arithmetic
+//
+// Dequantization and the quantizers reproduce ggml's float32 arithmetic bit
+// for bit: products are rounded to float32 on their own (never fused into an
+// FMA) and evaluated in ggml's association order. The f16 and bf16
+// conversions are ggml's (f16→f32 exact, f32→f16 round-to-nearest-even, f32→bf16
+// round-to-nearest-even with NaNs forced quiet).
+//
+// # Dot products
+//
+// A weight row of type t is multiplied with an activation vector encoded in
+// t's VecDotType, as ggml's CPU backend does: Q8_K for the K-quants, Q8_0 for
+// Q4_0/Q5_0/Q8_0, F16 for F16, BF16 for BF16, F32 for F32. Inside a block the
+// products are summed as exact integers; the block sums are scaled and
+// accumulated in float32 in a fixed order that the assembly fast path
+// (amd64, AVX2) reproduces exactly, so the fast path and the reference loop
+// give identical bits. Build with -tags purego to use the reference loops only.
+package q4k

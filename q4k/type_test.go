@@ -1,0 +1,67 @@
+package q4k_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTypeTable(t *testing.T) {
+	tests := []struct {
+		typ        q4k.Type
+		id         uint32
+		name       string
+		block, sz  int
+		vecDot     q4k.Type
+		row256Size int
+	}{
+		{q4k.F32, 0, "f32", 1, 4, q4k.F32, 1024},
+		{q4k.F16, 1, "f16", 1, 2, q4k.F16, 512},
+		{q4k.Q4_0, 2, "q4_0", 32, 18, q4k.Q8_0, 144},
+		{q4k.Q5_0, 6, "q5_0", 32, 22, q4k.Q8_0, 176},
+		{q4k.Q8_0, 8, "q8_0", 32, 34, q4k.Q8_0, 272},
+		{q4k.Q4_K, 12, "q4_K", 256, 144, q4k.Q8_K, 144},
+		{q4k.Q5_K, 13, "q5_K", 256, 176, q4k.Q8_K, 176},
+		{q4k.Q6_K, 14, "q6_K", 256, 210, q4k.Q8_K, 210},
+		{q4k.Q8_K, 15, "q8_K", 256, 292, q4k.Q8_K, 292},
+		{q4k.BF16, 30, "bf16", 1, 2, q4k.BF16, 512},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.id, uint32(tc.typ))
+			assert.True(t, tc.typ.Known())
+			assert.Equal(t, tc.name, tc.typ.String())
+			assert.Equal(t, tc.block, tc.typ.BlockSize())
+			assert.Equal(t, tc.sz, tc.typ.TypeSize())
+			assert.Equal(t, tc.vecDot, tc.typ.VecDotType())
+			got, err := tc.typ.RowSize(256)
+			require.NoError(t, err)
+			assert.Equal(t, tc.row256Size, got)
+			got, err = tc.typ.RowSize(0)
+			require.NoError(t, err)
+			assert.Zero(t, got)
+		})
+	}
+}
+
+func TestRowSizeErrors(t *testing.T) {
+	_, err := q4k.Q4_K.RowSize(100)
+	require.ErrorIs(t, err, q4k.ErrRowLength)
+	var le *q4k.LengthError
+	require.True(t, errors.As(err, &le))
+	assert.Equal(t, 100, le.N)
+	assert.Contains(t, err.Error(), "q4_K")
+
+	_, err = q4k.Q8_0.RowSize(-32)
+	require.ErrorIs(t, err, q4k.ErrRowLength)
+
+	unknown := q4k.Type(3) // q4_1: not implemented here
+	assert.False(t, unknown.Known())
+	assert.Equal(t, "type(3)", unknown.String())
+	assert.Zero(t, unknown.BlockSize())
+	_, err = unknown.RowSize(32)
+	require.ErrorIs(t, err, q4k.ErrUnknownType)
+}

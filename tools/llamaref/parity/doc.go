@@ -1,0 +1,10 @@
+// Package parity holds the tests that compare this project's packages with
+// the llama.cpp reference (package ref): ggml's block codecs against q4k's,
+// bit for bit; q4k's quantizers against ggml_quantize_chunk (bit-exact count
+// and RMSE ratio); q4k's activation encoders and dot products against the
+// CPU backend's; and the tensor tables of llama.cpp-quantized files.
+//
+// Run them with `cd tools/llamaref && go test ./parity/ -v`; the -v output
+// carries the figures recorded in BENCHMARKS.md. Under CI=true a missing
+// reference or model is a failure, elsewhere a skip.
+package parity
