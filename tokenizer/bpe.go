@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"math"
 	"strings"
-	"unicode/utf8"
 )
 
 // byteToRune is GPT-2's byte-level alphabet: printable Latin-1 bytes map to
@@ -301,7 +300,7 @@ func decodeByteLevel(text string) []byte {
 	out := make([]byte, 0, len(text))
 	for i := 0; i < len(text); {
 		r, n := decodeRune(text[i:])
-		if b, ok := runeToByte[r]; ok && r != utf8.RuneError {
+		if b, ok := runeToByte[r]; ok {
 			out = append(out, b)
 		} else {
 			out = append(out, "[UNK_BYTE_0x"...)

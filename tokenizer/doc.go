@@ -1,7 +1,8 @@
 // Package tokenizer turns text into token ids and back, exactly as llama.cpp
 // does for the same GGUF vocabulary.
 //
-// A Tokenizer is built from GGUF metadata alone (see Spec and FromGGUF): the
+// A Tokenizer is built from GGUF metadata alone (Open, FromGGUF, or New on
+// a Spec of plain values): the
 // token list, scores, token types, BPE merges, the special-token ids and the
 // tokenizer.ggml.model / tokenizer.ggml.pre pair that selects the algorithm:
 //
@@ -22,9 +23,19 @@
 // byte fallback; byte-level BPE replaces each invalid byte with U+FFFD, as
 // llama.cpp does.
 //
-// The package also provides the end-of-generation set (IsEOG), raw token
-// bytes (Piece), a streaming detokenizer that only emits complete UTF-8
-// (Stream), and chat-template rendering with built-in fallbacks (chat.go).
+// The package also provides the end-of-generation set (IsEOG, decided as
+// llama.cpp decides it), raw token bytes (Piece), a streaming detokenizer
+// that only emits complete UTF-8 (Stream), and chat templates: the file's
+// Jinja template rendered by github.com/nikolalohinski/gonja/v2, with
+// built-in ChatML, Llama 2, Llama 3 and Zephyr renderers as fallbacks
+// (ApplyChat).
+//
+// Differences from llama.cpp, all on input llama.cpp cannot handle: a
+// code point above U+10FFFF (which aborts llama.cpp) becomes U+FFFD; a
+// missing byte-fallback token becomes unk or is dropped (llama.cpp throws);
+// add_bos with no BOS id adds nothing (llama.cpp asserts). Per-model strip
+// attributes llama.cpp sets by general.name (phi-3's rstrip after special
+// tokens) are not applied.
 //
 // A Tokenizer is immutable after construction and safe for concurrent use.
 package tokenizer
