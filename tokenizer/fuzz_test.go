@@ -69,7 +69,12 @@ func FuzzEncode(f *testing.F) {
 		f.Add(s, true)
 	}
 	spm, bpe := tinySPM(f), tinyBPE(f, "gpt-2")
+	slow := tinyBPEWith(f, "gpt-2", []string{"x y"}) // string merge path
 	f.Fuzz(func(t *testing.T, text string, parse bool) {
+		opts := EncodeOptions{ParseSpecial: parse}
+		if a, b := bpe.Encode(text, opts), slow.Encode(text, opts); !equalIDs(a, b) {
+			t.Fatalf("merge paths disagree on %q: %v vs %v", text, a, b)
+		}
 		for _, tok := range []*Tokenizer{spm, bpe} {
 			ids := tok.Encode(text, EncodeOptions{AddSpecial: false, ParseSpecial: parse})
 			for _, id := range ids {

@@ -34,10 +34,13 @@ func tinySPM(t testing.TB) *Tokenizer {
 	return tok
 }
 
-// tinyBPE is a small byte-level BPE vocabulary with the gpt-2
-// pre-tokenizer: the 256 byte-alphabet tokens, a few merges, and three
-// control tokens.
-func tinyBPE(t testing.TB, pre string) *Tokenizer {
+// tinyBPE is a small byte-level BPE vocabulary: the 256 byte-alphabet
+// tokens, a few merges, and three control tokens.
+func tinyBPE(t testing.TB, pre string) *Tokenizer { return tinyBPEWith(t, pre, nil) }
+
+// tinyBPEWith is tinyBPE with extra merge rules (last in rank) whose
+// results are not added as tokens.
+func tinyBPEWith(t testing.TB, pre string, extra []string) *Tokenizer {
 	t.Helper()
 	var toks []string
 	for b := 0; b < 256; b++ {
@@ -55,7 +58,7 @@ func tinyBPE(t testing.TB, pre string) *Tokenizer {
 	toks = append(toks, "<|endoftext|>", "<|im_start|>", "<|im_end|>")
 	types = append(types, 3, 3, 3)
 	spec := NewSpec(ModelBPE, toks)
-	spec.Pre, spec.Types, spec.Merges = pre, types, merges
+	spec.Pre, spec.Types, spec.Merges = pre, types, append(merges, extra...)
 	spec.EOS = int32(len(toks) - 3)
 	tok, err := New(spec)
 	require.NoError(t, err)
@@ -160,4 +163,16 @@ func TestSpecialIDsFromFile(t *testing.T) {
 	require.True(t, tok.AddEOS())
 	require.Equal(t, []int32{4, 3}, tok.Encode("a", EncodeOptions{AddSpecial: true}))
 	require.Equal(t, []int32{2, 3}, tok.EOG(), "</s> by text, eos/eot by id")
+}
+
+// TestMergePaths: a merge rule whose result is not a token disables the
+// id-based fast path; the string path must give the same ids.
+func TestMergePaths(t *testing.T) {
+	fast := tinyBPE(t, "gpt-2")
+	slow := tinyBPEWith(t, "gpt-2", []string{"x y"})
+	require.NotNil(t, fast.idMerges)
+	require.Nil(t, slow.idMerges)
+	for _, s := range []string{"hello world", "xy hello", " worldworld hellxyo", "\xffhe\u00e9llo"} {
+		require.Equal(t, fast.Encode(s, EncodeOptions{}), slow.Encode(s, EncodeOptions{}), "%q", s)
+	}
 }
