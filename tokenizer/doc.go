@@ -33,9 +33,7 @@
 // Differences from llama.cpp, all on input llama.cpp cannot handle: a
 // code point above U+10FFFF (which aborts llama.cpp) becomes U+FFFD; a
 // missing byte-fallback token becomes unk or is dropped (llama.cpp throws);
-// add_bos with no BOS id adds nothing (llama.cpp asserts). Per-model strip
-// attributes llama.cpp sets by general.name (phi-3's rstrip after special
-// tokens) are not applied.
+// add_bos with no BOS id adds nothing (llama.cpp asserts).
 //
 // A Tokenizer is immutable after construction and safe for concurrent use.
 package tokenizer

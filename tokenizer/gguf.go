@@ -49,6 +49,7 @@ func SpecFromGGUF(f *gguf.File) (Spec, error) {
 	r := optReader{f: f}
 	s.Pre = r.str(keyPre)
 	s.ChatTemplate = r.str(keyChatTemplate)
+	s.Name = r.str(keyName)
 	s.Merges = r.strs(keyMerges)
 	s.Scores = r.scores(keyScores)
 	s.Types = r.int32s(keyTypes)

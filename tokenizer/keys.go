@@ -5,6 +5,7 @@ import "github.com/realizar-host/realizar-host/gguf"
 // GGUF metadata keys a Tokenizer reads. Those the gguf package names are
 // taken from it; the rest are llama.cpp's names.
 const (
+	keyName           = gguf.KeyName
 	keyModel          = gguf.KeyTokenizerModel
 	keyPre            = gguf.KeyTokenizerPre
 	keyTokens         = gguf.KeyTokens

@@ -65,6 +65,10 @@ type Spec struct {
 	AddSpacePrefix *bool // tokenizer.ggml.add_space_prefix
 
 	ChatTemplate string // tokenizer.chat_template; "" for none
+
+	// Name is general.name. llama.cpp keys a few per-model token attributes
+	// on it (phi-3: special tokens swallow the whitespace after them).
+	Name string
 }
 
 // NewSpec returns a Spec for model and tokens with every special id Absent

@@ -17,6 +17,8 @@ const (
 	attrUserDefined
 	attrByte
 	attrUndefined
+	attrLStrip // matching the token also removes the whitespace before it
+	attrRStrip // matching the token also removes the whitespace after it
 )
 
 func attrOf(t TokenType) attr {
@@ -146,6 +148,40 @@ func (t *Tokenizer) buildSpecialList() {
 	})
 }
 
+// applyModelAttrs sets the strip attributes llama.cpp sets by model and
+// pre-tokenizer name (they are not stored in GGUF files).
+func (t *Tokenizer) applyModelAttrs(name, pre string) {
+	set := func(text string, a attr, on bool) {
+		id, ok := t.tokenID[text]
+		if !ok {
+			return
+		}
+		if on {
+			t.attrs[id] |= a
+		} else {
+			t.attrs[id] &^= a
+		}
+	}
+	name = strings.ToLower(name)
+	switch {
+	case pre == "jina-v2-de" || pre == "jina-v2-es" || pre == "jina-v2-code":
+		set("<mask>", attrLStrip, true)
+	case strings.Contains(name, "phi-3") || strings.Contains(name, "phi3"):
+		for _, id := range t.special {
+			t.attrs[id] |= attrRStrip
+		}
+		set("</s>", attrRStrip, true)
+		for _, s := range []string{"<unk>", "<s>", "<|endoftext|>"} {
+			set(s, attrRStrip, false)
+		}
+	case strings.Contains(name, "modern-bert"):
+		set("[MASK]", attrLStrip, true)
+	}
+}
+
+// isCSpace is C's isspace in the "C" locale.
+func isCSpace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
+
 // fragment is a piece of the input: raw text (token == Absent) or a
 // special token matched in it.
 type fragment struct {
@@ -182,11 +218,18 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 				if k < 0 {
 					break
 				}
-				if k > 0 {
-					next = append(next, fragment{token: Absent, text: rest[:k]})
+				left := rest[:k]
+				if a&attrLStrip != 0 {
+					left = strings.TrimRightFunc(left, func(r rune) bool { return r < 0x80 && isCSpace(byte(r)) })
+				}
+				if left != "" {
+					next = append(next, fragment{token: Absent, text: left})
 				}
 				next = append(next, fragment{token: id})
 				rest = rest[k+len(tok):]
+				if a&attrRStrip != 0 {
+					rest = strings.TrimLeftFunc(rest, func(r rune) bool { return r < 0x80 && isCSpace(byte(r)) })
+				}
 			}
 			if rest != "" {
 				next = append(next, fragment{token: Absent, text: rest})

@@ -147,6 +147,7 @@ func New(spec Spec) (*Tokenizer, error) {
 	}
 	t.buildEOG(fim[3], fim[4], fim[5])
 	t.buildSpecialList()
+	t.applyModelAttrs(spec.Name, spec.Pre)
 
 	for b := range t.byteToken {
 		t.byteToken[b] = t.findByteToken(byte(b))

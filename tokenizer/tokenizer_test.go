@@ -84,3 +84,11 @@ func TestPieces(t *testing.T) {
 		assert.Equal(t, c.want, string(tok.Piece(c.id)), "%s %d (%q)", c.vocab, c.id, tok.TokenText(c.id))
 	}
 }
+
+// TestPhi3RStrip: for phi-3 (by general.name) llama.cpp lets special tokens
+// swallow the whitespace after them; ids from llama_tokenize.
+func TestPhi3RStrip(t *testing.T) {
+	tok := loadVocab(t, "phi-3")
+	got := tok.Encode("<|user|>\nHi<|end|>\n<|assistant|>", EncodeOptions{ParseSpecial: true})
+	assert.Equal(t, []int32{32010, 6324, 32007, 32001}, got)
+}
