@@ -154,7 +154,7 @@ func (t *Tokenizer) buildIDMerges() {
 
 // encodeBPE appends the ids of text (a run with no special tokens) to out.
 func (t *Tokenizer) encodeBPE(st *bpeState, text string, out []int32) []int32 {
-	st.split.reset(text)
+	st.split.reset(text, t.pre == preQwen35)
 	st.split.split(t.pre)
 	start := 0
 	for _, end := range st.split.ends {

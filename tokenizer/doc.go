@@ -10,9 +10,9 @@
 //     spaces, a leading space added to each text run, and <0xNN> byte
 //     fallback for anything the vocabulary lacks.
 //   - model "gpt2": byte-level BPE driven by merge ranks. Text is first split
-//     into words by a pre-tokenizer ("gpt-2", "llama-bpe" and its aliases,
-//     "qwen2" and its aliases), each word's bytes are mapped to printable
-//     code points, then merged.
+//     into words by a pre-tokenizer ("gpt-2", "llama-bpe", "qwen2", "qwen35"
+//     and the aliases llama.cpp gives them), each word's bytes are mapped to
+//     printable code points, then merged.
 //
 // The pre-tokenizers are hand-written splitters that reproduce the
 // behaviour of the tokenizer.json regular expressions as llama.cpp applies

@@ -42,8 +42,8 @@ func FuzzPretokenize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		var sp splitter
-		for _, p := range []preKind{preGPT2, preLlama3, preQwen2} {
-			sp.reset(text)
+		for _, p := range []preKind{preGPT2, preLlama3, preQwen2, preQwen35} {
+			sp.reset(text, p == preQwen35)
 			sp.split(p)
 			prev := 0
 			for _, end := range sp.ends {

@@ -7,6 +7,7 @@ package tokenizer
 //	gpt-2:     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //	llama-bpe: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //	qwen2:     the llama-bpe expression with \p{N} in place of \p{N}{1,3}
+//	qwen35:    qwen2 with [\p{L}\p{M}]+ for letters and \p{M} excluded from symbols
 //
 // Go's regexp (RE2) has no lookahead, so each is a hand-written scanner over
 // code points; TestVectors proves them equal on llama.cpp's vectors.
@@ -19,33 +20,39 @@ const (
 	preGPT2                  // gpt-2 and aliases
 	preLlama3                // llama-bpe and aliases: digits in runs of up to 3
 	preQwen2                 // qwen2 and aliases: one digit per word
+	preQwen35                // qwen35: qwen2 with combining marks joining letters
 )
 
-// preKinds maps tokenizer.ggml.pre values of byte-level BPE vocabularies to
-// their pre-tokenizer, with the aliases llama.cpp accepts.
-var preKinds = map[string]preKind{
-	"gpt-2": preGPT2, "phi-2": preGPT2, "jina-es": preGPT2, "jina-de": preGPT2,
-	"gigachat": preGPT2, "jina-v2-es": preGPT2, "jina-v2-de": preGPT2,
-	"a.x-4.0": preGPT2, "mellum": preGPT2, "modern-bert": preGPT2,
-	"mpt": preGPT2, "olmo": preGPT2, "jais": preGPT2, "trillion": preGPT2,
-	"granite-docling": preGPT2,
-
-	"llama3": preLlama3, "llama-v3": preLlama3, "llama-bpe": preLlama3,
-	"falcon3": preLlama3, "falcon-h1": preLlama3, "pixtral": preLlama3,
-	"midm-2.0": preLlama3, "lfm2": preLlama3, "jina-v5-nano": preLlama3,
-	"dbrx": preLlama3, "smaug-bpe": preLlama3, "chatglm-bpe": preLlama3,
-
-	"qwen2": preQwen2, "deepseek-r1-qwen": preQwen2, "stablelm2": preQwen2,
-	"hunyuan": preQwen2, "megrez": preQwen2,
+// preInfo is what a tokenizer.ggml.pre value selects: the splitter, and
+// whether (as llama.cpp decides for the Llama 3 family) a word that is
+// itself a token skips merging and BOS is added by default.
+type preInfo struct {
+	kind         preKind
+	ignoreMerges bool
+	addBOS       bool
 }
 
-// preIgnoresMerges reports the pre-tokenizers for which llama.cpp emits a
-// word that is itself a token without running merges over it.
-func preIgnoresMerges(p preKind) bool { return p == preLlama3 }
-
-// preAddsBOS reports the pre-tokenizers whose default add_bos is true when
-// the file does not say.
-func preAddsBOS(p preKind) bool { return p == preLlama3 }
+// preInfos maps the tokenizer.ggml.pre values of byte-level BPE
+// vocabularies this package implements, with the aliases llama.cpp
+// accepts for the same expression.
+var preInfos = func() map[string]preInfo {
+	m := map[string]preInfo{}
+	for _, n := range []string{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
+		"a.x-4.0", "mellum", "modern-bert", "exaone4", "mpt", "olmo", "jais", "trillion", "granite-docling"} {
+		m[n] = preInfo{kind: preGPT2}
+	}
+	for _, n := range []string{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano"} {
+		m[n] = preInfo{kind: preLlama3, ignoreMerges: true, addBOS: true}
+	}
+	for _, n := range []string{"dbrx", "smaug-bpe", "glm4", "chatglm-bpe"} {
+		m[n] = preInfo{kind: preLlama3}
+	}
+	for _, n := range []string{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "megrez", "stablelm2", "hunyuan", "solar-open", "grok-2"} {
+		m[n] = preInfo{kind: preQwen2}
+	}
+	m["qwen35"] = preInfo{kind: preQwen35}
+	return m
+}()
 
 // splitter holds one text's code points and classes; split returns word
 // boundaries as code-point end indices.
@@ -55,15 +62,21 @@ type splitter struct {
 	ends  []int
 }
 
-// reset decodes text into code points (invalid bytes become U+FFFD).
-func (s *splitter) reset(text string) {
+// reset decodes text into code points (invalid bytes become U+FFFD) and
+// classifies them; combining marks are a class of their own only when
+// marks is set (qwen35), else they are classOther.
+func (s *splitter) reset(text string, marks bool) {
 	s.cps = s.cps[:0]
 	s.class = s.class[:0]
 	s.ends = s.ends[:0]
 	for i := 0; i < len(text); {
 		r, n := decodeRune(text[i:])
+		c := classOf(r)
+		if c == classMark && !marks {
+			c = classOther
+		}
 		s.cps = append(s.cps, r)
-		s.class = append(s.class, classOf(r))
+		s.class = append(s.class, c)
 		i += n
 	}
 }
@@ -165,8 +178,10 @@ func (s *splitter) splitGPT2() {
 	}
 }
 
-// splitLlama3 implements llama-bpe (maxDigits 3) and qwen2 (maxDigits 1).
+// splitLlama3 implements llama-bpe (maxDigits 3) and qwen2 (maxDigits 1);
+// qwen35 is qwen2 run over text classified with marks, which join letters.
 func (s *splitter) splitLlama3(maxDigits int) {
+	letter := func(c cpClass) bool { return c == classLetter || c == classMark }
 	for i := 0; i < len(s.cps); {
 		if n := s.contraction(i, true); n > 0 {
 			i += n
@@ -175,9 +190,9 @@ func (s *splitter) splitLlama3(maxDigits int) {
 		}
 		c, cl := s.cps[i], s.class[i]
 		// [^\r\n\p{L}\p{N}]?\p{L}+
-		if c != '\r' && c != '\n' && cl != classNumber && (cl == classLetter || s.cls(i+1) == classLetter) {
+		if c != '\r' && c != '\n' && cl != classNumber && (letter(cl) || letter(s.cls(i+1))) {
 			i++
-			for s.cls(i) == classLetter {
+			for letter(s.cls(i)) {
 				i++
 			}
 			s.emit(i)
@@ -226,7 +241,7 @@ func (s *splitter) split(p preKind) {
 		s.splitGPT2()
 	case preLlama3:
 		s.splitLlama3(3)
-	case preQwen2:
+	case preQwen2, preQwen35:
 		s.splitLlama3(1)
 	default:
 		s.emit(len(s.cps))

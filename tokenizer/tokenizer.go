@@ -58,14 +58,14 @@ func New(spec Spec) (*Tokenizer, error) {
 		t.bos, t.eos, t.unk = 1, 2, 0
 		t.addBOS, t.spacePrefix = true, true
 	case ModelBPE:
-		p, ok := preKinds[spec.Pre]
+		p, ok := preInfos[spec.Pre]
 		if !ok {
 			return nil, fmt.Errorf("%w: tokenizer.ggml.pre %q", ErrUnsupported, spec.Pre)
 		}
-		t.pre = p
+		t.pre = p.kind
 		t.bos, t.eos, t.unk = 11, 11, Absent
-		t.addBOS = preAddsBOS(p)
-		t.ignoreMerges = preIgnoresMerges(p)
+		t.addBOS = p.addBOS
+		t.ignoreMerges = p.ignoreMerges
 		if len(spec.Merges) == 0 {
 			return nil, fmt.Errorf("%w: tokenizer.ggml.merges is missing", ErrInvalidSpec)
 		}

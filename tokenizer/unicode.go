@@ -11,6 +11,7 @@ const (
 	classLetter
 	classNumber
 	classSpace // White_Space property
+	classMark  // \p{M}, told apart only by the qwen35 pre-tokenizer
 	classOther // any other code point, assigned or not
 )
 
@@ -41,6 +42,8 @@ func classOfSlow(r rune) cpClass {
 		return classLetter
 	case unicode.IsNumber(r):
 		return classNumber
+	case unicode.IsMark(r):
+		return classMark
 	}
 	return classOther
 }

@@ -56,7 +56,7 @@ func TestClassOf(t *testing.T) {
 		'a': classLetter, 'Я': classLetter, '世': classLetter, 0x2EBF0: classLetter, // CJK Ext. I (Unicode 15.1)
 		'7': classNumber, '٣': classNumber, 'Ⅻ': classNumber,
 		' ': classSpace, '\n': classSpace, 0x85: classSpace, 0xA0: classSpace, 0x3000: classSpace,
-		0x1C: classOther, '!': classOther, 0x0301: classOther, 0x1F600: classOther, 0x0378: classOther,
+		0x1C: classOther, '!': classOther, 0x0301: classMark, 0x1F600: classOther, 0x0378: classOther,
 	}
 	for r, want := range cases {
 		assert.Equal(t, want, classOf(r), "%U", r)

@@ -15,9 +15,9 @@ import (
 // vocabNames are the llama.cpp vocabularies this package must match.
 var vocabNames = []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2"}
 
-// extraVectorVocabs are further llama.cpp vocabularies that use the same
-// algorithms (phi-3: SentencePiece; mpt: gpt-2 pre-tokenizer).
-var extraVectorVocabs = []string{"phi-3", "mpt"}
+// extraVectorVocabs are further llama.cpp vocabularies this package
+// implements (phi-3: SentencePiece; mpt: the gpt-2 pre-tokenizer; qwen35).
+var extraVectorVocabs = []string{"phi-3", "mpt", "qwen35"}
 
 // vocabDir finds llama.cpp's ggml-vocab-*.gguf files: $LLAMAREF_DIR/vocab,
 // then <repo>/.cache/llamaref/vocab. Without them the test is skipped,

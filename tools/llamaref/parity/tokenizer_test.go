@@ -15,8 +15,9 @@ import (
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
 
-// tokenizerVocabs are the vocabularies issue 4's tokenizer is held to.
-var tokenizerVocabs = []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2"}
+// tokenizerVocabs are the vocabularies issue 4's tokenizer is held to, then
+// further ones it implements.
+var tokenizerVocabs = []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2", "phi-3", "mpt", "qwen35"}
 
 // openVocabPair loads vocabulary name with both llama.cpp and package
 // tokenizer.
@@ -54,7 +55,7 @@ func randomTokenizerText(r *rand.Rand) string {
 		func() string { return string(rune(0x20 + r.IntN(0xD7E0))) },
 		func() string {
 			return pick("<|im_start|>", "<|im_end|>", "<|endoftext|>", "<s>", "</s>", "<|eot_id|>",
-				"<|begin_of_text|>", "[PAD151646]", "<unk>")
+				"<|begin_of_text|>", "[PAD151646]", "<unk>", "<|user|>\n", "<|end|> ")
 		},
 		func() string { return pick("\x80", "\xff", "\xc3", "\xe2\x82", "\xf0\x9f\x98", "\xbf\xbf", "\xc1\x96") },
 	}
