@@ -102,6 +102,9 @@ func New(spec Spec) (*Tokenizer, error) {
 			}
 		}
 		t.buildIDMerges()
+		if t.idMerges != nil {
+			t.ranks = nil // the string path is not used
+		}
 	}
 
 	// Special ids: a default outside the vocabulary is dropped; the file's

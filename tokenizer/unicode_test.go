@@ -24,6 +24,9 @@ func lenientUTF8(s string) string {
 // code point ("\xc1\x96" is token "V"), surrogates survive, bytes that
 // start no sequence become U+FFFD one at a time. Past U+10FFFF llama.cpp
 // aborts; this package yields U+FFFD instead.
+//
+// The overlong case was found by `go test -fuzz FuzzEncode ./tokenizer/`;
+// its input is kept as testdata/fuzz/FuzzEncode/overlong-c1-96.
 func TestDecodeRune(t *testing.T) {
 	cases := []struct {
 		in   string
