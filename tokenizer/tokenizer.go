@@ -43,9 +43,11 @@ type Tokenizer struct {
 // New builds a Tokenizer from spec.
 //
 // Errors: ErrInvalidSpec when the token, score or type arrays are
-// inconsistent; ErrUnsupported for a model other than "llama" and "gpt2" or
-// a gpt2 pre-tokenizer other than the gpt-2, llama-bpe and qwen2 families
-// (and their aliases). Both are wrapped with the offending value.
+// inconsistent, or a gpt2 vocabulary has no merges; ErrUnsupported for a
+// model other than "llama" and "gpt2", or a gpt2 pre-tokenizer outside the
+// gpt-2, llama-bpe, qwen2 and qwen35 families (an absent or "default" pre,
+// which llama.cpp runs with a generic expression and a warning, included).
+// Both are wrapped with the offending value.
 func New(spec Spec) (*Tokenizer, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
