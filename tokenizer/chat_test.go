@@ -1,0 +1,130 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var chatMsgs = []Message{
+	{Role: "system", Content: "Be brief."},
+	{Role: "user", Content: "Hi"},
+	{Role: "assistant", Content: "Hello"},
+	{Role: "user", Content: "Again"},
+}
+
+func TestRenderBuiltin(t *testing.T) {
+	cases := []struct {
+		format ChatFormat
+		want   string
+	}{
+		{FormatChatML, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello<|im_end|>\n<|im_start|>user\nAgain<|im_end|>\n<|im_start|>assistant\n"},
+		{FormatLlama3, "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAgain<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+		{FormatZephyr, "<|system|>\nBe brief.<|endoftext|>\n<|user|>\nHi<|endoftext|>\n<|assistant|>\nHello<|endoftext|>\n<|user|>\nAgain<|endoftext|>\n<|assistant|>\n"},
+		{FormatLlama2, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]Hello</s>[INST] Again [/INST]"},
+	}
+	for _, c := range cases {
+		t.Run(string(c.format), func(t *testing.T) {
+			got, err := RenderBuiltin(c.format, chatMsgs, true)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		})
+	}
+	_, err := RenderBuiltin(FormatJinja, chatMsgs, true)
+	require.ErrorIs(t, err, ErrUnsupported)
+}
+
+// TestJinjaMatchesBuiltin renders real chat templates with the Jinja engine
+// and compares them with the built-in renderer of the same family: the
+// qwen2 vocabulary's own template (ChatML), and the published Llama 3,
+// Llama 2 and Zephyr templates under testdata/chat.
+func TestJinjaMatchesBuiltin(t *testing.T) {
+	files := []struct {
+		file   string
+		format ChatFormat
+		opts   ChatOptions
+		fixup  func(builtin string) string
+	}{
+		// The published Llama 3 template prepends bos_token.
+		{"llama3.jinja", FormatLlama3, ChatOptions{BOS: "<|begin_of_text|>"}, func(s string) string { return "<|begin_of_text|>" + s }},
+		{"zephyr.jinja", FormatZephyr, ChatOptions{}, nil},
+		// The published Llama 2 template ends assistant turns with
+		// eos_token and opens every user turn with "[INST] ".
+		{"llama2.jinja", FormatLlama2, ChatOptions{EOS: "</s>"}, nil},
+	}
+	for _, f := range files {
+		t.Run(f.file, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join("testdata", "chat", f.file))
+			require.NoError(t, err)
+			assert.Equal(t, f.format, DetectFormat(string(src)))
+			opts := f.opts
+			opts.AddGenerationPrompt = f.format != FormatLlama2
+			got, err := RenderJinja(string(src), chatMsgs, opts)
+			require.NoError(t, err)
+			want, err := RenderBuiltin(f.format, chatMsgs, opts.AddGenerationPrompt)
+			require.NoError(t, err)
+			if f.fixup != nil {
+				want = f.fixup(want)
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+	t.Run("qwen2 gguf", func(t *testing.T) {
+		tok := loadVocab(t, "qwen2")
+		require.NotEmpty(t, tok.ChatTemplate())
+		assert.Equal(t, FormatChatML, DetectFormat(tok.ChatTemplate()))
+		got, used, cause := tok.ApplyChat(chatMsgs, true)
+		require.NoError(t, cause)
+		assert.Equal(t, FormatJinja, used)
+		want, _ := RenderBuiltin(FormatChatML, chatMsgs, true)
+		assert.Equal(t, want, got)
+		// Without a system message Qwen's template adds its default one.
+		got, _, _ = tok.ApplyChat(chatMsgs[1:2], true)
+		assert.Equal(t, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", got)
+		ids := tok.Encode(got, EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		assert.Equal(t, int32(151644), ids[0], "<|im_start|> is one token")
+	})
+}
+
+func TestJinjaErrors(t *testing.T) {
+	_, err := RenderJinja("{% for %}", chatMsgs, ChatOptions{})
+	require.ErrorIs(t, err, ErrTemplate)
+	_, err = RenderJinja("{{ raise_exception('roles must alternate') }}", chatMsgs, ChatOptions{})
+	require.ErrorIs(t, err, ErrTemplate)
+	assert.Contains(t, err.Error(), "roles must alternate")
+}
+
+// TestApplyChatFallback: no template means ChatML; a template the engine
+// cannot render falls back to the detected format and reports why.
+func TestApplyChatFallback(t *testing.T) {
+	tok := tinyBPE(t, "gpt-2")
+	got, used, cause := tok.ApplyChat(chatMsgs[:2], true)
+	require.NoError(t, cause)
+	assert.Equal(t, FormatChatML, used)
+	want, _ := RenderBuiltin(FormatChatML, chatMsgs[:2], true)
+	assert.Equal(t, want, got)
+
+	tok.chatTemplate = "{% if %}<|start_header_id|>x<|end_header_id|>"
+	got, used, cause = tok.ApplyChat(chatMsgs[:2], true)
+	require.ErrorIs(t, cause, ErrTemplate)
+	assert.Equal(t, FormatLlama3, used)
+	want, _ = RenderBuiltin(FormatLlama3, chatMsgs[:2], true)
+	assert.Equal(t, want, got)
+}
+
+func TestDetectFormat(t *testing.T) {
+	cases := map[string]ChatFormat{
+		"":                                     FormatChatML,
+		"{{ '<|im_start|>' }}":                 FormatChatML,
+		"[INST] {{ x }} [/INST]":               FormatLlama2,
+		"<|user|>{{x}}<|endoftext|>":           FormatZephyr,
+		"<|start_header_id|><|end_header_id|>": FormatLlama3,
+		"something else":                       FormatChatML,
+	}
+	for src, want := range cases {
+		assert.Equal(t, want, DetectFormat(src), src)
+	}
+}
