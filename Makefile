@@ -8,7 +8,7 @@ BIN      := bin/realizar-host
 RACE_PKGS := ./engine/...
 FUZZTIME ?= 10s
 
-.PHONY: all build test test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+.PHONY: all ref-install build test test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
 
 all: build
 
@@ -41,6 +41,11 @@ test-ref:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@if [ -f tools/llamaref/go.mod ]; then cd tools/llamaref && $(GO) vet ./...; fi
+
+## ref-install: the llama.cpp reference into .cache/llamaref (idempotent).
+ref-install:
+	tools/llamaref/install.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
