@@ -79,8 +79,9 @@ func (c Config) WithLimits(l Limits) Config { c.limits = l.or(c.limits); return 
 func (c Config) WithCompilationCacheDir(dir string) Config { c.cacheDir = dir; return c }
 
 // WithNanotime replaces the monotonic clock plugins see (realizar.clock_ns
-// and WASI clock_time_get) with f, nanoseconds; tests pass a fake.
-// Default: time since the instance was created.
+// and WASI clock_time_get) with f, whose value, in nanoseconds, the guest
+// sees as is; tests pass a fake. Default: time since the instance was
+// created.
 func (c Config) WithNanotime(f func() int64) Config { c.nanotime = f; return c }
 
 // or fills l's zero fields from d.

@@ -49,13 +49,13 @@ type instance struct {
 // instantiate creates an instance of p and runs realizar_init under the
 // init deadline. On error nothing is left running.
 func (p *Plugin) instantiate(vocab engine.Vocab, maxPiece int, log *logBuffer) (*instance, error) {
+	// A fake clock is used as is; the real one counts from instantiation.
 	nanotime := p.h.cfg.nanotime
 	if nanotime == nil {
 		base := time.Now()
 		nanotime = func() int64 { return int64(time.Since(base)) }
 	}
 	st := &instState{vocab: vocab, config: p.values, log: log, nanotime: nanotime, random: abi.NewRNG(abi.RandomGetSalt)}
-	st.start = nanotime()
 	i := &instance{
 		p: p, st: st, nVocab: vocab.Size(), maxPiece: maxPiece,
 		alloc: &capAllocator{capBytes: uint64(p.limits.MemoryPages) * 65536, live: &p.h.memories},

@@ -17,7 +17,6 @@ type instState struct {
 	prompt   []int32 // set only during realizar_reset
 	random   abi.RNG // fills WASI random_get
 	nanotime func() int64
-	start    int64
 }
 
 type stateKey struct{}
@@ -27,7 +26,7 @@ func stateOf(ctx context.Context) *instState {
 }
 
 // now is the instance's monotonic clock in nanoseconds.
-func (s *instState) now() int64 { return s.nanotime() - s.start }
+func (s *instState) now() int64 { return s.nanotime() }
 
 // logBuffer keeps the last max bytes written to it.
 type logBuffer struct {
