@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,6 +31,12 @@ func (v testVocab) Piece(id int32) []byte {
 	return []byte("t" + strconv.Itoa(int(id)))
 }
 func (v testVocab) IsEOG(id int32) bool { return false }
+
+// fastVocab is testVocab with the optional MaxPieceLen capability, so
+// creating an adapter does not scan the vocabulary.
+type fastVocab struct{ testVocab }
+
+func (v fastVocab) MaxPieceLen() int { return 1 + len(strconv.Itoa(v.n)) + 16 }
 func (v testVocab) Size() int           { return v.n }
 
 func wasmFile(t testing.TB, name string) []byte {
@@ -39,9 +46,14 @@ func wasmFile(t testing.TB, name string) []byte {
 	return b
 }
 
+// generous are the limits of tests that do not test deadlines: the CI
+// machine may be loaded, and a good guest must not time out there.
+var generous = host.Limits{CallTimeout: 20 * time.Second, InitTimeout: 60 * time.Second}
+
+// newHost starts a Host with cfg, and generous deadlines.
 func newHost(t testing.TB, cfg host.Config) *host.Host {
 	t.Helper()
-	h, err := host.New(context.Background(), cfg)
+	h, err := host.New(context.Background(), cfg.WithLimits(generous))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	return h

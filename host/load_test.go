@@ -66,7 +66,9 @@ func TestLoadTooLarge(t *testing.T) {
 }
 
 func TestPluginIdentity(t *testing.T) {
-	h := newHost(t, host.NewConfig())
+	h, err := host.New(context.Background(), host.NewConfig())
+	require.NoError(t, err)
+	defer h.Close(context.Background())
 	b := wasmFile(t, "greedy")
 	p := load(t, h, "greedy", host.LoadOptions{})
 	sum := sha256.Sum256(b)

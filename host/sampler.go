@@ -57,8 +57,18 @@ func NewSampler(vocab engine.Vocab, sampler *Plugin, processors ...*Plugin) (*Sa
 	return s, nil
 }
 
+// MaxPieceLener is an optional engine.Vocab capability: the length in
+// bytes of its longest piece. Without it the adapters scan the vocabulary
+// (n_vocab calls to Piece) each time one is created.
+type MaxPieceLener interface {
+	MaxPieceLen() int
+}
+
 // maxPieceLen is the longest token piece in bytes (at least 1).
 func maxPieceLen(v engine.Vocab) int {
+	if m, ok := v.(MaxPieceLener); ok {
+		return max(1, m.MaxPieceLen())
+	}
 	m := 1
 	for id := 0; id < v.Size(); id++ {
 		m = max(m, len(v.Piece(int32(id))))

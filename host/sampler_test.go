@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,10 +27,13 @@ func newSampler(t testing.TB, v engine.Vocab, sampler *host.Plugin, processors .
 // vocabulary sizes (the guests grow their memory at init for the region).
 func TestSamplersMatchArgmax(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	for _, name := range []string{"greedy", "topn", "greedy_go"} {
+	for _, g := range []struct{ name, module, config string }{
+		{"wat-full", "greedy", ""}, {"wat-top40", "topn", ""},
+		{"go-full", "greedy_go", ""}, {"go-top40", "greedy_go", `{"top_n":"40"}`},
+	} {
 		for _, n := range []int{7, 32000, 151936} {
-			t.Run(name+"/"+strings.Repeat("v", 1)+itoa(n), func(t *testing.T) {
-				s := newSampler(t, testVocab{n: n}, load(t, h, name, host.LoadOptions{}))
+			t.Run(g.name+"/"+strconv.Itoa(n), func(t *testing.T) {
+				s := newSampler(t, testVocab{n: n}, load(t, h, g.module, host.LoadOptions{Config: []byte(g.config)}))
 				require.NoError(t, s.Reset(1, []int32{1, 2}))
 				for step := uint64(0); step < 5; step++ {
 					logits := randomLogits(step, n)
@@ -46,19 +49,6 @@ func TestSamplersMatchArgmax(t *testing.T) {
 			})
 		}
 	}
-}
-
-func itoa(n int) string { return strings.TrimLeft(strings.Repeat(" ", 0)+formatInt(n), " ") }
-
-func formatInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 // probeTokens is what testdata/probe.wat must answer: see its header.
