@@ -37,7 +37,7 @@ func (v testVocab) IsEOG(id int32) bool { return false }
 type fastVocab struct{ testVocab }
 
 func (v fastVocab) MaxPieceLen() int { return 1 + len(strconv.Itoa(v.n)) + 16 }
-func (v testVocab) Size() int           { return v.n }
+func (v testVocab) Size() int        { return v.n }
 
 func wasmFile(t testing.TB, name string) []byte {
 	t.Helper()
