@@ -144,3 +144,19 @@ func FuzzParseManifest(f *testing.F) {
 		require.Equal(t, strings.ToLower(m.SHA256), m.SHA256)
 	})
 }
+
+// With a cache folder, a second Host reuses the compiled code.
+func TestCompilationCacheDir(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 2; i++ {
+		h := newHost(t, host.NewConfig().WithCompilationCacheDir(dir))
+		s, err := host.NewSampler(testVocab{n: 10}, load(t, h, "greedy", host.LoadOptions{}))
+		require.NoError(t, err)
+		works(t, s, 10)
+		require.NoError(t, s.Close())
+		require.NoError(t, h.Close(context.Background()))
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, entries)
+}
