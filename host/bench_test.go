@@ -16,7 +16,7 @@ import (
 func BenchmarkStep(b *testing.B) {
 	h := newHost(b, host.NewConfig())
 	guests := []struct{ name, module, config string }{
-		{"wat-full", "greedy", ""}, {"wat-top40", "topn", ""},
+		{"overhead-full", "nop", ""}, {"wat-full", "greedy", ""}, {"wat-full-unrolled8", "greedy8", ""}, {"wat-top40", "topn", ""},
 		{"go-full", "greedy_go", ""}, {"go-top40", "greedy_go", `{"top_n":"40"}`},
 	}
 	for _, n := range []int{32000, 151936} {

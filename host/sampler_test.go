@@ -28,7 +28,7 @@ func newSampler(t testing.TB, v engine.Vocab, sampler *host.Plugin, processors .
 func TestSamplersMatchArgmax(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	for _, g := range []struct{ name, module, config string }{
-		{"wat-full", "greedy", ""}, {"wat-top40", "topn", ""},
+		{"wat-full", "greedy", ""}, {"wat-full-unrolled8", "greedy8", ""}, {"wat-top40", "topn", ""},
 		{"go-full", "greedy_go", ""}, {"go-top40", "greedy_go", `{"top_n":"40"}`},
 	} {
 		for _, n := range []int{7, 32000, 151936} {
