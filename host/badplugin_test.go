@@ -1,0 +1,230 @@
+package host_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/host"
+)
+
+// Short deadlines so the looping guests are cut quickly.
+var testLimits = host.Limits{MemoryPages: 64, CallTimeout: 50 * time.Millisecond, InitTimeout: 200 * time.Millisecond}
+
+// requirePolicyError checks err is an *engine.PolicyError naming the bad
+// plugin and wrapping want.
+func requirePolicyError(t *testing.T, err error, want error) {
+	t.Helper()
+	require.ErrorIs(t, err, want)
+	var pe *engine.PolicyError
+	require.True(t, errors.As(err, &pe), "%T %v", err, err)
+	assert.Contains(t, pe.Policy, " bad ")
+}
+
+// works checks that a turn on s runs normally: Reset(0) and a correct argmax.
+func works(t *testing.T, s *host.Sampler, n int) {
+	t.Helper()
+	require.NoError(t, s.Reset(0, []int32{1}))
+	logits := randomLogits(99, n)
+	got, err := s.Sample(logits)
+	require.NoError(t, err)
+	require.Equal(t, argmax(logits), got)
+}
+
+// The runtime half of the bad-plugin suite (testdata/bad.wat): each
+// misbehaviour gives its typed error, and the very next turn on the same
+// Sampler works.
+func TestBadPluginTurns(t *testing.T) {
+	var now atomic.Int64
+	h := newHost(t, host.NewConfig().WithNanotime(now.Load))
+	const n = 1000
+	bad := load(t, h, "bad", host.LoadOptions{Limits: testLimits})
+	s := newSampler(t, testVocab{n: n}, bad)
+
+	for _, tc := range []struct {
+		name string
+		seed uint64
+		want error
+	}{
+		{"sample loops forever", 1, host.ErrPluginTimeout},
+		{"sample traps", 2, host.ErrPluginTrap},
+		{"grows memory past the cap", 3, host.ErrPluginMemory},
+		{"returns -1", 4, engine.ErrBadToken},
+		{"returns n_vocab", 5, engine.ErrBadToken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, s.Reset(tc.seed, []int32{1}))
+			_, err := s.Sample(randomLogits(1, n))
+			requirePolicyError(t, err, tc.want)
+			works(t, s, n)
+		})
+	}
+
+	t.Run("error carries the last log line", func(t *testing.T) {
+		require.NoError(t, s.Reset(9, nil))
+		_, err := s.Sample(randomLogits(1, n))
+		requirePolicyError(t, err, engine.ErrBadToken)
+		assert.Contains(t, string(s.Log()[0]), "[error] mode 9: giving up")
+		works(t, s, n)
+	})
+
+	t.Run("garbage in its own buffer", func(t *testing.T) {
+		require.NoError(t, s.Reset(6, nil))
+		for step := uint64(0); step < 3; step++ {
+			logits := randomLogits(step+10, n)
+			got, err := s.Sample(logits)
+			require.NoError(t, err)
+			require.Equal(t, argmax(logits), got, "the host rewrites the region every step and never reads it back")
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		seed uint64
+		want error
+	}{
+		{"reset loops forever", 7, host.ErrPluginTimeout},
+		{"reset traps", 8, host.ErrPluginTrap},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			requirePolicyError(t, s.Reset(tc.seed, nil), tc.want)
+			_, err := s.Sample(randomLogits(1, n))
+			require.ErrorIs(t, err, host.ErrNoInstance, "the turn is over")
+			works(t, s, n)
+		})
+	}
+
+	for _, tc := range []struct {
+		name  string
+		clock int64
+		want  error
+	}{
+		{"init loops forever", 13, host.ErrPluginTimeout},
+		{"init traps", 14, host.ErrPluginTrap},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSampler(t, testVocab{n: n}, bad)
+			now.Store(tc.clock)
+			requirePolicyError(t, s.Reset(0, nil), tc.want)
+			now.Store(0)
+			works(t, s, n)
+		})
+	}
+
+	t.Run("refuses its config", func(t *testing.T) {
+		p := load(t, h, "bad", host.LoadOptions{Limits: testLimits, Config: []byte(`{"refuse":true}`)})
+		requirePolicyError(t, newSampler(t, testVocab{n: n}, p).Reset(0, nil), host.ErrBadConfig)
+	})
+	assert.Equal(t, 1, h.LiveInstances(), "only the Sampler's current instance is alive")
+}
+
+// A stop policy that traps, and one that answers an action that does not
+// exist; the next turn works.
+func TestBadStopPolicy(t *testing.T) {
+	h := newHost(t, host.NewConfig().WithNanotime(func() int64 { return 0 }))
+	sp, err := host.NewStopPolicy(testVocab{n: 1000}, load(t, h, "clock", host.LoadOptions{Limits: testLimits}))
+	require.NoError(t, err)
+	defer sp.Close()
+	for token, want := range map[int32]error{999: host.ErrPluginTrap, 998: host.ErrBadResult} {
+		require.NoError(t, sp.Reset())
+		_, err := sp.Check(token, []byte("x"))
+		require.ErrorIs(t, err, want)
+		var pe *engine.PolicyError
+		require.True(t, errors.As(err, &pe))
+		require.NoError(t, sp.Reset())
+		d, err := sp.Check(1, []byte("x"))
+		require.NoError(t, err)
+		assert.Equal(t, engine.Continue, d.Action)
+	}
+}
+
+// Two Sessions with the same plugin on different goroutines see neither each
+// other's memory (the probe's step counter) nor RNG state (random_get).
+// Run with -race.
+func TestIsolation(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	p := load(t, h, "probe", host.LoadOptions{})
+	const n, steps = 5000, 300
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for g := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[g] = func() error {
+				s, err := host.NewSampler(testVocab{n: n}, p)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				seed := uint64(1000 + g%2) // two pairs share a seed
+				for turn := 0; turn < 3; turn++ {
+					if err := s.Reset(seed, []int32{int32(g)}); err != nil {
+						return err
+					}
+					want := probeTokens(seed, n, steps, 0, g)
+					logits := make([]float32, n)
+					for k := range want {
+						got, err := s.Sample(logits)
+						if err != nil {
+							return err
+						}
+						if got != want[k] {
+							return fmt.Errorf("goroutine %d turn %d step %d: got %d want %d", g, turn, k, got, want[k])
+						}
+						s.Accept(got)
+						runtime.Gosched()
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// 1000 Sessions create and discard instances, one in ten timing out; the
+// goroutines and the wazero memories come back to where they started.
+func TestNoLeak(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	bad := load(t, h, "bad", host.LoadOptions{Limits: host.Limits{CallTimeout: 20 * time.Millisecond}})
+	greedy := load(t, h, "greedy", host.LoadOptions{})
+	const n = 256
+	// Warm up once so lazily started runtime goroutines are counted.
+	s := newSampler(t, testVocab{n: n}, greedy)
+	works(t, s, n)
+	require.NoError(t, s.Close())
+	goroutines := runtime.NumGoroutine()
+
+	for i := 0; i < 1000; i++ {
+		p, seed := greedy, uint64(0)
+		if i%10 == 0 {
+			p, seed = bad, 1 // loops in sample until the deadline
+		}
+		s, err := host.NewSampler(testVocab{n: n}, p)
+		require.NoError(t, err)
+		if err = s.Reset(seed, nil); err == nil {
+			_, err = s.Sample(randomLogits(uint64(i), n))
+		}
+		if seed == 1 { // under -race on a loaded machine even reset can miss 20ms
+			require.ErrorIs(t, err, host.ErrPluginTimeout)
+		} else {
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.Close())
+	}
+	assert.Equal(t, 0, h.LiveInstances())
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= goroutines },
+		5*time.Second, 10*time.Millisecond, "goroutines: %d before, %d after", goroutines, runtime.NumGoroutine())
+}

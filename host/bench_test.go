@@ -1,0 +1,83 @@
+package host_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/host"
+)
+
+// BenchmarkStep measures one decode step through the host (copy of the
+// logits or of the top-40 candidates, plus one call) against a native Go
+// argmax over the same logits. Ratios: go test -bench Step ./host.
+func BenchmarkStep(b *testing.B) {
+	h := newHost(b, host.NewConfig())
+	guests := []struct{ name, module, config string }{
+		{"overhead-full", "nop", ""}, {"wat-full", "greedy", ""}, {"wat-full-unrolled8", "greedy8", ""}, {"wat-top40", "topn", ""},
+		{"go-full", "greedy_go", ""}, {"go-top40", "greedy_go", `{"top_n":"40"}`},
+	}
+	for _, n := range []int{32000, 151936} {
+		logits := randomLogits(1, n)
+		b.Run("vocab="+strconv.Itoa(n)+"/native-argmax", func(b *testing.B) {
+			b.ReportAllocs()
+			var sink int32
+			for b.Loop() {
+				sink += argmax(logits)
+			}
+			_ = sink
+		})
+		for _, g := range guests {
+			b.Run("vocab="+strconv.Itoa(n)+"/"+g.name, func(b *testing.B) {
+				s := newSampler(b, testVocab{n: n}, load(b, h, g.module, host.LoadOptions{Config: []byte(g.config)}))
+				require.NoError(b, s.Reset(0, nil))
+				b.ReportAllocs()
+				for b.Loop() {
+					id, err := s.Sample(logits)
+					if err != nil {
+						b.Fatal(err)
+					}
+					s.Accept(id)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkInstantiate measures a new instance from the compiled module
+// (instantiate, realizar_init, one realizar_reset, close), as a Session's
+// first turn pays it; BenchmarkCompile measures validating and compiling
+// the module in a fresh Host.
+func BenchmarkInstantiate(b *testing.B) {
+	h := newHost(b, host.NewConfig())
+	v := fastVocab{testVocab{n: 32000}}
+	for _, module := range []string{"greedy", "greedy_go"} {
+		p := load(b, h, module, host.LoadOptions{})
+		b.Run(module, func(b *testing.B) {
+			for b.Loop() {
+				s, err := host.NewSampler(v, p)
+				require.NoError(b, err)
+				require.NoError(b, s.Reset(0, nil))
+				require.NoError(b, s.Close())
+			}
+		})
+	}
+}
+
+func BenchmarkCompile(b *testing.B) {
+	ctx := context.Background()
+	for _, module := range []string{"greedy", "greedy_go"} {
+		wasm := wasmFile(b, module)
+		b.Run(module, func(b *testing.B) {
+			for b.Loop() {
+				h, err := host.New(ctx, host.NewConfig())
+				require.NoError(b, err)
+				_, err = h.Load(ctx, wasm, host.LoadOptions{})
+				require.NoError(b, err)
+				require.NoError(b, h.Close(ctx))
+			}
+		})
+	}
+}

@@ -1,0 +1,22 @@
+//go:build !(386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64 || wasm)
+
+package host
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// putF32s writes src into dst as little-endian f32 (len(dst) >= 4*len(src)).
+func putF32s(dst []byte, src []float32) {
+	for i, v := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+	}
+}
+
+// putI32s writes src into dst as little-endian i32.
+func putI32s(dst []byte, src []int32) {
+	for i, v := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], uint32(v))
+	}
+}

@@ -1,0 +1,99 @@
+package host
+
+import (
+	"time"
+)
+
+// Config holds a Host's settings. It is immutable: each WithX returns a
+// changed copy. Values are checked by New.
+type Config struct {
+	maxModuleBytes int
+	maxConfigBytes int
+	logBytes       int
+	limits         Limits
+	cacheDir       string
+	nanotime       func() int64
+}
+
+// Limits bound one plugin instance. A zero field means "the Host's default"
+// in LoadOptions and a manifest.
+type Limits struct {
+	// MemoryPages caps the guest's linear memory, in 64 KiB pages. Default
+	// DefaultMemoryPages.
+	MemoryPages uint32
+	// CallTimeout is the deadline of each per-step and per-turn call.
+	// Default DefaultCallTimeout.
+	CallTimeout time.Duration
+	// InitTimeout is the deadline of instantiation plus realizar_init.
+	// Default DefaultInitTimeout.
+	InitTimeout time.Duration
+}
+
+// Defaults.
+const (
+	// DefaultMemoryPages is 512 pages (32 MiB): a Go guest's ~49 pages at
+	// start, a 151,936-entry logits buffer (594 KiB, 10 pages) and, for a
+	// processor, its 1.2 MiB output region, with room for the Go heap to
+	// grow by several 4 MiB arenas.
+	DefaultMemoryPages = 512
+	// DefaultCallTimeout is generous for one step at 152k vocab (a C guest
+	// takes well under a millisecond) yet bounds a runaway guest.
+	DefaultCallTimeout = 250 * time.Millisecond
+	// DefaultInitTimeout covers a Go guest's runtime start.
+	DefaultInitTimeout = 2 * time.Second
+	// DefaultMaxModuleBytes caps the size of a module: 16 MiB.
+	DefaultMaxModuleBytes = 16 << 20
+	// DefaultMaxConfigBytes caps a plugin's config: 64 KiB.
+	DefaultMaxConfigBytes = 64 << 10
+	// DefaultLogBytes bounds each instance's log (the last bytes are kept): 16 KiB.
+	DefaultLogBytes = 16 << 10
+	// maxMemoryPages is the wasm32 maximum.
+	maxMemoryPages = 65536
+)
+
+// NewConfig returns the defaults.
+func NewConfig() Config {
+	return Config{
+		maxModuleBytes: DefaultMaxModuleBytes,
+		maxConfigBytes: DefaultMaxConfigBytes,
+		logBytes:       DefaultLogBytes,
+		limits:         Limits{MemoryPages: DefaultMemoryPages, CallTimeout: DefaultCallTimeout, InitTimeout: DefaultInitTimeout},
+	}
+}
+
+// WithMaxModuleBytes sets the largest module Load accepts, in bytes.
+func (c Config) WithMaxModuleBytes(n int) Config { c.maxModuleBytes = n; return c }
+
+// WithMaxConfigBytes sets the largest plugin config, in bytes.
+func (c Config) WithMaxConfigBytes(n int) Config { c.maxConfigBytes = n; return c }
+
+// WithLogBytes sets the size of each instance's log buffer, in bytes.
+func (c Config) WithLogBytes(n int) Config { c.logBytes = n; return c }
+
+// WithLimits sets the default per-instance limits; zero fields keep the
+// current values.
+func (c Config) WithLimits(l Limits) Config { c.limits = l.or(c.limits); return c }
+
+// WithCompilationCacheDir keeps compiled code on disk in dir, so a restart
+// does not compile again. Default: in memory only.
+func (c Config) WithCompilationCacheDir(dir string) Config { c.cacheDir = dir; return c }
+
+// WithNanotime replaces the monotonic clock plugins see (realizar.clock_ns
+// and WASI clock_time_get) with f, whose value, in nanoseconds, the guest
+// sees as is; tests pass a fake. Default: time since the instance was
+// created.
+func (c Config) WithNanotime(f func() int64) Config { c.nanotime = f; return c }
+
+// or fills l's zero fields from d.
+func (l Limits) or(d Limits) Limits {
+	if l.MemoryPages == 0 {
+		l.MemoryPages = d.MemoryPages
+	}
+	if l.CallTimeout == 0 {
+		l.CallTimeout = d.CallTimeout
+	}
+	if l.InitTimeout == 0 {
+		l.InitTimeout = d.InitTimeout
+	}
+	return l
+}

@@ -1,0 +1,208 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine"
+)
+
+// instance is one live guest: its module, the functions the host calls,
+// the region it answered at init, and a watchdog for deadlines.
+//
+// Deadlines cost no allocation per call on our side: the instance's context
+// is cancelled by a reusable timer, armed before each call and stopped
+// after it. (wazero's WithCloseOnContextDone still starts one goroutine per
+// call to watch that context.)
+type instance struct {
+	p     *Plugin
+	mod   api.Module
+	mem   api.Memory
+	reset api.Function
+	step  api.Function // realizar_sample, realizar_process or realizar_check
+	stack []uint64
+
+	st       *instState
+	alloc    *capAllocator
+	ctx      context.Context
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	timedOut atomic.Bool
+
+	addr     uint32 // input region
+	topN     int
+	inSize   int // bytes
+	outSize  int // bytes, processors only
+	nVocab   int
+	maxPiece int
+}
+
+// instantiate creates an instance of p and runs realizar_init under the
+// init deadline. On error nothing is left running.
+func (p *Plugin) instantiate(vocab engine.Vocab, maxPiece int, log *logBuffer) (*instance, error) {
+	// A fake clock is used as is; the real one counts from instantiation.
+	nanotime := p.h.cfg.nanotime
+	if nanotime == nil {
+		base := time.Now()
+		nanotime = func() int64 { return int64(time.Since(base)) }
+	}
+	st := &instState{vocab: vocab, config: p.values, log: log, nanotime: nanotime, random: abi.NewRNG(abi.RandomGetSalt)}
+	i := &instance{
+		p: p, st: st, nVocab: vocab.Size(), maxPiece: maxPiece,
+		alloc: &capAllocator{capBytes: uint64(p.limits.MemoryPages) * 65536, live: &p.h.memories},
+		stack: make([]uint64, 4),
+	}
+	base := context.WithValue(context.Background(), stateKey{}, st)
+	i.ctx, i.cancel = context.WithCancel(base)
+	i.timer = time.AfterFunc(time.Hour, func() {
+		i.timedOut.Store(true)
+		i.cancel()
+	})
+	i.timer.Stop()
+
+	i.arm(p.limits.InitTimeout)
+	err := i.start()
+	i.disarm()
+	if err != nil {
+		err = i.classify("init", err)
+		i.close()
+		return nil, err
+	}
+	return i, nil
+}
+
+func (i *instance) start() error {
+	p := i.p
+	ctx := experimental.WithMemoryAllocator(i.ctx, i.alloc)
+	mod, err := p.h.rt.InstantiateModule(ctx, p.compiled,
+		wazero.NewModuleConfig().WithName("").WithStartFunctions(abi.ExportInitialize))
+	if err != nil {
+		return err
+	}
+	i.mod = mod
+	if mod.IsClosed() {
+		return errors.New("the module exited during start")
+	}
+	i.mem = mod.Memory()
+	i.reset = mod.ExportedFunction(abi.ExportReset)
+	switch p.kind {
+	case abi.KindSampler:
+		i.step = mod.ExportedFunction(abi.ExportSample)
+	case abi.KindProcessor:
+		i.step = mod.ExportedFunction(abi.ExportProcess)
+	default:
+		i.step = mod.ExportedFunction(abi.ExportCheck)
+	}
+
+	var cfgPtr, cfgLen uint32
+	if p.hasAlloc && len(p.config) > 0 {
+		cfgLen = uint32(len(p.config))
+		i.stack[0] = uint64(cfgLen)
+		if err := mod.ExportedFunction(abi.ExportAlloc).CallWithStack(i.ctx, i.stack); err != nil {
+			return err
+		}
+		cfgPtr = uint32(i.stack[0])
+		if !i.mem.Write(cfgPtr, p.config) {
+			return fmt.Errorf("%w: %s returned %d, %d bytes do not fit memory of %d bytes",
+				ErrBadResult, abi.ExportAlloc, cfgPtr, cfgLen, i.mem.Size())
+		}
+	}
+	i.stack[0], i.stack[1], i.stack[2], i.stack[3] = uint64(i.nVocab), uint64(i.maxPiece), uint64(cfgPtr), uint64(cfgLen)
+	if err := mod.ExportedFunction(abi.ExportInit).CallWithStack(i.ctx, i.stack); err != nil {
+		return err
+	}
+	addr, topN, code, ok := abi.UnpackInit(int64(i.stack[0]))
+	switch {
+	case !ok && code == abi.ErrConfig:
+		return fmt.Errorf("%w: %s refused its config", ErrBadConfig, p.meta.Name)
+	case !ok && code != 0:
+		return fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportInit, code)
+	case !ok:
+		return fmt.Errorf("%w: %s returned %#x", ErrBadResult, abi.ExportInit, i.stack[0])
+	case topN > 0 && p.kind == abi.KindStop:
+		return fmt.Errorf("%w: a stop policy asked for top-%d candidates", ErrBadResult, topN)
+	}
+	i.addr, i.topN = addr, topN
+	i.inSize = abi.InputSize(p.kind, i.nVocab, topN, i.maxPiece)
+	i.outSize = abi.OutputSize(p.kind, i.nVocab, topN)
+	if uint64(addr)+uint64(i.inSize)+uint64(i.outSize) > uint64(i.mem.Size()) {
+		return fmt.Errorf("%w: region [%d, +%d) is outside memory of %d bytes",
+			ErrBadResult, addr, i.inSize+i.outSize, i.mem.Size())
+	}
+	return nil
+}
+
+func (i *instance) arm(d time.Duration) { i.timer.Reset(d) }
+func (i *instance) disarm()             { i.timer.Stop() }
+
+// call runs fn with the instance's stack under the call deadline.
+func (i *instance) call(fn api.Function) error {
+	i.arm(i.p.limits.CallTimeout)
+	err := fn.CallWithStack(i.ctx, i.stack)
+	i.disarm()
+	return err
+}
+
+// region returns the current view of guest memory [off, off+n) from the
+// input address. It is fetched on every step, so a guest that grew its
+// memory (moving the backing array) is seen correctly.
+func (i *instance) region(off, n int) []byte {
+	b, ok := i.mem.Read(i.addr+uint32(off), uint32(n))
+	if !ok {
+		// Cannot happen: the region was checked at init and memory never shrinks.
+		panic("host: plugin region outside memory")
+	}
+	return b
+}
+
+// classify turns a failed call into the error the caller returns, naming
+// the phase ("init", "reset", "step").
+func (i *instance) classify(phase string, err error) error {
+	var exit *sys.ExitError
+	switch {
+	case i.timedOut.Load():
+		d := i.p.limits.CallTimeout
+		if phase == "init" {
+			d = i.p.limits.InitTimeout
+		}
+		err = fmt.Errorf("%w: %s did not return within %v", ErrPluginTimeout, phase, d)
+	case i.alloc.refused.Load():
+		err = fmt.Errorf("%w: %s asked to grow memory past %d pages: %w", ErrPluginMemory, phase, i.p.limits.MemoryPages, err)
+	case isOurs(err):
+	case errors.As(err, &exit):
+		err = fmt.Errorf("%w: %s: guest exited with code %d", ErrPluginTrap, phase, exit.ExitCode())
+	default:
+		err = fmt.Errorf("%w: %s: %w", ErrPluginTrap, phase, err)
+	}
+	if line := i.st.log.lastLine(); line != "" {
+		err = fmt.Errorf("%w (last log line: %q)", err, line)
+	}
+	return &engine.PolicyError{Policy: i.p.label, Err: err}
+}
+
+func isOurs(err error) bool {
+	for _, s := range []error{ErrBadConfig, ErrPluginFailed, ErrBadResult, ErrPluginMemory} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// close releases the instance; it is safe to call more than once.
+func (i *instance) close() {
+	i.timer.Stop()
+	if i.mod != nil {
+		_ = i.mod.Close(context.Background())
+	}
+	i.cancel()
+}

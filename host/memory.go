@@ -1,0 +1,66 @@
+package host
+
+import (
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// capAllocator backs one instance's linear memory and refuses to grow it
+// past capBytes: memory.grow then returns -1 in the guest, and refused
+// records that it happened so a following trap is reported as
+// ErrPluginMemory. live counts memories allocated and not yet freed.
+type capAllocator struct {
+	capBytes uint64
+	refused  atomic.Bool
+	live     *atomic.Int64
+}
+
+func (a *capAllocator) Allocate(capacity, _ uint64) experimental.LinearMemory {
+	a.live.Add(1)
+	if capacity > a.capBytes {
+		capacity = a.capBytes
+	}
+	return &cappedMemory{a: a, buf: make([]byte, 0, capacity)}
+}
+
+type cappedMemory struct {
+	a     *capAllocator
+	buf   []byte
+	freed bool
+}
+
+// Reallocate grows the memory to size bytes, or returns nil past the cap.
+func (m *cappedMemory) Reallocate(size uint64) []byte {
+	if size > m.a.capBytes {
+		m.a.refused.Store(true)
+		return nil
+	}
+	if size <= uint64(cap(m.buf)) {
+		m.buf = m.buf[:size]
+		return m.buf
+	}
+	// Grow by at least doubling, within the cap, so repeated small grows
+	// do not copy every time.
+	newCap := 2 * uint64(cap(m.buf))
+	if newCap < size {
+		newCap = size
+	}
+	if newCap > m.a.capBytes {
+		newCap = m.a.capBytes
+	}
+	buf := make([]byte, size, newCap)
+	copy(buf, m.buf)
+	m.buf = buf
+	return m.buf
+}
+
+func (m *cappedMemory) Free() {
+	if !m.freed {
+		m.freed = true
+		m.a.live.Add(-1)
+	}
+	m.buf = nil
+}
+
+var _ experimental.MemoryAllocator = (*capAllocator)(nil)

@@ -1,0 +1,313 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/abi/wasmfile"
+)
+
+// LoadOptions are what a caller adds to a module's bytes.
+type LoadOptions struct {
+	// Kind, if not 0, is the kind the caller needs; another kind is ErrKind.
+	Kind abi.Kind
+	// Config is the plugin's configuration: a JSON object, or empty for none.
+	// It is given to the guest at init and through realizar.config_get.
+	Config []byte
+	// Limits override the Host's defaults field by field.
+	Limits Limits
+}
+
+// Plugin is a validated, compiled module with its config and limits. It is
+// immutable and safe for concurrent use; each adapter instantiates it.
+type Plugin struct {
+	h        *Host
+	meta     wasmfile.Meta
+	kind     abi.Kind
+	sum      [sha256.Size]byte
+	compiled wazero.CompiledModule
+	config   []byte
+	values   map[string][]byte // config_get answers
+	limits   Limits
+	hasAlloc bool
+	memMin   uint32 // declared initial memory, pages
+	label    string
+}
+
+// Meta is the plugin's metadata section.
+func (p *Plugin) Meta() wasmfile.Meta { return p.meta }
+
+// Kind is the plugin's kind.
+func (p *Plugin) Kind() abi.Kind { return p.kind }
+
+// SHA256 is the hex sha256 of the module bytes, the plugin's identity.
+func (p *Plugin) SHA256() string { return hex.EncodeToString(p.sum[:]) }
+
+// Limits are the plugin's resolved per-instance limits.
+func (p *Plugin) Limits() Limits { return p.limits }
+
+// String names the plugin for errors: "sampler greedy 1.0.0 (sha256 1a2b3c4d5e6f)".
+func (p *Plugin) String() string { return p.label }
+
+// LoadFile reads path and loads it; errors name the path.
+func (h *Host) LoadFile(ctx context.Context, path string, opts LoadOptions) (*Plugin, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &LoadError{Source: path, Err: err}
+	}
+	if st.Size() > int64(h.cfg.maxModuleBytes) {
+		return nil, loadErr(path, ErrTooLarge, "%d bytes, cap %d", st.Size(), h.cfg.maxModuleBytes)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &LoadError{Source: path, Err: err}
+	}
+	return h.load(ctx, path, wasm, opts)
+}
+
+// Load validates wasm, compiles it (once per sha256 for the Host's
+// lifetime) and returns the Plugin. Errors are *LoadError wrapping
+// ErrTooLarge, ErrNotWasm, ErrMetadata, ErrABIVersion, ErrKind,
+// ErrMissingExport, ErrForbiddenImport, ErrPluginMemory or ErrBadConfig.
+// wasm is not retained.
+func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Plugin, error) {
+	sum := sha256.Sum256(wasm)
+	return h.load(ctx, "sha256:"+hex.EncodeToString(sum[:]), wasm, opts)
+}
+
+func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptions) (*Plugin, error) {
+	if len(wasm) > h.cfg.maxModuleBytes {
+		return nil, loadErr(src, ErrTooLarge, "%d bytes, cap %d", len(wasm), h.cfg.maxModuleBytes)
+	}
+	mod, err := wasmfile.Parse(wasm)
+	if err != nil {
+		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
+	}
+	meta, kind, err := identify(mod)
+	if err != nil {
+		return nil, &LoadError{Source: src, Err: err}
+	}
+	if opts.Kind != 0 && opts.Kind != kind {
+		return nil, loadErr(src, ErrKind, "plugin %s is a %s, not a %s", meta.Name, kind, opts.Kind)
+	}
+	if err := h.checkImports(mod); err != nil {
+		return nil, &LoadError{Source: src, Err: err}
+	}
+	if len(mod.Memories) != 1 {
+		return nil, loadErr(src, ErrMissingExport, "a plugin declares exactly one memory (found %d)", len(mod.Memories))
+	}
+	for _, name := range requiredExports(kind) {
+		if _, ok := mod.Export(name); !ok {
+			return nil, loadErr(src, ErrMissingExport, "%s plugin %s does not export %s", kind, meta.Name, name)
+		}
+	}
+	sum := sha256.Sum256(wasm)
+	compiled, err := h.compile(ctx, sum, wasm)
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil, &LoadError{Source: src, Err: err}
+		}
+		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
+	}
+	if err := checkExportTypes(compiled, kind); err != nil {
+		return nil, &LoadError{Source: src, Err: err}
+	}
+	_, hasAlloc := compiled.ExportedFunctions()[abi.ExportAlloc]
+	base := &Plugin{h: h, meta: meta, kind: kind, sum: sum, compiled: compiled,
+		hasAlloc: hasAlloc, memMin: mod.Memories[0].Min}
+	h.mu.Lock()
+	if _, ok := h.known[sum]; !ok {
+		h.known[sum] = base
+	}
+	h.mu.Unlock()
+	return base.with(src, opts)
+}
+
+// with returns a copy of a loaded plugin with opts' kind check, limits and
+// config applied.
+func (p *Plugin) with(src string, opts LoadOptions) (*Plugin, error) {
+	if opts.Kind != 0 && opts.Kind != p.kind {
+		return nil, loadErr(src, ErrKind, "plugin %s is a %s, not a %s", p.meta.Name, p.kind, opts.Kind)
+	}
+	limits := opts.Limits.or(p.h.cfg.limits)
+	if err := limits.check(); err != nil {
+		return nil, &LoadError{Source: src, Err: err}
+	}
+	if p.memMin > limits.MemoryPages {
+		return nil, loadErr(src, ErrPluginMemory, "initial memory %d pages, cap %d", p.memMin, limits.MemoryPages)
+	}
+	config, values, err := parseConfig(opts.Config, p.h.cfg.maxConfigBytes)
+	if err != nil {
+		return nil, &LoadError{Source: src, Err: err}
+	}
+	q := *p
+	q.config, q.values, q.limits = config, values, limits
+	q.label = fmt.Sprintf("%s %s %s (sha256 %s)", q.kind, q.meta.Name, q.meta.Version, q.SHA256()[:12])
+	return &q, nil
+}
+
+// identify reads the metadata section and the marker export and checks
+// that they agree.
+func identify(mod *wasmfile.Module) (wasmfile.Meta, abi.Kind, error) {
+	var markers []string
+	for _, e := range mod.Exports {
+		if strings.HasPrefix(e.Name, abi.MarkerPrefix) {
+			markers = append(markers, e.Name)
+		}
+	}
+	payload, ok := mod.CustomSection(abi.MetaSection)
+	if !ok {
+		if len(markers) > 0 && !slices.ContainsFunc(markers, isV1Marker) {
+			return wasmfile.Meta{}, 0, fmt.Errorf("%w: marker %s", ErrABIVersion, markers[0])
+		}
+		return wasmfile.Meta{}, 0, fmt.Errorf("%w: no %s custom section", ErrMetadata, abi.MetaSection)
+	}
+	meta, err := wasmfile.UnmarshalMeta(payload)
+	if err != nil {
+		return meta, 0, fmt.Errorf("%w: %w", ErrMetadata, err)
+	}
+	if meta.ABI != abi.Version {
+		return meta, 0, fmt.Errorf("%w: metadata says ABI %d, host speaks %d", ErrABIVersion, meta.ABI, abi.Version)
+	}
+	if err := meta.Validate(); err != nil {
+		return meta, 0, fmt.Errorf("%w: %w", ErrMetadata, err)
+	}
+	kind, _ := abi.ParseKind(meta.Kind)
+	switch {
+	case slices.Contains(markers, kind.Marker()):
+	case len(markers) > 0 && !slices.ContainsFunc(markers, isV1Marker):
+		return meta, 0, fmt.Errorf("%w: marker %s", ErrABIVersion, markers[0])
+	default:
+		return meta, 0, fmt.Errorf("%w: marker %s (the metadata says %s)", ErrMissingExport, kind.Marker(), kind)
+	}
+	if len(markers) > 1 {
+		return meta, 0, fmt.Errorf("%w: several marker exports %v", ErrMetadata, markers)
+	}
+	if e, _ := mod.Export(kind.Marker()); e.Kind != wasmfile.ExternFunc {
+		return meta, 0, fmt.Errorf("%w: marker %s is not a function", ErrMissingExport, kind.Marker())
+	}
+	return meta, kind, nil
+}
+
+func isV1Marker(name string) bool {
+	return strings.HasPrefix(name, abi.MarkerPrefix+strconv.Itoa(abi.Version)+"_")
+}
+
+// checkImports refuses any import that is not a function of the allow-list
+// with exactly the host's type.
+func (h *Host) checkImports(mod *wasmfile.Module) error {
+	for _, imp := range mod.Imports {
+		if imp.Kind != wasmfile.ExternFunc {
+			return fmt.Errorf("%w: %s.%s is not a function (only functions may be imported)", ErrForbiddenImport, imp.Module, imp.Name)
+		}
+		def, ok := h.allowed[imp.Module+"\x00"+imp.Name]
+		if !ok {
+			return fmt.Errorf("%w: %s.%s", ErrForbiddenImport, imp.Module, imp.Name)
+		}
+		if !sameTypes(imp.Type.Params, def.ParamTypes()) || !sameTypes(imp.Type.Results, def.ResultTypes()) {
+			return fmt.Errorf("%w: %s.%s imported with the wrong type", ErrForbiddenImport, imp.Module, imp.Name)
+		}
+	}
+	return nil
+}
+
+func sameTypes(a []byte, b []api.ValueType) bool {
+	return bytes.Equal(a, b)
+}
+
+func requiredExports(k abi.Kind) []string {
+	names := []string{abi.ExportMemory, abi.ExportInit, abi.ExportReset}
+	switch k {
+	case abi.KindSampler:
+		return append(names, abi.ExportSample)
+	case abi.KindProcessor:
+		return append(names, abi.ExportProcess)
+	}
+	return append(names, abi.ExportCheck)
+}
+
+// exportTypes are the required (and optional) exported function types.
+var exportTypes = map[string][2][]api.ValueType{
+	abi.ExportInit:    {{i32, i32, i32, i32}, {i64}},
+	abi.ExportReset:   {{i64, i32}, {i32}},
+	abi.ExportAlloc:   {{i32}, {i32}},
+	abi.ExportSample:  {{i32, i32}, {i32}},
+	abi.ExportProcess: {{i32, i32}, {i32}},
+	abi.ExportCheck:   {{i32, i32}, {i32}},
+}
+
+func checkExportTypes(c wazero.CompiledModule, k abi.Kind) error {
+	fns := c.ExportedFunctions()
+	if _, ok := c.ExportedMemories()[abi.ExportMemory]; !ok {
+		return fmt.Errorf("%w: memory is not exported as %q", ErrMissingExport, abi.ExportMemory)
+	}
+	for _, name := range append(requiredExports(k)[1:], abi.ExportAlloc) {
+		def, ok := fns[name]
+		if !ok {
+			if name == abi.ExportAlloc {
+				continue
+			}
+			return fmt.Errorf("%w: %s", ErrMissingExport, name)
+		}
+		want := exportTypes[name]
+		if !slices.Equal(def.ParamTypes(), want[0]) || !slices.Equal(def.ResultTypes(), want[1]) {
+			return fmt.Errorf("%w: %s has type %v -> %v, want %v -> %v", ErrMissingExport, name,
+				typeNames(def.ParamTypes()), typeNames(def.ResultTypes()), typeNames(want[0]), typeNames(want[1]))
+		}
+	}
+	return nil
+}
+
+func typeNames(ts []api.ValueType) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = api.ValueTypeName(t)
+	}
+	return out
+}
+
+// parseConfig checks a config and precomputes config_get's answers: a
+// string value unquoted, any other value as compact JSON.
+func parseConfig(raw []byte, max int) ([]byte, map[string][]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > max {
+		return nil, nil, fmt.Errorf("%w: %d bytes, cap %d", ErrBadConfig, len(raw), max)
+	}
+	values := map[string][]byte{}
+	if len(raw) == 0 {
+		return nil, values, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
+		return nil, nil, fmt.Errorf("%w: not a JSON object: %v", ErrBadConfig, err)
+	}
+	for k, v := range obj {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			values[k] = []byte(s)
+			continue
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, v); err != nil {
+			return nil, nil, fmt.Errorf("%w: key %q: %v", ErrBadConfig, k, err)
+		}
+		values[k] = buf.Bytes()
+	}
+	return append([]byte(nil), raw...), values, nil
+}

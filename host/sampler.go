@@ -1,0 +1,245 @@
+package host
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine"
+)
+
+// Sampler is an engine.Sampler made of a chain of processor plugins and a
+// sampler plugin. It owns one instance of each (created by the first Reset,
+// re-created by the Reset after one was discarded) and is used by one
+// goroutine at a time. Close it when the Session ends.
+//
+// Per step it copies the logits (or the top-N candidates, selected here) once
+// into each plugin's input region and makes one call per plugin, passing the
+// token accepted since the previous step (-1 at the first step of a turn).
+// A processor's edits are applied to the Session's logits in place.
+type Sampler struct {
+	vocab    engine.Vocab
+	maxPiece int
+	stages   []*stage // processors, then the sampler
+	prev     int32
+	closed   bool
+
+	// Scratch for top-N selection, sized for the largest N in the chain.
+	ids  []int32
+	vals []float32
+}
+
+// stage is one plugin of a chain and its current instance (nil when none).
+type stage struct {
+	p    *Plugin
+	inst *instance
+	log  *logBuffer // survives re-instantiation
+}
+
+var _ engine.Sampler = (*Sampler)(nil)
+
+// NewSampler chains processors (applied in order) before sampler, for a
+// model whose vocabulary is vocab. It checks the kinds; instances are
+// created by the first Reset.
+func NewSampler(vocab engine.Vocab, sampler *Plugin, processors ...*Plugin) (*Sampler, error) {
+	if sampler == nil || sampler.kind != abi.KindSampler {
+		return nil, fmt.Errorf("%w: the last plugin of a chain must be a sampler", ErrKind)
+	}
+	s := &Sampler{vocab: vocab, maxPiece: maxPieceLen(vocab), prev: -1}
+	for _, p := range processors {
+		if p == nil || p.kind != abi.KindProcessor {
+			return nil, fmt.Errorf("%w: %v is not a processor", ErrKind, p)
+		}
+		s.stages = append(s.stages, &stage{p: p, log: newLogBuffer(p.h.cfg.logBytes)})
+	}
+	s.stages = append(s.stages, &stage{p: sampler, log: newLogBuffer(sampler.h.cfg.logBytes)})
+	return s, nil
+}
+
+// MaxPieceLener is an optional engine.Vocab capability: the length in
+// bytes of its longest piece. Without it the adapters scan the vocabulary
+// (n_vocab calls to Piece) each time one is created.
+type MaxPieceLener interface {
+	MaxPieceLen() int
+}
+
+// maxPieceLen is the longest token piece in bytes (at least 1).
+func maxPieceLen(v engine.Vocab) int {
+	if m, ok := v.(MaxPieceLener); ok {
+		return max(1, m.MaxPieceLen())
+	}
+	m := 1
+	for id := 0; id < v.Size(); id++ {
+		m = max(m, len(v.Piece(int32(id))))
+	}
+	return m
+}
+
+// Reset starts a turn: it instantiates any stage without a live instance
+// (running realizar_init), then calls realizar_reset(seed, len(prompt)) on
+// each, with the prompt readable through realizar.prompt_get. Errors are
+// *engine.PolicyError.
+func (s *Sampler) Reset(seed uint64, prompt []int32) error {
+	if s.closed {
+		return ErrClosed
+	}
+	s.prev = -1
+	for _, st := range s.stages {
+		if err := st.ensure(s.vocab, s.maxPiece); err != nil {
+			return err
+		}
+		if err := st.resetTurn(seed, prompt); err != nil {
+			return err
+		}
+		if n := st.inst.topN; n > len(s.ids) {
+			s.ids, s.vals = make([]int32, n), make([]float32, n)
+		}
+	}
+	return nil
+}
+
+// ensure instantiates the stage's plugin if it has no live instance.
+func (st *stage) ensure(vocab engine.Vocab, maxPiece int) error {
+	if st.inst != nil {
+		return nil
+	}
+	inst, err := st.p.instantiate(vocab, maxPiece, st.log)
+	if err != nil {
+		return err
+	}
+	st.inst = inst
+	return nil
+}
+
+// resetTurn calls realizar_reset; the WASI random_get stream restarts from
+// the seed.
+func (st *stage) resetTurn(seed uint64, prompt []int32) error {
+	i := st.inst
+	i.st.random = abi.NewRNG(seed ^ abi.RandomGetSalt)
+	i.st.prompt = prompt
+	i.stack[0], i.stack[1] = seed, uint64(uint32(len(prompt)))
+	err := i.call(i.reset)
+	i.st.prompt = nil
+	if err == nil {
+		if code := int32(i.stack[0]); code < 0 {
+			err = fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportReset, abi.ErrCode(code))
+			if abi.ErrCode(code) == abi.ErrConfig {
+				err = fmt.Errorf("%w: %s returned %s", ErrBadConfig, abi.ExportReset, abi.ErrCode(code))
+			}
+			return &engine.PolicyError{Policy: st.p.label, Err: err}
+		}
+		return nil
+	}
+	return st.fail("reset", err)
+}
+
+// fail discards the instance after a trap, timeout or memory error.
+func (st *stage) fail(phase string, err error) error {
+	err = st.inst.classify(phase, err)
+	st.inst.close()
+	st.inst = nil
+	return err
+}
+
+// Sample runs the chain on logits ([n_vocab]float32, modified in place by
+// processors) and returns the sampler's token. A token outside
+// [0, n_vocab) is an *engine.PolicyError wrapping engine.ErrBadToken; a
+// trap, timeout or memory error discards the instance and ends the turn.
+func (s *Sampler) Sample(logits []float32) (int32, error) {
+	if s.closed {
+		return 0, ErrClosed
+	}
+	n := s.vocab.Size()
+	if len(logits) != n {
+		return 0, fmt.Errorf("host: Sample got %d logits for a vocabulary of %d", len(logits), n)
+	}
+	last := len(s.stages) - 1
+	for k, st := range s.stages {
+		i := st.inst
+		if i == nil {
+			return 0, &engine.PolicyError{Policy: st.p.label, Err: ErrNoInstance}
+		}
+		count := s.writeInput(i, logits)
+		i.stack[0], i.stack[1] = uint64(uint32(s.prev)), uint64(uint32(count))
+		if err := i.call(i.step); err != nil {
+			return 0, st.fail("step", err)
+		}
+		r := int32(i.stack[0])
+		if k == last {
+			if r < 0 || int(r) >= n {
+				return 0, &engine.PolicyError{Policy: st.p.label,
+					Err: fmt.Errorf("%w: %s returned %d, vocabulary has %d", engine.ErrBadToken, abi.ExportSample, r, n)}
+			}
+			return r, nil
+		}
+		if err := s.applyEdits(st, r, logits); err != nil {
+			return 0, err
+		}
+	}
+	panic("unreachable: a chain ends with a sampler")
+}
+
+// writeInput copies logits, or their top-N candidates, into the input
+// region and returns the entry count.
+func (s *Sampler) writeInput(i *instance, logits []float32) int {
+	if i.topN == 0 {
+		putF32s(i.region(0, 4*len(logits)), logits)
+		return len(logits)
+	}
+	c := topN(logits, i.topN, s.ids, s.vals)
+	dst := i.region(0, 8*i.topN)
+	putI32s(dst, s.ids[:c])
+	putF32s(dst[4*i.topN:], s.vals[:c])
+	return c
+}
+
+// applyEdits reads a processor's r edits from its output region and
+// applies them to logits.
+func (s *Sampler) applyEdits(st *stage, r int32, logits []float32) error {
+	i := st.inst
+	maxEdits := i.outSize / 8
+	switch {
+	case r < 0:
+		return &engine.PolicyError{Policy: st.p.label,
+			Err: fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportProcess, abi.ErrCode(r))}
+	case int(r) > maxEdits:
+		return &engine.PolicyError{Policy: st.p.label,
+			Err: fmt.Errorf("%w: %s returned %d edits, at most %d", ErrBadResult, abi.ExportProcess, r, maxEdits)}
+	}
+	out := i.region(i.inSize, 8*int(r))
+	for e := 0; e < int(r); e++ {
+		id := int32(binary.LittleEndian.Uint32(out[8*e:]))
+		if id < 0 || int(id) >= len(logits) {
+			return &engine.PolicyError{Policy: st.p.label,
+				Err: fmt.Errorf("%w: edit %d names id %d, vocabulary has %d", engine.ErrBadToken, e, id, len(logits))}
+		}
+		logits[id] = math.Float32frombits(binary.LittleEndian.Uint32(out[8*e+4:]))
+	}
+	return nil
+}
+
+// Accept records token; it reaches the plugins as prev in the next step.
+func (s *Sampler) Accept(token int32) { s.prev = token }
+
+// Log returns a copy of the log of each stage (processors first), the last
+// bytes of what the guest wrote through realizar.log, stdout and stderr.
+func (s *Sampler) Log() [][]byte {
+	out := make([][]byte, len(s.stages))
+	for k, st := range s.stages {
+		out[k] = st.log.bytes()
+	}
+	return out
+}
+
+// Close releases the instances. The Sampler cannot be used afterwards.
+func (s *Sampler) Close() error {
+	s.closed = true
+	for _, st := range s.stages {
+		if st.inst != nil {
+			st.inst.close()
+			st.inst = nil
+		}
+	}
+	return nil
+}

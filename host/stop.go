@@ -1,0 +1,89 @@
+package host
+
+import (
+	"fmt"
+
+	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine"
+)
+
+// StopPolicy is an engine.StopPolicy backed by a stop plugin. Like Sampler
+// it owns its instance, is used by one goroutine at a time, and must be
+// closed.
+type StopPolicy struct {
+	vocab    engine.Vocab
+	maxPiece int
+	st       stage
+	closed   bool
+}
+
+var _ engine.StopPolicy = (*StopPolicy)(nil)
+
+// NewStopPolicy adapts a stop plugin for a model whose vocabulary is vocab.
+func NewStopPolicy(vocab engine.Vocab, p *Plugin) (*StopPolicy, error) {
+	if p == nil || p.kind != abi.KindStop {
+		return nil, fmt.Errorf("%w: %v is not a stop policy", ErrKind, p)
+	}
+	return &StopPolicy{vocab: vocab, maxPiece: maxPieceLen(vocab), st: stage{p: p, log: newLogBuffer(p.h.cfg.logBytes)}}, nil
+}
+
+// Reset starts a turn (instantiating if needed) and calls
+// realizar_reset(0, 0): a stop policy has no seed and no prompt.
+func (s *StopPolicy) Reset() error {
+	if s.closed {
+		return ErrClosed
+	}
+	if err := s.st.ensure(s.vocab, s.maxPiece); err != nil {
+		return err
+	}
+	return s.st.resetTurn(0, nil)
+}
+
+// Check copies piece (at most max_piece bytes) into the input region and
+// calls realizar_check(token, len). Errors are *engine.PolicyError.
+func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
+	if s.closed {
+		return engine.Decision{}, ErrClosed
+	}
+	i := s.st.inst
+	if i == nil {
+		return engine.Decision{}, &engine.PolicyError{Policy: s.st.p.label, Err: ErrNoInstance}
+	}
+	if len(piece) > i.inSize {
+		piece = piece[:i.inSize]
+	}
+	copy(i.region(0, len(piece)), piece)
+	i.stack[0], i.stack[1] = uint64(uint32(token)), uint64(len(piece))
+	if err := i.call(i.step); err != nil {
+		return engine.Decision{}, s.st.fail("check", err)
+	}
+	r := int32(i.stack[0])
+	action, n, code, ok := abi.UnpackStop(r)
+	if !ok {
+		err := fmt.Errorf("%w: %s returned %d", ErrBadResult, abi.ExportCheck, r)
+		if code != 0 {
+			err = fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportCheck, code)
+		}
+		return engine.Decision{}, &engine.PolicyError{Policy: s.st.p.label, Err: err}
+	}
+	switch action {
+	case abi.StopKeep:
+		return engine.Decision{Action: engine.StopKeep}, nil
+	case abi.StopTrim:
+		return engine.Decision{Action: engine.StopTrim, Trim: n}, nil
+	}
+	return engine.Decision{Action: engine.Continue, HoldBack: n}, nil
+}
+
+// Log returns a copy of the instance log.
+func (s *StopPolicy) Log() []byte { return s.st.log.bytes() }
+
+// Close releases the instance.
+func (s *StopPolicy) Close() error {
+	s.closed = true
+	if s.st.inst != nil {
+		s.st.inst.close()
+		s.st.inst = nil
+	}
+	return nil
+}
