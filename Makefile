@@ -5,10 +5,10 @@ GO       ?= go
 PKGS     := ./...
 BIN      := bin/realizar-host
 # Packages free of numeric hot loops run under the race detector.
-RACE_PKGS := ./engine/...
+RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/...
 FUZZTIME ?= 10s
 
-.PHONY: all ref-install build test test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+.PHONY: all ref-install build test test-purego test-guests test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
 
 all: build
 
@@ -16,10 +16,19 @@ build:
 	$(GO) build -o $(BIN) ./cmd/realizar-host
 
 ## test: everything CI checks.
-test: lint test-unit test-race test-cross test-fuzz test-ref
+test: lint test-unit test-purego test-race test-cross test-guests test-fuzz test-ref
 
 test-unit:
 	$(GO) test -count=1 $(PKGS)
+
+# The portable kernels (no assembly) against the same conformance suite.
+test-purego:
+	$(GO) test -count=1 -tags purego ./q4k/...
+
+# The committed test plugins must rebuild byte for byte from their sources.
+test-guests:
+	host/testdata/build.sh
+	git diff --exit-code -- host/testdata
 
 test-race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
