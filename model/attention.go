@@ -1,0 +1,55 @@
+package model
+
+import "math"
+
+// attnScratch is one thread's working memory for attention.
+type attnScratch struct {
+	q16    []uint16  // [headDim] the query rounded to f16
+	scores []float32 // [positions] scores, then probabilities
+	p16    []uint16  // [positions] probabilities rounded to f16
+}
+
+func (s *attnScratch) ensure(headDim, positions int) {
+	if cap(s.q16) < headDim {
+		s.q16 = make([]uint16, headDim)
+	}
+	if cap(s.scores) < positions {
+		s.scores = make([]float32, positions)
+		s.p16 = make([]uint16, positions)
+	}
+}
+
+// attendHead computes one query head's attention output out ([headDim])
+// over positions 0..n-1 of layer l, reading KV head kvHead.
+//
+// As llama.cpp does without flash attention: score_t = k_t · f16(q) with
+// f16 keys, w_t = score_t * scale, p = softmax(w) (max-subtracted, the sum
+// in float64, then multiplied by f32(1/sum)), and out[d] = Σ_t f16(p_t) *
+// v_t[d] with f16 values.
+func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale float32, s *attnScratch) {
+	s.ensure(headDim, n)
+	q16 := s.q16[:headDim]
+	f16FromF32(q16, q)
+	off := kvHead * headDim
+	scores := s.scores[:n]
+	maxW := float32(math.Inf(-1))
+	for t := range n {
+		w := dotF16(c.key(l, t, off, headDim), q16) * scale
+		scores[t] = w
+		maxW = max(maxW, w)
+	}
+	var sum float64
+	for t, w := range scores {
+		e := float32(math.Exp(float64(w - maxW)))
+		scores[t] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	p16 := s.p16[:n]
+	for t, e := range scores {
+		p16[t] = f16Bits(e * inv)
+	}
+	for d := range headDim {
+		out[d] = dotF16(c.values(l, off+d, n), p16)
+	}
+}

@@ -1,0 +1,125 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// linear is a weight matrix y = W·x (+ b) whose rows stay in the file's
+// mapping, with an optional f32 bias.
+type linear struct {
+	name    string
+	typ     q4k.Type
+	rows    int    // output width (ne[1])
+	cols    int    // input width, the row length (ne[0])
+	rowSize int    // bytes per row
+	data    []byte // rows*rowSize bytes, a view of the file
+	bias    []float32
+}
+
+// newLinear checks a weight's type and length: every row must be whole
+// blocks of a type with a dot-product kernel.
+func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, error) {
+	if !hasKernel(typ) {
+		return linear{}, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: typ.String()}
+	}
+	rowSize, err := typ.RowSize(cols)
+	if err != nil {
+		return linear{}, &TensorError{Tensor: name, Err: ErrShape, Detail: err.Error()}
+	}
+	if len(data) < rows*rowSize {
+		return linear{}, &TensorError{Tensor: name, Err: ErrShape,
+			Detail: fmt.Sprintf("%d bytes of data, want %d", len(data), rows*rowSize)}
+	}
+	return linear{name: name, typ: typ, rows: rows, cols: cols, rowSize: rowSize, data: data[:rows*rowSize]}, nil
+}
+
+// row returns the bytes of row r.
+func (l *linear) row(r int) []byte { return l.data[r*l.rowSize : (r+1)*l.rowSize] }
+
+// matJob is one matrix product in a batch of products that share an input.
+type matJob struct {
+	w   *linear
+	out []float32 // [batch*w.rows]: out[b*rows+r] = row r · x_b (+ bias[r])
+}
+
+// actCache holds one input batch quantized to each vec_dot_type in use, so a
+// batch of products quantizes its input once per type.
+type actCache struct {
+	x     []float32 // [batch*cols]
+	cols  int
+	batch int
+	enc   map[q4k.Type][]byte // type → batch rows of encoded activations
+	buf   map[q4k.Type][]byte // reused storage per type
+}
+
+func newActCache() *actCache {
+	return &actCache{enc: map[q4k.Type][]byte{}, buf: map[q4k.Type][]byte{}}
+}
+
+// reset makes x ([batch*cols]float32) the input; encodings are made lazily.
+func (a *actCache) reset(x []float32, cols, batch int) {
+	a.x, a.cols, a.batch = x, cols, batch
+	clear(a.enc)
+}
+
+// encoded returns the batch encoded as t (row b at b*rowSize), quantizing on
+// first use.
+func (a *actCache) encoded(t q4k.Type) ([]byte, int) {
+	rowSize, _ := t.RowSize(a.cols) // checked at load
+	if e, ok := a.enc[t]; ok {
+		return e, rowSize
+	}
+	need := rowSize * a.batch
+	b := a.buf[t]
+	if cap(b) < need {
+		b = make([]byte, need)
+		a.buf[t] = b
+	}
+	b = b[:need]
+	for i := range a.batch {
+		encodeActs(t, b[i*rowSize:(i+1)*rowSize], a.x[i*a.cols:(i+1)*a.cols])
+	}
+	a.enc[t] = b
+	return b, rowSize
+}
+
+// rowGrain is the fewest weight rows a worker claims at once.
+const rowGrain = 16
+
+// matmul runs every job over the input held by acts: the rows of all jobs
+// are split across the pool together (one wake-up for Q, K and V), and each
+// chunk of weight rows is read once for the whole batch.
+func matmul(p *pool, acts *actCache, jobs ...matJob) {
+	total := 0
+	for _, j := range jobs {
+		total += j.w.rows
+		acts.encoded(j.w.typ.VecDotType())
+	}
+	batch := acts.batch
+	p.run(total, p.grainFor(total, rowGrain), func(_, lo, hi int) {
+		base := 0
+		for _, j := range jobs {
+			w := j.w
+			// The part of [lo, hi) that falls in this job's rows.
+			a, b := max(lo-base, 0), min(hi-base, w.rows)
+			base += w.rows
+			if a >= b {
+				continue
+			}
+			enc := acts.enc[w.typ.VecDotType()]
+			encSize := len(enc) / batch
+			rows := w.data[a*w.rowSize : b*w.rowSize]
+			for t := range batch {
+				dst := j.out[t*w.rows+a : t*w.rows+b]
+				dotRows(w.typ, dst, rows, w.rowSize, enc[t*encSize:(t+1)*encSize], w.cols)
+				if w.bias != nil {
+					for i := range dst {
+						dst[i] += w.bias[a+i]
+					}
+				}
+			}
+		}
+	})
+}
