@@ -1,6 +1,10 @@
 package model
 
-import "math"
+import (
+	"math"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
 
 // attnScratch is one thread's working memory for attention.
 type attnScratch struct {
@@ -47,7 +51,7 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale f
 	inv := float32(1 / sum)
 	p16 := s.p16[:n]
 	for t, e := range scores {
-		p16[t] = f16Bits(e * inv)
+		p16[t] = q4k.F32ToF16(e * inv)
 	}
 	for d := range headDim {
 		out[d] = dotF16(c.values(l, off+d, n), p16)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/realizar-host/realizar-host/q4k"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -31,7 +32,7 @@ func TestAttendHeadMatchesFloat64(t *testing.T) {
 	const kvHead = 1
 	attendHead(out, q, c, 1, kvHead, headDim, n, scale, &s)
 
-	r := func(x float32) float64 { return float64(f16ToF32(f16Bits(x))) }
+	r := func(x float32) float64 { return float64(q4k.F16ToF32(q4k.F32ToF16(x))) }
 	scores := make([]float64, n)
 	maxS := math.Inf(-1)
 	for p := range n {

@@ -1,13 +1,10 @@
 package model
 
 import (
-	"encoding/binary"
-	"math"
-
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// TEMPORARY until q4k's dot products land: F32 only, dequantize elsewhere.
+// TEMPORARY until q4k's dot products land: dequantize-and-multiply.
 
 func hasKernel(t q4k.Type) bool {
 	switch t {
@@ -18,18 +15,18 @@ func hasKernel(t q4k.Type) bool {
 }
 
 func encodeActs(t q4k.Type, dst []byte, x []float32) {
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
-	}
+	_ = q4k.Quantize(t, dst, x)
 }
 
 func dotRows(t q4k.Type, dst []float32, rows []byte, rowSize int, act []byte, n int) {
 	w := make([]float32, n)
+	a := make([]float32, n)
+	_ = q4k.Dequantize(t.VecDotType(), a, act)
 	for r := range dst {
-		_ = dequantRow(t, w, rows[r*rowSize:(r+1)*rowSize])
+		_ = q4k.Dequantize(t, w, rows[r*rowSize:(r+1)*rowSize])
 		var s float32
 		for i := range n {
-			s += w[i] * math.Float32frombits(binary.LittleEndian.Uint32(act[4*i:]))
+			s += w[i] * a[i]
 		}
 		dst[r] = s
 	}
@@ -37,18 +34,16 @@ func dotRows(t q4k.Type, dst []float32, rows []byte, rowSize int, act []byte, n 
 
 func kernelName() string { return "generic" }
 
-func dequantRow(t q4k.Type, dst []float32, src []byte) error {
-	switch t {
-	case q4k.F32:
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-		}
-	case q4k.F16:
-		for i := range dst {
-			dst[i] = f16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
-		}
-	default:
-		return ErrUnsupportedType
+func f16FromF32(dst []uint16, src []float32) {
+	for i, v := range src {
+		dst[i] = q4k.F32ToF16(v)
 	}
-	return nil
+}
+
+func dotF16(a, b []uint16) float32 {
+	var s float32
+	for i := range a {
+		s += q4k.F16ToF32(a[i]) * q4k.F16ToF32(b[i])
+	}
+	return s
 }

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/realizar-host/realizar-host/q4k"
+
 // kvCache holds the keys and values of every layer for positions
 // 0..capacity-1, as IEEE f16 bits like llama.cpp's default cache.
 //
@@ -47,7 +49,7 @@ func (c *kvCache) store(l, pos int, key, value []float32) {
 	f16FromF32(c.k[l][pos*c.kvDim:(pos+1)*c.kvDim], key)
 	v := c.v[l]
 	for d, x := range value {
-		v[d*c.capacity+pos] = f16Bits(x)
+		v[d*c.capacity+pos] = q4k.F32ToF16(x)
 	}
 }
 

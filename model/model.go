@@ -185,7 +185,7 @@ func (l *loader) vector(name string, n int, required bool) []float32 {
 		return nil
 	}
 	v := make([]float32, n)
-	if err := dequantRow(typ, v, data); err != nil {
+	if err := q4k.Dequantize(typ, v, data); err != nil {
 		l.err = &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: err.Error()}
 		return nil
 	}

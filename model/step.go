@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/q4k"
 )
 
 // Step is one decoding state over a Model: its KV cache and scratch. It
@@ -160,7 +161,7 @@ func (s *Step) forward(tokens []int32, start int) {
 	x := s.x[:n*c.Embd]
 	for b, t := range tokens {
 		// Checked at load: the embedding's rows decode.
-		_ = dequantRow(m.embd.typ, x[b*c.Embd:(b+1)*c.Embd], m.embd.row(int(t)))
+		_ = q4k.Dequantize(m.embd.typ, x[b*c.Embd:(b+1)*c.Embd], m.embd.row(int(t)))
 	}
 	for l := range m.layers {
 		s.block(l, n, start)
