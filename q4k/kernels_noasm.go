@@ -2,5 +2,26 @@
 
 package q4k
 
+// fastName names the Fast kernels of this build.
+const fastName = "reference"
+
 // quantizeQ8K encodes whole Q8_K blocks: len(x) = 256*nb, len(dst) = 292*nb.
 func quantizeQ8K(dst []byte, x []float32) { quantizeQ8KRef(dst, x) }
+
+// dotQ4_K multiplies nb block_q4_K with nb block_q8_K.
+func dotQ4_K(w, a []byte, nb int) float32 { return dotQ4_KRef(w, a, nb) }
+
+// dotQ6_K multiplies nb block_q6_K with nb block_q8_K.
+func dotQ6_K(w, a []byte, nb int) float32 { return dotQ6_KRef(w, a, nb) }
+
+// dotQ8_0 multiplies nb block_q8_0 with nb block_q8_0.
+func dotQ8_0(w, a []byte, nb int) float32 { return dotQ8_0Ref(w, a, nb) }
+
+// dotF32 multiplies n little-endian float32 with n float32.
+func dotF32(w, a []byte, n int) float32 { return dotF32Ref(w, a, n) }
+
+// dotF16 multiplies n binary16 with n binary16.
+func dotF16(w, a []byte, n int) float32 { return dotF16Ref(w, a, n) }
+
+// dotBF16 multiplies n bfloat16 with n bfloat16.
+func dotBF16(w, a []byte, n int) float32 { return dotBF16Ref(w, a, n) }

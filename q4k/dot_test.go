@@ -1,0 +1,144 @@
+package q4k_test
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/q4k/q4ktest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// dequantDot is the float64 dot product of the dequantized row and
+// activation, and Σ|w·a| for error bounds.
+func dequantDot(t *testing.T, typ q4k.Type, w, act []byte, n int) (dot, absSum float64) {
+	x, y := make([]float32, n), make([]float32, n)
+	require.NoError(t, q4k.Dequantize(typ, x, w))
+	require.NoError(t, q4k.Dequantize(typ.VecDotType(), y, act))
+	for i := range x {
+		p := float64(x[i]) * float64(y[i])
+		dot += p
+		absSum += math.Abs(p)
+	}
+	return dot, absSum
+}
+
+// TestDotMatchesDequantized checks every kernel against the float64 dot
+// product of the dequantized operands: the integer block sums are exact, so
+// the only error is the float32 rounding of scales and the accumulation,
+// bounded here by 1e-5·Σ|w·a| (n ≤ 4352 terms of relative error ≤ 2^-24
+// each, plus the per-block scale products).
+func TestDotMatchesDequantized(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, typ := range q4ktest.WeightTypes {
+		for _, n := range q4ktest.Lengths(typ) {
+			for variant := range 2 {
+				w, act := q4ktest.Inputs(typ, n, variant, r)
+				want, absSum := dequantDot(t, typ, w, act, n)
+				got, err := q4k.DotRow(typ, w, act, n)
+				require.NoError(t, err)
+				assert.InDelta(t, want, float64(got), 1e-5*absSum+1e-30, "%v n=%d variant %d", typ, n, variant)
+			}
+		}
+	}
+}
+
+func TestDotQ8_0Hand(t *testing.T) {
+	w := make([]byte, 34)
+	a := make([]byte, 34)
+	binary.LittleEndian.PutUint16(w, 0x3800) // 0.5
+	binary.LittleEndian.PutUint16(a, 0x4000) // 2
+	w[2], a[2] = 3, 5                        // 15
+	w[3], a[3] = 0x80, 0x80                  // (-128)·(-128) = 16384
+	w[33], a[33] = 0xFF, 7                   // -7
+	got, err := q4k.DotRow(q4k.Q8_0, w, a, 32)
+	require.NoError(t, err)
+	assert.Equal(t, float32(16392), got)
+}
+
+func TestDotQ4_KHand(t *testing.T) {
+	w := make([]byte, 144)
+	binary.LittleEndian.PutUint16(w[0:], 0x3C00) // d = 1
+	binary.LittleEndian.PutUint16(w[2:], 0x3800) // dmin = 0.5
+	w[4], w[8] = 2, 3                            // sub-block 0: scale 2, min 3
+	w[16] = 0x0A                                 // weight 0: q = 10 → 2*10 - 0.5*3 = 18.5
+	a := make([]byte, 292)
+	binary.LittleEndian.PutUint32(a, math.Float32bits(0.25))
+	a[4] = 4                                  // activation 0 = 1
+	a[5] = 0xFC                               // activation 1 = -1 (weight 1: q=0 → -1.5)
+	binary.LittleEndian.PutUint16(a[260:], 0) // bsums of the first 16: 4 + (-4) = 0
+	// Σ w·a = 18.5·1 + (-1.5)·(-1) = 20.
+	got, err := q4k.DotRow(q4k.Q4_K, w, a, 256)
+	require.NoError(t, err)
+	assert.Equal(t, float32(20), got)
+}
+
+func TestQuantizeActivationQ8_0RoundsHalfEven(t *testing.T) {
+	x := make([]float32, 32)
+	x[0], x[1], x[2] = 127, 2.5, -3.5 // amax 127: scale 1, ties stay ties
+	act := make([]byte, 34)
+	require.NoError(t, q4k.QuantizeActivation(q4k.Q4_0, act, x))
+	assert.Equal(t, []int8{127, 2, -4}, []int8{int8(act[2]), int8(act[3]), int8(act[4])})
+	file := make([]byte, 34)
+	require.NoError(t, q4k.QuantizeQ8_0(file, x))
+	assert.Equal(t, []int8{127, 3, -4}, []int8{int8(file[2]), int8(file[3]), int8(file[4])}, "the file quantizer rounds half away from zero")
+}
+
+func TestQuantizeActivationTypes(t *testing.T) {
+	x := gaussRow(512, 3)
+	for _, typ := range q4ktest.WeightTypes {
+		size, err := q4k.ActivationSize(typ, 512)
+		require.NoError(t, err)
+		act := make([]byte, size)
+		require.NoError(t, q4k.QuantizeActivation(typ, act, x), typ.String())
+	}
+	_, err := q4k.ActivationSize(q4k.Q8_K, 256)
+	require.ErrorIs(t, err, q4k.ErrUnknownType)
+	require.ErrorIs(t, q4k.QuantizeActivation(q4k.Q4_K, make([]byte, 10), x), q4k.ErrShortBuffer)
+}
+
+func TestMatVec(t *testing.T) {
+	const rows, n = 5, 512
+	typ := q4k.Q4_K
+	rs, _ := typ.RowSize(n)
+	w := make([]byte, rows*rs)
+	for r := range rows {
+		require.NoError(t, q4k.Quantize(typ, w[r*rs:(r+1)*rs], gaussRow(n, uint64(r))))
+	}
+	as, _ := q4k.ActivationSize(typ, n)
+	act := make([]byte, as)
+	require.NoError(t, q4k.QuantizeActivation(typ, act, gaussRow(n, 99)))
+
+	dst := []float32{-1, -1, -1, -1, -1, -1}
+	require.NoError(t, q4k.MatVec(dst, typ, w, act, n, 1, 4))
+	assert.Equal(t, float32(-1), dst[0])
+	assert.Equal(t, float32(-1), dst[4])
+	assert.Equal(t, float32(-1), dst[5])
+	for r := 1; r < 4; r++ {
+		want, err := q4k.DotRow(typ, w[r*rs:(r+1)*rs], act, n)
+		require.NoError(t, err)
+		assert.Equal(t, want, dst[r])
+	}
+	allocs := testing.AllocsPerRun(10, func() { _ = q4k.MatVec(dst, typ, w, act, n, 0, rows) })
+	assert.Zero(t, allocs)
+
+	require.ErrorIs(t, q4k.MatVec(dst[:3], typ, w, act, n, 0, 4), q4k.ErrShortBuffer)
+	require.ErrorIs(t, q4k.MatVec(dst, typ, w[:rs*3], act, n, 0, 4), q4k.ErrShortBuffer)
+	require.ErrorIs(t, q4k.MatVec(dst, typ, w, act[:10], n, 0, 4), q4k.ErrShortBuffer)
+	require.ErrorIs(t, q4k.MatVec(dst, typ, w, act, 300, 0, 1), q4k.ErrRowLength)
+	require.ErrorIs(t, q4k.MatVec(dst, q4k.Q8_K, w, act, n, 0, 1), q4k.ErrUnknownType)
+	require.ErrorIs(t, q4k.MatVec(dst, typ, w, act, n, 3, 2), q4k.ErrShortBuffer)
+}
+
+func TestDotFuncPanicsOnShortBuffers(t *testing.T) {
+	f, err := q4k.DotFor(q4k.Q6_K)
+	require.NoError(t, err)
+	assert.Panics(t, func() { f(make([]byte, 209), make([]byte, 292), 256) })
+	assert.Panics(t, func() { f(make([]byte, 210), make([]byte, 291), 256) })
+	assert.Panics(t, func() { f(make([]byte, 210), make([]byte, 292), 255) })
+	_, err = q4k.DotFor(q4k.Type(1234))
+	require.ErrorIs(t, err, q4k.ErrUnknownType)
+}

@@ -1,0 +1,253 @@
+package q4ktest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// guard is the number of guard bytes before and after every buffer, and
+// guardByte their value.
+const (
+	guard     = 64
+	guardByte = 0xA5
+)
+
+// WeightTypes are the weight types every implementation must support.
+var WeightTypes = []q4k.Type{q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q4_0, q4k.Q5_0, q4k.Q8_0, q4k.F16, q4k.BF16, q4k.F32}
+
+// Lengths returns the row lengths tested for type t: 1 to 17 blocks for the
+// block types, and lengths around the 8-, 32- and 64-lane boundaries for the
+// float types.
+func Lengths(t q4k.Type) []int {
+	bs := t.BlockSize()
+	if bs == 1 {
+		return []int{0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 100, 255, 256, 1000, 4096 + 5}
+	}
+	return []int{bs, 2 * bs, 3 * bs, 4 * bs, 7 * bs, 8 * bs, 17 * bs}
+}
+
+// guarded is a buffer with guard bytes on both sides; b is the usable part,
+// with its capacity cut to its length.
+type guarded struct {
+	all []byte
+	b   []byte
+}
+
+func newGuarded(n int) guarded {
+	all := make([]byte, n+2*guard)
+	for i := range all {
+		all[i] = guardByte
+	}
+	return guarded{all: all, b: all[guard : guard+n : guard+n]}
+}
+
+func (g guarded) check(t *testing.T, what string) {
+	t.Helper()
+	n := len(g.b)
+	for i, v := range g.all[:guard] {
+		if v != guardByte {
+			t.Fatalf("%s: guard byte %d before the buffer overwritten", what, guard-i)
+		}
+	}
+	for i, v := range g.all[guard+n:] {
+		if v != guardByte {
+			t.Fatalf("%s: guard byte %d after the buffer overwritten", what, i)
+		}
+	}
+}
+
+// Inputs returns a weight row and an activation for weight type t and n
+// weights. Variant 0 is realistic (values quantized by q4k's quantizers);
+// variant 1 is random bytes in every quant and scale field (finite scales),
+// including the extreme quants -128/0xFF a file could hold; variant 2 is
+// extreme magnitudes (scales near the f16 limits, saturated quants).
+func Inputs(t q4k.Type, n, variant int, r *rand.Rand) (w, act []byte) {
+	ws, _ := t.RowSize(n)
+	as, _ := q4k.ActivationSize(t, n)
+	w, act = make([]byte, ws), make([]byte, as)
+	switch variant {
+	case 0:
+		x := make([]float32, n)
+		y := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 0.05)
+			y[i] = float32(r.NormFloat64())
+		}
+		if err := q4k.Quantize(t, w, x); err != nil { // Q4_0 has no quantizer: random below
+			randomBlocks(t, w, r, false)
+		}
+		if err := q4k.QuantizeActivation(t, act, y); err != nil {
+			panic(err)
+		}
+	default:
+		randomBlocks(t, w, r, variant == 2)
+		randomBlocks(t.VecDotType(), act, r, variant == 2)
+	}
+	return w, act
+}
+
+// randomF16 returns random finite binary16 bits; extreme picks large
+// magnitudes.
+func randomF16(r *rand.Rand, extreme bool) uint16 {
+	h := uint16(r.Uint32())
+	if extreme {
+		h |= 0x7000 // exponent >= 28
+	}
+	if h&0x7C00 == 0x7C00 {
+		h &^= 0x4000
+	}
+	return h
+}
+
+// randomBlocks fills buf with random blocks of type t whose f16/f32 fields
+// are finite.
+func randomBlocks(t q4k.Type, buf []byte, r *rand.Rand, extreme bool) {
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+		if extreme && r.IntN(2) == 0 {
+			buf[i] = 0x80 | byte(r.IntN(2))*0x7F // 0x80 or 0xFF
+		}
+	}
+	bs := t.TypeSize()
+	put := func(off int) { binary.LittleEndian.PutUint16(buf[off:], randomF16(r, extreme)) }
+	switch t {
+	case q4k.F32:
+		for i := 0; i+4 <= len(buf); i += 4 {
+			v := float32(r.NormFloat64())
+			if extreme {
+				v *= 1e15
+			}
+			binary.LittleEndian.PutUint32(buf[i:], math.Float32bits(v))
+		}
+	case q4k.F16:
+		for i := 0; i+2 <= len(buf); i += 2 {
+			put(i)
+		}
+	case q4k.BF16:
+		for i := 0; i+2 <= len(buf); i += 2 {
+			v := float32(r.NormFloat64())
+			if extreme {
+				v *= 1e15
+			}
+			binary.LittleEndian.PutUint16(buf[i:], q4k.F32ToBF16(v))
+		}
+	case q4k.Q4_0, q4k.Q5_0, q4k.Q8_0:
+		for i := 0; i < len(buf); i += bs {
+			put(i)
+		}
+	case q4k.Q4_K, q4k.Q5_K:
+		for i := 0; i < len(buf); i += bs {
+			put(i)
+			put(i + 2)
+		}
+	case q4k.Q6_K:
+		for i := 0; i < len(buf); i += bs {
+			put(i + 208)
+		}
+	case q4k.Q8_K:
+		for i := 0; i < len(buf); i += bs {
+			d := float32(r.Float64() * 0.02)
+			if extreme {
+				d = 1e18
+			}
+			binary.LittleEndian.PutUint32(buf[i:], math.Float32bits(d))
+			for j := range 16 { // bsums consistent with the quants, as every encoder writes them
+				sum := 0
+				for _, q := range buf[i+4+16*j : i+4+16*j+16] {
+					sum += int(int8(q))
+				}
+				binary.LittleEndian.PutUint16(buf[i+260+2*j:], uint16(int16(sum)))
+			}
+		}
+	}
+}
+
+// TestKernels runs impl against q4k.Reference: every weight type in
+// WeightTypes, every length in Lengths, three input variants; then the Q8_K
+// activation quantizer. Results must be bit-identical, inputs unchanged and
+// guards intact.
+func TestKernels(t *testing.T, impl q4k.Kernels) {
+	t.Run("dot", func(t *testing.T) { TestDot(t, impl) })
+	t.Run("quantizeQ8K", func(t *testing.T) { TestQuantizeQ8K(t, impl) })
+}
+
+// TestDot is the dot-product half of TestKernels.
+func TestDot(t *testing.T, impl q4k.Kernels) {
+	r := rand.New(rand.NewPCG(42, 1))
+	for _, typ := range WeightTypes {
+		ref, fast := q4k.Reference.Dot(typ), impl.Dot(typ)
+		if fast == nil {
+			t.Fatalf("%s: no kernel for %v", impl.Name, typ)
+		}
+		for _, n := range Lengths(typ) {
+			for variant := range 3 {
+				w0, a0 := Inputs(typ, n, variant, r)
+				w, a := newGuarded(len(w0)), newGuarded(len(a0))
+				copy(w.b, w0)
+				copy(a.b, a0)
+				want := ref(w.b, a.b, n)
+				got := fast(w.b, a.b, n)
+				if math.Float32bits(want) != math.Float32bits(got) {
+					t.Errorf("%s %v n=%d variant %d: got %v (%#x), reference %v (%#x)",
+						impl.Name, typ, n, variant, got, math.Float32bits(got), want, math.Float32bits(want))
+				}
+				w.check(t, "w")
+				a.check(t, "act")
+				if !bytes.Equal(w.b, w0) || !bytes.Equal(a.b, a0) {
+					t.Fatalf("%s %v n=%d: kernel wrote to its inputs", impl.Name, typ, n)
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeQ8K is the activation-quantizer half of TestKernels.
+func TestQuantizeQ8K(t *testing.T, impl q4k.Kernels) {
+	r := rand.New(rand.NewPCG(43, 1))
+	for _, nb := range []int{1, 2, 3, 5, 16} {
+		for variant := range 5 {
+			x := make([]float32, 256*nb)
+			for i := range x {
+				switch variant {
+				case 0:
+					x[i] = float32(r.NormFloat64())
+				case 1: // ties and repeated maxima of both signs
+					x[i] = float32(r.IntN(9) - 4)
+				case 2: // one zero block, tiny values elsewhere
+					if i >= 256 {
+						x[i] = float32(r.NormFloat64() * 1e-30)
+					}
+				case 3: // huge values
+					x[i] = float32(r.NormFloat64() * 1e30)
+				case 4: // halves: exact .5 ties after scaling
+					x[i] = float32(r.IntN(255)-127) / 2
+				}
+			}
+			x0 := append([]float32(nil), x...)
+			want := make([]byte, 292*nb)
+			q4k.Reference.QuantizeQ8K(want, x)
+			got := newGuarded(292 * nb)
+			impl.QuantizeQ8K(got.b, x)
+			got.check(t, "dst")
+			if !bytes.Equal(want, got.b) {
+				for i := range want {
+					if want[i] != got.b[i] {
+						t.Errorf("%s quantizeQ8K nb=%d variant %d: byte %d (block %d offset %d) = %d, reference %d",
+							impl.Name, nb, variant, i, i/292, i%292, got.b[i], want[i])
+						break
+					}
+				}
+			}
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(x0[i]) {
+					t.Fatalf("%s quantizeQ8K wrote to its input", impl.Name)
+				}
+			}
+		}
+	}
+}
