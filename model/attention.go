@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/realizar-host/realizar-host/q4k"
@@ -8,37 +9,39 @@ import (
 
 // attnScratch is one thread's working memory for attention.
 type attnScratch struct {
-	q16    []uint16  // [headDim] the query rounded to f16
+	q16    []byte    // [headDim] f16: the query rounded
 	scores []float32 // [positions] scores, then probabilities
-	p16    []uint16  // [positions] probabilities rounded to f16
+	p16    []byte    // [positions] f16: the probabilities rounded
 }
 
 func (s *attnScratch) ensure(headDim, positions int) {
-	if cap(s.q16) < headDim {
-		s.q16 = make([]uint16, headDim)
+	if len(s.q16) < 2*headDim {
+		s.q16 = make([]byte, 2*headDim)
 	}
-	if cap(s.scores) < positions {
+	if len(s.scores) < positions {
 		s.scores = make([]float32, positions)
-		s.p16 = make([]uint16, positions)
+		s.p16 = make([]byte, 2*positions)
 	}
 }
 
-// attendHead computes one query head's attention output out ([headDim])
-// over positions 0..n-1 of layer l, reading KV head kvHead.
+// attendHead computes one query head's attention output out ([headDim]) over
+// positions 0..n-1 of layer l, reading KV head kvHead.
 //
-// As llama.cpp does without flash attention: score_t = k_t · f16(q) with
-// f16 keys, w_t = score_t * scale, p = softmax(w) (max-subtracted, the sum
-// in float64, then multiplied by f32(1/sum)), and out[d] = Σ_t f16(p_t) *
+// As llama.cpp does without flash attention: score_t = k_t · f16(q) with f16
+// keys; w_t = score_t * scale; p = softmax(w) (max subtracted, the sum in
+// float64, then every term multiplied by f32(1/sum)); out[d] = Σ_t f16(p_t) *
 // v_t[d] with f16 values.
 func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale float32, s *attnScratch) {
 	s.ensure(headDim, n)
-	q16 := s.q16[:headDim]
-	f16FromF32(q16, q)
+	q16 := s.q16[:2*headDim]
+	for i, x := range q {
+		binary.LittleEndian.PutUint16(q16[2*i:], q4k.F32ToF16(x))
+	}
 	off := kvHead * headDim
 	scores := s.scores[:n]
 	maxW := float32(math.Inf(-1))
 	for t := range n {
-		w := dotF16(c.key(l, t, off, headDim), q16) * scale
+		w := dotF16(c.key(l, t, off, headDim), q16, headDim) * scale
 		scores[t] = w
 		maxW = max(maxW, w)
 	}
@@ -49,11 +52,11 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale f
 		sum += float64(e)
 	}
 	inv := float32(1 / sum)
-	p16 := s.p16[:n]
+	p16 := s.p16[:2*n]
 	for t, e := range scores {
-		p16[t] = q4k.F32ToF16(e * inv)
+		binary.LittleEndian.PutUint16(p16[2*t:], q4k.F32ToF16(e*inv))
 	}
 	for d := range headDim {
-		out[d] = dotF16(c.values(l, off+d, n), p16)
+		out[d] = dotF16(c.values(l, off+d, n), p16, n)
 	}
 }

@@ -77,11 +77,11 @@ func TestKVCacheGrowKeepsContents(t *testing.T) {
 	for p := range 3 {
 		c.store(1, p, keys[p], vals[p])
 	}
-	before := make([][]uint16, 6)
+	before := make([][]byte, 6)
 	for d := range 6 {
-		before[d] = append([]uint16(nil), c.values(1, d, 3)...)
+		before[d] = append([]byte(nil), c.values(1, d, 3)...)
 	}
-	k0 := append([]uint16(nil), c.key(1, 2, 0, 6)...)
+	k0 := append([]byte(nil), c.key(1, 2, 0, 6)...)
 
 	c.grow(10, 3)
 	require.Equal(t, 10, c.capacity)

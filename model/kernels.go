@@ -1,49 +1,35 @@
 package model
 
 import (
+	"fmt"
+
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// TEMPORARY until q4k's dot products land: dequantize-and-multiply.
+// This file binds the model to q4k's kernels: row dot products per weight
+// type, activation encoders, and the f16 dot product attention uses.
 
-func hasKernel(t q4k.Type) bool {
-	switch t {
-	case q4k.F32, q4k.F16, q4k.BF16, q4k.Q4_0, q4k.Q5_0, q4k.Q8_0, q4k.Q4_K, q4k.Q5_K, q4k.Q6_K:
-		return true
+// dotF16 is q4k's f16·f16 row kernel: the K·q and V·p products of
+// attention, over f16 bytes.
+var dotF16 = mustDot(q4k.F16)
+
+func mustDot(t q4k.Type) q4k.DotFunc {
+	f, err := q4k.DotFor(t)
+	if err != nil {
+		panic(fmt.Sprintf("model: q4k has no %v kernel: %v", t, err))
 	}
-	return false
+	return f
 }
 
-func encodeActs(t q4k.Type, dst []byte, x []float32) {
-	_ = q4k.Quantize(t, dst, x)
-}
+// kernelName names the kernels in use, as q4k reports them ("avx2",
+// "reference").
+func kernelName() string { return q4k.Fast.Name }
 
-func dotRows(t q4k.Type, dst []float32, rows []byte, rowSize int, act []byte, n int) {
-	w := make([]float32, n)
-	a := make([]float32, n)
-	_ = q4k.Dequantize(t.VecDotType(), a, act)
-	for r := range dst {
-		_ = q4k.Dequantize(t, w, rows[r*rowSize:(r+1)*rowSize])
-		var s float32
-		for i := range n {
-			s += w[i] * a[i]
-		}
-		dst[r] = s
+// encodeActs encodes x in the activation format rows of weight type w are
+// multiplied with (w's vec_dot_type). dst is ActivationSize(w, len(x))
+// bytes, checked at load.
+func encodeActs(w q4k.Type, dst []byte, x []float32) {
+	if err := q4k.QuantizeActivation(w, dst, x); err != nil {
+		panic(fmt.Sprintf("model: activation shapes were checked at load: %v", err))
 	}
-}
-
-func kernelName() string { return "generic" }
-
-func f16FromF32(dst []uint16, src []float32) {
-	for i, v := range src {
-		dst[i] = q4k.F32ToF16(v)
-	}
-}
-
-func dotF16(a, b []uint16) float32 {
-	var s float32
-	for i := range a {
-		s += q4k.F16ToF32(a[i]) * q4k.F16ToF32(b[i])
-	}
-	return s
 }

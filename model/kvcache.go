@@ -1,24 +1,28 @@
 package model
 
-import "github.com/realizar-host/realizar-host/q4k"
+import (
+	"encoding/binary"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
 
 // kvCache holds the keys and values of every layer for positions
-// 0..capacity-1, as IEEE f16 bits like llama.cpp's default cache.
+// 0..capacity-1 as little-endian IEEE f16, like llama.cpp's default cache.
 //
-// Keys are stored position-major (k[l][pos*kvDim : (pos+1)*kvDim]) and
-// values transposed (v[l][d*capacity : d*capacity+positions]), the layout
-// llama.cpp uses without flash attention: both attention products then read
-// contiguous f16 runs.
+// Keys are stored position-major (layer l, position p: k[l][p*kvDim*2 :
+// (p+1)*kvDim*2]) and values transposed (dimension d: v[l][d*capacity*2 :
+// (d*capacity+positions)*2]), the layout llama.cpp uses without flash
+// attention: both attention products then read contiguous f16 runs.
 type kvCache struct {
 	layers   int
 	kvDim    int // n_head_kv * head_dim
 	capacity int // positions held
-	k        [][]uint16
-	v        [][]uint16
+	k        [][]byte
+	v        [][]byte
 }
 
 func newKVCache(layers, kvDim int) *kvCache {
-	return &kvCache{layers: layers, kvDim: kvDim, k: make([][]uint16, layers), v: make([][]uint16, layers)}
+	return &kvCache{layers: layers, kvDim: kvDim, k: make([][]byte, layers), v: make([][]byte, layers)}
 }
 
 // bytes is the cache's size in bytes at its current capacity.
@@ -32,35 +36,37 @@ func (c *kvCache) grow(positions, keep int) {
 	}
 	keep = min(keep, c.capacity)
 	for l := range c.layers {
-		k := make([]uint16, positions*c.kvDim)
-		copy(k, c.k[l][:keep*c.kvDim])
-		v := make([]uint16, positions*c.kvDim)
+		k := make([]byte, 2*positions*c.kvDim)
+		copy(k, c.k[l][:2*keep*c.kvDim])
+		v := make([]byte, 2*positions*c.kvDim)
 		for d := range c.kvDim {
-			copy(v[d*positions:d*positions+keep], c.v[l][d*c.capacity:d*c.capacity+keep])
+			copy(v[2*d*positions:], c.v[l][2*d*c.capacity:2*(d*c.capacity+keep)])
 		}
 		c.k[l], c.v[l] = k, v
 	}
 	c.capacity = positions
 }
 
-// store writes one position's key and value ([kvDim]float32 each) of layer l,
-// rounding to f16.
+// store writes one position's key and value ([kvDim]float32 each) of layer
+// l, rounding to f16.
 func (c *kvCache) store(l, pos int, key, value []float32) {
-	f16FromF32(c.k[l][pos*c.kvDim:(pos+1)*c.kvDim], key)
-	v := c.v[l]
+	for d, x := range key {
+		binary.LittleEndian.PutUint16(c.k[l][2*(pos*c.kvDim+d):], q4k.F32ToF16(x))
+	}
 	for d, x := range value {
-		v[d*c.capacity+pos] = q4k.F32ToF16(x)
+		binary.LittleEndian.PutUint16(c.v[l][2*(d*c.capacity+pos):], q4k.F32ToF16(x))
 	}
 }
 
-// keys returns the f16 key of position pos, KV head h, in layer l ([headDim]).
-func (c *kvCache) key(l, pos, off, headDim int) []uint16 {
-	base := pos*c.kvDim + off
-	return c.k[l][base : base+headDim]
+// key returns the f16 key of layer l, position pos, values [off, off+n).
+func (c *kvCache) key(l, pos, off, n int) []byte {
+	base := 2 * (pos*c.kvDim + off)
+	return c.k[l][base : base+2*n]
 }
 
-// values returns dimension d of the values of layer l for positions
-// 0..n-1 ([n]uint16).
-func (c *kvCache) values(l, d, n int) []uint16 {
-	return c.v[l][d*c.capacity : d*c.capacity+n]
+// values returns dimension d of layer l's values for positions 0..n-1
+// (n f16).
+func (c *kvCache) values(l, d, n int) []byte {
+	base := 2 * d * c.capacity
+	return c.v[l][base : base+2*n]
 }

@@ -15,16 +15,23 @@ type linear struct {
 	cols    int    // input width, the row length (ne[0])
 	rowSize int    // bytes per row
 	data    []byte // rows*rowSize bytes, a view of the file
+	dot     q4k.DotFunc
+	actSize int // bytes of one activation row (ActivationSize(typ, cols))
 	bias    []float32
 }
 
 // newLinear checks a weight's type and length: every row must be whole
 // blocks of a type with a dot-product kernel.
 func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, error) {
-	if !hasKernel(typ) {
+	dot, err := q4k.DotFor(typ)
+	if err != nil {
 		return linear{}, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: typ.String()}
 	}
 	rowSize, err := typ.RowSize(cols)
+	if err != nil {
+		return linear{}, &TensorError{Tensor: name, Err: ErrShape, Detail: err.Error()}
+	}
+	actSize, err := q4k.ActivationSize(typ, cols)
 	if err != nil {
 		return linear{}, &TensorError{Tensor: name, Err: ErrShape, Detail: err.Error()}
 	}
@@ -32,7 +39,8 @@ func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, 
 		return linear{}, &TensorError{Tensor: name, Err: ErrShape,
 			Detail: fmt.Sprintf("%d bytes of data, want %d", len(data), rows*rowSize)}
 	}
-	return linear{name: name, typ: typ, rows: rows, cols: cols, rowSize: rowSize, data: data[:rows*rowSize]}, nil
+	return linear{name: name, typ: typ, rows: rows, cols: cols, rowSize: rowSize,
+		data: data[:rows*rowSize], dot: dot, actSize: actSize}, nil
 }
 
 // row returns the bytes of row r.
@@ -64,14 +72,14 @@ func (a *actCache) reset(x []float32, cols, batch int) {
 	clear(a.enc)
 }
 
-// encoded returns the batch encoded as t (row b at b*rowSize), quantizing on
-// first use.
-func (a *actCache) encoded(t q4k.Type) ([]byte, int) {
-	rowSize, _ := t.RowSize(a.cols) // checked at load
+// encode makes sure the batch is encoded for w (in w's vec_dot_type, row b
+// at b*w.actSize), quantizing on first use, and returns the encoding.
+func (a *actCache) encode(w *linear) []byte {
+	t := w.typ.VecDotType()
 	if e, ok := a.enc[t]; ok {
-		return e, rowSize
+		return e
 	}
-	need := rowSize * a.batch
+	need := w.actSize * a.batch
 	b := a.buf[t]
 	if cap(b) < need {
 		b = make([]byte, need)
@@ -79,10 +87,10 @@ func (a *actCache) encoded(t q4k.Type) ([]byte, int) {
 	}
 	b = b[:need]
 	for i := range a.batch {
-		encodeActs(t, b[i*rowSize:(i+1)*rowSize], a.x[i*a.cols:(i+1)*a.cols])
+		encodeActs(w.typ, b[i*w.actSize:(i+1)*w.actSize], a.x[i*a.cols:(i+1)*a.cols])
 	}
 	a.enc[t] = b
-	return b, rowSize
+	return b
 }
 
 // rowGrain is the fewest weight rows a worker claims at once; rowTile is
@@ -101,7 +109,7 @@ func matmul(p *pool, acts *actCache, jobs ...matJob) {
 	total := 0
 	for _, j := range jobs {
 		total += j.w.rows
-		acts.encoded(j.w.typ.VecDotType())
+		acts.encode(j.w)
 	}
 	p.run(total, p.grainFor(total, rowGrain), func(_, lo, hi int) {
 		base := 0
@@ -120,16 +128,17 @@ func matmul(p *pool, acts *actCache, jobs ...matJob) {
 func (j *matJob) rows(acts *actCache, a, b int) {
 	w := j.w
 	enc := acts.enc[w.typ.VecDotType()]
-	encSize := len(enc) / acts.batch
 	for t0 := a; t0 < b; t0 += rowTile {
 		t1 := min(t0+rowTile, b)
-		tile := w.data[t0*w.rowSize : t1*w.rowSize]
 		for c := range acts.batch {
-			dst := j.out[c*w.rows+t0 : c*w.rows+t1]
-			dotRows(w.typ, dst, tile, w.rowSize, enc[c*encSize:(c+1)*encSize], w.cols)
+			act := enc[c*w.actSize : (c+1)*w.actSize]
+			dst := j.out[c*w.rows : (c+1)*w.rows]
+			for r := t0; r < t1; r++ {
+				dst[r] = w.dot(w.data[r*w.rowSize:(r+1)*w.rowSize], act, w.cols)
+			}
 			if w.bias != nil {
-				for i := range dst {
-					dst[i] += w.bias[t0+i]
+				for r := t0; r < t1; r++ {
+					dst[r] += w.bias[r]
 				}
 			}
 		}
