@@ -1,0 +1,75 @@
+// Package reftest gives tests the llama.cpp reference and the shared model
+// files, failing — not skipping — when CI=true and something is missing.
+package reftest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
+)
+
+// InCI reports whether the tests run under CI (CI=true), where a missing
+// dependency is a failure.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// missing fails the test under CI and skips it elsewhere, with the reason.
+func missing(t testing.TB, err error) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("CI=true and a test dependency is missing: %v", err)
+	}
+	t.Skipf("skipping (set CI=true to make this a failure): %v", err)
+}
+
+// Lib returns the loaded reference (see ref.OpenDefault).
+func Lib(t testing.TB) *ref.Lib {
+	t.Helper()
+	l, err := ref.OpenDefault()
+	if err != nil {
+		missing(t, err)
+	}
+	return l
+}
+
+// SharedModel returns the path of ../shared/models/name.
+func SharedModel(t testing.TB, name string) string {
+	t.Helper()
+	p, err := ref.SharedModel(name)
+	if err != nil {
+		missing(t, err)
+	}
+	return p
+}
+
+// Vocab returns the path of the reference's ggml-vocab-name.gguf.
+func Vocab(t testing.TB, l *ref.Lib, name string) string {
+	t.Helper()
+	p, err := ref.VocabPath(l.Dir(), name)
+	if err != nil {
+		missing(t, err)
+	}
+	return p
+}
+
+// Model loads path with the reference and closes it when the test ends.
+func Model(t testing.TB, l *ref.Lib, path string) *ref.Model {
+	t.Helper()
+	m, err := l.LoadModel(path)
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// Context makes a pinned context on m, closed when the test ends.
+func Context(t testing.TB, m *ref.Model, cfg ref.ContextConfig) *ref.Context {
+	t.Helper()
+	c, err := m.NewContext(cfg)
+	if err != nil {
+		t.Fatalf("context: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
