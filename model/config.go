@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+
+	"github.com/realizar-host/realizar-host/gguf"
 )
 
 // Config is the shape of a model, decoded once from GGUF metadata.
@@ -24,10 +26,10 @@ type Config struct {
 }
 
 // QDim is the width of all query heads together (Heads*HeadDim).
-func (c *Config) QDim() int { return c.Heads * c.HeadDim }
+func (c Config) QDim() int { return c.Heads * c.HeadDim }
 
 // KVDim is the width of all key (or value) heads together (KVHeads*HeadDim).
-func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
+func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
 
 // architectures maps each supported general.architecture to its RoPE
 // pairing, as llama.cpp's llama_model_rope_type does.
@@ -172,7 +174,4 @@ func (d *configDecoder) str(suffix, def string) string {
 	return v
 }
 
-// errKeyNotFound stands in for gguf.ErrKeyNotFound until gguf lands.
-var errKeyNotFound = errors.New("key not found")
-
-func isNotFound(err error) bool { return errors.Is(err, errKeyNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, gguf.ErrKeyNotFound) }
