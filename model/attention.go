@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/realizar-host/realizar-host/q4k"
 )
@@ -28,9 +27,8 @@ func (s *attnScratch) ensure(headDim, positions int) {
 // positions 0..n-1 of layer l, reading KV head kvHead.
 //
 // As llama.cpp does without flash attention: score_t = k_t · f16(q) with f16
-// keys; w_t = score_t * scale; p = softmax(w) (max subtracted, the sum in
-// float64, then every term multiplied by f32(1/sum)); out[d] = Σ_t f16(p_t) *
-// v_t[d] with f16 values.
+// keys; w_t = score_t * scale; p = softmax(w); out[d] = Σ_t f16(p_t) * v_t[d]
+// with f16 values — each sum in ggml's association order (see simd).
 func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale float32, s *attnScratch) {
 	s.ensure(headDim, n)
 	q16 := s.q16[:2*headDim]
@@ -39,24 +37,15 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale f
 	}
 	off := kvHead * headDim
 	scores := s.scores[:n]
-	maxW := float32(math.Inf(-1))
 	for t := range n {
-		w := dotF16(c.key(l, t, off, headDim), q16, headDim) * scale
-		scores[t] = w
-		maxW = max(maxW, w)
+		scores[t] = simdWidth.dotF16(c.key(l, t, off, headDim), q16, headDim, false) * scale
 	}
-	var sum float64
-	for t, w := range scores {
-		e := float32(math.Exp(float64(w - maxW)))
-		scores[t] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
+	simdWidth.softmax(scores)
 	p16 := s.p16[:2*n]
-	for t, e := range scores {
-		binary.LittleEndian.PutUint16(p16[2*t:], q4k.F32ToF16(e*inv))
+	for t, p := range scores {
+		binary.LittleEndian.PutUint16(p16[2*t:], q4k.F32ToF16(p))
 	}
 	for d := range headDim {
-		out[d] = dotF16(c.values(l, off+d, n), p16, n)
+		out[d] = simdWidth.dotF16(c.values(l, off+d, n), p16, n, true)
 	}
 }

@@ -6,20 +6,8 @@ import (
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// This file binds the model to q4k's kernels: row dot products per weight
-// type, activation encoders, and the f16 dot product attention uses.
-
-// dotF16 is q4k's f16·f16 row kernel: the K·q and V·p products of
-// attention, over f16 bytes.
-var dotF16 = mustDot(q4k.F16)
-
-func mustDot(t q4k.Type) q4k.DotFunc {
-	f, err := q4k.DotFor(t)
-	if err != nil {
-		panic(fmt.Sprintf("model: q4k has no %v kernel: %v", t, err))
-	}
-	return f
-}
+// This file binds the model to q4k's kernels: activation encoders and the
+// kernels' name (the row dot products are bound per matrix at load).
 
 // kernelName names the kernels in use, as q4k reports them ("avx2",
 // "reference").

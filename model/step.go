@@ -211,7 +211,7 @@ func (s *Step) block(l, n, start int) {
 	s.acts.reset(xn, embd, n)
 	gate, up := s.gate[:n*c.FFN], s.up[:n*c.FFN]
 	matmul(m.pool, s.acts, matJob{&ly.gate, gate}, matJob{&ly.up, up})
-	swiglu(gate, gate, up)
+	simdWidth.swiglu(gate, gate, up)
 	s.acts.reset(gate, c.FFN, n)
 	matmul(m.pool, s.acts, matJob{&ly.down, proj})
 	addTo(x, proj)

@@ -9,6 +9,7 @@ replace github.com/realizar-host/realizar-host => ../..
 require (
 	github.com/hybridgroup/yzma v1.28.0
 	github.com/jupiterrider/ffi v0.7.0
+	github.com/realizar-host/realizar-host v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 )
 

@@ -52,7 +52,7 @@ func stories(ftype string) target {
 }
 
 func targets() []target {
-	return []target{stories("F32"), stories("Q4_K_M")}
+	return []target{stories("F32"), stories("Q4_K_M"), stories("F16"), stories("BF16"), stories("Q8_0"), stories("Q5_0"), stories("Q4_0")}
 }
 
 // loadOurs opens path with package gguf and loads it with package model.
@@ -89,7 +89,7 @@ func TestTeacherForcedLogits(t *testing.T) {
 			if len(toks) > 320 {
 				toks = toks[:320]
 			}
-			rc := reftest.Context(t, rm, ref.ContextConfig{NCtx: 512})
+			rc := reftest.Context(t, rm, ref.ContextConfig{NCtx: 512, NBatch: 1})
 			want, err := rc.Logits(toks)
 			require.NoError(t, err)
 
