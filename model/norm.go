@@ -17,15 +17,6 @@ func rmsNorm(y, x, w []float32, eps float32) {
 	}
 }
 
-// swiglu writes h[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + e^-x).
-// h may alias gate or up.
-func swiglu(h, gate, up []float32) {
-	for i, g := range gate {
-		s := g / (1 + float32(math.Exp(float64(-g))))
-		h[i] = s * up[i]
-	}
-}
-
 // addTo adds src into dst element-wise (the residual connection).
 func addTo(dst, src []float32) {
 	for i, v := range src {

@@ -78,8 +78,10 @@ func (r *rope) apply(x []float32, headDim int, cs []float32) {
 			}
 			c, s := cs[i], cs[i+1]
 			x0, x1 := head[a], head[b]
-			head[a] = float32(x0*c) - float32(x1*s)
-			head[b] = float32(x0*s) + float32(x1*c)
+			// As ggml's x86 builds compile it: the x1 product rounded,
+			// the x0 product fused into the sum.
+			head[a] = fma32(x0, c, -(x1 * s))
+			head[b] = fma32(x0, s, x1*c)
 		}
 	}
 }
