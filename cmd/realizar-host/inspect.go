@@ -1,0 +1,223 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/spf13/cobra"
+)
+
+func newInspectCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect MODEL.gguf",
+		Short: "Print a model's architecture, hyperparameters, tokenizer and tensor types",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := inspect(args[0])
+			if err != nil {
+				return badFile(err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				err = enc.Encode(rep)
+			} else {
+				err = rep.writeText(cmd.OutOrStdout())
+			}
+			if err != nil {
+				return failure(err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// report is what inspect prints. Hyperparameters absent from the file are
+// omitted.
+type report struct {
+	Path            string          `json:"path"`
+	FileSize        int64           `json:"file_size"`
+	Shards          int             `json:"shards"`
+	Version         uint32          `json:"version"`
+	Architecture    string          `json:"architecture"`
+	Name            string          `json:"name,omitempty"`
+	Hyperparameters hyperparameters `json:"hyperparameters"`
+	Tokenizer       tokenizerInfo   `json:"tokenizer"`
+	TensorCount     int             `json:"tensor_count"`
+	TensorBytes     int64           `json:"tensor_bytes"`
+	Types           []typeCount     `json:"types"`
+}
+
+type hyperparameters struct {
+	ContextLength     *uint32  `json:"context_length,omitempty"`
+	EmbeddingLength   *uint32  `json:"embedding_length,omitempty"`
+	BlockCount        *uint32  `json:"block_count,omitempty"`
+	FeedForwardLength *uint32  `json:"feed_forward_length,omitempty"`
+	HeadCount         *uint32  `json:"head_count,omitempty"`
+	HeadCountKV       *uint32  `json:"head_count_kv,omitempty"`
+	RopeFreqBase      *float32 `json:"rope_freq_base,omitempty"`
+	RMSEpsilon        *float32 `json:"rms_epsilon,omitempty"`
+	VocabSize         *uint32  `json:"vocab_size,omitempty"`
+}
+
+type tokenizerInfo struct {
+	Model  string `json:"model,omitempty"`
+	Tokens int    `json:"tokens"`
+}
+
+// typeCount is one row of the tensor type histogram.
+type typeCount struct {
+	Type    string `json:"type"`
+	Tensors int    `json:"tensors"`
+	Bytes   int64  `json:"bytes"`
+}
+
+// inspect opens the model at path and builds its report.
+func inspect(path string) (*report, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rep := &report{Path: path, FileSize: f.Size(), Shards: f.Shards(), Version: f.Version}
+	if rep.Architecture, err = f.String(gguf.KeyArchitecture); err != nil {
+		return nil, err
+	}
+	if rep.Name, err = optional(f.String(gguf.KeyName)); err != nil {
+		return nil, err
+	}
+	arch := rep.Architecture
+	hp := &rep.Hyperparameters
+	for _, u := range []struct {
+		suffix string
+		dst    **uint32
+	}{
+		{gguf.SuffixContextLength, &hp.ContextLength},
+		{gguf.SuffixEmbeddingLength, &hp.EmbeddingLength},
+		{gguf.SuffixBlockCount, &hp.BlockCount},
+		{gguf.SuffixFeedForwardLength, &hp.FeedForwardLength},
+		{gguf.SuffixHeadCount, &hp.HeadCount},
+		{gguf.SuffixHeadCountKV, &hp.HeadCountKV},
+		{gguf.SuffixVocabSize, &hp.VocabSize},
+	} {
+		if *u.dst, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, u.suffix))); err != nil {
+			return nil, err
+		}
+	}
+	if hp.RopeFreqBase, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeFreqBase))); err != nil {
+		return nil, err
+	}
+	if hp.RMSEpsilon, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRMSEpsilon))); err != nil {
+		return nil, err
+	}
+	if rep.Tokenizer.Model, err = optional(f.String(gguf.KeyTokenizerModel)); err != nil {
+		return nil, err
+	}
+	tokens, err := optional(f.Strings(gguf.KeyTokens))
+	if err != nil {
+		return nil, err
+	}
+	rep.Tokenizer.Tokens = len(tokens)
+	if hp.VocabSize == nil && len(tokens) > 0 {
+		n := uint32(len(tokens))
+		hp.VocabSize = &n
+	}
+
+	rep.TensorCount = len(f.Tensors)
+	byType := map[gguf.TensorType]*typeCount{}
+	for _, t := range f.Tensors {
+		c := byType[t.Type]
+		if c == nil {
+			c = &typeCount{Type: t.Type.String()}
+			byType[t.Type] = c
+		}
+		c.Tensors++
+		c.Bytes += t.Size
+		rep.TensorBytes += t.Size
+	}
+	for _, c := range byType {
+		rep.Types = append(rep.Types, *c)
+	}
+	slices.SortFunc(rep.Types, func(a, b typeCount) int { return cmp.Compare(a.Type, b.Type) })
+	return rep, nil
+}
+
+// optional turns a missing key into the zero value.
+func optional[T any](v T, err error) (T, error) {
+	if errors.Is(err, gguf.ErrKeyNotFound) {
+		return v, nil
+	}
+	return v, err
+}
+
+// optionalPtr turns a missing key into nil.
+func optionalPtr[T any](v T, err error) (*T, error) {
+	if errors.Is(err, gguf.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+func (r *report) writeText(out io.Writer) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "file:\t%s\n", r.Path)
+	fmt.Fprintf(w, "size:\t%d bytes (GGUF v%d, %d shard(s))\n", r.FileSize, r.Version, r.Shards)
+	fmt.Fprintf(w, "architecture:\t%s\n", r.Architecture)
+	if r.Name != "" {
+		fmt.Fprintf(w, "name:\t%s\n", r.Name)
+	}
+	hp := r.Hyperparameters
+	for _, row := range []struct {
+		name string
+		v    any
+	}{
+		{"context_length", hp.ContextLength},
+		{"embedding_length", hp.EmbeddingLength},
+		{"block_count", hp.BlockCount},
+		{"feed_forward_length", hp.FeedForwardLength},
+		{"head_count", hp.HeadCount},
+		{"head_count_kv", hp.HeadCountKV},
+		{"rope_freq_base", hp.RopeFreqBase},
+		{"rms_epsilon", hp.RMSEpsilon},
+		{"vocab_size", hp.VocabSize},
+	} {
+		fmt.Fprintf(w, "%s:\t%s\n", row.name, deref(row.v))
+	}
+	model := r.Tokenizer.Model
+	if model == "" {
+		model = "-"
+	}
+	fmt.Fprintf(w, "tokenizer:\t%s (%d tokens)\n", model, r.Tokenizer.Tokens)
+	fmt.Fprintf(w, "tensors:\t%d (%d bytes)\n", r.TensorCount, r.TensorBytes)
+	for _, c := range r.Types {
+		fmt.Fprintf(w, "  %s\t%d tensors\t%d bytes\n", c.Type, c.Tensors, c.Bytes)
+	}
+	return w.Flush()
+}
+
+// deref formats a *uint32 or *float32, "-" when nil.
+func deref(v any) string {
+	switch p := v.(type) {
+	case *uint32:
+		if p != nil {
+			return fmt.Sprint(*p)
+		}
+	case *float32:
+		if p != nil {
+			return fmt.Sprint(*p)
+		}
+	}
+	return "-"
+}

@@ -1,0 +1,44 @@
+package gguf
+
+// Standard metadata key names, as the GGUF specification and llama.cpp name
+// them. Keys of the form "<arch>.<suffix>" are built with ArchKey.
+const (
+	KeyArchitecture        = "general.architecture"         // string, "llama", "qwen2"
+	KeyName                = "general.name"                 // string
+	KeyFileType            = "general.file_type"            // uint32, llama.cpp's llama_ftype (0 all F32, 1 mostly F16, 15 Q4_K_M)
+	KeyQuantizationVersion = "general.quantization_version" // uint32
+
+	KeyTokenizerModel = "tokenizer.ggml.model"      // string, "llama" (SentencePiece), "gpt2" (byte-level BPE)
+	KeyTokenizerPre   = "tokenizer.ggml.pre"        // string, pre-tokenizer name ("qwen2")
+	KeyTokens         = "tokenizer.ggml.tokens"     // []string, the vocabulary by token id
+	KeyTokenScores    = "tokenizer.ggml.scores"     // []float32, per token
+	KeyTokenTypes     = "tokenizer.ggml.token_type" // []int32, per token (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte)
+	KeyMerges         = "tokenizer.ggml.merges"     // []string, BPE merges "a b"
+	KeyBOSTokenID     = "tokenizer.ggml.bos_token_id"
+	KeyEOSTokenID     = "tokenizer.ggml.eos_token_id"
+	KeyAddBOS         = "tokenizer.ggml.add_bos_token" // bool
+	KeyChatTemplate   = "tokenizer.chat_template"      // string
+
+	// TokenizerPrefix starts every tokenizer key.
+	TokenizerPrefix = "tokenizer."
+)
+
+// Architecture-relative key suffixes, joined to the architecture name by
+// ArchKey: ArchKey("llama", SuffixBlockCount) is "llama.block_count".
+const (
+	SuffixVocabSize         = "vocab_size"                       // uint32
+	SuffixContextLength     = "context_length"                   // uint32, positions trained for
+	SuffixEmbeddingLength   = "embedding_length"                 // uint32, n_embd
+	SuffixBlockCount        = "block_count"                      // uint32, layers
+	SuffixFeedForwardLength = "feed_forward_length"              // uint32, n_ff
+	SuffixHeadCount         = "attention.head_count"             // uint32
+	SuffixHeadCountKV       = "attention.head_count_kv"          // uint32
+	SuffixRMSEpsilon        = "attention.layer_norm_rms_epsilon" // float32
+	SuffixKeyLength         = "attention.key_length"             // uint32, head dim of K
+	SuffixValueLength       = "attention.value_length"           // uint32, head dim of V
+	SuffixRopeDimension     = "rope.dimension_count"             // uint32, rotated dims per head
+	SuffixRopeFreqBase      = "rope.freq_base"                   // float32, theta
+)
+
+// ArchKey returns the key "<arch>.<suffix>".
+func ArchKey(arch, suffix string) string { return arch + "." + suffix }
