@@ -86,7 +86,7 @@ func dotTable(q4K, q5K, q6K, q40, q50, q80, f32, f16, bf16 func(w, a []byte, nb 
 var (
 	refTable = dotTable(dotQ4_KRef, dotQ5_KRef, dotQ6_KRef, dotQ4_0Ref, dotQ5_0Ref, dotQ8_0Ref,
 		dotF32Ref, dotF16Ref, dotBF16Ref)
-	fastTable = dotTable(dotQ4_K, dotQ5_KRef, dotQ6_K, dotQ4_0Ref, dotQ5_0Ref, dotQ8_0,
+	fastTable = dotTable(dotQ4_K, dotQ5_K, dotQ6_K, dotQ4_0, dotQ5_0, dotQ8_0,
 		dotF32, dotF16, dotBF16)
 )
 
@@ -158,6 +158,44 @@ func checkMat(t Type, lenW, lenAct, n, rows int) error {
 	as := rowSize(t.VecDotType(), n)
 	if lenAct < as {
 		return shortErr(t, n, "act", lenAct, as)
+	}
+	return nil
+}
+
+// MatMul multiplies rows [r0, r1) of the matrix w with nTok activation
+// vectors, reading each weight row once for the whole batch (the prefill
+// shape). acts holds the nTok activations back to back, each
+// ActivationSize(t, n) bytes; dst is [nTok][m]float32 row-major with
+// m = len(dst)/nTok, and dst[tok*m + r] receives row r times activation tok.
+// m must be >= r1. Entries outside [r0, r1) are not touched.
+//
+// Each result equals the one MatVec gives. It allocates nothing and fails
+// like MatVec (nTok < 1 is ErrShortBuffer).
+func MatMul(dst []float32, t Type, w, acts []byte, n, nTok, r0, r1 int) error {
+	f, err := DotFor(t)
+	if err != nil {
+		return err
+	}
+	if nTok < 1 {
+		return &LengthError{Type: t, N: n, What: "tokens", Have: nTok, Want: 1, Err: ErrShortBuffer}
+	}
+	m := len(dst) / nTok
+	if r0 < 0 || r1 < r0 || m < r1 {
+		return &LengthError{Type: t, N: n, What: "dst rows", Have: m, Want: r1, Err: ErrShortBuffer}
+	}
+	if err := checkMat(t, len(w), len(acts), n, r1); err != nil {
+		return err
+	}
+	as := rowSize(t.VecDotType(), n)
+	if len(acts) < as*nTok {
+		return shortErr(t, n, "acts", len(acts), as*nTok)
+	}
+	rs := rowSize(t, n)
+	for r := r0; r < r1; r++ {
+		row := w[r*rs : (r+1)*rs]
+		for tok := range nTok {
+			dst[tok*m+r] = f(row, acts[tok*as:(tok+1)*as], n)
+		}
 	}
 	return nil
 }

@@ -142,3 +142,33 @@ func TestDotFuncPanicsOnShortBuffers(t *testing.T) {
 	_, err = q4k.DotFor(q4k.Type(1234))
 	require.ErrorIs(t, err, q4k.ErrUnknownType)
 }
+
+func TestMatMulEqualsMatVec(t *testing.T) {
+	const rows, n, nTok = 4, 512, 3
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, typ := range q4ktest.WeightTypes {
+		rs, _ := typ.RowSize(n)
+		as, _ := q4k.ActivationSize(typ, n)
+		w := make([]byte, 0, rows*rs)
+		for range rows {
+			row, _ := q4ktest.Inputs(typ, n, 0, r)
+			w = append(w, row...)
+		}
+		acts := make([]byte, 0, nTok*as)
+		for range nTok {
+			_, a := q4ktest.Inputs(typ, n, 0, r)
+			acts = append(acts, a...)
+		}
+		dst := make([]float32, nTok*rows)
+		require.NoError(t, q4k.MatMul(dst, typ, w, acts, n, nTok, 0, rows), typ.String())
+		for tok := range nTok {
+			want := make([]float32, rows)
+			require.NoError(t, q4k.MatVec(want, typ, w, acts[tok*as:(tok+1)*as], n, 0, rows))
+			assert.Equal(t, want, dst[tok*rows:(tok+1)*rows], "%v token %d", typ, tok)
+		}
+		assert.Zero(t, testing.AllocsPerRun(5, func() { _ = q4k.MatMul(dst, typ, w, acts, n, nTok, 1, 3) }))
+		require.ErrorIs(t, q4k.MatMul(dst, typ, w, acts[:len(acts)-1], n, nTok, 0, rows), q4k.ErrShortBuffer)
+		require.ErrorIs(t, q4k.MatMul(dst, typ, w, acts, n, 0, 0, rows), q4k.ErrShortBuffer)
+		require.ErrorIs(t, q4k.MatMul(dst[:nTok*rows-1], typ, w, acts, n, nTok, 0, rows), q4k.ErrShortBuffer)
+	}
+}

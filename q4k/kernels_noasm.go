@@ -14,6 +14,15 @@ func dotQ4_K(w, a []byte, nb int) float32 { return dotQ4_KRef(w, a, nb) }
 // dotQ6_K multiplies nb block_q6_K with nb block_q8_K.
 func dotQ6_K(w, a []byte, nb int) float32 { return dotQ6_KRef(w, a, nb) }
 
+// dotQ4_0 multiplies nb block_q4_0 with nb block_q8_0.
+func dotQ4_0(w, a []byte, nb int) float32 { return dotQ4_0Ref(w, a, nb) }
+
+// dotQ5_0 multiplies nb block_q5_0 with nb block_q8_0.
+func dotQ5_0(w, a []byte, nb int) float32 { return dotQ5_0Ref(w, a, nb) }
+
+// dotQ5_K multiplies nb block_q5_K with nb block_q8_K.
+func dotQ5_K(w, a []byte, nb int) float32 { return dotQ5_KRef(w, a, nb) }
+
 // dotQ8_0 multiplies nb block_q8_0 with nb block_q8_0.
 func dotQ8_0(w, a []byte, nb int) float32 { return dotQ8_0Ref(w, a, nb) }
 

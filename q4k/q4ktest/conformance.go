@@ -210,7 +210,7 @@ func TestDot(t *testing.T, impl q4k.Kernels) {
 func TestQuantizeQ8K(t *testing.T, impl q4k.Kernels) {
 	r := rand.New(rand.NewPCG(43, 1))
 	for _, nb := range []int{1, 2, 3, 5, 16} {
-		for variant := range 5 {
+		for variant := range 8 {
 			x := make([]float32, 256*nb)
 			for i := range x {
 				switch variant {
@@ -226,6 +226,18 @@ func TestQuantizeQ8K(t *testing.T, impl q4k.Kernels) {
 					x[i] = float32(r.NormFloat64() * 1e30)
 				case 4: // halves: exact .5 ties after scaling
 					x[i] = float32(r.IntN(255)-127) / 2
+				case 5: // subnormals: -127/max overflows to -Inf
+					x[i] = float32(r.NormFloat64() * 1e-42)
+				case 6: // infinities
+					x[i] = float32(r.NormFloat64())
+					if r.IntN(100) == 0 {
+						x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+					}
+				case 7: // a NaN in the last block
+					x[i] = float32(r.NormFloat64())
+					if i == len(x)-3 {
+						x[i] = float32(math.NaN())
+					}
 				}
 			}
 			x0 := append([]float32(nil), x...)

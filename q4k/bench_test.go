@@ -1,0 +1,81 @@
+package q4k_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/q4k/q4ktest"
+)
+
+// BenchmarkDot measures one 4096-weight row (a 1.1B-class hidden size);
+// bytes/s counts the weight row's bytes.
+func BenchmarkDot(b *testing.B) {
+	const n = 4096
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, impl := range []q4k.Kernels{q4k.Fast, q4k.Reference} {
+		for _, typ := range q4ktest.WeightTypes {
+			w, act := q4ktest.Inputs(typ, n, 0, r)
+			f := impl.Dot(typ)
+			b.Run(fmt.Sprintf("%s/%v", impl.Name, typ), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				var sink float32
+				for b.Loop() {
+					sink += f(w, act, n)
+				}
+				_ = sink
+			})
+		}
+	}
+}
+
+// BenchmarkQuantizeQ8K measures encoding a 4096-value activation; bytes/s
+// counts the float32 input.
+func BenchmarkQuantizeQ8K(b *testing.B) {
+	const n = 4096
+	x := gaussRow(n, 1)
+	dst := make([]byte, n/256*292)
+	for _, impl := range []q4k.Kernels{q4k.Fast, q4k.Reference} {
+		b.Run(impl.Name, func(b *testing.B) {
+			b.SetBytes(4 * n)
+			for b.Loop() {
+				impl.QuantizeQ8K(dst, x)
+			}
+		})
+	}
+}
+
+// BenchmarkDequantize measures decoding a 4096-weight row; bytes/s counts the
+// encoded row.
+func BenchmarkDequantize(b *testing.B) {
+	const n = 4096
+	r := rand.New(rand.NewPCG(2, 2))
+	y := make([]float32, n)
+	for _, typ := range q4ktest.WeightTypes {
+		w, _ := q4ktest.Inputs(typ, n, 0, r)
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				_ = q4k.Dequantize(typ, y, w)
+			}
+		})
+	}
+}
+
+// BenchmarkQuantize measures the reference file quantizers on a 4096-weight
+// row; bytes/s counts the float32 input.
+func BenchmarkQuantize(b *testing.B) {
+	const n = 4096
+	x := gaussRow(n, 3)
+	for _, typ := range []q4k.Type{q4k.Q4_K, q4k.Q6_K, q4k.Q8_0, q4k.Q5_0} {
+		size, _ := typ.RowSize(n)
+		dst := make([]byte, size)
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(4 * n)
+			for b.Loop() {
+				_ = q4k.Quantize(typ, dst, x)
+			}
+		})
+	}
+}
