@@ -54,7 +54,7 @@ mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
 echo "llamaref: fetching $libs_pkg and $src_pkg"
-(cd "$work" && npm pack "$libs_pkg" "$src_pkg" --cache "$npm_cache" --silent >/dev/null)
+(cd "$work" && npm pack "$libs_pkg" "$src_pkg" --cache "$npm_cache" --loglevel=error >/dev/null)
 
 # Libraries: package/bins/linux-x64/*.so -> lib/
 mkdir -p "$work/lib"

@@ -1,5 +1,11 @@
-// Package parity holds the tests that hold realizar-host's CPU forward
-// (package model) to llama.cpp v0.5.0: teacher-forced logits position by
-// position, and greedy text, on the real stories260K model and on the
-// random-weight fixtures. It has no non-test code.
+// Package parity holds the tests that compare this project's packages with
+// the llama.cpp reference (package ref): ggml's block codecs against q4k's,
+// bit for bit; q4k's quantizers against ggml_quantize_chunk (bit-exact count
+// and RMSE ratio); q4k's activation encoders and dot products against the
+// CPU backend's; the tensor tables of llama.cpp-quantized files; and the CPU
+// forward (package model) against llama.cpp's logits and greedy text.
+//
+// Run them with `cd tools/llamaref && go test ./parity/ -v`; the -v output
+// carries the figures recorded in BENCHMARKS.md. Under CI=true a missing
+// reference or model is a failure, elsewhere a skip.
 package parity

@@ -3,6 +3,8 @@ package ref
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"unsafe"
 
 	"github.com/hybridgroup/yzma/pkg/llama"
 )
@@ -29,6 +31,12 @@ type ContextConfig struct {
 	// 2 on a loaded 2-core host). The logits do not depend on it (each output
 	// value is computed by one thread). Benchmarks set it explicitly.
 	Threads int
+	// SleepIdle gives the context its own ggml thread pool whose idle
+	// threads sleep (poll level 0) instead of busy-waiting (llama.cpp's
+	// default, poll 50). Busy-waiting is what makes several threads collapse
+	// on a machine shared with other work; sleeping costs a little latency
+	// at each barrier. Results are the same either way.
+	SleepIdle bool
 }
 
 func (c ContextConfig) withDefaults() ContextConfig {
@@ -53,6 +61,7 @@ type Context struct {
 	ctx   llama.Context
 	mem   llama.Memory
 	batch llama.Batch
+	pool  unsafe.Pointer // ggml thread pool attached when SleepIdle, else nil
 }
 
 // NewContext creates a pinned context; cfg's zero fields take their defaults.
@@ -81,13 +90,36 @@ func (m *Model) NewContext(cfg ContextConfig) (*Context, error) {
 		llama.Free(ctx)
 		return nil, fmt.Errorf("%w: %v", ErrContext, err)
 	}
-	return &Context{
-		model: m,
-		cfg:   cfg,
-		ctx:   ctx,
-		mem:   mem,
-		batch: llama.BatchInit(int32(cfg.NBatch), 0, 1),
-	}, nil
+	c := &Context{model: m, cfg: cfg, ctx: ctx, mem: mem}
+	if cfg.SleepIdle {
+		if err := c.attachSleepingPool(); err != nil {
+			llama.Free(ctx)
+			return nil, err
+		}
+	}
+	c.batch = llama.BatchInit(int32(cfg.NBatch), 0, 1)
+	return c, nil
+}
+
+// attachSleepingPool gives the context a thread pool of cfg.Threads threads
+// with poll level 0.
+func (c *Context) attachSleepingPool() error {
+	cpu := c.model.lib.cpu
+	if cpu == nil {
+		return fmt.Errorf("%w: SleepIdle: %v", ErrContext, ErrNoCPUBackend)
+	}
+	params := llama.ThreadpoolParamsDefault(int32(c.cfg.Threads))
+	params.Poll = 0
+	pp := unsafe.Pointer(&params)
+	var pool unsafe.Pointer
+	cpu.threadpoolNew.Call(&pool, &pp)
+	runtime.KeepAlive(&params)
+	if pool == nil {
+		return fmt.Errorf("%w: ggml_threadpool_new(%d threads) failed", ErrContext, c.cfg.Threads)
+	}
+	c.pool = pool
+	llama.AttachThreadpool(c.ctx, uintptr(pool), uintptr(pool))
+	return nil
 }
 
 // Config is the context's configuration with defaults filled in.
@@ -99,7 +131,14 @@ func (c *Context) Close() error {
 		return nil
 	}
 	llama.BatchFree(c.batch)
+	if c.pool != nil {
+		llama.DetachThreadpool(c.ctx)
+	}
 	err := llama.Free(c.ctx)
+	if c.pool != nil {
+		c.model.lib.cpu.threadpoolFree.Call(nil, &c.pool)
+		c.pool = nil
+	}
 	c.ctx = 0
 	return err
 }

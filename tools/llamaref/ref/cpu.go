@@ -24,9 +24,11 @@ type cTypeTraitsCPU struct {
 // cpuFuncs are the symbols of the CPU backend variant (libggml-cpu-*.so)
 // that ggml_backend_load_all_from_path selected for this machine.
 type cpuFuncs struct {
-	path       string
-	typeTraits ffi.Fun // const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type)
-	vecDot     ffi.Cif
+	path           string
+	typeTraits     ffi.Fun // const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type)
+	vecDot         ffi.Cif
+	threadpoolNew  ffi.Fun // struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params *)
+	threadpoolFree ffi.Fun // void ggml_threadpool_free(struct ggml_threadpool *)
 }
 
 func bindCPU(path string) (*cpuFuncs, error) {
@@ -36,6 +38,12 @@ func bindCPU(path string) (*cpuFuncs, error) {
 	}
 	c := &cpuFuncs{path: path}
 	if c.typeTraits, err = prep(lib, "ggml_get_type_traits_cpu", &ffi.TypePointer, &ffi.TypeSint32); err != nil {
+		return nil, err
+	}
+	if c.threadpoolNew, err = prep(lib, "ggml_threadpool_new", &ffi.TypePointer, &ffi.TypePointer); err != nil {
+		return nil, err
+	}
+	if c.threadpoolFree, err = prep(lib, "ggml_threadpool_free", &ffi.TypeVoid, &ffi.TypePointer); err != nil {
 		return nil, err
 	}
 	if st := prepCif(&c.vecDot, &ffi.TypeVoid,

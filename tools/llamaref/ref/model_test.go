@@ -106,6 +106,20 @@ func TestBench(t *testing.T) {
 	assert.Positive(t, tm.PrefillTokPerSec())
 	assert.Positive(t, tm.DecodeTokPerSec())
 	t.Logf("stories260K, 1 thread: prefill %.0f tok/s, decode %.0f tok/s", tm.PrefillTokPerSec(), tm.DecodeTokPerSec())
+
+	// Two sleeping threads give the same logits as one.
+	prompt, err := m.Tokenize(storiesPrompt, true, false)
+	require.NoError(t, err)
+	want, err := c.Logits(prompt)
+	require.NoError(t, err)
+	c2 := reftest.Context(t, m, ref.ContextConfig{NCtx: 128, Threads: 2, SleepIdle: true})
+	got, err := c2.Logits(prompt)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	tm, err = c2.Bench(64, 16)
+	require.NoError(t, err)
+	assert.Equal(t, 2, tm.Threads)
+	assert.Positive(t, tm.DecodeTokPerSec())
 }
 
 func TestErrors(t *testing.T) {

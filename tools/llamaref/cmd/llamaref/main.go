@@ -1,10 +1,3 @@
-// Command llamaref runs the llama.cpp reference (tools/llamaref/ref) from the
-// command line: quantize a GGUF with llama.cpp's quantizer, list its tensors
-// as ggml reads them, dequantize a tensor with ggml's code, tokenize, print
-// per-position logits, decode greedily, and time prefill and decode.
-//
-// The reference folder is $LLAMAREF_DIR, else <repo root>/.cache/llamaref
-// (made by tools/llamaref/install.sh). Run "llamaref help" for the commands.
 package main
 
 import (
@@ -39,7 +32,7 @@ commands:
                                 [positions][n_vocab], else the top K per position are printed
   greedy [-ctx N] [-n N] [-ignore-eog] MODEL PROMPT
                                 greedy continuation: ids and text
-  bench [-ctx N] [-p P] [-g G] [-t 1,2] MODEL
+  bench [-ctx N] [-p P] [-g G] [-t 1,2] [-sleep] MODEL
                                 prefill P / decode G tokens per second at each thread count
 `
 
@@ -355,6 +348,7 @@ func cmdBench(fs *flag.FlagSet, args []string, w io.Writer) error {
 	p := fs.Int("p", 128, "prefill tokens")
 	g := fs.Int("g", 32, "decode tokens")
 	threads := fs.String("t", "1,2", "comma-separated thread counts")
+	sleep := fs.Bool("sleep", false, "idle ggml threads sleep instead of busy-waiting (for loaded machines)")
 	a, err := parse(fs, args, 1, false)
 	if err != nil {
 		return err
@@ -370,7 +364,7 @@ func cmdBench(fs *flag.FlagSet, args []string, w io.Writer) error {
 		if err != nil || t <= 0 {
 			return fmt.Errorf("thread count %q: %w", s, errUsage)
 		}
-		c, err := m.NewContext(ref.ContextConfig{NCtx: *nctx, Threads: t})
+		c, err := m.NewContext(ref.ContextConfig{NCtx: *nctx, Threads: t, SleepIdle: *sleep})
 		if err != nil {
 			return err
 		}

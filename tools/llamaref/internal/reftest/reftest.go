@@ -1,5 +1,3 @@
-// Package reftest gives tests the llama.cpp reference and the shared model
-// files, failing — not skipping — when CI=true and something is missing.
 package reftest
 
 import (
@@ -72,4 +70,11 @@ func Context(t testing.TB, m *ref.Model, cfg ref.ContextConfig) *ref.Context {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// Missing fails the test under CI=true and skips it elsewhere, giving err as
+// the reason: for a dependency the test cannot run without.
+func Missing(t testing.TB, err error) {
+	t.Helper()
+	missing(t, err)
 }

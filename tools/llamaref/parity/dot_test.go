@@ -1,0 +1,83 @@
+package parity
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
+	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
+)
+
+// dotTolerance bounds |ours - ggml's| relative to sum |w_i * a_i|: the two
+// add the same block sums in different orders (ggml's SIMD lanes), so only
+// float32 rounding of the accumulation may differ — a few ulps of the sum of
+// magnitudes, far below 1e-5.
+const dotTolerance = 1e-5
+
+// Our row dot products (the reference loops and this build's fast path)
+// against the CPU backend's ggml_vec_dot_* on rows quantized by ggml and
+// activations encoded by the backend's from_float. Prints the bit-exact
+// count and the largest relative difference.
+func TestDotProducts(t *testing.T) {
+	l := reftest.Lib(t)
+	if l.CPUBackend() == "" {
+		reftest.Missing(t, ref.ErrNoCPUBackend)
+	}
+	t.Logf("ggml CPU backend: %s", l.CPUBackend())
+	const nRows, rowLen = 32, 1024
+	types := []uint32{ref.TypeQ4_K, ref.TypeQ5_K, ref.TypeQ6_K, ref.TypeQ4_0, ref.TypeQ5_0, ref.TypeQ8_0, ref.TypeF16, ref.TypeBF16, ref.TypeF32}
+	impls := []q4k.Kernels{q4k.Reference}
+	if q4k.Fast.Name != q4k.Reference.Name {
+		impls = append(impls, q4k.Fast)
+	}
+	for _, kernels := range impls {
+		for _, typ := range types {
+			name := typeName(l, typ)
+			t.Run(kernels.Name+"/"+name, func(t *testing.T) {
+				dot := kernels.Dot(q4k.Type(typ))
+				require.NotNil(t, dot)
+				vt, err := l.VecDotType(typ)
+				require.NoError(t, err)
+				require.Equal(t, uint32(q4k.Type(typ).VecDotType()), vt, "vec_dot_type")
+				wInfo, err := l.TypeInfo(typ)
+				require.NoError(t, err)
+				aInfo, err := l.TypeInfo(vt)
+				require.NoError(t, err)
+				exact, total, worst := 0, 0, 0.0
+				for i, d := range distributions[:4] {
+					w, err := l.QuantizeRows(typ, rows(d, 200+uint64(i), nRows*rowLen), rowLen)
+					require.NoError(t, err)
+					wf, err := l.Dequantize(typ, w, nRows*rowLen)
+					require.NoError(t, err)
+					a, err := l.QuantizeRowCPU(vt, rows(distributions[0], 300+uint64(i), rowLen))
+					require.NoError(t, err)
+					af, err := l.Dequantize(vt, a, rowLen)
+					require.NoError(t, err)
+					for r := 0; r < nRows; r++ {
+						wr := w[r*wInfo.RowSize(rowLen) : (r+1)*wInfo.RowSize(rowLen)]
+						want, err := l.VecDot(typ, rowLen, wr, a)
+						require.NoError(t, err)
+						got := dot(wr, a[:aInfo.RowSize(rowLen)], rowLen)
+						var mag float64
+						for j := 0; j < rowLen; j++ {
+							mag += math.Abs(float64(wf[r*rowLen+j]) * float64(af[j]))
+						}
+						total++
+						if math.Float32bits(got) == math.Float32bits(want) {
+							exact++
+						}
+						if mag > 0 {
+							worst = math.Max(worst, math.Abs(float64(got)-float64(want))/mag)
+						}
+					}
+				}
+				t.Logf("%-9s %-5s · %-5s bit-exact %3d/%3d  max |ours-ggml|/sum|w·a| %.2e", kernels.Name, name, aInfo.Name, exact, total, worst)
+				assert.LessOrEqual(t, worst, dotTolerance)
+			})
+		}
+	}
+}

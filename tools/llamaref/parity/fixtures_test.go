@@ -1,0 +1,85 @@
+package parity
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
+	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
+)
+
+// source is an unquantized model and the llama.cpp file types the file
+// tests quantize it to.
+type source struct {
+	path   string
+	ftypes []string
+}
+
+// allFileTypes are the llama.cpp file types of issue 2.
+var allFileTypes = []string{"Q4_K_M", "Q4_K_S", "Q8_0", "Q4_0", "F16", "BF16"}
+
+// fixturePresets are the generated models the file tests use, with their
+// file types: tiny (width 256: Q4_K, Q5_K, Q6_K) in all of them; odd (width
+// 288: Q5_0/Q8_0/Q5_1 fallbacks) and qwen2-tiny (biases, tied output) in
+// the two K-quant mixes only, to keep CI short.
+var fixturePresets = []struct {
+	preset string
+	ftypes []string
+}{
+	{"tiny", allFileTypes},
+	{"odd", []string{"Q4_K_M", "Q4_K_S"}},
+	{"qwen2-tiny", []string{"Q4_K_M"}},
+}
+
+var (
+	fixtureOnce    sync.Once
+	fixtureDir     string
+	fixtureSources []source
+	fixtureErr     error
+)
+
+// sourceModels are the models the file tests quantize: the real trained
+// stories260K, and the fixtures, generated once per test binary into a
+// folder TestMain removes.
+func sourceModels(t *testing.T, l *ref.Lib) []source {
+	t.Helper()
+	stories := reftest.SharedModel(t, "stories260K.gguf")
+	qwen2Vocab := reftest.Vocab(t, l, "qwen2")
+	fixtureOnce.Do(func() {
+		fixtureDir, fixtureErr = os.MkdirTemp("", "llamaref-fixtures-")
+		if fixtureErr != nil {
+			return
+		}
+		for _, p := range fixturePresets {
+			cfg, ok := fixture.Preset(p.preset)
+			if !ok {
+				fixtureErr = os.ErrNotExist
+				return
+			}
+			var vocab *gguf.File
+			if cfg.Arch == "qwen2" {
+				vocab, fixtureErr = gguf.Open(qwen2Vocab)
+			} else {
+				vocab, fixtureErr = fixture.LlamaVocab()
+			}
+			if fixtureErr != nil {
+				return
+			}
+			path := filepath.Join(fixtureDir, "fixture-"+p.preset+"-F32.gguf")
+			fixtureErr = fixture.GenerateFile(path, cfg, vocab)
+			vocab.Close()
+			if fixtureErr != nil {
+				return
+			}
+			fixtureSources = append(fixtureSources, source{path, p.ftypes})
+		}
+	})
+	require.NoError(t, fixtureErr)
+	return append([]source{{stories, allFileTypes}}, fixtureSources...)
+}
