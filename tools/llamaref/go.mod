@@ -16,5 +16,5 @@ require (
 require (
 	github.com/ebitengine/purego v0.10.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.42.0 // indirect
+	golang.org/x/sys v0.44.0 // indirect
 )
