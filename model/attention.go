@@ -1,25 +1,17 @@
 package model
 
-import (
-	"encoding/binary"
-
-	"github.com/realizar-host/realizar-host/q4k"
-)
-
 // attnScratch is one thread's working memory for attention.
 type attnScratch struct {
-	q16    []byte    // [headDim] f16: the query rounded
-	scores []float32 // [positions] scores, then probabilities
-	p16    []byte    // [positions] f16: the probabilities rounded
+	q      []float32 // [headDim] the query rounded to f16
+	scores []float32 // [positions] scores, then probabilities rounded to f16
 }
 
 func (s *attnScratch) ensure(headDim, positions int) {
-	if len(s.q16) < 2*headDim {
-		s.q16 = make([]byte, 2*headDim)
+	if len(s.q) < headDim {
+		s.q = make([]float32, headDim)
 	}
 	if len(s.scores) < positions {
 		s.scores = make([]float32, positions)
-		s.p16 = make([]byte, 2*positions)
 	}
 }
 
@@ -31,9 +23,9 @@ func (s *attnScratch) ensure(headDim, positions int) {
 // with f16 values — each sum in ggml's association order (see simd).
 func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale float32, s *attnScratch) {
 	s.ensure(headDim, n)
-	q16 := s.q16[:2*headDim]
+	q16 := s.q[:headDim]
 	for i, x := range q {
-		binary.LittleEndian.PutUint16(q16[2*i:], q4k.F32ToF16(x))
+		q16[i] = roundF16(x)
 	}
 	off := kvHead * headDim
 	scores := s.scores[:n]
@@ -41,11 +33,10 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale f
 		scores[t] = simdWidth.dotF16(c.key(l, t, off, headDim), q16, headDim, false) * scale
 	}
 	simdWidth.softmax(scores)
-	p16 := s.p16[:2*n]
 	for t, p := range scores {
-		binary.LittleEndian.PutUint16(p16[2*t:], q4k.F32ToF16(p))
+		scores[t] = roundF16(p)
 	}
 	for d := range headDim {
-		out[d] = simdWidth.dotF16(c.values(l, off+d, n), p16, n, true)
+		out[d] = simdWidth.dotF16(c.values(l, off+d, n), scores, n, true)
 	}
 }

@@ -36,31 +36,49 @@ func detectSIMD() simd {
 	return simd{lanes: 8}
 }
 
-// f16At reads the f16 at element i of b.
-func f16At(b []byte, i int) float32 { return q4k.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])) }
+// f16Table maps every f16 bit pattern to its (exact) f32 value.
+var f16Table = func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = q4k.F16ToF32(uint16(i))
+	}
+	return &t
+}()
 
-// dotF16 is ggml_vec_dot_f16 over n f16 values of x and y: four vectors of
-// lanes accumulate the first n rounded down to 4*lanes elements, the
-// vectors are reduced, and the rest is added one by one in float64.
+// f16At reads the f16 at element i of b.
+func f16At(b []byte, i int) float32 { return f16Table[binary.LittleEndian.Uint16(b[2*i:])] }
+
+// roundF16 rounds x to the nearest f16 value, as an f32.
+func roundF16(x float32) float32 { return f16Table[q4k.F32ToF16(x)] }
+
+// dotF16 is ggml_vec_dot_f16 of n f16 values x with n values y that are
+// already f16-representable (ggml converts that side to f16 first): four
+// vectors of lanes accumulate the first n rounded down to 4*lanes elements,
+// the vectors are reduced, and the rest is added one by one in float64.
 //
 // When padded is true the dot is taken as ggml takes it over a KV cache
 // padded to a multiple of 256 positions with zero probabilities: every
 // element goes through the vectors and there is no tail.
-func (s simd) dotF16(x, y []byte, n int, padded bool) float32 {
+func (s simd) dotF16(x []byte, y []float32, n int, padded bool) float32 {
 	l := s.lanes
 	step := 4 * l
 	np := n - n%step
 	if padded {
 		np = n
 	}
+	x, y = x[:2*n], y[:n]
 	var acc [4][16]float32
-	for i := range np {
-		v := &acc[(i/l)&3][i%l]
-		*v += f16At(x, i) * f16At(y, i)
+	for i := 0; i < np; i += l {
+		a := &acc[(i/l)&3]
+		m := min(l, np-i)
+		xs, ys := x[2*i:2*(i+m)], y[i:i+m]
+		for k, yk := range ys {
+			a[k] += f16Table[uint16(xs[2*k])|uint16(xs[2*k+1])<<8] * yk
+		}
 	}
 	sum := float64(s.reduceVectors(&acc))
 	for i := np; i < n; i++ {
-		sum += float64(f16At(x, i) * f16At(y, i))
+		sum += float64(f16At(x, i) * y[i])
 	}
 	return float32(sum)
 }
