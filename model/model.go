@@ -48,8 +48,9 @@ func (m *Model) Config() Config { return m.cfg }
 // (the file has no output.weight).
 func (m *Model) TiedOutput() bool { return m.tied }
 
-// Close stops the worker pool. The Model and its Steps must not be used
-// afterwards. The caller still owns (and closes) the GGUF file.
+// Close stops the worker pool's goroutines; Steps still work afterwards, on
+// their calling goroutine alone. The caller still owns the GGUF file and
+// closes it after the Model (its weights are views of the file).
 func (m *Model) Close() error {
 	m.pool.close()
 	return nil

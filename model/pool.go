@@ -21,6 +21,7 @@ type pool struct {
 	grain int
 	next  atomic.Int64
 
+	closed    bool // set by close under mu; run then works alone
 	closeOnce sync.Once
 }
 
@@ -73,6 +74,12 @@ func (p *pool) run(n, grain int, fn func(worker, lo, hi int)) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		for lo := 0; lo < n; lo += grain {
+			fn(0, lo, min(lo+grain, n))
+		}
+		return
+	}
 	p.fn, p.n, p.grain = fn, n, grain
 	p.next.Store(0)
 	helpers := min(len(p.wake), (n+grain-1)/grain-1)
@@ -92,9 +99,12 @@ func (p *pool) grainFor(n, minGrain int) int {
 	return max(g, minGrain, 1)
 }
 
-// close stops the helpers. run must not be called after close.
+// close stops the helpers; later runs work on the calling goroutine alone.
 func (p *pool) close() {
 	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.closed = true
 		for _, c := range p.wake {
 			close(c)
 		}

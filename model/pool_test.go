@@ -29,6 +29,9 @@ func TestPoolCoversRange(t *testing.T) {
 		}
 		p.close()
 		p.close() // idempotent
+		n := 0
+		p.run(100, 7, func(_, lo, hi int) { n += hi - lo }) // after close: serial, no panic
+		assert.Equal(t, 100, n)
 	}
 }
 
