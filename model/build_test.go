@@ -41,7 +41,13 @@ func tinySpec(arch string) spec {
 // write builds the model file in t.TempDir and returns its path.
 func (s spec) write(t testing.TB) string {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(s.seed, 77))
+	path := filepath.Join(t.TempDir(), s.arch+".gguf")
+	require.NoError(t, gguf.WriteFile(path, s.metadata(), s.tensors(t)))
+	return path
+}
+
+// metadata is the spec's GGUF metadata.
+func (s spec) metadata() []gguf.KV {
 	a := s.arch
 	kv := []gguf.KV{
 		{Key: "general.architecture", Value: a},
@@ -56,8 +62,13 @@ func (s spec) write(t testing.TB) string {
 	if s.ropeBase != 0 {
 		kv = append(kv, gguf.KV{Key: a + ".rope.freq_base", Value: s.ropeBase})
 	}
-	kv = append(kv, s.extraKV...)
+	return append(kv, s.extraKV...)
+}
 
+// tensors are the spec's tensors with random weights.
+func (s spec) tensors(t testing.TB) []gguf.Tensor {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(s.seed, 77))
 	hd := s.embd / s.heads
 	kvDim := s.kvHeads * hd
 	var tensors []gguf.Tensor
@@ -111,9 +122,7 @@ func (s spec) write(t testing.TB) string {
 		matrix(n("blk.%d.ffn_up.weight"), s.ffn, s.embd)
 		matrix(n("blk.%d.ffn_down.weight"), s.embd, s.ffn)
 	}
-	path := filepath.Join(t.TempDir(), s.arch+".gguf")
-	require.NoError(t, gguf.WriteFile(path, kv, tensors))
-	return path
+	return tensors
 }
 
 func normal(rng *rand.Rand, n int, sd, mean float64) []float32 {

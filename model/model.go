@@ -99,9 +99,11 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	}
 	m.output.bias = l.vector(tensorOutputBias, cfg.Vocab, false)
 
-	m.layers = make([]layer, cfg.Layers)
-	for i := range m.layers {
-		m.layers[i] = l.layer(i, &cfg)
+	// Layers are appended one by one so that a block_count the file does
+	// not back with tensors fails at its first missing tensor, not with a
+	// huge allocation.
+	for i := 0; i < cfg.Layers && l.err == nil; i++ {
+		m.layers = append(m.layers, l.layer(i, &cfg))
 	}
 	factors := l.vector(tensorRopeFreqs, cfg.RopeDims/2, false)
 	if l.err != nil {
