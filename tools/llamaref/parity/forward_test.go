@@ -36,6 +36,9 @@ const (
 	top2Gap   = 1e-3 // top-1 must agree unless ref's top-2 gap is below this
 	minTokens = 256  // teacher-forced positions per model
 	storyPath = "testdata/story.txt"
+
+	storiesReadmeText = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. " +
+		"One day, she saw a big, red ball. She wanted to play with it, but it was too high."
 )
 
 // knownOrderGaps are targets whose top-1 tokens (at positions where
@@ -198,6 +201,12 @@ func TestGreedyText(t *testing.T) {
 				same++
 			}
 			t.Logf("greedy: first %d of %d tokens equal llama.cpp's", same, n)
+			if tg.name == "stories260K-F32" {
+				// The text quoted in ../shared/models/README.md.
+				text, err := rm.Detokenize(append(prompt, got...), true, false)
+				require.NoError(t, err)
+				assert.True(t, strings.HasPrefix(strings.TrimPrefix(text, " "), storiesReadmeText), "greedy text: %q", text)
+			}
 			if same == n {
 				return
 			}
