@@ -50,10 +50,30 @@
 // # Dot products
 //
 // A weight row of type t is multiplied with an activation vector encoded in
-// t's VecDotType, as ggml's CPU backend does: Q8_K for the K-quants, Q8_0 for
-// Q4_0/Q5_0/Q8_0, F16 for F16, BF16 for BF16, F32 for F32. Inside a block the
-// products are summed as exact integers; the block sums are scaled and
-// accumulated in float32 in a fixed order that the assembly fast path
-// (amd64, AVX2) reproduces exactly, so the fast path and the reference loop
-// give identical bits. Build with -tags purego to use the reference loops only.
+// t.VecDotType(), as ggml's CPU backend does: Q8_K for the K-quants, Q8_0 for
+// Q4_0/Q5_0/Q8_0, F16 for F16, BF16 for BF16, F32 for F32. QuantizeActivation
+// produces that encoding (bit for bit as ggml's x86 backend: its Q8_0
+// activation encoder rounds half to even, unlike the file quantizer
+// QuantizeQ8_0). DotFor returns the row kernel for a type; MatVec and MatMul
+// run it over a row range [r0, r1), so workers can split the rows of one
+// matrix.
+//
+// Inside a block the products are summed as exact integers. The block sums
+// are scaled and accumulated in float32 in the order the reference loops in
+// dot_ref.go spell out (block by block; the float types in 32 lanes, element
+// i in lane i%32, reduced in a fixed tree). That order is a contract: the
+// fast path reproduces it, so Fast and Reference give identical bits for
+// every input (the conformance suite in q4ktest checks it, guard bytes
+// included). It is not ggml's SIMD order: against ggml's AVX2 dot products
+// the results differ by float32 rounding only — relative differences of
+// about 1e-5 measured on 4096-weight rows — and the tests bound the error
+// against a float64 dot product of the dequantized operands by
+// 1e-5·Σ|w·a|.
+//
+// # Implementations
+//
+// Reference holds the portable Go loops. Fast is what the build runs: on
+// amd64 with AVX2 (and F16C), Go assembly for every dot product and for the
+// Q8_K encoder (dot_*_amd64.s, quant_q8k_amd64.s), chosen at start-up with
+// golang.org/x/sys/cpu; elsewhere, or with -tags purego, the reference loops.
 package q4k

@@ -15,8 +15,6 @@ var (
 	ErrRowLength = errors.New("q4k: row length not a multiple of the block size")
 	// ErrShortBuffer: a source or destination slice shorter than the row needs.
 	ErrShortBuffer = errors.New("q4k: buffer too short")
-	// ErrNoQuantizer: the type has no quantizer or no dot product here.
-	ErrNoQuantizer = errors.New("q4k: operation not implemented for type")
 )
 
 // LengthError reports a row length or buffer size that does not fit a type.

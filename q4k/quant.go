@@ -11,9 +11,8 @@ import (
 // runs when no importance matrix is given), bit for bit. dst must hold
 // t.RowSize(len(x)) bytes; bytes beyond that are left alone.
 //
-// Types: F32, F16, BF16, Q5_0, Q8_0, Q4_K, Q5_K, Q6_K, Q8_K. It fails with an
-// error wrapping ErrNoQuantizer for another known type, ErrUnknownType,
-// ErrRowLength or ErrShortBuffer.
+// Every known type has a quantizer. It fails with an error wrapping
+// ErrUnknownType, ErrRowLength or ErrShortBuffer.
 func Quantize(t Type, dst []byte, x []float32) error {
 	switch t {
 	case F32:
@@ -22,6 +21,8 @@ func Quantize(t Type, dst []byte, x []float32) error {
 		return QuantizeF16(dst, x)
 	case BF16:
 		return QuantizeBF16(dst, x)
+	case Q4_0:
+		return QuantizeQ4_0(dst, x)
 	case Q5_0:
 		return QuantizeQ5_0(dst, x)
 	case Q8_0:
@@ -34,9 +35,6 @@ func Quantize(t Type, dst []byte, x []float32) error {
 		return QuantizeQ6_K(dst, x)
 	case Q8_K:
 		return QuantizeQ8_K(dst, x)
-	}
-	if t.Known() {
-		return fmt.Errorf("q4k: quantize %v: %w", t, ErrNoQuantizer)
 	}
 	return fmt.Errorf("q4k: quantize %v: %w", t, ErrUnknownType)
 }
@@ -111,6 +109,37 @@ func QuantizeQ8_0(dst []byte, x []float32) error {
 		putF16(b, d)
 		for j, v := range xb {
 			b[2+j] = byte(int8(math.Round(float64(float32(v * id)))))
+		}
+	}
+	return nil
+}
+
+// QuantizeQ4_0 is ggml's quantize_row_q4_0_ref: d = max/-8 where max is the
+// first value of largest magnitude, q = min(15, trunc(x/d + 8.5)).
+func QuantizeQ4_0(dst []byte, x []float32) error {
+	nb, err := checkRow(Q4_0, len(x), "dst", len(dst))
+	if err != nil {
+		return err
+	}
+	for i := range nb {
+		xb, b := x[32*i:32*i+32], dst[18*i:18*i+18]
+		var amax, max float32
+		for _, v := range xb {
+			if a := abs32(v); amax < a {
+				amax, max = a, v
+			}
+		}
+		d := max / -8
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(b, d)
+		for j := range 16 {
+			x0, x1 := float32(xb[j]*id), float32(xb[j+16]*id)
+			q0 := min(15, int(int8(x0+8.5)))
+			q1 := min(15, int(int8(x1+8.5)))
+			b[2+j] = byte(q0 | q1<<4)
 		}
 	}
 	return nil

@@ -78,8 +78,8 @@ func Inputs(t q4k.Type, n, variant int, r *rand.Rand) (w, act []byte) {
 			x[i] = float32(r.NormFloat64() * 0.05)
 			y[i] = float32(r.NormFloat64())
 		}
-		if err := q4k.Quantize(t, w, x); err != nil { // Q4_0 has no quantizer: random below
-			randomBlocks(t, w, r, false)
+		if err := q4k.Quantize(t, w, x); err != nil {
+			panic(err)
 		}
 		if err := q4k.QuantizeActivation(t, act, y); err != nil {
 			panic(err)
