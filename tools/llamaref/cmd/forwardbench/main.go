@@ -2,9 +2,11 @@
 // against llama.cpp on the same file and thread counts, and prints decode
 // and prefill rates, their ratios, and our prefill/decode ratio.
 //
-//	forwardbench [-p 128] [-g 64] [-t 1,2] [-cache DIR] [-ftype Q4_K_M] MODEL.gguf|PRESET...
+//	forwardbench [-p 128] [-g 64] [-t 1,2] [-cache DIR] [-ftype Q4_K_M] [-sleep] [-ref=false] MODEL.gguf|PRESET...
 //
-// An argument naming a fixture preset (m110, tinyllama-1b, tiny, odd) is
+// Each side runs -n times and its best rates are reported: on a shared
+// machine the best of a few runs is the least disturbed one. An argument
+// naming a fixture preset (m110, tinyllama-1b, tiny, odd) is
 // generated with package fixture into the cache folder (default
 // <repo>/.cache/bench), then quantized to -ftype by llama.cpp; the files are
 // kept for later runs. Both sides prefill P tokens from an empty cache in one
@@ -44,6 +46,8 @@ func run(args []string, w io.Writer) error {
 	cache := fs.String("cache", "", "folder for generated fixtures (default <repo>/.cache/bench)")
 	ftype := fs.String("ftype", "Q4_K_M", "llama.cpp file type presets are quantized to")
 	sleep := fs.Bool("sleep", false, "llama.cpp's idle threads sleep instead of spinning (loaded machines)")
+	withRef := fs.Bool("ref", true, "also time llama.cpp (false: ours only, e.g. to read peak RSS)")
+	reps := fs.Int("n", 3, "repetitions; the best rate of each side is reported (shared machines)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -69,13 +73,19 @@ func run(args []string, w io.Writer) error {
 			return err
 		}
 		for _, t := range counts {
-			ours, err := benchOurs(path, t, *p, *g)
-			if err != nil {
-				return err
-			}
-			theirs, err := benchRef(l, path, t, *p, *g, *sleep)
-			if err != nil {
-				return err
+			var ours, theirs best
+			for range max(*reps, 1) {
+				tm, err := benchOurs(path, t, *p, *g)
+				if err != nil {
+					return err
+				}
+				ours.add(tm)
+				if *withRef {
+					if tm, err = benchRef(l, path, t, *p, *g, *sleep); err != nil {
+						return err
+					}
+					theirs.add(tm)
+				}
 			}
 			fmt.Fprintf(w, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\n", filepath.Base(path), t,
 				ours.DecodeTokPerSec(), theirs.DecodeTokPerSec(), ours.DecodeTokPerSec()/theirs.DecodeTokPerSec(),
@@ -85,6 +95,17 @@ func run(args []string, w io.Writer) error {
 	}
 	return nil
 }
+
+// best keeps the fastest prefill and decode over repetitions.
+type best struct{ prefill, decode float64 }
+
+func (b *best) add(t ref.Timing) {
+	b.prefill = max(b.prefill, t.PrefillTokPerSec())
+	b.decode = max(b.decode, t.DecodeTokPerSec())
+}
+
+func (b best) PrefillTokPerSec() float64 { return b.prefill }
+func (b best) DecodeTokPerSec() float64  { return b.decode }
 
 // resolve returns arg if it is a file, or generates and quantizes the
 // fixture preset it names.
