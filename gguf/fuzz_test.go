@@ -50,7 +50,7 @@ func FuzzNewFile(f *testing.F) {
 		gf, err := NewFile(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			var fe *FormatError
-			if !errorsAs(err, &fe) {
+			if !errors.As(err, &fe) {
 				t.Fatalf("error is not a *FormatError: %v", err)
 			}
 			return
@@ -89,8 +89,6 @@ func TestWriteFuzzCorpus(t *testing.T) {
 		}
 	}
 }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // FuzzRewrite: a file that parses, written back with Writer, parses to the
 // same metadata and tensors (when the writer accepts it: it refuses tensor
