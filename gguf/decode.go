@@ -20,6 +20,9 @@ type decoder struct {
 	off  int64 // absolute offset of the next byte
 	size int64 // total size of the input
 	buf  [8]byte
+	// scratch holds string bytes before they are copied into a string; it
+	// grows to the longest string read, which the file's size bounds.
+	scratch []byte
 }
 
 func newDecoder(r io.ReaderAt, size int64) *decoder {
@@ -70,21 +73,27 @@ func (d *decoder) u64(what string) (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
-// str reads a GGUF string: a uint64 length and the bytes.
+// str reads a GGUF string: a uint64 length and the bytes. It allocates only
+// the string itself; what is formatted into an error message only on
+// failure.
 func (d *decoder) str(what string) (string, error) {
 	start := d.off
-	n, err := d.u64(what + " length")
+	b, err := d.fixed(8, what)
 	if err != nil {
-		return "", err
+		return "", d.fail(start, what+" length", ErrTruncated)
 	}
+	n := binary.LittleEndian.Uint64(b)
 	if n > uint64(d.left()) {
 		return "", d.fail(start, what, ErrTruncated)
 	}
-	b := make([]byte, n)
-	if err := d.full(b, what); err != nil {
+	if uint64(cap(d.scratch)) < n {
+		d.scratch = make([]byte, n)
+	}
+	p := d.scratch[:n]
+	if err := d.full(p, what); err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return string(p), nil
 }
 
 // value reads one value of type t; depth is the array nesting so far.
@@ -161,8 +170,9 @@ func (d *decoder) array(depth int, what string) (Array, error) {
 		// Grown by append: a claimed count is backed by at least 8 bytes
 		// per element, but a string costs 16 bytes of header in memory.
 		vals := make([]string, 0, min(n, 1<<16))
+		elemWhat := what + " array string"
 		for i := uint64(0); i < n; i++ {
-			s, err := d.str(what + " array string")
+			s, err := d.str(elemWhat)
 			if err != nil {
 				return Array{}, err
 			}
