@@ -3,6 +3,7 @@ package quantize
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -27,7 +28,9 @@ type TensorError struct {
 	Err error
 }
 
-func (e *TensorError) Error() string { return fmt.Sprintf("quantize: tensor %q: %v", e.Name, e.Err) }
+func (e *TensorError) Error() string {
+	return fmt.Sprintf("quantize: tensor %q: %s", e.Name, strings.TrimPrefix(e.Err.Error(), "quantize: "))
+}
 
 // Unwrap returns e.Err.
 func (e *TensorError) Unwrap() error { return e.Err }
