@@ -15,10 +15,7 @@ import (
 // knownDegenerate are fixtures known to fail the check below, with what is
 // seen; the test fails if one of them stops failing, so the entry gets
 // removed when the fixture is fixed.
-var knownDegenerate = map[string]string{
-	"fixture-qwen2-tiny-F32.gguf": "greedy collapses to 2 ids (one 49 times in 64) under llama.cpp; " +
-		"tied output with token_embd std n_embd^-1/4 — the fixture's scales need fixing",
-}
+var knownDegenerate = map[string]string{}
 
 // The fixtures are not degenerate under llama.cpp: greedy decoding does not
 // collapse to one repeated token, and the gap between the two largest
