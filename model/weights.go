@@ -1,0 +1,67 @@
+package model
+
+import "github.com/realizar-host/realizar-host/q4k"
+
+// Weight is one weight matrix as the forward uses it: y = W·x (+ Bias),
+// W of Rows×Cols values of ggml type Type.
+type Weight struct {
+	Name string   // GGUF tensor name, e.g. "blk.0.attn_q.weight"
+	Type q4k.Type // the tensor's recorded ggml type
+	Rows int      // output width (GGUF ne[1])
+	Cols int      // input width, the row length (GGUF ne[0])
+	// Data is Rows rows of RowSize(Cols) bytes each: a view of the GGUF
+	// file's mapping. The caller must not modify it.
+	Data []byte
+	// Bias is [Rows]float32, or nil when the file has none. Read-only.
+	Bias []float32
+}
+
+// LayerWeights is one transformer block's weights.
+type LayerWeights struct {
+	AttnNorm       []float32 // [Embd] attn_norm gains
+	Q, K, V, O     Weight    // attention projections (Q, K, V may carry biases: qwen2)
+	FFNNorm        []float32 // [Embd] ffn_norm gains
+	Gate, Up, Down Weight    // SwiGLU feed-forward
+}
+
+// Weights is every tensor of a Model, for other backends (cuda/) that run
+// the same forward on other hardware.
+type Weights struct {
+	Embd    Weight // token_embd.weight, [Vocab rows × Embd]
+	Layers  []LayerWeights
+	OutNorm []float32 // [Embd] output_norm gains
+	// Output is output.weight, or token_embd.weight again when the output
+	// head is tied (TiedOutput); its Bias is output.bias or nil.
+	Output Weight
+	// RopeFactors is [RopeDims/2] divisors of each pair's angle
+	// (rope_freqs.weight), or nil.
+	RopeFactors []float32
+}
+
+// Weights returns views of the model's tensors. Everything in it is
+// read-only and valid while the Model and its GGUF file are open.
+func (m *Model) Weights() Weights {
+	w := Weights{
+		Embd:        m.embd.export(),
+		OutNorm:     m.outNorm,
+		Output:      m.output.export(),
+		RopeFactors: m.rope.factors,
+		Layers:      make([]LayerWeights, len(m.layers)),
+	}
+	for i, l := range m.layers {
+		w.Layers[i] = LayerWeights{
+			AttnNorm: l.attnNorm, FFNNorm: l.ffnNorm,
+			Q: l.q.export(), K: l.k.export(), V: l.v.export(), O: l.o.export(),
+			Gate: l.gate.export(), Up: l.up.export(), Down: l.down.export(),
+		}
+	}
+	return w
+}
+
+func (l *linear) export() Weight {
+	return Weight{Name: l.name, Type: l.typ, Rows: l.rows, Cols: l.cols, Data: l.data, Bias: l.bias}
+}
+
+// RopeThetaScale is base^(-2/RopeDims), the factor between the angles of
+// consecutive RoPE pairs, as the CPU forward computes it (in f32).
+func (m *Model) RopeThetaScale() float32 { return m.rope.thetaScale }
