@@ -9,7 +9,10 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.44.0
+	gorgonia.org/cu v0.9.6
 )
+
+require github.com/google/uuid v1.1.1 // indirect
 
 require (
 	github.com/dustin/go-humanize v1.0.1 // indirect

@@ -1,0 +1,53 @@
+// Package cuda runs the quantized forward of package model on an NVIDIA GPU
+// through the CUDA driver API (gorgonia.org/cu), held to the CPU forward by
+// a parity gate.
+//
+// # Builds
+//
+// Everything that touches the driver is built only with the `cuda` build
+// tag. Without it NewStep and Available return ErrUnavailable, and the
+// package still offers its pure parts (the pool planner, the parity verdict,
+// the verdict cache, the embedded kernels). A `cuda` build links libcuda
+// and needs an NVIDIA driver just to start: gorgonia.org/cu initializes the
+// driver in its package init and exits the process when there is none. The
+// default artifact is therefore the CPU build.
+//
+// # Device layout
+//
+// All weights of a model are uploaded once into one pooled device
+// allocation, each tensor at a 256-byte aligned offset (PlanPool), in its
+// recorded ggml type; norm gains and biases are f32 tensors in the same
+// pool. Kernels exist for exactly the types of the CPU path (KernelTypes);
+// any other type is a load-time *TensorError naming the tensor. The KV cache
+// is one more device allocation: per layer, keys and values as f16
+// [capacity][KVDim], sized by Reserve.
+//
+// # Kernels
+//
+// The kernels are CUDA C in kernels/*.cu, one file per family (gemv,
+// norm, rope, attention, elementwise), compiled ahead of time by
+// scripts/cuda-ptx.sh (NVRTC) to PTX for compute_80 and compute_90,
+// committed under ptx/ and embedded; the driver JIT-compiles the PTX for the
+// card at load. KernelHash identifies the set.
+//
+// A token runs on one stream with no synchronization between kernels: one
+// host→device copy of the token id, then embedding, per layer RMSNorm, Q8
+// activation encoding, the Q/K/V products (dp4a for the integer types),
+// RoPE (NORM for llama, NEOX for qwen2), the f16 KV-cache write, attention
+// over the cache with grouped-query heads, the output product and residual
+// add, RMSNorm, gate/up products, SwiGLU, the down product and residual add;
+// then the final norm, the output head, and one device→host copy of the
+// logits. Prefill runs the same kernels over a batch of tokens per launch.
+//
+// # Parity gate and fallback
+//
+// NewStep runs a 64-token probe on the GPU and on the CPU forward and
+// judges the logits (Judge): the GPU is rejected when the cosine similarity
+// falls below 0.95 at any position, or the argmax differs at a position
+// whose cosine is below 0.98. The verdict is cached per (GGUF file sha256,
+// device name, KernelHash) in a VerdictCache. A rejected GPU, an
+// out-of-memory or a kernel error after start switches the Step to the CPU
+// forward loudly: a line on stderr, a notice line (OnFallback, wired to
+// engine.Q4kForward.AddNotice), Backend reporting onGPU false, and the
+// whole held span replayed on the CPU.
+package cuda

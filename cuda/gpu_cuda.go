@@ -1,0 +1,527 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// devWeight is a weight matrix in the pool.
+type devWeight struct {
+	name     string
+	typ      q4k.Type
+	ptr      cu.DevicePtr
+	rowBytes int
+	rows     int
+	cols     int
+	bias     cu.DevicePtr // 0 when none
+}
+
+type devLayer struct {
+	attnNorm, ffnNorm          cu.DevicePtr
+	q, k, v, o, gate, up, down devWeight
+}
+
+// CudaQ4kStep is the quantized forward of a model.Model on one GPU: the
+// weights in one pooled device allocation, the KV cache and scratch on the
+// device. It implements engine.Q4kStep, engine.Prefiller, engine.Reserver
+// and engine.BackendReporter with the numerics described in the package
+// doc. NewStep wraps it in the parity gate; use it bare only to test the
+// device itself. Not safe for concurrent use.
+type CudaQ4kStep struct {
+	d          *device
+	cfg        model.Config
+	thetaScale float32
+	pool       cu.DevicePtr
+	plan       Plan
+	embd       devWeight
+	output     devWeight
+	outNorm    cu.DevicePtr
+	factors    cu.DevicePtr // 0 when the model has no rope_freqs
+	layers     []devLayer
+
+	maxBatch int
+	scratch  cu.DevicePtr
+	x, xn    cu.DevicePtr // [maxBatch*Embd] f32
+	q, attn  cu.DevicePtr // [maxBatch*QDim]
+	k, v     cu.DevicePtr // [maxBatch*KVDim]
+	proj     cu.DevicePtr // [maxBatch*Embd]
+	gate, up cu.DevicePtr // [maxBatch*FFN]
+	x8       cu.DevicePtr // Q8 activations: [maxBatch*widest] int8
+	xd       cu.DevicePtr // [maxBatch*widest/32] f32
+	xs       cu.DevicePtr // [maxBatch*widest/32] int2
+	tokens   cu.DevicePtr // [maxBatch] int32
+	logits   cu.DevicePtr // [Vocab] f32
+	best     cu.DevicePtr // argmax result, int32
+
+	capacity int          // positions the cache holds
+	cache    cu.DevicePtr // per layer: K then V, each [capacity][KVDim] f16
+	scores   cu.DevicePtr // [maxBatch*Heads*capacity] f32
+	held     int
+
+	hostLogits []float32
+	hostTokens []int32
+}
+
+var (
+	_ engine.Q4kStep         = (*CudaQ4kStep)(nil)
+	_ engine.Prefiller       = (*CudaQ4kStep)(nil)
+	_ engine.Reserver        = (*CudaQ4kStep)(nil)
+	_ engine.BackendReporter = (*CudaQ4kStep)(nil)
+)
+
+// NewCudaQ4kStep uploads m's weights to device opts.Device and returns the
+// bare device step (no gate, no fallback).
+//
+// Errors: ErrUnavailable (no usable device); a *TensorError naming a
+// tensor whose type has no kernel; an allocation, copy or JIT error.
+func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
+	w := m.Weights()
+	tensors, err := poolTensors(m.Config(), w)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := PlanPool(tensors)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openDeviceLocked(opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	defer d.enter()()
+	s := &CudaQ4kStep{d: d, cfg: m.Config(), thetaScale: m.RopeThetaScale(), plan: plan, maxBatch: opts.BatchSize}
+	if s.maxBatch <= 0 {
+		s.maxBatch = 64
+	}
+	if err := s.upload(w); err != nil {
+		s.release()
+		return nil, err
+	}
+	if err := s.allocScratch(); err != nil {
+		s.release()
+		return nil, err
+	}
+	if err := s.grow(min(256, s.cfg.ContextLength)); err != nil {
+		s.release()
+		return nil, err
+	}
+	s.hostLogits = make([]float32, s.cfg.Vocab)
+	s.hostTokens = make([]int32, s.maxBatch)
+	return s, nil
+}
+
+func openDeviceLocked(ordinal int) (*device, error) {
+	lockThread()
+	defer unlockThread()
+	return openDevice(ordinal)
+}
+
+// poolTensors lists every tensor of w in pool order: the matrices, then the
+// f32 vectors (norm gains, biases, RoPE factors).
+func poolTensors(c model.Config, w model.Weights) ([]PoolTensor, error) {
+	var ts []PoolTensor
+	mat := func(x model.Weight) {
+		ts = append(ts, PoolTensor{Name: x.Name, Type: x.Type, Rows: x.Rows, Cols: x.Cols})
+	}
+	vec := func(name string, v []float32) {
+		if v != nil {
+			ts = append(ts, PoolTensor{Name: name, Type: q4k.F32, Rows: 1, Cols: len(v)})
+		}
+	}
+	mat(w.Embd)
+	if w.Output.Name != w.Embd.Name {
+		mat(w.Output)
+	}
+	for _, l := range w.Layers {
+		for _, x := range []model.Weight{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
+			mat(x)
+		}
+	}
+	vec("output_norm.weight", w.OutNorm)
+	vec(w.Output.Name+"#bias", w.Output.Bias)
+	vec("rope_freqs.weight", w.RopeFactors)
+	for i, l := range w.Layers {
+		vec(fmt.Sprintf("blk.%d.attn_norm.weight", i), l.AttnNorm)
+		vec(fmt.Sprintf("blk.%d.ffn_norm.weight", i), l.FFNNorm)
+		for _, x := range []model.Weight{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
+			vec(x.Name+"#bias", x.Bias)
+		}
+	}
+	return ts, nil
+}
+
+// upload allocates the pool and copies every tensor to its offset.
+func (s *CudaQ4kStep) upload(w model.Weights) error {
+	var err error
+	if s.pool, err = s.d.alloc(s.plan.Size, "weights"); err != nil {
+		return err
+	}
+	at := map[string]cu.DevicePtr{}
+	for _, p := range s.plan.Tensors {
+		at[p.Name] = s.pool + cu.DevicePtr(p.Offset)
+	}
+	copyBytes := func(name string, b []byte) error {
+		if len(b) == 0 {
+			return nil
+		}
+		if err := cu.MemcpyHtoD(at[name], unsafe.Pointer(&b[0]), int64(len(b))); err != nil {
+			return fmt.Errorf("cuda: upload %s (%d bytes): %w", name, len(b), err)
+		}
+		return nil
+	}
+	vec := func(name string, v []float32) (cu.DevicePtr, error) {
+		if v == nil {
+			return 0, nil
+		}
+		return at[name], copyBytes(name, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v)))
+	}
+	mat := func(x model.Weight) (devWeight, error) {
+		dw := devWeight{name: x.Name, typ: x.Type, ptr: at[x.Name], rows: x.Rows, cols: x.Cols}
+		dw.rowBytes, _ = x.Type.RowSize(x.Cols)
+		if err := copyBytes(x.Name, x.Data[:x.Rows*dw.rowBytes]); err != nil {
+			return dw, err
+		}
+		dw.bias, err = vec(x.Name+"#bias", x.Bias)
+		return dw, err
+	}
+	if s.embd, err = mat(w.Embd); err != nil {
+		return err
+	}
+	if w.Output.Name == w.Embd.Name {
+		s.output = s.embd
+		if s.output.bias, err = vec(w.Output.Name+"#bias", w.Output.Bias); err != nil {
+			return err
+		}
+	} else if s.output, err = mat(w.Output); err != nil {
+		return err
+	}
+	if s.outNorm, err = vec("output_norm.weight", w.OutNorm); err != nil {
+		return err
+	}
+	if s.factors, err = vec("rope_freqs.weight", w.RopeFactors); err != nil {
+		return err
+	}
+	s.layers = make([]devLayer, len(w.Layers))
+	for i, l := range w.Layers {
+		dl := &s.layers[i]
+		if dl.attnNorm, err = vec(fmt.Sprintf("blk.%d.attn_norm.weight", i), l.AttnNorm); err != nil {
+			return err
+		}
+		if dl.ffnNorm, err = vec(fmt.Sprintf("blk.%d.ffn_norm.weight", i), l.FFNNorm); err != nil {
+			return err
+		}
+		for _, p := range []struct {
+			dst *devWeight
+			src model.Weight
+		}{{&dl.q, l.Q}, {&dl.k, l.K}, {&dl.v, l.V}, {&dl.o, l.O}, {&dl.gate, l.Gate}, {&dl.up, l.Up}, {&dl.down, l.Down}} {
+			if *p.dst, err = mat(p.src); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// allocScratch makes the activation buffers for maxBatch tokens, in one
+// allocation.
+func (s *CudaQ4kStep) allocScratch() error {
+	c, n := &s.cfg, int64(s.maxBatch)
+	widest := int64(max(c.Embd, c.QDim(), c.FFN))
+	sizes := []struct {
+		dst  *cu.DevicePtr
+		size int64
+	}{
+		{&s.x, 4 * n * int64(c.Embd)}, {&s.xn, 4 * n * int64(c.Embd)},
+		{&s.q, 4 * n * int64(c.QDim())}, {&s.attn, 4 * n * int64(c.QDim())},
+		{&s.k, 4 * n * int64(c.KVDim())}, {&s.v, 4 * n * int64(c.KVDim())},
+		{&s.proj, 4 * n * int64(c.Embd)},
+		{&s.gate, 4 * n * int64(c.FFN)}, {&s.up, 4 * n * int64(c.FFN)},
+		{&s.x8, n * widest}, {&s.xd, 4 * n * widest / 32}, {&s.xs, 8 * n * widest / 32},
+		{&s.tokens, 4 * n}, {&s.logits, 4 * int64(c.Vocab)}, {&s.best, 4},
+	}
+	var total int64
+	for _, z := range sizes {
+		total = alignUp(total+z.size, PoolAlign)
+	}
+	var err error
+	if s.scratch, err = s.d.alloc(total, "activations"); err != nil {
+		return err
+	}
+	var off int64
+	for _, z := range sizes {
+		*z.dst = s.scratch + cu.DevicePtr(off)
+		off = alignUp(off+z.size, PoolAlign)
+	}
+	return nil
+}
+
+// grow reallocates the KV cache and the attention scores for positions,
+// keeping the held positions (copied on the device).
+func (s *CudaQ4kStep) grow(positions int) error {
+	c := &s.cfg
+	kv := int64(c.KVDim()) * 2 // bytes per position of K (or V)
+	cache, err := s.d.alloc(int64(c.Layers)*2*int64(positions)*kv, "KV cache")
+	if err != nil {
+		return err
+	}
+	scores, err := s.d.alloc(4*int64(s.maxBatch)*int64(c.Heads)*int64(positions), "attention scores")
+	if err != nil {
+		s.d.free(&cache)
+		return err
+	}
+	if s.cache != 0 && s.held > 0 {
+		for l := range c.Layers {
+			for part := range 2 {
+				src := s.layerCache(s.cache, s.capacity, l, part)
+				dst := s.layerCache(cache, positions, l, part)
+				if err := cu.MemcpyDtoDAsync(dst, src, int64(s.held)*kv, s.d.stream); err != nil {
+					s.d.free(&cache)
+					s.d.free(&scores)
+					return fmt.Errorf("cuda: copy KV cache: %w", err)
+				}
+			}
+		}
+		if err := s.d.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuda: copy KV cache: %w", err)
+		}
+	}
+	s.d.free(&s.cache)
+	s.d.free(&s.scores)
+	s.cache, s.scores, s.capacity = cache, scores, positions
+	return nil
+}
+
+// layerCache is the start of layer l's keys (part 0) or values (part 1) in
+// a cache of capacity positions.
+func (s *CudaQ4kStep) layerCache(base cu.DevicePtr, capacity, l, part int) cu.DevicePtr {
+	per := int64(capacity) * int64(s.cfg.KVDim()) * 2
+	return base + cu.DevicePtr((2*int64(l)+int64(part))*per)
+}
+
+// DeviceName is the driver's name of the GPU.
+func (s *CudaQ4kStep) DeviceName() string { return s.d.name }
+
+// PoolBytes is the size of the pooled weight allocation.
+func (s *CudaQ4kStep) PoolBytes() int64 { return s.plan.Size }
+
+// Backend is ("cuda", true).
+func (s *CudaQ4kStep) Backend() (string, bool) { return "cuda", true }
+
+// Reset forgets every held position.
+func (s *CudaQ4kStep) Reset() { s.held = 0 }
+
+// Reserve sizes the KV cache for positions (1 <= positions <=
+// ContextLength). Growing reallocates the cache without copying: dropped
+// reports that held positions were discarded. It never shrinks.
+func (s *CudaQ4kStep) Reserve(positions int) (dropped bool, err error) {
+	if positions > s.cfg.ContextLength {
+		return false, fmt.Errorf("cuda: reserve %d positions, context length %d: %w", positions, s.cfg.ContextLength, engine.ErrContextExceeded)
+	}
+	if positions < 1 {
+		return false, fmt.Errorf("%w: reserve %d positions", model.ErrPosition, positions)
+	}
+	if positions <= s.capacity {
+		return false, nil
+	}
+	defer s.d.enter()()
+	dropped = s.held > 0
+	s.held = 0
+	return dropped, s.grow(positions)
+}
+
+// Step processes token at position and returns the logits after it,
+// [Vocab]float32, valid until the next call. Errors as model.Step.Step,
+// plus device errors.
+func (s *CudaQ4kStep) Step(token int32, position int) ([]float32, error) {
+	return s.run([]int32{token}, position)
+}
+
+// Prefill processes tokens[start:] in passes of up to Options.BatchSize
+// tokens and returns the logits after the last one.
+func (s *CudaQ4kStep) Prefill(tokens []int32, start int) ([]float32, error) {
+	if start < 0 || start >= len(tokens) {
+		return nil, fmt.Errorf("%w: prefill from %d of %d tokens", model.ErrPosition, start, len(tokens))
+	}
+	return s.run(tokens[start:], start)
+}
+
+// run checks a span, then forwards it in batches.
+func (s *CudaQ4kStep) run(tokens []int32, start int) ([]float32, error) {
+	c := &s.cfg
+	if start < 0 || start > s.held {
+		return nil, fmt.Errorf("%w: position %d with %d held", model.ErrPosition, start, s.held)
+	}
+	end := start + len(tokens)
+	if end > c.ContextLength {
+		return nil, fmt.Errorf("cuda: position %d, context length %d: %w", end-1, c.ContextLength, engine.ErrContextExceeded)
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= c.Vocab {
+			return nil, fmt.Errorf("cuda: token %d, vocabulary %d: %w", t, c.Vocab, engine.ErrBadToken)
+		}
+	}
+	defer s.d.enter()()
+	s.held = min(s.held, start)
+	if end > s.capacity {
+		if err := s.grow(min(max(end, 2*s.capacity), c.ContextLength)); err != nil {
+			return nil, err
+		}
+	}
+	for lo := 0; lo < len(tokens); lo += s.maxBatch {
+		hi := min(lo+s.maxBatch, len(tokens))
+		s.held = 0 // unknown until the pass completes
+		if err := s.forward(tokens[lo:hi], start+lo); err != nil {
+			return nil, err
+		}
+		s.held = start + hi
+	}
+	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&s.hostLogits[0]), s.logits, int64(4*c.Vocab), s.d.stream); err != nil {
+		s.held = 0
+		return nil, fmt.Errorf("cuda: copy logits: %w", err)
+	}
+	if err := s.d.stream.Synchronize(); err != nil {
+		s.held = 0
+		return nil, fmt.Errorf("cuda: forward on %s: %w", s.d.name, err)
+	}
+	return s.hostLogits, nil
+}
+
+// Argmax returns the index of the largest logit of the last forward,
+// computed on the device (4 bytes copied back).
+func (s *CudaQ4kStep) Argmax() (int32, error) {
+	defer s.d.enter()()
+	if err := s.d.launch("argmax", 1, 1, 1024, 1, ptr(s.logits), i64(s.cfg.Vocab), ptr(s.best)); err != nil {
+		return 0, err
+	}
+	var best int32
+	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&best), s.best, 4, s.d.stream); err != nil {
+		return 0, err
+	}
+	if err := s.d.stream.Synchronize(); err != nil {
+		return 0, err
+	}
+	return best, nil
+}
+
+// Close frees the device memory and releases the context.
+func (s *CudaQ4kStep) Close() error {
+	defer s.d.enter()()
+	s.release()
+	return nil
+}
+
+func (s *CudaQ4kStep) release() {
+	_ = s.d.stream.Synchronize()
+	s.d.free(&s.pool)
+	s.d.free(&s.scratch)
+	s.d.free(&s.cache)
+	s.d.free(&s.scores)
+	s.d.close()
+}
+
+// ropeKernel is the RoPE kernel of the model's pairing.
+func (s *CudaQ4kStep) ropeKernel() string {
+	if s.cfg.RopeType == model.RopeNeox {
+		return "rope_neox"
+	}
+	return "rope_norm"
+}
+
+// forward queues n tokens at positions start.. through the model, leaving
+// the last token's logits in s.logits. Nothing waits.
+func (s *CudaQ4kStep) forward(tokens []int32, start int) error {
+	c, d := &s.cfg, s.d
+	n := len(tokens)
+	copy(s.hostTokens, tokens)
+	if err := cu.MemcpyHtoDAsync(s.tokens, unsafe.Pointer(&s.hostTokens[0]), int64(4*n), d.stream); err != nil {
+		return fmt.Errorf("cuda: copy tokens: %w", err)
+	}
+	embd, qDim, kvDim := c.Embd, c.QDim(), c.KVDim()
+	l := launcher{d: d}
+	l.run("embed_"+KernelTypes[s.embd.typ], ceilDiv(embd, 32), n, 32, 1,
+		ptr(s.embd.ptr), i64(s.embd.rowBytes), i64(embd), ptr(s.tokens), ptr(s.x))
+	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	for i := range s.layers {
+		ly := &s.layers[i]
+		kc, vc := s.layerCache(s.cache, s.capacity, i, 0), s.layerCache(s.cache, s.capacity, i, 1)
+
+		// x += Wo · attention(rope(Wq·norm(x)), rope(Wk·norm(x)), Wv·norm(x))
+		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.attnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
+		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.q, s.q}, gemvJob{&ly.k, s.k}, gemvJob{&ly.v, s.v})
+		for _, r := range []struct {
+			x     cu.DevicePtr
+			heads int
+		}{{s.q, c.Heads}, {s.k, c.KVHeads}} {
+			l.run(s.ropeKernel(), r.heads, n, c.HeadDim/2, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), i64(start),
+				f32(s.thetaScale), f32(c.RopeFreqScale), ptr(s.factors))
+		}
+		l.run("kv_write", ceilDiv(kvDim, 256), n, 256, 1, ptr(s.k), ptr(s.v), ptr(kc), ptr(vc), i64(kvDim), i64(start))
+		l.run("attention", c.Heads, n, 128, 1, ptr(s.q), ptr(kc), ptr(vc), ptr(s.attn), ptr(s.scores),
+			i64(c.Heads), i64(c.KVHeads), i64(c.HeadDim), i64(start), i64(s.capacity), f32(scale))
+		s.matmul(&l, s.attn, qDim, n, gemvJob{&ly.o, s.proj})
+		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
+
+		// x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
+		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.ffnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
+		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.gate, s.gate}, gemvJob{&ly.up, s.up})
+		l.run("swiglu", ceilDiv(n*c.FFN, 256), 1, 256, 1, ptr(s.gate), ptr(s.up), i64(n*c.FFN))
+		s.matmul(&l, s.gate, c.FFN, n, gemvJob{&ly.down, s.proj})
+		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
+	}
+	last := s.x + cu.DevicePtr(4*(n-1)*embd)
+	l.run("rmsnorm", 1, 1, 256, 1, ptr(last), ptr(s.outNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
+	s.matmul(&l, s.xn, embd, 1, gemvJob{&s.output, s.logits})
+	return l.err
+}
+
+// gemvJob is one product out = W·in (+ bias) over the batch.
+type gemvJob struct {
+	w   *devWeight
+	out cu.DevicePtr
+}
+
+// matmul queues the products of jobs that share the input in ([n][cols]
+// f32), encoding it to Q8 once when any job's weight is an integer type.
+func (s *CudaQ4kStep) matmul(l *launcher, in cu.DevicePtr, cols, n int, jobs ...gemvJob) {
+	quantized := false
+	for _, j := range jobs {
+		if !floatType(j.w.typ) {
+			quantized = true
+		}
+	}
+	if quantized {
+		l.run("quantize_q8", cols/32, n, 32, 1, ptr(in), ptr(s.x8), ptr(s.xd), ptr(s.xs), i64(cols))
+	}
+	for _, j := range jobs {
+		w := j.w
+		name := "gemv_" + KernelTypes[w.typ]
+		if floatType(w.typ) {
+			l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
+				ptr(in), ptr(w.bias), ptr(j.out))
+		} else {
+			l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
+				ptr(s.x8), ptr(s.xd), ptr(s.xs), ptr(w.bias), ptr(j.out))
+		}
+	}
+}
+
+// launcher queues kernels, keeping the first error.
+type launcher struct {
+	d   *device
+	err error
+}
+
+func (l *launcher) run(name string, gx, gy, bx, by int, args ...arg) {
+	if l.err == nil {
+		l.err = l.d.launch(name, gx, gy, bx, by, args...)
+	}
+}

@@ -1,0 +1,94 @@
+package cuda
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// sources holds the CUDA C kernels and the PTX compiled from them by
+// scripts/cuda-ptx.sh (ptx/<family>.sm<arch>.ptx).
+//
+//go:embed kernels/*.cu ptx/*.ptx
+var sources embed.FS
+
+// Families are the kernel source files, one per family of kernels.
+var Families = []string{"attention", "elementwise", "gemv", "norm", "rope"}
+
+// Archs are the compute capabilities the PTX is compiled for (compute_80:
+// Ampere and Ada; compute_90: Hopper). The driver JIT-compiles the newest
+// one not above the card's capability.
+var Archs = []int{80, 90}
+
+// KernelTypes maps every weight type with a GPU kernel to the suffix of its
+// kernel names (gemv_<suffix>, embed_<suffix>). It is exactly the list of
+// types the CPU forward multiplies (q4k.DotFor).
+var KernelTypes = map[q4k.Type]string{
+	q4k.F32:  "f32",
+	q4k.F16:  "f16",
+	q4k.BF16: "bf16",
+	q4k.Q4_0: "q4_0",
+	q4k.Q4_1: "q4_1",
+	q4k.Q5_0: "q5_0",
+	q4k.Q5_1: "q5_1",
+	q4k.Q8_0: "q8_0",
+	q4k.Q4_K: "q4_k",
+	q4k.Q5_K: "q5_k",
+	q4k.Q6_K: "q6_k",
+}
+
+// floatType reports whether t's product runs in f32 (no Q8 activation).
+func floatType(t q4k.Type) bool { return t == q4k.F32 || t == q4k.F16 || t == q4k.BF16 }
+
+// PTX returns the embedded PTX of a kernel family for compute capability
+// arch (80 or 90).
+func PTX(family string, arch int) ([]byte, error) {
+	return sources.ReadFile(fmt.Sprintf("ptx/%s.sm%d.ptx", family, arch))
+}
+
+// Source returns the CUDA C source of a kernel family.
+func Source(family string) ([]byte, error) {
+	return sources.ReadFile("kernels/" + family + ".cu")
+}
+
+// ptxArch picks the PTX for a card of compute capability major.minor: the
+// newest compiled arch not above it. ok is false below 8.0.
+func ptxArch(major, minor int) (arch int, ok bool) {
+	cc := 10*major + minor
+	for _, a := range Archs {
+		if a <= cc {
+			arch, ok = a, true
+		}
+	}
+	return arch, ok
+}
+
+// KernelHash is the hex sha256 of every embedded kernel source and PTX
+// file, in name order: it changes whenever a kernel does, and keys the
+// parity verdict cache.
+func KernelHash() string { return hashFiles(sources) }
+
+// hashFiles hashes every file of fsys: name, length and bytes, in name
+// order.
+func hashFiles(fsys fs.FS) string {
+	h := sha256.New()
+	var names []string
+	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return nil
+	})
+	sort.Strings(names)
+	for _, n := range names {
+		b, _ := fs.ReadFile(fsys, n)
+		fmt.Fprintf(h, "%s %d\n", n, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,63 @@
+// Element-wise kernels: the SwiGLU activation, the residual add, and the
+// greedy argmax of the logits. blockDim 256, grid ceil(len/256) unless
+// stated.
+
+#define NEG_INF __int_as_float(0xff800000)
+
+// swiglu: g[i] = silu(g[i]) * u[i], silu(x) = x / (1 + e^-x).
+extern "C" __global__ void swiglu(float *g, const float *u, long long len) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= len) return;
+    float x = g[i];
+    g[i] = x / (1.0f + __expf(-x)) * u[i];
+}
+
+// add: x[i] += y[i] (the residual connection).
+extern "C" __global__ void add(float *x, const float *y, long long len) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= len) return;
+    x[i] += y[i];
+}
+
+// argmax: out[0] = the lowest index of the largest of x[0..len).
+// One block of 1024 threads.
+extern "C" __global__ void argmax(const float *x, long long len, int *out) {
+    __shared__ float bv[32];
+    __shared__ int bi[32];
+    float v = NEG_INF;
+    int idx = 0x7fffffff;
+    for (long long i = threadIdx.x; i < len; i += blockDim.x) {
+        float y = x[i];
+        if (y > v) {
+            v = y;
+            idx = (int)i;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        float u = __shfl_xor_sync(0xffffffffu, v, o);
+        int j = __shfl_xor_sync(0xffffffffu, idx, o);
+        if (u > v || (u == v && j < idx)) {
+            v = u;
+            idx = j;
+        }
+    }
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) {
+        bv[warp] = v;
+        bi[warp] = idx;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x >> 5) ? bv[lane] : NEG_INF;
+        idx = lane < (int)(blockDim.x >> 5) ? bi[lane] : 0x7fffffff;
+        for (int o = 16; o > 0; o >>= 1) {
+            float u = __shfl_xor_sync(0xffffffffu, v, o);
+            int j = __shfl_xor_sync(0xffffffffu, idx, o);
+            if (u > v || (u == v && j < idx)) {
+                v = u;
+                idx = j;
+            }
+        }
+        if (lane == 0) out[0] = idx;
+    }
+}

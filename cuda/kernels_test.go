@@ -1,0 +1,102 @@
+package cuda
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// The GPU has a kernel for exactly the weight types the CPU forward
+// multiplies: no more (a type the CPU would refuse) and no fewer (a file
+// the CPU runs that the GPU could not load).
+func TestKernelTypesMatchCPU(t *testing.T) {
+	for typ := q4k.Type(0); typ < 64; typ++ {
+		_, cpuErr := q4k.DotFor(typ)
+		cpu := cpuErr == nil && typ != q4k.Q8_1 && typ != q4k.Q8_K // activation-only types
+		_, gpu := KernelTypes[typ]
+		assert.Equal(t, cpu, gpu, "type %v: CPU has a kernel: %v, GPU: %v", typ, cpu, gpu)
+	}
+	assert.Len(t, KernelTypes, 11)
+}
+
+var entryRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(`)
+
+// Every kernel the sources declare is in the committed PTX of both archs,
+// each PTX targets its arch, and the forward's kernel names exist.
+func TestPTXEmbedded(t *testing.T) {
+	var all []string
+	for _, fam := range Families {
+		src, err := Source(fam)
+		require.NoError(t, err, fam)
+		names := entryRE.FindAllStringSubmatch(string(src), -1)
+		// Kernels instantiated through macros: GEMV_Q(name, T) and friends.
+		for _, m := range regexp.MustCompile(`(?m)^(?:GEMV_Q|GEMV_F|EMBED)\((\w+),`).FindAllStringSubmatch(string(src), -1) {
+			names = append(names, m)
+		}
+		require.NotEmpty(t, names, fam)
+		for _, arch := range Archs {
+			ptx, err := PTX(fam, arch)
+			require.NoError(t, err, "%s sm%d", fam, arch)
+			assert.Contains(t, string(ptx), ".target sm_"+strconv.Itoa(arch), "%s sm%d", fam, arch)
+			assert.NotContains(t, string(ptx), ".extern .func", "%s sm%d calls an undefined device function", fam, arch)
+			for _, n := range names {
+				if n[1] == "name" {
+					continue // the macro's own definition
+				}
+				assert.Contains(t, string(ptx), ".entry "+n[1]+"(", "%s sm%d", fam, arch)
+			}
+		}
+		ptx, _ := PTX(fam, Archs[0])
+		all = append(all, string(ptx))
+	}
+	joined := strings.Join(all, "\n")
+	want := []string{"quantize_q8", "rmsnorm", "rope_norm", "rope_neox", "kv_write", "attention", "swiglu", "add", "argmax"}
+	for _, suffix := range KernelTypes {
+		want = append(want, "gemv_"+suffix, "embed_"+suffix)
+	}
+	for _, n := range want {
+		assert.Contains(t, joined, ".entry "+n+"(", n)
+	}
+	gemv, _ := PTX("gemv", 90)
+	assert.Contains(t, string(gemv), "dp4a.s32.s32", "the integer products use dp4a")
+}
+
+func itoa(n int) string {
+	return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+n/10)) + string(rune('0'+n%10)))
+}
+
+func TestKernelHash(t *testing.T) {
+	h := KernelHash()
+	assert.Regexp(t, `^[0-9a-f]{64}$`, h)
+	assert.Equal(t, h, KernelHash(), "stable")
+
+	a := fstest.MapFS{"kernels/a.cu": {Data: []byte("x")}, "ptx/a.sm80.ptx": {Data: []byte("y")}}
+	b := fstest.MapFS{"kernels/a.cu": {Data: []byte("x")}, "ptx/a.sm80.ptx": {Data: []byte("z")}}
+	c := fstest.MapFS{"kernels/a.cu": {Data: []byte("xy")}, "ptx/a.sm80.ptx": {Data: []byte("")}}
+	assert.Equal(t, hashFiles(a), hashFiles(a))
+	assert.NotEqual(t, hashFiles(a), hashFiles(b), "one PTX byte changes the hash")
+	assert.NotEqual(t, hashFiles(a), hashFiles(c), "moving bytes between files changes the hash")
+}
+
+func TestPTXArch(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor, arch int
+		ok                 bool
+	}{
+		{7, 5, 0, false}, {8, 0, 80, true}, {8, 6, 80, true}, {8, 9, 80, true},
+		{9, 0, 90, true}, {10, 0, 90, true}, {12, 0, 90, true},
+	} {
+		arch, ok := ptxArch(tc.major, tc.minor)
+		assert.Equal(t, tc.ok, ok, "%d.%d", tc.major, tc.minor)
+		if ok {
+			assert.Equal(t, tc.arch, arch, "%d.%d", tc.major, tc.minor)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"runtime"
+
+	"github.com/realizar-host/realizar-host/model"
+)
+
+func lockThread()   { runtime.LockOSThread() }
+func unlockThread() { runtime.UnlockOSThread() }
+
+// NewStep uploads m to the GPU at opts.Device, runs the parity gate (or
+// takes its cached verdict) and returns the gated Step: on the GPU when the
+// gate passes, on the CPU (loudly, see Step) when it rejects the device or
+// the device fails after it was found (out of memory, a JIT error).
+//
+// Errors (nothing to fall back from, so an explicit GPU request fails):
+// ErrUnavailable when there is no usable device; a *TensorError naming a
+// tensor whose type has no GPU kernel.
+func NewStep(m *model.Model, opts Options) (*Step, error) {
+	if err := Available(opts.Device); err != nil {
+		return nil, err
+	}
+	g, err := NewCudaQ4kStep(m, opts)
+	var te *TensorError
+	switch {
+	case errors.Is(err, ErrUnavailable) || errors.As(err, &te):
+		return nil, err
+	case err != nil:
+		return newFallenStep(m, opts, "cuda device", err), nil
+	}
+	key := VerdictKey{FileSHA256: opts.FileSHA256, Device: g.DeviceName(), KernelHash: KernelHash()}
+	return newGatedStep(m, g, opts, key), nil
+}

@@ -1,0 +1,292 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/model"
+)
+
+// Options configures NewStep. The zero value uses device 0, caches no
+// verdict and writes fallback lines to os.Stderr.
+type Options struct {
+	// Device is the CUDA device ordinal.
+	Device int
+	// FileSHA256 is the hex sha256 of the GGUF file the model was loaded
+	// from (FileSHA256); "" disables verdict caching for this load.
+	FileSHA256 string
+	// Verdicts caches parity verdicts; nil runs the gate at every load.
+	Verdicts *VerdictCache
+	// Stderr receives one line per fallback; nil means os.Stderr.
+	Stderr io.Writer
+	// BatchSize is the most tokens one prefill pass processes on the
+	// device; longer spans run in several passes. 0 means 64.
+	BatchSize int
+}
+
+// gpuBackend is what the gated Step needs of the device forward
+// (CudaQ4kStep in a `cuda` build).
+type gpuBackend interface {
+	engine.Q4kStep
+	engine.Prefiller
+	engine.Reserver
+	DeviceName() string
+	Close() error
+}
+
+// Step is the GPU forward behind the parity gate, with the CPU forward of
+// the same model as its fallback. It implements engine.Q4kStep,
+// engine.Prefiller, engine.Reserver and engine.BackendReporter, so
+// engine.NewQ4kForward drives it like the CPU step.
+//
+// While on the GPU, an error that is not the caller's (a bad token, a
+// position gap, the context length) switches it to the CPU for good: the
+// GPU is released, a line goes to Options.Stderr and to the OnFallback
+// sink, Backend reports onGPU false, and the positions held are replayed on
+// the CPU before the call is answered, so no logits ever come from an
+// unfinished GPU state.
+//
+// A Step is not safe for concurrent use.
+type Step struct {
+	m       *model.Model
+	gpu     gpuBackend // nil once fallen back
+	cpu     *model.Step
+	device  string
+	verdict Verdict
+	reason  string  // why it fell back; "" while on the GPU
+	tokens  []int32 // the tokens held, positions 0..len-1
+	stderr  io.Writer
+	notify  func(line string)
+	pending []string // notices made before OnFallback was set
+}
+
+var (
+	_ engine.Q4kStep         = (*Step)(nil)
+	_ engine.Prefiller       = (*Step)(nil)
+	_ engine.Reserver        = (*Step)(nil)
+	_ engine.BackendReporter = (*Step)(nil)
+)
+
+// newGatedStep judges gpu against the CPU forward of m (or takes the
+// cached verdict for key) and returns a Step on the GPU when it passes and
+// on the CPU, loudly, when it does not.
+func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key VerdictKey) *Step {
+	s := &Step{m: m, gpu: gpu, cpu: m.NewStep(), device: gpu.DeviceName(), stderr: opts.Stderr}
+	if s.stderr == nil {
+		s.stderr = os.Stderr
+	}
+	v, cached := Verdict{}, false
+	if opts.Verdicts != nil {
+		v, cached = opts.Verdicts.Get(key)
+	}
+	if !cached {
+		var err error
+		v, err = RunGate(gpu, s.cpu, ProbeSequence(m.Config().Vocab, ProbeTokens))
+		if err != nil {
+			s.fallBack(err)
+			return s
+		}
+		if opts.Verdicts != nil {
+			if err := opts.Verdicts.Put(key, v); err != nil {
+				fmt.Fprintf(s.stderr, "realizar-host: %v\n", err)
+			}
+		}
+	}
+	s.verdict = v
+	if !v.OK {
+		s.fallBack(fmt.Errorf("%w on %s: %s", ErrParity, s.device, v.Reason))
+	}
+	return s
+}
+
+// newFallenStep is a Step that starts on the CPU because the device failed
+// after it was found (out of memory, a JIT error).
+func newFallenStep(m *model.Model, opts Options, device string, cause error) *Step {
+	s := &Step{m: m, cpu: m.NewStep(), device: device, stderr: opts.Stderr}
+	if s.stderr == nil {
+		s.stderr = os.Stderr
+	}
+	s.fallBack(cause)
+	return s
+}
+
+// OnFallback sets where fallback notices go (typically
+// engine.(*Q4kForward).AddNotice) and delivers the ones already made (a
+// gate rejection at load). Each line reads "Fallback: cuda → cpu: <why>".
+func (s *Step) OnFallback(fn func(line string)) {
+	s.notify = fn
+	if fn != nil {
+		for _, l := range s.pending {
+			fn(l)
+		}
+		s.pending = nil
+	}
+}
+
+// OnGPU reports whether the step still runs on the GPU.
+func (s *Step) OnGPU() bool { return s.gpu != nil }
+
+// FallbackReason is why the step left the GPU; "" while on it.
+func (s *Step) FallbackReason() string { return s.reason }
+
+// Verdict is the parity gate's verdict at load (zero when the device failed
+// before the gate could judge it).
+func (s *Step) Verdict() Verdict { return s.verdict }
+
+// Device is the GPU's name as the driver reports it.
+func (s *Step) Device() string { return s.device }
+
+// Backend is ("cuda", true) on the GPU and the CPU step's name with
+// " (cuda fallback)" and false after a fallback.
+func (s *Step) Backend() (name string, onGPU bool) {
+	if s.gpu != nil {
+		return "cuda", true
+	}
+	name, _ = s.cpu.Backend()
+	return name + " (cuda fallback)", false
+}
+
+// Close releases the device memory; the CPU forward keeps working.
+func (s *Step) Close() error {
+	if s.gpu == nil {
+		return nil
+	}
+	err := s.gpu.Close()
+	s.gpu = nil
+	s.reason = "closed"
+	return err
+}
+
+// fallBack leaves the GPU for good, loudly.
+func (s *Step) fallBack(cause error) {
+	if s.gpu != nil {
+		_ = s.gpu.Close()
+		s.gpu = nil
+	}
+	s.reason = cause.Error()
+	line := "Fallback: cuda → cpu: " + s.reason
+	fmt.Fprintln(s.stderr, "realizar-host: "+line)
+	if s.notify != nil {
+		s.notify(line)
+	} else {
+		s.pending = append(s.pending, line)
+	}
+}
+
+// callerError reports whether err is the caller's doing, which the CPU
+// forward would refuse too: no reason to leave the GPU.
+func callerError(err error) bool {
+	return errors.Is(err, engine.ErrBadToken) || errors.Is(err, engine.ErrContextExceeded) || errors.Is(err, model.ErrPosition)
+}
+
+// Reset forgets every held position.
+func (s *Step) Reset() {
+	s.tokens = s.tokens[:0]
+	if s.gpu != nil {
+		s.gpu.Reset()
+	}
+	s.cpu.Reset()
+}
+
+// Step processes token at position and returns the logits after it,
+// [Vocab]float32, valid until the next call. Errors as model.Step.Step.
+func (s *Step) Step(token int32, position int) ([]float32, error) {
+	if position < 0 || position > len(s.tokens) {
+		return nil, fmt.Errorf("%w: position %d with %d held", model.ErrPosition, position, len(s.tokens))
+	}
+	s.tokens = s.tokens[:position]
+	if s.gpu != nil {
+		logits, err := s.gpu.Step(token, position)
+		if err == nil {
+			s.tokens = append(s.tokens, token)
+			return logits, nil
+		}
+		if callerError(err) {
+			return nil, err
+		}
+		s.fallBack(err)
+	} else {
+		logits, err := s.cpu.Step(token, position)
+		if err == nil {
+			s.tokens = append(s.tokens, token)
+		}
+		return logits, err
+	}
+	// Replay the held span and this token on the CPU.
+	return s.replay(append(s.tokens, token))
+}
+
+// Prefill processes tokens[start:] in batched passes and returns the logits
+// after the last token. Errors as model.Step.Prefill.
+func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
+	if start < 0 || start >= len(tokens) || start > len(s.tokens) {
+		return nil, fmt.Errorf("%w: prefill from %d of %d tokens with %d held", model.ErrPosition, start, len(tokens), len(s.tokens))
+	}
+	s.tokens = s.tokens[:start]
+	if s.gpu != nil {
+		logits, err := s.gpu.Prefill(tokens, start)
+		if err == nil {
+			s.tokens = append(s.tokens, tokens[start:]...)
+			return logits, nil
+		}
+		if callerError(err) {
+			return nil, err
+		}
+		s.fallBack(err)
+		return s.replay(tokens)
+	}
+	logits, err := s.cpu.Prefill(tokens, start)
+	if err == nil {
+		s.tokens = append(s.tokens, tokens[start:]...)
+	}
+	return logits, err
+}
+
+// replay runs tokens from position 0 on the CPU.
+func (s *Step) replay(tokens []int32) ([]float32, error) {
+	tokens = append([]int32(nil), tokens...)
+	s.cpu.Reset()
+	s.tokens = s.tokens[:0]
+	var logits []float32
+	var err error
+	if len(tokens) > 1 {
+		logits, err = s.cpu.Prefill(tokens, 0)
+	} else {
+		logits, err = s.cpu.Step(tokens[0], 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cuda: replay of %d positions on cpu: %w", len(tokens), err)
+	}
+	s.tokens = tokens
+	return logits, nil
+}
+
+// Reserve sizes the KV cache for positions. On the GPU the cache is
+// reallocated when it grows, and dropped reports that the held positions
+// were discarded. A device failure (out of memory) falls back to the CPU
+// and reports dropped.
+func (s *Step) Reserve(positions int) (dropped bool, err error) {
+	if s.gpu != nil {
+		dropped, err = s.gpu.Reserve(positions)
+		switch {
+		case err == nil:
+			if dropped {
+				s.tokens = s.tokens[:0]
+			}
+			return dropped, nil
+		case callerError(err):
+			return false, err
+		}
+		s.fallBack(err)
+		s.tokens = s.tokens[:0]
+		s.cpu.Reset()
+		if _, err := s.cpu.Reserve(positions); err != nil {
+			return true, err
+		}
+		return true, nil
+	}
+	return s.cpu.Reserve(positions)
+}

@@ -1,0 +1,23 @@
+//go:build !cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/realizar-host/realizar-host/model"
+)
+
+// Available reports whether a GPU usable by this package is at ordinal
+// device. This build has no GPU backend: it always returns an error
+// wrapping ErrUnavailable.
+func Available(device int) error {
+	return fmt.Errorf("%w: built without the cuda tag (rebuild with -tags cuda)", ErrUnavailable)
+}
+
+// NewStep would upload m to the GPU and judge it against the CPU forward.
+// This build has no GPU backend: it always returns an error wrapping
+// ErrUnavailable.
+func NewStep(m *model.Model, opts Options) (*Step, error) {
+	return nil, Available(opts.Device)
+}

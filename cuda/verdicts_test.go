@@ -1,0 +1,72 @@
+package cuda
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestVerdictKey(t *testing.T) {
+	k := VerdictKey{FileSHA256: "ab", Device: "NVIDIA H200", KernelHash: "cd"}
+	assert.Equal(t, "ab|NVIDIA H200|cd", k.String())
+	for _, tc := range []struct {
+		k     VerdictKey
+		valid bool
+	}{
+		{k, true},
+		{VerdictKey{Device: "d", KernelHash: "h"}, false},
+		{VerdictKey{FileSHA256: "f", KernelHash: "h"}, false},
+		{VerdictKey{FileSHA256: "f", Device: "d"}, false},
+	} {
+		assert.Equal(t, tc.valid, tc.k.valid(), tc.k.String())
+	}
+	// Each part separates verdicts.
+	c, err := OpenVerdictCache("")
+	require.NoError(t, err)
+	require.NoError(t, c.Put(k, Verdict{OK: true, Positions: 64}))
+	for _, other := range []VerdictKey{
+		{FileSHA256: "ab2", Device: k.Device, KernelHash: k.KernelHash},
+		{FileSHA256: k.FileSHA256, Device: "NVIDIA A100", KernelHash: k.KernelHash},
+		{FileSHA256: k.FileSHA256, Device: k.Device, KernelHash: "ce"},
+	} {
+		_, ok := c.Get(other)
+		assert.False(t, ok, other.String())
+	}
+	v, ok := c.Get(k)
+	assert.True(t, ok)
+	assert.True(t, v.OK)
+}
+
+func TestVerdictCacheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "verdicts.json")
+	c, err := OpenVerdictCache(path)
+	require.NoError(t, err, "a missing file is an empty cache")
+	k := VerdictKey{FileSHA256: "f", Device: "d", KernelHash: KernelHash()}
+	bad := Verdict{Reason: "position 3: cosine 0.50000 < 0.95", MinCos: 0.5, WorstPos: 3, Positions: 64}
+	require.NoError(t, c.Put(k, bad))
+	require.NoError(t, c.Put(VerdictKey{Device: "d", KernelHash: "h"}, Verdict{OK: true}), "an incomplete key is ignored")
+
+	again, err := OpenVerdictCache(path)
+	require.NoError(t, err)
+	got, ok := again.Get(k)
+	require.True(t, ok)
+	assert.Equal(t, bad, got)
+	assert.Len(t, again.m, 1)
+
+	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o644))
+	_, err = OpenVerdictCache(path)
+	assert.ErrorContains(t, err, path)
+}
+
+func TestFileSHA256(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x")
+	require.NoError(t, os.WriteFile(path, []byte("abc"), 0o644))
+	h, err := FileSHA256(path)
+	require.NoError(t, err)
+	assert.Equal(t, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", h)
+	_, err = FileSHA256(filepath.Join(t.TempDir(), "missing"))
+	assert.Error(t, err)
+}

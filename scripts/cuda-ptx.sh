@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Regenerates cuda/ptx/<family>.<arch>.ptx from cuda/kernels/<family>.cu for
+# compute_80 and compute_90 with NVRTC (CUDA 11.8, from scripts/cuda-install.sh;
+# no GPU needed). Any compiler message (a warning included) fails the run.
+# With --check, the committed PTX must equal the regenerated PTX.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+cache=$root/.cache/cuda
+[ -f "$cache/include/nvrtc.h" ] || { echo "cuda-ptx: run scripts/cuda-install.sh first" >&2; exit 2; }
+tool=$cache/bin/nvrtc-ptx
+if [ ! -x "$tool" ] || [ scripts/ptxgen/nvrtc-ptx.c -nt "$tool" ]; then
+  mkdir -p "$cache/bin"
+  gcc -O2 -Wall -Werror -I"$cache/include" -o "$tool" scripts/ptxgen/nvrtc-ptx.c \
+    -L"$cache/lib" -lnvrtc -Wl,--disable-new-dtags,-rpath,"$cache/lib"
+fi
+out=cuda/ptx
+check=0
+if [ "${1:-}" = --check ]; then
+  check=1
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+fi
+mkdir -p "$out"
+for src in cuda/kernels/*.cu; do
+  fam=$(basename "$src" .cu)
+  for arch in 80 90; do
+    "$tool" "compute_$arch" "$src" "$out/$fam.sm$arch.ptx"
+  done
+done
+if [ $check = 1 ]; then
+  if ! diff -r "$out" cuda/ptx >/dev/null; then
+    echo "cuda-ptx: committed PTX differs from cuda/kernels/*.cu; run scripts/cuda-ptx.sh" >&2
+    diff -r "$out" cuda/ptx | head -n 20 >&2
+    exit 1
+  fi
+  echo "cuda-ptx: committed PTX is current"
+fi
