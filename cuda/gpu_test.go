@@ -1,0 +1,268 @@
+//go:build cuda
+
+package cuda
+
+// Tests on a CUDA device: they run only in a `cuda` build, which needs an
+// NVIDIA driver to start (see the package doc). scripts/gpu-check.sh runs
+// them from the GPU bundle with REALIZAR_GPU_FIXTURES naming extra GGUF
+// files (the 1.1B fixture and quantized variants).
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorgonia.org/cu"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// gpuFixtures is the tiny llama and qwen2 fixtures (generated here) and the
+// files listed in REALIZAR_GPU_FIXTURES (comma-separated).
+func gpuFixtures(t *testing.T) []string {
+	t.Helper()
+	tiny, err := tinyPath()
+	require.NoError(t, err)
+	paths := []string{tiny}
+	vocab, err := fixture.LlamaVocab()
+	require.NoError(t, err)
+	defer vocab.Close()
+	qwen := filepath.Join(filepath.Dir(tiny), "qwen2-tiny.gguf")
+	if _, err := os.Stat(qwen); err != nil {
+		require.NoError(t, fixture.GenerateFile(qwen, fixture.Qwen2Tiny(), vocab))
+	}
+	paths = append(paths, qwen)
+	for _, p := range strings.Split(os.Getenv("REALIZAR_GPU_FIXTURES"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+func loadPath(t *testing.T, path string) *model.Model {
+	t.Helper()
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	m, err := model.Load(f, model.Options{})
+	require.NoError(t, err, path)
+	t.Cleanup(func() { m.Close(); f.Close() })
+	return m
+}
+
+// Every weight type's product and embedding lookup against the CPU
+// reference: the dequantized row times the activation in float64.
+func TestGPUKernelTypes(t *testing.T) {
+	d, err := openDeviceLocked(0)
+	require.NoError(t, err)
+	t.Logf("device %s, PTX compute_%d", d.name, d.arch)
+	done := d.enter()
+	defer done()
+	const rows, cols = 37, 512
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for typ, suffix := range KernelTypes {
+		t.Run(suffix, func(t *testing.T) {
+			rb, err := typ.RowSize(cols)
+			require.NoError(t, err)
+			w := make([]byte, rows*rb)
+			deq := make([]float32, rows*cols)
+			for r := range rows {
+				v := make([]float32, cols)
+				for i := range v {
+					v[i] = float32(rng.NormFloat64() * 0.1)
+				}
+				require.NoError(t, q4k.Quantize(typ, w[r*rb:(r+1)*rb], v))
+				require.NoError(t, q4k.Dequantize(typ, deq[r*cols:(r+1)*cols], w[r*rb:(r+1)*rb]))
+			}
+			got := gemvOnDevice(t, d, typ, w, rb, rows, cols, x)
+			for r := range rows {
+				var want, mag float64
+				for i := range cols {
+					want += float64(deq[r*cols+i]) * float64(x[i])
+					mag += math.Abs(float64(deq[r*cols+i]) * float64(x[i]))
+				}
+				assert.InDelta(t, want, float64(got[r]), 0.01*mag+1e-4, "row %d", r)
+			}
+			emb := embedOnDevice(t, d, typ, w, rb, cols, 5)
+			assert.InDeltaSlice(t, deq[5*cols:6*cols], emb, 1e-5, "embedding row 5")
+		})
+	}
+}
+
+func devUpload(t *testing.T, d *device, b []byte) cu.DevicePtr {
+	p, err := d.alloc(int64(len(b)), "test")
+	require.NoError(t, err)
+	require.NoError(t, cu.MemcpyHtoD(p, unsafe.Pointer(&b[0]), int64(len(b))))
+	t.Cleanup(func() { d.free(&p) })
+	return p
+}
+
+func f32Bytes(v []float32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v)) }
+
+func gemvOnDevice(t *testing.T, d *device, typ q4k.Type, w []byte, rb, rows, cols int, x []float32) []float32 {
+	wp := devUpload(t, d, w)
+	xp := devUpload(t, d, f32Bytes(x))
+	x8 := devUpload(t, d, make([]byte, cols))
+	xd := devUpload(t, d, make([]byte, cols/32*4))
+	xs := devUpload(t, d, make([]byte, cols/32*8))
+	y := make([]float32, rows)
+	yp := devUpload(t, d, f32Bytes(y))
+	l := launcher{d: d}
+	if floatType(typ) {
+		l.run("gemv_"+KernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(xp), 0, ptr(yp))
+	} else {
+		l.run("quantize_q8", cols/32, 1, 32, 1, ptr(xp), ptr(x8), ptr(xd), ptr(xs), i64(cols))
+		l.run("gemv_"+KernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(x8), ptr(xd), ptr(xs), 0, ptr(yp))
+	}
+	require.NoError(t, l.err)
+	require.NoError(t, d.stream.Synchronize())
+	require.NoError(t, cu.MemcpyDtoH(unsafe.Pointer(&y[0]), yp, int64(4*rows)))
+	return y
+}
+
+func embedOnDevice(t *testing.T, d *device, typ q4k.Type, w []byte, rb, cols int, token int32) []float32 {
+	wp := devUpload(t, d, w)
+	tok := []int32{token}
+	tp := devUpload(t, d, unsafe.Slice((*byte)(unsafe.Pointer(&tok[0])), 4))
+	out := make([]float32, cols)
+	op := devUpload(t, d, f32Bytes(out))
+	l := launcher{d: d}
+	l.run("embed_"+KernelTypes[typ], ceilDiv(cols, 32), 1, 32, 1, ptr(wp), i64(rb), i64(cols), ptr(tp), ptr(op))
+	require.NoError(t, l.err)
+	require.NoError(t, d.stream.Synchronize())
+	require.NoError(t, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), op, int64(4*cols)))
+	return out
+}
+
+// The parity gate passes on every fixture.
+func TestGPUParityGate(t *testing.T) {
+	for _, path := range gpuFixtures(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			m := loadPath(t, path)
+			g, err := NewCudaQ4kStep(m, Options{})
+			require.NoError(t, err)
+			defer g.Close()
+			v, err := RunGate(g, m.NewStep(), ProbeSequence(m.Config().Vocab, ProbeTokens))
+			require.NoError(t, err)
+			fmt.Printf("gate %s on %s: %s\n", filepath.Base(path), g.DeviceName(), v)
+			assert.True(t, v.OK, v.String())
+		})
+	}
+}
+
+// greedy decodes n tokens after prompt through the engine's adapter.
+func greedy(t *testing.T, step engine.Q4kStep, ctx int, prompt []int32, n int) []int32 {
+	f, err := engine.NewQ4kForward(step, engine.Q4kOptions{Arch: "test", ModelContext: ctx})
+	require.NoError(t, err)
+	toks := append([]int32(nil), prompt...)
+	start := 0
+	for range n {
+		l, err := f.Forward(toks, start)
+		require.NoError(t, err)
+		start = len(toks)
+		toks = append(toks, int32(argmax(l)))
+	}
+	return toks[len(prompt):]
+}
+
+// 64 greedy tokens on the GPU equal the CPU's on every fixture.
+func TestGPUGreedyEquality(t *testing.T) {
+	for _, path := range gpuFixtures(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			m := loadPath(t, path)
+			g, err := NewCudaQ4kStep(m, Options{})
+			require.NoError(t, err)
+			defer g.Close()
+			prompt := ProbeSequence(m.Config().Vocab, 8)
+			ctx := m.Config().ContextLength
+			want := greedy(t, m.NewStep(), ctx, prompt, 64)
+			got := greedy(t, g, ctx, prompt, 64)
+			same := 0
+			for same < len(want) && want[same] == got[same] {
+				same++
+			}
+			fmt.Printf("greedy %s: %d/64 tokens equal\n", filepath.Base(path), same)
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// NewStep: the gated step starts on the GPU and reports so through the
+// engine's adapter; the verdict is cached.
+func TestGPUNewStep(t *testing.T) {
+	path, err := tinyPath()
+	require.NoError(t, err)
+	m := loadPath(t, path)
+	sum, err := FileSHA256(path)
+	require.NoError(t, err)
+	cache, err := OpenVerdictCache(filepath.Join(t.TempDir(), "v.json"))
+	require.NoError(t, err)
+	s, err := NewStep(m, Options{FileSHA256: sum, Verdicts: cache})
+	require.NoError(t, err)
+	defer s.Close()
+	assert.True(t, s.OnGPU(), s.FallbackReason())
+	_, ok := cache.Get(VerdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: KernelHash()})
+	assert.True(t, ok)
+	f, err := engine.NewQ4kForward(s, engine.Q4kOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	require.NoError(t, err)
+	assert.True(t, f.OnGPU())
+	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
+	dropped, err := f.Reserve(1000)
+	require.NoError(t, err)
+	assert.False(t, dropped, "nothing held yet")
+}
+
+// Decode and prefill throughput on every fixture, GPU and CPU.
+func TestGPUSpeed(t *testing.T) {
+	for _, path := range gpuFixtures(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			m := loadPath(t, path)
+			g, err := NewCudaQ4kStep(m, Options{})
+			require.NoError(t, err)
+			defer g.Close()
+			c := m.Config()
+			n := min(256, c.ContextLength/2)
+			toks := ProbeSequence(c.Vocab, 2*n)
+			gpuPrefill, gpuDecode := speed(t, g, toks[:n], toks[n:])
+			cpuN := min(32, n)
+			cpuPrefill, cpuDecode := speed(t, m.NewStep(), toks[:n], toks[n:n+cpuN])
+			fmt.Printf("speed %s on %s: gpu decode %.1f tok/s, prefill %.1f tok/s; cpu decode %.1f tok/s, prefill %.1f tok/s\n",
+				filepath.Base(path), g.DeviceName(), gpuDecode, gpuPrefill, cpuDecode, cpuPrefill)
+		})
+	}
+}
+
+// speed prefills prompt and decodes gen token by token; tok/s of each.
+func speed(t *testing.T, s interface {
+	engine.Q4kStep
+	engine.Prefiller
+}, prompt, gen []int32) (prefill, decode float64) {
+	s.Reset()
+	t0 := time.Now()
+	_, err := s.Prefill(prompt, 0)
+	require.NoError(t, err)
+	prefill = float64(len(prompt)) / time.Since(t0).Seconds()
+	t0 = time.Now()
+	for i, tok := range gen {
+		_, err := s.Step(tok, len(prompt)+i)
+		require.NoError(t, err)
+	}
+	decode = float64(len(gen)) / time.Since(t0).Seconds()
+	return prefill, decode
+}
