@@ -50,4 +50,14 @@
 // forward loudly: a line on stderr, a notice line (OnFallback, wired to
 // engine.Q4kForward.AddNotice), Backend reporting onGPU false, and the
 // whole held span replayed on the CPU.
+//
+// # Status
+//
+// Unverified on hardware: the device path has been compiled (PTX for
+// compute_80 and compute_90, vetted and linked against the driver stub) but
+// has not yet run on a GPU. What runs without one: the block unpacking of
+// every weight type, from the same kernel source, against package q4k
+// (host C++ harness); the gate, verdict cache, planner and fallback logic.
+// scripts/gpu-bundle.sh and scripts/gpu-check.sh carry the device tests to a
+// CUDA host.
 package cuda

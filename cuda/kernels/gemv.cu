@@ -13,6 +13,10 @@
 // Q5_0 22, Q5_1 24, Q8_0 34 per 32 weights; Q4_K 144, Q5_K 176, Q6_K 210
 // per 256 weights. Rows start on any byte: loads are bytewise.
 //
+// The helpers above the kernels (unpack32, the float loads) also compile
+// as host C++ without NVRTC (__CUDACC_RTC__ undefined): cuda/unpack_test.go
+// checks them against package q4k with gcc.
+//
 // Launch shape for gemv_*: blockDim (32, 4): one warp per output row,
 // grid (ceil(rows/4), batch). All integer parameters are passed as 64-bit
 // slots by the host; only their low 32 bits are read.
@@ -32,32 +36,56 @@
 typedef unsigned char u8;
 typedef unsigned int u32;
 
-__device__ __forceinline__ float h2f(unsigned short h) {
+#ifdef __CUDACC_RTC__
+#define DEVFN __device__ __forceinline__
+
+DEVFN float h2f(unsigned short h) {
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
     return f;
 }
 
-__device__ __forceinline__ float ldh(const u8 *p) { return h2f((unsigned short)(p[0] | (p[1] << 8))); }
-
-__device__ __forceinline__ u32 ld32(const u8 *p) {
-    return (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) | ((u32)p[3] << 24);
-}
+DEVFN float as_float(u32 u) { return __uint_as_float(u); }
 
 // dp4a: c + the dot product of the four signed bytes of a and b.
-__device__ __forceinline__ int dp4a(int a, int b, int c) {
+DEVFN int dp4a(int a, int b, int c) {
     int r;
     asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
     return r;
 }
+#else
+#define DEVFN static inline
 
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
+DEVFN float as_float(u32 u) {
+    float f;
+    __builtin_memcpy(&f, &u, 4);
+    return f;
+}
+
+DEVFN float h2f(unsigned short h) {
+    u32 sign = (u32)(h & 0x8000) << 16, exp = (h >> 10) & 31, man = h & 1023;
+    if (exp == 31) return as_float(sign | 0x7f800000u | (man << 13));
+    if (exp == 0) {
+        float f = (float)man * (1.0f / 16777216.0f); // man * 2^-24
+        return sign ? -f : f;
+    }
+    return as_float(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+DEVFN int dp4a(int a, int b, int c) {
+    for (int i = 0; i < 4; i++) c += (int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i));
+    return c;
+}
+#endif
+
+DEVFN float ldh(const u8 *p) { return h2f((unsigned short)(p[0] | (p[1] << 8))); }
+
+DEVFN u32 ld32(const u8 *p) {
+    return (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) | ((u32)p[3] << 24);
 }
 
 // Scale and min of sub-block j of a Q4_K/Q5_K super-block's 12 packed bytes.
-__device__ __forceinline__ void scale_min_k4(int j, const u8 *b, int *s, int *m) {
+DEVFN void scale_min_k4(int j, const u8 *b, int *s, int *m) {
     if (j < 4) {
         *s = b[j] & 63;
         *m = b[j + 4] & 63;
@@ -68,13 +96,13 @@ __device__ __forceinline__ void scale_min_k4(int j, const u8 *b, int *s, int *m)
 }
 
 // Packs byte i of each word from 4 consecutive values v[0..3] (0..255).
-__device__ __forceinline__ u32 pack4(int a, int b, int c, int d) {
+DEVFN u32 pack4(int a, int b, int c, int d) {
     return (u32)(a & 255) | ((u32)(b & 255) << 8) | ((u32)(c & 255) << 16) | ((u32)(d & 255) << 24);
 }
 
 // unpack32: chunk c (weights 32c..32c+31) of a row.
 template <int T>
-__device__ __forceinline__ void unpack32(const u8 *row, int c, u32 q[8], float sc[2], float off[2]) {
+DEVFN void unpack32(const u8 *row, int c, u32 q[8], float sc[2], float off[2]) {
     if (T == T_Q4_0 || T == T_Q4_1) {
         const int bs = T == T_Q4_0 ? 18 : 20;
         const u8 *b = row + c * bs;
@@ -158,6 +186,22 @@ __device__ __forceinline__ void unpack32(const u8 *row, int c, u32 q[8], float s
     }
 }
 
+// Float weights: element e of a row.
+template <int T>
+DEVFN float wf(const u8 *row, long long e) {
+    if (T == T_F32) return as_float(ld32(row + 4 * e));
+    unsigned short h = (unsigned short)(row[2 * e] | (row[2 * e + 1] << 8));
+    if (T == T_F16) return h2f(h);
+    return as_float((u32)h << 16);
+}
+
+#ifdef __CUDACC_RTC__
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
 // Q8 activation chunk: 32 int8 quants qa, scale da, half sums sa.
 // x8 holds n*cols int8, xd n*cols/32 floats, xs n*cols/32 int2 (lo, hi).
 
@@ -180,7 +224,7 @@ extern "C" __global__ void quantize_q8(const float *x, signed char *x8, float *x
     if (lane == 16) xs[chunk].y = s;
 }
 
-// gemv_q<T>: y[b][r] = (accumulate ? y[b][r] : 0) + W[r]·x_b + bias[r].
+// gemv_q<T>: y[b][r] = W[r]·x_b (+ bias[r] when bias is not null).
 template <int T>
 __device__ void gemv_q(const u8 *w, long long row_bytes, long long rows, long long cols,
                        const signed char *x8, const float *xd, const int2 *xs,
@@ -228,15 +272,6 @@ GEMV_Q(gemv_q8_0, T_Q8_0)
 GEMV_Q(gemv_q4_k, T_Q4_K)
 GEMV_Q(gemv_q5_k, T_Q5_K)
 GEMV_Q(gemv_q6_k, T_Q6_K)
-
-// Float weights: element e of a row.
-template <int T>
-__device__ __forceinline__ float wf(const u8 *row, long long e) {
-    if (T == T_F32) return __uint_as_float(ld32(row + 4 * e));
-    unsigned short h = (unsigned short)(row[2 * e] | (row[2 * e + 1] << 8));
-    if (T == T_F16) return h2f(h);
-    return __uint_as_float((u32)h << 16);
-}
 
 // gemv_f<T>: as gemv_q with the activations in f32 (x [batch][cols]).
 template <int T>
@@ -305,3 +340,5 @@ EMBED(embed_q8_0, T_Q8_0)
 EMBED(embed_q4_k, T_Q4_K)
 EMBED(embed_q5_k, T_Q5_K)
 EMBED(embed_q6_k, T_Q6_K)
+
+#endif // __CUDACC_RTC__

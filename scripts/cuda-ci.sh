@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The CI checks of the `cuda` build tag, on a machine without a GPU
+# (what `make test-cuda` runs):
+#   - installs cuda.h, nvrtc.h, the stub libcuda.so and NVRTC into
+#     .cache/cuda (scripts/cuda-install.sh; idempotent),
+#   - regenerates the PTX from cuda/kernels/*.cu and fails if it differs
+#     from the committed PTX or if NVRTC prints anything (a warning),
+#   - vets and builds the whole module with -tags cuda against the stub,
+#   - compiles the cuda test binary (it cannot run here: gorgonia.org/cu's
+#     init needs a driver).
+# The default-build tests of ./cuda (stub, planner, gate verdicts, kernel
+# unpacking through the host C++ harness) run in `make test-unit`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+eval "$(scripts/cuda-install.sh)"
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local} CGO_ENABLED=1
+scripts/cuda-ptx.sh --check
+go vet -tags cuda ./...
+go build -tags cuda ./...
+go test -c -tags cuda -o /dev/null ./cuda
+echo "cuda-ci: ok"
