@@ -9,6 +9,7 @@
 
 typedef unsigned short half_bits;
 
+#ifdef __CUDACC_RTC__
 __device__ __forceinline__ float h2f(half_bits h) {
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
@@ -20,6 +21,11 @@ __device__ __forceinline__ half_bits f2h(float f) {
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
 }
+#else
+// Host build under the kernel emulator (cuda/testdata/emu).
+static inline float h2f(half_bits h) { return emu_h2f(h); }
+static inline half_bits f2h(float f) { return emu_f2h(f); }
+#endif
 
 // kv_write: stores k, v ([n][kv_dim] f32) at positions start.. as f16.
 // blockDim 256, grid (ceil(kv_dim/256), n).

@@ -15,7 +15,8 @@
 //
 // The helpers above the kernels (unpack32, the float loads) also compile
 // as host C++ without NVRTC (__CUDACC_RTC__ undefined): cuda/unpack_test.go
-// checks them against package q4k with gcc.
+// checks them against package q4k with gcc. The kernels compile on the host
+// only under the kernel emulator (KERNEL_EMU, cuda/testdata/emu).
 //
 // Launch shape for gemv_*: blockDim (32, 4): one warp per output row,
 // grid (ceil(rows/4), batch). All integer parameters are passed as 64-bit
@@ -195,7 +196,7 @@ DEVFN float wf(const u8 *row, long long e) {
     return as_float((u32)h << 16);
 }
 
-#ifdef __CUDACC_RTC__
+#if defined(__CUDACC_RTC__) || defined(KERNEL_EMU)
 
 __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -341,4 +342,4 @@ EMBED(embed_q4_k, T_Q4_K)
 EMBED(embed_q5_k, T_Q5_K)
 EMBED(embed_q6_k, T_Q6_K)
 
-#endif // __CUDACC_RTC__
+#endif // __CUDACC_RTC__ || KERNEL_EMU
