@@ -4,23 +4,22 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"unsafe"
 
 	"gorgonia.org/cu"
 )
 
-// device is one GPU's primary context, the JIT-compiled kernel modules and
+// device is the backend of a `cuda` build: one GPU's primary context, the JIT-compiled kernel modules and
 // the stream every launch goes on.
 type device struct {
-	dev    cu.Device
-	ctx    cu.CUContext
-	name   string
-	arch   int
-	stream cu.Stream
-	mods   []cu.Module
-	fns    map[string]cu.Function
+	dev     cu.Device
+	ctx     cu.CUContext
+	devName string
+	arch    int
+	stream  cu.Stream
+	mods    []cu.Module
+	fns     map[string]cu.Function
 }
 
 // Available reports whether a GPU usable by this package (compute
@@ -65,7 +64,7 @@ func openDevice(ordinal int) (*device, error) {
 		return nil, err
 	}
 	d := &device{dev: dev, arch: arch, fns: map[string]cu.Function{}}
-	if d.name, err = dev.Name(); err != nil {
+	if d.devName, err = dev.Name(); err != nil {
 		return nil, fmt.Errorf("%w: device %d name: %v", ErrUnavailable, ordinal, err)
 	}
 	if d.ctx, err = dev.RetainPrimaryCtx(); err != nil {
@@ -84,7 +83,7 @@ func openDevice(ordinal int) (*device, error) {
 		mod, err := cu.LoadData(string(ptx))
 		if err != nil {
 			d.close()
-			return nil, fmt.Errorf("cuda: JIT of %s for compute_%d on %s: %w", fam, arch, d.name, err)
+			return nil, fmt.Errorf("cuda: JIT of %s for compute_%d on %s: %w", fam, arch, d.devName, err)
 		}
 		d.mods = append(d.mods, mod)
 	}
@@ -117,15 +116,6 @@ func (d *device) fn(name string) (cu.Function, error) {
 	return cu.Function{}, fmt.Errorf("cuda: no kernel %q in the embedded PTX", name)
 }
 
-// arg is one kernel parameter slot: gorgonia.org/cu copies 8 bytes per
-// parameter, so every parameter travels as a uint64 (pointers and 64-bit
-// integers whole, 32-bit floats in the low half).
-type arg = uint64
-
-func ptr(p cu.DevicePtr) arg { return arg(p) }
-func i64(n int) arg          { return arg(int64(n)) }
-func f32(x float32) arg      { return arg(math.Float32bits(x)) }
-
 // launch queues kernel name on the stream with grid (gx, gy) and block
 // (bx, by); it does not wait.
 func (d *device) launch(name string, gx, gy, bx, by int, args ...arg) error {
@@ -143,21 +133,43 @@ func (d *device) launch(name string, gx, gy, bx, by int, args ...arg) error {
 	return nil
 }
 
-// alloc allocates n bytes of device memory.
-func (d *device) alloc(n int64, what string) (cu.DevicePtr, error) {
-	p, err := cu.MemAlloc(max(n, 1))
-	if err != nil {
-		return 0, fmt.Errorf("cuda: allocate %d bytes for %s on %s: %w", n, what, d.name, err)
-	}
-	return p, nil
+// openBackend opens the GPU at ordinal (see openDevice).
+func openBackend(ordinal int) (backend, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return openDevice(ordinal)
 }
 
-func (d *device) free(p *cu.DevicePtr) {
+func (d *device) name() string { return d.devName }
+
+func (d *device) alloc(n int64, what string) (dptr, error) {
+	p, err := cu.MemAlloc(max(n, 1))
+	if err != nil {
+		return 0, fmt.Errorf("cuda: allocate %d bytes for %s on %s: %w", n, what, d.devName, err)
+	}
+	return dptr(p), nil
+}
+
+func (d *device) free(p *dptr) {
 	if *p != 0 {
-		_ = cu.MemFree(*p)
+		_ = cu.MemFree(cu.DevicePtr(*p))
 		*p = 0
 	}
 }
+
+func (d *device) htod(dst dptr, src unsafe.Pointer, n int64) error {
+	return cu.MemcpyHtoDAsync(cu.DevicePtr(dst), src, n, d.stream)
+}
+
+func (d *device) dtoh(dst unsafe.Pointer, src dptr, n int64) error {
+	return cu.MemcpyDtoHAsync(dst, cu.DevicePtr(src), n, d.stream)
+}
+
+func (d *device) dtod(dst, src dptr, n int64) error {
+	return cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), n, d.stream)
+}
+
+func (d *device) sync() error { return d.stream.Synchronize() }
 
 // close releases the stream, the modules and the context.
 func (d *device) close() {
@@ -171,4 +183,5 @@ func (d *device) close() {
 	_ = d.dev.ReleasePrimaryCtx()
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
+// emulated reports that kernels run on the host emulator; false: a GPU.
+const emulated = false

@@ -1,11 +1,13 @@
-//go:build cuda
+//go:build cuda || cudaemu
 
 package cuda
 
-// Tests on a CUDA device: they run only in a `cuda` build, which needs an
-// NVIDIA driver to start (see the package doc). scripts/gpu-check.sh runs
-// them from the GPU bundle with REALIZAR_GPU_FIXTURES naming extra GGUF
-// files (the 1.1B fixture and quantized variants).
+// Tests of the device forward. In a `cuda` build they run on the GPU (the
+// build needs an NVIDIA driver to start, see the package doc);
+// scripts/gpu-check.sh runs them from the GPU bundle with
+// REALIZAR_GPU_FIXTURES naming extra GGUF files (the 1.1B fixture and
+// quantized variants). In a `cudaemu` build the same forward runs its
+// kernels on the host emulator (testdata/emu), with shorter probes.
 
 import (
 	"fmt"
@@ -20,30 +22,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gorgonia.org/cu"
 
 	"github.com/realizar-host/realizar-host/engine"
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// gpuFixtures is the tiny llama and qwen2 fixtures (generated here) and the
+// gpuFixtures is the fixtures of the platform (platformFixtures: the tiny
+// llama and qwen2 files on a GPU, smaller ones on the emulator) and the
 // files listed in REALIZAR_GPU_FIXTURES (comma-separated).
 func gpuFixtures(t *testing.T) []string {
 	t.Helper()
-	tiny, err := tinyPath()
-	require.NoError(t, err)
-	paths := []string{tiny}
-	vocab, err := fixture.LlamaVocab()
-	require.NoError(t, err)
-	defer vocab.Close()
-	qwen := filepath.Join(filepath.Dir(tiny), "qwen2-tiny.gguf")
-	if _, err := os.Stat(qwen); err != nil {
-		require.NoError(t, fixture.GenerateFile(qwen, fixture.Qwen2Tiny(), vocab))
-	}
-	paths = append(paths, qwen)
+	paths := platformFixtures(t)
 	for _, p := range strings.Split(os.Getenv("REALIZAR_GPU_FIXTURES"), ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			paths = append(paths, p)
@@ -65,9 +56,10 @@ func loadPath(t *testing.T, path string) *model.Model {
 // Every weight type's product and embedding lookup against the CPU
 // reference: the dequantized row times the activation in float64.
 func TestGPUKernelTypes(t *testing.T) {
-	d, err := openDeviceLocked(0)
+	d, err := openBackend(0)
 	require.NoError(t, err)
-	t.Logf("device %s, PTX compute_%d", d.name, d.arch)
+	defer d.close()
+	t.Logf("device %s", d.name())
 	done := d.enter()
 	defer done()
 	const rows, cols = 37, 512
@@ -105,17 +97,18 @@ func TestGPUKernelTypes(t *testing.T) {
 	}
 }
 
-func devUpload(t *testing.T, d *device, b []byte) cu.DevicePtr {
+func devUpload(t *testing.T, d backend, b []byte) dptr {
 	p, err := d.alloc(int64(len(b)), "test")
 	require.NoError(t, err)
-	require.NoError(t, cu.MemcpyHtoD(p, unsafe.Pointer(&b[0]), int64(len(b))))
+	require.NoError(t, d.htod(p, unsafe.Pointer(&b[0]), int64(len(b))))
+	require.NoError(t, d.sync())
 	t.Cleanup(func() { d.free(&p) })
 	return p
 }
 
 func f32Bytes(v []float32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v)) }
 
-func gemvOnDevice(t *testing.T, d *device, typ q4k.Type, w []byte, rb, rows, cols int, x []float32) []float32 {
+func gemvOnDevice(t *testing.T, d backend, typ q4k.Type, w []byte, rb, rows, cols int, x []float32) []float32 {
 	wp := devUpload(t, d, w)
 	xp := devUpload(t, d, f32Bytes(x))
 	x8 := devUpload(t, d, make([]byte, cols))
@@ -131,12 +124,12 @@ func gemvOnDevice(t *testing.T, d *device, typ q4k.Type, w []byte, rb, rows, col
 		l.run("gemv_"+KernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(x8), ptr(xd), ptr(xs), 0, ptr(yp))
 	}
 	require.NoError(t, l.err)
-	require.NoError(t, d.stream.Synchronize())
-	require.NoError(t, cu.MemcpyDtoH(unsafe.Pointer(&y[0]), yp, int64(4*rows)))
+	require.NoError(t, d.dtoh(unsafe.Pointer(&y[0]), yp, int64(4*rows)))
+	require.NoError(t, d.sync())
 	return y
 }
 
-func embedOnDevice(t *testing.T, d *device, typ q4k.Type, w []byte, rb, cols int, token int32) []float32 {
+func embedOnDevice(t *testing.T, d backend, typ q4k.Type, w []byte, rb, cols int, token int32) []float32 {
 	wp := devUpload(t, d, w)
 	tok := []int32{token}
 	tp := devUpload(t, d, unsafe.Slice((*byte)(unsafe.Pointer(&tok[0])), 4))
@@ -145,8 +138,8 @@ func embedOnDevice(t *testing.T, d *device, typ q4k.Type, w []byte, rb, cols int
 	l := launcher{d: d}
 	l.run("embed_"+KernelTypes[typ], ceilDiv(cols, 32), 1, 32, 1, ptr(wp), i64(rb), i64(cols), ptr(tp), ptr(op))
 	require.NoError(t, l.err)
-	require.NoError(t, d.stream.Synchronize())
-	require.NoError(t, cu.MemcpyDtoH(unsafe.Pointer(&out[0]), op, int64(4*cols)))
+	require.NoError(t, d.dtoh(unsafe.Pointer(&out[0]), op, int64(4*cols)))
+	require.NoError(t, d.sync())
 	return out
 }
 
@@ -158,12 +151,21 @@ func TestGPUParityGate(t *testing.T) {
 			g, err := NewCudaQ4kStep(m, Options{})
 			require.NoError(t, err)
 			defer g.Close()
-			v, err := RunGate(g, m.NewStep(), ProbeSequence(m.Config().Vocab, ProbeTokens))
+			v, err := RunGate(g, m.NewStep(), ProbeSequence(m.Config().Vocab, probeLen()))
 			require.NoError(t, err)
 			fmt.Printf("gate %s on %s: %s\n", filepath.Base(path), g.DeviceName(), v)
 			assert.True(t, v.OK, v.String())
 		})
 	}
+}
+
+// probeLen is the gate's probe length: ProbeTokens on a GPU, a few
+// positions on the (slow) emulator.
+func probeLen() int {
+	if emulated {
+		return 6
+	}
+	return ProbeTokens
 }
 
 // greedy decodes n tokens after prompt through the engine's adapter.
@@ -191,13 +193,17 @@ func TestGPUGreedyEquality(t *testing.T) {
 			defer g.Close()
 			prompt := ProbeSequence(m.Config().Vocab, 8)
 			ctx := m.Config().ContextLength
-			want := greedy(t, m.NewStep(), ctx, prompt, 64)
-			got := greedy(t, g, ctx, prompt, 64)
+			n := 64
+			if emulated {
+				n = 4
+			}
+			want := greedy(t, m.NewStep(), ctx, prompt, n)
+			got := greedy(t, g, ctx, prompt, n)
 			same := 0
 			for same < len(want) && want[same] == got[same] {
 				same++
 			}
-			fmt.Printf("greedy %s: %d/64 tokens equal\n", filepath.Base(path), same)
+			fmt.Printf("greedy %s: %d/%d tokens equal\n", filepath.Base(path), same, n)
 			assert.Equal(t, want, got)
 		})
 	}
@@ -206,14 +212,17 @@ func TestGPUGreedyEquality(t *testing.T) {
 // NewStep: the gated step starts on the GPU and reports so through the
 // engine's adapter; the verdict is cached.
 func TestGPUNewStep(t *testing.T) {
-	path, err := tinyPath()
-	require.NoError(t, err)
+	path := platformFixtures(t)[0]
 	m := loadPath(t, path)
 	sum, err := FileSHA256(path)
 	require.NoError(t, err)
 	cache, err := OpenVerdictCache(filepath.Join(t.TempDir(), "v.json"))
 	require.NoError(t, err)
 	s, err := NewStep(m, Options{FileSHA256: sum, Verdicts: cache})
+	if emulated {
+		assert.ErrorIs(t, err, ErrUnavailable, "a cudaemu build has no GPU to gate")
+		return
+	}
 	require.NoError(t, err)
 	defer s.Close()
 	assert.True(t, s.OnGPU(), s.FallbackReason())
@@ -230,6 +239,9 @@ func TestGPUNewStep(t *testing.T) {
 
 // Decode and prefill throughput on every fixture, GPU and CPU.
 func TestGPUSpeed(t *testing.T) {
+	if emulated {
+		t.Skip("throughput of the emulator means nothing")
+	}
 	for _, path := range gpuFixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			m := loadPath(t, path)

@@ -4,13 +4,9 @@ package cuda
 
 import (
 	"errors"
-	"runtime"
 
 	"github.com/realizar-host/realizar-host/model"
 )
-
-func lockThread()   { runtime.LockOSThread() }
-func unlockThread() { runtime.UnlockOSThread() }
 
 // NewStep uploads m to the GPU at opts.Device, runs the parity gate (or
 // takes its cached verdict) and returns the gated Step: on the GPU when the

@@ -1,4 +1,4 @@
-//go:build cuda
+//go:build cuda || cudaemu
 
 package cuda
 
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
-
-	"gorgonia.org/cu"
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/model"
@@ -18,15 +16,15 @@ import (
 type devWeight struct {
 	name     string
 	typ      q4k.Type
-	ptr      cu.DevicePtr
+	ptr      dptr
 	rowBytes int
 	rows     int
 	cols     int
-	bias     cu.DevicePtr // 0 when none
+	bias     dptr // 0 when none
 }
 
 type devLayer struct {
-	attnNorm, ffnNorm          cu.DevicePtr
+	attnNorm, ffnNorm          dptr
 	q, k, v, o, gate, up, down devWeight
 }
 
@@ -37,34 +35,34 @@ type devLayer struct {
 // doc. NewStep wraps it in the parity gate; use it bare only to test the
 // device itself. Not safe for concurrent use.
 type CudaQ4kStep struct {
-	d          *device
+	d          backend
 	cfg        model.Config
 	thetaScale float32
-	pool       cu.DevicePtr
+	pool       dptr
 	plan       Plan
 	embd       devWeight
 	output     devWeight
-	outNorm    cu.DevicePtr
-	factors    cu.DevicePtr // 0 when the model has no rope_freqs
+	outNorm    dptr
+	factors    dptr // 0 when the model has no rope_freqs
 	layers     []devLayer
 
 	maxBatch int
-	scratch  cu.DevicePtr
-	x, xn    cu.DevicePtr // [maxBatch*Embd] f32
-	q, attn  cu.DevicePtr // [maxBatch*QDim]
-	k, v     cu.DevicePtr // [maxBatch*KVDim]
-	proj     cu.DevicePtr // [maxBatch*Embd]
-	gate, up cu.DevicePtr // [maxBatch*FFN]
-	x8       cu.DevicePtr // Q8 activations: [maxBatch*widest] int8
-	xd       cu.DevicePtr // [maxBatch*widest/32] f32
-	xs       cu.DevicePtr // [maxBatch*widest/32] int2
-	tokens   cu.DevicePtr // [maxBatch] int32
-	logits   cu.DevicePtr // [Vocab] f32
-	best     cu.DevicePtr // argmax result, int32
+	scratch  dptr
+	x, xn    dptr // [maxBatch*Embd] f32
+	q, attn  dptr // [maxBatch*QDim]
+	k, v     dptr // [maxBatch*KVDim]
+	proj     dptr // [maxBatch*Embd]
+	gate, up dptr // [maxBatch*FFN]
+	x8       dptr // Q8 activations: [maxBatch*widest] int8
+	xd       dptr // [maxBatch*widest/32] f32
+	xs       dptr // [maxBatch*widest/32] int2
+	tokens   dptr // [maxBatch] int32
+	logits   dptr // [Vocab] f32
+	best     dptr // argmax result, int32
 
-	capacity int          // positions the cache holds
-	cache    cu.DevicePtr // per layer: K then V, each [capacity][KVDim] f16
-	scores   cu.DevicePtr // [maxBatch*Heads*capacity] f32
+	capacity int  // positions the cache holds
+	cache    dptr // per layer: K then V, each [capacity][KVDim] f16
+	scores   dptr // [maxBatch*Heads*capacity] f32
 	held     int
 
 	hostLogits []float32
@@ -93,7 +91,7 @@ func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := openDeviceLocked(opts.Device)
+	d, err := openBackend(opts.Device)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +115,6 @@ func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
 	s.hostLogits = make([]float32, s.cfg.Vocab)
 	s.hostTokens = make([]int32, s.maxBatch)
 	return s, nil
-}
-
-func openDeviceLocked(ordinal int) (*device, error) {
-	lockThread()
-	defer unlockThread()
-	return openDevice(ordinal)
 }
 
 // poolTensors lists every tensor of w in pool order: the matrices, then the
@@ -165,20 +157,20 @@ func (s *CudaQ4kStep) upload(w model.Weights) error {
 	if s.pool, err = s.d.alloc(s.plan.Size, "weights"); err != nil {
 		return err
 	}
-	at := map[string]cu.DevicePtr{}
+	at := map[string]dptr{}
 	for _, p := range s.plan.Tensors {
-		at[p.Name] = s.pool + cu.DevicePtr(p.Offset)
+		at[p.Name] = s.pool + dptr(p.Offset)
 	}
 	copyBytes := func(name string, b []byte) error {
 		if len(b) == 0 {
 			return nil
 		}
-		if err := cu.MemcpyHtoD(at[name], unsafe.Pointer(&b[0]), int64(len(b))); err != nil {
+		if err := s.d.htod(at[name], unsafe.Pointer(&b[0]), int64(len(b))); err != nil {
 			return fmt.Errorf("cuda: upload %s (%d bytes): %w", name, len(b), err)
 		}
 		return nil
 	}
-	vec := func(name string, v []float32) (cu.DevicePtr, error) {
+	vec := func(name string, v []float32) (dptr, error) {
 		if v == nil {
 			return 0, nil
 		}
@@ -237,7 +229,7 @@ func (s *CudaQ4kStep) allocScratch() error {
 	c, n := &s.cfg, int64(s.maxBatch)
 	widest := int64(max(c.Embd, c.QDim(), c.FFN))
 	sizes := []struct {
-		dst  *cu.DevicePtr
+		dst  *dptr
 		size int64
 	}{
 		{&s.x, 4 * n * int64(c.Embd)}, {&s.xn, 4 * n * int64(c.Embd)},
@@ -258,7 +250,7 @@ func (s *CudaQ4kStep) allocScratch() error {
 	}
 	var off int64
 	for _, z := range sizes {
-		*z.dst = s.scratch + cu.DevicePtr(off)
+		*z.dst = s.scratch + dptr(off)
 		off = alignUp(off+z.size, PoolAlign)
 	}
 	return nil
@@ -283,14 +275,14 @@ func (s *CudaQ4kStep) grow(positions int) error {
 			for part := range 2 {
 				src := s.layerCache(s.cache, s.capacity, l, part)
 				dst := s.layerCache(cache, positions, l, part)
-				if err := cu.MemcpyDtoDAsync(dst, src, int64(s.held)*kv, s.d.stream); err != nil {
+				if err := s.d.dtod(dst, src, int64(s.held)*kv); err != nil {
 					s.d.free(&cache)
 					s.d.free(&scores)
 					return fmt.Errorf("cuda: copy KV cache: %w", err)
 				}
 			}
 		}
-		if err := s.d.stream.Synchronize(); err != nil {
+		if err := s.d.sync(); err != nil {
 			return fmt.Errorf("cuda: copy KV cache: %w", err)
 		}
 	}
@@ -302,13 +294,13 @@ func (s *CudaQ4kStep) grow(positions int) error {
 
 // layerCache is the start of layer l's keys (part 0) or values (part 1) in
 // a cache of capacity positions.
-func (s *CudaQ4kStep) layerCache(base cu.DevicePtr, capacity, l, part int) cu.DevicePtr {
+func (s *CudaQ4kStep) layerCache(base dptr, capacity, l, part int) dptr {
 	per := int64(capacity) * int64(s.cfg.KVDim()) * 2
-	return base + cu.DevicePtr((2*int64(l)+int64(part))*per)
+	return base + dptr((2*int64(l)+int64(part))*per)
 }
 
 // DeviceName is the driver's name of the GPU.
-func (s *CudaQ4kStep) DeviceName() string { return s.d.name }
+func (s *CudaQ4kStep) DeviceName() string { return s.d.name() }
 
 // PoolBytes is the size of the pooled weight allocation.
 func (s *CudaQ4kStep) PoolBytes() int64 { return s.plan.Size }
@@ -384,13 +376,13 @@ func (s *CudaQ4kStep) run(tokens []int32, start int) ([]float32, error) {
 		}
 		s.held = start + hi
 	}
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&s.hostLogits[0]), s.logits, int64(4*c.Vocab), s.d.stream); err != nil {
+	if err := s.d.dtoh(unsafe.Pointer(&s.hostLogits[0]), s.logits, int64(4*c.Vocab)); err != nil {
 		s.held = 0
 		return nil, fmt.Errorf("cuda: copy logits: %w", err)
 	}
-	if err := s.d.stream.Synchronize(); err != nil {
+	if err := s.d.sync(); err != nil {
 		s.held = 0
-		return nil, fmt.Errorf("cuda: forward on %s: %w", s.d.name, err)
+		return nil, fmt.Errorf("cuda: forward on %s: %w", s.d.name(), err)
 	}
 	return s.hostLogits, nil
 }
@@ -403,10 +395,10 @@ func (s *CudaQ4kStep) Argmax() (int32, error) {
 		return 0, err
 	}
 	var best int32
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&best), s.best, 4, s.d.stream); err != nil {
+	if err := s.d.dtoh(unsafe.Pointer(&best), s.best, 4); err != nil {
 		return 0, err
 	}
-	if err := s.d.stream.Synchronize(); err != nil {
+	if err := s.d.sync(); err != nil {
 		return 0, err
 	}
 	return best, nil
@@ -420,7 +412,7 @@ func (s *CudaQ4kStep) Close() error {
 }
 
 func (s *CudaQ4kStep) release() {
-	_ = s.d.stream.Synchronize()
+	_ = s.d.sync()
 	s.d.free(&s.pool)
 	s.d.free(&s.scratch)
 	s.d.free(&s.cache)
@@ -442,7 +434,7 @@ func (s *CudaQ4kStep) forward(tokens []int32, start int) error {
 	c, d := &s.cfg, s.d
 	n := len(tokens)
 	copy(s.hostTokens, tokens)
-	if err := cu.MemcpyHtoDAsync(s.tokens, unsafe.Pointer(&s.hostTokens[0]), int64(4*n), d.stream); err != nil {
+	if err := d.htod(s.tokens, unsafe.Pointer(&s.hostTokens[0]), int64(4*n)); err != nil {
 		return fmt.Errorf("cuda: copy tokens: %w", err)
 	}
 	embd, qDim, kvDim := c.Embd, c.QDim(), c.KVDim()
@@ -458,7 +450,7 @@ func (s *CudaQ4kStep) forward(tokens []int32, start int) error {
 		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.attnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
 		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.q, s.q}, gemvJob{&ly.k, s.k}, gemvJob{&ly.v, s.v})
 		for _, r := range []struct {
-			x     cu.DevicePtr
+			x     dptr
 			heads int
 		}{{s.q, c.Heads}, {s.k, c.KVHeads}} {
 			l.run(s.ropeKernel(), r.heads, n, c.HeadDim/2, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), i64(start),
@@ -477,7 +469,7 @@ func (s *CudaQ4kStep) forward(tokens []int32, start int) error {
 		s.matmul(&l, s.gate, c.FFN, n, gemvJob{&ly.down, s.proj})
 		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
 	}
-	last := s.x + cu.DevicePtr(4*(n-1)*embd)
+	last := s.x + dptr(4*(n-1)*embd)
 	l.run("rmsnorm", 1, 1, 256, 1, ptr(last), ptr(s.outNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
 	s.matmul(&l, s.xn, embd, 1, gemvJob{&s.output, s.logits})
 	return l.err
@@ -486,12 +478,12 @@ func (s *CudaQ4kStep) forward(tokens []int32, start int) error {
 // gemvJob is one product out = W·in (+ bias) over the batch.
 type gemvJob struct {
 	w   *devWeight
-	out cu.DevicePtr
+	out dptr
 }
 
 // matmul queues the products of jobs that share the input in ([n][cols]
 // f32), encoding it to Q8 once when any job's weight is an integer type.
-func (s *CudaQ4kStep) matmul(l *launcher, in cu.DevicePtr, cols, n int, jobs ...gemvJob) {
+func (s *CudaQ4kStep) matmul(l *launcher, in dptr, cols, n int, jobs ...gemvJob) {
 	quantized := false
 	for _, j := range jobs {
 		if !floatType(j.w.typ) {
@@ -516,7 +508,7 @@ func (s *CudaQ4kStep) matmul(l *launcher, in cu.DevicePtr, cols, n int, jobs ...
 
 // launcher queues kernels, keeping the first error.
 type launcher struct {
-	d   *device
+	d   backend
 	err error
 }
 

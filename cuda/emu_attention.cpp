@@ -1,0 +1,6 @@
+//go:build cudaemu && !cuda
+
+// kernels/attention.cu compiled for the host kernel emulator (cudaemu builds).
+#define KERNEL_EMU
+#include "testdata/emu/emu.h"
+#include "kernels/attention.cu"

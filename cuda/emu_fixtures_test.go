@@ -1,0 +1,74 @@
+//go:build cudaemu && !cuda
+
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/quantize"
+)
+
+// emuFixtures are models small enough for the emulator (a 256-token
+// vocabulary): llama in F16 and Q4_K_M (Q4_K, Q6_K and others), qwen2
+// (NEOX RoPE, Q/K/V biases) in F32 and Q8_0, and a tied-output llama in
+// Q4_0. Generated once per test binary.
+var emuFixtures = sync.OnceValues(func() ([]string, error) {
+	dir, err := os.MkdirTemp("", "cuda-emu")
+	if err != nil {
+		return nil, err
+	}
+	tokens := make([]string, 256)
+	for i := range tokens {
+		tokens[i] = fmt.Sprintf("t%d", i)
+	}
+	vocabPath := filepath.Join(dir, "vocab.gguf")
+	if err := gguf.WriteFile(vocabPath, []gguf.KV{{Key: gguf.KeyTokens, Value: tokens}}, nil); err != nil {
+		return nil, err
+	}
+	vocab, err := gguf.Open(vocabPath)
+	if err != nil {
+		return nil, err
+	}
+	defer vocab.Close()
+	base := fixture.Config{Arch: "llama", Embd: 256, FF: 512, Layers: 2, Heads: 4, HeadsKV: 2,
+		Context: 64, RopeBase: 10000, RMSEps: 1e-5, Seed: 11, Type: gguf.TypeF16}
+	qwen := base
+	qwen.Name, qwen.Arch, qwen.QKVBias, qwen.Type, qwen.Seed = "emu-qwen2", "qwen2", true, gguf.TypeF32, 12
+	tied := base
+	tied.Name, tied.TiedOutput, tied.Seed = "emu-tied", true, 13
+	base.Name = "emu-llama"
+	var paths []string
+	for _, c := range []fixture.Config{base, qwen, tied} {
+		p := filepath.Join(dir, c.Name+".gguf")
+		if err := fixture.GenerateFile(p, c, vocab); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	for _, q := range []struct {
+		src int
+		ft  quantize.FileType
+		tag string
+	}{{0, quantize.Q4_KM, "q4km"}, {1, quantize.Q8_0, "q8_0"}, {2, quantize.Q4_0, "q4_0"}} {
+		p := paths[q.src][:len(paths[q.src])-len(".gguf")] + "-" + q.tag + ".gguf"
+		if _, err := quantize.File(p, paths[q.src], quantize.Options{FileType: q.ft}); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+})
+
+func platformFixtures(t *testing.T) []string {
+	paths, err := emuFixtures()
+	require.NoError(t, err)
+	return paths
+}
