@@ -5,7 +5,8 @@
 // # Builds
 //
 // Everything that touches the driver is built only with the `cuda` build
-// tag. Without it NewStep and Available return ErrUnavailable, and the
+// tag (a `cudaemu` build, for tests, runs the same forward on a host
+// emulator of the kernels instead). Without it NewStep and Available return ErrUnavailable, and the
 // package still offers its pure parts (the pool planner, the parity verdict,
 // the verdict cache, the embedded kernels). A `cuda` build links libcuda
 // and needs an NVIDIA driver just to start: gorgonia.org/cu initializes the
@@ -53,11 +54,17 @@
 //
 // # Status
 //
-// Unverified on hardware: the device path has been compiled (PTX for
-// compute_80 and compute_90, vetted and linked against the driver stub) but
-// has not yet run on a GPU. What runs without one: the block unpacking of
-// every weight type, from the same kernel source, against package q4k
-// (host C++ harness); the gate, verdict cache, planner and fallback logic.
-// scripts/gpu-bundle.sh and scripts/gpu-check.sh carry the device tests to a
-// CUDA host.
+// Unverified on GPU hardware: the device path has been compiled (PTX for
+// compute_80 and compute_90 by NVRTC, vetted and linked against the
+// driver stub) but has not yet run on a GPU, so neither the driver's JIT of
+// the PTX nor any speed has been observed. What is checked without one:
+// every kernel, compiled from the same sources as host C++ on the fiber
+// emulator of testdata/emu, against host references (emu_test.go); the
+// block unpacking of every weight type against package q4k
+// (unpack_test.go); and, in a `cudaemu` build, the whole device forward
+// (pooled upload, launch sequence, KV cache, batched prefill) passing the
+// parity gate and greedy equality against the CPU forward on small llama,
+// qwen2 and tied-output fixtures in F32, F16, Q4_K_M, Q8_0 and Q4_0.
+// scripts/gpu-bundle.sh and scripts/gpu-check.sh carry the device tests to
+// a CUDA host.
 package cuda

@@ -7,7 +7,10 @@
 #     from the committed PTX or if NVRTC prints anything (a warning),
 #   - vets and builds the whole module with -tags cuda against the stub,
 #   - compiles the cuda test binary (it cannot run here: gorgonia.org/cu's
-#     init needs a driver).
+#     init needs a driver),
+#   - runs the package's tests with -tags cudaemu: the same device forward
+#     with the kernels compiled as host C++ on the fiber emulator
+#     (cuda/testdata/emu), against the CPU forward (needs g++).
 # The default-build tests of ./cuda (stub, planner, gate verdicts, kernel
 # unpacking through the host C++ harness) run in `make test-unit`.
 set -euo pipefail
@@ -19,4 +22,8 @@ scripts/cuda-ptx.sh --check
 go vet -tags cuda ./...
 go build -tags cuda ./...
 go test -c -tags cuda -o /dev/null ./cuda
+# The device forward with its kernels on the host emulator: every kernel
+# type, the parity gate and greedy equality on small fixtures.
+go vet -tags cudaemu ./cuda
+go test -count=1 -tags cudaemu ./cuda
 echo "cuda-ci: ok"

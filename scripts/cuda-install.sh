@@ -39,7 +39,16 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
-(cd "$work" && apt-get download -qq nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 2>&1 | grep -v 'unsandboxed' >&2 || true)
+fetch() { (cd "$work" && apt-get download -qq nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 2>&1 | grep -v 'unsandboxed' >&2; true); }
+fetch
+if [ "$(ls "$work"/*.deb 2>/dev/null | wc -l)" -ne 3 ]; then
+  # The sources file predates this run but apt's lists do not know non-free yet.
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  rm -f "$work"/*.deb
+  fetch
+fi
+[ "$(ls "$work"/*.deb 2>/dev/null | wc -l)" -eq 3 ] || { echo "cuda-install: apt-get download failed" >&2; exit 1; }
 bytes=$(cat "$work"/*.deb | wc -c)
 mkdir -p "$work/x" "$dest/include" "$dest/lib/stubs"
 for deb in "$work"/*.deb; do dpkg -x "$deb" "$work/x"; done
