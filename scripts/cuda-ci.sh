@@ -25,5 +25,5 @@ go test -c -tags cuda -o /dev/null ./cuda
 # The device forward with its kernels on the host emulator: every kernel
 # type, the parity gate and greedy equality on small fixtures.
 go vet -tags cudaemu ./cuda
-go test -count=1 -tags cudaemu ./cuda
+go test -count=1 -timeout 30m -tags cudaemu ./cuda
 echo "cuda-ci: ok"
