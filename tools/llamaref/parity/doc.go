@@ -2,7 +2,8 @@
 // the llama.cpp reference (package ref): ggml's block codecs against q4k's,
 // bit for bit; q4k's quantizers against ggml_quantize_chunk (bit-exact count
 // and RMSE ratio); q4k's activation encoders and dot products against the
-// CPU backend's; and the tensor tables of llama.cpp-quantized files.
+// CPU backend's; the tensor tables of llama.cpp-quantized files; and the CPU
+// forward (package model) against llama.cpp's logits and greedy text.
 //
 // Run them with `cd tools/llamaref && go test ./parity/ -v`; the -v output
 // carries the figures recorded in BENCHMARKS.md. Under CI=true a missing

@@ -1,0 +1,80 @@
+package model
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// benchSpec is a Q4_K model big enough for the matrix products to dominate
+// (≈ 25 MB of weights) and small enough to build in a second.
+func benchSpec() spec {
+	return spec{arch: "llama", embd: 1024, ffn: 2816, layers: 4, heads: 16, kvHeads: 4,
+		vocab: 8192, ctx: 1024, seed: 7, weight: q4k.Q4_K, embdType: q4k.Q4_K}
+}
+
+// weightBytes is the bytes of every matrix one token reads.
+func (m *Model) weightBytes() int64 {
+	n := int64(len(m.output.data))
+	for _, l := range m.layers {
+		for _, w := range []*linear{&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down} {
+			n += int64(len(w.data))
+		}
+	}
+	return n
+}
+
+// BenchmarkDecode measures Step: one op is one token at positions cycling
+// through 0..255. MB/s is weight bytes read per second.
+func BenchmarkDecode(b *testing.B) {
+	path := benchSpec().write(b)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			m := open(b, path, Options{Threads: threads})
+			s := m.NewStep()
+			_, err := s.Reserve(256)
+			require.NoError(b, err)
+			b.SetBytes(m.weightBytes())
+			b.ResetTimer()
+			pos := 0
+			for b.Loop() {
+				if pos == 256 {
+					pos = 0
+				}
+				if _, err := s.Step(int32(pos%m.cfg.Vocab), pos); err != nil {
+					b.Fatal(err)
+				}
+				pos++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// BenchmarkPrefill measures Prefill of 64 tokens from position 0: one op is
+// one span; tok/s counts its tokens.
+func BenchmarkPrefill(b *testing.B) {
+	const span = 64
+	path := benchSpec().write(b)
+	toks := make([]int32, span)
+	for i := range toks {
+		toks[i] = int32(i*37) % 8192
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			m := open(b, path, Options{Threads: threads, BatchSize: span})
+			s := m.NewStep()
+			b.SetBytes(m.weightBytes())
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.Prefill(toks, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*span)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}

@@ -1,0 +1,202 @@
+package model
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// spec describes a small random-weight model for a test. Its weights are
+// N(0, 1/cols) per matrix row (so activations keep their scale), norms
+// 1 + N(0, 0.1²), embeddings N(0, 1), biases N(0, 0.5²).
+type spec struct {
+	arch              string
+	embd, ffn, layers int
+	heads, kvHeads    int
+	vocab, ctx        int
+	weight            q4k.Type // type of every matrix; F32 when 0 is meant
+	embdType          q4k.Type // type of token_embd (default: weight)
+	tied              bool     // no output.weight
+	biases            bool     // Q/K/V biases (qwen2 style)
+	ropeFreqs         bool     // a Llama 3 rope_freqs.weight
+	ropeBase          float32  // 0: key absent (10000)
+	seed              uint64
+	extraKV           []gguf.KV
+	override          map[string]gguf.Tensor // replaces a tensor by name
+	omit              map[string]bool        // tensors to leave out
+}
+
+func tinySpec(arch string) spec {
+	return spec{arch: arch, embd: 64, ffn: 96, layers: 2, heads: 4, kvHeads: 2, vocab: 80, ctx: 64, seed: 1}
+}
+
+// write builds the model file in t.TempDir and returns its path.
+func (s spec) write(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), s.arch+".gguf")
+	require.NoError(t, gguf.WriteFile(path, s.metadata(), s.tensors(t)))
+	return path
+}
+
+// metadata is the spec's GGUF metadata.
+func (s spec) metadata() []gguf.KV {
+	a := s.arch
+	kv := []gguf.KV{
+		{Key: "general.architecture", Value: a},
+		{Key: a + ".context_length", Value: uint32(s.ctx)},
+		{Key: a + ".embedding_length", Value: uint32(s.embd)},
+		{Key: a + ".feed_forward_length", Value: uint32(s.ffn)},
+		{Key: a + ".block_count", Value: uint32(s.layers)},
+		{Key: a + ".attention.head_count", Value: uint32(s.heads)},
+		{Key: a + ".attention.head_count_kv", Value: uint32(s.kvHeads)},
+		{Key: a + ".attention.layer_norm_rms_epsilon", Value: float32(1e-5)},
+	}
+	if s.ropeBase != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".rope.freq_base", Value: s.ropeBase})
+	}
+	return append(kv, s.extraKV...)
+}
+
+// tensors are the spec's tensors with random weights.
+func (s spec) tensors(t testing.TB) []gguf.Tensor {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(s.seed, 77))
+	hd := s.embd / s.heads
+	kvDim := s.kvHeads * hd
+	var tensors []gguf.Tensor
+	add := func(name string, typ q4k.Type, dims []int64, values []float32) {
+		if s.omit[name] {
+			return
+		}
+		if o, ok := s.override[name]; ok {
+			tensors = append(tensors, o)
+			return
+		}
+		tensors = append(tensors, gguf.Tensor{Name: name, Type: gguf.TensorType(typ), Dims: dims, Data: encode(t, typ, values, int(dims[0]))})
+	}
+	weight := s.weight
+	embdType := s.embdType
+	if embdType == 0 {
+		embdType = weight
+	}
+	matrix := func(name string, rows, cols int) {
+		add(name, weight, []int64{int64(cols), int64(rows)}, normal(rng, rows*cols, 1/math.Sqrt(float64(cols)), 0))
+	}
+	vector := func(name string, n int, sd, mean float64) {
+		add(name, q4k.F32, []int64{int64(n)}, normal(rng, n, sd, mean))
+	}
+	add("token_embd.weight", embdType, []int64{int64(s.embd), int64(s.vocab)}, normal(rng, s.vocab*s.embd, 1, 0))
+	vector("output_norm.weight", s.embd, 0.1, 1)
+	if !s.tied {
+		matrix("output.weight", s.vocab, s.embd)
+	}
+	if s.ropeFreqs {
+		f := make([]float32, hd/2)
+		for i := range f {
+			f[i] = 1 + float32(i%3)
+		}
+		add("rope_freqs.weight", q4k.F32, []int64{int64(hd / 2)}, f)
+	}
+	for l := range s.layers {
+		n := func(f string) string { return fmt.Sprintf(f, l) }
+		vector(n("blk.%d.attn_norm.weight"), s.embd, 0.1, 1)
+		matrix(n("blk.%d.attn_q.weight"), s.embd, s.embd)
+		matrix(n("blk.%d.attn_k.weight"), kvDim, s.embd)
+		matrix(n("blk.%d.attn_v.weight"), kvDim, s.embd)
+		if s.biases {
+			vector(n("blk.%d.attn_q.bias"), s.embd, 0.5, 0)
+			vector(n("blk.%d.attn_k.bias"), kvDim, 0.5, 0)
+			vector(n("blk.%d.attn_v.bias"), kvDim, 0.5, 0)
+		}
+		matrix(n("blk.%d.attn_output.weight"), s.embd, s.embd)
+		vector(n("blk.%d.ffn_norm.weight"), s.embd, 0.1, 1)
+		matrix(n("blk.%d.ffn_gate.weight"), s.ffn, s.embd)
+		matrix(n("blk.%d.ffn_up.weight"), s.ffn, s.embd)
+		matrix(n("blk.%d.ffn_down.weight"), s.embd, s.ffn)
+	}
+	return tensors
+}
+
+func normal(rng *rand.Rand, n int, sd, mean float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(mean + sd*rng.NormFloat64())
+	}
+	return v
+}
+
+// encode stores values (rows of rowLen) as typ. Q4_0, which q4k has no
+// quantizer for, gets a simple absmax encoding.
+func encode(t testing.TB, typ q4k.Type, values []float32, rowLen int) []byte {
+	t.Helper()
+	rowSize, err := typ.RowSize(rowLen)
+	require.NoError(t, err)
+	rows := len(values) / rowLen
+	out := make([]byte, rows*rowSize)
+	for r := range rows {
+		dst, x := out[r*rowSize:(r+1)*rowSize], values[r*rowLen:(r+1)*rowLen]
+		if typ == q4k.Q4_0 {
+			encodeQ4_0(dst, x)
+			continue
+		}
+		require.NoError(t, q4k.Quantize(typ, dst, x))
+	}
+	return out
+}
+
+func encodeQ4_0(dst []byte, x []float32) {
+	for b := range len(x) / 32 {
+		xb, blk := x[32*b:32*b+32], dst[18*b:18*b+18]
+		var amax float32
+		for _, v := range xb {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		d := amax / 7
+		binary.LittleEndian.PutUint16(blk, q4k.F32ToF16(d))
+		q := func(v float32) byte {
+			if d == 0 {
+				return 8
+			}
+			return byte(min(15, max(0, int(math.Round(float64(v/d)))+8)))
+		}
+		for j := range 16 {
+			blk[2+j] = q(xb[j]) | q(xb[j+16])<<4
+		}
+	}
+}
+
+// open loads path with package gguf and package model, closing both when
+// the test ends.
+func open(t testing.TB, path string, opts Options) *Model {
+	t.Helper()
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	m, err := Load(f, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		m.Close()
+		f.Close()
+	})
+	return m
+}
+
+// loadErr loads path and returns the load error (nil on success).
+func loadErr(t testing.TB, path string) error {
+	t.Helper()
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	m, err := Load(f, Options{Threads: 1})
+	if err == nil {
+		m.Close()
+	}
+	return err
+}

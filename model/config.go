@@ -1,0 +1,177 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/realizar-host/realizar-host/gguf"
+)
+
+// Config is the shape of a model, decoded once from GGUF metadata.
+type Config struct {
+	Arch          string   // general.architecture: "llama" or "qwen2"
+	Layers        int      // transformer blocks (n_layer)
+	Embd          int      // model width (n_embd)
+	FFN           int      // feed-forward width (n_ff)
+	Heads         int      // query heads (n_head)
+	KVHeads       int      // key/value heads (n_head_kv); Heads is a multiple
+	HeadDim       int      // values per head, for keys and values alike
+	RopeDims      int      // rotated values per head (n_rot); equals HeadDim here
+	RopeType      RopeType // pairing of rotated values, fixed by Arch
+	RopeBase      float32  // rope.freq_base; default 10000
+	RopeFreqScale float32  // 1/rope.scaling.factor; 1 when unscaled
+	RMSEps        float32  // RMSNorm epsilon
+	ContextLength int      // trained context length in positions (n_ctx_train)
+	Vocab         int      // n_vocab: rows of token_embd.weight
+}
+
+// QDim is the width of all query heads together (Heads*HeadDim).
+func (c Config) QDim() int { return c.Heads * c.HeadDim }
+
+// KVDim is the width of all key (or value) heads together (KVHeads*HeadDim).
+func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
+
+// architectures maps each supported general.architecture to its RoPE
+// pairing, as llama.cpp's llama_model_rope_type does.
+var architectures = map[string]RopeType{
+	"llama": RopeNorm,
+	"qwen2": RopeNeox,
+}
+
+// metadata is what decodeConfig reads of a GGUF file. A missing key is an
+// error for which isNotFound reports true.
+type metadata interface {
+	String(key string) (string, error)
+	Uint32(key string) (uint32, error)
+	Float32(key string) (float32, error)
+}
+
+// decodeConfig reads the hyperparameters of the file's architecture.
+// Defaults follow llama.cpp: head_count_kv = head_count, key_length =
+// embedding_length/head_count, rope.dimension_count = key_length,
+// rope.freq_base = 10000, no RoPE scaling. Vocab is left 0 (Load sets it
+// from token_embd.weight).
+//
+// Errors: ErrUnsupportedArch naming the architecture; ErrConfig naming the
+// key for a missing required key or an inconsistent value.
+func decodeConfig(md metadata) (Config, error) {
+	arch, err := md.String(keyArchitecture)
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	ropeType, ok := architectures[arch]
+	if !ok {
+		return Config{}, fmt.Errorf("%w %q (supported: llama, qwen2)", ErrUnsupportedArch, arch)
+	}
+	c := Config{Arch: arch, RopeType: ropeType, RopeBase: 10000, RopeFreqScale: 1}
+	d := configDecoder{md: md, arch: arch}
+
+	c.Layers = d.count(keyBlockCount, nil)
+	c.Embd = d.count(keyEmbeddingLen, nil)
+	c.FFN = d.count(keyFFNLength, nil)
+	c.ContextLength = d.count(keyContextLength, nil)
+	c.Heads = d.count(keyHeadCount, nil)
+	c.KVHeads = d.count(keyHeadCountKV, &c.Heads)
+	c.RMSEps = d.float(keyRMSEps, nil)
+	if d.err != nil {
+		return Config{}, d.err
+	}
+	headDim := c.Embd / c.Heads
+	c.HeadDim = d.count(keyKeyLength, &headDim)
+	valueDim := d.count(keyValueLength, &c.HeadDim)
+	c.RopeDims = d.count(keyRopeDims, &c.HeadDim)
+	c.RopeBase = d.float(keyRopeFreqBase, &c.RopeBase)
+	scaling := d.str(keyRopeScaling, "linear")
+	var none float32
+	factor := d.float(keyRopeFactor, &none)
+	if factor == 0 {
+		factor = d.float(keyRopeScaleLin, &none)
+	}
+	if d.err != nil {
+		return Config{}, d.err
+	}
+
+	switch scaling {
+	case "none", "linear":
+		if factor != 0 {
+			c.RopeFreqScale = 1 / factor
+		}
+	default:
+		return Config{}, fmt.Errorf("%w: %s%s = %q: only none and linear RoPE scaling are supported", ErrConfig, arch, keyRopeScaling, scaling)
+	}
+	switch {
+	case c.KVHeads > c.Heads || c.Heads%c.KVHeads != 0:
+		return Config{}, fmt.Errorf("%w: head_count %d is not a multiple of head_count_kv %d", ErrConfig, c.Heads, c.KVHeads)
+	case valueDim != c.HeadDim:
+		return Config{}, fmt.Errorf("%w: value_length %d differs from key_length %d", ErrConfig, valueDim, c.HeadDim)
+	case c.HeadDim%2 != 0:
+		return Config{}, fmt.Errorf("%w: key_length %d is odd (RoPE needs pairs)", ErrConfig, c.HeadDim)
+	case c.RopeDims != c.HeadDim:
+		return Config{}, fmt.Errorf("%w: rope.dimension_count %d differs from key_length %d", ErrConfig, c.RopeDims, c.HeadDim)
+	case !(c.RMSEps >= 0) || !(c.RopeBase > 0) || !(c.RopeFreqScale > 0):
+		return Config{}, fmt.Errorf("%w: rms epsilon %g, rope base %g, rope scale %g out of range", ErrConfig, c.RMSEps, c.RopeBase, c.RopeFreqScale)
+	}
+	return c, nil
+}
+
+// configDecoder reads per-architecture keys, remembering the first error.
+type configDecoder struct {
+	md   metadata
+	arch string
+	err  error
+}
+
+// count reads a positive count. def is the value when the key is absent;
+// nil makes the key required.
+func (d *configDecoder) count(suffix string, def *int) int {
+	if d.err != nil {
+		return 0
+	}
+	key := d.arch + suffix
+	v, err := d.md.Uint32(key)
+	switch {
+	case err != nil && def != nil && isNotFound(err):
+		return *def
+	case err != nil:
+		d.err = fmt.Errorf("%w: %w", ErrConfig, err)
+		return 0
+	case v == 0 || v > 1<<24:
+		d.err = fmt.Errorf("%w: %s = %d out of range [1, %d]", ErrConfig, key, v, 1<<24)
+		return 0
+	}
+	return int(v)
+}
+
+// float reads an f32 value; def as for count.
+func (d *configDecoder) float(suffix string, def *float32) float32 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := d.md.Float32(d.arch + suffix)
+	switch {
+	case err != nil && def != nil && isNotFound(err):
+		return *def
+	case err != nil:
+		d.err = fmt.Errorf("%w: %w", ErrConfig, err)
+		return 0
+	}
+	return v
+}
+
+// str reads an optional string value.
+func (d *configDecoder) str(suffix, def string) string {
+	if d.err != nil {
+		return ""
+	}
+	v, err := d.md.String(d.arch + suffix)
+	switch {
+	case err != nil && isNotFound(err):
+		return def
+	case err != nil:
+		d.err = fmt.Errorf("%w: %w", ErrConfig, err)
+		return ""
+	}
+	return v
+}
+
+func isNotFound(err error) bool { return errors.Is(err, gguf.ErrKeyNotFound) }

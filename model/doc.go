@@ -1,0 +1,35 @@
+// Package model holds the CPU forward passes of the decoder-only
+// architectures realizar-host runs: "llama" (also Mistral and TinyLlama
+// files, which GGUF labels llama) and "qwen2".
+//
+// Both share one transformer block parameterized by a Config decoded once
+// from GGUF metadata: pre-RMSNorm, grouped-query attention over an f16 KV
+// cache with rotary position embeddings, and a SwiGLU feed-forward. qwen2
+// differs from llama only in its data: Q/K/V biases (present as tensors) and
+// NEOX RoPE (chosen per architecture, as llama.cpp does).
+//
+// # Numerics
+//
+// Every matrix-vector product dispatches on the weight tensor's recorded
+// ggml type and quantizes its activations once to that type's ggml
+// vec_dot_type (Q8_K for K-quants, Q8_0 for Q4_0/Q5_0/Q8_0, f16 for F16,
+// bf16 for BF16, f32 for F32), so the rounding is the one llama.cpp's CPU
+// backend applies. Attention mirrors llama.cpp without flash attention: K and
+// V are stored as f16, the query is rounded to f16 for the K·q product, the
+// scores are scaled by 1/sqrt(head_dim) and soft-maxed in f32 (sum in
+// float64), and the probabilities are rounded to f16 before the product with
+// V.
+//
+// # Memory
+//
+// Weights stay in the GGUF file's mapping: a Model holds views, never an f32
+// copy. Small vectors (norm weights, biases, RoPE factors) are decoded to f32
+// at load. Each Step owns its KV cache and scratch buffers.
+//
+// # Concurrency
+//
+// A Model is read-only after Load and may be shared by many Steps. A Step is
+// not safe for concurrent use. Matrix products are split across a persistent
+// worker pool owned by the Model (Options.Threads goroutines); Steps running
+// at the same time take turns on it.
+package model

@@ -1,0 +1,53 @@
+package model
+
+// GGUF metadata keys and tensor names this package reads. Every name the
+// package looks up is in this file.
+//
+// Keys starting with "." are per architecture: the full key is the
+// architecture name followed by the suffix ("llama.block_count").
+const (
+	keyArchitecture = "general.architecture"
+	keyTokens       = "tokenizer.ggml.tokens"
+
+	keyContextLength = ".context_length"
+	keyEmbeddingLen  = ".embedding_length"
+	keyBlockCount    = ".block_count"
+	keyFFNLength     = ".feed_forward_length"
+	keyHeadCount     = ".attention.head_count"
+	keyHeadCountKV   = ".attention.head_count_kv"
+	keyKeyLength     = ".attention.key_length"
+	keyValueLength   = ".attention.value_length"
+	keyRMSEps        = ".attention.layer_norm_rms_epsilon"
+	keyVocabSize     = ".vocab_size"
+	keyRopeDims      = ".rope.dimension_count"
+	keyRopeFreqBase  = ".rope.freq_base"
+	keyRopeScaling   = ".rope.scaling.type"
+	keyRopeFactor    = ".rope.scaling.factor"
+	keyRopeScaleLin  = ".rope.scale_linear"
+)
+
+// Tensor names. Per-layer names are formatted with the layer index.
+const (
+	tensorTokenEmbd  = "token_embd.weight"
+	tensorOutputNorm = "output_norm.weight"
+	tensorOutput     = "output.weight"
+	tensorOutputBias = "output.bias"
+	tensorRopeFreqs  = "rope_freqs.weight"
+
+	tensorAttnNorm = "blk.%d.attn_norm.weight"
+	tensorAttnQ    = "blk.%d.attn_q.weight"
+	tensorAttnK    = "blk.%d.attn_k.weight"
+	tensorAttnV    = "blk.%d.attn_v.weight"
+	tensorAttnQB   = "blk.%d.attn_q.bias"
+	tensorAttnKB   = "blk.%d.attn_k.bias"
+	tensorAttnVB   = "blk.%d.attn_v.bias"
+	tensorAttnOut  = "blk.%d.attn_output.weight"
+	tensorAttnOutB = "blk.%d.attn_output.bias"
+	tensorFFNNorm  = "blk.%d.ffn_norm.weight"
+	tensorFFNGate  = "blk.%d.ffn_gate.weight"
+	tensorFFNUp    = "blk.%d.ffn_up.weight"
+	tensorFFNDown  = "blk.%d.ffn_down.weight"
+	tensorFFNGateB = "blk.%d.ffn_gate.bias"
+	tensorFFNUpB   = "blk.%d.ffn_up.bias"
+	tensorFFNDownB = "blk.%d.ffn_down.bias"
+)

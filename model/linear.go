@@ -1,0 +1,146 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// linear is a weight matrix y = W·x (+ b) whose rows stay in the file's
+// mapping, with an optional f32 bias.
+type linear struct {
+	name    string
+	typ     q4k.Type
+	rows    int    // output width (ne[1])
+	cols    int    // input width, the row length (ne[0])
+	rowSize int    // bytes per row
+	data    []byte // rows*rowSize bytes, a view of the file
+	dot     q4k.DotFunc
+	actSize int // bytes of one activation row (ActivationSize(typ, cols))
+	bias    []float32
+}
+
+// newLinear checks a weight's type and length: every row must be whole
+// blocks of a type with a dot-product kernel.
+func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, error) {
+	dot, err := q4k.DotFor(typ)
+	if err != nil {
+		return linear{}, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: typ.String()}
+	}
+	rowSize, err := typ.RowSize(cols)
+	if err != nil {
+		return linear{}, &TensorError{Tensor: name, Err: ErrShape, Detail: err.Error()}
+	}
+	actSize, err := q4k.ActivationSize(typ, cols)
+	if err != nil {
+		return linear{}, &TensorError{Tensor: name, Err: ErrShape, Detail: err.Error()}
+	}
+	if len(data) < rows*rowSize {
+		return linear{}, &TensorError{Tensor: name, Err: ErrShape,
+			Detail: fmt.Sprintf("%d bytes of data, want %d", len(data), rows*rowSize)}
+	}
+	return linear{name: name, typ: typ, rows: rows, cols: cols, rowSize: rowSize,
+		data: data[:rows*rowSize], dot: dot, actSize: actSize}, nil
+}
+
+// row returns the bytes of row r.
+func (l *linear) row(r int) []byte { return l.data[r*l.rowSize : (r+1)*l.rowSize] }
+
+// matJob is one matrix product in a batch of products that share an input.
+type matJob struct {
+	w   *linear
+	out []float32 // [batch*w.rows]: out[b*rows+r] = row r · x_b (+ bias[r])
+}
+
+// actCache holds one input batch quantized to each vec_dot_type in use, so a
+// batch of products quantizes its input once per type.
+type actCache struct {
+	x     []float32 // [batch*cols]
+	cols  int
+	batch int
+	enc   map[q4k.Type][]byte // type → batch rows of encoded activations
+	buf   map[q4k.Type][]byte // reused storage per type
+}
+
+func newActCache() *actCache {
+	return &actCache{enc: map[q4k.Type][]byte{}, buf: map[q4k.Type][]byte{}}
+}
+
+// reset makes x ([batch*cols]float32) the input; encodings are made lazily.
+func (a *actCache) reset(x []float32, cols, batch int) {
+	a.x, a.cols, a.batch = x, cols, batch
+	clear(a.enc)
+}
+
+// encode makes sure the batch is encoded for w (in w's vec_dot_type, row b
+// at b*w.actSize), quantizing on first use, and returns the encoding.
+func (a *actCache) encode(w *linear) []byte {
+	t := w.typ.VecDotType()
+	if e, ok := a.enc[t]; ok {
+		return e
+	}
+	need := w.actSize * a.batch
+	b := a.buf[t]
+	if cap(b) < need {
+		b = make([]byte, need)
+		a.buf[t] = b
+	}
+	b = b[:need]
+	for i := range a.batch {
+		encodeActs(w.typ, b[i*w.actSize:(i+1)*w.actSize], a.x[i*a.cols:(i+1)*a.cols])
+	}
+	a.enc[t] = b
+	return b
+}
+
+// rowGrain is the fewest weight rows a worker claims at once; rowTile is
+// how many rows a batched product multiplies with every column before
+// moving on (16 rows of a 4096-wide Q4_K matrix are 36 KiB: they stay in L1
+// while the batch's columns stream past).
+const (
+	rowGrain = 16
+	rowTile  = 16
+)
+
+// matmul runs every job over the input held by acts: the rows of all jobs
+// are split across the pool together (one wake-up for Q, K and V), and each
+// tile of weight rows is read from memory once for the whole batch.
+func matmul(p *pool, acts *actCache, jobs ...matJob) {
+	total := 0
+	for _, j := range jobs {
+		total += j.w.rows
+		acts.encode(j.w)
+	}
+	p.run(total, p.grainFor(total, rowGrain), func(_, lo, hi int) {
+		base := 0
+		for _, j := range jobs {
+			// The part of [lo, hi) that falls in this job's rows.
+			a, b := max(lo-base, 0), min(hi-base, j.w.rows)
+			base += j.w.rows
+			if a < b {
+				j.rows(acts, a, b)
+			}
+		}
+	})
+}
+
+// rows computes output rows [a, b) of the job for every column of the batch.
+func (j *matJob) rows(acts *actCache, a, b int) {
+	w := j.w
+	enc := acts.enc[w.typ.VecDotType()]
+	for t0 := a; t0 < b; t0 += rowTile {
+		t1 := min(t0+rowTile, b)
+		for c := range acts.batch {
+			act := enc[c*w.actSize : (c+1)*w.actSize]
+			dst := j.out[c*w.rows : (c+1)*w.rows]
+			for r := t0; r < t1; r++ {
+				dst[r] = w.dot(w.data[r*w.rowSize:(r+1)*w.rowSize], act, w.cols)
+			}
+			if w.bias != nil {
+				for r := t0; r < t1; r++ {
+					dst[r] += w.bias[r]
+				}
+			}
+		}
+	}
+}

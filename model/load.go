@@ -1,0 +1,38 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// Load builds a Model over f's tensors. Weights stay in f's mapping: f must
+// stay open while the Model (or any of its Steps) is used, and the caller
+// closes both (Model first).
+//
+// Errors, all at load time: ErrUnsupportedArch naming the architecture;
+// ErrConfig naming the metadata key; a *TensorError (wrapping
+// ErrMissingTensor, ErrShape or ErrUnsupportedType) naming the tensor.
+func Load(f *gguf.File, opts Options) (*Model, error) {
+	return load(ggufSource{f}, opts)
+}
+
+// ggufSource adapts a *gguf.File to tensorSource.
+type ggufSource struct{ *gguf.File }
+
+func (s ggufSource) tensor(name string) ([]int64, q4k.Type, []byte, error) {
+	info, ok := s.Tensor(name)
+	if !ok {
+		return nil, 0, nil, &TensorError{Tensor: name, Err: ErrMissingTensor}
+	}
+	data, err := s.TensorData(name)
+	if err != nil {
+		return nil, 0, nil, &TensorError{Tensor: name, Err: err}
+	}
+	typ := q4k.Type(info.Type)
+	if !typ.Known() {
+		return nil, 0, nil, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: fmt.Sprintf("ggml type %d (%v)", uint32(info.Type), info.Type)}
+	}
+	return info.Dims, typ, data, nil
+}

@@ -1,0 +1,196 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// Options tunes a Model. The zero value is valid.
+type Options struct {
+	// Threads is the number of goroutines matrix products are split across,
+	// the calling one included. 0 means runtime.GOMAXPROCS(0).
+	Threads int
+	// BatchSize is the most tokens one Prefill pass processes together;
+	// longer spans run in several passes. 0 means 64. Scratch memory grows
+	// with it (about BatchSize*(4*Embd + 3*FFN) float32 per Step).
+	BatchSize int
+}
+
+// Model is a loaded llama or qwen2 model: its config and views of its
+// weights. It is read-only and safe for concurrent use by many Steps.
+type Model struct {
+	cfg       Config
+	embd      linear // token_embd.weight: row t is token t's embedding
+	layers    []layer
+	outNorm   []float32
+	output    linear // output.weight, or token_embd.weight when tied
+	tied      bool
+	rope      rope
+	pool      *pool
+	batchSize int
+}
+
+// layer is one transformer block's weights.
+type layer struct {
+	attnNorm       []float32 // [Embd]
+	q, k, v, o     linear
+	ffnNorm        []float32 // [Embd]
+	gate, up, down linear
+}
+
+// Config returns the model's hyperparameters.
+func (m *Model) Config() Config { return m.cfg }
+
+// TiedOutput reports whether the output head reuses token_embd.weight
+// (the file has no output.weight).
+func (m *Model) TiedOutput() bool { return m.tied }
+
+// Close stops the worker pool's goroutines; Steps still work afterwards, on
+// their calling goroutine alone. The caller still owns the GGUF file and
+// closes it after the Model (its weights are views of the file).
+func (m *Model) Close() error {
+	m.pool.close()
+	return nil
+}
+
+// tensorSource is what Load needs of a GGUF file.
+type tensorSource interface {
+	metadata
+	// tensor returns a tensor's dims (ggml order, dims[0] the row length),
+	// type and data; an absent tensor is an error wrapping ErrMissingTensor.
+	tensor(name string) (dims []int64, typ q4k.Type, data []byte, err error)
+}
+
+// load builds a Model from src. See Load.
+func load(src tensorSource, opts Options) (*Model, error) {
+	cfg, err := decodeConfig(src)
+	if err != nil {
+		return nil, err
+	}
+	l := loader{src: src}
+	m := &Model{batchSize: opts.BatchSize}
+	if m.batchSize <= 0 {
+		m.batchSize = 64
+	}
+
+	// The vocabulary is the embedding's row count.
+	dims, _, _, err := src.tensor(tensorTokenEmbd)
+	if err != nil {
+		return nil, err
+	}
+	if len(dims) != 2 || dims[1] < 1 || dims[1] > 1<<24 {
+		return nil, &TensorError{Tensor: tensorTokenEmbd, Err: ErrShape, Detail: fmt.Sprintf("dims %v, want [%d n_vocab]", dims, cfg.Embd)}
+	}
+	cfg.Vocab = int(dims[1])
+	if v, err := src.Uint32(cfg.Arch + keyVocabSize); err == nil && int(v) != cfg.Vocab {
+		return nil, fmt.Errorf("%w: %s%s = %d but %s has %d rows", ErrConfig, cfg.Arch, keyVocabSize, v, tensorTokenEmbd, cfg.Vocab)
+	}
+	m.cfg = cfg
+
+	m.embd = l.matrix(tensorTokenEmbd, cfg.Vocab, cfg.Embd)
+	m.outNorm = l.vector(tensorOutputNorm, cfg.Embd, true)
+	if _, _, _, err := src.tensor(tensorOutput); errors.Is(err, ErrMissingTensor) {
+		m.output, m.tied = m.embd, true
+	} else {
+		m.output = l.matrix(tensorOutput, cfg.Vocab, cfg.Embd)
+	}
+	m.output.bias = l.vector(tensorOutputBias, cfg.Vocab, false)
+
+	// Layers are appended one by one so that a block_count the file does
+	// not back with tensors fails at its first missing tensor, not with a
+	// huge allocation.
+	for i := 0; i < cfg.Layers && l.err == nil; i++ {
+		m.layers = append(m.layers, l.layer(i, &cfg))
+	}
+	factors := l.vector(tensorRopeFreqs, cfg.RopeDims/2, false)
+	if l.err != nil {
+		return nil, l.err
+	}
+	m.rope = newRope(cfg.RopeType, cfg.RopeDims, cfg.RopeBase, cfg.RopeFreqScale, factors)
+
+	threads := opts.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	m.pool = newPool(threads)
+	return m, nil
+}
+
+// loader reads tensors, remembering the first error.
+type loader struct {
+	src tensorSource
+	err error
+}
+
+func (l *loader) layer(i int, c *Config) layer {
+	n := func(format string) string { return fmt.Sprintf(format, i) }
+	ly := layer{
+		attnNorm: l.vector(n(tensorAttnNorm), c.Embd, true),
+		q:        l.matrix(n(tensorAttnQ), c.QDim(), c.Embd),
+		k:        l.matrix(n(tensorAttnK), c.KVDim(), c.Embd),
+		v:        l.matrix(n(tensorAttnV), c.KVDim(), c.Embd),
+		o:        l.matrix(n(tensorAttnOut), c.Embd, c.QDim()),
+		ffnNorm:  l.vector(n(tensorFFNNorm), c.Embd, true),
+		gate:     l.matrix(n(tensorFFNGate), c.FFN, c.Embd),
+		up:       l.matrix(n(tensorFFNUp), c.FFN, c.Embd),
+		down:     l.matrix(n(tensorFFNDown), c.Embd, c.FFN),
+	}
+	ly.q.bias = l.vector(n(tensorAttnQB), c.QDim(), false)
+	ly.k.bias = l.vector(n(tensorAttnKB), c.KVDim(), false)
+	ly.v.bias = l.vector(n(tensorAttnVB), c.KVDim(), false)
+	ly.o.bias = l.vector(n(tensorAttnOutB), c.Embd, false)
+	ly.gate.bias = l.vector(n(tensorFFNGateB), c.FFN, false)
+	ly.up.bias = l.vector(n(tensorFFNUpB), c.FFN, false)
+	ly.down.bias = l.vector(n(tensorFFNDownB), c.Embd, false)
+	return ly
+}
+
+// matrix loads a [rows][cols] weight (GGUF dims [cols rows]) as a view.
+func (l *loader) matrix(name string, rows, cols int) linear {
+	if l.err != nil {
+		return linear{}
+	}
+	dims, typ, data, err := l.src.tensor(name)
+	if err != nil {
+		l.err = err
+		return linear{}
+	}
+	if len(dims) != 2 || dims[0] != int64(cols) || dims[1] != int64(rows) {
+		l.err = &TensorError{Tensor: name, Err: ErrShape, Detail: fmt.Sprintf("dims %v, want [%d %d]", dims, cols, rows)}
+		return linear{}
+	}
+	w, err := newLinear(name, typ, rows, cols, data)
+	if err != nil {
+		l.err = err
+	}
+	return w
+}
+
+// vector decodes a [n] tensor of any type to f32. An absent optional
+// vector is nil.
+func (l *loader) vector(name string, n int, required bool) []float32 {
+	if l.err != nil {
+		return nil
+	}
+	dims, typ, data, err := l.src.tensor(name)
+	if err != nil {
+		if !required && errors.Is(err, ErrMissingTensor) {
+			return nil
+		}
+		l.err = err
+		return nil
+	}
+	if len(dims) != 1 || dims[0] != int64(n) {
+		l.err = &TensorError{Tensor: name, Err: ErrShape, Detail: fmt.Sprintf("dims %v, want [%d]", dims, n)}
+		return nil
+	}
+	v := make([]float32, n)
+	if err := q4k.Dequantize(typ, v, data); err != nil {
+		l.err = &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: err.Error()}
+		return nil
+	}
+	return v
+}

@@ -1,0 +1,280 @@
+package model
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+var testTokens = []int32{1, 17, 42, 5, 79, 0, 33, 33, 12, 64, 3, 8}
+
+// stepAll steps tokens from position 0 and returns a copy of every
+// position's logits.
+func stepAll(t testing.TB, s *Step, tokens []int32) [][]float32 {
+	t.Helper()
+	s.Reset()
+	out := make([][]float32, len(tokens))
+	for i, tok := range tokens {
+		l, err := s.Step(tok, i)
+		require.NoError(t, err)
+		out[i] = append([]float32(nil), l...)
+	}
+	return out
+}
+
+func TestLoadConfig(t *testing.T) {
+	tests := []struct {
+		arch string
+		rope RopeType
+	}{{"llama", RopeNorm}, {"qwen2", RopeNeox}}
+	for _, tt := range tests {
+		t.Run(tt.arch, func(t *testing.T) {
+			sp := tinySpec(tt.arch)
+			sp.ropeBase = 500000
+			m := open(t, sp.write(t), Options{Threads: 1})
+			assert.Equal(t, Config{
+				Arch: tt.arch, Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16,
+				RopeDims: 16, RopeType: tt.rope, RopeBase: 500000, RopeFreqScale: 1, RMSEps: 1e-5,
+				ContextLength: 64, Vocab: 80,
+			}, m.Config())
+			assert.Equal(t, 32, m.Config().KVDim())
+		})
+	}
+}
+
+// The forward agrees with an independent float64 forward over the same
+// weights, for every weight type: llama (NORM RoPE, untied), qwen2 (NEOX
+// RoPE, Q/K/V biases), a tied head and Llama 3 rope_freqs. The bound
+// covers activation quantization: exact for F32/F16/BF16 activations up to
+// f32 accumulation, Q8_0/Q8_K rounding (relative 1/254 per value) otherwise.
+func TestForwardMatchesNaive(t *testing.T) {
+	type variant struct {
+		name   string
+		mutate func(*spec)
+		minCos float64
+	}
+	variants := []variant{
+		{"llama f32", func(s *spec) {}, 0.99999},
+		{"qwen2 f32 biases", func(s *spec) { s.arch, s.biases = "qwen2", true }, 0.99999},
+		{"llama tied", func(s *spec) { s.tied = true }, 0.99999},
+		{"llama rope_freqs", func(s *spec) { s.ropeFreqs = true }, 0.99999},
+		{"llama f16", func(s *spec) { s.weight = q4k.F16 }, 0.99999},
+		{"llama bf16", func(s *spec) { s.weight = q4k.BF16 }, 0.9999},
+		{"llama q8_0", func(s *spec) { s.weight = q4k.Q8_0 }, 0.999},
+		{"llama q5_0", func(s *spec) { s.weight = q4k.Q5_0 }, 0.999},
+		{"llama q4_0", func(s *spec) { s.weight = q4k.Q4_0 }, 0.999},
+		{"qwen2 q4_k", func(s *spec) { *s = kSpec("qwen2", q4k.Q4_K); s.biases = true }, 0.999},
+		{"llama q5_k", func(s *spec) { *s = kSpec("llama", q4k.Q5_K) }, 0.999},
+		{"llama q6_k tied", func(s *spec) { *s = kSpec("llama", q4k.Q6_K); s.tied = true }, 0.999},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			sp := tinySpec("llama")
+			v.mutate(&sp)
+			path := sp.write(t)
+			m := open(t, path, Options{Threads: 2})
+			toks := testTokens[:8]
+			got := stepAll(t, m.NewStep(), toks)
+			want := naiveLogits(t, path, toks)
+			for i := range toks {
+				for _, x := range got[i] {
+					require.False(t, math.IsNaN(float64(x)) || math.IsInf(float64(x), 0), "position %d", i)
+				}
+				assert.GreaterOrEqual(t, cosine(got[i], want[i]), v.minCos, "position %d", i)
+			}
+		})
+	}
+}
+
+// kSpec is a tiny model whose widths are whole K-quant super-blocks.
+func kSpec(arch string, weight q4k.Type) spec {
+	return spec{arch: arch, embd: 256, ffn: 512, layers: 2, heads: 4, kvHeads: 2, vocab: 80, ctx: 64, seed: 3, weight: weight}
+}
+
+func TestTiedOutput(t *testing.T) {
+	sp := tinySpec("llama")
+	sp.tied = true
+	assert.True(t, open(t, sp.write(t), Options{}).TiedOutput())
+	assert.False(t, open(t, tinySpec("llama").write(t), Options{}).TiedOutput())
+}
+
+// Results depend on nothing but the inputs: two Steps, and 1 or 3 threads,
+// give the same bits.
+func TestDeterministic(t *testing.T) {
+	path := kSpec("llama", q4k.Q4_K).write(t)
+	one := open(t, path, Options{Threads: 1})
+	three := open(t, path, Options{Threads: 3})
+	want := stepAll(t, one.NewStep(), testTokens)
+	assert.Equal(t, want, stepAll(t, one.NewStep(), testTokens))
+	assert.Equal(t, want, stepAll(t, three.NewStep(), testTokens))
+}
+
+// Prefill computes every product row by row exactly as Step does, so its
+// logits equal Step-by-step logits bit for bit, however the span is cut
+// into batches and wherever it starts.
+func TestPrefillEqualsStep(t *testing.T) {
+	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), tinySpec("llama")} {
+		path := sp.write(t)
+		for _, batch := range []int{1, 3, 64} {
+			m := open(t, path, Options{Threads: 2, BatchSize: batch})
+			want := stepAll(t, m.NewStep(), testTokens)
+			s := m.NewStep()
+			got, err := s.Prefill(testTokens, 0)
+			require.NoError(t, err)
+			assert.Equal(t, want[len(testTokens)-1], got, "%s batch %d from 0", sp.arch, batch)
+
+			// A prefill continuing a held prefix, then a step after it.
+			s.Reset()
+			_, err = s.Prefill(testTokens[:5], 0)
+			require.NoError(t, err)
+			got, err = s.Prefill(testTokens[:9], 5)
+			require.NoError(t, err)
+			assert.Equal(t, want[8], got, "%s batch %d from 5", sp.arch, batch)
+			got, err = s.Step(testTokens[9], 9)
+			require.NoError(t, err)
+			assert.Equal(t, want[9], got, "%s batch %d step after prefill", sp.arch, batch)
+		}
+	}
+}
+
+// Reserve grows the cache keeping its contents (dropped = false): results
+// after growing equal those of a Step that never grew.
+func TestReserveKeepsResults(t *testing.T) {
+	m := open(t, tinySpec("llama").write(t), Options{Threads: 2})
+	want := stepAll(t, m.NewStep(), testTokens)
+
+	s := m.NewStep()
+	dropped, err := s.Reserve(3)
+	require.NoError(t, err)
+	assert.False(t, dropped)
+	assert.EqualValues(t, 2*3*32*2*2, s.CacheBytes())
+	for i, tok := range testTokens {
+		if i == 2 || i == 7 {
+			dropped, err := s.Reserve(i + 5)
+			require.NoError(t, err)
+			require.False(t, dropped)
+		}
+		got, err := s.Step(tok, i)
+		require.NoError(t, err)
+		assert.Equal(t, want[i], got, "position %d", i)
+	}
+
+	_, err = s.Reserve(65)
+	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	_, err = s.Reserve(0)
+	assert.ErrorIs(t, err, ErrPosition)
+}
+
+// Stepping back to an earlier position replaces what followed it.
+func TestStepRewind(t *testing.T) {
+	m := open(t, tinySpec("llama").write(t), Options{Threads: 1})
+	want := stepAll(t, m.NewStep(), testTokens)
+	s := m.NewStep()
+	stepAll(t, s, []int32{1, 17, 42, 9, 9, 9})
+	got, err := s.Step(testTokens[3], 3)
+	require.NoError(t, err)
+	assert.Equal(t, want[3], got)
+}
+
+func TestStepErrors(t *testing.T) {
+	sp := tinySpec("llama")
+	sp.ctx = 4
+	m := open(t, sp.write(t), Options{Threads: 1})
+	s := m.NewStep()
+
+	_, err := s.Step(80, 0)
+	assert.ErrorIs(t, err, engine.ErrBadToken)
+	_, err = s.Step(-1, 0)
+	assert.ErrorIs(t, err, engine.ErrBadToken)
+	_, err = s.Step(1, 1)
+	assert.ErrorIs(t, err, ErrPosition, "position 1 before 0")
+
+	_, err = s.Prefill([]int32{1, 2, 3, 4, 5}, 0)
+	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	_, err = s.Prefill([]int32{1, 2}, 2)
+	assert.ErrorIs(t, err, ErrPosition, "nothing to prefill")
+	_, err = s.Prefill([]int32{1, 2}, 1)
+	assert.ErrorIs(t, err, ErrPosition, "prefix not held")
+
+	for i := range 4 {
+		_, err = s.Step(1, i)
+		require.NoError(t, err)
+	}
+	_, err = s.Step(1, 4)
+	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+
+	name, onGPU := s.Backend()
+	assert.Equal(t, "cpu-"+q4k.Fast.Name, name)
+	assert.False(t, onGPU)
+}
+
+func TestLoadErrors(t *testing.T) {
+	randomBlocks := func(typ gguf.TensorType, rowLen, rows int64) gguf.Tensor {
+		rs, ok := typ.RowSize(rowLen)
+		require.True(t, ok)
+		return gguf.Tensor{Name: "blk.1.ffn_down.weight", Type: typ, Dims: []int64{rowLen, rows}, Data: make([]byte, rs*rows)}
+	}
+	tests := []struct {
+		name     string
+		mutate   func(*spec)
+		sentinel error
+		mention  string
+	}{
+		{
+			name:     "unsupported architecture",
+			mutate:   func(s *spec) { s.arch = "gpt2" },
+			sentinel: ErrUnsupportedArch, mention: `"gpt2"`,
+		},
+		{
+			name: "unsupported tensor type",
+			mutate: func(s *spec) {
+				*s = kSpec("llama", q4k.Q4_K)
+				s.override = map[string]gguf.Tensor{"blk.1.ffn_down.weight": randomBlocks(gguf.TypeQ2_K, 512, 256)}
+			},
+			sentinel: ErrUnsupportedType, mention: "blk.1.ffn_down.weight",
+		},
+		{
+			name: "wrong shape",
+			mutate: func(s *spec) {
+				s.override = map[string]gguf.Tensor{"blk.1.ffn_down.weight": randomBlocks(gguf.TypeF32, 64, 96)}
+			},
+			sentinel: ErrShape, mention: "blk.1.ffn_down.weight",
+		},
+		{
+			name:     "missing tensor",
+			mutate:   func(s *spec) { s.omit = map[string]bool{"blk.0.attn_k.weight": true} },
+			sentinel: ErrMissingTensor, mention: "blk.0.attn_k.weight",
+		},
+		{
+			name:     "yarn rope scaling",
+			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: "yarn"}} },
+			sentinel: ErrConfig, mention: "llama.rope.scaling.type",
+		},
+		{
+			name:     "heads not a multiple of kv heads",
+			mutate:   func(s *spec) { s.kvHeads = 3 },
+			sentinel: ErrConfig, mention: "head_count_kv 3",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := tinySpec("llama")
+			tt.mutate(&sp)
+			err := loadErr(t, sp.write(t))
+			require.ErrorIs(t, err, tt.sentinel)
+			assert.Contains(t, err.Error(), tt.mention)
+			var te *TensorError
+			if errors.Is(err, ErrMissingTensor) || errors.Is(err, ErrShape) || errors.Is(err, ErrUnsupportedType) {
+				require.ErrorAs(t, err, &te)
+				assert.Equal(t, tt.mention, te.Tensor)
+			}
+		})
+	}
+}

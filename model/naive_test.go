@@ -1,0 +1,204 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// naiveLogits is an independent float64 forward, written from the
+// architecture's definition over fully dequantized weights, returning the
+// logits after every token. It rounds keys, values, queries and attention
+// probabilities to f16 as the KV cache does, so it differs from the model
+// only in activation quantization and accumulation order.
+func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
+	t.Helper()
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	arch, err := f.String("general.architecture")
+	require.NoError(t, err)
+	u := func(k string) int {
+		v, err := f.Uint32(arch + "." + k)
+		require.NoError(t, err)
+		return int(v)
+	}
+	embd, layers, heads, kvHeads := u("embedding_length"), u("block_count"), u("attention.head_count"), u("attention.head_count_kv")
+	eps, err := f.Float32(arch + ".attention.layer_norm_rms_epsilon")
+	require.NoError(t, err)
+	base := 10000.0
+	if b, err := f.Float32(arch + ".rope.freq_base"); err == nil {
+		base = float64(b)
+	}
+	hd := embd / heads
+	group := heads / kvHeads
+
+	// get returns a tensor dequantized as rows, or nil when absent.
+	get := func(name string) [][]float64 {
+		info, ok := f.Tensor(name)
+		if !ok {
+			return nil
+		}
+		data, err := f.TensorData(name)
+		require.NoError(t, err)
+		cols, rows := int(info.Dims[0]), 1
+		if len(info.Dims) > 1 {
+			rows = int(info.Dims[1])
+		}
+		typ := q4k.Type(info.Type)
+		rs, err := typ.RowSize(cols)
+		require.NoError(t, err)
+		out := make([][]float64, rows)
+		buf := make([]float32, cols)
+		for r := range rows {
+			require.NoError(t, q4k.Dequantize(typ, buf, data[r*rs:(r+1)*rs]))
+			out[r] = make([]float64, cols)
+			for i, v := range buf {
+				out[r][i] = float64(v)
+			}
+		}
+		return out
+	}
+	vec := func(name string) []float64 {
+		if m := get(name); m != nil {
+			return m[0]
+		}
+		return nil
+	}
+	f16 := func(x float64) float64 { return float64(q4k.F16ToF32(q4k.F32ToF16(float32(x)))) }
+	mul := func(w [][]float64, x, bias []float64) []float64 {
+		y := make([]float64, len(w))
+		for r, row := range w {
+			for i, v := range row {
+				y[r] += v * x[i]
+			}
+			if bias != nil {
+				y[r] += bias[r]
+			}
+		}
+		return y
+	}
+	norm := func(x, w []float64) []float64 {
+		var ss float64
+		for _, v := range x {
+			ss += v * v
+		}
+		s := 1 / math.Sqrt(ss/float64(len(x))+float64(eps))
+		y := make([]float64, len(x))
+		for i := range x {
+			y[i] = x[i] * s * w[i]
+		}
+		return y
+	}
+	factors := vec("rope_freqs.weight")
+	rope := func(x []float64, pos int) {
+		for h := 0; h < len(x); h += hd {
+			for i := range hd / 2 {
+				theta := float64(pos) * math.Pow(base, -2*float64(i)/float64(hd))
+				if factors != nil {
+					theta /= factors[i]
+				}
+				a, b := h+2*i, h+2*i+1 // llama: adjacent pairs
+				if arch == "qwen2" {
+					a, b = h+i, h+i+hd/2 // NEOX: half a head apart
+				}
+				c, s := math.Cos(theta), math.Sin(theta)
+				x[a], x[b] = x[a]*c-x[b]*s, x[a]*s+x[b]*c
+			}
+		}
+	}
+
+	embdW := get("token_embd.weight")
+	output := get("output.weight")
+	if output == nil {
+		output = embdW
+	}
+	type layerW struct {
+		attnNorm, ffnNorm, bq, bk, bv []float64
+		q, k, v, o, gate, up, down    [][]float64
+	}
+	ls := make([]layerW, layers)
+	for l := range ls {
+		n := func(s string) string { return fmt.Sprintf("blk.%d.%s", l, s) }
+		ls[l] = layerW{
+			attnNorm: vec(n("attn_norm.weight")), ffnNorm: vec(n("ffn_norm.weight")),
+			bq: vec(n("attn_q.bias")), bk: vec(n("attn_k.bias")), bv: vec(n("attn_v.bias")),
+			q: get(n("attn_q.weight")), k: get(n("attn_k.weight")), v: get(n("attn_v.weight")),
+			o: get(n("attn_output.weight")), gate: get(n("ffn_gate.weight")),
+			up: get(n("ffn_up.weight")), down: get(n("ffn_down.weight")),
+		}
+	}
+
+	keys := make([][][]float64, layers) // [layer][pos][kvDim]
+	vals := make([][][]float64, layers)
+	var out [][]float64
+	for pos, tok := range tokens {
+		x := append([]float64(nil), embdW[tok]...)
+		for l, w := range ls {
+			xn := norm(x, w.attnNorm)
+			q, k, v := mul(w.q, xn, w.bq), mul(w.k, xn, w.bk), mul(w.v, xn, w.bv)
+			rope(q, pos)
+			rope(k, pos)
+			for i := range k {
+				k[i], v[i] = f16(k[i]), f16(v[i])
+			}
+			keys[l] = append(keys[l], k)
+			vals[l] = append(vals[l], v)
+			attn := make([]float64, len(q))
+			for h := range heads {
+				kh := (h / group) * hd
+				scores := make([]float64, pos+1)
+				maxS := math.Inf(-1)
+				for p := range scores {
+					for d := range hd {
+						scores[p] += keys[l][p][kh+d] * f16(q[h*hd+d])
+					}
+					scores[p] /= math.Sqrt(float64(hd))
+					maxS = max(maxS, scores[p])
+				}
+				var sum float64
+				for p := range scores {
+					scores[p] = math.Exp(scores[p] - maxS)
+					sum += scores[p]
+				}
+				for p := range scores {
+					pr := f16(scores[p] / sum)
+					for d := range hd {
+						attn[h*hd+d] += pr * vals[l][p][kh+d]
+					}
+				}
+			}
+			o := mul(w.o, attn, nil)
+			for i := range x {
+				x[i] += o[i]
+			}
+			xn = norm(x, w.ffnNorm)
+			g, up := mul(w.gate, xn, nil), mul(w.up, xn, nil)
+			for i := range g {
+				g[i] = g[i] / (1 + math.Exp(-g[i])) * up[i]
+			}
+			d := mul(w.down, g, nil)
+			for i := range x {
+				x[i] += d[i]
+			}
+		}
+		out = append(out, mul(output, norm(x, vec("output_norm.weight")), vec("output.bias")))
+	}
+	return out
+}
+
+// cosine of a model logits vector and a naive one.
+func cosine(a []float32, b []float64) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * b[i]
+		na += float64(a[i]) * float64(a[i])
+		nb += b[i] * b[i]
+	}
+	return dot / math.Sqrt(na*nb)
+}

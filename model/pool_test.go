@@ -1,0 +1,66 @@
+package model
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every index is visited exactly once, whatever the thread count and grain,
+// and worker ids stay in range.
+func TestPoolCoversRange(t *testing.T) {
+	for _, threads := range []int{1, 2, 3, 8} {
+		p := newPool(threads)
+		for _, tc := range []struct{ n, grain int }{{0, 1}, {1, 1}, {5, 16}, {100, 1}, {1000, 7}, {4096, 64}} {
+			hits := make([]atomic.Int32, tc.n)
+			p.run(tc.n, tc.grain, func(worker, lo, hi int) {
+				require.GreaterOrEqual(t, worker, 0)
+				require.Less(t, worker, threads)
+				require.LessOrEqual(t, hi-lo, tc.grain)
+				for i := lo; i < hi; i++ {
+					hits[i].Add(1)
+				}
+			})
+			for i := range hits {
+				require.EqualValues(t, 1, hits[i].Load(), "threads %d n %d index %d", threads, tc.n, i)
+			}
+		}
+		p.close()
+		p.close() // idempotent
+		n := 0
+		p.run(100, 7, func(_, lo, hi int) { n += hi - lo }) // after close: serial, no panic
+		assert.Equal(t, 100, n)
+	}
+}
+
+// Concurrent callers take turns rather than mixing their loops.
+func TestPoolConcurrentCallers(t *testing.T) {
+	p := newPool(3)
+	defer p.close()
+	done := make(chan int64, 4)
+	for range 4 {
+		go func() {
+			var sum atomic.Int64
+			for range 50 {
+				p.run(300, 8, func(_, lo, hi int) {
+					for i := lo; i < hi; i++ {
+						sum.Add(int64(i))
+					}
+				})
+			}
+			done <- sum.Load()
+		}()
+	}
+	for range 4 {
+		assert.EqualValues(t, 50*300*299/2, <-done)
+	}
+}
+
+func TestPoolGrain(t *testing.T) {
+	p := newPool(2)
+	defer p.close()
+	assert.Equal(t, 16, p.grainFor(10, 16))
+	assert.Equal(t, 125, p.grainFor(1000, 16))
+}
