@@ -12,15 +12,24 @@ import (
 //	Q4_K, Q5_K, Q6_K → Q8_K  (as QuantizeQ8_K)
 //	Q4_0, Q5_0, Q8_0 → Q8_0  (d = amax/127, q = round-half-even(x*(127/amax));
 //	                          unlike QuantizeQ8_0, ggml's file quantizer)
+//	Q4_1, Q5_1 → Q8_1        (as Q8_0, plus s = d*float(Σq); unlike
+//	                          QuantizeQ8_1)
 //	F16 → F16, BF16 → BF16, F32 → F32
 //
 // dst must hold w.VecDotType().RowSize(len(x)) bytes (ActivationSize). It
 // fails with an error wrapping ErrUnknownType, ErrRowLength or ErrShortBuffer.
 func QuantizeActivation(w Type, dst []byte, x []float32) error {
-	if !w.Known() || w == Q8_K {
+	if !w.Known() || w.activationOnly() {
 		return fmt.Errorf("q4k: activation for %v: %w", w, ErrUnknownType)
 	}
 	switch vt := w.VecDotType(); vt {
+	case Q8_1:
+		nb, err := checkRow(Q8_1, len(x), "dst", len(dst))
+		if err != nil {
+			return err
+		}
+		quantizeActQ8_1(dst[:36*nb], x[:32*nb])
+		return nil
 	case Q8_0:
 		nb, err := checkRow(Q8_0, len(x), "dst", len(dst))
 		if err != nil {
@@ -36,7 +45,7 @@ func QuantizeActivation(w Type, dst []byte, x []float32) error {
 // ActivationSize returns the bytes QuantizeActivation needs for n values
 // multiplied with weights of type w. It fails as Type.RowSize does.
 func ActivationSize(w Type, n int) (int, error) {
-	if !w.Known() || w == Q8_K {
+	if !w.Known() || w.activationOnly() {
 		return 0, fmt.Errorf("q4k: activation for %v: %w", w, ErrUnknownType)
 	}
 	return w.VecDotType().RowSize(n)
@@ -60,3 +69,7 @@ func quantizeActQ8_0(dst []byte, x []float32) {
 		}
 	}
 }
+
+// activationOnly reports whether t is an activation encoding that no weight
+// tensor uses (Q8_1, Q8_K).
+func (t Type) activationOnly() bool { return t == Q8_1 || t == Q8_K }

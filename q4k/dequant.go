@@ -9,7 +9,8 @@ import (
 // Dequantize converts a row of len(dst) weights of type t, stored in src, to
 // float32, bit for bit as ggml's to_float does. dst is [n]float32 with n a
 // multiple of t.BlockSize(); src must hold at least t.RowSize(n) bytes (extra
-// bytes are ignored). Q8_K is accepted too (d*q).
+// bytes are ignored). The activation types Q8_1 and Q8_K are accepted too
+// (d*q).
 //
 // It fails with an error wrapping ErrUnknownType, ErrRowLength or
 // ErrShortBuffer; dst is then untouched.
@@ -23,10 +24,16 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 		return DequantizeBF16(dst, src)
 	case Q4_0:
 		return DequantizeQ4_0(dst, src)
+	case Q4_1:
+		return DequantizeQ4_1(dst, src)
 	case Q5_0:
 		return DequantizeQ5_0(dst, src)
+	case Q5_1:
+		return DequantizeQ5_1(dst, src)
 	case Q8_0:
 		return DequantizeQ8_0(dst, src)
+	case Q8_1:
+		return DequantizeQ8_1(dst, src)
 	case Q4_K:
 		return DequantizeQ4_K(dst, src)
 	case Q5_K:

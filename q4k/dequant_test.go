@@ -123,7 +123,8 @@ func TestQuantizeRoundTripRMSE(t *testing.T) {
 		bound float64
 	}{
 		{q4k.Q8_0, 0.009}, {q4k.Q8_K, 0.019}, {q4k.Q6_K, 0.027}, {q4k.Q5_K, 0.05},
-		{q4k.Q5_0, 0.07}, {q4k.Q4_K, 0.1}, {q4k.Q4_0, 0.15}, {q4k.F16, 0.001}, {q4k.BF16, 0.003},
+		{q4k.Q5_0, 0.07}, {q4k.Q4_K, 0.1}, {q4k.Q4_0, 0.15}, {q4k.Q4_1, 0.15}, {q4k.Q5_1, 0.07},
+		{q4k.Q8_1, 0.009}, {q4k.F16, 0.001}, {q4k.BF16, 0.003},
 		{q4k.F32, 0},
 	}
 	const n = 256 * 32
@@ -161,7 +162,7 @@ func TestQuantizeRoundTripRMSE(t *testing.T) {
 
 func TestQuantizeZeroRows(t *testing.T) {
 	x := make([]float32, 256)
-	for _, typ := range []q4k.Type{q4k.Q8_0, q4k.Q4_0, q4k.Q5_0, q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q8_K} {
+	for _, typ := range []q4k.Type{q4k.Q8_0, q4k.Q4_0, q4k.Q4_1, q4k.Q5_0, q4k.Q5_1, q4k.Q8_1, q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q8_K} {
 		sz, _ := typ.RowSize(256)
 		buf := make([]byte, sz)
 		require.NoError(t, q4k.Quantize(typ, buf, x), typ.String())

@@ -15,10 +15,17 @@
 //	Q4_0  block_q4_0: 18 bytes per 32 weights: d f16, 16 bytes of 4-bit quants.
 //	      Byte j holds weight j (low nibble) and weight j+16 (high nibble);
 //	      w = d*(q-8).
+//	Q4_1  block_q4_1: 20 bytes per 32 weights: d f16, m f16, 16 bytes of
+//	      4-bit quants laid out as in Q4_0; w = q*d + m.
 //	Q5_0  block_q5_0: 22 bytes per 32 weights: d f16, qh 4 bytes (uint32 LE,
 //	      bit j is the 5th bit of weight j), 16 bytes of low nibbles laid out as
 //	      in Q4_0; w = d*(q-16).
+//	Q5_1  block_q5_1: 24 bytes per 32 weights: d f16, m f16, qh 4 bytes and
+//	      16 bytes of low nibbles as in Q5_0; w = q*d + m (q in 0..31).
 //	Q8_0  block_q8_0: 34 bytes per 32 weights: d f16, 32 int8 quants; w = d*q.
+//	Q8_1  block_q8_1: 36 bytes per 32 weights: d f16, s f16 (d times the sum
+//	      of the quants), 32 int8 quants; w = d*q. Used only for the
+//	      activations that Q4_1/Q5_1 dot products consume.
 //	Q4_K  block_q4_K: 144 bytes per 256 weights: d f16, dmin f16, 12 bytes of
 //	      6-bit scales/mins packed (8 sub-blocks of 32 weights, one 6-bit
 //	      scale and one 6-bit min each), 128 bytes of 4-bit quants. Each 32-byte
@@ -51,10 +58,10 @@
 //
 // A weight row of type t is multiplied with an activation vector encoded in
 // t.VecDotType(), as ggml's CPU backend does: Q8_K for the K-quants, Q8_0 for
-// Q4_0/Q5_0/Q8_0, F16 for F16, BF16 for BF16, F32 for F32. QuantizeActivation
-// produces that encoding (bit for bit as ggml's x86 backend: its Q8_0
-// activation encoder rounds half to even, unlike the file quantizer
-// QuantizeQ8_0). DotFor returns the row kernel for a type; MatVec and MatMul
+// Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, F16 for F16, BF16 for BF16, F32 for F32. QuantizeActivation
+// produces that encoding (bit for bit as ggml's x86 backend: its Q8_0 and
+// Q8_1 activation encoders round half to even, unlike the file quantizers
+// QuantizeQ8_0 and QuantizeQ8_1). DotFor returns the row kernel for a type; MatVec and MatMul
 // run it over a row range [r0, r1), so workers can split the rows of one
 // matrix.
 //

@@ -23,7 +23,7 @@ type Kernels struct {
 	// Name says which implementation this is ("reference", "avx2").
 	Name string
 	// Dot returns the kernel for weight type t, or nil when t has no dot
-	// product (Q8_K and unknown types).
+	// product (the activation types Q8_1 and Q8_K, and unknown types).
 	Dot func(t Type) DotFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
@@ -69,13 +69,15 @@ func blockKernel(t Type, f func(w, a []byte, nb int) float32) DotFunc {
 	}
 }
 
-func dotTable(q4K, q5K, q6K, q40, q50, q80, f32, f16, bf16 func(w, a []byte, nb int) float32) map[Type]DotFunc {
+func dotTable(q4K, q5K, q6K, q40, q41, q50, q51, q80, f32, f16, bf16 func(w, a []byte, nb int) float32) map[Type]DotFunc {
 	return map[Type]DotFunc{
 		Q4_K: blockKernel(Q4_K, q4K),
 		Q5_K: blockKernel(Q5_K, q5K),
 		Q6_K: blockKernel(Q6_K, q6K),
 		Q4_0: blockKernel(Q4_0, q40),
+		Q4_1: blockKernel(Q4_1, q41),
 		Q5_0: blockKernel(Q5_0, q50),
+		Q5_1: blockKernel(Q5_1, q51),
 		Q8_0: blockKernel(Q8_0, q80),
 		F32:  blockKernel(F32, f32),
 		F16:  blockKernel(F16, f16),
@@ -84,10 +86,10 @@ func dotTable(q4K, q5K, q6K, q40, q50, q80, f32, f16, bf16 func(w, a []byte, nb 
 }
 
 var (
-	refTable = dotTable(dotQ4_KRef, dotQ5_KRef, dotQ6_KRef, dotQ4_0Ref, dotQ5_0Ref, dotQ8_0Ref,
-		dotF32Ref, dotF16Ref, dotBF16Ref)
-	fastTable = dotTable(dotQ4_K, dotQ5_K, dotQ6_K, dotQ4_0, dotQ5_0, dotQ8_0,
-		dotF32, dotF16, dotBF16)
+	refTable = dotTable(dotQ4_KRef, dotQ5_KRef, dotQ6_KRef, dotQ4_0Ref, dotQ4_1Ref, dotQ5_0Ref, dotQ5_1Ref,
+		dotQ8_0Ref, dotF32Ref, dotF16Ref, dotBF16Ref)
+	fastTable = dotTable(dotQ4_K, dotQ5_K, dotQ6_K, dotQ4_0, dotQ4_1, dotQ5_0, dotQ5_1,
+		dotQ8_0, dotF32, dotF16, dotBF16)
 )
 
 func refDot(t Type) DotFunc  { return refTable[t] }
@@ -95,7 +97,7 @@ func fastDot(t Type) DotFunc { return fastTable[t] }
 
 // DotFor returns the fast row kernel for weight type t. It fails with an
 // error wrapping ErrUnknownType for a type that has no dot product here
-// (Q8_K is an activation type, not a weight type).
+// (Q8_1 and Q8_K are activation types, not weight types).
 func DotFor(t Type) (DotFunc, error) {
 	if f := fastDot(t); f != nil {
 		return f, nil

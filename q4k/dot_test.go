@@ -23,8 +23,25 @@ func dequantDot(t *testing.T, typ q4k.Type, w, act []byte, n int) (dot, absSum f
 		dot += p
 		absSum += math.Abs(p)
 	}
+	if typ.VecDotType() == q4k.Q8_1 {
+		// ggml's Q4_1/Q5_1 dot products take Σ m·d_a·q_a from the
+		// activation's s field (d_a·Σq_a rounded to f16): swap the terms.
+		wsz := typ.TypeSize()
+		for b := range n / 32 {
+			m := float64(f16(w[b*wsz+2:]))
+			da, sa := float64(f16(act[36*b:])), float64(f16(act[36*b+2:]))
+			var sumQ float64
+			for _, q := range act[36*b+4 : 36*b+36] {
+				sumQ += float64(int8(q))
+			}
+			dot += m*sa - m*da*sumQ
+			absSum += math.Abs(m * sa)
+		}
+	}
 	return dot, absSum
 }
+
+func f16(b []byte) float32 { return q4k.F16ToF32(binary.LittleEndian.Uint16(b)) }
 
 // TestDotMatchesDequantized checks every kernel against the float64 dot
 // product of the dequantized operands: the integer block sums are exact, so

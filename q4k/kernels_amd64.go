@@ -151,3 +151,27 @@ func dotBF16(w, a []byte, n int) float32 {
 	}
 	return dotBF16Tail(&acc, w, a, m, n)
 }
+
+//go:noescape
+func dotQ41AVX2(w, a *byte, nb int) float32
+
+//go:noescape
+func dotQ51AVX2(w, a *byte, nb int) float32
+
+// dotQ4_1 multiplies nb block_q4_1 with nb block_q8_1.
+func dotQ4_1(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[20*nb-1], a[36*nb-1]
+		return dotQ41AVX2(&w[0], &a[0], nb)
+	}
+	return dotQ4_1Ref(w, a, nb)
+}
+
+// dotQ5_1 multiplies nb block_q5_1 with nb block_q8_1.
+func dotQ5_1(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[24*nb-1], a[36*nb-1]
+		return dotQ51AVX2(&w[0], &a[0], nb)
+	}
+	return dotQ5_1Ref(w, a, nb)
+}

@@ -34,3 +34,9 @@ func dotF16(w, a []byte, n int) float32 { return dotF16Ref(w, a, n) }
 
 // dotBF16 multiplies n bfloat16 with n bfloat16.
 func dotBF16(w, a []byte, n int) float32 { return dotBF16Ref(w, a, n) }
+
+// dotQ4_1 multiplies nb block_q4_1 with nb block_q8_1.
+func dotQ4_1(w, a []byte, nb int) float32 { return dotQ4_1Ref(w, a, nb) }
+
+// dotQ5_1 multiplies nb block_q5_1 with nb block_q8_1.
+func dotQ5_1(w, a []byte, nb int) float32 { return dotQ5_1Ref(w, a, nb) }

@@ -23,10 +23,16 @@ func Quantize(t Type, dst []byte, x []float32) error {
 		return QuantizeBF16(dst, x)
 	case Q4_0:
 		return QuantizeQ4_0(dst, x)
+	case Q4_1:
+		return QuantizeQ4_1(dst, x)
 	case Q5_0:
 		return QuantizeQ5_0(dst, x)
+	case Q5_1:
+		return QuantizeQ5_1(dst, x)
 	case Q8_0:
 		return QuantizeQ8_0(dst, x)
+	case Q8_1:
+		return QuantizeQ8_1(dst, x)
 	case Q4_K:
 		return QuantizeQ4_K(dst, x)
 	case Q5_K:

@@ -11,8 +11,11 @@ const (
 	F32  Type = 0
 	F16  Type = 1
 	Q4_0 Type = 2
+	Q4_1 Type = 3
 	Q5_0 Type = 6
+	Q5_1 Type = 7
 	Q8_0 Type = 8
+	Q8_1 Type = 9 // activations only: the right-hand side of Q4_1 and Q5_1 dot products
 	Q4_K Type = 12
 	Q5_K Type = 13
 	Q6_K Type = 14
@@ -23,7 +26,8 @@ const (
 // QK is the number of weights in a K-quant super-block (ggml's QK_K).
 const QK = 256
 
-// QK8 is the number of weights in a Q4_0, Q5_0 or Q8_0 block.
+// QK8 is the number of weights in a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 or Q8_1
+// block.
 const QK8 = 32
 
 type typeInfo struct {
@@ -38,8 +42,11 @@ var types = map[Type]typeInfo{
 	F16:  {"f16", 1, 2, F16},
 	BF16: {"bf16", 1, 2, BF16},
 	Q4_0: {"q4_0", QK8, 18, Q8_0},
+	Q4_1: {"q4_1", QK8, 20, Q8_1},
 	Q5_0: {"q5_0", QK8, 22, Q8_0},
+	Q5_1: {"q5_1", QK8, 24, Q8_1},
 	Q8_0: {"q8_0", QK8, 34, Q8_0},
+	Q8_1: {"q8_1", QK8, 36, Q8_1},
 	Q4_K: {"q4_K", QK, 144, Q8_K},
 	Q5_K: {"q5_K", QK, 176, Q8_K},
 	Q6_K: {"q6_K", QK, 210, Q8_K},
@@ -62,7 +69,7 @@ func (t Type) String() string {
 }
 
 // BlockSize returns the number of weights per block: 1 for F32, F16 and BF16,
-// 32 for Q4_0, Q5_0 and Q8_0, 256 for the K-quants. It returns 0 for an
+// 32 for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1, 256 for the K-quants. It returns 0 for an
 // unknown type.
 func (t Type) BlockSize() int { return types[t].blockSize }
 
@@ -72,7 +79,8 @@ func (t Type) TypeSize() int { return types[t].typeSize }
 
 // VecDotType returns the type ggml encodes the activations in when it
 // multiplies a row of t with them: Q8_K for Q4_K, Q5_K and Q6_K; Q8_0 for
-// Q4_0, Q5_0 and Q8_0; t itself for F32, F16 and BF16. It returns t for an
+// Q4_0, Q5_0 and Q8_0; Q8_1 for Q4_1 and Q5_1; t itself for F32, F16 and
+// BF16 (and for the activation types Q8_0, Q8_1, Q8_K). It returns t for an
 // unknown type.
 func (t Type) VecDotType() Type {
 	if ti, ok := types[t]; ok {

@@ -21,8 +21,11 @@ func TestTypeTable(t *testing.T) {
 		{q4k.F32, 0, "f32", 1, 4, q4k.F32, 1024},
 		{q4k.F16, 1, "f16", 1, 2, q4k.F16, 512},
 		{q4k.Q4_0, 2, "q4_0", 32, 18, q4k.Q8_0, 144},
+		{q4k.Q4_1, 3, "q4_1", 32, 20, q4k.Q8_1, 160},
 		{q4k.Q5_0, 6, "q5_0", 32, 22, q4k.Q8_0, 176},
+		{q4k.Q5_1, 7, "q5_1", 32, 24, q4k.Q8_1, 192},
 		{q4k.Q8_0, 8, "q8_0", 32, 34, q4k.Q8_0, 272},
+		{q4k.Q8_1, 9, "q8_1", 32, 36, q4k.Q8_1, 288},
 		{q4k.Q4_K, 12, "q4_K", 256, 144, q4k.Q8_K, 144},
 		{q4k.Q5_K, 13, "q5_K", 256, 176, q4k.Q8_K, 176},
 		{q4k.Q6_K, 14, "q6_K", 256, 210, q4k.Q8_K, 210},
@@ -58,9 +61,9 @@ func TestRowSizeErrors(t *testing.T) {
 	_, err = q4k.Q8_0.RowSize(-32)
 	require.ErrorIs(t, err, q4k.ErrRowLength)
 
-	unknown := q4k.Type(3) // q4_1: not implemented here
+	unknown := q4k.Type(10) // q2_K: not implemented here
 	assert.False(t, unknown.Known())
-	assert.Equal(t, "type(3)", unknown.String())
+	assert.Equal(t, "type(10)", unknown.String())
 	assert.Zero(t, unknown.BlockSize())
 	_, err = unknown.RowSize(32)
 	require.ErrorIs(t, err, q4k.ErrUnknownType)

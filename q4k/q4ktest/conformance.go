@@ -17,8 +17,9 @@ const (
 	guardByte = 0xA5
 )
 
-// WeightTypes are the weight types every implementation must support.
-var WeightTypes = []q4k.Type{q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q4_0, q4k.Q5_0, q4k.Q8_0, q4k.F16, q4k.BF16, q4k.F32}
+// WeightTypes are the weight types every implementation must support (new
+// types go at the end: the fuzz corpus selects a type by its index).
+var WeightTypes = []q4k.Type{q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q4_0, q4k.Q5_0, q4k.Q8_0, q4k.F16, q4k.BF16, q4k.F32, q4k.Q4_1, q4k.Q5_1}
 
 // Lengths returns the row lengths tested for type t: 1 to 17 blocks for the
 // block types, and lengths around the 8-, 32- and 64-lane boundaries for the
@@ -140,7 +141,7 @@ func randomBlocks(t q4k.Type, buf []byte, r *rand.Rand, extreme bool) {
 		for i := 0; i < len(buf); i += bs {
 			put(i)
 		}
-	case q4k.Q4_K, q4k.Q5_K:
+	case q4k.Q4_1, q4k.Q5_1, q4k.Q8_1, q4k.Q4_K, q4k.Q5_K:
 		for i := 0; i < len(buf); i += bs {
 			put(i)
 			put(i + 2)

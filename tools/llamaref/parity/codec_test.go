@@ -15,7 +15,7 @@ import (
 // The types a Q4_K_M file can hold, plus Q8_K (activations).
 var weightTypes = []uint32{
 	ref.TypeF32, ref.TypeF16, ref.TypeBF16, ref.TypeQ4_0, ref.TypeQ5_0, ref.TypeQ8_0,
-	ref.TypeQ4_K, ref.TypeQ5_K, ref.TypeQ6_K,
+	ref.TypeQ4_K, ref.TypeQ5_K, ref.TypeQ6_K, ref.TypeQ4_1, ref.TypeQ5_1,
 }
 
 // Dequantization of rows quantized by ggml_quantize_chunk equals ggml's
@@ -86,6 +86,12 @@ func cpuQuantizer(l *ref.Lib, typ uint32, x []float32) ([]byte, error) {
 	return l.QuantizeRowCPU(typ, x)
 }
 
+// refQuantizer is ggml's from_float_ref (for Q8_1, which
+// ggml_quantize_chunk does not encode).
+func refQuantizer(l *ref.Lib, typ uint32, x []float32) ([]byte, error) {
+	return l.QuantizeRow(typ, x)
+}
+
 func activation(w q4k.Type) func(dst []byte, x []float32) error {
 	return func(dst []byte, x []float32) error { return q4k.QuantizeActivation(w, dst, x) }
 }
@@ -100,6 +106,10 @@ func TestQuantizers(t *testing.T) {
 	cases := []quantizerCase{
 		{ref.TypeQ8_0, q4k.QuantizeQ8_0, fileQuantizer, "file (quantize_row_q8_0_ref)"},
 		{ref.TypeQ5_0, q4k.QuantizeQ5_0, fileQuantizer, "file (quantize_row_q5_0_ref)"},
+		{ref.TypeQ4_0, q4k.QuantizeQ4_0, fileQuantizer, "file (quantize_row_q4_0_ref)"},
+		{ref.TypeQ4_1, q4k.QuantizeQ4_1, fileQuantizer, "file (quantize_row_q4_1_ref)"},
+		{ref.TypeQ5_1, q4k.QuantizeQ5_1, fileQuantizer, "file (quantize_row_q5_1_ref)"},
+		{ref.TypeQ8_1, q4k.QuantizeQ8_1, refQuantizer, "reference (quantize_row_q8_1_ref)"},
 		{ref.TypeQ4_K, q4k.QuantizeQ4_K, fileQuantizer, "file (quantize_row_q4_K_ref)"},
 		{ref.TypeQ5_K, q4k.QuantizeQ5_K, fileQuantizer, "file (quantize_row_q5_K_ref)"},
 		{ref.TypeQ6_K, q4k.QuantizeQ6_K, fileQuantizer, "file (quantize_row_q6_K_ref)"},
@@ -108,6 +118,7 @@ func TestQuantizers(t *testing.T) {
 		{ref.TypeBF16, q4k.QuantizeBF16, fileQuantizer, "file (ggml_fp32_to_bf16_row_ref)"},
 		{ref.TypeQ8_K, activation(q4k.Q4_K), cpuQuantizer, "activation for K-quants (CPU from_float)"},
 		{ref.TypeQ8_0, activation(q4k.Q8_0), cpuQuantizer, "activation for Q4_0/Q5_0/Q8_0 (CPU from_float)"},
+		{ref.TypeQ8_1, activation(q4k.Q4_1), cpuQuantizer, "activation for Q4_1/Q5_1 (CPU from_float)"},
 		{ref.TypeF16, activation(q4k.F16), cpuQuantizer, "activation for F16 (CPU from_float)"},
 	}
 	const nRows, rowLen = 64, 256
@@ -136,10 +147,8 @@ func TestQuantizers(t *testing.T) {
 					}
 				}
 				n := len(src)
-				theirs, err := l.Dequantize(c.typ, want, n)
-				require.NoError(t, err)
-				ours, err := l.Dequantize(c.typ, got, n)
-				require.NoError(t, err)
+				theirs := refDequant(t, l, c.typ, want, n)
+				ours := refDequant(t, l, c.typ, got, n)
 				ratio := 1.0
 				if e := rmse(src, theirs); e > 0 {
 					ratio = rmse(src, ours) / e

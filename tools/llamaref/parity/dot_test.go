@@ -29,7 +29,7 @@ func TestDotProducts(t *testing.T) {
 	}
 	t.Logf("ggml CPU backend: %s", l.CPUBackend())
 	const nRows, rowLen = 32, 1024
-	types := []uint32{ref.TypeQ4_K, ref.TypeQ5_K, ref.TypeQ6_K, ref.TypeQ4_0, ref.TypeQ5_0, ref.TypeQ8_0, ref.TypeF16, ref.TypeBF16, ref.TypeF32}
+	types := []uint32{ref.TypeQ4_K, ref.TypeQ5_K, ref.TypeQ6_K, ref.TypeQ4_0, ref.TypeQ4_1, ref.TypeQ5_0, ref.TypeQ5_1, ref.TypeQ8_0, ref.TypeF16, ref.TypeBF16, ref.TypeF32}
 	impls := []q4k.Kernels{q4k.Reference}
 	if q4k.Fast.Name != q4k.Reference.Name {
 		impls = append(impls, q4k.Fast)
@@ -55,8 +55,7 @@ func TestDotProducts(t *testing.T) {
 					require.NoError(t, err)
 					a, err := l.QuantizeRowCPU(vt, rows(distributions[0], 300+uint64(i), rowLen))
 					require.NoError(t, err)
-					af, err := l.Dequantize(vt, a, rowLen)
-					require.NoError(t, err)
+					af := refDequant(t, l, vt, a, rowLen)
 					for r := 0; r < nRows; r++ {
 						wr := w[r*wInfo.RowSize(rowLen) : (r+1)*wInfo.RowSize(rowLen)]
 						want, err := l.VecDot(typ, rowLen, wr, a)

@@ -27,14 +27,14 @@ var allFileTypes = []string{"Q4_K_M", "Q4_K_S", "Q8_0", "Q4_0", "F16", "BF16"}
 // fixturePresets are the generated models the file tests use, with their
 // file types: tiny (width 256: Q4_K, Q5_K, Q6_K) in all of them; odd (width
 // 288: Q5_0/Q8_0/Q5_1 fallbacks) and qwen2-tiny (biases, tied output) in
-// the two K-quant mixes only, to keep CI short.
+// the two K-quant mixes and Q8_0 only, to keep CI short.
 var fixturePresets = []struct {
 	preset string
 	ftypes []string
 }{
 	{"tiny", allFileTypes},
-	{"odd", []string{"Q4_K_M", "Q4_K_S"}},
-	{"qwen2-tiny", []string{"Q4_K_M"}},
+	{"odd", []string{"Q4_K_M", "Q4_K_S", "Q8_0"}},
+	{"qwen2-tiny", []string{"Q4_K_M", "Q4_K_S", "Q8_0"}},
 }
 
 var (

@@ -111,6 +111,18 @@ func ourDequant(t *testing.T, typ uint32, data []byte, n int) []float32 {
 	return out
 }
 
+// refDequant decodes n values of typ with ggml's to_float; Q8_1 has none in
+// ggml (it is only an activation encoding), so q4k decodes it (w = d*q).
+func refDequant(t *testing.T, l *ref.Lib, typ uint32, data []byte, n int) []float32 {
+	t.Helper()
+	if typ == ref.TypeQ8_1 {
+		return ourDequant(t, typ, data, n)
+	}
+	out, err := l.Dequantize(typ, data, n)
+	require.NoError(t, err)
+	return out
+}
+
 // typeName is ggml's name of typ.
 func typeName(l *ref.Lib, typ uint32) string {
 	if info, err := l.TypeInfo(typ); err == nil {

@@ -18,6 +18,7 @@ const (
 	TypeQ5_0 uint32 = 6
 	TypeQ5_1 uint32 = 7
 	TypeQ8_0 uint32 = 8
+	TypeQ8_1 uint32 = 9
 	TypeQ2_K uint32 = 10
 	TypeQ3_K uint32 = 11
 	TypeQ4_K uint32 = 12
