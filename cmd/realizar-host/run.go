@@ -109,8 +109,13 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 			return err
 		}
 	} else {
+		// The text ends the line it is on, so that the stats line starts
+		// its own: on stdout for a terminal; on stderr when both go to the
+		// same file (2>&1), so that stdout alone stays exactly the text.
 		if isTerminal(stdout) {
 			fmt.Fprintln(stdout)
+		} else if sameFile(stdout, cmd.ErrOrStderr()) && len(turn.Text) > 0 && turn.Text[len(turn.Text)-1] != '\n' {
+			fmt.Fprintln(cmd.ErrOrStderr())
 		}
 		if genErr == nil || turn.Generated > 0 {
 			fmt.Fprintln(cmd.ErrOrStderr(), statsLine(turn))
