@@ -142,6 +142,21 @@ func TestRunGreedyStories(t *testing.T) {
 	})
 }
 
+// TestRunProcessorAndLog chains a processor configured by a manifest
+// (banning the piece " there") before the sampler and prints the plugin logs.
+func TestRunProcessorAndLog(t *testing.T) {
+	model := storiesModel(t)
+	manifest := filepath.Join(t.TempDir(), "ban.json")
+	require.NoError(t, os.WriteFile(manifest, []byte(`{"path": "`+mustAbs(t, "../../host/testdata/ban.wasm")+
+		`", "config": {"ban": " there"}}`), 0o644))
+	out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "8",
+		"--sampler", "greedy", "--processor", manifest, "--plugin-log")
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(out, ","), out)
+	assert.NotContains(t, out, " there")
+	assert.Contains(t, stderr, "[sampler greedy 1.0.0 (sha256 ")
+}
+
 func TestRunJSON(t *testing.T) {
 	model := storiesModel(t)
 	out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "8",

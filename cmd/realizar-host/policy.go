@@ -55,7 +55,7 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&p.sampler, "sampler", "", "sampler: an embedded one ("+strings.Join(builtinNames(), ", ")+
 		"), a FILE.wasm or a MANIFEST.json (default "+defaultSampler()+")")
 	fs.StringVar(&p.samplerConfig, "sampler-config", "", "the sampler's config: a JSON object, or @FILE")
-	fs.StringArrayVar(&p.processors, "processor", nil, "a logits processor (FILE.wasm or MANIFEST.json) run before the sampler; repeatable, in order")
+	fs.StringArrayVar(&p.processors, "processor", nil, "a logits processor (FILE.wasm, or MANIFEST.json to give it a config) run before the sampler; repeatable, in order")
 	fs.StringVar(&p.stop, "stop", "", "stop policy: "+builtinStrings+", a FILE.wasm or a MANIFEST.json (default: none, or "+
 		builtinStrings+" with --stop-string)")
 	fs.StringVar(&p.stopConfig, "stop-config", "", "the stop policy's config: a JSON object, or @FILE")

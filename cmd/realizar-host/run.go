@@ -101,10 +101,10 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 		}
 	}
 	turn, genErr := g.generate(ctx, prompt, cfg, stream)
-	if pf.pluginLog {
-		g.pol.writeLogs(cmd.ErrOrStderr())
-	}
 	if o.asJSON {
+		if pf.pluginLog {
+			g.pol.writeLogs(cmd.ErrOrStderr())
+		}
 		if err := encodeJSON(cmd, newTurnJSON(turn, g.model.tok, g.model.took, g.pol, genErr)); err != nil {
 			return err
 		}
@@ -116,6 +116,9 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 			fmt.Fprintln(stdout)
 		} else if sameFile(stdout, cmd.ErrOrStderr()) && len(turn.Text) > 0 && turn.Text[len(turn.Text)-1] != '\n' {
 			fmt.Fprintln(cmd.ErrOrStderr())
+		}
+		if pf.pluginLog {
+			g.pol.writeLogs(cmd.ErrOrStderr())
 		}
 		if genErr == nil || turn.Generated > 0 {
 			fmt.Fprintln(cmd.ErrOrStderr(), statsLine(turn))
