@@ -399,3 +399,27 @@ func TestModelFromEnv(t *testing.T) {
 	assert.Equal(t, ", there was", string(out))
 	assert.Less(t, time.Since(start), 30*time.Second)
 }
+
+// TestPluginGoExample builds the README's Go plugin (testdata/plugin-go),
+// adds its metadata with abi/cmd/wasmmeta, checks it and samples with it.
+func TestPluginGoExample(t *testing.T) {
+	model := storiesModel(t)
+	dir := t.TempDir()
+	raw, wasm := filepath.Join(dir, "top1.wasm"), filepath.Join(dir, "top1-meta.wasm")
+	build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", raw, ".")
+	build.Dir = filepath.Join("testdata", "plugin-go")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	meta := exec.Command("go", "run", "../../abi/cmd/wasmmeta", "-kind", "sampler", "-name", "top1", "-version", "1.0.0",
+		"-description", "the most likely token", raw, wasm)
+	out, err = meta.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	stdout, stderr, code := runIn(t, "", "plugin", "check", wasm, "--steps", "4")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "ok: sampler top1 1.0.0 (ABI v1)")
+	stdout, stderr, code = runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "12", "--sampler", wasm)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, ", there was a little girl named Lily. She", stdout)
+}
