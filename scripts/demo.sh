@@ -73,9 +73,9 @@ else
 	"$bin" quantize "$stories" "$q8" Q8_0 >&2
 fi
 
-section "stories260K Q8_0: \"Once upon a time\", embedded greedy sampler, stop at the end of the paragraph"
+section "stories260K Q8_0: \"Once upon a time\", embedded standard sampler at temperature 0, stop at the end of the paragraph"
 "$bin" run --model "$q8" --prompt "Once upon a time" --echo --max-tokens 200 \
-	--sampler greedy --stop-string $'\n'
+	--temperature 0 --stop-string $'\n'
 
 section "110M fixture: write it (random weights, llama vocabulary)"
 m110=$cache/m110-Q4_K_M.gguf

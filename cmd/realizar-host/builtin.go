@@ -5,20 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/realizar-host/realizar-host/plugins"
 )
 
-// The embedded policies. Until package plugins (the C builds of greedy,
-// standard and strings) is merged, greedy and strings are the WAT test
-// guests of host/testdata: greedy is the same argmax, strings stops at one
-// string (config {"stop": "S"}, at most 32 bytes), and there is no standard.
-var (
-	//go:embed builtin/greedy.wasm
-	greedyWasm []byte
-	//go:embed builtin/stopstr.wasm
-	stringsWasm []byte
-)
+// The embedded policies come from package plugins (its C builds). Until
+// that package embeds strings, strings is the WAT test guest stopstr of
+// host/testdata: it stops at one string (config {"stop": "S"}, 1 to 32
+// bytes) and trims it.
+//
+//go:embed builtin/stopstr.wasm
+var stringsWasm []byte
 
-// Names of the embedded policies.
+// Names of the embedded policies run refers to.
 const (
 	builtinGreedy   = "greedy"
 	builtinStandard = "standard"
@@ -28,10 +27,10 @@ const (
 // builtinModule returns the module of an embedded policy, ok false for a
 // name that is not one.
 func builtinModule(name string) (wasm []byte, ok bool) {
-	switch name {
-	case builtinGreedy:
-		return greedyWasm, true
-	case builtinStrings:
+	if wasm, err := plugins.Builtin(name); err == nil {
+		return wasm, true
+	}
+	if name == builtinStrings {
 		return stringsWasm, true
 	}
 	return nil, false
@@ -39,23 +38,16 @@ func builtinModule(name string) (wasm []byte, ok bool) {
 
 // builtinNames lists the embedded policies, for messages.
 func builtinNames() []string {
-	var names []string
-	for _, n := range []string{builtinGreedy, builtinStandard, builtinStrings} {
-		if _, ok := builtinModule(n); ok {
-			names = append(names, n)
-		}
+	names := plugins.Names()
+	if !slices.Contains(names, builtinStrings) {
+		names = append(names, builtinStrings)
 	}
 	return names
 }
 
 // defaultSampler is the sampler run uses when none is named: llama.cpp's
-// default chain when it is embedded, else greedy.
-func defaultSampler() string {
-	if slices.Contains(builtinNames(), builtinStandard) {
-		return builtinStandard
-	}
-	return builtinGreedy
-}
+// default chain.
+func defaultSampler() string { return builtinStandard }
 
 // stringsConfig is the embedded strings policy's config for stops.
 func stringsConfig(stops []string) ([]byte, error) {

@@ -143,18 +143,39 @@ func TestRunGreedyStories(t *testing.T) {
 }
 
 // TestRunProcessorAndLog chains a processor configured by a manifest
-// (banning the piece " there") before the sampler and prints the plugin logs.
+// (banning the piece " there") before a sampler loaded from a file (the
+// test guest, which logs a line at init) and prints the plugin logs.
 func TestRunProcessorAndLog(t *testing.T) {
 	model := storiesModel(t)
 	manifest := filepath.Join(t.TempDir(), "ban.json")
 	require.NoError(t, os.WriteFile(manifest, []byte(`{"path": "`+mustAbs(t, "../../host/testdata/ban.wasm")+
 		`", "config": {"ban": " there"}}`), 0o644))
 	out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "8",
-		"--sampler", "greedy", "--processor", manifest, "--plugin-log")
+		"--sampler", "../../host/testdata/greedy.wasm", "--processor", manifest, "--plugin-log")
 	require.Equal(t, 0, code, stderr)
 	assert.True(t, strings.HasPrefix(out, ","), out)
 	assert.NotContains(t, out, " there")
 	assert.Contains(t, stderr, "[sampler greedy 1.0.0 (sha256 ")
+}
+
+// TestRunStandard: the default sampler is the embedded standard chain; its
+// flags are sugar for its config, and a seed reproduces a sampled run.
+func TestRunStandard(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "60", "--temperature", "0", "--echo")
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(out, storiesText), "temperature 0 is greedy: %q", out)
+
+	sampled := []string{"run", "-m", model, "-p", "Once upon a time", "-n", "40", "--seed", "42", "--top-k", "20", "--json"}
+	first, stderr, code := runIn(t, "", sampled...)
+	require.Equal(t, 0, code, stderr)
+	second, _, _ := runIn(t, "", sampled...)
+	var a, b turnJSON
+	require.NoError(t, json.Unmarshal([]byte(first), &a))
+	require.NoError(t, json.Unmarshal([]byte(second), &b))
+	assert.Equal(t, "standard", a.Sampler)
+	assert.Equal(t, a.Tokens, b.Tokens, "same seed, same tokens")
+	assert.Equal(t, uint64(42), a.Seed)
 }
 
 func TestRunJSON(t *testing.T) {

@@ -236,7 +236,8 @@ func samplerChain(ctx context.Context, h *host.Host, vocab engine.Vocab, p *host
 	if p.Kind() == abi.KindSampler {
 		return host.NewSampler(vocab, p)
 	}
-	greedy, err := h.Load(ctx, greedyWasm, host.LoadOptions{Kind: abi.KindSampler})
+	wasm, _ := builtinModule(builtinGreedy)
+	greedy, err := h.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindSampler})
 	if err != nil {
 		return nil, err
 	}
