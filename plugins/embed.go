@@ -11,11 +11,11 @@ import (
 // (standard-go, strings-go, regex) stay files: each carries a Go runtime
 // of a few MiB.
 //
-//go:embed wasm/greedy.wasm wasm/standard.wasm
+//go:embed wasm/greedy.wasm wasm/standard.wasm wasm/strings.wasm
 var builtin embed.FS
 
 // builtinNames are the embedded plugins, in Names order.
-var builtinNames = []string{"greedy", "standard"}
+var builtinNames = []string{"greedy", "standard", "strings"}
 
 // ErrUnknown is returned by Builtin for a name that is not embedded.
 var ErrUnknown = errors.New("plugins: no such builtin plugin")
