@@ -163,7 +163,8 @@ int realizar_parse_f64(const uint8_t *s, int32_t n, double *out);
 
 /* Decodes a JSON array of strings s[0..n) into out (the strings' bytes one
  * after another, capacity cap) and lens (at most max entries). Returns the
- * number of strings, or -1 when s is not such an array or it does not fit. */
+ * number of strings, or -1 when s is not such an array, is not valid UTF-8
+ * or does not fit. The same parser as the Go SDK's guest.ParseStrings. */
 int32_t realizar_json_strings(const uint8_t *s, int32_t n, uint8_t *out, int32_t cap, int32_t *lens, int32_t max);
 
 #endif /* REALIZAR_H */
