@@ -225,31 +225,26 @@ int32_t realizar_draw(const double *probs, int32_t n, double sum, double u) {
 
 /* ---- memory ---- */
 
+#ifdef __wasm__
+/* With -mbulk-memory clang lowers these builtins to the memory.fill and
+ * memory.copy instructions, which the engine runs natively (a byte loop
+ * would pay ABI §6's per-iteration cost for every byte). Natively, libc
+ * provides them. */
 void *memset(void *dst, int c, size_t n) {
-    uint8_t *d = dst;
-    while (n--) *d++ = (uint8_t)c;
+    __builtin_memset(dst, c, n);
     return dst;
 }
 
 void *memcpy(void *dst, const void *src, size_t n) {
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    while (n--) *d++ = *s++;
+    __builtin_memcpy(dst, src, n);
     return dst;
 }
 
 void *memmove(void *dst, const void *src, size_t n) {
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    if (d < s) {
-        while (n--) *d++ = *s++;
-    } else {
-        d += n;
-        s += n;
-        while (n--) *--d = *--s;
-    }
+    __builtin_memmove(dst, src, n);
     return dst;
 }
+#endif
 
 int realizar_memeq(const void *a, const void *b, size_t n) {
     const uint8_t *x = a, *y = b;

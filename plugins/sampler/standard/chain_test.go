@@ -23,10 +23,10 @@ func TestChooseTopN(t *testing.T) {
 		{`{"top_k":4096,"repeat_penalty":1.1}`, 0}, // over MaxTopN
 		{`{"repeat_penalty":0.9}`, 0},              // raises logits
 		{`{"presence_penalty":-0.5}`, 0},
-		{`{"logit_bias":{"5":1}}`, 0},                    // raises a logit
-		{`{"logit_bias":{"5":-1,"6":false}}`, 42},        // lowers two
+		{`{"logit_bias":{"5":1}}`, 0},                       // raises a logit
+		{`{"logit_bias":{"5":-1,"6":false}}`, 42},           // lowers two
 		{`{"repeat_last_n":-1,"repeat_penalty":1.2}`, 1040}, // the whole context: n_vocab bounds the lowered ids
-		{`{"repeat_last_n":0,"repeat_penalty":1.2}`, 40}, // penalties off
+		{`{"repeat_last_n":0,"repeat_penalty":1.2}`, 40},    // penalties off
 	}
 	for _, tt := range tests {
 		cfg, err := ParseConfig([]byte(tt.config))
