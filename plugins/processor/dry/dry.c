@@ -7,7 +7,8 @@
  *                              this plugin asks for DRY, so it is on (0 = off)
  *   dry_base            [1.75]
  *   dry_allowed_length  [2]    repeats longer than this are penalised
- *   dry_penalty_last_n  [-1]   tokens scanned (prompt + output); -1 = all
+ *   dry_penalty_last_n  [64]   the last tokens scanned (prompt + output),
+ *                              llama.cpp's default; 0 = off, -1 = all
  *   dry_sequence_breakers ["\n", ":", "\"", "*"]
  *
  * If the last tokens repeat an earlier sequence of length L >=
@@ -32,7 +33,7 @@ REALIZAR_MARKER(processor)
 #define MAX_BREAKERS 64
 
 static float multiplier = 0.8f, base = 1.75f;
-static int32_t allowed = 2, last_n = -1;
+static int32_t allowed = 2, last_n = 64;
 static int32_t n_vocab, max_piece;
 static float *region;       /* n_vocab logits, then n_vocab (id, logit) edits */
 static int32_t *edits;
