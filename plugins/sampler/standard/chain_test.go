@@ -121,3 +121,62 @@ func FuzzParseLogitBias(f *testing.F) {
 		}
 	})
 }
+
+// fullChain is NewChain forced into the full-logits mode.
+func fullChain(t *testing.T, cfg Config, nVocab int) *Chain {
+	t.Helper()
+	c, err := NewChain(cfg, nVocab)
+	require.NoError(t, err)
+	c.topN = 0
+	c.ids, c.ids2, c.tidx = make([]int32, nVocab), make([]int32, nVocab), make([]int32, nVocab)
+	c.vals, c.vals2 = make([]float32, nVocab), make([]float32, nVocab)
+	c.probs, c.tkeys = make([]float64, nVocab), make([]float64, nVocab)
+	c.rkeys, c.rkeys2 = make([]uint64, nVocab), make([]uint64, nVocab)
+	return c
+}
+
+// TestTopNIsExact: where chooseTopN picks the top-N mode, it chooses the
+// same tokens as the full-logits mode (the argument in chooseTopN's doc),
+// with penalties and negative biases lowering ids inside and outside the
+// top N, on a stream where the penalised ids are often the best.
+func TestTopNIsExact(t *testing.T) {
+	const n = 300
+	for _, config := range []string{
+		`{"repeat_penalty":1.5,"frequency_penalty":0.3,"presence_penalty":0.2,"repeat_last_n":16}`,
+		`{"top_k":5,"repeat_penalty":3,"repeat_last_n":8,"logit_bias":{"0":-5,"1":-2,"2":false}}`,
+		`{"temperature":0,"frequency_penalty":2,"repeat_last_n":4}`,
+		`{"top_k":3,"typical_p":0.8,"top_p":0.7,"presence_penalty":1.5,"repeat_last_n":32}`,
+	} {
+		cfg, err := ParseConfig([]byte(config))
+		require.NoError(t, err)
+		top, err := NewChain(cfg, n)
+		require.NoError(t, err)
+		require.Positive(t, top.TopN(), config)
+		full := fullChain(t, cfg, n)
+		prompt := []int32{0, 1, 2, 3, 0, 1}
+		top.Reset(9, prompt)
+		full.Reset(9, prompt)
+		r := abi.NewRNG(2)
+		prev := int32(-1)
+		for step := range 3000 {
+			logits := make([]float32, n)
+			for i := range logits {
+				logits[i] = float32(4 * r.Uniform())
+			}
+			// the recent tokens are the best raw logits: penalties decide
+			for k := range 6 {
+				logits[int(r.Next()%12)] = float32(5 + k)
+			}
+			ids, vals := make([]int32, n), append([]float32(nil), logits...)
+			for i := range ids {
+				ids[i] = int32(i)
+			}
+			abi.SortCandidates(ids, vals)
+			tn := top.TopN()
+			a := top.Sample(prev, ids[:tn], vals[:tn], tn)
+			b := full.Sample(prev, nil, logits, n)
+			require.Equal(t, b, a, "%s step %d", config, step)
+			prev = a
+		}
+	}
+}
