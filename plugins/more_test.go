@@ -323,3 +323,17 @@ func TestBuiltin(t *testing.T) {
 	_, err := plugins.Builtin("standard-go")
 	assert.ErrorIs(t, err, plugins.ErrUnknown)
 }
+
+// TestDRYBeforeStandard: the processor's edits reach a top-N sampler (the
+// host selects the candidates from the edited logits).
+func TestDRYBeforeStandard(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	v := newVocab(100)
+	for _, name := range []string{"standard", "standard-go"} {
+		s := newSampler(t, v, load(t, h, name, `{"temperature":0}`), load(t, h, "dry", `{"dry_multiplier":100}`))
+		require.NoError(t, s.Reset(1, []int32{1, 2, 3, 4, 1, 2}))
+		logits := make([]float32, v.n)
+		logits[3], logits[50] = 10, 9 // 3 would continue "1 2 3"
+		assert.Equal(t, int32(50), sample(t, s, logits), name)
+	}
+}
