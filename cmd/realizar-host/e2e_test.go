@@ -140,6 +140,13 @@ func TestRunGreedyStories(t *testing.T) {
 			assert.NotContains(t, out, stop)
 		}
 	})
+	t.Run("the earliest of several stop strings wins", func(t *testing.T) {
+		out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "60",
+			"--sampler", "greedy", "--stop-string", "red ball", "--stop-string", "girl")
+		require.Equal(t, 0, code, stderr)
+		full := strings.TrimPrefix(storiesText, "Once upon a time")
+		assert.Equal(t, full[:strings.Index(full, "girl")], out)
+	})
 }
 
 // TestRunProcessorAndLog chains a processor configured by a manifest
