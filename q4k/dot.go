@@ -25,6 +25,10 @@ type Kernels struct {
 	// Dot returns the kernel for weight type t, or nil when t has no dot
 	// product (Q8_K and unknown types).
 	Dot func(t Type) DotFunc
+	// DotAMX returns the kernel for weight type t in the order of ggml's
+	// AMX buffer (see DotForMatrix), or nil when ggml has no AMX kernel for
+	// t or q4k does not implement its order yet (all types but Q8_0).
+	DotAMX func(t Type) DotFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
 	// shorter than 292 bytes per block.
@@ -32,10 +36,10 @@ type Kernels struct {
 }
 
 // Reference is the portable reference implementation.
-var Reference = Kernels{Name: "reference", Dot: refDot, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
+var Reference = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
 
 // Fast is the implementation this build uses (see Kernels).
-var Fast = Kernels{Name: fastName, Dot: fastDot, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
+var Fast = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
 
 func checkedQ8K(f func(dst []byte, x []float32)) func(dst []byte, x []float32) {
 	return func(dst []byte, x []float32) {
@@ -92,6 +96,30 @@ var (
 
 func refDot(t Type) DotFunc  { return refTable[t] }
 func fastDot(t Type) DotFunc { return fastTable[t] }
+
+var (
+	refAMXTable  = map[Type]DotFunc{Q8_0: blockKernel(Q8_0, dotQ8_0AMXRef)}
+	fastAMXTable = map[Type]DotFunc{Q8_0: blockKernel(Q8_0, dotQ8_0AMX)}
+)
+
+func refDotAMX(t Type) DotFunc  { return refAMXTable[t] }
+func fastDotAMX(t Type) DotFunc { return fastAMXTable[t] }
+
+// DotForMatrix returns the fast row kernel for the rows of a matrix of type
+// t with the given number of rows (ne[1] in ggml's terms), summing in the
+// order llama.cpp's CPU backend uses for that matrix on this machine: the
+// order of ggml's AMX buffer for a Q8_0 matrix whose row count is a
+// multiple of 32 on a CPU with AMX-INT8 (where ggml's sapphirerapids build
+// moves such a matrix into that buffer), the order of Kernels.Dot
+// otherwise. Errors as DotFor.
+func DotForMatrix(t Type, rows int) (DotFunc, error) {
+	if amxOrder && rows%32 == 0 {
+		if f := fastDotAMX(t); f != nil {
+			return f, nil
+		}
+	}
+	return DotFor(t)
+}
 
 // DotFor returns the fast row kernel for weight type t. It fails with an
 // error wrapping ErrUnknownType for a type that has no dot product here

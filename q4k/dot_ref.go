@@ -10,51 +10,77 @@ import (
 // exact integers; the float32 accumulation order written here is the
 // contract the fast paths reproduce bit for bit.
 
-// dotQ8_0Ref: per block sum += float32(sumi) * (dw*da).
+// q80Lanes accumulates one 32-weight block into ggml's eight Q8_0 lanes:
+// lane j += d * Σ_{t<4} q[4j+t]*a[4j+t], one fused multiply-add per lane
+// (q are the weights' signed quants, a the activation's).
+func q80Lanes(acc *[8]float32, q *[32]int32, a []byte, d float32) {
+	for j := range 8 {
+		var s int32
+		for t := range 4 {
+			s += q[4*j+t] * int32(int8(a[4*j+t]))
+		}
+		acc[j] = fma32(d, float32(s), acc[j])
+	}
+}
+
+// dotQ8_0Ref: ggml's eight-lane order (see order.go), d = dw*da.
 func dotQ8_0Ref(w, a []byte, nb int) float32 {
-	var sum float32
+	var acc [8]float32
+	var q [32]int32
+	for i := range nb {
+		wb, ab := w[34*i:34*i+34], a[34*i:34*i+34]
+		for j := range 32 {
+			q[j] = int32(int8(wb[2+j]))
+		}
+		q80Lanes(&acc, &q, ab[2:], float32(f16At(wb, 0)*f16At(ab, 0)))
+	}
+	return hsum8(&acc)
+}
+
+// dotQ8_0AMXRef: ggml's AMX order (see order.go): one accumulator,
+// acc = fma(float32(sumi), dw*da, acc) block after block.
+func dotQ8_0AMXRef(w, a []byte, nb int) float32 {
+	var acc float32
 	for i := range nb {
 		wb, ab := w[34*i:34*i+34], a[34*i:34*i+34]
 		var sumi int32
 		for j := range 32 {
 			sumi += int32(int8(wb[2+j])) * int32(int8(ab[2+j]))
 		}
-		sum += float32(float32(sumi) * float32(f16At(wb, 0)*f16At(ab, 0)))
+		acc = fma32(float32(sumi), float32(f16At(wb, 0)*f16At(ab, 0)), acc)
 	}
-	return sum
+	return acc
 }
 
-// dotQ4_0Ref: per block sum += (float32(sumi) * dw) * da.
+// dotQ4_0Ref: ggml's eight-lane order (see order.go), d = dw*da.
 func dotQ4_0Ref(w, a []byte, nb int) float32 {
-	var sum float32
+	var acc [8]float32
+	var q [32]int32
 	for i := range nb {
 		wb, ab := w[18*i:18*i+18], a[34*i:34*i+34]
-		var sumi int32
 		for j := range 16 {
-			sumi += int32(int(wb[2+j]&0x0F)-8) * int32(int8(ab[2+j]))
-			sumi += int32(int(wb[2+j]>>4)-8) * int32(int8(ab[18+j]))
+			q[j] = int32(wb[2+j]&0x0F) - 8
+			q[j+16] = int32(wb[2+j]>>4) - 8
 		}
-		sum += float32(float32(float32(sumi)*f16At(wb, 0)) * f16At(ab, 0))
+		q80Lanes(&acc, &q, ab[2:], float32(f16At(wb, 0)*f16At(ab, 0)))
 	}
-	return sum
+	return hsum8(&acc)
 }
 
-// dotQ5_0Ref: per block sum += (dw*da) * float32(sumi).
+// dotQ5_0Ref: ggml's eight-lane order (see order.go), d = dw*da.
 func dotQ5_0Ref(w, a []byte, nb int) float32 {
-	var sum float32
+	var acc [8]float32
+	var q [32]int32
 	for i := range nb {
 		wb, ab := w[22*i:22*i+22], a[34*i:34*i+34]
 		qh := binary.LittleEndian.Uint32(wb[2:])
-		var sumi int32
 		for j := range 16 {
-			h0 := int32((qh >> j << 4) & 0x10)
-			h1 := int32((qh >> (j + 12)) & 0x10)
-			sumi += ((int32(wb[6+j]&0x0F) | h0) - 16) * int32(int8(ab[2+j]))
-			sumi += ((int32(wb[6+j]>>4) | h1) - 16) * int32(int8(ab[18+j]))
+			q[j] = (int32(wb[6+j]&0x0F) | int32((qh>>j<<4)&0x10)) - 16
+			q[j+16] = (int32(wb[6+j]>>4) | int32((qh>>(j+12))&0x10)) - 16
 		}
-		sum += float32(float32(f16At(wb, 0)*f16At(ab, 0)) * float32(sumi))
+		q80Lanes(&acc, &q, ab[2:], float32(f16At(wb, 0)*f16At(ab, 0)))
 	}
-	return sum
+	return hsum8(&acc)
 }
 
 // unpackScalesK returns the eight 6-bit scales and mins of a Q4_K/Q5_K block.
@@ -192,11 +218,16 @@ func dotF32Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
 	return reduceLanes(acc)
 }
 
-func dotF16Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
+// dotF16Tail finishes ggml's F16 order (see order.go): acc holds the 4*epr
+// lanes over elements [0, from), from a multiple of 4*epr; the lanes are
+// reduced, widened to float64, and the products of [from, n), each rounded
+// to float32, are added in float64.
+func dotF16Tail(acc []float32, epr int, w, a []byte, from, n int) float32 {
+	sum := float64(reduceF16Lanes(acc, epr))
 	for i := from; i < n; i++ {
-		acc[i%lanes] += float32(f16At(w, 2*i) * f16At(a, 2*i))
+		sum += float64(float32(f16At(w, 2*i) * f16At(a, 2*i)))
 	}
-	return reduceLanes(acc)
+	return float32(sum)
 }
 
 func dotBF16Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
@@ -208,16 +239,24 @@ func dotBF16Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
 	return reduceLanes(acc)
 }
 
-// dotF32Ref, dotF16Ref, dotBF16Ref: Σ x[i]*y[i] over n elements, each
-// product rounded to float32, accumulated in 32 lanes (see reduceLanes).
+// dotF32Ref, dotBF16Ref: Σ x[i]*y[i] over n elements, each product rounded
+// to float32, accumulated in 32 lanes (see reduceLanes).
 func dotF32Ref(w, a []byte, n int) float32 {
 	var acc [lanes]float32
 	return dotF32Tail(&acc, w, a, 0, n)
 }
 
+// dotF16Ref: Σ x[i]*y[i] in ggml's F16 order (see order.go).
 func dotF16Ref(w, a []byte, n int) float32 {
-	var acc [lanes]float32
-	return dotF16Tail(&acc, w, a, 0, n)
+	var acc [64]float32
+	step := 4 * f16Epr
+	m := n - n%step
+	for i := 0; i < m; i += step {
+		for k := range step {
+			acc[k] = fma32(f16At(w, 2*(i+k)), f16At(a, 2*(i+k)), acc[k])
+		}
+	}
+	return dotF16Tail(acc[:step], f16Epr, w, a, m, n)
 }
 
 func dotBF16Ref(w, a []byte, n int) float32 {

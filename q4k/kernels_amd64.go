@@ -61,11 +61,7 @@ func dotQ6_K(w, a []byte, nb int) float32 {
 
 // dotQ8_0 multiplies nb block_q8_0 with nb block_q8_0.
 func dotQ8_0(w, a []byte, nb int) float32 {
-	if useAVX2 {
-		_, _ = w[34*nb-1], a[34*nb-1]
-		return dotQ80AVX2(&w[0], &a[0], nb)
-	}
-	return dotQ8_0Ref(w, a, nb)
+	return dotQ8_0Ref(w, a, nb) // TODO asm
 }
 
 //go:noescape
@@ -79,20 +75,12 @@ func dotQ5KAVX2(w, a *byte, nb int) float32
 
 // dotQ4_0 multiplies nb block_q4_0 with nb block_q8_0.
 func dotQ4_0(w, a []byte, nb int) float32 {
-	if useAVX2 {
-		_, _ = w[18*nb-1], a[34*nb-1]
-		return dotQ40AVX2(&w[0], &a[0], nb)
-	}
-	return dotQ4_0Ref(w, a, nb)
+	return dotQ4_0Ref(w, a, nb) // TODO asm
 }
 
 // dotQ5_0 multiplies nb block_q5_0 with nb block_q8_0.
 func dotQ5_0(w, a []byte, nb int) float32 {
-	if useAVX2 {
-		_, _ = w[22*nb-1], a[34*nb-1]
-		return dotQ50AVX2(&w[0], &a[0], nb)
-	}
-	return dotQ5_0Ref(w, a, nb)
+	return dotQ5_0Ref(w, a, nb) // TODO asm
 }
 
 // dotQ5_K multiplies nb block_q5_K with nb block_q8_K.
@@ -128,15 +116,7 @@ func dotF32(w, a []byte, n int) float32 {
 
 // dotF16 multiplies n binary16 with n binary16.
 func dotF16(w, a []byte, n int) float32 {
-	var acc [lanes]float32
-	m := n &^ (lanes - 1)
-	if useAVX2 && m > 0 {
-		_, _ = w[2*n-1], a[2*n-1]
-		dotF16AVX2(&w[0], &a[0], m, &acc)
-	} else {
-		m = 0
-	}
-	return dotF16Tail(&acc, w, a, m, n)
+	return dotF16Ref(w, a, n) // TODO asm
 }
 
 // dotBF16 multiplies n bfloat16 with n bfloat16.
@@ -150,4 +130,9 @@ func dotBF16(w, a []byte, n int) float32 {
 		m = 0
 	}
 	return dotBF16Tail(&acc, w, a, m, n)
+}
+
+// dotQ8_0AMX multiplies nb block_q8_0 with nb block_q8_0 in ggml's AMX order.
+func dotQ8_0AMX(w, a []byte, nb int) float32 {
+	return dotQ8_0AMXRef(w, a, nb) // TODO asm
 }

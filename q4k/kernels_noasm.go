@@ -34,3 +34,6 @@ func dotF16(w, a []byte, n int) float32 { return dotF16Ref(w, a, n) }
 
 // dotBF16 multiplies n bfloat16 with n bfloat16.
 func dotBF16(w, a []byte, n int) float32 { return dotBF16Ref(w, a, n) }
+
+// dotQ8_0AMX multiplies nb block_q8_0 with nb block_q8_0 in ggml's AMX order.
+func dotQ8_0AMX(w, a []byte, nb int) float32 { return dotQ8_0AMXRef(w, a, nb) }
