@@ -3,10 +3,11 @@
 #include "textflag.h"
 #include "kernels_amd64.h"
 
-// The float dot products keep 32 float32 lanes in Y0..Y3 (lane l holds the
-// elements i with i%32 == l, added in index order: each product rounded,
-// then added — VMULPS then VADDPS, never an FMA) and store them to acc; the
-// Go side adds the tail and reduces the lanes (see reduceLanes).
+// The F32 and BF16 dot products keep 32 float32 lanes in Y0..Y3 (lane l
+// holds the elements i with i%32 == l, added in index order: each product
+// rounded, then added — VMULPS then VADDPS, never an FMA) and store them to
+// acc; the Go side adds the tail and reduces the lanes (see reduceLanes).
+// The F16 ones follow ggml's F16 order instead (FMA lanes, see order.go).
 
 #define LANES_STEP(Y, W, A) \
 	VMULPS A, W, W; \
@@ -54,8 +55,57 @@ f32done:
 	LANES_STORE
 	RET
 
-// func dotF16AVX2(w, a *byte, n int, acc *[lanes]float32)
-TEXT ·dotF16AVX2(SB), NOSPLIT, $0-32
+// F16_FMA adds the products of the 8 binary16 pairs at off(SI), off(DI) to
+// the lanes of Y with one FMA each (ggml's F16 order, see order.go).
+#define F16_FMA(off, Y) \
+	VCVTPH2PS off(SI), Y8; \
+	VCVTPH2PS off(DI), Y9; \
+	VFMADD231PS Y9, Y8, Y
+
+// func dotF16FMA64AVX2(w, a *byte, n int, acc *[64]float32)
+// n is a multiple of 64; lane k (Y(k/8) element k%8) takes elements i ≡ k mod 64.
+TEXT ·dotF16FMA64AVX2(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+f16x64loop:
+	CMPQ CX, $64
+	JLT  f16x64done
+	F16_FMA(0, Y0)
+	F16_FMA(16, Y1)
+	F16_FMA(32, Y2)
+	F16_FMA(48, Y3)
+	F16_FMA(64, Y4)
+	F16_FMA(80, Y5)
+	F16_FMA(96, Y6)
+	F16_FMA(112, Y7)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $64, CX
+	JMP  f16x64loop
+
+f16x64done:
+	MOVQ acc+24(FP), BX
+	VMOVUPS Y4, 128(BX)
+	VMOVUPS Y5, 160(BX)
+	VMOVUPS Y6, 192(BX)
+	VMOVUPS Y7, 224(BX)
+	LANES_STORE
+	RET
+
+// func dotF16FMA32AVX2(w, a *byte, n int, acc *[64]float32)
+// n is a multiple of 32; lane k (Y(k/8) element k%8) takes elements i ≡ k
+// mod 32; acc[32:] is left alone.
+TEXT ·dotF16FMA32AVX2(SB), NOSPLIT, $0-32
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ n+16(FP), CX
@@ -64,27 +114,19 @@ TEXT ·dotF16AVX2(SB), NOSPLIT, $0-32
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 
-f16loop:
+f16x32loop:
 	CMPQ CX, $32
-	JLT  f16done
-	VCVTPH2PS 0(SI), Y4
-	VCVTPH2PS 16(SI), Y5
-	VCVTPH2PS 32(SI), Y6
-	VCVTPH2PS 48(SI), Y7
-	VCVTPH2PS 0(DI), Y8
-	VCVTPH2PS 16(DI), Y9
-	VCVTPH2PS 32(DI), Y10
-	VCVTPH2PS 48(DI), Y11
-	LANES_STEP(Y0, Y4, Y8)
-	LANES_STEP(Y1, Y5, Y9)
-	LANES_STEP(Y2, Y6, Y10)
-	LANES_STEP(Y3, Y7, Y11)
+	JLT  f16x32done
+	F16_FMA(0, Y0)
+	F16_FMA(16, Y1)
+	F16_FMA(32, Y2)
+	F16_FMA(48, Y3)
 	ADDQ $64, SI
 	ADDQ $64, DI
 	SUBQ $32, CX
-	JMP  f16loop
+	JMP  f16x32loop
 
-f16done:
+f16x32done:
 	MOVQ acc+24(FP), BX
 	LANES_STORE
 	RET

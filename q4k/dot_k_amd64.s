@@ -71,7 +71,7 @@ GLOBL kScale<>(SB), RODATA|NOPTR, $256
 	VPADDD Y3, Y1, Y1
 
 // func dotQ4KAVX2(w, a *byte, nb int) float32
-TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-28
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ nb+16(FP), CX
@@ -142,11 +142,20 @@ q4kloop:
 	VMULSS X8, X9, X9   // d = dw*da
 	VMULSS X8, X10, X10 // dmin = dminw*da
 	VCVTSI2SSL AX, X11, X11
-	VMULSS X11, X9, X9 // d*sumi
 	VCVTSI2SSL DX, X12, X12
+	CMPQ amx+24(FP), $0
+	JNE  q4kfma
+	VMULSS X11, X9, X9   // d*sumi
 	VMULSS X12, X10, X10 // dmin*summ
 	VADDSS X9, X0, X0
 	VSUBSS X10, X0, X0
+	JMP  q4knext
+
+q4kfma: // ggml's AMX order: two fused steps
+	VFMADD231SS X11, X9, X0   // acc += d*sumi
+	VFNMADD231SS X12, X10, X0 // acc -= dmin*summ
+
+q4knext:
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -155,7 +164,7 @@ q4kloop:
 
 q4kdone:
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
+	MOVSS X0, ret+32(FP)
 	RET
 
 // q6kScale<> holds four VPSHUFB masks; mask k (at 32k) spreads int16 scale
@@ -220,7 +229,7 @@ GLOBL q6kScale<>(SB), RODATA|NOPTR, $128
 	Q6K_QUANT(o3, q6kScale<>+96(SB))
 
 // func dotQ6KAVX2(w, a *byte, nb int) float32
-TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-28
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ nb+16(FP), CX
@@ -249,8 +258,16 @@ q6kloop:
 	VCVTPH2PS X9, X9 // dw
 	VMULSS (DI), X9, X9 // d = dw*da
 	VCVTSI2SSL AX, X11, X11
+	CMPQ amx+24(FP), $0
+	JNE  q6kfma
 	VMULSS X11, X9, X9
 	VADDSS X9, X0, X0
+	JMP  q6knext
+
+q6kfma: // ggml's AMX order: one fused step
+	VFMADD231SS X11, X9, X0
+
+q6knext:
 
 	ADDQ $210, SI
 	ADDQ $292, DI
@@ -259,7 +276,7 @@ q6kloop:
 
 q6kdone:
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
+	MOVSS X0, ret+32(FP)
 	RET
 
 // Q5K_PAIR is Q4K_PAIR with the 5th bits: qh (32 bytes) is in Y6; SHLO/SHHI
@@ -288,7 +305,7 @@ q6kdone:
 	VPADDD Y3, Y1, Y1
 
 // func dotQ5KAVX2(w, a *byte, nb int) float32
-TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-28
+TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ nb+16(FP), CX
@@ -360,11 +377,20 @@ q5kloop:
 	VMULSS X8, X9, X9
 	VMULSS X8, X10, X10
 	VCVTSI2SSL AX, X11, X11
-	VMULSS X11, X9, X9
 	VCVTSI2SSL DX, X12, X12
-	VMULSS X12, X10, X10
+	CMPQ amx+24(FP), $0
+	JNE  q5kfma
+	VMULSS X11, X9, X9   // d*sumi
+	VMULSS X12, X10, X10 // dmin*summ
 	VADDSS X9, X0, X0
 	VSUBSS X10, X0, X0
+	JMP  q5knext
+
+q5kfma: // ggml's AMX order: two fused steps
+	VFMADD231SS X11, X9, X0   // acc += d*sumi
+	VFNMADD231SS X12, X10, X0 // acc -= dmin*summ
+
+q5knext:
 
 	ADDQ $176, SI
 	ADDQ $292, DI
@@ -373,5 +399,5 @@ q5kloop:
 
 q5kdone:
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
+	MOVSS X0, ret+32(FP)
 	RET

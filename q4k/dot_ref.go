@@ -107,7 +107,13 @@ func q8KD(a []byte) float32 { return math.Float32frombits(binary.LittleEndian.Ui
 // dotQ4_KRef: per block, with d = dw*da and dmin = dminw*da,
 // sum = sum + d*float32(sumi) - dmin*float32(summ), where sumi = Σ scale·Σq4·q8
 // and summ = Σ bsums·min.
-func dotQ4_KRef(w, a []byte, nb int) float32 {
+func dotQ4_KRef(w, a []byte, nb int) float32 { return dotQ4_KOrder(w, a, nb, false) }
+
+// dotQ4_KAMXRef: as dotQ4_KRef, but each block in ggml's AMX order:
+// sum = fma(float32(sumi), d, sum), then sum = fma(-float32(summ), dmin, sum).
+func dotQ4_KAMXRef(w, a []byte, nb int) float32 { return dotQ4_KOrder(w, a, nb, true) }
+
+func dotQ4_KOrder(w, a []byte, nb int, amx bool) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[144*i:144*i+144], a[292*i:292*i+292]
@@ -126,13 +132,23 @@ func dotQ4_KRef(w, a []byte, nb int) float32 {
 		da := q8KD(ab)
 		d := float32(f16At(wb, 0) * da)
 		dmin := float32(f16At(wb, 2) * da)
+		if amx {
+			sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
+			continue
+		}
 		sum = sum + float32(d*float32(sumi)) - float32(dmin*float32(summ))
 	}
 	return sum
 }
 
 // dotQ5_KRef: as dotQ4_KRef with 5-bit quants.
-func dotQ5_KRef(w, a []byte, nb int) float32 {
+func dotQ5_KRef(w, a []byte, nb int) float32 { return dotQ5_KOrder(w, a, nb, false) }
+
+// dotQ5_KAMXRef: as dotQ5_KRef, but each block in ggml's AMX order:
+// sum = fma(float32(sumi), d, sum), then sum = fma(-float32(summ), dmin, sum).
+func dotQ5_KAMXRef(w, a []byte, nb int) float32 { return dotQ5_KOrder(w, a, nb, true) }
+
+func dotQ5_KOrder(w, a []byte, nb int, amx bool) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[176*i:176*i+176], a[292*i:292*i+292]
@@ -153,13 +169,23 @@ func dotQ5_KRef(w, a []byte, nb int) float32 {
 		da := q8KD(ab)
 		d := float32(f16At(wb, 0) * da)
 		dmin := float32(f16At(wb, 2) * da)
+		if amx {
+			sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
+			continue
+		}
 		sum = sum + float32(d*float32(sumi)) - float32(dmin*float32(summ))
 	}
 	return sum
 }
 
 // dotQ6_KRef: per block sum += (dw*da) * float32(sumi), sumi = Σ scale·Σ(q6-32)·q8.
-func dotQ6_KRef(w, a []byte, nb int) float32 {
+func dotQ6_KRef(w, a []byte, nb int) float32 { return dotQ6_KOrder(w, a, nb, false) }
+
+// dotQ6_KAMXRef: as dotQ6_KRef, but each block in ggml's AMX order:
+// sum = fma(float32(sumi), d, sum).
+func dotQ6_KAMXRef(w, a []byte, nb int) float32 { return dotQ6_KOrder(w, a, nb, true) }
+
+func dotQ6_KOrder(w, a []byte, nb int, amx bool) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[210*i:210*i+210], a[292*i:292*i+292]
@@ -182,6 +208,10 @@ func dotQ6_KRef(w, a []byte, nb int) float32 {
 			}
 		}
 		d := float32(f16At(wb, 208) * q8KD(ab))
+		if amx {
+			sum = fma32(float32(sumi), d, sum)
+			continue
+		}
 		sum += float32(d * float32(sumi))
 	}
 	return sum

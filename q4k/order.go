@@ -29,10 +29,18 @@ import (
 // otherwise (its AVX2 builds).
 var f16Epr = map[bool]int{true: 16, false: 8}[cpu.X86.HasAVX512F]
 
-// amxOrder reports whether ggml's CPU backend on this machine puts Q8_0
-// matrices whose row count is a multiple of 32 into its AMX buffer (the
-// sapphirerapids build, chosen for CPUs with AMX-INT8 and AVX-512 VNNI).
-var amxOrder = cpu.X86.HasAMXInt8 && cpu.X86.HasAMXTile && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BF16
+// amxOrder reports whether ggml's CPU backend on this machine moves
+// Q4_K/Q5_K/Q6_K/Q8_0 matrices whose row count is a multiple of 32 into its
+// AMX buffer: ggml loads its sapphirerapids build on a CPU with these
+// features, and that build uses the AMX buffer when the kernel grants the
+// process the AMX tile state (amxPermitted).
+var amxOrder = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL &&
+	cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BF16 &&
+	cpu.X86.HasAMXTile && cpu.X86.HasAMXInt8 && amxPermitted()
+
+// AMXOrder reports whether DotForMatrix follows ggml's AMX orders on this
+// machine (see DotForMatrix).
+func AMXOrder() bool { return amxOrder }
 
 // fma32 returns a*b+c rounded once to float32, as an FMA instruction does.
 // The product is exact in float64; the float64 sum is rounded to odd (its
