@@ -43,17 +43,6 @@ func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, 
 		data: data[:rows*rowSize], dot: dot, actSize: actSize}, nil
 }
 
-// usePlainOrder makes l's products sum in ggml's plain order (q4k.DotFor)
-// rather than the one ggml picks for a weight it multiplies with
-// (q4k.DotForMatrix): llama.cpp places token_embd.weight by its first use, a
-// row lookup, so it never enters ggml's AMX buffer, and a tied output head
-// reads it from there.
-func (l *linear) usePlainOrder() {
-	if dot, err := q4k.DotFor(l.typ); err == nil {
-		l.dot = dot
-	}
-}
-
 // row returns the bytes of row r.
 func (l *linear) row(r int) []byte { return l.data[r*l.rowSize : (r+1)*l.rowSize] }
 

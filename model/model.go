@@ -91,7 +91,6 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	m.cfg = cfg
 
 	m.embd = l.matrix(tensorTokenEmbd, cfg.Vocab, cfg.Embd)
-	m.embd.usePlainOrder()
 	m.outNorm = l.vector(tensorOutputNorm, cfg.Embd, true)
 	if _, _, _, err := src.tensor(tensorOutput); errors.Is(err, ErrMissingTensor) {
 		m.output, m.tied = m.embd, true

@@ -28,16 +28,6 @@
 	VCVTDQ2PS Y1, Y1; \
 	VFMADD231PS Y9, Y1, Y0
 
-// HSUM8 reduces the lanes of Y0 into X0: lanes k and k+4, then
-// (l0+l2) + (l1+l3) (X1 scratch).
-#define HSUM8 \
-	VEXTRACTF128 $1, Y0, X1; \
-	VADDPS X1, X0, X0; \
-	VMOVHLPS X0, X0, X1; \
-	VADDPS X1, X0, X0; \
-	VMOVSHDUP X0, X1; \
-	VADDSS X1, X0, X0
-
 // Q80_PAIRS leaves in Y2 and Y3 the int32 sums of adjacent products of
 // weights 0..15 and 16..31 of the blocks at SI and DI.
 #define Q80_PAIRS \

@@ -104,16 +104,10 @@ func bsumsMins(a []byte, mn *[8]int32) int32 {
 // q8KD returns the f32 scale of a Q8_K block.
 func q8KD(a []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(a)) }
 
-// dotQ4_KRef: per block, with d = dw*da and dmin = dminw*da,
-// sum = sum + d*float32(sumi) - dmin*float32(summ), where sumi = Σ scale·Σq4·q8
-// and summ = Σ bsums·min.
-func dotQ4_KRef(w, a []byte, nb int) float32 { return dotQ4_KOrder(w, a, nb, false) }
-
-// dotQ4_KAMXRef: as dotQ4_KRef, but each block in ggml's AMX order:
+// dotQ4_KAMXRef: ggml's AMX order (see order.go). Per block, with d = dw*da,
+// dmin = dminw*da, sumi = Σ scale·Σq4·q8 and summ = Σ bsums·min (exact):
 // sum = fma(float32(sumi), d, sum), then sum = fma(-float32(summ), dmin, sum).
-func dotQ4_KAMXRef(w, a []byte, nb int) float32 { return dotQ4_KOrder(w, a, nb, true) }
-
-func dotQ4_KOrder(w, a []byte, nb int, amx bool) float32 {
+func dotQ4_KAMXRef(w, a []byte, nb int) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[144*i:144*i+144], a[292*i:292*i+292]
@@ -132,23 +126,13 @@ func dotQ4_KOrder(w, a []byte, nb int, amx bool) float32 {
 		da := q8KD(ab)
 		d := float32(f16At(wb, 0) * da)
 		dmin := float32(f16At(wb, 2) * da)
-		if amx {
-			sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
-			continue
-		}
-		sum = sum + float32(d*float32(sumi)) - float32(dmin*float32(summ))
+		sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
 	}
 	return sum
 }
 
-// dotQ5_KRef: as dotQ4_KRef with 5-bit quants.
-func dotQ5_KRef(w, a []byte, nb int) float32 { return dotQ5_KOrder(w, a, nb, false) }
-
-// dotQ5_KAMXRef: as dotQ5_KRef, but each block in ggml's AMX order:
-// sum = fma(float32(sumi), d, sum), then sum = fma(-float32(summ), dmin, sum).
-func dotQ5_KAMXRef(w, a []byte, nb int) float32 { return dotQ5_KOrder(w, a, nb, true) }
-
-func dotQ5_KOrder(w, a []byte, nb int, amx bool) float32 {
+// dotQ5_KAMXRef: as dotQ4_KAMXRef with 5-bit quants.
+func dotQ5_KAMXRef(w, a []byte, nb int) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[176*i:176*i+176], a[292*i:292*i+292]
@@ -169,23 +153,14 @@ func dotQ5_KOrder(w, a []byte, nb int, amx bool) float32 {
 		da := q8KD(ab)
 		d := float32(f16At(wb, 0) * da)
 		dmin := float32(f16At(wb, 2) * da)
-		if amx {
-			sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
-			continue
-		}
-		sum = sum + float32(d*float32(sumi)) - float32(dmin*float32(summ))
+		sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
 	}
 	return sum
 }
 
-// dotQ6_KRef: per block sum += (dw*da) * float32(sumi), sumi = Σ scale·Σ(q6-32)·q8.
-func dotQ6_KRef(w, a []byte, nb int) float32 { return dotQ6_KOrder(w, a, nb, false) }
-
-// dotQ6_KAMXRef: as dotQ6_KRef, but each block in ggml's AMX order:
-// sum = fma(float32(sumi), d, sum).
-func dotQ6_KAMXRef(w, a []byte, nb int) float32 { return dotQ6_KOrder(w, a, nb, true) }
-
-func dotQ6_KOrder(w, a []byte, nb int, amx bool) float32 {
+// dotQ6_KAMXRef: ggml's AMX order, per block sum = fma(float32(sumi), dw*da,
+// sum), sumi = Σ scale·Σ(q6-32)·q8 (exact).
+func dotQ6_KAMXRef(w, a []byte, nb int) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[210*i:210*i+210], a[292*i:292*i+292]
@@ -208,11 +183,7 @@ func dotQ6_KOrder(w, a []byte, nb int, amx bool) float32 {
 			}
 		}
 		d := float32(f16At(wb, 208) * q8KD(ab))
-		if amx {
-			sum = fma32(float32(sumi), d, sum)
-			continue
-		}
-		sum += float32(d * float32(sumi))
+		sum = fma32(float32(sumi), d, sum)
 	}
 	return sum
 }

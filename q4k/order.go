@@ -15,9 +15,14 @@ import (
 //     exact integer sum of the four products at positions 4j..4j+3 of each
 //     32-weight block, and accumulates lane_j = fma(dw*da, float32(sum),
 //     lane_j) block after block; the lanes are reduced as in hsum8.
-//   - Q8_0 in ggml's AMX buffer (rows a multiple of 32, CPU with AMX-INT8):
-//     one accumulator, acc = fma(float32(block sum), dw*da, acc) block
-//     after block.
+//   - Q4_K, Q5_K, Q6_K (ggml_vec_dot_q*_K_q8_K, AVX2 branch): the same eight
+//     lanes per 256-weight block (lane j: bytes 4j..4j+3 of every 32-byte run
+//     of quants times that run's scale), lane_j = fma(dw*da, float32(sum),
+//     lane_j), hsum8; the mins apart (dot_ref_k.go).
+//   - Q4_K, Q5_K, Q6_K, Q8_0 in ggml's AMX buffer (rows a multiple of 32, CPU
+//     with AMX-INT8): one accumulator, acc = fma(float32(block sum), dw*da,
+//     acc) block after block, then for Q4_K/Q5_K acc = fma(-float32(Σ
+//     min·bsum), dminw*da, acc).
 //   - F16 (ggml_vec_dot_f16): 4·E float32 lanes, E = 16 with AVX-512F and 8
 //     otherwise; lane k accumulates fma(x_i, y_i, lane_k) over i ≡ k mod 4E
 //     for i below n rounded down to 4E; the lanes are reduced as in
