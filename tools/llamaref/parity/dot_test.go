@@ -21,7 +21,10 @@ const dotTolerance = 1e-5
 // ggmlOrderTypes are the types whose plain row kernels (Kernels.Dot) sum in
 // the order of ggml's x86 AVX2/AVX-512 builds (see q4k's order.go), so they
 // must equal ggml_vec_dot_* bit for bit wherever those builds run.
-var ggmlOrderTypes = map[uint32]bool{ref.TypeQ4_0: true, ref.TypeQ5_0: true, ref.TypeQ8_0: true, ref.TypeF16: true}
+var ggmlOrderTypes = map[uint32]bool{
+	ref.TypeQ4_0: true, ref.TypeQ5_0: true, ref.TypeQ8_0: true, ref.TypeF16: true,
+	ref.TypeQ4_K: true, ref.TypeQ5_K: true, ref.TypeQ6_K: true,
+}
 
 // dotLengths are the row lengths compared for a type of block size bs:
 // 1024, and for the float types lengths with a tail past ggml's SIMD steps
