@@ -29,19 +29,22 @@ import (
 //     reduceF16Lanes, widened to float64, the remaining products (each
 //     rounded to float32) added in float64, and the result rounded to float32.
 
+// ggmlAVX512 reports whether ggml loads one of its AVX-512 builds on this
+// CPU: they all require AVX-512 F, CD, VL, DQ and BW.
+var ggmlAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512CD && cpu.X86.HasAVX512VL &&
+	cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
+
 // f16Epr is the float32 elements per vector of ggml's F16 dot product on
-// this CPU: 16 where the CPU has AVX-512F (ggml's AVX-512 builds), 8
-// otherwise (its AVX2 builds).
-var f16Epr = map[bool]int{true: 16, false: 8}[cpu.X86.HasAVX512F]
+// this CPU: 16 in ggml's AVX-512 builds, 8 in its AVX2 builds.
+var f16Epr = map[bool]int{true: 16, false: 8}[ggmlAVX512]
 
 // amxOrder reports whether ggml's CPU backend on this machine moves
 // Q4_K/Q5_K/Q6_K/Q8_0 matrices whose row count is a multiple of 32 into its
 // AMX buffer: ggml loads its sapphirerapids build on a CPU with these
 // features, and that build uses the AMX buffer when the kernel grants the
 // process the AMX tile state (amxPermitted).
-var amxOrder = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL &&
-	cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BF16 &&
-	cpu.X86.HasAMXTile && cpu.X86.HasAMXInt8 && amxPermitted()
+var amxOrder = ggmlAVX512 && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512VNNI &&
+	cpu.X86.HasAVX512BF16 && cpu.X86.HasAMXTile && cpu.X86.HasAMXInt8 && amxPermitted()
 
 // AMXOrder reports whether DotForMatrix follows ggml's AMX orders on this
 // machine (see DotForMatrix).
