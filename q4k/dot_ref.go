@@ -208,15 +208,35 @@ func reduceLanes(l *[lanes]float32) float32 {
 	return u0 + u1
 }
 
-// dotF32Lanes adds x[i]*y[i] for i in [from, n) into the lanes, continuing
-// the lane order (i%32), then reduces.
-func dotF32Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
-	for i := from; i < n; i++ {
-		x := math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:]))
-		y := math.Float32frombits(binary.LittleEndian.Uint32(a[4*i:]))
-		acc[i%lanes] += float32(x * y)
+// f32At reads the little-endian float32 at element i of b.
+func f32At(b []byte, i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+}
+
+// dotF32Tail finishes ggml's F32 order (see order.go): acc holds the 4*epr
+// lanes over elements [0, from), from a multiple of 4*epr; the lanes are
+// reduced and the products of [from, n) are added in index order in
+// float32, as GCC compiled ggml's scalar leftover loop: vectors of epr
+// products while that many remain, then one of epr/2, each product rounded
+// before its add, and the last (fewer than epr/2) with one fused
+// multiply-add each.
+func dotF32Tail(acc []float32, epr int, w, a []byte, from, n int) float32 {
+	sum := reduceF16Lanes(acc, epr)
+	i := from
+	for n-i >= epr {
+		for e := i + epr; i < e; i++ {
+			sum += float32(f32At(w, i) * f32At(a, i))
+		}
 	}
-	return reduceLanes(acc)
+	if n-i >= epr/2 {
+		for e := i + epr/2; i < e; i++ {
+			sum += float32(f32At(w, i) * f32At(a, i))
+		}
+	}
+	for ; i < n; i++ {
+		sum = fma32(f32At(w, i), f32At(a, i), sum)
+	}
+	return sum
 }
 
 // dotF16Tail finishes ggml's F16 order (see order.go): acc holds the 4*epr
@@ -240,13 +260,21 @@ func dotBF16Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
 	return reduceLanes(acc)
 }
 
-// dotF32Ref, dotBF16Ref: Σ x[i]*y[i] over n elements, each product rounded
-// to float32, accumulated in 32 lanes (see reduceLanes).
+// dotF32Ref: Σ x[i]*y[i] in ggml's F32 order (see order.go).
 func dotF32Ref(w, a []byte, n int) float32 {
-	var acc [lanes]float32
-	return dotF32Tail(&acc, w, a, 0, n)
+	var acc [64]float32
+	step := 4 * f16Epr
+	m := n - n%step
+	for i := 0; i < m; i += step {
+		for k := range step {
+			acc[k] = fma32(f32At(w, i+k), f32At(a, i+k), acc[k])
+		}
+	}
+	return dotF32Tail(acc[:step], f16Epr, w, a, m, n)
 }
 
+// dotBF16Ref: Σ x[i]*y[i] over n elements, each product rounded to float32,
+// accumulated in 32 lanes (see reduceLanes).
 // dotF16Ref: Σ x[i]*y[i] in ggml's F16 order (see order.go).
 func dotF16Ref(w, a []byte, n int) float32 {
 	var acc [64]float32

@@ -105,7 +105,10 @@ func dotQ5_K(w, a []byte, nb int) float32 {
 }
 
 //go:noescape
-func dotF32AVX2(w, a *byte, n int, acc *[lanes]float32)
+func dotF32FMA64AVX2(w, a *byte, n int, acc *[64]float32)
+
+//go:noescape
+func dotF32FMA32AVX2(w, a *byte, n int, acc *[64]float32)
 
 //go:noescape
 func dotF16FMA64AVX2(w, a *byte, n int, acc *[64]float32)
@@ -119,17 +122,22 @@ func dotQ80AMXAVX2(w, a *byte, nb int) float32
 //go:noescape
 func dotBF16AVX2(w, a *byte, n int, acc *[lanes]float32)
 
-// dotF32 multiplies n little-endian float32 with n float32.
+// dotF32 multiplies n little-endian float32 with n float32 in ggml's F32
+// order: the assembly fills the lanes over whole steps of 4*f16Epr elements.
 func dotF32(w, a []byte, n int) float32 {
-	var acc [lanes]float32
-	m := n &^ (lanes - 1)
-	if useAVX2 && m > 0 {
-		_, _ = w[4*n-1], a[4*n-1]
-		dotF32AVX2(&w[0], &a[0], m, &acc)
-	} else {
-		m = 0
+	step := 4 * f16Epr
+	m := n - n%step
+	if !useAVX2 || m == 0 {
+		return dotF32Ref(w, a, n)
 	}
-	return dotF32Tail(&acc, w, a, m, n)
+	_, _ = w[4*n-1], a[4*n-1]
+	var acc [64]float32
+	if step == 64 {
+		dotF32FMA64AVX2(&w[0], &a[0], m, &acc)
+	} else {
+		dotF32FMA32AVX2(&w[0], &a[0], m, &acc)
+	}
+	return dotF32Tail(acc[:step], f16Epr, w, a, m, n)
 }
 
 // dotF16 multiplies n binary16 with n binary16 in ggml's F16 order: the

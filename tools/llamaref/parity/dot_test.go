@@ -23,7 +23,7 @@ const dotTolerance = 1e-5
 // must equal ggml_vec_dot_* bit for bit wherever those builds run.
 var ggmlOrderTypes = map[uint32]bool{
 	ref.TypeQ4_0: true, ref.TypeQ5_0: true, ref.TypeQ8_0: true, ref.TypeF16: true,
-	ref.TypeQ4_K: true, ref.TypeQ5_K: true, ref.TypeQ6_K: true,
+	ref.TypeQ4_K: true, ref.TypeQ5_K: true, ref.TypeQ6_K: true, ref.TypeF32: true,
 }
 
 // dotLengths are the row lengths compared for a type of block size bs:
