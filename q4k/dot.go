@@ -26,8 +26,8 @@ type Kernels struct {
 	// product (Q8_K and unknown types).
 	Dot func(t Type) DotFunc
 	// DotAMX returns the kernel for weight type t in the order of ggml's
-	// AMX buffer (see DotForMatrix): Q4_K, Q5_K, Q6_K and Q8_0; nil for the
-	// other types, which ggml has no AMX kernel for.
+	// AMX buffer (see DotForMatrix): Q4_0, Q4_K, Q5_K, Q6_K and Q8_0; nil
+	// for the other types, which ggml has no AMX kernel for.
 	DotAMX func(t Type) DotFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
@@ -99,12 +99,14 @@ func fastDot(t Type) DotFunc { return fastTable[t] }
 
 var (
 	refAMXTable = map[Type]DotFunc{
+		Q4_0: blockKernel(Q4_0, dotQ4_0AMXRef),
 		Q4_K: blockKernel(Q4_K, dotQ4_KAMXRef),
 		Q5_K: blockKernel(Q5_K, dotQ5_KAMXRef),
 		Q6_K: blockKernel(Q6_K, dotQ6_KAMXRef),
 		Q8_0: blockKernel(Q8_0, dotQ8_0AMXRef),
 	}
 	fastAMXTable = map[Type]DotFunc{
+		Q4_0: blockKernel(Q4_0, dotQ4_0AMX),
 		Q4_K: blockKernel(Q4_K, dotQ4_KAMX),
 		Q5_K: blockKernel(Q5_K, dotQ5_KAMX),
 		Q6_K: blockKernel(Q6_K, dotQ6_KAMX),
@@ -119,8 +121,8 @@ func fastDotAMX(t Type) DotFunc { return fastAMXTable[t] }
 // t with the given number of rows (ne[1] in ggml's terms) that llama.cpp
 // multiplies with (not one it only looks rows up in), summing in the order
 // llama.cpp's CPU backend uses for that matrix on this machine: the order
-// of ggml's AMX buffer for a Q4_K, Q5_K, Q6_K or Q8_0 matrix whose row
-// count is a multiple of 32 when AMXOrder() (ggml's sapphirerapids build
+// of ggml's AMX buffer for a Q4_0, Q4_K, Q5_K, Q6_K or Q8_0 matrix whose
+// row count is a multiple of 32 when AMXOrder() (ggml's sapphirerapids build
 // moves such a matrix into that buffer), the order of Kernels.Dot
 // otherwise. Errors as DotFor.
 func DotForMatrix(t Type, rows int) (DotFunc, error) {

@@ -8,8 +8,8 @@
 // dotQ40AVX2, dotQ50AVX2, dotQ80AVX2: eight float32 lanes in Y0. Lane j
 // takes the exact int32 sum of the products at positions 4j..4j+3 of each
 // block, converted, times dw*da, added with one FMA (VFMADD231PS); HSUM8
-// reduces the lanes as ggml's hsum_float_8. dotQ80AMXAVX2: one float32
-// accumulator, acc = fma(float32(block sum), dw*da, acc).
+// reduces the lanes as ggml's hsum_float_8. dotQ80AMXAVX2, dotQ40AMXAVX2:
+// one float32 accumulator, acc = fma(float32(block sum), dw*da, acc).
 
 // BLOCK_SCALE leaves the float32 dw*da of the blocks at 0(SI) and 0(DI) in
 // X9 and broadcast in Y9 (BX, X8 scratch).
@@ -139,6 +139,42 @@ q40loop:
 
 q40done:
 	HSUM8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ40AMXAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ40AMXAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x08080808, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+
+q40amxloop:
+	TESTQ CX, CX
+	JZ    q40amxdone
+	NIBBLES32(2)
+	Q40_TAIL(2, Y1)
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+	BLOCK_SCALE
+	VCVTSI2SSL AX, X11, X11
+	VFMADD231SS X9, X11, X0 // acc += sumi*(dw*da), one rounding
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q40amxloop
+
+q40amxdone:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET

@@ -52,6 +52,21 @@ func dotQ8_0AMXRef(w, a []byte, nb int) float32 {
 	return acc
 }
 
+// dotQ4_0AMXRef: ggml's AMX order, as dotQ8_0AMXRef.
+func dotQ4_0AMXRef(w, a []byte, nb int) float32 {
+	var acc float32
+	for i := range nb {
+		wb, ab := w[18*i:18*i+18], a[34*i:34*i+34]
+		var sumi int32
+		for j := range 16 {
+			sumi += (int32(wb[2+j]&0x0F) - 8) * int32(int8(ab[2+j]))
+			sumi += (int32(wb[2+j]>>4) - 8) * int32(int8(ab[18+j]))
+		}
+		acc = fma32(float32(sumi), float32(f16At(wb, 0)*f16At(ab, 0)), acc)
+	}
+	return acc
+}
+
 // dotQ4_0Ref: ggml's eight-lane order (see order.go), d = dw*da.
 func dotQ4_0Ref(w, a []byte, nb int) float32 {
 	var acc [8]float32

@@ -206,3 +206,15 @@ func dotQ5_KAMX(w, a []byte, nb int) float32 {
 	}
 	return dotQ5_KAMXRef(w, a, nb)
 }
+
+//go:noescape
+func dotQ40AMXAVX2(w, a *byte, nb int) float32
+
+// dotQ4_0AMX multiplies nb block_q4_0 with nb block_q8_0 in ggml's AMX order.
+func dotQ4_0AMX(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[18*nb-1], a[34*nb-1]
+		return dotQ40AMXAVX2(&w[0], &a[0], nb)
+	}
+	return dotQ4_0AMXRef(w, a, nb)
+}

@@ -46,3 +46,6 @@ func dotQ5_KAMX(w, a []byte, nb int) float32 { return dotQ5_KAMXRef(w, a, nb) }
 
 // dotQ6_KAMX multiplies nb block_Q6_K with nb block_q8_K in ggml's AMX order.
 func dotQ6_KAMX(w, a []byte, nb int) float32 { return dotQ6_KAMXRef(w, a, nb) }
+
+// dotQ4_0AMX multiplies nb block_q4_0 with nb block_q8_0 in ggml's AMX order.
+func dotQ4_0AMX(w, a []byte, nb int) float32 { return dotQ4_0AMXRef(w, a, nb) }

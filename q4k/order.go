@@ -19,7 +19,7 @@ import (
 //     lanes per 256-weight block (lane j: bytes 4j..4j+3 of every 32-byte run
 //     of quants times that run's scale), lane_j = fma(dw*da, float32(sum),
 //     lane_j), hsum8; the mins apart (dot_ref_k.go).
-//   - Q4_K, Q5_K, Q6_K, Q8_0 in ggml's AMX buffer (rows a multiple of 32, CPU
+//   - Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 in ggml's AMX buffer (rows a multiple of 32, CPU
 //     with AMX-INT8): one accumulator, acc = fma(float32(block sum), dw*da,
 //     acc) block after block, then for Q4_K/Q5_K acc = fma(-float32(Σ
 //     min·bsum), dminw*da, acc).
