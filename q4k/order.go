@@ -19,15 +19,16 @@ import (
 //     lanes per 256-weight block (lane j: bytes 4j..4j+3 of every 32-byte run
 //     of quants times that run's scale), lane_j = fma(dw*da, float32(sum),
 //     lane_j), hsum8; the mins apart (dot_ref_k.go).
-//   - Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 in ggml's AMX buffer (rows a multiple of 32, CPU
-//     with AMX-INT8): one accumulator, acc = fma(float32(block sum), dw*da,
-//     acc) block after block, then for Q4_K/Q5_K acc = fma(-float32(Σ
-//     min·bsum), dminw*da, acc).
-//   - F16 (ggml_vec_dot_f16): 4·E float32 lanes, E = 16 with AVX-512F and 8
-//     otherwise; lane k accumulates fma(x_i, y_i, lane_k) over i ≡ k mod 4E
-//     for i below n rounded down to 4E; the lanes are reduced as in
-//     reduceF16Lanes, widened to float64, the remaining products (each
-//     rounded to float32) added in float64, and the result rounded to float32.
+//   - Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 in ggml's AMX buffer (rows a multiple
+//     of 32, CPU with AMX-INT8): one accumulator, acc = fma(float32(block
+//     sum), dw*da, acc) block after block, then for Q4_K/Q5_K
+//     acc = fma(-float32(Σ min·bsum), dminw*da, acc).
+//   - F16 (ggml_vec_dot_f16) and F32 (ggml_vec_dot_f32): 4·E float32 lanes,
+//     E = 16 in ggml's AVX-512 builds and 8 in its AVX2 builds; lane k
+//     accumulates fma(x_i, y_i, lane_k) over i ≡ k mod 4E for i below n
+//     rounded down to 4E; the lanes are reduced as in reduceF16Lanes. F16
+//     then widens to float64 and adds the remaining products (each rounded
+//     to float32) in float64; F32 adds them in float32 as dotF32Tail says.
 
 // ggmlAVX512 reports whether ggml loads one of its AVX-512 builds on this
 // CPU: they all require AVX-512 F, CD, VL, DQ and BW.
