@@ -1,18 +1,24 @@
 module github.com/realizar-host/realizar-host
 
-go 1.26
+go 1.26.0
 
 toolchain go1.26.8
 
 require (
 	github.com/nikolalohinski/gonja/v2 v2.9.1
+	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
-	golang.org/x/sys v0.44.0
+	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
 	gorgonia.org/cu v0.9.6
 )
 
-require github.com/google/uuid v1.1.1 // indirect
+require (
+	github.com/google/uuid v1.1.1 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+)
 
 require (
 	github.com/dustin/go-humanize v1.0.1 // indirect
@@ -22,7 +28,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
+	github.com/spf13/pflag v1.0.9
 	github.com/tetratelabs/wazero v1.12.0
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
