@@ -8,7 +8,7 @@ BIN      := bin/realizar-host
 RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/...
 FUZZTIME ?= 10s
 
-.PHONY: all ref-install build test test-purego test-guests test-plugins plugins test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+.PHONY: all ref-install build test test-purego test-guests test-plugins plugins test-cuda gpu-bundle test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
 
 all: build
 
@@ -16,7 +16,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/realizar-host
 
 ## test: everything CI checks.
-test: lint test-unit test-purego test-race test-cross test-guests test-plugins test-fuzz test-ref
+test: lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref
 
 test-unit:
 	$(GO) test -count=1 $(PKGS)
@@ -33,6 +33,16 @@ test-guests:
 # The committed plugin modules must rebuild byte for byte (clang-14/lld-14, wabt, pinned Go).
 test-plugins: plugins
 	git diff --exit-code -- plugins/wasm
+
+# The cuda build tag: compiles and vets against Debian's CUDA headers and stub
+# libcuda.so (no GPU needed), regenerates the PTX and diffs it, and runs the
+# device forward on the host emulator (-tags cudaemu).
+test-cuda:
+	scripts/cuda-ci.sh
+
+## gpu-bundle: the cuda test binary, the CLI and small inputs for a CUDA host (scripts/gpu-check.sh).
+gpu-bundle:
+	scripts/gpu-bundle.sh
 
 ## plugins: rebuild the policy plugins in plugins/wasm from source.
 plugins:
