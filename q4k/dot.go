@@ -25,6 +25,9 @@ type Kernels struct {
 	// Dot returns the kernel for weight type t, or nil when t has no dot
 	// product (Q8_K and unknown types).
 	Dot func(t Type) DotFunc
+	// DotCols returns the batched kernel for weight type t (one row, several
+	// activation vectors), or nil as Dot does.
+	DotCols func(t Type) DotColsFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
 	// shorter than 292 bytes per block.
@@ -32,10 +35,10 @@ type Kernels struct {
 }
 
 // Reference is the portable reference implementation.
-var Reference = Kernels{Name: "reference", Dot: refDot, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
+var Reference = Kernels{Name: "reference", Dot: refDot, DotCols: refDotCols, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
 
 // Fast is the implementation this build uses (see Kernels).
-var Fast = Kernels{Name: fastName, Dot: fastDot, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
+var Fast = Kernels{Name: fastName, Dot: fastDot, DotCols: fastDotCols, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
 
 func checkedQ8K(f func(dst []byte, x []float32)) func(dst []byte, x []float32) {
 	return func(dst []byte, x []float32) {
@@ -169,10 +172,10 @@ func checkMat(t Type, lenW, lenAct, n, rows int) error {
 // m = len(dst)/nTok, and dst[tok*m + r] receives row r times activation tok.
 // m must be >= r1. Entries outside [r0, r1) are not touched.
 //
-// Each result equals the one MatVec gives. It allocates nothing and fails
+// Each result equals the one MatVec gives (see DotColsFunc). It allocates nothing and fails
 // like MatVec (nTok < 1 is ErrShortBuffer).
 func MatMul(dst []float32, t Type, w, acts []byte, n, nTok, r0, r1 int) error {
-	f, err := DotFor(t)
+	f, err := DotColsFor(t)
 	if err != nil {
 		return err
 	}
@@ -192,10 +195,7 @@ func MatMul(dst []float32, t Type, w, acts []byte, n, nTok, r0, r1 int) error {
 	}
 	rs := rowSize(t, n)
 	for r := r0; r < r1; r++ {
-		row := w[r*rs : (r+1)*rs]
-		for tok := range nTok {
-			dst[tok*m+r] = f(row, acts[tok*as:(tok+1)*as], n)
-		}
+		f(dst[r:], m, w[r*rs:(r+1)*rs], acts, n, nTok)
 	}
 	return nil
 }

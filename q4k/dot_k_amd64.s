@@ -3,7 +3,8 @@
 #include "textflag.h"
 #include "kernels_amd64.h"
 
-// K-quant row kernels: Q4_K, Q5_K, Q6_K times Q8_K.
+// K-quant row kernels: Q4_K, Q5_K, Q6_K times Q8_K, and four-vector forms
+// of the Q4_K and Q6_K ones (the prefill shape).
 
 // kScale<> holds eight VPSHUFB masks; mask j (at 32j) spreads int16 lane j
 // (scale j of a Q4_K/Q5_K block) over all 16 lanes.
@@ -374,4 +375,263 @@ q5kloop:
 q5kdone:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
+	RET
+
+
+// Four-vector K-quant kernels: one weight row times four Q8_K activation
+// vectors. Each weight block is decoded once and multiplied with the four
+// vectors' blocks; vector c's activation is at a + c*stride. Per vector, the
+// integer block sums are the row kernels' exactly, and the per-block float32
+// steps run lane-wise (lane c = vector c) in the row kernels' operand order,
+// so every result has the row kernel's bits (dot_k_amd64.s).
+//
+// Registers common to both: SI weights, DI vector 0, R13 stride, DX vector 3
+// (DI + 3*stride), CX blocks left, Y0-Y3 the four vectors' int32 lane sums,
+// X12 the four float32 row sums.
+
+// ACT_PTRS sets DX to vector 3's block.
+#define ACT_PTRS \
+	LEAQ (DI)(R13*2), DX; \
+	ADDQ R13, DX
+
+// REDUCE4 sums the eight int32 lanes of each of Y0..Y3 into lane c of X0.
+#define REDUCE4 \
+	VPHADDD Y1, Y0, Y0; \
+	VPHADDD Y3, Y2, Y2; \
+	VPHADDD Y2, Y0, Y0; \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPADDD X1, X0, X0
+
+// DA4 gathers the four vectors' f32 block scales into X8.
+#define DA4 \
+	VMOVSS (DI), X8; \
+	VINSERTPS $0x10, (DI)(R13*1), X8, X8; \
+	VINSERTPS $0x20, (DI)(R13*2), X8, X8; \
+	VINSERTPS $0x30, (DX), X8, X8
+
+// F16_BCAST widens the f16 at off(SI) into all four lanes of X.
+#define F16_BCAST(off, X) \
+	MOVWLZX off(SI), BX; \
+	VMOVD BX, X; \
+	VCVTPH2PS X, X; \
+	VBROADCASTSS X, X
+
+// Q4K4_COL multiplies the unpacked runs (lo Y4, hi Y5, scale words Y6/Y7)
+// with one vector's q8 at lo/hi and adds into ACC.
+#define Q4K4_COL(lo, hi, ACC) \
+	VPMADDUBSW lo, Y4, Y8; \
+	VPMADDWD Y6, Y8, Y8; \
+	VPMADDUBSW hi, Y5, Y9; \
+	VPMADDWD Y7, Y9, Y9; \
+	VPADDD Y8, ACC, ACC; \
+	VPADDD Y9, ACC, ACC
+
+// Q4K4_PAIR is Q4K_PAIR for four vectors.
+#define Q4K4_PAIR(off4, off8lo, off8hi, mlo, mhi) \
+	VMOVDQU off4(SI), Y4; \
+	VPSRLW $4, Y4, Y5; \
+	VPAND Y15, Y4, Y4; \
+	VPAND Y15, Y5, Y5; \
+	VPSHUFB kScale<>+mlo(SB), Y14, Y6; \
+	VPSHUFB kScale<>+mhi(SB), Y14, Y7; \
+	Q4K4_COL(off8lo(DI), off8hi(DI), Y0); \
+	Q4K4_COL(off8lo(DI)(R13*1), off8hi(DI)(R13*1), Y1); \
+	Q4K4_COL(off8lo(DI)(R13*2), off8hi(DI)(R13*2), Y2); \
+	Q4K4_COL(off8lo(DX), off8hi(DX), Y3)
+
+// Q4K4_SUMM sets the four int32 lanes of X to the pairwise products of one
+// vector's bsums (at addr) with the mins in X13.
+#define Q4K4_SUMM(addr, X) \
+	VMOVDQU addr, Y8; \
+	VEXTRACTI128 $1, Y8, X9; \
+	VPHADDW X9, X8, X8; \
+	VPMADDWD X13, X8, X
+
+// func dotQ4KAVX2x4(dst *float32, w, a *byte, stride, nb int)
+TEXT ·dotQ4KAVX2x4(SB), NOSPLIT, $0-40
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	VXORPS X12, X12, X12
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+
+q4k4loop:
+	TESTQ CX, CX
+	JZ q4k4done
+	ACT_PTRS
+
+	// Scales and mins as in dotQ4KAVX2.
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0F0F0F0F, R11
+	MOVL R9, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R11
+	MOVL R9, R12
+	ANDL $0x3F3F3F3F, R12
+	MOVL R10, R9
+	ANDL $0x0F0F0F0F, R9
+	MOVL R8, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R9
+	MOVL R12, R10
+	ANDL $0x3F3F3F3F, R8
+
+	K_SCALES
+	VMOVD R10, X13
+	VPINSRD $1, R11, X13, X13
+	VPMOVZXBW X13, X13 // mins as int16
+
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	Q4K4_PAIR(16, 4, 36, 0, 32)
+	Q4K4_PAIR(48, 68, 100, 64, 96)
+	Q4K4_PAIR(80, 132, 164, 128, 160)
+	Q4K4_PAIR(112, 196, 228, 192, 224)
+	REDUCE4 // X0 = sumi
+
+	Q4K4_SUMM(260(DI), X1)
+	Q4K4_SUMM(260(DI)(R13*1), X2)
+	Q4K4_SUMM(260(DI)(R13*2), X3)
+	Q4K4_SUMM(260(DX), X11)
+	VPHADDD X2, X1, X1
+	VPHADDD X11, X3, X3
+	VPHADDD X3, X1, X1 // X1 = summ
+
+	DA4
+	F16_BCAST(0, X9)  // dw
+	F16_BCAST(2, X10) // dminw
+	VMULPS X8, X9, X9   // d = dw*da
+	VMULPS X8, X10, X10 // dmin = dminw*da
+	VCVTDQ2PS X0, X0
+	VMULPS X0, X9, X9 // d*sumi
+	VCVTDQ2PS X1, X1
+	VMULPS X1, X10, X10 // dmin*summ
+	VADDPS X9, X12, X12
+	VSUBPS X10, X12, X12
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q4k4loop
+
+q4k4done:
+	MOVQ dst+0(FP), AX
+	VMOVUPS X12, (AX)
+	VZEROUPPER
+	RET
+
+// Q6K4_RUN multiplies one run of 32 unsigned quants (Y5, 0..63) with the
+// four vectors' q8 at off8 and adds scale·Σq·q8 into Y0..Y3 (the -32 offset
+// is applied once per block from the bsums).
+#define Q6K4_RUN(off8, mask) \
+	VPSHUFB mask, Y6, Y7; \
+	VPMADDUBSW off8(DI), Y5, Y8; \
+	VPMADDWD Y7, Y8, Y8; \
+	VPADDD Y8, Y0, Y0; \
+	VPMADDUBSW off8(DI)(R13*1), Y5, Y8; \
+	VPMADDWD Y7, Y8, Y8; \
+	VPADDD Y8, Y1, Y1; \
+	VPMADDUBSW off8(DI)(R13*2), Y5, Y8; \
+	VPMADDWD Y7, Y8, Y8; \
+	VPADDD Y8, Y2, Y2; \
+	VPMADDUBSW off8(DX), Y5, Y8; \
+	VPMADDWD Y7, Y8, Y8; \
+	VPADDD Y8, Y3, Y3
+
+// Q6K4_HALF is Q6K_HALF for four vectors (qh in Y10, ql in Y11/Y13).
+#define Q6K4_HALF(offl, offl2, offh, offs, o0, o1, o2, o3) \
+	VPMOVSXBW offs(SI), X6; \
+	VINSERTI128 $1, X6, Y6, Y6; \
+	VMOVDQU offh(SI), Y10; \
+	VMOVDQU offl(SI), Y11; \
+	VMOVDQU offl2(SI), Y13; \
+	VPAND Y15, Y11, Y5; \
+	VPSLLW $4, Y10, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K4_RUN(o0, q6kScale<>+0(SB)); \
+	VPAND Y15, Y13, Y5; \
+	VPSLLW $2, Y10, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K4_RUN(o1, q6kScale<>+32(SB)); \
+	VPSRLW $4, Y11, Y5; \
+	VPAND Y15, Y5, Y5; \
+	VPAND Y14, Y10, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K4_RUN(o2, q6kScale<>+64(SB)); \
+	VPSRLW $4, Y13, Y5; \
+	VPAND Y15, Y5, Y5; \
+	VPSRLW $2, Y10, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K4_RUN(o3, q6kScale<>+96(SB))
+
+// Q6K4_OFFSET subtracts 32·Σ scale[j]·bsums[j] (Y10 holds the 16 scales as
+// int16) of the vector at addr from ACC.
+#define Q6K4_OFFSET(addr, ACC) \
+	VPMADDWD addr, Y10, Y8; \
+	VPSLLD $5, Y8, Y8; \
+	VPSUBD Y8, ACC, ACC
+
+// func dotQ6KAVX2x4(dst *float32, w, a *byte, stride, nb int)
+TEXT ·dotQ6KAVX2x4(SB), NOSPLIT, $0-40
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	VXORPS X12, X12, X12
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+
+q6k4loop:
+	TESTQ CX, CX
+	JZ q6k4done
+	ACT_PTRS
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	Q6K4_HALF(0, 32, 128, 192, 4, 36, 68, 100)
+	Q6K4_HALF(64, 96, 160, 200, 132, 164, 196, 228)
+	VPMOVSXBW 192(SI), Y10
+	Q6K4_OFFSET(260(DI), Y0)
+	Q6K4_OFFSET(260(DI)(R13*1), Y1)
+	Q6K4_OFFSET(260(DI)(R13*2), Y2)
+	Q6K4_OFFSET(260(DX), Y3)
+	REDUCE4 // X0 = sumi
+
+	DA4
+	F16_BCAST(208, X9) // dw
+	VMULPS X8, X9, X9  // d = dw*da
+	VCVTDQ2PS X0, X0
+	VMULPS X0, X9, X9
+	VADDPS X9, X12, X12
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q6k4loop
+
+q6k4done:
+	MOVQ dst+0(FP), AX
+	VMOVUPS X12, (AX)
+	VZEROUPPER
 	RET

@@ -151,3 +151,28 @@ func dotBF16(w, a []byte, n int) float32 {
 	}
 	return dotBF16Tail(&acc, w, a, m, n)
 }
+
+//go:noescape
+func dotQ4KAVX2x4(dst *float32, w, a *byte, stride, nb int)
+
+//go:noescape
+func dotQ6KAVX2x4(dst *float32, w, a *byte, stride, nb int)
+
+// hasFour reports whether dotFour has a kernel for t: Q4_K and Q6_K with
+// AVX2.
+func hasFour(t Type) bool { return useAVX2 && (t == Q4_K || t == Q6_K) }
+
+// dotFour sets out to nb blocks of type t (one of hasFour's) times the four
+// nb-block Q8_K vectors at a, a+as, a+2*as and a+3*as.
+func dotFour(t Type, out *[4]float32, w, a []byte, as, nb int) {
+	switch t {
+	case Q4_K:
+		_, _ = w[144*nb-1], a[3*as+292*nb-1]
+		dotQ4KAVX2x4(&out[0], &w[0], &a[0], as, nb)
+	case Q6_K:
+		_, _ = w[210*nb-1], a[3*as+292*nb-1]
+		dotQ6KAVX2x4(&out[0], &w[0], &a[0], as, nb)
+	default:
+		panic("q4k: no four-vector kernel for " + t.String())
+	}
+}

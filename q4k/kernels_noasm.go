@@ -34,3 +34,12 @@ func dotF16(w, a []byte, n int) float32 { return dotF16Ref(w, a, n) }
 
 // dotBF16 multiplies n bfloat16 with n bfloat16.
 func dotBF16(w, a []byte, n int) float32 { return dotBF16Ref(w, a, n) }
+
+// hasFour reports whether dotFour has a kernel for t: never in this build,
+// so DotColsFunc loops over the row kernels.
+func hasFour(Type) bool { return false }
+
+// dotFour is never called in this build (hasFour is false).
+func dotFour(t Type, _ *[4]float32, _, _ []byte, _, _ int) {
+	panic("q4k: no four-vector kernel for " + t.String())
+}
