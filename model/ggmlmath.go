@@ -161,6 +161,13 @@ func (s simd) swiglu(h, gate, up []float32) {
 	}
 }
 
+// scalef is vscalefps for |n| <= 192: j * 2^n rounded once to f32. 2^n is
+// then a normal float64 and the float64 product is exact, so this is
+// float32(math.Ldexp(float64(j), n)) without Ldexp's slow general path.
+func scalef(j float32, n int) float32 {
+	return float32(float64(j) * math.Float64frombits(uint64(1023+n)<<52))
+}
+
 // fma32 is a fused f32 multiply-add (rounded once, through float64: exact
 // for the products here, which have at most 48 significant bits).
 func fma32(a, b, c float32) float32 {
@@ -193,7 +200,7 @@ func (s simd) expf(x float32) float32 {
 			}
 			return float32(math.Inf(1))
 		}
-		return float32(math.Ldexp(float64(j), int(n))) // vscalefps: j * 2^n, rounded once
+		return scalef(j, int(n))
 	}
 	// AVX2: 2^n built in the exponent bits of z.
 	e := math.Float32bits(z) << 23
