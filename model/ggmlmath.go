@@ -68,7 +68,9 @@ func (s simd) dotF16(x []byte, y []float32, n int, padded bool) float32 {
 	}
 	x, y = x[:2*n], y[:n]
 	var acc [4][16]float32
-	for i := 0; i < np; i += l {
+	// Whole groups of four vectors in assembly where there is some; the
+	// loop continues at vector 0 of the next group.
+	for i := dotF16Groups(l, x, y, np/step, &acc); i < np; i += l {
 		a := &acc[(i/l)&3]
 		m := min(l, np-i)
 		xs, ys := x[2*i:2*(i+m)], y[i:i+m]
