@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The assembly vector part of dotF16 gives the Go loop's bits, for both
+// The assembly vector parts of dotF16 and reduceVectors give the Go code's
+// bits, for both
 // vector widths, padded or not, over lengths around the group boundaries
 // and values of wide range (so that any change of association shows).
 func TestDotF16AsmEqualsGo(t *testing.T) {

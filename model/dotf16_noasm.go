@@ -2,6 +2,9 @@
 
 package model
 
-// dotF16Groups takes no elements in this build: simd.dotF16's Go loop does
+// dotF16Vecs takes no elements in this build: simd.dotF16's Go loop does
 // them all.
-func dotF16Groups(int, []byte, []float32, int, *[4][16]float32) int { return 0 }
+func dotF16Vecs(int, []byte, []float32, int, *[4][16]float32) int { return 0 }
+
+// reduceAcc is unavailable in this build: simd.reduceVectors' Go code runs.
+func reduceAcc(int, *[4][16]float32) (float32, bool) { return 0, false }

@@ -68,9 +68,9 @@ func (s simd) dotF16(x []byte, y []float32, n int, padded bool) float32 {
 	}
 	x, y = x[:2*n], y[:n]
 	var acc [4][16]float32
-	// Whole groups of four vectors in assembly where there is some; the
-	// loop continues at vector 0 of the next group.
-	for i := dotF16Groups(l, x, y, np/step, &acc); i < np; i += l {
+	// Whole vectors in assembly where there is some; the loop finishes
+	// (the last, partial vector of a padded dot).
+	for i := dotF16Vecs(l, x, y, np/l, &acc); i < np; i += l {
 		a := &acc[(i/l)&3]
 		m := min(l, np-i)
 		xs, ys := x[2*i:2*(i+m)], y[i:i+m]
@@ -88,6 +88,9 @@ func (s simd) dotF16(x []byte, y []float32, n int, padded bool) float32 {
 // reduceVectors is GGML_F32x16_REDUCE / GGML_F32x8_REDUCE over four
 // accumulator vectors: v0+v2, v1+v3, then their sum, then the lanes.
 func (s simd) reduceVectors(acc *[4][16]float32) float32 {
+	if sum, ok := reduceAcc(s.lanes, acc); ok {
+		return sum
+	}
 	var v [16]float32
 	for i := range s.lanes {
 		v[i] = (acc[0][i] + acc[2][i]) + (acc[1][i] + acc[3][i])
