@@ -2,50 +2,45 @@
 
 package model
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
 
-// useF16Asm selects the assembly vector parts of simd.dotF16 and
-// simd.reduceVectors (AVX2 and F16C; FMA stands in for F16C, which
+	"golang.org/x/sys/cpu"
+)
+
+// useF16Asm selects the assembly vector part of simd.dotF16 (AVX2 and F16C; FMA stands in for F16C, which
 // x/sys/cpu does not report).
 var useF16Asm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 //go:noescape
-func dotF16Vecs16(x *byte, y *float32, vecs int, acc *[4][16]float32)
+func dotF16Sum16(x *byte, y *float32, vecs int, px *byte, py *float32) float32
 
 //go:noescape
-func dotF16Vecs8(x *byte, y *float32, vecs int, acc *[4][16]float32)
+func dotF16Sum8(x *byte, y *float32, vecs int, px *byte, py *float32) float32
 
-//go:noescape
-func reduceAcc16(acc *[4][16]float32) float32
-
-//go:noescape
-func reduceAcc8(acc *[4][16]float32) float32
-
-// dotF16Vecs adds the first vecs whole vectors of x·y into acc as
-// simd.dotF16's loop does (vector v into acc[v%4]) and returns how many
-// elements it took: vecs*lanes, or 0 when the assembly is unavailable.
-func dotF16Vecs(lanes int, x []byte, y []float32, vecs int, acc *[4][16]float32) int {
-	if !useF16Asm || vecs == 0 {
-		return 0
-	}
-	n := vecs * lanes
-	_, _ = x[2*n-1], y[n-1]
-	if lanes == 16 {
-		dotF16Vecs16(&x[0], &y[0], vecs, acc)
-	} else {
-		dotF16Vecs8(&x[0], &y[0], vecs, acc)
-	}
-	return n
-}
-
-// reduceAcc is simd.reduceVectors in assembly; ok is false when the
-// assembly is unavailable.
-func reduceAcc(lanes int, acc *[4][16]float32) (sum float32, ok bool) {
+// dotF16Sum is the vector part of simd.dotF16 over its first np elements
+// and simd.reduceVectors, in registers: ok is false when the assembly is
+// unavailable. The last, partial vector (np not a multiple of lanes) goes
+// in zero-padded.
+func dotF16Sum(lanes int, x []byte, y []float32, np int) (sum float32, ok bool) {
 	if !useF16Asm {
 		return 0, false
 	}
-	if lanes == 16 {
-		return reduceAcc16(acc), true
+	vecs, m := np/lanes, np%lanes
+	_, _ = x[:2*np], y[:np]
+	var px [32]byte
+	var py [16]float32
+	var pxp *byte
+	var pyp *float32
+	if m > 0 {
+		i := vecs * lanes
+		copy(px[:], x[2*i:2*np])
+		copy(py[:], y[i:np])
+		pxp, pyp = &px[0], &py[0]
 	}
-	return reduceAcc8(acc), true
+	xp, yp := unsafe.SliceData(x), unsafe.SliceData(y)
+	if lanes == 16 {
+		return dotF16Sum16(xp, yp, vecs, pxp, pyp), true
+	}
+	return dotF16Sum8(xp, yp, vecs, pxp, pyp), true
 }

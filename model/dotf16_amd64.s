@@ -2,13 +2,13 @@
 
 #include "textflag.h"
 
-// The vector parts of simd.dotF16 and simd.reduceVectors. Each f16 of x is
+// The vector part of simd.dotF16 and its reduction. Each f16 of x is
 // widened with VCVTPH2PS (exact), multiplied by the f32 of y (exact: both
 // are f16 values) and added into its lane's accumulator, one element per
 // lane at a time, in order — the Go loop's lane arithmetic, eight lanes per
-// instruction. The reductions add the same pairs in the same tree as the Go
-// code. Accumulators are in memory as [4][16]float32: vector v of a 16-lane
-// build is acc[v][0:16], of an 8-lane build acc[v][0:8].
+// instruction. The reductions add the same pairs in the same tree as
+// simd.reduceVectors. Accumulator v (a 16-lane vector is a pair of Y
+// registers) takes vectors v, v+4, v+8, ….
 
 // F16_ACC adds x[8k..8k+7]*y[8k..8k+7] into ACC.
 #define F16_ACC(k, ACC) \
@@ -16,26 +16,43 @@
 	VMULPS (32*k)(DI), Y8, Y8; \
 	VADDPS Y8, ACC, ACC
 
-// func dotF16Vecs16(x *byte, y *float32, vecs int, acc *[4][16]float32)
+// PARTIAL adds the zero-padded last vector (R8 f16, R9 f32; none when R8 is
+// 0) into LO/HI and goes to the reduction. The padding adds +0 products,
+// which leave every accumulator as it was (an accumulator that starts at +0
+// is never -0).
+#define PARTIAL16(LO, HI, done) \
+	TESTQ R8, R8; \
+	JZ    done; \
+	MOVQ  R8, SI; \
+	MOVQ  R9, DI; \
+	F16_ACC(0, LO); \
+	F16_ACC(1, HI); \
+	JMP   done
+
+// func dotF16Sum16(x *byte, y *float32, vecs int, px *byte, py *float32) float32
 //
-// vecs whole 16-lane vectors; vector v goes into acc[v%4].
-TEXT ·dotF16Vecs16(SB), NOSPLIT, $0-32
+// simd.dotF16's vector part and reduction for 16 lanes in registers: vecs
+// whole vectors (vector v into accumulator v%4), then the partial vector
+// px/py (16 elements, zero-padded) when px is not nil, then reduceAcc16's
+// tree.
+TEXT ·dotF16Sum16(SB), NOSPLIT, $0-44
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ vecs+16(FP), CX
-	MOVQ acc+24(FP), AX
-	VMOVUPS 0(AX), Y0
-	VMOVUPS 32(AX), Y1
-	VMOVUPS 64(AX), Y2
-	VMOVUPS 96(AX), Y3
-	VMOVUPS 128(AX), Y4
-	VMOVUPS 160(AX), Y5
-	VMOVUPS 192(AX), Y6
-	VMOVUPS 224(AX), Y7
+	MOVQ px+24(FP), R8
+	MOVQ py+32(FP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 
-v16loop:
+s16loop:
 	CMPQ CX, $4
-	JLT  v16tail
+	JLT  s16tail
 	F16_ACC(0, Y0)
 	F16_ACC(1, Y1)
 	F16_ACC(2, Y2)
@@ -47,92 +64,37 @@ v16loop:
 	ADDQ $128, SI
 	ADDQ $256, DI
 	SUBQ $4, CX
-	JMP  v16loop
+	JMP  s16loop
 
-v16tail:
+s16tail:
 	TESTQ CX, CX
-	JZ    v16done
+	JNZ   s16t1
+	PARTIAL16(Y0, Y1, s16reduce)
+
+s16t1:
 	F16_ACC(0, Y0)
 	F16_ACC(1, Y1)
 	CMPQ CX, $1
-	JEQ  v16done
+	JNE  s16t2
+	PARTIAL16(Y2, Y3, s16reduce)
+
+s16t2:
 	F16_ACC(2, Y2)
 	F16_ACC(3, Y3)
 	CMPQ CX, $2
-	JEQ  v16done
+	JNE  s16t3
+	PARTIAL16(Y4, Y5, s16reduce)
+
+s16t3:
 	F16_ACC(4, Y4)
 	F16_ACC(5, Y5)
+	PARTIAL16(Y6, Y7, s16reduce)
 
-v16done:
-	VMOVUPS Y0, 0(AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
-	VMOVUPS Y4, 128(AX)
-	VMOVUPS Y5, 160(AX)
-	VMOVUPS Y6, 192(AX)
-	VMOVUPS Y7, 224(AX)
-	VZEROUPPER
-	RET
-
-// func dotF16Vecs8(x *byte, y *float32, vecs int, acc *[4][16]float32)
-//
-// vecs whole 8-lane vectors; vector v goes into acc[v%4][0:8].
-TEXT ·dotF16Vecs8(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DI
-	MOVQ vecs+16(FP), CX
-	MOVQ acc+24(FP), AX
-	VMOVUPS 0(AX), Y0
-	VMOVUPS 64(AX), Y1
-	VMOVUPS 128(AX), Y2
-	VMOVUPS 192(AX), Y3
-
-v8loop:
-	CMPQ CX, $4
-	JLT  v8tail
-	F16_ACC(0, Y0)
-	F16_ACC(1, Y1)
-	F16_ACC(2, Y2)
-	F16_ACC(3, Y3)
-	ADDQ $64, SI
-	ADDQ $128, DI
-	SUBQ $4, CX
-	JMP  v8loop
-
-v8tail:
-	TESTQ CX, CX
-	JZ    v8done
-	F16_ACC(0, Y0)
-	CMPQ CX, $1
-	JEQ  v8done
-	F16_ACC(1, Y1)
-	CMPQ CX, $2
-	JEQ  v8done
-	F16_ACC(2, Y2)
-
-v8done:
-	VMOVUPS Y0, 0(AX)
-	VMOVUPS Y1, 64(AX)
-	VMOVUPS Y2, 128(AX)
-	VMOVUPS Y3, 192(AX)
-	VZEROUPPER
-	RET
-
-// func reduceAcc16(acc *[4][16]float32) float32
-//
-// v = (acc0+acc2)+(acc1+acc3); a[i] = v[i]+v[i+8]; b[i] = a[i]+a[i+4];
-// (b0+b2)+(b1+b3).
-TEXT ·reduceAcc16(SB), NOSPLIT, $0-12
-	MOVQ acc+0(FP), AX
-	VMOVUPS 0(AX), Y0
-	VMOVUPS 32(AX), Y1
-	VMOVUPS 64(AX), Y2
-	VMOVUPS 96(AX), Y3
-	VADDPS 128(AX), Y0, Y0 // acc0+acc2, low lanes
-	VADDPS 160(AX), Y1, Y1 // high lanes
-	VADDPS 192(AX), Y2, Y2 // acc1+acc3
-	VADDPS 224(AX), Y3, Y3
+s16reduce:
+	VADDPS Y4, Y0, Y0 // acc0+acc2, low lanes
+	VADDPS Y5, Y1, Y1 // high lanes
+	VADDPS Y6, Y2, Y2 // acc1+acc3
+	VADDPS Y7, Y3, Y3
 	VADDPS Y2, Y0, Y0 // v[0:8]
 	VADDPS Y3, Y1, Y1 // v[8:16]
 	VADDPS Y1, Y0, Y0 // a
@@ -143,19 +105,69 @@ TEXT ·reduceAcc16(SB), NOSPLIT, $0-12
 	VMOVSHDUP X0, X1
 	VADDSS X1, X0, X0
 	VZEROUPPER
-	MOVSS X0, ret+8(FP)
+	MOVSS X0, ret+40(FP)
 	RET
 
-// func reduceAcc8(acc *[4][16]float32) float32
+// PARTIAL8 is PARTIAL16 for one 8-lane accumulator.
+#define PARTIAL8(ACC, done) \
+	TESTQ R8, R8; \
+	JZ    done; \
+	MOVQ  R8, SI; \
+	MOVQ  R9, DI; \
+	F16_ACC(0, ACC); \
+	JMP   done
+
+// func dotF16Sum8(x *byte, y *float32, vecs int, px *byte, py *float32) float32
 //
-// v = (acc0+acc2)+(acc1+acc3); t[i] = v[i]+v[i+4]; (t0+t1)+(t2+t3).
-TEXT ·reduceAcc8(SB), NOSPLIT, $0-12
-	MOVQ acc+0(FP), AX
-	VMOVUPS 0(AX), Y0
-	VMOVUPS 64(AX), Y1
-	VADDPS 128(AX), Y0, Y0 // acc0+acc2
-	VADDPS 192(AX), Y1, Y1 // acc1+acc3
-	VADDPS Y1, Y0, Y0      // v
+// dotF16Sum16 for 8 lanes (partial vector of 8 elements, reduceAcc8's tree).
+TEXT ·dotF16Sum8(SB), NOSPLIT, $0-44
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ vecs+16(FP), CX
+	MOVQ px+24(FP), R8
+	MOVQ py+32(FP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+s8loop:
+	CMPQ CX, $4
+	JLT  s8tail
+	F16_ACC(0, Y0)
+	F16_ACC(1, Y1)
+	F16_ACC(2, Y2)
+	F16_ACC(3, Y3)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $4, CX
+	JMP  s8loop
+
+s8tail:
+	TESTQ CX, CX
+	JNZ   s8t1
+	PARTIAL8(Y0, s8reduce)
+
+s8t1:
+	F16_ACC(0, Y0)
+	CMPQ CX, $1
+	JNE  s8t2
+	PARTIAL8(Y1, s8reduce)
+
+s8t2:
+	F16_ACC(1, Y1)
+	CMPQ CX, $2
+	JNE  s8t3
+	PARTIAL8(Y2, s8reduce)
+
+s8t3:
+	F16_ACC(2, Y2)
+	PARTIAL8(Y3, s8reduce)
+
+s8reduce:
+	VADDPS Y2, Y0, Y0 // acc0+acc2
+	VADDPS Y3, Y1, Y1 // acc1+acc3
+	VADDPS Y1, Y0, Y0 // v
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0 // t
 	VMOVSHDUP X0, X1
@@ -163,5 +175,5 @@ TEXT ·reduceAcc8(SB), NOSPLIT, $0-12
 	VPERMILPS $0x4E, X0, X1
 	VADDSS X1, X0, X0
 	VZEROUPPER
-	MOVSS X0, ret+8(FP)
+	MOVSS X0, ret+40(FP)
 	RET

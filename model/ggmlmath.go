@@ -67,18 +67,21 @@ func (s simd) dotF16(x []byte, y []float32, n int, padded bool) float32 {
 		np = n
 	}
 	x, y = x[:2*n], y[:n]
-	var acc [4][16]float32
-	// Whole vectors in assembly where there is some; the loop finishes
-	// (the last, partial vector of a padded dot).
-	for i := dotF16Vecs(l, x, y, np/l, &acc); i < np; i += l {
-		a := &acc[(i/l)&3]
-		m := min(l, np-i)
-		xs, ys := x[2*i:2*(i+m)], y[i:i+m]
-		for k, yk := range ys {
-			a[k] += f16Table[uint16(xs[2*k])|uint16(xs[2*k+1])<<8] * yk
+	// The vectors and their reduction in assembly where there is some.
+	vsum, ok := dotF16Sum(l, x, y, np)
+	if !ok {
+		var acc [4][16]float32
+		for i := 0; i < np; i += l {
+			a := &acc[(i/l)&3]
+			m := min(l, np-i)
+			xs, ys := x[2*i:2*(i+m)], y[i:i+m]
+			for k, yk := range ys {
+				a[k] += f16Table[uint16(xs[2*k])|uint16(xs[2*k+1])<<8] * yk
+			}
 		}
+		vsum = s.reduceVectors(&acc)
 	}
-	sum := float64(s.reduceVectors(&acc))
+	sum := float64(vsum)
 	for i := np; i < n; i++ {
 		sum += float64(f16At(x, i) * y[i])
 	}
@@ -88,9 +91,6 @@ func (s simd) dotF16(x []byte, y []float32, n int, padded bool) float32 {
 // reduceVectors is GGML_F32x16_REDUCE / GGML_F32x8_REDUCE over four
 // accumulator vectors: v0+v2, v1+v3, then their sum, then the lanes.
 func (s simd) reduceVectors(acc *[4][16]float32) float32 {
-	if sum, ok := reduceAcc(s.lanes, acc); ok {
-		return sum
-	}
 	var v [16]float32
 	for i := range s.lanes {
 		v[i] = (acc[0][i] + acc[2][i]) + (acc[1][i] + acc[3][i])
