@@ -32,8 +32,11 @@
 //	      qh 64 bytes of high 2 bits, 16 int8 scales (16 sub-blocks of 16
 //	      weights), d f16; w = d*scale*(q-32).
 //	Q8_K  block_q8_K: 292 bytes per 256 weights: d f32, 256 int8 quants, 16
-//	      int16 bsums (the sum of each run of 16 quants). Used only for the
-//	      activations that K-quant dot products consume; w = d*q.
+//	      int16 bsums (the sum of each run of 16 quants; the fast kernels
+//	      take the Q4_K/Q5_K mins and the Q6_K -32 offset through them, so
+//	      they must match the quants, as every encoder writes them). Used
+//	      only for the activations that K-quant dot products consume;
+//	      w = d*q.
 //
 // The 12 packed scale bytes of Q4_K/Q5_K hold scale s[j] and min m[j] for
 // sub-blocks j=0..7: for j<4, s[j] = b[j]&63 and m[j] = b[j+4]&63; for j>=4,

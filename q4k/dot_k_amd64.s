@@ -180,12 +180,10 @@ DATA q6kScale<>+120(SB)/8, $0x0F0E0F0E0F0E0F0E
 GLOBL q6kScale<>(SB), RODATA|NOPTR, $128
 
 // Q6K_QUANT finishes one 32-weight run: Y5 holds the unsigned quants (0..63);
-// adds Σ scale·(q-32)·q8 into Y1. off8 is the q8 offset, mask the scale mask.
+// adds Σ scale·q·q8 into Y1 (the -32 offset is taken off once per block,
+// from the bsums: Q6K_OFFSET). off8 is the q8 offset, mask the scale mask.
 #define Q6K_QUANT(off8, mask) \
-	VMOVDQU off8(DI), Y7; \
-	VPMADDUBSW Y7, Y5, Y5; \
-	VPMADDUBSW Y7, Y12, Y8; \
-	VPSUBW Y8, Y5, Y5; \
+	VPMADDUBSW off8(DI), Y5, Y5; \
 	VPSHUFB mask, Y6, Y9; \
 	VPMADDWD Y9, Y5, Y5; \
 	VPADDD Y5, Y1, Y1
@@ -220,6 +218,13 @@ GLOBL q6kScale<>(SB), RODATA|NOPTR, $128
 	VPOR Y9, Y5, Y5; \
 	Q6K_QUANT(o3, q6kScale<>+96(SB))
 
+// Q6K_OFFSET subtracts 32·Σ scale[j]·bsums[j] (Y10 holds the 16 scales as
+// int16) of the vector at addr from ACC.
+#define Q6K_OFFSET(addr, ACC) \
+	VPMADDWD addr, Y10, Y8; \
+	VPSLLD $5, Y8, Y8; \
+	VPSUBD Y8, ACC, ACC
+
 // func dotQ6KAVX2(w, a *byte, nb int) float32
 TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
@@ -232,9 +237,6 @@ TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-28
 	MOVL $0x30303030, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	MOVL $0x20202020, AX
-	VMOVD AX, X12
-	VPBROADCASTD X12, Y12
 
 q6kloop:
 	TESTQ CX, CX
@@ -242,6 +244,8 @@ q6kloop:
 	VPXOR Y1, Y1, Y1
 	Q6K_HALF(0, 32, 128, 192, 4, 36, 68, 100)
 	Q6K_HALF(64, 96, 160, 200, 132, 164, 196, 228)
+	VPMOVSXBW 192(SI), Y10
+	Q6K_OFFSET(260(DI), Y1)
 	HSUM_D(Y1, X1, X2)
 	VMOVD X1, AX // sumi
 
@@ -580,13 +584,6 @@ q4k4done:
 	VPOR Y9, Y5, Y5; \
 	Q6K4_RUN(o3, q6kScale<>+96(SB))
 
-// Q6K4_OFFSET subtracts 32·Σ scale[j]·bsums[j] (Y10 holds the 16 scales as
-// int16) of the vector at addr from ACC.
-#define Q6K4_OFFSET(addr, ACC) \
-	VPMADDWD addr, Y10, Y8; \
-	VPSLLD $5, Y8, Y8; \
-	VPSUBD Y8, ACC, ACC
-
 // func dotQ6KAVX2x4(dst *float32, w, a *byte, stride, nb int)
 TEXT ·dotQ6KAVX2x4(SB), NOSPLIT, $0-40
 	MOVQ w+8(FP), SI
@@ -612,10 +609,10 @@ q6k4loop:
 	Q6K4_HALF(0, 32, 128, 192, 4, 36, 68, 100)
 	Q6K4_HALF(64, 96, 160, 200, 132, 164, 196, 228)
 	VPMOVSXBW 192(SI), Y10
-	Q6K4_OFFSET(260(DI), Y0)
-	Q6K4_OFFSET(260(DI)(R13*1), Y1)
-	Q6K4_OFFSET(260(DI)(R13*2), Y2)
-	Q6K4_OFFSET(260(DX), Y3)
+	Q6K_OFFSET(260(DI), Y0)
+	Q6K_OFFSET(260(DI)(R13*1), Y1)
+	Q6K_OFFSET(260(DI)(R13*2), Y2)
+	Q6K_OFFSET(260(DX), Y3)
 	REDUCE4 // X0 = sumi
 
 	DA4
