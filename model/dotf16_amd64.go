@@ -8,9 +8,10 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// useF16Asm selects the assembly vector part of simd.dotF16 (AVX2 and F16C; FMA stands in for F16C, which
+// useAsm selects the assembly vector parts of simd.dotF16 and simd.swiglu
+// (AVX2, FMA and F16C; FMA stands in for F16C, which
 // x/sys/cpu does not report).
-var useF16Asm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 //go:noescape
 func dotF16Sum16(x *byte, y *float32, vecs int, px *byte, py *float32) float32
@@ -23,7 +24,7 @@ func dotF16Sum8(x *byte, y *float32, vecs int, px *byte, py *float32) float32
 // unavailable. The last, partial vector (np not a multiple of lanes) goes
 // in zero-padded.
 func dotF16Sum(lanes int, x []byte, y []float32, np int) (sum float32, ok bool) {
-	if !useF16Asm {
+	if !useAsm {
 		return 0, false
 	}
 	vecs, m := np/lanes, np%lanes

@@ -156,7 +156,11 @@ func (s simd) softmax(w []float32) {
 func (s simd) swiglu(h, gate, up []float32) {
 	n := len(gate)
 	nv := n - n%s.lanes
-	for i := range nv {
+	i0 := 0
+	if s.lanes == 16 {
+		i0 = swigluVec(h, gate, up, nv)
+	}
+	for i := i0; i < nv; i++ {
 		g := gate[i]
 		h[i] = g / (1 + s.expf(0-g)) * up[i]
 	}
