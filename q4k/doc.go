@@ -59,7 +59,9 @@
 // activation encoder rounds half to even, unlike the file quantizer
 // QuantizeQ8_0). DotFor returns the row kernel for a type; MatVec and MatMul
 // run it over a row range [r0, r1), so workers can split the rows of one
-// matrix.
+// matrix. DotColsFor returns the batched kernel (one row, several
+// activation vectors: the prefill shape), which gives every vector the row
+// kernel's bits; MatMul runs it.
 //
 // Inside a block the products are summed as exact integers. The block sums
 // are scaled and accumulated in float32 in the order the reference loops in
@@ -77,6 +79,9 @@
 //
 // Reference holds the portable Go loops. Fast is what the build runs: on
 // amd64 with AVX2 (and F16C), Go assembly for every dot product and for the
-// Q8_K encoder (dot_*_amd64.s, quant_q8k_amd64.s), chosen at start-up with
+// Q8_K encoder (dot_*_amd64.s, quant_q8k_amd64.s), plus four-vector Q4_K and
+// Q6_K kernels that decode each weight block once for four activations
+// (the batched kernels of the other types loop over the row kernel), chosen
+// at start-up with
 // golang.org/x/sys/cpu; elsewhere, or with -tags purego, the reference loops.
 package q4k
