@@ -393,19 +393,6 @@ q5kdone:
 // (DI + 3*stride), CX blocks left, Y0-Y3 the four vectors' int32 lane sums,
 // X12 the four float32 row sums.
 
-// ACT_PTRS sets DX to vector 3's block.
-#define ACT_PTRS \
-	LEAQ (DI)(R13*2), DX; \
-	ADDQ R13, DX
-
-// REDUCE4 sums the eight int32 lanes of each of Y0..Y3 into lane c of X0.
-#define REDUCE4 \
-	VPHADDD Y1, Y0, Y0; \
-	VPHADDD Y3, Y2, Y2; \
-	VPHADDD Y2, Y0, Y0; \
-	VEXTRACTI128 $1, Y0, X1; \
-	VPADDD X1, X0, X0
-
 // DA4 gathers the four vectors' f32 block scales into X8.
 #define DA4 \
 	VMOVSS (DI), X8; \

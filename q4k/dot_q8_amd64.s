@@ -303,3 +303,62 @@ q50done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// Q80_COL leaves the int32 lanes of one Q8_0 block (weights sign-extended in
+// Y10/Y11) times the activation block at base in ACC.
+#define Q80_COL(o1, o2, ACC) \
+	VPMOVSXBW o1, Y4; \
+	VPMOVSXBW o2, Y5; \
+	VPMADDWD Y4, Y10, Y4; \
+	VPMADDWD Y5, Y11, Y5; \
+	VPADDD Y5, Y4, ACC
+
+// func dotQ80AVX2x4(dst *float32, w, a *byte, stride, nb int)
+//
+// One Q8_0 row times four Q8_0 vectors (vector c at a + c*stride): each
+// weight block is sign-extended once; per vector and block the same exact
+// sum and the same float32 steps as dotQ80AVX2, lane c for vector c.
+TEXT ·dotQ80AVX2x4(SB), NOSPLIT, $0-40
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	VXORPS X12, X12, X12
+
+q80x4loop:
+	TESTQ CX, CX
+	JZ    q80x4done
+	ACT_PTRS
+	VPMOVSXBW 2(SI), Y10
+	VPMOVSXBW 18(SI), Y11
+	Q80_COL(2(DI), 18(DI), Y0)
+	Q80_COL(2(DI)(R13*1), 18(DI)(R13*1), Y1)
+	Q80_COL(2(DI)(R13*2), 18(DI)(R13*2), Y2)
+	Q80_COL(2(DX), 18(DX), Y3)
+	REDUCE4
+	VCVTDQ2PS X0, X0 // sumi
+
+	MOVWLZX (DI), BX
+	VMOVD BX, X8
+	VPINSRW $1, (DI)(R13*1), X8, X8
+	VPINSRW $2, (DI)(R13*2), X8, X8
+	VPINSRW $3, (DX), X8, X8
+	VCVTPH2PS X8, X8 // da
+	MOVWLZX (SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9
+	VBROADCASTSS X9, X9 // dw
+	VMULPS X8, X9, X9   // dw*da
+	VMULPS X9, X0, X0   // sumi*(dw*da)
+	VADDPS X0, X12, X12
+
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q80x4loop
+
+q80x4done:
+	MOVQ dst+0(FP), AX
+	VMOVUPS X12, (AX)
+	VZEROUPPER
+	RET

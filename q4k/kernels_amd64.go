@@ -158,12 +158,16 @@ func dotQ4KAVX2x4(dst *float32, w, a *byte, stride, nb int)
 //go:noescape
 func dotQ6KAVX2x4(dst *float32, w, a *byte, stride, nb int)
 
-// hasFour reports whether dotFour has a kernel for t: Q4_K and Q6_K with
-// AVX2.
-func hasFour(t Type) bool { return useAVX2 && (t == Q4_K || t == Q6_K) }
+//go:noescape
+func dotQ80AVX2x4(dst *float32, w, a *byte, stride, nb int)
+
+// hasFour reports whether dotFour has a kernel for t: Q4_K, Q6_K and Q8_0
+// with AVX2.
+func hasFour(t Type) bool { return useAVX2 && (t == Q4_K || t == Q6_K || t == Q8_0) }
 
 // dotFour sets out to nb blocks of type t (one of hasFour's) times the four
-// nb-block Q8_K vectors at a, a+as, a+2*as and a+3*as.
+// nb-block activation vectors (Q8_K, or Q8_0 for Q8_0) at a, a+as, a+2*as
+// and a+3*as.
 func dotFour(t Type, out *[4]float32, w, a []byte, as, nb int) {
 	switch t {
 	case Q4_K:
@@ -172,6 +176,9 @@ func dotFour(t Type, out *[4]float32, w, a []byte, as, nb int) {
 	case Q6_K:
 		_, _ = w[210*nb-1], a[3*as+292*nb-1]
 		dotQ6KAVX2x4(&out[0], &w[0], &a[0], as, nb)
+	case Q8_0:
+		_, _ = w[34*nb-1], a[3*as+34*nb-1]
+		dotQ80AVX2x4(&out[0], &w[0], &a[0], as, nb)
 	default:
 		panic("q4k: no four-vector kernel for " + t.String())
 	}

@@ -15,3 +15,20 @@
 	VPADDD T, X, X; \
 	VPSHUFD $0xB1, X, T; \
 	VPADDD T, X, X
+
+// The four-vector kernels keep vector 0's block pointer in DI, the stride
+// in R13 and vector 3's block pointer in DX, and four int32 lane sums in
+// Y0..Y3.
+
+// ACT_PTRS sets DX to vector 3's block.
+#define ACT_PTRS \
+	LEAQ (DI)(R13*2), DX; \
+	ADDQ R13, DX
+
+// REDUCE4 sums the eight int32 lanes of each of Y0..Y3 into lane c of X0.
+#define REDUCE4 \
+	VPHADDD Y1, Y0, Y0; \
+	VPHADDD Y3, Y2, Y2; \
+	VPHADDD Y2, Y0, Y0; \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPADDD X1, X0, X0
