@@ -31,8 +31,8 @@ func BenchmarkDot(b *testing.B) {
 }
 
 // BenchmarkDotCols measures one 4096-weight row times 16 activation vectors
-// (the prefill shape); bytes/s counts the weight row once per vector, so it
-// compares directly with BenchmarkDot.
+// (the prefill shape), in both orders; bytes/s counts the weight row once
+// per vector, so it compares directly with BenchmarkDot.
 func BenchmarkDotCols(b *testing.B) {
 	const n, cols = 4096, 16
 	r := rand.New(rand.NewPCG(1, 1))
@@ -45,13 +45,17 @@ func BenchmarkDotCols(b *testing.B) {
 				_, a := q4ktest.Inputs(typ, n, 0, r)
 				acts = append(acts, a...)
 			}
-			f := impl.DotCols(typ)
-			b.Run(fmt.Sprintf("%s/%v", impl.Name, typ), func(b *testing.B) {
-				b.SetBytes(int64(len(w)) * cols)
-				for b.Loop() {
-					f(dst, 1, w, acts, n, cols)
-				}
-			})
+			for _, order := range []struct {
+				name string
+				f    q4k.DotColsFunc
+			}{{"plain", impl.DotCols(typ)}, {"amx", impl.DotColsAMX(typ)}} {
+				b.Run(fmt.Sprintf("%s/%v/%s", impl.Name, typ, order.name), func(b *testing.B) {
+					b.SetBytes(int64(len(w)) * cols)
+					for b.Loop() {
+						order.f(dst, 1, w, acts, n, cols)
+					}
+				})
+			}
 		}
 	}
 }

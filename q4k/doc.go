@@ -95,5 +95,7 @@
 // amd64 with AVX2 (and F16C), Go assembly for every dot product and for the
 // Q8_K encoder (dot_*_amd64.s, quant_q8k_amd64.s), chosen at start-up with
 // golang.org/x/sys/cpu; elsewhere, or with -tags purego, the reference
-// loops. The batched kernels of both run the row kernels once per vector.
+// loops. The fast batched kernels of Q4_K, Q6_K and Q8_0 decode each weight
+// block once for four activation vectors (in both orders, with the row
+// kernels' bits); the other batched kernels run the row kernel per vector.
 package q4k

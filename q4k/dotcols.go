@@ -11,8 +11,10 @@ import "fmt"
 // Every dst[c*stride] has exactly the bits the matching DotFunc (the same
 // type and order: Kernels.Dot for Kernels.DotCols, Kernels.DotAMX for
 // Kernels.DotColsAMX, DotForMatrix for DotColsForMatrix) gives for vector c:
-// a batch never rounds differently from one token at a time. For now every
-// batched kernel runs that row kernel once per vector.
+// a batch never rounds differently from one token at a time. Where the
+// build has a four-vector kernel (Q4_K, Q6_K and Q8_0 with AVX2, both
+// orders) each weight block is decoded once for four vectors; the vectors
+// left over, and the other types, run the row kernel once per vector.
 //
 // # Notes
 //
@@ -23,8 +25,10 @@ import "fmt"
 // entries.
 type DotColsFunc func(dst []float32, stride int, w, acts []byte, n, cols int)
 
-// colsKernel wraps the row kernel one of type t into a checked DotColsFunc.
-func colsKernel(t Type, one blockFunc) DotColsFunc {
+// colsKernel wraps the row kernel one of type t into a checked DotColsFunc;
+// with four set it runs whole groups of four vectors through dotFour in the
+// same order (amx: the AMX order, as one).
+func colsKernel(t Type, one blockFunc, amx, four bool) DotColsFunc {
 	vt := t.VecDotType()
 	bs, wsz, asz := t.BlockSize(), t.TypeSize(), vt.TypeSize()
 	return func(dst []float32, stride int, w, acts []byte, n, cols int) {
@@ -46,7 +50,17 @@ func colsKernel(t Type, one blockFunc) DotColsFunc {
 		if len(acts) < cols*as {
 			panic(shortErr(t, n, "acts", len(acts), cols*as))
 		}
-		for c := range cols {
+		c := 0
+		if four && nb > 0 {
+			var out [4]float32
+			for ; c+4 <= cols; c += 4 {
+				dotFour(t, amx, &out, w, acts[c*as:(c+4)*as], as, nb)
+				for i, v := range out {
+					dst[(c+i)*stride] = v
+				}
+			}
+		}
+		for ; c < cols; c++ {
 			if nb == 0 {
 				dst[c*stride] = 0
 				continue
@@ -56,20 +70,22 @@ func colsKernel(t Type, one blockFunc) DotColsFunc {
 	}
 }
 
-// colsTable wraps every row kernel of blocks into a DotColsFunc.
-func colsTable(blocks map[Type]blockFunc) map[Type]DotColsFunc {
+// colsTable wraps every row kernel of blocks into a DotColsFunc, with the
+// build's four-vector kernels of the same order (amx: the AMX order) when
+// fast is set.
+func colsTable(blocks map[Type]blockFunc, amx, fast bool) map[Type]DotColsFunc {
 	m := make(map[Type]DotColsFunc, len(blocks))
 	for t, f := range blocks {
-		m[t] = colsKernel(t, f)
+		m[t] = colsKernel(t, f, amx, fast && hasFour(t))
 	}
 	return m
 }
 
 var (
-	refColsTable     = colsTable(refBlocks)
-	fastColsTable    = colsTable(fastBlocks)
-	refColsAMXTable  = colsTable(refAMXBlocks)
-	fastColsAMXTable = colsTable(fastAMXBlocks)
+	refColsTable     = colsTable(refBlocks, false, false)
+	fastColsTable    = colsTable(fastBlocks, false, true)
+	refColsAMXTable  = colsTable(refAMXBlocks, true, false)
+	fastColsAMXTable = colsTable(fastAMXBlocks, true, true)
 )
 
 func refDotCols(t Type) DotColsFunc     { return refColsTable[t] }
