@@ -67,16 +67,21 @@ func (s simd) dotF16(x []byte, y []float32, n int, padded bool) float32 {
 		np = n
 	}
 	x, y = x[:2*n], y[:n]
-	var acc [4][16]float32
-	for i := 0; i < np; i += l {
-		a := &acc[(i/l)&3]
-		m := min(l, np-i)
-		xs, ys := x[2*i:2*(i+m)], y[i:i+m]
-		for k, yk := range ys {
-			a[k] += f16Table[uint16(xs[2*k])|uint16(xs[2*k+1])<<8] * yk
+	// The vectors and their reduction in assembly where there is some.
+	vsum, ok := dotF16Sum(l, x, y, np)
+	if !ok {
+		var acc [4][16]float32
+		for i := 0; i < np; i += l {
+			a := &acc[(i/l)&3]
+			m := min(l, np-i)
+			xs, ys := x[2*i:2*(i+m)], y[i:i+m]
+			for k, yk := range ys {
+				a[k] += f16Table[uint16(xs[2*k])|uint16(xs[2*k+1])<<8] * yk
+			}
 		}
+		vsum = s.reduceVectors(&acc)
 	}
-	sum := float64(s.reduceVectors(&acc))
+	sum := float64(vsum)
 	for i := np; i < n; i++ {
 		sum += float64(f16At(x, i) * y[i])
 	}
@@ -151,7 +156,11 @@ func (s simd) softmax(w []float32) {
 func (s simd) swiglu(h, gate, up []float32) {
 	n := len(gate)
 	nv := n - n%s.lanes
-	for i := range nv {
+	i0 := 0
+	if s.lanes == 16 {
+		i0 = swigluVec(h, gate, up, nv)
+	}
+	for i := i0; i < nv; i++ {
 		g := gate[i]
 		h[i] = g / (1 + s.expf(0-g)) * up[i]
 	}
@@ -159,6 +168,13 @@ func (s simd) swiglu(h, gate, up []float32) {
 		g := gate[i]
 		h[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
 	}
+}
+
+// scalef is vscalefps for |n| <= 192: j * 2^n rounded once to f32. 2^n is
+// then a normal float64 and the float64 product is exact, so this is
+// float32(math.Ldexp(float64(j), n)) without Ldexp's slow general path.
+func scalef(j float32, n int) float32 {
+	return float32(float64(j) * math.Float64frombits(uint64(1023+n)<<52))
 }
 
 // fma32 is a fused f32 multiply-add (rounded once, through float64: exact
@@ -193,7 +209,7 @@ func (s simd) expf(x float32) float32 {
 			}
 			return float32(math.Inf(1))
 		}
-		return float32(math.Ldexp(float64(j), int(n))) // vscalefps: j * 2^n, rounded once
+		return scalef(j, int(n))
 	}
 	// AVX2: 2^n built in the exponent bits of z.
 	e := math.Float32bits(z) << 23

@@ -103,3 +103,19 @@ func TestSIMDSwiGLU(t *testing.T) {
 		}
 	}
 }
+
+// scalef equals the math.Ldexp form it replaces on every exponent expf uses,
+// including results that overflow or become subnormal in f32.
+func TestScalefEqualsLdexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for n := -192; n <= 192; n++ {
+		for range 200 {
+			j := float32(1 + r.Float64())
+			if r.IntN(4) == 0 {
+				j = -j
+			}
+			want := float32(math.Ldexp(float64(j), n))
+			require.Equal(t, math.Float32bits(want), math.Float32bits(scalef(j, n)), "j=%v n=%d", j, n)
+		}
+	}
+}

@@ -16,6 +16,7 @@ type linear struct {
 	rowSize int    // bytes per row
 	data    []byte // rows*rowSize bytes, a view of the file
 	dot     q4k.DotFunc
+	dotCols q4k.DotColsFunc
 	actSize int // bytes of one activation row (ActivationSize(typ, cols))
 	bias    []float32
 }
@@ -24,6 +25,10 @@ type linear struct {
 // blocks of a type with a dot-product kernel.
 func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, error) {
 	dot, err := q4k.DotForMatrix(typ, rows)
+	if err != nil {
+		return linear{}, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: typ.String()}
+	}
+	dotCols, err := q4k.DotColsForMatrix(typ, rows)
 	if err != nil {
 		return linear{}, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: typ.String()}
 	}
@@ -40,7 +45,7 @@ func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, 
 			Detail: fmt.Sprintf("%d bytes of data, want %d", len(data), rows*rowSize)}
 	}
 	return linear{name: name, typ: typ, rows: rows, cols: cols, rowSize: rowSize,
-		data: data[:rows*rowSize], dot: dot, actSize: actSize}, nil
+		data: data[:rows*rowSize], dot: dot, dotCols: dotCols, actSize: actSize}, nil
 }
 
 // row returns the bytes of row r.
@@ -96,10 +101,13 @@ func (a *actCache) encode(w *linear) []byte {
 // rowGrain is the fewest weight rows a worker claims at once; rowTile is
 // how many rows a batched product multiplies with every column before
 // moving on (16 rows of a 4096-wide Q4_K matrix are 36 KiB: they stay in L1
-// while the batch's columns stream past).
+// or L2 while the batch's columns stream past), and colTile how many columns
+// one batched-kernel call takes (8 Q8_K activations of 4096 values are
+// 37 KiB, reused by every row of the tile).
 const (
 	rowGrain = 16
 	rowTile  = 16
+	colTile  = 8
 )
 
 // matmul runs every job over the input held by acts: the rows of all jobs
@@ -125,21 +133,33 @@ func matmul(p *pool, acts *actCache, jobs ...matJob) {
 }
 
 // rows computes output rows [a, b) of the job for every column of the batch.
+// One column is Step's decode: the row kernel directly. More go through the
+// batched kernel, which decodes each weight block once for several columns
+// and gives the same bits.
 func (j *matJob) rows(acts *actCache, a, b int) {
 	w := j.w
 	enc := acts.enc[w.typ.VecDotType()]
-	for t0 := a; t0 < b; t0 += rowTile {
-		t1 := min(t0+rowTile, b)
-		for c := range acts.batch {
-			act := enc[c*w.actSize : (c+1)*w.actSize]
-			dst := j.out[c*w.rows : (c+1)*w.rows]
-			for r := t0; r < t1; r++ {
-				dst[r] = w.dot(w.data[r*w.rowSize:(r+1)*w.rowSize], act, w.cols)
-			}
-			if w.bias != nil {
+	if acts.batch == 1 {
+		for r := a; r < b; r++ {
+			j.out[r] = w.dot(w.data[r*w.rowSize:(r+1)*w.rowSize], enc, w.cols)
+		}
+	} else {
+		for t0 := a; t0 < b; t0 += rowTile {
+			t1 := min(t0+rowTile, b)
+			for c0 := 0; c0 < acts.batch; c0 += colTile {
+				c1 := min(c0+colTile, acts.batch)
+				cols := enc[c0*w.actSize : c1*w.actSize]
 				for r := t0; r < t1; r++ {
-					dst[r] += w.bias[r]
+					w.dotCols(j.out[c0*w.rows+r:], w.rows, w.data[r*w.rowSize:(r+1)*w.rowSize], cols, w.cols, c1-c0)
 				}
+			}
+		}
+	}
+	if w.bias != nil {
+		for c := range acts.batch {
+			dst := j.out[c*w.rows : (c+1)*w.rows]
+			for r := a; r < b; r++ {
+				dst[r] += w.bias[r]
 			}
 		}
 	}

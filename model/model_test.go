@@ -116,11 +116,13 @@ func TestDeterministic(t *testing.T) {
 	assert.Equal(t, want, stepAll(t, three.NewStep(), testTokens))
 }
 
-// Prefill computes every product row by row exactly as Step does, so its
-// logits equal Step-by-step logits bit for bit, however the span is cut
-// into batches and wherever it starts.
+// Prefill's batched kernels give each product the bits of Step's row
+// kernels, so its logits equal Step-by-step logits bit for bit, however the
+// span is cut into batches and wherever it starts (batches of 1 take the
+// row kernels, of 3 and 64 the batched ones; Q4_K, Q6_K and the tiny
+// model's types).
 func TestPrefillEqualsStep(t *testing.T) {
-	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), tinySpec("llama")} {
+	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama")} {
 		path := sp.write(t)
 		for _, batch := range []int{1, 3, 64} {
 			m := open(t, path, Options{Threads: 2, BatchSize: batch})

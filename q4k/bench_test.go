@@ -30,6 +30,36 @@ func BenchmarkDot(b *testing.B) {
 	}
 }
 
+// BenchmarkDotCols measures one 4096-weight row times 16 activation vectors
+// (the prefill shape), in both orders; bytes/s counts the weight row once
+// per vector, so it compares directly with BenchmarkDot.
+func BenchmarkDotCols(b *testing.B) {
+	const n, cols = 4096, 16
+	r := rand.New(rand.NewPCG(1, 1))
+	dst := make([]float32, cols)
+	for _, impl := range []q4k.Kernels{q4k.Fast, q4k.Reference} {
+		for _, typ := range []q4k.Type{q4k.Q4_K, q4k.Q6_K, q4k.Q8_0} {
+			w, _ := q4ktest.Inputs(typ, n, 0, r)
+			var acts []byte
+			for range cols {
+				_, a := q4ktest.Inputs(typ, n, 0, r)
+				acts = append(acts, a...)
+			}
+			for _, order := range []struct {
+				name string
+				f    q4k.DotColsFunc
+			}{{"plain", impl.DotCols(typ)}, {"amx", impl.DotColsAMX(typ)}} {
+				b.Run(fmt.Sprintf("%s/%v/%s", impl.Name, typ, order.name), func(b *testing.B) {
+					b.SetBytes(int64(len(w)) * cols)
+					for b.Loop() {
+						order.f(dst, 1, w, acts, n, cols)
+					}
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkQuantizeQ8K measures encoding a 4096-value activation; bytes/s
 // counts the float32 input.
 func BenchmarkQuantizeQ8K(b *testing.B) {

@@ -39,8 +39,11 @@
 //	      qh 64 bytes of high 2 bits, 16 int8 scales (16 sub-blocks of 16
 //	      weights), d f16; w = d*scale*(q-32).
 //	Q8_K  block_q8_K: 292 bytes per 256 weights: d f32, 256 int8 quants, 16
-//	      int16 bsums (the sum of each run of 16 quants). Used only for the
-//	      activations that K-quant dot products consume; w = d*q.
+//	      int16 bsums (the sum of each run of 16 quants; the fast kernels
+//	      take the Q4_K/Q5_K mins and the Q6_K -32 offset through them, so
+//	      they must match the quants, as every encoder writes them). Used
+//	      only for the activations that K-quant dot products consume;
+//	      w = d*q.
 //
 // The 12 packed scale bytes of Q4_K/Q5_K hold scale s[j] and min m[j] for
 // sub-blocks j=0..7: for j<4, s[j] = b[j]&63 and m[j] = b[j+4]&63; for j>=4,
@@ -64,7 +67,10 @@
 // Q8_1 activation encoders round half to even, unlike the file quantizers
 // QuantizeQ8_0 and QuantizeQ8_1). DotFor returns the row kernel for a type; MatVec and MatMul
 // run it over a row range [r0, r1), so workers can split the rows of one
-// matrix.
+// matrix. DotColsFor and DotColsForMatrix return the batched kernel (one
+// row, several activation vectors: the prefill shape) in the order of
+// DotFor and DotForMatrix, which gives every vector that row kernel's bits;
+// MatMul runs it.
 //
 // Inside a block the products are summed as exact integers. The block sums
 // are scaled and accumulated in float32 in the order of llama.cpp's CPU
@@ -88,5 +94,8 @@
 // Reference holds the portable Go loops. Fast is what the build runs: on
 // amd64 with AVX2 (and F16C), Go assembly for every dot product and for the
 // Q8_K encoder (dot_*_amd64.s, quant_q8k_amd64.s), chosen at start-up with
-// golang.org/x/sys/cpu; elsewhere, or with -tags purego, the reference loops.
+// golang.org/x/sys/cpu; elsewhere, or with -tags purego, the reference
+// loops. The fast batched kernels of Q4_K, Q6_K and Q8_0 decode each weight
+// block once for four activation vectors (in both orders, with the row
+// kernels' bits); the other batched kernels run the row kernel per vector.
 package q4k

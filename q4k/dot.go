@@ -29,6 +29,12 @@ type Kernels struct {
 	// AMX buffer (see DotForMatrix): Q4_0, Q4_K, Q5_K, Q6_K and Q8_0; nil
 	// for the other types, which ggml has no AMX kernel for.
 	DotAMX func(t Type) DotFunc
+	// DotCols returns the batched kernel for weight type t (one row, several
+	// activation vectors) in Dot's order, or nil as Dot does.
+	DotCols func(t Type) DotColsFunc
+	// DotColsAMX returns the batched kernel for weight type t in DotAMX's
+	// order, or nil as DotAMX does.
+	DotColsAMX func(t Type) DotColsFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
 	// shorter than 292 bytes per block.
@@ -36,10 +42,12 @@ type Kernels struct {
 }
 
 // Reference is the portable reference implementation.
-var Reference = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
+var Reference = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX,
+	DotCols: refDotCols, DotColsAMX: refDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
 
 // Fast is the implementation this build uses (see Kernels).
-var Fast = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
+var Fast = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX,
+	DotCols: fastDotCols, DotColsAMX: fastDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
 
 func checkedQ8K(f func(dst []byte, x []float32)) func(dst []byte, x []float32) {
 	return func(dst []byte, x []float32) {
@@ -52,7 +60,7 @@ func checkedQ8K(f func(dst []byte, x []float32)) func(dst []byte, x []float32) {
 }
 
 // blockKernel wraps a kernel over nb whole blocks into a checked DotFunc.
-func blockKernel(t Type, f func(w, a []byte, nb int) float32) DotFunc {
+func blockKernel(t Type, f blockFunc) DotFunc {
 	vt := t.VecDotType()
 	bs, wsz, asz := t.BlockSize(), t.TypeSize(), vt.TypeSize()
 	return func(w, act []byte, n int) float32 {
@@ -73,49 +81,47 @@ func blockKernel(t Type, f func(w, a []byte, nb int) float32) DotFunc {
 	}
 }
 
-func dotTable(q4K, q5K, q6K, q40, q41, q50, q51, q80, f32, f16, bf16 func(w, a []byte, nb int) float32) map[Type]DotFunc {
-	return map[Type]DotFunc{
-		Q4_K: blockKernel(Q4_K, q4K),
-		Q5_K: blockKernel(Q5_K, q5K),
-		Q6_K: blockKernel(Q6_K, q6K),
-		Q4_0: blockKernel(Q4_0, q40),
-		Q4_1: blockKernel(Q4_1, q41),
-		Q5_0: blockKernel(Q5_0, q50),
-		Q5_1: blockKernel(Q5_1, q51),
-		Q8_0: blockKernel(Q8_0, q80),
-		F32:  blockKernel(F32, f32),
-		F16:  blockKernel(F16, f16),
-		BF16: blockKernel(BF16, bf16),
+// blockFunc multiplies nb whole blocks of a weight type with nb blocks of
+// its VecDotType (for F32, F16 and BF16, whose blocks are one value, nb
+// values), unchecked.
+type blockFunc func(w, a []byte, nb int) float32
+
+// The row kernels of each implementation and order, unchecked.
+var (
+	refBlocks = map[Type]blockFunc{
+		Q4_K: dotQ4_KRef, Q5_K: dotQ5_KRef, Q6_K: dotQ6_KRef, Q4_0: dotQ4_0Ref, Q4_1: dotQ4_1Ref,
+		Q5_0: dotQ5_0Ref, Q5_1: dotQ5_1Ref, Q8_0: dotQ8_0Ref, F32: dotF32Ref, F16: dotF16Ref, BF16: dotBF16Ref,
 	}
+	fastBlocks = map[Type]blockFunc{
+		Q4_K: dotQ4_K, Q5_K: dotQ5_K, Q6_K: dotQ6_K, Q4_0: dotQ4_0, Q4_1: dotQ4_1,
+		Q5_0: dotQ5_0, Q5_1: dotQ5_1, Q8_0: dotQ8_0, F32: dotF32, F16: dotF16, BF16: dotBF16,
+	}
+	refAMXBlocks = map[Type]blockFunc{
+		Q4_0: dotQ4_0AMXRef, Q4_K: dotQ4_KAMXRef, Q5_K: dotQ5_KAMXRef, Q6_K: dotQ6_KAMXRef, Q8_0: dotQ8_0AMXRef,
+	}
+	fastAMXBlocks = map[Type]blockFunc{
+		Q4_0: dotQ4_0AMX, Q4_K: dotQ4_KAMX, Q5_K: dotQ5_KAMX, Q6_K: dotQ6_KAMX, Q8_0: dotQ8_0AMX,
+	}
+)
+
+// dotTable wraps every kernel of blocks into a checked DotFunc.
+func dotTable(blocks map[Type]blockFunc) map[Type]DotFunc {
+	m := make(map[Type]DotFunc, len(blocks))
+	for t, f := range blocks {
+		m[t] = blockKernel(t, f)
+	}
+	return m
 }
 
 var (
-	refTable = dotTable(dotQ4_KRef, dotQ5_KRef, dotQ6_KRef, dotQ4_0Ref, dotQ4_1Ref, dotQ5_0Ref, dotQ5_1Ref,
-		dotQ8_0Ref, dotF32Ref, dotF16Ref, dotBF16Ref)
-	fastTable = dotTable(dotQ4_K, dotQ5_K, dotQ6_K, dotQ4_0, dotQ4_1, dotQ5_0, dotQ5_1,
-		dotQ8_0, dotF32, dotF16, dotBF16)
+	refTable     = dotTable(refBlocks)
+	fastTable    = dotTable(fastBlocks)
+	refAMXTable  = dotTable(refAMXBlocks)
+	fastAMXTable = dotTable(fastAMXBlocks)
 )
 
-func refDot(t Type) DotFunc  { return refTable[t] }
-func fastDot(t Type) DotFunc { return fastTable[t] }
-
-var (
-	refAMXTable = map[Type]DotFunc{
-		Q4_0: blockKernel(Q4_0, dotQ4_0AMXRef),
-		Q4_K: blockKernel(Q4_K, dotQ4_KAMXRef),
-		Q5_K: blockKernel(Q5_K, dotQ5_KAMXRef),
-		Q6_K: blockKernel(Q6_K, dotQ6_KAMXRef),
-		Q8_0: blockKernel(Q8_0, dotQ8_0AMXRef),
-	}
-	fastAMXTable = map[Type]DotFunc{
-		Q4_0: blockKernel(Q4_0, dotQ4_0AMX),
-		Q4_K: blockKernel(Q4_K, dotQ4_KAMX),
-		Q5_K: blockKernel(Q5_K, dotQ5_KAMX),
-		Q6_K: blockKernel(Q6_K, dotQ6_KAMX),
-		Q8_0: blockKernel(Q8_0, dotQ8_0AMX),
-	}
-)
-
+func refDot(t Type) DotFunc     { return refTable[t] }
+func fastDot(t Type) DotFunc    { return fastTable[t] }
 func refDotAMX(t Type) DotFunc  { return refAMXTable[t] }
 func fastDotAMX(t Type) DotFunc { return fastAMXTable[t] }
 
@@ -128,12 +134,16 @@ func fastDotAMX(t Type) DotFunc { return fastAMXTable[t] }
 // moves such a matrix into that buffer), the order of Kernels.Dot
 // otherwise. Errors as DotFor.
 func DotForMatrix(t Type, rows int) (DotFunc, error) {
-	if amxOrder && rows%32 == 0 {
-		if f := fastDotAMX(t); f != nil {
-			return f, nil
-		}
+	if matrixAMX(t, rows) {
+		return fastDotAMX(t), nil
 	}
 	return DotFor(t)
+}
+
+// matrixAMX reports whether DotForMatrix and DotColsForMatrix pick ggml's
+// AMX order for a matrix of type t with the given number of rows.
+func matrixAMX(t Type, rows int) bool {
+	return amxOrder && rows%32 == 0 && fastDotAMX(t) != nil
 }
 
 // DotFor returns the fast row kernel for weight type t. It fails with an
@@ -212,10 +222,10 @@ func checkMat(t Type, lenW, lenAct, n, rows int) error {
 // m = len(dst)/nTok, and dst[tok*m + r] receives row r times activation tok.
 // m must be >= r1. Entries outside [r0, r1) are not touched.
 //
-// Each result equals the one MatVec gives. It allocates nothing and fails
-// like MatVec (nTok < 1 is ErrShortBuffer).
+// Each result equals the one MatVec gives (see DotColsFunc). It allocates
+// nothing and fails like MatVec (nTok < 1 is ErrShortBuffer).
 func MatMul(dst []float32, t Type, w, acts []byte, n, nTok, r0, r1 int) error {
-	f, err := DotFor(t)
+	f, err := DotColsFor(t)
 	if err != nil {
 		return err
 	}
@@ -235,10 +245,7 @@ func MatMul(dst []float32, t Type, w, acts []byte, n, nTok, r0, r1 int) error {
 	}
 	rs := rowSize(t, n)
 	for r := r0; r < r1; r++ {
-		row := w[r*rs : (r+1)*rs]
-		for tok := range nTok {
-			dst[tok*m+r] = f(row, acts[tok*as:(tok+1)*as], n)
-		}
+		f(dst[r:], m, w[r*rs:(r+1)*rs], acts, n, nTok)
 	}
 	return nil
 }

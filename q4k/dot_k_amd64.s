@@ -436,3 +436,299 @@ q5kret:
 	VZEROUPPER
 	MOVSS X0, ret+32(FP)
 	RET
+
+// Four-vector Q4_K and Q6_K kernels: one weight row times four Q8_K
+// activation vectors (vector c at a + c*stride), in the row kernels' orders.
+// Each weight block is decoded once for the four vectors; vector c's int32
+// lanes (Y0..Y3) are the row kernel's lanes exactly (the same products in the
+// same lanes). amx == 0: each vector's lanes (and Q4_K mins) take the row
+// kernel's float32 steps into acc (vector c: lanes at acc[16c:16c+8], mins
+// at acc[16c+8:16c+12]), which dotFour reduces as the row kernel does.
+// amx != 0: each vector's lanes are summed to one int, and the four AMX-order
+// accumulators run side by side in X12 (lane c = vector c), one FMA step
+// per block as the row kernel's scalar ones, stored to acc[0:4].
+//
+// Registers: SI weights, DI vector 0, R13 stride, DX vector 3, CX blocks
+// left, AX acc, X4 dw (and X5 dminw) of the block.
+
+// Q4K4_COL multiplies the unpacked runs (lo Y4, hi Y5, scale words Y6/Y7)
+// with one vector's q8 at lo/hi and adds into ACC.
+#define Q4K4_COL(lo, hi, ACC) \
+	VPMADDUBSW lo, Y4, Y8; \
+	VPMADDWD Y6, Y8, Y8; \
+	VPMADDUBSW hi, Y5, Y9; \
+	VPMADDWD Y7, Y9, Y9; \
+	VPADDD Y8, ACC, ACC; \
+	VPADDD Y9, ACC, ACC
+
+// Q4K4_PAIR is Q4K_PAIR for four vectors.
+#define Q4K4_PAIR(off4, off8lo, off8hi, mlo, mhi) \
+	VMOVDQU off4(SI), Y4; \
+	VPSRLW $4, Y4, Y5; \
+	VPAND Y15, Y4, Y4; \
+	VPAND Y15, Y5, Y5; \
+	VPSHUFB kScale<>+mlo(SB), Y14, Y6; \
+	VPSHUFB kScale<>+mhi(SB), Y14, Y7; \
+	Q4K4_COL(off8lo(DI), off8hi(DI), Y0); \
+	Q4K4_COL(off8lo(DI)(R13*1), off8hi(DI)(R13*1), Y1); \
+	Q4K4_COL(off8lo(DI)(R13*2), off8hi(DI)(R13*2), Y2); \
+	Q4K4_COL(off8lo(DX), off8hi(DX), Y3)
+
+// Q4K4_MINS sets the four int32 lanes of X to min[2k]*s[2k] +
+// min[2k+1]*s[2k+1] of one vector (bsums at bs; mins as int16 in X13).
+#define Q4K4_MINS(bs, X) \
+	VMOVDQU bs, Y8; \
+	VEXTRACTI128 $1, Y8, X9; \
+	VPHADDW X9, X8, X8; \
+	VPMADDWD X13, X8, X
+
+// Q4K4_PLAIN is the row kernel's plain-order float32 step for one vector
+// (d at da, bsums at bs, int32 lanes in Y; its acc entries at off(AX)).
+#define Q4K4_PLAIN(da, bs, Y, off) \
+	VMOVSS da, X6; \
+	VMULSS X6, X4, X7; \
+	VMULSS X6, X5, X6; \
+	VBROADCASTSS X7, Y7; \
+	VCVTDQ2PS Y, Y; \
+	VMOVUPS off(AX), Y8; \
+	VFMADD231PS Y7, Y, Y8; \
+	VMOVUPS Y8, off(AX); \
+	Q4K4_MINS(bs, X8); \
+	VCVTDQ2PS X8, X8; \
+	VBROADCASTSS X6, X6; \
+	VMOVUPS off+32(AX), X9; \
+	VFNMADD231PS X6, X8, X9; \
+	VMOVUPS X9, off+32(AX)
+
+// func dotQ4KAVX2x4(acc *[64]float32, w, a *byte, stride, nb, amx int)
+TEXT ·dotQ4KAVX2x4(SB), NOSPLIT, $0-48
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	VXORPS X12, X12, X12
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVQ acc+0(FP), AX
+
+q4k4loop:
+	TESTQ CX, CX
+	JZ q4k4done
+	ACT_PTRS
+
+	// Scales and mins as in dotQ4KAVX2.
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0F0F0F0F, R11
+	MOVL R9, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R11
+	MOVL R9, R12
+	ANDL $0x3F3F3F3F, R12
+	MOVL R10, R9
+	ANDL $0x0F0F0F0F, R9
+	MOVL R8, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R9
+	MOVL R12, R10
+	ANDL $0x3F3F3F3F, R8
+
+	K_SCALES
+	VMOVD R10, X13
+	VPINSRD $1, R11, X13, X13
+	VPMOVZXBW X13, X13 // mins as int16
+
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	Q4K4_PAIR(16, 4, 36, 0, 32)
+	Q4K4_PAIR(48, 68, 100, 64, 96)
+	Q4K4_PAIR(80, 132, 164, 128, 160)
+	Q4K4_PAIR(112, 196, 228, 192, 224)
+
+	MOVWLZX 0(SI), BX
+	VMOVD BX, X4
+	VCVTPH2PS X4, X4 // dw
+	MOVWLZX 2(SI), BX
+	VMOVD BX, X5
+	VCVTPH2PS X5, X5 // dminw
+	CMPQ amx+40(FP), $0
+	JNE  q4k4amx
+	Q4K4_PLAIN((DI), 260(DI), Y0, 0)
+	Q4K4_PLAIN((DI)(R13*1), 260(DI)(R13*1), Y1, 64)
+	Q4K4_PLAIN((DI)(R13*2), 260(DI)(R13*2), Y2, 128)
+	Q4K4_PLAIN((DX), 260(DX), Y3, 192)
+	JMP  q4k4next
+
+q4k4amx: // ggml's AMX order, lane c = vector c
+	REDUCE4 // X0 = sumi
+	Q4K4_MINS(260(DI), X1)
+	Q4K4_MINS(260(DI)(R13*1), X2)
+	Q4K4_MINS(260(DI)(R13*2), X3)
+	Q4K4_MINS(260(DX), X11)
+	VPHADDD X2, X1, X1
+	VPHADDD X11, X3, X3
+	VPHADDD X3, X1, X1 // X1 = summ
+	DA4
+	VBROADCASTSS X4, X9
+	VBROADCASTSS X5, X10
+	VMULPS X8, X9, X9   // d = dw*da
+	VMULPS X8, X10, X10 // dmin = dminw*da
+	VCVTDQ2PS X0, X0
+	VCVTDQ2PS X1, X1
+	VFMADD231PS X9, X0, X12   // acc += d*sumi
+	VFNMADD231PS X10, X1, X12 // acc -= dmin*summ
+
+q4k4next:
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q4k4loop
+
+q4k4done:
+	CMPQ amx+40(FP), $0
+	JE   q4k4ret
+	VMOVUPS X12, (AX)
+
+q4k4ret:
+	VZEROUPPER
+	RET
+
+// Q6K4_RUN multiplies one run of 32 unsigned quants (Y5, 0..63) with the
+// four vectors' q8 at off8 and adds scale·Σq·q8 into Y0..Y3.
+#define Q6K4_RUN(off8, mask) \
+	VPSHUFB mask, Y6, Y7; \
+	VPMADDUBSW off8(DI), Y5, Y8; \
+	VPMADDWD Y7, Y8, Y8; \
+	VPADDD Y8, Y0, Y0; \
+	VPMADDUBSW off8(DI)(R13*1), Y5, Y8; \
+	VPMADDWD Y7, Y8, Y8; \
+	VPADDD Y8, Y1, Y1; \
+	VPMADDUBSW off8(DI)(R13*2), Y5, Y8; \
+	VPMADDWD Y7, Y8, Y8; \
+	VPADDD Y8, Y2, Y2; \
+	VPMADDUBSW off8(DX), Y5, Y8; \
+	VPMADDWD Y7, Y8, Y8; \
+	VPADDD Y8, Y3, Y3
+
+// Q6K4_HALF is Q6K_HALF for four vectors (qh in Y10, ql in Y11/Y13).
+#define Q6K4_HALF(offl, offl2, offh, offs, o0, o1, o2, o3) \
+	VPMOVSXBW offs(SI), X6; \
+	VINSERTI128 $1, X6, Y6, Y6; \
+	VMOVDQU offh(SI), Y10; \
+	VMOVDQU offl(SI), Y11; \
+	VMOVDQU offl2(SI), Y13; \
+	VPAND Y15, Y11, Y5; \
+	VPSLLW $4, Y10, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K4_RUN(o0, q6kScale<>+0(SB)); \
+	VPAND Y15, Y13, Y5; \
+	VPSLLW $2, Y10, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K4_RUN(o1, q6kScale<>+32(SB)); \
+	VPSRLW $4, Y11, Y5; \
+	VPAND Y15, Y5, Y5; \
+	VPAND Y14, Y10, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K4_RUN(o2, q6kScale<>+64(SB)); \
+	VPSRLW $4, Y13, Y5; \
+	VPAND Y15, Y5, Y5; \
+	VPSRLW $2, Y10, Y9; \
+	VPAND Y14, Y9, Y9; \
+	VPOR Y9, Y5, Y5; \
+	Q6K4_RUN(o3, q6kScale<>+96(SB))
+
+// Q6K4_OFFSET subtracts 32·(bsums[2j]·scale[2j] + bsums[2j+1]·scale[2j+1])
+// of the vector whose bsums are at bs from lane j of ACC (Y10 holds the 16
+// scales as int16), as the row kernel does.
+#define Q6K4_OFFSET(bs, ACC) \
+	VPMADDWD bs, Y10, Y8; \
+	VPSLLD $5, Y8, Y8; \
+	VPSUBD Y8, ACC, ACC
+
+// Q6K4_PLAIN is the row kernel's plain-order float32 step for one vector
+// (d at da, int32 lanes in Y; its acc entries at off(AX)).
+#define Q6K4_PLAIN(da, Y, off) \
+	VMOVSS da, X6; \
+	VMULSS X6, X4, X7; \
+	VBROADCASTSS X7, Y7; \
+	VCVTDQ2PS Y, Y; \
+	VMOVUPS off(AX), Y8; \
+	VFMADD231PS Y7, Y, Y8; \
+	VMOVUPS Y8, off(AX)
+
+// func dotQ6KAVX2x4(acc *[64]float32, w, a *byte, stride, nb, amx int)
+TEXT ·dotQ6KAVX2x4(SB), NOSPLIT, $0-48
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	VXORPS X12, X12, X12
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVQ acc+0(FP), AX
+
+q6k4loop:
+	TESTQ CX, CX
+	JZ q6k4done
+	ACT_PTRS
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	Q6K4_HALF(0, 32, 128, 192, 4, 36, 68, 100)
+	Q6K4_HALF(64, 96, 160, 200, 132, 164, 196, 228)
+	VPMOVSXBW 192(SI), Y10
+	Q6K4_OFFSET(260(DI), Y0)
+	Q6K4_OFFSET(260(DI)(R13*1), Y1)
+	Q6K4_OFFSET(260(DI)(R13*2), Y2)
+	Q6K4_OFFSET(260(DX), Y3)
+
+	MOVWLZX 208(SI), BX
+	VMOVD BX, X4
+	VCVTPH2PS X4, X4 // dw
+	CMPQ amx+40(FP), $0
+	JNE  q6k4amx
+	Q6K4_PLAIN((DI), Y0, 0)
+	Q6K4_PLAIN((DI)(R13*1), Y1, 64)
+	Q6K4_PLAIN((DI)(R13*2), Y2, 128)
+	Q6K4_PLAIN((DX), Y3, 192)
+	JMP  q6k4next
+
+q6k4amx: // ggml's AMX order, lane c = vector c
+	REDUCE4 // X0 = sumi
+	DA4
+	VBROADCASTSS X4, X9
+	VMULPS X8, X9, X9 // d = dw*da
+	VCVTDQ2PS X0, X0
+	VFMADD231PS X9, X0, X12 // acc += d*sumi
+
+q6k4next:
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q6k4loop
+
+q6k4done:
+	CMPQ amx+40(FP), $0
+	JE   q6k4ret
+	VMOVUPS X12, (AX)
+
+q6k4ret:
+	VZEROUPPER
+	RET

@@ -239,3 +239,110 @@ q50done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// Q80_4PLAIN is dotQ80AVX2's block step for one of four vectors (its d at
+// da, its quants at lo and hi; the weights sign-extended in Y10/Y11, dw in
+// X9): the same int32 lanes, dw*da, one FMA into ACC.
+#define Q80_4PLAIN(da, lo, hi, ACC) \
+	VPMOVSXBW lo, Y4; \
+	VPMOVSXBW hi, Y5; \
+	VPMADDWD Y4, Y10, Y4; \
+	VPMADDWD Y5, Y11, Y5; \
+	VPHADDD Y5, Y4, Y1; \
+	MOVWLZX da, BX; \
+	VMOVD BX, X8; \
+	VCVTPH2PS X8, X8; \
+	VMULSS X8, X9, X7; \
+	VBROADCASTSS X7, Y7; \
+	VCVTDQ2PS Y1, Y1; \
+	VFMADD231PS Y7, Y1, ACC
+
+// Q80_4AMX leaves one vector's int32 products of the block (weights in
+// Y10/Y11) in ACC, for REDUCE4.
+#define Q80_4AMX(lo, hi, ACC) \
+	VPMOVSXBW lo, Y4; \
+	VPMOVSXBW hi, Y5; \
+	VPMADDWD Y4, Y10, Y4; \
+	VPMADDWD Y5, Y11, Y5; \
+	VPADDD Y5, Y4, ACC
+
+// Q80_4HSUM reduces the plain-order lanes of ACC as dotQ80AVX2 does and
+// stores the sum at dst.
+#define Q80_4HSUM(ACC, dst) \
+	VPERMQ $0xD8, ACC, Y0; \
+	HSUM8; \
+	VMOVSS X0, dst
+
+// func dotQ80AVX2x4(out *[4]float32, w, a *byte, stride, nb, amx int)
+//
+// One Q8_0 row times four Q8_0 vectors (vector c at a + c*stride), in the
+// row kernels' orders: each weight block is sign-extended once. amx == 0:
+// dotQ80AVX2's lanes per vector in Y12..Y15; amx != 0: dotQ80AMXAVX2's
+// accumulator per vector in lane c of X12. out[c] gets vector c's result.
+TEXT ·dotQ80AVX2x4(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), AX
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	MOVQ amx+40(FP), R8
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+q80x4loop:
+	TESTQ CX, CX
+	JZ    q80x4done
+	ACT_PTRS
+	VPMOVSXBW 2(SI), Y10
+	VPMOVSXBW 18(SI), Y11
+	MOVWLZX (SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9 // dw
+	TESTQ R8, R8
+	JNZ   q80x4amx
+	Q80_4PLAIN((DI), 2(DI), 18(DI), Y12)
+	Q80_4PLAIN((DI)(R13*1), 2(DI)(R13*1), 18(DI)(R13*1), Y13)
+	Q80_4PLAIN((DI)(R13*2), 2(DI)(R13*2), 18(DI)(R13*2), Y14)
+	Q80_4PLAIN((DX), 2(DX), 18(DX), Y15)
+	JMP   q80x4next
+
+q80x4amx: // ggml's AMX order, lane c = vector c
+	Q80_4AMX(2(DI), 18(DI), Y0)
+	Q80_4AMX(2(DI)(R13*1), 18(DI)(R13*1), Y1)
+	Q80_4AMX(2(DI)(R13*2), 18(DI)(R13*2), Y2)
+	Q80_4AMX(2(DX), 18(DX), Y3)
+	REDUCE4
+	VCVTDQ2PS X0, X0 // sumi
+	MOVWLZX (DI), BX
+	VMOVD BX, X8
+	VPINSRW $1, (DI)(R13*1), X8, X8
+	VPINSRW $2, (DI)(R13*2), X8, X8
+	VPINSRW $3, (DX), X8, X8
+	VCVTPH2PS X8, X8 // da
+	VBROADCASTSS X9, X7
+	VMULPS X8, X7, X7       // dw*da
+	VFMADD231PS X7, X0, X12 // acc += sumi*(dw*da)
+
+q80x4next:
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q80x4loop
+
+q80x4done:
+	TESTQ R8, R8
+	JNZ   q80x4amxdone
+	Q80_4HSUM(Y12, 0(AX))
+	Q80_4HSUM(Y13, 4(AX))
+	Q80_4HSUM(Y14, 8(AX))
+	Q80_4HSUM(Y15, 12(AX))
+	JMP   q80x4ret
+
+q80x4amxdone:
+	VMOVUPS X12, (AX)
+
+q80x4ret:
+	VZEROUPPER
+	RET

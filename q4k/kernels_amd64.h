@@ -26,3 +26,28 @@
 	VADDPS X1, X0, X0; \
 	VMOVSHDUP X0, X1; \
 	VADDSS X1, X0, X0
+
+// The four-vector kernels (dot_k_amd64.s, dot_q8_amd64.s) keep vector 0's
+// block pointer in DI, the stride in R13 and vector 3's block pointer in DX,
+// and the four vectors' int32 lanes in Y0..Y3.
+
+// ACT_PTRS sets DX to vector 3's block.
+#define ACT_PTRS \
+	LEAQ (DI)(R13*2), DX; \
+	ADDQ R13, DX
+
+// REDUCE4 sums the eight int32 lanes of each of Y0..Y3 into lane c of X0
+// (exact: two's-complement sums do not depend on order; X1, Y2 scratch).
+#define REDUCE4 \
+	VPHADDD Y1, Y0, Y0; \
+	VPHADDD Y3, Y2, Y2; \
+	VPHADDD Y2, Y0, Y0; \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPADDD X1, X0, X0
+
+// DA4 gathers the four vectors' f32 block scales (Q8_K d) into X8.
+#define DA4 \
+	VMOVSS (DI), X8; \
+	VINSERTPS $0x10, (DI)(R13*1), X8, X8; \
+	VINSERTPS $0x20, (DI)(R13*2), X8, X8; \
+	VINSERTPS $0x30, (DX), X8, X8

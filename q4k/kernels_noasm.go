@@ -55,3 +55,12 @@ func dotQ6_KAMX(w, a []byte, nb int) float32 { return dotQ6_KAMXRef(w, a, nb) }
 
 // dotQ4_0AMX multiplies nb block_q4_0 with nb block_q8_0 in ggml's AMX order.
 func dotQ4_0AMX(w, a []byte, nb int) float32 { return dotQ4_0AMXRef(w, a, nb) }
+
+// hasFour reports whether dotFour has a kernel for t: never in this build,
+// so the batched kernels run the row kernels once per vector.
+func hasFour(Type) bool { return false }
+
+// dotFour is never called in this build (hasFour is false).
+func dotFour(t Type, _ bool, _ *[4]float32, _, _ []byte, _, _ int) {
+	panic("q4k: no four-vector kernel for " + t.String())
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/realizar-host/realizar-host/q4k"
 )
@@ -174,6 +175,7 @@ func randomBlocks(t q4k.Type, buf []byte, r *rand.Rand, extreme bool) {
 // guards intact.
 func TestKernels(t *testing.T, impl q4k.Kernels) {
 	t.Run("dot", func(t *testing.T) { TestDot(t, impl) })
+	t.Run("dotCols", func(t *testing.T) { TestDotCols(t, impl) })
 	t.Run("quantizeQ8K", func(t *testing.T) { TestQuantizeQ8K(t, impl) })
 }
 
@@ -215,6 +217,80 @@ func compareDot(t *testing.T, name string, typ q4k.Type, ref, fast q4k.DotFunc, 
 			a.check(t, "act")
 			if !bytes.Equal(w.b, w0) || !bytes.Equal(a.b, a0) {
 				t.Fatalf("%s %v n=%d: kernel wrote to its inputs", name, typ, n)
+			}
+		}
+	}
+}
+
+// TestDotCols runs impl's batched kernels against q4k.Reference's row
+// kernels of the same order (DotCols against Dot, DotColsAMX against
+// DotAMX): every weight type, a few lengths, 1 to 9 vectors (so a kernel
+// over several vectors meets its tails), each vector of a different input
+// variant. Every result must have the row kernel's bits, inputs unchanged and
+// guards (around dst too) intact.
+func TestDotCols(t *testing.T, impl q4k.Kernels) {
+	r := rand.New(rand.NewPCG(44, 1))
+	for _, typ := range WeightTypes {
+		cols := impl.DotCols(typ)
+		if cols == nil {
+			t.Fatalf("%s: no batched kernel for %v", impl.Name, typ)
+		}
+		compareDotCols(t, impl.Name, typ, q4k.Reference.Dot(typ), cols, r)
+		refAMX, colsAMX := q4k.Reference.DotAMX(typ), impl.DotColsAMX(typ)
+		if (refAMX == nil) != (colsAMX == nil) {
+			t.Fatalf("%s: AMX-order batched kernel for %v: present %v, row kernel in the reference %v",
+				impl.Name, typ, colsAMX != nil, refAMX != nil)
+		}
+		if colsAMX != nil {
+			compareDotCols(t, impl.Name+"/amx", typ, refAMX, colsAMX, r)
+		}
+	}
+}
+
+// compareDotCols runs the batched kernel cols against the row kernel ref.
+func compareDotCols(t *testing.T, name string, typ q4k.Type, ref q4k.DotFunc, cols q4k.DotColsFunc, r *rand.Rand) {
+	t.Helper()
+	lengths := Lengths(typ)
+	for _, n := range []int{lengths[0], lengths[2], lengths[len(lengths)-1]} {
+		for nc := 1; nc <= 9; nc++ {
+			as, _ := q4k.ActivationSize(typ, n)
+			w0, _ := Inputs(typ, n, nc%3, r)
+			a0 := make([]byte, 0, nc*as)
+			for c := range nc {
+				_, a := Inputs(typ, n, (c+nc)%3, r)
+				a0 = append(a0, a...)
+			}
+			w, a := newGuarded(len(w0)), newGuarded(len(a0))
+			copy(w.b, w0)
+			copy(a.b, a0)
+			const stride = 3
+			dst := newGuarded(4 * ((nc-1)*stride + 1))
+			got := make([]float32, nc)
+			cols(got, 1, w.b, a.b, n, nc)
+			for c := range nc {
+				want := ref(w.b, a.b[c*as:(c+1)*as], n)
+				if math.Float32bits(want) != math.Float32bits(got[c]) {
+					t.Errorf("%s %v n=%d vector %d of %d: got %v (%#x), reference %v (%#x)",
+						name, typ, n, c, nc, got[c], math.Float32bits(got[c]), want, math.Float32bits(want))
+				}
+			}
+			// The same into every third entry of a guarded dst: only
+			// those entries change, to the same bits.
+			f := unsafeFloats(dst.b)
+			cols(f, stride, w.b, a.b, n, nc)
+			for i := range f {
+				if i%stride != 0 && math.Float32bits(f[i]) != 0xA5A5A5A5 {
+					t.Fatalf("%s %v: batched kernel wrote dst[%d] between its entries", name, typ, i)
+				}
+				if i%stride == 0 && math.Float32bits(f[i]) != math.Float32bits(got[i/stride]) {
+					t.Errorf("%s %v: strided dst[%d] = %v, want %v", name, typ, i, f[i], got[i/stride])
+				}
+			}
+			dst.check(t, "dst")
+			w.check(t, "w")
+			a.check(t, "acts")
+			if !bytes.Equal(w.b, w0) || !bytes.Equal(a.b, a0) {
+				t.Fatalf("%s %v n=%d: batched kernel wrote to its inputs", name, typ, n)
 			}
 		}
 	}
@@ -276,4 +352,10 @@ func TestQuantizeQ8K(t *testing.T, impl q4k.Kernels) {
 			}
 		}
 	}
+}
+
+// unsafeFloats views b (len a multiple of 4, 4-byte aligned) as float32s, so
+// a float destination can sit between guard bytes.
+func unsafeFloats(b []byte) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 }

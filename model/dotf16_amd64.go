@@ -1,0 +1,47 @@
+//go:build amd64 && !purego
+
+package model
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// useAsm selects the assembly vector parts of simd.dotF16 and simd.swiglu
+// (AVX2, FMA and F16C; FMA stands in for F16C, which
+// x/sys/cpu does not report).
+var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func dotF16Sum16(x *byte, y *float32, vecs int, px *byte, py *float32) float32
+
+//go:noescape
+func dotF16Sum8(x *byte, y *float32, vecs int, px *byte, py *float32) float32
+
+// dotF16Sum is the vector part of simd.dotF16 over its first np elements
+// and simd.reduceVectors, in registers: ok is false when the assembly is
+// unavailable. The last, partial vector (np not a multiple of lanes) goes
+// in zero-padded.
+func dotF16Sum(lanes int, x []byte, y []float32, np int) (sum float32, ok bool) {
+	if !useAsm {
+		return 0, false
+	}
+	vecs, m := np/lanes, np%lanes
+	_, _ = x[:2*np], y[:np]
+	var px [32]byte
+	var py [16]float32
+	var pxp *byte
+	var pyp *float32
+	if m > 0 {
+		i := vecs * lanes
+		copy(px[:], x[2*i:2*np])
+		copy(py[:], y[i:np])
+		pxp, pyp = &px[0], &py[0]
+	}
+	xp, yp := unsafe.SliceData(x), unsafe.SliceData(y)
+	if lanes == 16 {
+		return dotF16Sum16(xp, yp, vecs, pxp, pyp), true
+	}
+	return dotF16Sum8(xp, yp, vecs, pxp, pyp), true
+}

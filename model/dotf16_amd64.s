@@ -1,0 +1,179 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The vector part of simd.dotF16 and its reduction. Each f16 of x is
+// widened with VCVTPH2PS (exact), multiplied by the f32 of y (exact: both
+// are f16 values) and added into its lane's accumulator, one element per
+// lane at a time, in order — the Go loop's lane arithmetic, eight lanes per
+// instruction. The reductions add the same pairs in the same tree as
+// simd.reduceVectors. Accumulator v (a 16-lane vector is a pair of Y
+// registers) takes vectors v, v+4, v+8, ….
+
+// F16_ACC adds x[8k..8k+7]*y[8k..8k+7] into ACC.
+#define F16_ACC(k, ACC) \
+	VCVTPH2PS (16*k)(SI), Y8; \
+	VMULPS (32*k)(DI), Y8, Y8; \
+	VADDPS Y8, ACC, ACC
+
+// PARTIAL adds the zero-padded last vector (R8 f16, R9 f32; none when R8 is
+// 0) into LO/HI and goes to the reduction. The padding adds +0 products,
+// which leave every accumulator as it was (an accumulator that starts at +0
+// is never -0).
+#define PARTIAL16(LO, HI, done) \
+	TESTQ R8, R8; \
+	JZ    done; \
+	MOVQ  R8, SI; \
+	MOVQ  R9, DI; \
+	F16_ACC(0, LO); \
+	F16_ACC(1, HI); \
+	JMP   done
+
+// func dotF16Sum16(x *byte, y *float32, vecs int, px *byte, py *float32) float32
+//
+// simd.dotF16's vector part and reduction for 16 lanes in registers: vecs
+// whole vectors (vector v into accumulator v%4), then the partial vector
+// px/py (16 elements, zero-padded) when px is not nil, then reduceAcc16's
+// tree.
+TEXT ·dotF16Sum16(SB), NOSPLIT, $0-44
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ vecs+16(FP), CX
+	MOVQ px+24(FP), R8
+	MOVQ py+32(FP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+s16loop:
+	CMPQ CX, $4
+	JLT  s16tail
+	F16_ACC(0, Y0)
+	F16_ACC(1, Y1)
+	F16_ACC(2, Y2)
+	F16_ACC(3, Y3)
+	F16_ACC(4, Y4)
+	F16_ACC(5, Y5)
+	F16_ACC(6, Y6)
+	F16_ACC(7, Y7)
+	ADDQ $128, SI
+	ADDQ $256, DI
+	SUBQ $4, CX
+	JMP  s16loop
+
+s16tail:
+	TESTQ CX, CX
+	JNZ   s16t1
+	PARTIAL16(Y0, Y1, s16reduce)
+
+s16t1:
+	F16_ACC(0, Y0)
+	F16_ACC(1, Y1)
+	CMPQ CX, $1
+	JNE  s16t2
+	PARTIAL16(Y2, Y3, s16reduce)
+
+s16t2:
+	F16_ACC(2, Y2)
+	F16_ACC(3, Y3)
+	CMPQ CX, $2
+	JNE  s16t3
+	PARTIAL16(Y4, Y5, s16reduce)
+
+s16t3:
+	F16_ACC(4, Y4)
+	F16_ACC(5, Y5)
+	PARTIAL16(Y6, Y7, s16reduce)
+
+s16reduce:
+	VADDPS Y4, Y0, Y0 // acc0+acc2, low lanes
+	VADDPS Y5, Y1, Y1 // high lanes
+	VADDPS Y6, Y2, Y2 // acc1+acc3
+	VADDPS Y7, Y3, Y3
+	VADDPS Y2, Y0, Y0 // v[0:8]
+	VADDPS Y3, Y1, Y1 // v[8:16]
+	VADDPS Y1, Y0, Y0 // a
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0 // b
+	VPERMILPS $0x4E, X0, X1
+	VADDPS X1, X0, X0 // b0+b2, b1+b3
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// PARTIAL8 is PARTIAL16 for one 8-lane accumulator.
+#define PARTIAL8(ACC, done) \
+	TESTQ R8, R8; \
+	JZ    done; \
+	MOVQ  R8, SI; \
+	MOVQ  R9, DI; \
+	F16_ACC(0, ACC); \
+	JMP   done
+
+// func dotF16Sum8(x *byte, y *float32, vecs int, px *byte, py *float32) float32
+//
+// dotF16Sum16 for 8 lanes (partial vector of 8 elements, reduceAcc8's tree).
+TEXT ·dotF16Sum8(SB), NOSPLIT, $0-44
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ vecs+16(FP), CX
+	MOVQ px+24(FP), R8
+	MOVQ py+32(FP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+s8loop:
+	CMPQ CX, $4
+	JLT  s8tail
+	F16_ACC(0, Y0)
+	F16_ACC(1, Y1)
+	F16_ACC(2, Y2)
+	F16_ACC(3, Y3)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $4, CX
+	JMP  s8loop
+
+s8tail:
+	TESTQ CX, CX
+	JNZ   s8t1
+	PARTIAL8(Y0, s8reduce)
+
+s8t1:
+	F16_ACC(0, Y0)
+	CMPQ CX, $1
+	JNE  s8t2
+	PARTIAL8(Y1, s8reduce)
+
+s8t2:
+	F16_ACC(1, Y1)
+	CMPQ CX, $2
+	JNE  s8t3
+	PARTIAL8(Y2, s8reduce)
+
+s8t3:
+	F16_ACC(2, Y2)
+	PARTIAL8(Y3, s8reduce)
+
+s8reduce:
+	VADDPS Y2, Y0, Y0 // acc0+acc2
+	VADDPS Y3, Y1, Y1 // acc1+acc3
+	VADDPS Y1, Y0, Y0 // v
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0 // t
+	VMOVSHDUP X0, X1
+	VADDPS X1, X0, X0 // t0+t1 in lane 0, t2+t3 in lane 2
+	VPERMILPS $0x4E, X0, X1
+	VADDSS X1, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET

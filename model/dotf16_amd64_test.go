@@ -1,0 +1,92 @@
+//go:build amd64 && !purego
+
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The assembly vector parts of dotF16 and reduceVectors give the Go code's
+// bits, for both
+// vector widths, padded or not, over lengths around the group boundaries
+// and values of wide range (so that any change of association shows).
+func TestDotF16AsmEqualsGo(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2/F16C on this CPU: the Go loop is the only path")
+	}
+	rng := rand.New(rand.NewPCG(11, 11))
+	for _, s := range widths {
+		for _, n := range []int{1, 31, 32, 33, 64, 65, 127, 128, 129, 200, 256, 257, 1000} {
+			v := randVec(rng, n)
+			for i := range v {
+				v[i] *= float32(math.Exp2(float64(rng.IntN(24) - 12)))
+			}
+			x, yb := f16Bytes(v), f16Bytes(randVec(rng, n))
+			y := make([]float32, n)
+			for i := range y {
+				y[i] = f16At(yb, i)
+			}
+			for _, padded := range []bool{false, true} {
+				got := s.dotF16(x, y, n, padded)
+				useAsm = false
+				want := s.dotF16(x, y, n, padded)
+				useAsm = true
+				require.Equal(t, math.Float32bits(want), math.Float32bits(got), "lanes %d n %d padded %v", s.lanes, n, padded)
+			}
+		}
+	}
+}
+
+// The assembly swiglu gives the Go loop's bits for the 16-lane build, over
+// ordinary activations and the edges of expf: overflow and underflow of the
+// exponent, subnormal results, infinities and NaN.
+func TestSwigluAsmEqualsGo(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2/F16C on this CPU: the Go loop is the only path")
+	}
+	s := simd{lanes: 16}
+	rng := rand.New(rand.NewPCG(12, 12))
+	const n = 4096 + 13
+	gate, up := make([]float32, n), make([]float32, n)
+	for i := range gate {
+		switch i % 8 {
+		case 0, 1, 2:
+			gate[i] = float32(rng.NormFloat64() * 4)
+		case 3:
+			gate[i] = float32(rng.NormFloat64() * 200)
+		case 4:
+			gate[i] = float32(rng.Float64()*40 - 110) // silu near underflow
+		case 5:
+			gate[i] = math.Float32frombits(rng.Uint32()) // any bits: NaN, Inf, subnormal
+		case 6:
+			gate[i] = float32(rng.NormFloat64() * 1e-30)
+		case 7:
+			gate[i] = []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 88.7, -88.7, 192.5, -192.5}[rng.IntN(8)]
+		}
+		up[i] = float32(rng.NormFloat64())
+	}
+	got := make([]float32, n)
+	s.swiglu(got, gate, up)
+	useAsm = false
+	want := make([]float32, n)
+	s.swiglu(want, gate, up)
+	useAsm = true
+	for i := range want {
+		if math.Float32bits(want[i]) != math.Float32bits(got[i]) && !(want[i] != want[i] && got[i] != got[i]) {
+			t.Fatalf("gate %v (%#x) up %v: asm %v (%#x), Go %v (%#x)", gate[i], math.Float32bits(gate[i]), up[i],
+				got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+	// In place, as the forward calls it.
+	copy(got, gate)
+	s.swiglu(got, got, up)
+	for i := range want {
+		if math.Float32bits(want[i]) != math.Float32bits(got[i]) && !(want[i] != want[i] && got[i] != got[i]) {
+			t.Fatalf("in place: element %d differs", i)
+		}
+	}
+}

@@ -1,0 +1,19 @@
+//go:build amd64 && !purego
+
+package model
+
+//go:noescape
+func swiglu16(h, gate, up *float32, quads int)
+
+// swigluVec computes the first n (a multiple of 4) elements of the 16-lane
+// simd.swiglu in assembly and returns how many it did: n, or 0 when the
+// assembly is unavailable.
+func swigluVec(h, gate, up []float32, n int) int {
+	if !useAsm || n < 4 {
+		return 0
+	}
+	n &^= 3
+	_, _, _ = h[n-1], gate[n-1], up[n-1]
+	swiglu16(&h[0], &gate[0], &up[0], n/4)
+	return n
+}

@@ -1,0 +1,113 @@
+package q4k
+
+import "fmt"
+
+// DotColsFunc multiplies one weight row of n weights with cols activation
+// vectors and sets dst[c*stride] to the product with vector c, so one call
+// fills one row of a [cols][stride]float32 result. The vectors lie back to
+// back in acts, each ActivationSize(t, n) bytes, encoded as for DotFunc.
+// This is the prefill shape.
+//
+// Every dst[c*stride] has exactly the bits the matching DotFunc (the same
+// type and order: Kernels.Dot for Kernels.DotCols, Kernels.DotAMX for
+// Kernels.DotColsAMX, DotForMatrix for DotColsForMatrix) gives for vector c:
+// a batch never rounds differently from one token at a time. Where the
+// build has a four-vector kernel (Q4_K, Q6_K and Q8_0 with AVX2, both
+// orders) each weight block is decoded once for four vectors; the vectors
+// left over, and the other types, run the row kernel once per vector.
+//
+// # Notes
+//
+// Like DotFunc it panics with a *LengthError when n is not whole blocks, w
+// is shorter than a row or acts shorter than cols vectors, and it panics when
+// dst is shorter than (cols-1)*stride+1 or stride < 1. It writes only those
+// dst entries, retains nothing, and is safe for concurrent use on disjoint
+// entries.
+type DotColsFunc func(dst []float32, stride int, w, acts []byte, n, cols int)
+
+// colsKernel wraps the row kernel one of type t into a checked DotColsFunc;
+// with four set it runs whole groups of four vectors through dotFour in the
+// same order (amx: the AMX order, as one).
+func colsKernel(t Type, one blockFunc, amx, four bool) DotColsFunc {
+	vt := t.VecDotType()
+	bs, wsz, asz := t.BlockSize(), t.TypeSize(), vt.TypeSize()
+	return func(dst []float32, stride int, w, acts []byte, n, cols int) {
+		if cols <= 0 {
+			return
+		}
+		if stride < 1 {
+			panic(fmt.Sprintf("q4k: dst stride %d", stride))
+		}
+		_ = dst[(cols-1)*stride]
+		if n < 0 || n%bs != 0 {
+			panic(&LengthError{Type: t, N: n, Err: ErrRowLength})
+		}
+		nb := n / bs
+		if len(w) < nb*wsz {
+			panic(shortErr(t, n, "w", len(w), nb*wsz))
+		}
+		as := nb * asz
+		if len(acts) < cols*as {
+			panic(shortErr(t, n, "acts", len(acts), cols*as))
+		}
+		c := 0
+		if four && nb > 0 {
+			var out [4]float32
+			for ; c+4 <= cols; c += 4 {
+				dotFour(t, amx, &out, w, acts[c*as:(c+4)*as], as, nb)
+				for i, v := range out {
+					dst[(c+i)*stride] = v
+				}
+			}
+		}
+		for ; c < cols; c++ {
+			if nb == 0 {
+				dst[c*stride] = 0
+				continue
+			}
+			dst[c*stride] = one(w, acts[c*as:(c+1)*as], nb)
+		}
+	}
+}
+
+// colsTable wraps every row kernel of blocks into a DotColsFunc, with the
+// build's four-vector kernels of the same order (amx: the AMX order) when
+// fast is set.
+func colsTable(blocks map[Type]blockFunc, amx, fast bool) map[Type]DotColsFunc {
+	m := make(map[Type]DotColsFunc, len(blocks))
+	for t, f := range blocks {
+		m[t] = colsKernel(t, f, amx, fast && hasFour(t))
+	}
+	return m
+}
+
+var (
+	refColsTable     = colsTable(refBlocks, false, false)
+	fastColsTable    = colsTable(fastBlocks, false, true)
+	refColsAMXTable  = colsTable(refAMXBlocks, true, false)
+	fastColsAMXTable = colsTable(fastAMXBlocks, true, true)
+)
+
+func refDotCols(t Type) DotColsFunc     { return refColsTable[t] }
+func fastDotCols(t Type) DotColsFunc    { return fastColsTable[t] }
+func refDotColsAMX(t Type) DotColsFunc  { return refColsAMXTable[t] }
+func fastDotColsAMX(t Type) DotColsFunc { return fastColsAMXTable[t] }
+
+// DotColsFor returns the fast batched kernel for weight type t in the order
+// of DotFor. It fails with an error wrapping ErrUnknownType as DotFor does.
+func DotColsFor(t Type) (DotColsFunc, error) {
+	if f := fastDotCols(t); f != nil {
+		return f, nil
+	}
+	return nil, fmt.Errorf("q4k: dot product for %v: %w", t, ErrUnknownType)
+}
+
+// DotColsForMatrix returns the fast batched kernel for the rows of a matrix
+// of type t with the given number of rows, in the order DotForMatrix picks
+// for that matrix (ggml's AMX order or Kernels.Dot's). Errors as DotFor.
+func DotColsForMatrix(t Type, rows int) (DotColsFunc, error) {
+	if matrixAMX(t, rows) {
+		return fastDotColsAMX(t), nil
+	}
+	return DotColsFor(t)
+}

@@ -1,0 +1,43 @@
+package q4k_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/q4k/q4ktest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// DotColsForMatrix picks the order DotForMatrix picks: for row counts that
+// are and are not multiples of 32 (the AMX order where AMXOrder holds),
+// every vector gets the bits of DotForMatrix's row kernel.
+func TestDotColsForMatrixMatchesDotForMatrix(t *testing.T) {
+	const n, nc = 512, 5
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, typ := range q4ktest.WeightTypes {
+		for _, rows := range []int{32, 64, 33, 1} {
+			dot, err := q4k.DotForMatrix(typ, rows)
+			require.NoError(t, err)
+			cols, err := q4k.DotColsForMatrix(typ, rows)
+			require.NoError(t, err)
+			as, _ := q4k.ActivationSize(typ, n)
+			w, _ := q4ktest.Inputs(typ, n, 1, r)
+			var acts []byte
+			for range nc {
+				_, a := q4ktest.Inputs(typ, n, 1, r)
+				acts = append(acts, a...)
+			}
+			got := make([]float32, nc)
+			cols(got, 1, w, acts, n, nc)
+			for c := range nc {
+				want := dot(w, acts[c*as:(c+1)*as], n)
+				assert.Equal(t, math.Float32bits(want), math.Float32bits(got[c]), "%v rows %d vector %d", typ, rows, c)
+			}
+		}
+	}
+	_, err := q4k.DotColsForMatrix(q4k.Q8_K, 32)
+	require.ErrorIs(t, err, q4k.ErrUnknownType)
+}
