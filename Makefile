@@ -75,8 +75,12 @@ lint:
 ref-install:
 	tools/llamaref/install.sh
 
+## bench: Go benchmarks, then our forward against llama.cpp in the same run, same file and
+## thread counts (the 110M and 1.1B fixtures, built on demand into .cache/bench; needs the
+## reference: make ref-install).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchmem ./q4k/ ./model/ ./host/ ./plugins/ ./tokenizer/
+	cd tools/llamaref && $(GO) run ./cmd/forwardbench -sleep -n 3 -t 1,2 m110 tinyllama-1b
 
 demo: build
 	@scripts/demo.sh
