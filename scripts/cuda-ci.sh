@@ -16,7 +16,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-eval "$(scripts/cuda-install.sh)"
+cuda_env=$(scripts/cuda-install.sh) # a failed install stops here (set -e)
+eval "$cuda_env"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local} CGO_ENABLED=1
 scripts/cuda-ptx.sh --check
 go vet -tags cuda ./...

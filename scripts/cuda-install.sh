@@ -39,7 +39,12 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
-fetch() { (cd "$work" && apt-get download -qq nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 2>&1 | grep -v 'unsandboxed' >&2; true); }
+# apt-get's own exit status is checked through the count of .deb files below;
+# its output (minus the "unsandboxed" note root gets) goes to stderr.
+fetch() {
+  (cd "$work" && apt-get download -qq nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 2>&1 || true) |
+    { grep -v 'unsandboxed' || true; } >&2
+}
 fetch
 if [ "$(ls "$work"/*.deb 2>/dev/null | wc -l)" -ne 3 ]; then
   # The sources file predates this run but apt's lists do not know non-free yet.
