@@ -12,7 +12,7 @@ import (
 )
 
 // qwen2VocabName is llama.cpp's qwen2 vocab file, looked up in
-// $LLAMAREF_DIR/vocab and then .cache/llamaref/vocab.
+// $LLAMAREF_DIR/vocab and then <repository>/.cache/llamaref/vocab (repoRoots).
 const qwen2VocabName = "ggml-vocab-qwen2.gguf"
 
 func newFixtureCmd() *cobra.Command {
@@ -50,7 +50,7 @@ func newFixtureCmd() *cobra.Command {
 	cmd.Flags().StringVar(&preset, "preset", "", "model shape: "+strings.Join(fixture.PresetNames(), ", "))
 	cmd.Flags().StringVar(&out, "out", "", "output GGUF path")
 	cmd.Flags().StringVar(&vocabPath, "vocab", "", "vocab-only GGUF to copy the tokenizer from "+
-		"(default: the embedded llama SPM vocab for llama; "+qwen2VocabName+" from $LLAMAREF_DIR/vocab or .cache/llamaref/vocab for qwen2)")
+		"(default: the embedded llama SPM vocab for llama; "+qwen2VocabName+" from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab for qwen2)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "weight seed (default: the preset's)")
 	_ = cmd.MarkFlagRequired("preset")
 	_ = cmd.MarkFlagRequired("out")
@@ -77,7 +77,7 @@ func openVocab(arch, path string) (*gguf.File, error) {
 			return gguf.Open(p)
 		}
 	}
-	return nil, fmt.Errorf("fixture: no vocab for %s: pass --vocab, or install the llama.cpp reference (looked for %s)",
+	return nil, fmt.Errorf("fixture: no vocab for %s: pass --vocab, set LLAMAREF_DIR, or install the llama.cpp reference with make ref-install (looked for %s)",
 		arch, strings.Join(tried, ", "))
 }
 
