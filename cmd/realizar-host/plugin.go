@@ -110,7 +110,7 @@ func checkPlugin(cmd *cobra.Command, path string, o *checkOptions) (*checkReport
 			return nil, badPlugin(err)
 		}
 		if wasm, err = os.ReadFile(wasmPath); err != nil {
-			return nil, badPlugin(err)
+			return nil, pluginLoadError("plugin check", wasmPath, err)
 		}
 	}
 	h, err := host.New(ctx, host.NewConfig())

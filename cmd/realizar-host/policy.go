@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strings"
@@ -331,6 +332,10 @@ func pluginLoadError(flag, spec string, err error) error {
 	var le *host.LoadError
 	if errors.As(err, &le) {
 		err = le.Err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == spec {
+		err = pe.Err // "no such file or directory", the path is already named
 	}
 	return badPlugin(fmt.Errorf("%s %s: %s", flag, spec, strings.TrimPrefix(err.Error(), "host: ")))
 }
