@@ -2,6 +2,8 @@ package plugins_test
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -168,16 +170,53 @@ func TestLogitBias(t *testing.T) {
 	}
 }
 
-// TestStandardBadConfig: bad values are refused at init as ErrBadConfig.
+// TestStandardBadConfig: bad values and unknown keys are refused at init
+// as ErrBadConfig, with the same log line (naming the key) from the C and
+// Go builds, and by ParseConfig.
 func TestStandardBadConfig(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	v := newVocab(100)
-	for _, name := range []string{"standard", "standard-go"} {
-		for _, cfg := range []string{`{"top_k":-1}`, `{"top_k":1.5}`, `{"temperature":"hot"}`,
-			`{"logit_bias":{"100":1}}`, `{"logit_bias":[[1]]}`, `{"repeat_last_n":-2}`} {
-			s := newSampler(t, v, load(t, h, name, cfg))
-			assert.ErrorIs(t, s.Reset(1, []int32{1}), host.ErrBadConfig, "%s %s", name, cfg)
+	tests := []struct{ cfg, msg string }{
+		{`{"top_k":-1}`, "top_k must be >= 0"},
+		{`{"top_k":1.5}`, "top_k"},
+		{`{"temperature":"hot"}`, "temperature"},
+		{`{"logit_bias":{"100":1}}`, "logit_bias"},
+		{`{"logit_bias":[[1]]}`, "logit_bias"},
+		{`{"repeat_last_n":-2}`, "repeat_last_n must be >= -1"},
+		{`{"temprature":0}`, "config: unknown key temprature (the keys are temperature, top_k, top_p, min_p, typical_p, " +
+			"repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias)"},
+		{`{"top_k":5,"seed":{"x":[1,"}"]}}`, "unknown key seed"},
+		{`{"top_p":5}`, "top_p must be in [0, 1]"},
+		{`{"top_p":-0.1}`, "top_p must be in [0, 1]"},
+		{`{"min_p":1.5}`, "min_p must be in [0, 1]"},
+		{`{"typical_p":2}`, "typical_p must be in [0, 1]"},
+		{`{"repeat_penalty":0}`, "repeat_penalty must be > 0"},
+	}
+	lastLine := regexp.MustCompile(`last log line: (".*")\)$`)
+	for _, tt := range tests {
+		var lines []string
+		for _, name := range []string{"standard", "standard-go"} {
+			s := newSampler(t, v, load(t, h, name, tt.cfg))
+			err := s.Reset(1, []int32{1})
+			require.ErrorIs(t, err, host.ErrBadConfig, "%s %s", name, tt.cfg)
+			assert.ErrorContains(t, err, tt.msg, "%s %s", name, tt.cfg)
+			m := lastLine.FindStringSubmatch(err.Error())
+			require.NotNil(t, m, err.Error())
+			lines = append(lines, m[1])
 		}
+		if strings.HasPrefix(tt.msg, "config: ") || strings.Contains(tt.msg, "must be") {
+			assert.Equal(t, lines[0], lines[1], "C and Go log lines for %s", tt.cfg)
+		}
+		cfg, err := standard.ParseConfig([]byte(tt.cfg))
+		if err == nil {
+			_, err = standard.NewChain(cfg, v.n)
+		}
+		assert.ErrorIs(t, err, standard.ErrConfig, tt.cfg)
+	}
+	// Temperatures at or below zero are greedy, not errors.
+	for _, name := range []string{"standard", "standard-go"} {
+		s := newSampler(t, v, load(t, h, name, `{"temperature":-1,"top_p":1,"min_p":0,"typical_p":0}`))
+		assert.NoError(t, s.Reset(1, []int32{1}), name)
 	}
 }
 

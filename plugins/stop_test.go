@@ -179,3 +179,16 @@ func TestStopStringsSingle(t *testing.T) {
 		assert.Equal(t, "one", got.text(), name)
 	}
 }
+
+// TestStopStringsUnknownKey: a config key other than stop and include is
+// refused at init, naming it, by the C and Go builds alike.
+func TestStopStringsUnknownKey(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	s := newScript(t, []string{"one"})
+	for _, name := range []string{"strings", "strings-go"} {
+		sp := stopPlugin(t, h, s.vocab, name, `{"stops":["x"]}`)
+		err := sp.Reset()
+		require.ErrorIs(t, err, host.ErrBadConfig, name)
+		assert.ErrorContains(t, err, "config: unknown key stops (the keys are stop, include)", name)
+	}
+}

@@ -3,7 +3,9 @@ package guest
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // ErrConfig is returned by the Config readers for a value of the wrong type;
@@ -81,4 +83,39 @@ func ConfigStrings(key string) ([]string, bool, error) {
 		}
 	}
 	return []string{string(raw)}, true, nil
+}
+
+// CheckKeys refuses a config with a top-level key not in known: raw is the
+// config JSON as realizar_init receives it (a plugin that exports
+// realizar_alloc; empty for no config). The error wraps ErrConfig and names
+// the first unknown key and the known ones; the C SDK's
+// realizar_config_check_keys logs the same line.
+func CheckKeys(raw []byte, known ...string) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	keys, ok := ObjectKeys(raw)
+	if !ok {
+		return errors.Join(ErrConfig, errors.New("config: not a JSON object"))
+	}
+	for _, k := range keys {
+		if !slices.Contains(known, k) {
+			return errors.Join(ErrConfig, errors.New(UnknownKeyMessage(k, known)))
+		}
+	}
+	return nil
+}
+
+// UnknownKeyMessage is the log line for an unknown config key:
+// "config: unknown key KEY (the keys are A, B, C)".
+func UnknownKeyMessage(key string, known []string) string {
+	return "config: unknown key " + key + " (the keys are " + strings.Join(known, ", ") + ")"
+}
+
+// LastLine is the last line of err's message: for the errors.Join chains
+// of this package and of plugins, the specific cause ("config: top_k must
+// be >= 0"), which is what a plugin logs before answering abi.ErrConfig.
+func LastLine(err error) string {
+	msg := err.Error()
+	return msg[strings.LastIndexByte(msg, '\n')+1:]
 }

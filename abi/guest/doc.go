@@ -18,6 +18,12 @@
 //   - ParseStrings and ParseString, a JSON string reader (fmt and
 //     encoding/json import os, whose wasip1 build imports WASI functions the
 //     host refuses, so a guest cannot use them).
+//   - ObjectKeys and CheckKeys, which refuse a config key the plugin does
+//     not know: config_get cannot list keys, so a plugin that wants to
+//     refuse typos exports realizar_alloc, receives the raw config at
+//     realizar_init and checks its top-level keys (the C SDK has
+//     realizar_json_keys, realizar_config_check_keys and
+//     REALIZAR_ALLOC_EXPORT; both log the same line).
 //
 // Outside wasip1 (tests on the build machine) the host functions read a
 // Fake that the test fills in, so a plugin's logic is testable natively.

@@ -120,3 +120,92 @@ func hex4(s []byte, i int) (int, bool) {
 	v, err := strconv.ParseUint(string(s[i:i+4]), 16, 32)
 	return int(v), err == nil
 }
+
+// ObjectKeys returns the top-level keys of the JSON object s, in order
+// (decoded as ParseString decodes them); ok is false when s is not one
+// object. Values are skipped, not checked in depth: the host has already
+// refused a config that is not valid JSON (ABI §4). A plugin uses it on the
+// raw config realizar_init receives to refuse keys it does not know (see
+// CheckKeys). The C SDK's realizar_json_keys is the same scanner.
+func ObjectKeys(s []byte) (keys []string, ok bool) {
+	if !utf8.Valid(s) {
+		return nil, false
+	}
+	i := SkipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return nil, false
+	}
+	keys = []string{}
+	i = SkipSpace(s, i+1)
+	if i < len(s) && s[i] == '}' {
+		return keys, SkipSpace(s, i+1) == len(s)
+	}
+	for {
+		key, next, ok := ParseString(s, i)
+		if !ok {
+			return nil, false
+		}
+		i = SkipSpace(s, next)
+		if i >= len(s) || s[i] != ':' {
+			return nil, false
+		}
+		if i, ok = skipValue(s, SkipSpace(s, i+1)); !ok {
+			return nil, false
+		}
+		keys = append(keys, key)
+		i = SkipSpace(s, i)
+		switch {
+		case i < len(s) && s[i] == ',':
+			i = SkipSpace(s, i+1)
+		case i < len(s) && s[i] == '}':
+			return keys, SkipSpace(s, i+1) == len(s)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// skipValue returns the index after the JSON value at s[i]: a string, an
+// object or array (brackets counted, strings inside skipped whole), or a
+// number or literal (up to the next delimiter).
+func skipValue(s []byte, i int) (int, bool) {
+	if i >= len(s) {
+		return i, false
+	}
+	switch s[i] {
+	case '"':
+		_, next, ok := ParseString(s, i)
+		return next, ok
+	case '{', '[':
+		depth := 0
+		for i < len(s) {
+			switch s[i] {
+			case '"':
+				_, next, ok := ParseString(s, i)
+				if !ok {
+					return i, false
+				}
+				i = next
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	j := i
+	for j < len(s) && !isDelim(s[j]) {
+		j++
+	}
+	return j, j > i
+}
+
+func isDelim(c byte) bool {
+	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -146,10 +147,18 @@ func bench(ctx context.Context, m *loaded, promptTokens, genTokens, reps int) (*
 		pol = append(pol, microsPerStep(tm.Policies, t.Generated))
 	}
 	res.Prefill, res.Decode, res.Policies = newSpread(pre), newSpread(dec), newSpread(pol).Median
-	if notices := m.fwd.Notices(); len(notices) > 0 {
-		res.Backend = notices[0]
-	}
+	res.Backend = backendName(m.fwd.Notices())
 	return res, nil
+}
+
+// backendName is the backend a forward's Notices name in their first line
+// ("Backend: cpu-avx2" gives "cpu-avx2"), or "unknown".
+func backendName(notices []string) string {
+	if len(notices) == 0 {
+		return "unknown"
+	}
+	name, _ := strings.CutPrefix(notices[0], "Backend: ")
+	return name
 }
 
 // benchPrompt is BOS (when the vocabulary adds one) followed by benchText's
@@ -170,7 +179,7 @@ func benchPrompt(tok *tokenizer.Tokenizer, n int) []int32 {
 }
 
 func (r *benchResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "%s | %s | %d runs\n", r.Model, r.Backend, len(r.Runs))
+	fmt.Fprintf(w, "%s | backend %s | %d runs\n", r.Model, r.Backend, len(r.Runs))
 	fmt.Fprintf(w, "prefill %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.PromptTokens, r.Prefill.Median, r.Prefill.Min, r.Prefill.Max)
 	fmt.Fprintf(w, "decode  %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.GenTokens, r.Decode.Median, r.Decode.Min, r.Decode.Max)
 	fmt.Fprintf(w, "policies: %.1f µs/step median\n", r.Policies)

@@ -7,10 +7,16 @@
 //	realizar-host chat --model M.gguf [--system TEXT] [flags]
 //	realizar-host perplexity --model M.gguf --file TEXT [--ctx-size N] [--json]
 //	realizar-host bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--json]
-//	realizar-host plugin check FILE.wasm|MANIFEST.json [--config JSON|@FILE] [--json]
+//	realizar-host plugin check NAME|FILE.wasm|MANIFEST.json [--config JSON|@FILE] [--json]
 //	realizar-host inspect MODEL.gguf [--tokens TEXT] [--json]
 //	realizar-host quantize IN.gguf OUT.gguf TYPE [--threads N]
 //	realizar-host fixture --preset NAME --out FILE [--vocab FILE] [--seed N]
+//
+// run takes its prompt from exactly one source: --prompt, or --prompt-file,
+// or stdin when neither is given (stdin is then not read; both flags at
+// once, or an empty prompt, is a usage error). A prompt from a file or
+// stdin loses exactly one trailing newline ("\n" or "\r\n"), so that
+// `echo TEXT | realizar-host run` gives the tokens of --prompt TEXT.
 //
 // run streams only the generated text on stdout; a load progress bar (when
 // stderr is a terminal) and a stats line go to stderr: prompt tokens (and
@@ -21,7 +27,11 @@
 // a FILE.wasm or a MANIFEST.json; the sampling flags (--temperature,
 // --top-k, --top-p, --min-p, --typical-p, --repeat-penalty, --repeat-last-n,
 // --presence-penalty, --frequency-penalty) configure the embedded standard
-// sampler and are a usage error with any other. --stop-string configures
+// sampler and are a usage error with any other, and so is a value outside
+// the range standard accepts (top-k >= 0; top-p, min-p, typical-p in
+// [0, 1]; repeat-penalty > 0; repeat-last-n >= -1; a temperature <= 0 is
+// greedy). The embedded standard and strings policies refuse a config key
+// they do not know, naming it. --stop-string configures
 // the embedded strings stop policy. Commands that load a model take
 // --model, or the file named by $REALIZAR_MODEL.
 //
@@ -32,21 +42,27 @@
 //
 // perplexity scores a text teacher-forced through Session.Score; bench
 // measures prefill and decode speed with end-of-generation ignored; plugin
-// check validates a plugin as run would and runs it on synthetic input;
+// check validates a plugin (a file, a manifest or an embedded policy by
+// name) as run would and runs it on synthetic input;
 // inspect prints a model's architecture, hyperparameters, tokenizer and
 // tensor types, or with --tokens the tokens of a text. quantize converts an
 // F32/F16/BF16 llama or qwen2 model to TYPE (Q4_K_M, Q4_K_S, Q8_0, Q4_0,
 // F16, BF16) as llama.cpp's llama-quantize does. fixture writes a
-// random-weight model for tests and benchmarks (see package fixture).
+// random-weight model for tests and benchmarks (see package fixture) and
+// prints one line (path, preset, size); the qwen2 presets copy llama.cpp's
+// qwen2 vocabulary from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab,
+// the repository being the nearest directory above the working directory
+// whose go.mod is this module's.
 //
 // Errors are printed as one line on stderr, "realizar-host: <cause>".
 // Exit status:
 //
 //	0    success
-//	1    any other failure (writing output, an I/O error mid-run)
+//	1    any other failure: a --prompt-file or perplexity --file that
+//	     cannot be read, writing output, an I/O error mid-run
 //	2    usage: unknown command or flag, wrong arguments, flags that
 //	     contradict each other (--sampler my.wasm --top-k 5), no model
-//	3    a model file that is missing, unreadable, not GGUF, or of an
+//	3    a model file that is missing, a directory, unreadable, not GGUF, or of an
 //	     unsupported architecture or tensor type (for quantize also one it
 //	     cannot convert)
 //	4    a plugin that does not load (missing, not WebAssembly, wrong kind,

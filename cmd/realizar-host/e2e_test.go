@@ -287,6 +287,11 @@ func TestPerplexityAndBench(t *testing.T) {
 	assert.Greater(t, b.Decode.Median, 0.0)
 	assert.LessOrEqual(t, b.Decode.Min, b.Decode.Median)
 	assert.GreaterOrEqual(t, b.Decode.Max, b.Decode.Median)
+	assert.Regexp(t, `^cpu-`, b.Backend, "the backend's name, not the engine's notice line")
+
+	out, stderr, code = runIn(t, "", "bench", "-m", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--repetitions", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `^\S+stories260K\.gguf \| backend cpu-\S+ \| 1 runs\n`, out)
 }
 
 func TestInspectTokens(t *testing.T) {
@@ -315,6 +320,39 @@ func TestPluginCheck(t *testing.T) {
 	assert.Equal(t, "stop", rep.Meta.Kind)
 	assert.Len(t, rep.SHA256, 64)
 	assert.Equal(t, uint32(1), rep.MemoryPages)
+
+	// An embedded policy by name, as run takes it.
+	out, stderr, code = runIn(t, "", "plugin", "check", "standard", "--config", `{"top_k":5}`, "--steps", "4")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "ok: sampler standard 1.0.0 (ABI v1)")
+}
+
+// TestRunPromptFromStdin: a piped prompt loses its trailing newline, so
+// echo TEXT | run gives the tokens (and the text) of --prompt TEXT; with
+// --prompt given, stdin is not read.
+func TestRunPromptFromStdin(t *testing.T) {
+	model := storiesModel(t)
+	args := []string{"run", "-m", model, "-n", "4", "--sampler", "greedy", "--json"}
+	var docs []turnJSON
+	for _, in := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"-p", "Once upon a time"}},
+		{"Once upon a time\n", nil},
+		{"Once upon a time\r\n", nil},
+		{"ignored text\n", []string{"-p", "Once upon a time"}},
+	} {
+		out, stderr, code := runIn(t, in.stdin, append(args, in.args...)...)
+		require.Equal(t, 0, code, stderr)
+		var doc turnJSON
+		require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+		docs = append(docs, doc)
+	}
+	for i, doc := range docs {
+		assert.Equal(t, 5, doc.PromptTokens, "case %d", i)
+		assert.Equal(t, docs[0].Text, doc.Text, "case %d", i)
+	}
 }
 
 // rewriteStories writes a copy of stories260K with edit applied to its
@@ -363,6 +401,7 @@ func TestRunErrors(t *testing.T) {
 	long := strings.Repeat("Once upon a time ", 20)
 
 	run := []string{"run", "-p", "Once upon a time", "-n", "4"}
+	absentText := filepath.Join(dir, "absent.txt")
 	tests := []struct {
 		name string
 		args []string
@@ -370,6 +409,26 @@ func TestRunErrors(t *testing.T) {
 		msg  string
 	}{
 		{"no model", run, exitUsage, "no model: pass --model"},
+		{"model is a directory", append(run, "-m", dir), exitBadFile, dir + " is a directory, not a GGUF file"},
+		{"missing prompt file", []string{"run", "-m", model, "--prompt-file", absentText}, exitFailure,
+			"--prompt-file: open " + absentText + ": no such file"},
+		{"empty prompt", append(run, "-m", model, "-p", ""), exitUsage, "--prompt is empty"},
+		{"sampling flag with greedy", append(run, "-m", model, "--sampler", "greedy", "--temperature", "0.5"), exitUsage,
+			"--temperature applies to the standard sampler only; the embedded greedy sampler takes no sampling parameters"},
+		{"top-p out of range", append(run, "-m", model, "--top-p", "5"), exitUsage, "--top-p 5: must be in [0, 1]"},
+		{"negative top-k", append(run, "-m", model, "--top-k", "-1"), exitUsage, "--top-k -1: must be >= 0"},
+		{"min-p out of range", append(run, "-m", model, "--min-p", "1.5"), exitUsage, "--min-p 1.5: must be in [0, 1]"},
+		{"embedded policy of the wrong kind", append(run, "-m", model, "--stop", "greedy"), exitBadPlugin,
+			"realizar-host: --stop greedy: wrong plugin kind: plugin greedy is a sampler, not a stop\n"},
+		{"sampler config typo", append(run, "-m", model, "--sampler-config", `{"temprature":0}`), exitBadPlugin,
+			") refused its config: unknown key temprature (the keys are temperature, top_k,"},
+		{"sampler config out of range", append(run, "-m", model, "--sampler-config", `{"top_p":5}`), exitBadPlugin,
+			") refused its config: top_p must be in [0, 1]"},
+		{"stop config typo", append(run, "-m", model, "--stop", "strings", "--stop-config", `{"stops":["x"]}`), exitBadPlugin,
+			"refused its config: unknown key stops (the keys are stop, include)"},
+		{"plugin check config typo", []string{"plugin", "check", "standard", "--config", `{"temprature":0}`}, exitBadPlugin,
+			"refused its config: unknown key temprature"},
+		{"perplexity missing text", []string{"perplexity", "-m", model, "--file", absentText}, exitFailure, "--file: open " + absentText},
 		{"missing file", append(run, "-m", filepath.Join(dir, "absent.gguf")), exitBadFile, "absent.gguf: no such file"},
 		{"not GGUF", append(run, "-m", garbage), exitBadFile, "bad magic"},
 		{"unsupported architecture", append(run, "-m", mamba), exitBadFile, "unsupported architecture"},
@@ -381,7 +440,10 @@ func TestRunErrors(t *testing.T) {
 		{"bad config argument", append(run, "-m", model, "--sampler-config", "[1]"), exitUsage, "--sampler-config: not a JSON object"},
 		{"logprobs without json", append(run, "-m", model, "--logprobs", "2"), exitUsage, "--logprobs needs --json"},
 		{"unknown policy name", append(run, "-m", model, "--sampler", "nucleus"), exitUsage, `--sampler "nucleus": not an embedded policy`},
-		{"missing plugin", append(run, "-m", model, "--sampler", filepath.Join(dir, "absent.wasm")), exitBadPlugin, "absent.wasm"},
+		{"missing plugin", append(run, "-m", model, "--sampler", filepath.Join(dir, "absent.wasm")), exitBadPlugin,
+			"realizar-host: --sampler " + filepath.Join(dir, "absent.wasm") + ": no such file or directory\n"},
+		{"plugin check missing file", []string{"plugin", "check", filepath.Join(dir, "absent.wasm")}, exitBadPlugin,
+			"realizar-host: plugin check " + filepath.Join(dir, "absent.wasm") + ": no such file or directory\n"},
 		{"not a plugin", append(run, "-m", model, "--sampler", "../../host/testdata/notwasm.wasm"), exitBadPlugin, "not a valid WebAssembly module"},
 		{"wrong kind", append(run, "-m", model, "--sampler", "../../host/testdata/stopstr.wasm"), exitBadPlugin, "wrong plugin kind"},
 		{"wrong kind in a manifest", append(run, "-m", model, "--sampler", manifest), exitBadPlugin, "wrong plugin kind"},

@@ -12,17 +12,16 @@ import (
 )
 
 // qwen2VocabName is llama.cpp's qwen2 vocab file, looked up in
-// $LLAMAREF_DIR/vocab and then .cache/llamaref/vocab.
+// $LLAMAREF_DIR/vocab and then <repository>/.cache/llamaref/vocab (repoRoots).
 const qwen2VocabName = "ggml-vocab-qwen2.gguf"
 
 func newFixtureCmd() *cobra.Command {
 	var preset, out, vocabPath string
 	var seed uint64
 	cmd := &cobra.Command{
-		Use:    "fixture --preset NAME --out FILE [--vocab FILE] [--seed N]",
-		Short:  "Write a random-weight GGUF model for tests and benchmarks",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:   "fixture --preset NAME --out FILE [--vocab FILE] [--seed N]",
+		Short: "Write a random-weight GGUF model for tests and benchmarks",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, ok := fixture.Preset(preset)
 			if !ok {
@@ -40,13 +39,18 @@ func newFixtureCmd() *cobra.Command {
 			if err := fixture.GenerateFile(out, cfg, vocab); err != nil {
 				return failure(err)
 			}
-			return nil
+			st, err := os.Stat(out)
+			if err != nil {
+				return failure(err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: preset %s, %.1f MB\n", out, preset, float64(st.Size())/1e6)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&preset, "preset", "", "model shape: "+strings.Join(fixture.PresetNames(), ", "))
 	cmd.Flags().StringVar(&out, "out", "", "output GGUF path")
 	cmd.Flags().StringVar(&vocabPath, "vocab", "", "vocab-only GGUF to copy the tokenizer from "+
-		"(default: the embedded llama SPM vocab for llama; "+qwen2VocabName+" from $LLAMAREF_DIR/vocab or .cache/llamaref/vocab for qwen2)")
+		"(default: the embedded llama SPM vocab for llama; "+qwen2VocabName+" from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab for qwen2)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "weight seed (default: the preset's)")
 	_ = cmd.MarkFlagRequired("preset")
 	_ = cmd.MarkFlagRequired("out")
@@ -65,12 +69,37 @@ func openVocab(arch, path string) (*gguf.File, error) {
 	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
 		tried = append(tried, filepath.Join(d, "vocab", qwen2VocabName))
 	}
-	tried = append(tried, filepath.Join(".cache", "llamaref", "vocab", qwen2VocabName))
+	for _, root := range repoRoots() {
+		tried = append(tried, filepath.Join(root, ".cache", "llamaref", "vocab", qwen2VocabName))
+	}
 	for _, p := range tried {
 		if _, err := os.Stat(p); err == nil {
 			return gguf.Open(p)
 		}
 	}
-	return nil, fmt.Errorf("fixture: no vocab for %s: pass --vocab, or install the llama.cpp reference (looked for %s)",
+	return nil, fmt.Errorf("fixture: no vocab for %s: pass --vocab, set LLAMAREF_DIR, or install the llama.cpp reference with make ref-install (looked for %s)",
 		arch, strings.Join(tried, ", "))
 }
+
+// repoRoots are the directories whose .cache/llamaref may hold the
+// reference: the nearest ancestor of the working directory that holds a
+// go.mod naming this module, else the working directory itself.
+func repoRoots() []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return []string{"."}
+	}
+	for d := wd; ; {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module "+repoModule+"\n") {
+			return []string{d}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return []string{wd}
+		}
+		d = parent
+	}
+}
+
+// repoModule is the Go module of this repository, as its go.mod names it.
+const repoModule = "github.com/realizar-host/realizar-host"

@@ -59,6 +59,9 @@ type tokenJSON struct {
 // inspectTokens prints the tokens of text under the model's tokenizer: one
 // "id<TAB>quoted piece" line each, or {"tokens": [...]} with asJSON.
 func inspectTokens(cmd *cobra.Command, path, text string, asJSON bool) error {
+	if err := notDir(path); err != nil {
+		return err
+	}
 	tok, err := tokenizer.Open(path)
 	if err != nil {
 		return badFile(err)
@@ -123,7 +126,7 @@ type typeCount struct {
 
 // inspect opens the model at path and builds its report.
 func inspect(path string) (*report, error) {
-	f, err := gguf.Open(path)
+	f, err := openGGUF(path)
 	if err != nil {
 		return nil, err
 	}

@@ -66,9 +66,9 @@ type loaded struct {
 // unsupported file is exitBadFile.
 func loadModel(flags *modelFlags, progress io.Writer) (*loaded, error) {
 	start := time.Now()
-	f, err := gguf.Open(flags.path)
+	f, err := openGGUF(flags.path)
 	if err != nil {
-		return nil, badFile(err)
+		return nil, err
 	}
 	l := &loaded{file: f}
 	if err := l.build(flags, progress); err != nil {
@@ -77,6 +77,27 @@ func loadModel(flags *modelFlags, progress io.Writer) (*loaded, error) {
 	}
 	l.took = time.Since(start)
 	return l, nil
+}
+
+// openGGUF opens the model file at path; every error is exitBadFile, and
+// a directory is named as one (mapping it fails with "no such device").
+func openGGUF(path string) (*gguf.File, error) {
+	if err := notDir(path); err != nil {
+		return nil, err
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, badFile(err)
+	}
+	return f, nil
+}
+
+// notDir is an exitBadFile error when path is a directory.
+func notDir(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return badFile(fmt.Errorf("%s is a directory, not a GGUF file", path))
+	}
+	return nil
 }
 
 func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
@@ -115,23 +136,32 @@ func (l *loaded) Close() {
 
 // pageIn touches one byte in every 4 KiB page of every tensor, so that the
 // file is read from disk now and not during the first tokens. When out is a
-// terminal it shows a progress bar in bytes.
+// terminal it shows a progress bar counting tensors (the bytes of a mapped
+// file come from the page cache at memory speed, so a byte rate would
+// mislead), which ends at 100% and stays on screen.
 func pageIn(f *gguf.File, out io.Writer) error {
-	var total int64
-	for _, t := range f.Tensors {
-		total += t.Size
-	}
-	bar := progressbar.DefaultBytesSilent(total)
+	var bar *progressbar.ProgressBar
 	if isTerminal(out) {
-		bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(out),
-			progressbar.OptionSetDescription("loading"),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
+		bar = newLoadBar(out, len(f.Tensors))
 	}
+	return touchTensors(f, bar)
+}
+
+// newLoadBar is the load progress bar on out: n tensors, a line of its own.
+func newLoadBar(out io.Writer, n int) *progressbar.ProgressBar {
+	return progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(out),
+		progressbar.OptionSetDescription("loading tensors"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(out) }),
+	)
+}
+
+// touchTensors reads one byte of every page of every tensor of f, counting
+// each tensor on bar (nil for none) and finishing it.
+func touchTensors(f *gguf.File, bar *progressbar.ProgressBar) error {
 	var sink byte
 	for _, t := range f.Tensors {
 		data, err := f.TensorData(t.Name)
@@ -141,9 +171,13 @@ func pageIn(f *gguf.File, out io.Writer) error {
 		for i := 0; i < len(data); i += 4096 {
 			sink ^= data[i]
 		}
-		_ = bar.Add64(t.Size)
+		if bar != nil {
+			_ = bar.Add(1)
+		}
 	}
-	_ = bar.Finish()
+	if bar != nil {
+		_ = bar.Finish()
+	}
 	pageSink = sink
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -138,8 +139,9 @@ func TestFixtureCommand(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	out := filepath.Join(t.TempDir(), "tiny.gguf")
-	_, stderr, code := runBinary(t, bin, "fixture", "--preset", "tiny", "--out", out, "--seed", "9")
+	stdout, stderr, code := runBinary(t, bin, "fixture", "--preset", "tiny", "--out", out, "--seed", "9")
 	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(out)+`: preset tiny, \d+\.\d MB\n$`, stdout, "one line: path, preset, size")
 	js, _, code := runBinary(t, bin, "inspect", "--json", out)
 	require.Equal(t, 0, code)
 	var rep report
@@ -148,4 +150,17 @@ func TestFixtureCommand(t *testing.T) {
 	assert.Equal(t, 21, rep.TensorCount)
 	assert.Equal(t, "llama", rep.Tokenizer.Model)
 	assert.Equal(t, 32000, rep.Tokenizer.Tokens)
+}
+
+// TestHelp: fixture is listed (it is the documented way to get a test
+// model) and quantize names the types it writes.
+func TestHelp(t *testing.T) {
+	bin := buildBinary(t)
+	out, _, code := runBinary(t, bin, "--help")
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `(?m)^\s+fixture\s+Write a random-weight GGUF model`, out)
+	assert.Regexp(t, `(?m)^\s+quantize\s+Quantize .* to BF16, F16, Q4_0, Q4_K_M, Q4_K_S, Q8_0 `, out)
+	out, _, code = runBinary(t, bin, "quantize", "--help")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "TYPE is one of BF16, F16, Q4_0, Q4_K_M, Q4_K_S, Q8_0")
 }

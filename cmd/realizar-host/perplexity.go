@@ -32,9 +32,12 @@ func newPerplexityCmd() *cobra.Command {
 			if err := mf.resolve(); err != nil {
 				return err
 			}
+			if file == "" {
+				return usage(errors.New("no text: pass --file FILE"))
+			}
 			text, err := os.ReadFile(file)
 			if err != nil {
-				return usage(fmt.Errorf("--file: %w", err))
+				return failure(fmt.Errorf("--file: %w", err))
 			}
 			m, err := loadModel(&mf, cmd.ErrOrStderr())
 			if err != nil {

@@ -42,9 +42,10 @@ type checkOptions struct {
 func newPluginCheckCmd() *cobra.Command {
 	var o checkOptions
 	cmd := &cobra.Command{
-		Use:   "check FILE.wasm|MANIFEST.json [--config JSON|@FILE]",
+		Use:   "check NAME|FILE.wasm|MANIFEST.json [--config JSON|@FILE]",
 		Short: "Validate a plugin as the host would and run it on synthetic input",
-		Long: "Load the plugin as run would (ABI version, kind, exports, imports, memory limit, config),\n" +
+		Long: "Load the plugin (an embedded policy by name, such as standard, a FILE.wasm or a MANIFEST.json)\n" +
+			"as run would (ABI version, kind, exports, imports, memory limit, config),\n" +
 			"then run it for a few steps on random logits (a sampler or processor) or random pieces (a stop\n" +
 			"policy) over a synthetic vocabulary, and print its metadata, sha256, memory and per-step time.\n" +
 			"A plugin that fails exits with status 4.",
@@ -97,13 +98,20 @@ func checkPlugin(cmd *cobra.Command, path string, o *checkOptions) (*checkReport
 	if isManifest && len(cfg) > 0 {
 		return nil, usage(errors.New("--config: a manifest carries its own config"))
 	}
-	wasmPath, err := modulePath(path, isManifest)
-	if err != nil {
-		return nil, badPlugin(err)
+	// An embedded policy by name, as run takes it (a file of that name
+	// in the current directory is the file).
+	wasm, builtin := builtinModule(path)
+	if _, err := os.Stat(path); err == nil {
+		builtin = false
 	}
-	wasm, err := os.ReadFile(wasmPath)
-	if err != nil {
-		return nil, badPlugin(err)
+	if !builtin {
+		wasmPath, err := modulePath(path, isManifest)
+		if err != nil {
+			return nil, badPlugin(err)
+		}
+		if wasm, err = os.ReadFile(wasmPath); err != nil {
+			return nil, pluginLoadError("plugin check", wasmPath, err)
+		}
 	}
 	h, err := host.New(ctx, host.NewConfig())
 	if err != nil {
@@ -111,13 +119,16 @@ func checkPlugin(cmd *cobra.Command, path string, o *checkOptions) (*checkReport
 	}
 	defer h.Close(ctx)
 	var p *host.Plugin
-	if isManifest {
+	switch {
+	case builtin:
+		p, err = h.Load(ctx, wasm, host.LoadOptions{Config: cfg})
+	case isManifest:
 		p, err = h.LoadManifest(ctx, path)
-	} else {
+	default:
 		p, err = h.LoadFile(ctx, path, host.LoadOptions{Config: cfg})
 	}
 	if err != nil {
-		return nil, badPlugin(err)
+		return nil, pluginLoadError("plugin check", path, err)
 	}
 	rep := &checkReport{Path: path, Meta: p.Meta(), SHA256: p.SHA256(), ModuleBytes: len(wasm),
 		MemoryCap: p.Limits().MemoryPages, CallTimeoutMs: p.Limits().CallTimeout.Milliseconds(),

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
 	"strings"
 
@@ -175,11 +177,18 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet) ([]byte, error) {
 	if len(set) == 0 {
 		return cfg, nil
 	}
+	if err := p.checkSampling(fs); err != nil {
+		return nil, err
+	}
 	name := p.sampler
 	if name == "" {
 		name = defaultSampler()
 	}
 	if name != builtinStandard {
+		if _, ok := builtinModule(name); ok {
+			return nil, usage(fmt.Errorf("--%s applies to the %s sampler only; the embedded %s sampler takes no sampling parameters",
+				set[0], builtinStandard, name))
+		}
 		return nil, usage(fmt.Errorf("--%s configures the %s sampler, not %s: put it in --sampler-config instead",
 			set[0], builtinStandard, name))
 	}
@@ -205,6 +214,37 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet) ([]byte, error) {
 		obj[f.field] = values[f.field]
 	}
 	return json.Marshal(obj)
+}
+
+// checkSampling refuses sampling flags out of the standard sampler's
+// ranges (the ones its init refuses, see plugins/sampler/standard) as a
+// usage error, before anything is loaded. Any temperature is valid: <= 0
+// is greedy.
+func (p *policyFlags) checkSampling(fs *pflag.FlagSet) error {
+	s := p.sampling
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	unit := func(v float64) bool { return v >= 0 && v <= 1 }
+	checks := []struct {
+		flag string
+		ok   bool
+		want string
+	}{
+		{"temperature", finite(s.temperature), "a finite number (<= 0 is greedy)"},
+		{"top-k", s.topK >= 0, ">= 0 (0: all)"},
+		{"top-p", unit(s.topP), "in [0, 1]"},
+		{"min-p", unit(s.minP), "in [0, 1]"},
+		{"typical-p", unit(s.typicalP), "in [0, 1]"},
+		{"repeat-penalty", finite(s.repeatPenalty) && s.repeatPenalty > 0, "> 0 (1: off)"},
+		{"repeat-last-n", s.repeatLastN >= -1, ">= -1 (-1: the whole context)"},
+		{"presence-penalty", finite(s.presencePenalty), "a finite number"},
+		{"frequency-penalty", finite(s.frequencyPenalty), "a finite number"},
+	}
+	for _, c := range checks {
+		if fs.Changed(c.flag) && !c.ok {
+			return usage(fmt.Errorf("--%s %s: must be %s", c.flag, fs.Lookup(c.flag).Value, c.want))
+		}
+	}
+	return nil
 }
 
 // stopConfigJSON names the stop policy and its config: --stop and
@@ -271,7 +311,7 @@ func loadPolicy(ctx context.Context, h *host.Host, spec string, kind abi.Kind, c
 		}
 		pl, err = h.LoadManifest(ctx, spec)
 		if err == nil && pl.Kind() != kind {
-			err = fmt.Errorf("%s: %w: a %s, not a %s", spec, host.ErrKind, pl.Kind(), kind)
+			err = fmt.Errorf("%w: plugin %s is a %s, not a %s", host.ErrKind, pl.Meta().Name, pl.Kind(), kind)
 		}
 	case strings.HasSuffix(strings.ToLower(spec), ".wasm") || strings.ContainsRune(spec, os.PathSeparator):
 		pl, err = h.LoadFile(ctx, spec, opts)
@@ -280,7 +320,22 @@ func loadPolicy(ctx context.Context, h *host.Host, spec string, kind abi.Kind, c
 			flag, spec, strings.Join(builtinNames(), ", ")))
 	}
 	if err != nil {
-		return nil, badPlugin(fmt.Errorf("%s: %w", flag, err))
+		return nil, pluginLoadError(flag, spec, err)
 	}
 	return pl, nil
+}
+
+// pluginLoadError is the one line for a plugin that did not load: the flag
+// and the policy as the user named it (an embedded policy by its name, not
+// its hash), then the cause without the host's "host: load SOURCE:" frame.
+func pluginLoadError(flag, spec string, err error) error {
+	var le *host.LoadError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == spec {
+		err = pe.Err // "no such file or directory", the path is already named
+	}
+	return badPlugin(fmt.Errorf("%s %s: %s", flag, spec, strings.TrimPrefix(err.Error(), "host: ")))
 }

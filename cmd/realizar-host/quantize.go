@@ -17,7 +17,7 @@ func newQuantizeCmd() *cobra.Command {
 	var threads int
 	cmd := &cobra.Command{
 		Use:   "quantize IN.gguf OUT.gguf TYPE",
-		Short: "Quantize an F32/F16/BF16 GGUF model with llama.cpp's type rules",
+		Short: "Quantize an F32/F16/BF16 GGUF model to " + strings.Join(quantize.FileTypes(), ", ") + " with llama.cpp's type rules",
 		Long: "Quantize an F32, F16 or BF16 GGUF model (llama or qwen2) into OUT.gguf.\n" +
 			"TYPE is one of " + strings.Join(quantize.FileTypes(), ", ") + " (case-insensitive);\n" +
 			"each tensor gets the type llama.cpp's llama-quantize would give it, and the same bytes.",
@@ -32,6 +32,9 @@ func newQuantizeCmd() *cobra.Command {
 			}
 			if _, err := os.Stat(args[0]); err != nil {
 				return badFile(err)
+			}
+			if err := notDir(args[0]); err != nil {
+				return err
 			}
 			rep, err := quantize.File(args[1], args[0], quantize.Options{FileType: ft, Threads: threads})
 			if err != nil {

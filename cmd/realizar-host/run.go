@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -30,7 +32,10 @@ func newRunCmd() *cobra.Command {
 		Short: "Generate text from a prompt, streaming it to stdout",
 		Long: "Generate text from a prompt. Only the generated text goes to stdout, as it is produced;\n" +
 			"the load progress (on a terminal) and a stats line go to stderr. Ctrl-C stops the turn,\n" +
-			"prints its stats and exits with status 130.",
+			"prints its stats and exits with status 130.\n\n" +
+			"The prompt comes from exactly one source: --prompt, or --prompt-file, or stdin when neither\n" +
+			"is given (stdin is then not read). Text from a file or stdin loses one trailing newline\n" +
+			"(\"\\n\" or \"\\r\\n\"), so that `echo TEXT | realizar-host run` and --prompt TEXT agree.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, &mf, &pf, &tf, &o) },
 	}
@@ -63,7 +68,7 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 		}
 		cfg.Logprobs, cfg.TopLogprobs = true, tf.logprobs
 	}
-	text, err := o.promptText(cmd.InOrStdin())
+	text, err := o.promptText(cmd.Flags(), cmd.InOrStdin())
 	if err != nil {
 		return err
 	}
@@ -133,20 +138,30 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 	return nil
 }
 
-// promptText is the prompt from --prompt, --prompt-file or stdin (exactly
-// one of them).
-func (o *runOptions) promptText(stdin io.Reader) (string, error) {
+// promptText is the prompt from exactly one source: --prompt, or
+// --prompt-file, or (when neither is given) stdin. Both flags at once is a
+// usage error, and so is an explicit empty --prompt. Text from a file or
+// stdin loses exactly one trailing newline ("\n" or "\r\n"), the one
+// echo and editors add; --prompt is taken as is.
+func (o *runOptions) promptText(fs *pflag.FlagSet, stdin io.Reader) (string, error) {
+	promptSet := fs.Changed("prompt")
 	switch {
-	case o.prompt != "" && o.promptFile != "":
+	case promptSet && o.promptFile != "":
 		return "", usage(errors.New("--prompt and --prompt-file both given"))
-	case o.prompt != "":
+	case promptSet && o.prompt == "":
+		return "", usage(errors.New("--prompt is empty"))
+	case promptSet:
 		return o.prompt, nil
 	case o.promptFile != "":
 		b, err := os.ReadFile(o.promptFile)
 		if err != nil {
-			return "", usage(fmt.Errorf("--prompt-file: %w", err))
+			return "", failure(fmt.Errorf("--prompt-file: %w", err))
 		}
-		return string(b), nil
+		text := trimNewline(string(b))
+		if text == "" {
+			return "", usage(fmt.Errorf("--prompt-file %s is empty", o.promptFile))
+		}
+		return text, nil
 	}
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		return "", usage(errors.New("no prompt: pass --prompt TEXT, --prompt-file FILE, or pipe it on stdin"))
@@ -155,8 +170,17 @@ func (o *runOptions) promptText(stdin io.Reader) (string, error) {
 	if err != nil {
 		return "", failure(fmt.Errorf("reading the prompt from stdin: %w", err))
 	}
-	if len(b) == 0 {
+	text := trimNewline(string(b))
+	if text == "" {
 		return "", usage(errors.New("empty prompt on stdin"))
 	}
-	return string(b), nil
+	return text, nil
+}
+
+// trimNewline removes one trailing "\n" or "\r\n" from s.
+func trimNewline(s string) string {
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		return strings.TrimSuffix(t, "\r")
+	}
+	return s
 }

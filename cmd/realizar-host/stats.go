@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -139,13 +142,29 @@ func newTurnJSON(t engine.Turn, tok *tokenizer.Tokenizer, load time.Duration, po
 
 // errorText is the message of err as the command prints it: for a policy
 // failure, the innermost *engine.PolicyError (the one naming the plugin).
+//
+// A config the plugin refused is shown by what the plugin logged: "sampler
+// standard 1.0.0 (sha256 2b5644047386) refused its config: unknown key
+// temprature (the keys are …)".
 func errorText(err error) string {
 	var pe *engine.PolicyError
 	for e := err; errors.As(e, &pe); e = pe.Err {
 		err = pe
 	}
+	if pe != nil && errors.Is(pe.Err, host.ErrBadConfig) {
+		if m := lastLogLine.FindStringSubmatch(pe.Err.Error()); m != nil {
+			if line, uerr := strconv.Unquote(m[1]); uerr == nil {
+				line = strings.TrimPrefix(strings.TrimPrefix(line, "[error] "), "config: ")
+				return fmt.Sprintf("%s refused its config: %s", pe.Policy, line)
+			}
+		}
+	}
 	return err.Error()
 }
+
+// lastLogLine finds the plugin's last log line that the host appends to a
+// failed call's error (host/instance.go).
+var lastLogLine = regexp.MustCompile(`\(last log line: (".*")\)$`)
 
 // turnError gives a failed turn's error its exit status.
 func turnError(err error) error {

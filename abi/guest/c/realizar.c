@@ -361,6 +361,74 @@ static int utf8_valid(const uint8_t *s, int32_t n) {
     return 1;
 }
 
+/* json_str decodes the JSON string whose opening quote is s[i-1], from
+ * s[i], appending its bytes to out at *o (capacity cap; out NULL: decode
+ * and check only). Returns the index after the closing quote, or -1. */
+static int32_t json_str(const uint8_t *s, int32_t n, int32_t i, uint8_t *out, int32_t cap, int32_t *o) {
+    for (;;) {
+        if (i >= n) return -1;
+        uint8_t c = s[i++];
+        if (c == '"') return i;
+        if (c < 0x20) return -1;
+        if (c != '\\') {
+            if (out) {
+                if (*o >= cap) return -1;
+                out[*o] = c;
+            }
+            (*o)++;
+            continue;
+        }
+        if (i >= n) return -1;
+        c = s[i++];
+        uint32_t cp;
+        switch (c) {
+        case '"': cp = '"'; break;
+        case '\\': cp = '\\'; break;
+        case '/': cp = '/'; break;
+        case 'b': cp = 8; break;
+        case 'f': cp = 12; break;
+        case 'n': cp = 10; break;
+        case 'r': cp = 13; break;
+        case 't': cp = 9; break;
+        case 'u': {
+            int32_t h = hex4(s, n, i);
+            if (h < 0) return -1;
+            i += 4;
+            cp = (uint32_t)h;
+            if (cp >= 0xd800 && cp < 0xdc00 && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
+                int32_t lo = hex4(s, n, i + 2);
+                if (lo >= 0xdc00 && lo < 0xe000) {
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + ((uint32_t)lo - 0xdc00);
+                    i += 6;
+                }
+            }
+            if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd; /* lone surrogate, as Go decodes it */
+            break;
+        }
+        default:
+            return -1;
+        }
+        uint8_t enc[4];
+        int32_t k;
+        if (cp < 0x80) {
+            enc[0] = (uint8_t)cp; k = 1;
+        } else if (cp < 0x800) {
+            enc[0] = (uint8_t)(0xc0 | cp >> 6); enc[1] = (uint8_t)(0x80 | (cp & 0x3f)); k = 2;
+        } else if (cp < 0x10000) {
+            enc[0] = (uint8_t)(0xe0 | cp >> 12); enc[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
+            enc[2] = (uint8_t)(0x80 | (cp & 0x3f)); k = 3;
+        } else {
+            enc[0] = (uint8_t)(0xf0 | cp >> 18); enc[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
+            enc[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); enc[3] = (uint8_t)(0x80 | (cp & 0x3f)); k = 4;
+        }
+        if (out) {
+            if (*o + k > cap) return -1;
+            for (int32_t q = 0; q < k; q++) out[*o + q] = enc[q];
+        }
+        *o += k;
+    }
+}
+
 int32_t realizar_json_strings(const uint8_t *s, int32_t n, uint8_t *out, int32_t cap, int32_t *lens, int32_t max) {
     if (!utf8_valid(s, n)) return -1;
     int32_t i = skip_ws(s, n, 0), o = 0, count = 0;
@@ -370,62 +438,7 @@ int32_t realizar_json_strings(const uint8_t *s, int32_t n, uint8_t *out, int32_t
     for (;;) {
         if (i >= n || s[i++] != '"' || count >= max) return -1;
         int32_t start = o;
-        for (;;) {
-            if (i >= n) return -1;
-            uint8_t c = s[i++];
-            if (c == '"') break;
-            if (c < 0x20) return -1;
-            if (c != '\\') {
-                if (o >= cap) return -1;
-                out[o++] = c;
-                continue;
-            }
-            if (i >= n) return -1;
-            c = s[i++];
-            uint32_t cp;
-            switch (c) {
-            case '"': cp = '"'; break;
-            case '\\': cp = '\\'; break;
-            case '/': cp = '/'; break;
-            case 'b': cp = 8; break;
-            case 'f': cp = 12; break;
-            case 'n': cp = 10; break;
-            case 'r': cp = 13; break;
-            case 't': cp = 9; break;
-            case 'u': {
-                int32_t h = hex4(s, n, i);
-                if (h < 0) return -1;
-                i += 4;
-                cp = (uint32_t)h;
-                if (cp >= 0xd800 && cp < 0xdc00 && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
-                    int32_t lo = hex4(s, n, i + 2);
-                    if (lo >= 0xdc00 && lo < 0xe000) {
-                        cp = 0x10000 + ((cp - 0xd800) << 10) + ((uint32_t)lo - 0xdc00);
-                        i += 6;
-                    }
-                }
-                if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd; /* lone surrogate, as Go decodes it */
-                break;
-            }
-            default:
-                return -1;
-            }
-            uint8_t enc[4];
-            int32_t k;
-            if (cp < 0x80) {
-                enc[0] = (uint8_t)cp; k = 1;
-            } else if (cp < 0x800) {
-                enc[0] = (uint8_t)(0xc0 | cp >> 6); enc[1] = (uint8_t)(0x80 | (cp & 0x3f)); k = 2;
-            } else if (cp < 0x10000) {
-                enc[0] = (uint8_t)(0xe0 | cp >> 12); enc[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-                enc[2] = (uint8_t)(0x80 | (cp & 0x3f)); k = 3;
-            } else {
-                enc[0] = (uint8_t)(0xf0 | cp >> 18); enc[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-                enc[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); enc[3] = (uint8_t)(0x80 | (cp & 0x3f)); k = 4;
-            }
-            if (o + k > cap) return -1;
-            for (int32_t q = 0; q < k; q++) out[o++] = enc[q];
-        }
+        if ((i = json_str(s, n, i, out, cap, &o)) < 0) return -1;
         lens[count++] = o - start;
         i = skip_ws(s, n, i);
         if (i < n && s[i] == ',') {
@@ -433,6 +446,59 @@ int32_t realizar_json_strings(const uint8_t *s, int32_t n, uint8_t *out, int32_t
             continue;
         }
         if (i < n && s[i] == ']') return skip_ws(s, n, i + 1) == n ? count : -1;
+        return -1;
+    }
+}
+
+static int is_delim(uint8_t c) {
+    return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* skip_value returns the index after the JSON value at s[i] (as the Go
+ * SDK's skipValue), or -1. */
+static int32_t skip_value(const uint8_t *s, int32_t n, int32_t i) {
+    int32_t o = 0;
+    if (i >= n) return -1;
+    if (s[i] == '"') return json_str(s, n, i + 1, 0, 0, &o);
+    if (s[i] == '{' || s[i] == '[') {
+        int32_t depth = 0;
+        while (i < n) {
+            uint8_t c = s[i];
+            if (c == '"') {
+                if ((i = json_str(s, n, i + 1, 0, 0, &o)) < 0) return -1;
+                continue;
+            }
+            if (c == '{' || c == '[') depth++;
+            if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+            i++;
+        }
+        return -1;
+    }
+    int32_t j = i;
+    while (j < n && !is_delim(s[j])) j++;
+    return j > i ? j : -1;
+}
+
+int32_t realizar_json_keys(const uint8_t *s, int32_t n, uint8_t *out, int32_t cap, int32_t *lens, int32_t max) {
+    if (!utf8_valid(s, n)) return -1;
+    int32_t i = skip_ws(s, n, 0), o = 0, count = 0;
+    if (i >= n || s[i++] != '{') return -1;
+    i = skip_ws(s, n, i);
+    if (i < n && s[i] == '}') return skip_ws(s, n, i + 1) == n ? 0 : -1;
+    for (;;) {
+        if (i >= n || s[i++] != '"' || count >= max) return -1;
+        int32_t start = o;
+        if ((i = json_str(s, n, i, out, cap, &o)) < 0) return -1;
+        i = skip_ws(s, n, i);
+        if (i >= n || s[i] != ':') return -1;
+        if ((i = skip_value(s, n, skip_ws(s, n, i + 1))) < 0) return -1;
+        lens[count++] = o - start;
+        i = skip_ws(s, n, i);
+        if (i < n && s[i] == ',') {
+            i = skip_ws(s, n, i + 1);
+            continue;
+        }
+        if (i < n && s[i] == '}') return skip_ws(s, n, i + 1) == n ? count : -1;
         return -1;
     }
 }
@@ -545,5 +611,47 @@ int realizar_config_bool(const char *key, int *out) {
     }
     log_key("is not true or false", key);
     return REALIZAR_ERR_CONFIG;
+}
+
+/* append copies the NUL-terminated t (or n bytes of t when n >= 0) to
+ * buf at *at, up to cap. */
+static void append(char *buf, int32_t *at, int32_t cap, const char *t, int32_t n) {
+    for (int32_t k = 0; (n < 0 ? t[k] != 0 : k < n) && *at < cap; k++) buf[(*at)++] = t[k];
+}
+
+int realizar_config_check_keys(const uint8_t *cfg, int32_t len, const char *const *known, int32_t n_known) {
+    if (len <= 0) return 0;
+    uint32_t mark = realizar_heap_mark();
+    int32_t max = len / 4 + 1; /* each key takes at least "":0 and a brace or comma */
+    uint8_t *keys = realizar_alloc_bytes((uint32_t)len);
+    int32_t *lens = realizar_alloc_bytes((uint32_t)max * 4);
+    int32_t count = keys && lens ? realizar_json_keys(cfg, len, keys, len, lens, max) : -1;
+    int r = 0;
+    char msg[512];
+    int32_t at = 0, cap = (int32_t)sizeof msg;
+    if (count < 0) {
+        append(msg, &at, cap, "config: not a JSON object", -1);
+        r = REALIZAR_ERR_CONFIG;
+    }
+    for (int32_t k = 0, off = 0; k < count && r == 0; off += lens[k++]) {
+        int found = 0;
+        for (int32_t j = 0; j < n_known && !found; j++) {
+            found = cstrlen(known[j]) == lens[k] && realizar_memeq(known[j], keys + off, (size_t)lens[k]);
+        }
+        if (found) continue;
+        /* the same line as the Go SDK's guest.UnknownKeyMessage */
+        append(msg, &at, cap, "config: unknown key ", -1);
+        append(msg, &at, cap, (const char *)keys + off, lens[k]);
+        append(msg, &at, cap, " (the keys are ", -1);
+        for (int32_t j = 0; j < n_known; j++) {
+            if (j) append(msg, &at, cap, ", ", -1);
+            append(msg, &at, cap, known[j], -1);
+        }
+        append(msg, &at, cap, ")", -1);
+        r = REALIZAR_ERR_CONFIG;
+    }
+    if (r) realizar_log_msg(REALIZAR_LOG_ERROR, msg, at);
+    realizar_heap_release(mark);
+    return r;
 }
 #endif

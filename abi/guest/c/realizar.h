@@ -154,6 +154,21 @@ int realizar_config_bool(const char *key, int *out);
 /* The raw value (a string decoded, anything else as compact JSON) in a
  * fresh allocation, NUL-terminated; *len is its length. */
 int realizar_config_raw(const char *key, uint8_t **out, int32_t *len);
+
+/* Refuses a config with a top-level key not in known[0..n_known): cfg is
+ * the config JSON as realizar_init receives it (config_ptr, config_len;
+ * the plugin defines REALIZAR_ALLOC_EXPORT so that the host passes it).
+ * Returns 0 (also for len 0, no config), or REALIZAR_ERR_CONFIG after
+ * logging "config: unknown key KEY (the keys are A, B, C)", the line the Go
+ * SDK's guest.CheckKeys gives. Scratch memory is given back. */
+int realizar_config_check_keys(const uint8_t *cfg, int32_t len, const char *const *known, int32_t n_known);
+
+/* Defines the optional realizar_alloc export (ABI §4) over the bump
+ * allocator, so that realizar_init receives the raw config. */
+#define REALIZAR_ALLOC_EXPORT \
+    REALIZAR_EXPORT("realizar_alloc") int32_t realizar_alloc(int32_t size) { \
+        return (int32_t)(uintptr_t)realizar_alloc_bytes(size > 0 ? (uint32_t)size : 1u); \
+    }
 #endif
 
 /* Parses a JSON number (the whole of s[0..n)) as a double. Accepted: at
@@ -169,5 +184,11 @@ int realizar_parse_f64(const uint8_t *s, int32_t n, double *out);
  * number of strings, or -1 when s is not such an array, is not valid UTF-8
  * or does not fit. The same parser as the Go SDK's guest.ParseStrings. */
 int32_t realizar_json_strings(const uint8_t *s, int32_t n, uint8_t *out, int32_t cap, int32_t *lens, int32_t max);
+
+/* Decodes the top-level keys of the JSON object s[0..n) into out and lens,
+ * as realizar_json_strings does for an array's strings; values are skipped
+ * (the host has already checked the config is valid JSON). Returns the
+ * number of keys, or -1. The same scanner as the Go SDK's guest.ObjectKeys. */
+int32_t realizar_json_keys(const uint8_t *s, int32_t n, uint8_t *out, int32_t cap, int32_t *lens, int32_t max);
 
 #endif /* REALIZAR_H */

@@ -61,12 +61,39 @@ func DefaultConfig() Config {
 // ErrConfig wraps every configuration error.
 var ErrConfig = errors.New("standard: bad config")
 
+// Keys are the config keys, in the order the messages list them (the C
+// build has the same list). ReadConfig and ParseConfig refuse any other.
+var Keys = []string{"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
+	"repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias"}
+
+// CheckKeys refuses a raw config JSON with a key not in Keys; the error
+// wraps ErrConfig and guest.ErrConfig and names the key.
+func CheckKeys(raw []byte) error {
+	if err := guest.CheckKeys(raw, Keys...); err != nil {
+		return errors.Join(ErrConfig, err)
+	}
+	return nil
+}
+
+// check refuses values out of range: top_k < 0; top_p, min_p or typical_p
+// outside [0, 1]; repeat_penalty <= 0; repeat_last_n < -1. Any temperature
+// is valid (<= 0 is greedy). The messages are the C build's log lines.
 func (c Config) check(nVocab int) error {
+	bad := func(msg string) error { return errors.Join(ErrConfig, errors.New(msg)) }
+	unit := func(v float64) bool { return v >= 0 && v <= 1 }
 	switch {
 	case c.TopK < 0:
-		return errors.Join(ErrConfig, errors.New("top_k < 0"))
+		return bad("config: top_k must be >= 0")
+	case !unit(c.TopP):
+		return bad("config: top_p must be in [0, 1]")
+	case !unit(c.MinP):
+		return bad("config: min_p must be in [0, 1]")
+	case !unit(c.TypicalP):
+		return bad("config: typical_p must be in [0, 1]")
+	case !(c.RepeatPenalty > 0):
+		return bad("config: repeat_penalty must be > 0")
 	case c.RepeatLastN < -1:
-		return errors.Join(ErrConfig, errors.New("repeat_last_n < -1"))
+		return bad("config: repeat_last_n must be >= -1")
 	case nVocab <= 0:
 		return errors.Join(ErrConfig, errors.New("empty vocabulary"))
 	}

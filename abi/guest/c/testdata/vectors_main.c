@@ -12,6 +12,7 @@
  *   parse TEXT            -> the double's bits, or "err"
  *   json HEX              -> realizar_json_strings of the bytes: the count,
  *                            then each string in hex ("-" for empty)
+ *   keys HEX              -> realizar_json_keys, answered as json
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,7 @@ int main(void) {
                 printf("0x%016llx", (unsigned long long)b_of(v));
             else
                 printf("err");
-        } else if (!strcmp(cmd, "json")) {
+        } else if (!strcmp(cmd, "json") || !strcmp(cmd, "keys")) {
             static char hex[8192];
             static uint8_t in[4096], out[4096];
             int32_t lens[64];
@@ -79,7 +80,8 @@ int main(void) {
                 in[n++] = (uint8_t)b;
             }
             if (!strcmp(hex, "-")) n = 0;
-            int32_t c = realizar_json_strings(in, n, out, sizeof out, lens, 64);
+            int32_t c = cmd[0] == 'j' ? realizar_json_strings(in, n, out, sizeof out, lens, 64)
+                                      : realizar_json_keys(in, n, out, sizeof out, lens, 64);
             printf("%d", c);
             int32_t off = 0;
             for (int32_t k = 0; k < c; k++) {

@@ -10,10 +10,18 @@
  *   typical_p [1.0], repeat_penalty [1.0], presence_penalty [0.0],
  *   frequency_penalty [0.0], repeat_last_n [64],
  *   logit_bias [none]: {"id": bias, ...} or [[id, bias], ...]; false = -inf.
+ * Ranges (as chain.go's Config.check): top_k >= 0; top_p, min_p and
+ * typical_p in [0, 1]; repeat_penalty > 0; repeat_last_n >= -1; any
+ * temperature (<= 0 is greedy). Another key is refused, naming it.
  */
 #include "realizar.h"
 
 REALIZAR_MARKER(sampler)
+REALIZAR_ALLOC_EXPORT
+
+/* The config keys, in the order of chain.go's Keys. */
+static const char *const keys[] = {"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
+                                   "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias"};
 
 /* config */
 static double temperature = 0.8, top_p = 0.95, min_p = 0.05, typical_p = 1.0;
@@ -144,8 +152,15 @@ static int read_config(void) {
     if ((r = realizar_config_f64("frequency_penalty", &f)) < 0) return r;
     if (r) frequency = (float)f;
     if ((r = realizar_config_i32("repeat_last_n", &last_n)) < 0) return r;
-    if (top_k < 0 || last_n < -1) {
-        realizar_logs(REALIZAR_LOG_ERROR, "standard: top_k must be >= 0 and repeat_last_n >= -1");
+    const char *bad = 0;
+    if (top_k < 0) bad = "config: top_k must be >= 0";
+    else if (!(top_p >= 0 && top_p <= 1)) bad = "config: top_p must be in [0, 1]";
+    else if (!(min_p >= 0 && min_p <= 1)) bad = "config: min_p must be in [0, 1]";
+    else if (!(typical_p >= 0 && typical_p <= 1)) bad = "config: typical_p must be in [0, 1]";
+    else if (!(repeat_penalty > 0)) bad = "config: repeat_penalty must be > 0";
+    else if (last_n < -1) bad = "config: repeat_last_n must be >= -1";
+    if (bad) {
+        realizar_logs(REALIZAR_LOG_ERROR, bad);
         return REALIZAR_ERR_CONFIG;
     }
     uint8_t *raw;
@@ -160,10 +175,13 @@ static int read_config(void) {
 
 REALIZAR_EXPORT("realizar_init")
 int64_t init(int32_t nv, int32_t max_piece, int32_t config_ptr, int32_t config_len) {
-    (void)max_piece; (void)config_ptr; (void)config_len;
+    (void)max_piece;
     if (nv <= 0) return REALIZAR_ERR_VOCAB;
     n_vocab = nv;
-    int r = read_config();
+    int r = realizar_config_check_keys((const uint8_t *)(uintptr_t)config_ptr, config_len, keys,
+                                       (int32_t)(sizeof keys / sizeof keys[0]));
+    if (r < 0) return r;
+    r = read_config();
     if (r < 0) return r;
     pen_on = last_n != 0 && (repeat_penalty != 1.0f || presence != 0.0f || frequency != 0.0f);
 

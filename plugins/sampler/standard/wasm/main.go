@@ -27,12 +27,16 @@ func initPlugin(n, maxPiece, configPtr, configLen int32) int64 {
 		return int64(abi.ErrVocab)
 	}
 	nVocab = int(n)
-	cfg, err := standard.ReadConfig()
+	err := standard.CheckKeys(configBytes(configLen))
+	var cfg standard.Config
+	if err == nil {
+		cfg, err = standard.ReadConfig()
+	}
 	if err == nil {
 		chain, err = standard.NewChain(cfg, nVocab)
 	}
 	if err != nil {
-		guest.LogMsg(abi.LogError, err.Error())
+		guest.LogMsg(abi.LogError, guest.LastLine(err))
 		return int64(abi.ErrConfig)
 	}
 	if t := chain.TopN(); t > 0 {
@@ -44,6 +48,24 @@ func initPlugin(n, maxPiece, configPtr, configLen int32) int64 {
 		logits = unsafe.Slice((*float32)(unsafe.Pointer(&region[0])), nVocab)
 	}
 	return abi.PackInit(guest.Address(&region[0]), chain.TopN())
+}
+
+// config holds the raw config the host writes through realizar_alloc
+// before realizar_init.
+var config []byte
+
+//go:wasmexport realizar_alloc
+func alloc(size int32) int32 {
+	config = make([]byte, max(size, 1))
+	return int32(guest.Address(&config[0]))
+}
+
+// configBytes is the raw config of length n that realizar_init received.
+func configBytes(n int32) []byte {
+	if n <= 0 || int(n) > len(config) {
+		return nil
+	}
+	return config[:n]
 }
 
 var prompt []int32

@@ -9,6 +9,7 @@
  *                   bytes, at most 64 (the OpenAI / llama.cpp name);
  *   include [false] keep the stop string itself (trim only what follows
  *                   it); by default the string and what follows are trimmed.
+ * Another key is refused, naming it.
  *
  * The decision for each token (the same rules as the Go build, strings-go,
  * and as engine/enginetest.StringsStop):
@@ -21,6 +22,10 @@
 #include "realizar.h"
 
 REALIZAR_MARKER(stop)
+REALIZAR_ALLOC_EXPORT
+
+/* The config keys; another is refused, naming it. */
+static const char *const keys[] = {"stop", "include"};
 
 #define MAX_STOPS 64
 #define MAX_STOP_LEN 1024
@@ -36,10 +41,11 @@ static int32_t text_len, text_cap;
 
 REALIZAR_EXPORT("realizar_init")
 int64_t init(int32_t n_vocab, int32_t mp, int32_t config_ptr, int32_t config_len) {
-    (void)config_ptr; (void)config_len;
     if (n_vocab <= 0 || mp <= 0) return REALIZAR_ERR_VOCAB;
     max_piece = mp;
-    int r = realizar_config_bool("include", &include);
+    int r = realizar_config_check_keys((const uint8_t *)(uintptr_t)config_ptr, config_len, keys, 2);
+    if (r < 0) return r;
+    r = realizar_config_bool("include", &include);
     if (r < 0) return r;
     uint8_t *raw;
     int32_t raw_len;

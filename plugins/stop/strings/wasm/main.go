@@ -30,8 +30,12 @@ func initPlugin(nVocab, maxPiece, configPtr, configLen int32) int64 {
 	if nVocab <= 0 || maxPiece <= 0 {
 		return int64(abi.ErrVocab)
 	}
+	if err := guest.CheckKeys(configBytes(configLen), "stop", "include"); err != nil {
+		guest.LogMsg(abi.LogError, guest.LastLine(err))
+		return int64(abi.ErrConfig)
+	}
 	if _, err := guest.ConfigBool("include", &include); err != nil {
-		guest.LogMsg(abi.LogError, err.Error())
+		guest.LogMsg(abi.LogError, guest.LastLine(err))
 		return int64(abi.ErrConfig)
 	}
 	list, _, err := guest.ConfigStrings("stop")
@@ -52,6 +56,24 @@ func initPlugin(nVocab, maxPiece, configPtr, configLen int32) int64 {
 	region = make([]byte, maxPiece)
 	text = make([]byte, 0, max(maxLen-1, 0)+int(maxPiece))
 	return abi.PackInit(guest.Address(&region[0]), 0)
+}
+
+// config holds the raw config the host writes through realizar_alloc
+// before realizar_init.
+var config []byte
+
+//go:wasmexport realizar_alloc
+func alloc(size int32) int32 {
+	config = make([]byte, max(size, 1))
+	return int32(guest.Address(&config[0]))
+}
+
+// configBytes is the raw config of length n that realizar_init received.
+func configBytes(n int32) []byte {
+	if n <= 0 || int(n) > len(config) {
+		return nil
+	}
+	return config[:n]
 }
 
 //go:wasmexport realizar_reset
