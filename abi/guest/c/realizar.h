@@ -1,0 +1,169 @@
+/*
+ * realizar.h — the C guest SDK for the realizar-host plugin ABI, version 1
+ * (abi/ABI.md). Pair it with realizar.c.
+ *
+ * It carries the contract's constants, its arithmetic (the RNG of §9.1, Exp
+ * of §9.2, the candidate order of §4.2, softmax and the draw of §9.3), the
+ * host imports of §7, a bump allocator over the guest's linear memory and
+ * small config readers. Everything a policy needs for probabilities goes
+ * through these functions, so a C policy and a Go policy written with
+ * abi/guest pick the same tokens for the same logits, config and seed.
+ *
+ * Build (wasm32, no libc): clang --target=wasm32 -nostdlib -O2
+ * -ffp-contract=off -fno-fast-math -Wl,--no-entry. The arithmetic part also
+ * compiles natively (the SDK's vector test builds it with gcc
+ * -ffp-contract=off); the host imports and the allocator exist only on wasm.
+ *
+ * Numbers are binary64 unless stated; nothing may be fused: keep
+ * -ffp-contract=off and never -ffast-math.
+ */
+#ifndef REALIZAR_H
+#define REALIZAR_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* Constants. abi/guest/c_header_test.go checks each against package abi. */
+#define REALIZAR_ABI_VERSION 1
+#define REALIZAR_MAX_TOP_N 4096
+#define REALIZAR_MAX_STOP_N 536870911 /* 2^29 - 1 */
+
+/* Error codes (negative results), abi.ErrCode. */
+#define REALIZAR_ERR_FAILED (-1)
+#define REALIZAR_ERR_CONFIG (-2)
+#define REALIZAR_ERR_VOCAB (-3)
+#define REALIZAR_ERR_STATE (-4)
+
+/* Stop actions, abi.StopAction. */
+#define REALIZAR_STOP_CONTINUE 0
+#define REALIZAR_STOP_KEEP 1
+#define REALIZAR_STOP_TRIM 2
+
+/* Log levels, abi.LogDebug..abi.LogError. */
+#define REALIZAR_LOG_DEBUG 0
+#define REALIZAR_LOG_INFO 1
+#define REALIZAR_LOG_WARN 2
+#define REALIZAR_LOG_ERROR 3
+
+/* Exp's range, abi.ExpMax and abi.ExpMin. */
+#define REALIZAR_EXP_MAX 709.0
+#define REALIZAR_EXP_MIN (-708.0)
+
+/* Salt of the WASI random_get stream, abi.RandomGetSalt. */
+#define REALIZAR_RANDOM_GET_SALT 0x72616e646f6d2d31ULL
+
+/* realizar_init's answer (abi.PackInit): the input region's address and
+ * top_n (0 = full logits, 1..REALIZAR_MAX_TOP_N candidates). */
+static inline int64_t realizar_pack_init(uint32_t addr, int32_t top_n) {
+    return (int64_t)addr | ((int64_t)(top_n & 0x1fff) << 32);
+}
+
+/* realizar_check's answer (abi.PackStop): n << 2 | action. */
+static inline int32_t realizar_pack_stop(int32_t action, int32_t n) {
+    return (int32_t)((uint32_t)n << 2) | action;
+}
+
+/* Export and marker helpers:
+ *   REALIZAR_EXPORT("realizar_init") int64_t init(...) { ... }
+ *   REALIZAR_MARKER(sampler)  defines the export realizar_abi_v1_sampler. */
+#define REALIZAR_EXPORT(name) __attribute__((export_name(name)))
+#define REALIZAR_MARKER(kind) \
+    REALIZAR_EXPORT("realizar_abi_v1_" #kind) void realizar_marker_##kind(void) {}
+
+/* ---- §9.1 RNG: xoshiro256** seeded by SplitMix64 ---- */
+
+typedef struct { uint64_t s[4]; } realizar_rng;
+
+void realizar_rng_seed(realizar_rng *r, uint64_t seed);
+uint64_t realizar_rng_next(realizar_rng *r);
+/* A double in [0, 1): (next >> 11) * 2^-53. */
+double realizar_rng_uniform(realizar_rng *r);
+
+/* ---- §9.2 Exp, and the SDK's Log ---- */
+
+/* The contract's exponential (abi.Exp). */
+double realizar_exp(double x);
+
+/* Natural logarithm, an SDK function beyond §9 shared with the Go SDK
+ * (guest.Log): the same operations in the same order, so both languages
+ * agree bit for bit. Log(0) = -Inf, Log(x < 0) = NaN, Log(+Inf) = +Inf,
+ * subnormal inputs are scaled first. Within 1 ulp of ln x. */
+double realizar_log(double x);
+
+/* ---- §4.2 order, §9.3 softmax and draw ---- */
+
+/* Whether (ida, la) sorts before (idb, lb): logit descending, id ascending,
+ * NaN after everything (abi.Before). */
+int realizar_before(int32_t ida, float la, int32_t idb, float lb);
+
+/* Sorts n (id, logit) pairs into the contract order, in place. Any correct
+ * sort gives the same result; this one is an insertion sort for n <= 32
+ * and a heapsort above. */
+void realizar_sort(int32_t *ids, float *logits, int32_t n);
+
+/* Selects the min(k, n) best of logits[0..n) (the id is the index) into
+ * ids and vals, in contract order: the first stage of a top-k sampler over
+ * full logits. k >= 1. The scan does eight entries per loop iteration
+ * (a guest pays for every loop iteration, ABI §6). */
+int32_t realizar_select_top(const float *logits, int32_t n, int32_t k, int32_t *ids, float *vals);
+
+/* Unnormalised probabilities of n logits already in contract order, at
+ * temperature temp > 0, into probs; returns their sum (abi.Softmax). */
+double realizar_softmax(double *probs, const float *logits, int32_t n, double temp);
+
+/* Picks an index of probs (abi.Draw) with u from realizar_rng_uniform. */
+int32_t realizar_draw(const double *probs, int32_t n, double sum, double u);
+
+/* ---- memory and strings (no libc) ---- */
+
+void *memset(void *dst, int c, size_t n);
+void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+int realizar_memeq(const void *a, const void *b, size_t n);
+
+#ifdef __wasm__
+/* Bump allocator over linear memory, growing it as needed: 16-byte aligned
+ * blocks, never freed (a plugin allocates at init). NULL past the page
+ * cap. realizar_heap_mark/realizar_heap_release give back everything
+ * allocated since the mark (scratch of a single call). */
+void *realizar_alloc_bytes(uint32_t size);
+uint32_t realizar_heap_mark(void);
+void realizar_heap_release(uint32_t mark);
+
+/* ---- §7 host functions, module "realizar" ---- */
+#define REALIZAR_IMPORT(name) __attribute__((import_module("realizar"), import_name(name)))
+REALIZAR_IMPORT("config_get") int32_t realizar_config_get(const void *key, int32_t key_len, void *buf, int32_t limit);
+REALIZAR_IMPORT("vocab_size") int32_t realizar_vocab_size(void);
+REALIZAR_IMPORT("vocab_piece") int32_t realizar_vocab_piece(int32_t id, void *buf, int32_t limit);
+REALIZAR_IMPORT("prompt_get") int32_t realizar_prompt_get(void *buf, int32_t limit);
+REALIZAR_IMPORT("log") void realizar_log_msg(int32_t level, const void *msg, int32_t len);
+REALIZAR_IMPORT("clock_ns") int64_t realizar_clock_ns(void);
+
+/* Logs a NUL-terminated message. */
+void realizar_logs(int32_t level, const char *msg);
+
+/* Config readers (through config_get). Each returns 0 and leaves *out
+ * alone when key is absent, 1 when it set *out, and REALIZAR_ERR_CONFIG
+ * (after logging which key) when the value is not of the type asked. */
+int realizar_config_f64(const char *key, double *out);
+int realizar_config_i32(const char *key, int32_t *out);
+int realizar_config_bool(const char *key, int *out);
+/* The raw value (a string decoded, anything else as compact JSON) in a
+ * fresh allocation, NUL-terminated; *len is its length. */
+int realizar_config_raw(const char *key, uint8_t **out, int32_t *len);
+#endif
+
+/* Parses a JSON number (the whole of s[0..n)) as a double. Accepted: at
+ * most 19 significant digits whose integer fits 2^53 and a decimal
+ * exponent whose power of ten is exact (|e| <= 22 after moving the digits),
+ * so that one IEEE division or multiplication gives the correctly rounded
+ * value, as Go's strconv.ParseFloat does. Returns 0 on success, -1 for
+ * anything else (refused rather than rounded twice). */
+int realizar_parse_f64(const uint8_t *s, int32_t n, double *out);
+
+/* Decodes a JSON array of strings s[0..n) into out (the strings' bytes one
+ * after another, capacity cap) and lens (at most max entries). Returns the
+ * number of strings, or -1 when s is not such an array or it does not fit. */
+int32_t realizar_json_strings(const uint8_t *s, int32_t n, uint8_t *out, int32_t cap, int32_t *lens, int32_t max);
+
+#endif /* REALIZAR_H */

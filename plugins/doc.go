@@ -1,0 +1,19 @@
+// Package plugins holds realizar-host's reference policies, built from the
+// sources in this folder into WebAssembly modules (plugins/wasm/, rebuilt
+// byte for byte by plugins/build.sh), and embeds the defaults so that a
+// binary needs no plugin files and `go install` needs no wasm toolchain.
+//
+// The policies:
+//
+//	sampler/greedy        greedy       argmax via the top-1 candidate (C, embedded)
+//	sampler/standard      standard     llama.cpp's default chain (C, embedded; Go: standard-go)
+//	sampler/mirostat      mirostat-v2  Mirostat 2.0, tau 5, eta 0.1 (C, embedded)
+//	processor/dry         dry          llama.cpp's DRY repetition penalty (C, embedded)
+//	stop/strings          strings      stop strings over the detokenized bytes (C, embedded; Go: strings-go)
+//	stop/regex            regex        RE2 stop patterns (Go)
+//	stop/repetition       repetition   stops an n-gram loop (C, embedded)
+//	stop/maxtime          max-time     stops after a time budget (WAT, embedded)
+//
+// Builtin returns an embedded module's bytes for host.Host.Load; Names
+// lists them. Each policy's config keys are documented in its source.
+package plugins

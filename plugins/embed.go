@@ -1,0 +1,34 @@
+package plugins
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// The embedded modules: the small C (and WAT) builds. The Go builds
+// (standard-go, strings-go, regex) stay files: each carries a Go runtime
+// of a few MiB.
+//
+//go:embed wasm/greedy.wasm wasm/standard.wasm
+var builtin embed.FS
+
+// builtinNames are the embedded plugins, in Names order.
+var builtinNames = []string{"greedy", "standard"}
+
+// ErrUnknown is returned by Builtin for a name that is not embedded.
+var ErrUnknown = errors.New("plugins: no such builtin plugin")
+
+// Builtin returns the module bytes of the embedded plugin name ("greedy",
+// "standard", ...), a fresh copy. A name that is
+// not embedded is an error wrapping ErrUnknown.
+func Builtin(name string) ([]byte, error) {
+	if !slices.Contains(builtinNames, name) {
+		return nil, fmt.Errorf("%w: %q (builtin: %v)", ErrUnknown, name, builtinNames)
+	}
+	return builtin.ReadFile("wasm/" + name + ".wasm")
+}
+
+// Names lists the embedded plugins.
+func Names() []string { return slices.Clone(builtinNames) }

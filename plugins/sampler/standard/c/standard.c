@@ -1,0 +1,426 @@
+/*
+ * standard — sampler: llama.cpp's default chain with its default
+ * parameters, in the contract's arithmetic. The chain and every operation
+ * are specified in ../chain.go (package standard), which the Go build of this
+ * sampler runs; this file performs the same operations in the same order,
+ * and the cross-language test checks that both choose the same tokens.
+ *
+ * Config keys (JSON numbers unless stated; defaults in brackets):
+ *   temperature [0.8], top_k [40], top_p [0.95], min_p [0.05],
+ *   typical_p [1.0], repeat_penalty [1.0], presence_penalty [0.0],
+ *   frequency_penalty [0.0], repeat_last_n [64],
+ *   logit_bias [none]: {"id": bias, ...} or [[id, bias], ...]; false = -inf.
+ */
+#include "realizar.h"
+
+REALIZAR_MARKER(sampler)
+
+/* config */
+static double temperature = 0.8, top_p = 0.95, min_p = 0.05, typical_p = 1.0;
+static int32_t top_k = 40, last_n = 64;
+static float repeat_penalty = 1.0f, presence = 0.0f, frequency = 0.0f;
+
+static int32_t n_vocab, top_n;
+static int32_t *region; /* top-N: ids then logits; full: logits */
+
+/* logit bias: dense values and the distinct ids that have one */
+static float *bias;
+static int32_t *bias_ids, n_bias;
+
+/* penalties: counts of ids in the window, the window, the distinct ids */
+static int pen_on;
+static int32_t *counts, *ring, ring_head, ring_len;
+static int32_t *distinct, n_distinct, distinct_cap;
+
+/* scratch */
+static int32_t *ids, *tidx, *ids2;
+static float *vals, *vals2;
+static double *probs, *tkeys;
+
+static realizar_rng rng;
+static int ready;
+
+static void *need(uint32_t bytes) {
+    void *p = realizar_alloc_bytes(bytes ? bytes : 1);
+    if (!p) realizar_logs(REALIZAR_LOG_ERROR, "standard: out of memory");
+    return p;
+}
+
+/* ---- config: logit_bias ---- */
+
+static int32_t ws(const uint8_t *s, int32_t n, int32_t i) {
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+/* value parses a bias at s[i]: a number or false (-inf). */
+static int32_t value(const uint8_t *s, int32_t n, int32_t i, float *out) {
+    if (i + 5 <= n && realizar_memeq(s + i, "false", 5)) {
+        *out = -__builtin_inff();
+        return i + 5;
+    }
+    int32_t j = i;
+    while (j < n && ((s[j] >= '0' && s[j] <= '9') || s[j] == '-' || s[j] == '+' || s[j] == '.' || s[j] == 'e' || s[j] == 'E')) j++;
+    double v;
+    if (j == i || realizar_parse_f64(s + i, j - i, &v) != 0) return -1;
+    *out = (float)v;
+    return j;
+}
+
+static int32_t token_id(const uint8_t *s, int32_t n, int32_t i, int32_t *out) {
+    int32_t v = 0, j = i;
+    while (j < n && s[j] >= '0' && s[j] <= '9' && j - i < 10) v = v * 10 + (s[j++] - '0');
+    if (j == i || v < 0 || v >= n_vocab) return -1;
+    *out = v;
+    return j;
+}
+
+static int add_bias(int32_t id, float v) {
+    if (!bias) {
+        bias = need((uint32_t)n_vocab * 4);
+        bias_ids = need((uint32_t)n_vocab * 4);
+        if (!bias || !bias_ids) return -1;
+        memset(bias, 0, (uint32_t)n_vocab * 4);
+    }
+    int32_t k = 0;
+    while (k < n_bias && bias_ids[k] != id) k++;
+    if (k == n_bias) bias_ids[n_bias++] = id;
+    bias[id] = bias[id] + v;
+    return 0;
+}
+
+static int parse_bias(const uint8_t *s, int32_t n) {
+    int32_t i = ws(s, n, 0);
+    if (i >= n) return -1;
+    int obj = s[i] == '{';
+    if (!obj && s[i] != '[') return -1;
+    i = ws(s, n, i + 1);
+    if (i < n && s[i] == (obj ? '}' : ']')) return ws(s, n, i + 1) == n ? 0 : -1;
+    for (;;) {
+        int32_t id;
+        float v;
+        if (obj) {
+            if (i >= n || s[i] != '"') return -1;
+            if ((i = token_id(s, n, i + 1, &id)) < 0 || i >= n || s[i] != '"') return -1;
+            i = ws(s, n, i + 1);
+            if (i >= n || s[i] != ':') return -1;
+            if ((i = value(s, n, ws(s, n, i + 1), &v)) < 0) return -1;
+        } else {
+            if (i >= n || s[i] != '[') return -1;
+            if ((i = token_id(s, n, ws(s, n, i + 1), &id)) < 0) return -1;
+            i = ws(s, n, i);
+            if (i >= n || s[i] != ',') return -1;
+            if ((i = value(s, n, ws(s, n, i + 1), &v)) < 0) return -1;
+            i = ws(s, n, i);
+            if (i >= n || s[i] != ']') return -1;
+            i++;
+        }
+        if (v != v || add_bias(id, v) != 0) return -1;
+        i = ws(s, n, i);
+        if (i < n && s[i] == ',') {
+            i = ws(s, n, i + 1);
+            continue;
+        }
+        if (i < n && s[i] == (obj ? '}' : ']')) return ws(s, n, i + 1) == n ? 0 : -1;
+        return -1;
+    }
+}
+
+/* ---- init ---- */
+
+static int read_config(void) {
+    double f;
+    int r;
+    if ((r = realizar_config_f64("temperature", &temperature)) < 0) return r;
+    if ((r = realizar_config_i32("top_k", &top_k)) < 0) return r;
+    if ((r = realizar_config_f64("top_p", &top_p)) < 0) return r;
+    if ((r = realizar_config_f64("min_p", &min_p)) < 0) return r;
+    if ((r = realizar_config_f64("typical_p", &typical_p)) < 0) return r;
+    if ((r = realizar_config_f64("repeat_penalty", &f)) < 0) return r;
+    if (r) repeat_penalty = (float)f;
+    if ((r = realizar_config_f64("presence_penalty", &f)) < 0) return r;
+    if (r) presence = (float)f;
+    if ((r = realizar_config_f64("frequency_penalty", &f)) < 0) return r;
+    if (r) frequency = (float)f;
+    if ((r = realizar_config_i32("repeat_last_n", &last_n)) < 0) return r;
+    if (top_k < 0 || last_n < -1) {
+        realizar_logs(REALIZAR_LOG_ERROR, "standard: top_k must be >= 0 and repeat_last_n >= -1");
+        return REALIZAR_ERR_CONFIG;
+    }
+    uint8_t *raw;
+    int32_t len;
+    if ((r = realizar_config_raw("logit_bias", &raw, &len)) < 0) return r;
+    if (r && parse_bias(raw, len) != 0) {
+        realizar_logs(REALIZAR_LOG_ERROR, "standard: logit_bias must be {\"id\": bias} or [[id, bias]] with ids in the vocabulary");
+        return REALIZAR_ERR_CONFIG;
+    }
+    return 0;
+}
+
+REALIZAR_EXPORT("realizar_init")
+int64_t init(int32_t nv, int32_t max_piece, int32_t config_ptr, int32_t config_len) {
+    (void)max_piece; (void)config_ptr; (void)config_len;
+    if (nv <= 0) return REALIZAR_ERR_VOCAB;
+    n_vocab = nv;
+    int r = read_config();
+    if (r < 0) return r;
+    pen_on = last_n != 0 && (repeat_penalty != 1.0f || presence != 0.0f || frequency != 0.0f);
+
+    /* Top-N mode when the top-N candidates of the raw logits are sure to
+     * hold the top_k of the adjusted ones: no adjustment raises a logit,
+     * and N leaves room for every id an adjustment may lower. See chain.go. */
+    int raises = repeat_penalty < 1.0f || presence < 0.0f || frequency < 0.0f;
+    int64_t lowered = pen_on ? (last_n < 0 ? (int64_t)n_vocab : last_n) : 0;
+    for (int32_t k = 0; k < n_bias; k++) {
+        if (bias[bias_ids[k]] > 0) raises = 1;
+        else if (bias[bias_ids[k]] < 0) lowered++;
+    }
+    int64_t want = temperature <= 0 ? 1 : top_k;
+    top_n = 0;
+    if (want >= 1 && !(pen_on && raises) && !(n_bias && raises)) {
+        int64_t n = want + lowered;
+        if (n <= REALIZAR_MAX_TOP_N) top_n = (int32_t)n;
+    }
+    int32_t cap = top_n ? top_n : n_vocab;
+    region = need(top_n ? (uint32_t)top_n * 8 : (uint32_t)n_vocab * 4);
+    ids = need((uint32_t)cap * 4);
+    vals = need((uint32_t)cap * 4);
+    ids2 = need((uint32_t)cap * 4);
+    vals2 = need((uint32_t)cap * 4);
+    tidx = need((uint32_t)cap * 4);
+    probs = need((uint32_t)cap * 8);
+    tkeys = need((uint32_t)cap * 8);
+    if (!region || !ids || !vals || !ids2 || !vals2 || !tidx || !probs || !tkeys) return REALIZAR_ERR_FAILED;
+    if (pen_on) {
+        counts = need((uint32_t)n_vocab * 4);
+        distinct_cap = last_n < 0 ? n_vocab : last_n;
+        distinct = need((uint32_t)distinct_cap * 4);
+        ring = last_n > 0 ? need((uint32_t)last_n * 4) : 0;
+        if (!counts || !distinct || (last_n > 0 && !ring)) return REALIZAR_ERR_FAILED;
+        memset(counts, 0, (uint32_t)n_vocab * 4);
+    }
+    return realizar_pack_init((uint32_t)(uintptr_t)region, top_n);
+}
+
+/* ---- the penalty window ---- */
+
+static void count_in(int32_t id) {
+    if (counts[id]++ == 0) distinct[n_distinct++] = id;
+}
+
+static void count_out(int32_t id) {
+    if (--counts[id] == 0) {
+        for (int32_t k = 0; k < n_distinct; k++) {
+            if (distinct[k] == id) {
+                distinct[k] = distinct[--n_distinct];
+                break;
+            }
+        }
+    }
+}
+
+static void push(int32_t id) {
+    if (!pen_on || id < 0 || id >= n_vocab) return;
+    if (last_n > 0) {
+        if (ring_len == last_n) {
+            count_out(ring[ring_head]);
+            ring[ring_head] = id;
+            ring_head = ring_head + 1 == last_n ? 0 : ring_head + 1;
+        } else {
+            int32_t at = ring_head + ring_len;
+            ring[at >= last_n ? at - last_n : at] = id;
+            ring_len++;
+        }
+    }
+    count_in(id);
+}
+
+REALIZAR_EXPORT("realizar_reset")
+int32_t reset(int64_t seed, int32_t n_prompt) {
+    realizar_rng_seed(&rng, (uint64_t)seed);
+    ready = 1;
+    if (!pen_on) return 0;
+    for (int32_t k = 0; k < n_distinct; k++) counts[distinct[k]] = 0;
+    n_distinct = ring_len = ring_head = 0;
+    if (n_prompt <= 0) return 0;
+    uint32_t mark = realizar_heap_mark();
+    int32_t *prompt = realizar_alloc_bytes((uint32_t)n_prompt * 4);
+    if (!prompt) {
+        realizar_logs(REALIZAR_LOG_ERROR, "standard: no memory for the prompt");
+        return REALIZAR_ERR_FAILED;
+    }
+    int32_t n = realizar_prompt_get(prompt, n_prompt);
+    if (n > n_prompt) n = n_prompt;
+    int32_t from = last_n > 0 && n > last_n ? n - last_n : 0;
+    for (int32_t i = from; i < n; i++) push(prompt[i]);
+    realizar_heap_release(mark);
+    return 0;
+}
+
+/* ---- the chain ---- */
+
+static inline float penalize(float l, int32_t c) {
+    l = l <= 0 ? l * repeat_penalty : l / repeat_penalty;
+    return l - ((float)c * frequency + presence);
+}
+
+static void insertion_sort(int32_t *a, float *b, int32_t n) {
+    for (int32_t i = 1; i < n; i++) {
+        int32_t id = a[i];
+        float l = b[i];
+        int32_t j = i;
+        while (j > 0 && realizar_before(id, l, a[j - 1], b[j - 1])) {
+            a[j] = a[j - 1];
+            b[j] = b[j - 1];
+            j--;
+        }
+        a[j] = id;
+        b[j] = l;
+    }
+}
+
+/* candidates fills ids/vals with the candidates in contract order after
+ * logit bias and penalties, and returns their number. */
+static int32_t candidates(int32_t count) {
+    if (top_n) {
+        int32_t n = count < top_n ? count : top_n;
+        int32_t *rid = region;
+        float *rl = (float *)(region + top_n);
+        int moved = 0;
+        for (int32_t i = 0; i < n; i++) {
+            int32_t id = rid[i];
+            float l = rl[i];
+            if (id < 0 || id >= n_vocab) id = 0; /* cannot happen: the host selects */
+            if (n_bias) {
+                l = l + bias[id];
+                moved = 1;
+            }
+            if (pen_on && counts[id] > 0) {
+                l = penalize(l, counts[id]);
+                moved = 1;
+            }
+            ids[i] = id;
+            vals[i] = l;
+        }
+        if (moved) {
+            /* nearly sorted: only adjusted entries move; heapsort when that could be long */
+            if ((int64_t)(n_distinct + n_bias) * n <= 65536) insertion_sort(ids, vals, n);
+            else realizar_sort(ids, vals, n);
+        }
+        return n;
+    }
+    float *l = (float *)region;
+    for (int32_t k = 0; k < n_bias; k++) l[bias_ids[k]] = l[bias_ids[k]] + bias[bias_ids[k]];
+    if (pen_on)
+        for (int32_t k = 0; k < n_distinct; k++) l[distinct[k]] = penalize(l[distinct[k]], counts[distinct[k]]);
+    if (temperature <= 0) return realizar_select_top(l, n_vocab, 1, ids, vals);
+    if (top_k > 0 && top_k < n_vocab) return realizar_select_top(l, n_vocab, top_k, ids, vals);
+    for (int32_t i = 0; i < n_vocab; i++) {
+        ids[i] = i;
+        vals[i] = l[i];
+    }
+    realizar_sort(ids, vals, n_vocab);
+    return n_vocab;
+}
+
+static inline int key_before(double ka, int32_t ia, double kb, int32_t ib) {
+    return ka < kb || (ka == kb && ia < ib);
+}
+
+/* sort_keys sorts tidx[0..n) by (tkeys ascending, index ascending). */
+static void sort_keys(int32_t n) {
+    for (int32_t start = n / 2 - 1, end = n;;) {
+        int32_t root;
+        if (start >= 0) {
+            root = start--;
+        } else {
+            if (--end <= 0) return;
+            double tk = tkeys[0]; tkeys[0] = tkeys[end]; tkeys[end] = tk;
+            int32_t ti = tidx[0]; tidx[0] = tidx[end]; tidx[end] = ti;
+            root = 0;
+        }
+        for (;;) {
+            int32_t c = 2 * root + 1;
+            if (c >= end) break;
+            if (c + 1 < end && key_before(tkeys[c], tidx[c], tkeys[c + 1], tidx[c + 1])) c++;
+            if (!key_before(tkeys[root], tidx[root], tkeys[c], tidx[c])) break;
+            double tk = tkeys[root]; tkeys[root] = tkeys[c]; tkeys[c] = tk;
+            int32_t ti = tidx[root]; tidx[root] = tidx[c]; tidx[c] = ti;
+            root = c;
+        }
+    }
+}
+
+static int32_t typical(int32_t n) {
+    double sum = realizar_softmax(probs, vals, n, 1.0);
+    if (!(sum > 0)) return n;
+    double h = 0;
+    for (int32_t i = 0; i < n; i++) {
+        double p = probs[i] / sum;
+        probs[i] = p;
+        if (p > 0) h = h - p * realizar_log(p);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        double s = -realizar_log(probs[i]) - h;
+        tkeys[i] = s < 0 ? -s : s;
+        tidx[i] = i;
+    }
+    sort_keys(n);
+    double cum = 0;
+    int32_t last = n;
+    for (int32_t j = 0; j < n; j++) {
+        cum = cum + probs[tidx[j]];
+        if (cum > typical_p) {
+            last = j + 1;
+            break;
+        }
+    }
+    for (int32_t j = 0; j < last; j++) {
+        ids2[j] = ids[tidx[j]];
+        vals2[j] = vals[tidx[j]];
+    }
+    for (int32_t j = 0; j < last; j++) {
+        ids[j] = ids2[j];
+        vals[j] = vals2[j];
+    }
+    realizar_sort(ids, vals, last);
+    return last;
+}
+
+static int32_t nucleus(int32_t n) {
+    double sum = realizar_softmax(probs, vals, n, 1.0);
+    if (!(sum > 0)) return n;
+    double cum = 0;
+    for (int32_t i = 0; i < n; i++) {
+        cum = cum + probs[i] / sum;
+        if (cum >= top_p) return i + 1;
+    }
+    return n;
+}
+
+static int32_t minimum(int32_t n) {
+    double sum = realizar_softmax(probs, vals, n, 1.0);
+    if (!(sum > 0)) return n;
+    double thr = min_p * probs[0];
+    for (int32_t i = 1; i < n; i++)
+        if (probs[i] < thr) return i;
+    return n;
+}
+
+REALIZAR_EXPORT("realizar_sample")
+int32_t sample(int32_t prev, int32_t count) {
+    if (!ready) {
+        realizar_logs(REALIZAR_LOG_ERROR, "standard: sample before reset");
+        return -1;
+    }
+    push(prev);
+    int32_t n = candidates(count);
+    if (n <= 0) return -1;
+    if (temperature <= 0) return ids[0];
+    if (top_k > 0 && n > top_k) n = top_k;
+    if (typical_p < 1.0) n = typical(n);
+    if (top_p < 1.0) n = nucleus(n);
+    if (min_p > 0.0) n = minimum(n);
+    double sum = realizar_softmax(probs, vals, n, temperature);
+    return ids[realizar_draw(probs, n, sum, realizar_rng_uniform(&rng))];
+}

@@ -1,0 +1,418 @@
+package standard
+
+import (
+	"math"
+
+	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/abi/guest"
+)
+
+// Chain is the standard sampler's state for one instance: its config, the
+// penalty window and scratch sized at creation, so Sample allocates
+// nothing. Not safe for concurrent use.
+type Chain struct {
+	cfg    Config
+	nVocab int
+	topN   int
+
+	bias    []float32 // dense, n_vocab; nil without logit_bias
+	biasIDs []int32   // distinct ids with a bias, in config order
+
+	penOn    bool
+	counts   []int32 // occurrences of each id in the window
+	ring     []int32 // the window, when RepeatLastN > 0
+	ringHead int
+	ringLen  int
+	distinct []int32 // ids with counts > 0
+
+	ids, ids2, tidx []int32
+	vals, vals2     []float32
+	probs, tkeys    []float64
+
+	rng   abi.RNG
+	ready bool
+}
+
+// NewChain checks cfg and sizes a Chain for a vocabulary of nVocab ids.
+func NewChain(cfg Config, nVocab int) (*Chain, error) {
+	if err := cfg.check(nVocab); err != nil {
+		return nil, err
+	}
+	c := &Chain{cfg: cfg, nVocab: nVocab}
+	c.penOn = cfg.RepeatLastN != 0 && (cfg.RepeatPenalty != 1 || cfg.PresencePenalty != 0 || cfg.FrequencyPenalty != 0)
+	for _, b := range cfg.LogitBias {
+		if c.bias == nil {
+			c.bias = make([]float32, nVocab)
+		}
+		if !containsID(c.biasIDs, b.ID) {
+			c.biasIDs = append(c.biasIDs, b.ID)
+		}
+		c.bias[b.ID] = c.bias[b.ID] + b.Value
+	}
+	c.topN = c.chooseTopN()
+	n := nVocab
+	if c.topN > 0 {
+		n = c.topN
+	}
+	c.ids, c.ids2, c.tidx = make([]int32, n), make([]int32, n), make([]int32, n)
+	c.vals, c.vals2 = make([]float32, n), make([]float32, n)
+	c.probs, c.tkeys = make([]float64, n), make([]float64, n)
+	if c.penOn {
+		c.counts = make([]int32, nVocab)
+		if cfg.RepeatLastN > 0 {
+			c.ring = make([]int32, cfg.RepeatLastN)
+			c.distinct = make([]int32, 0, cfg.RepeatLastN)
+		} else {
+			c.distinct = make([]int32, 0, nVocab)
+		}
+	}
+	return c, nil
+}
+
+func containsID(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// chooseTopN decides the input mode. The host can hand over the top N
+// candidates of the raw logits (after processors) instead of all of them.
+// That is exact when the top_k best adjusted candidates are sure to be
+// among them:
+//
+//   - no adjustment may raise a logit (no positive logit_bias, no
+//     repeat_penalty < 1, no negative presence or frequency penalty): an id
+//     outside the raw top N then stays below every unadjusted id inside it;
+//   - N = top_k + (the number of ids an adjustment may lower: every distinct
+//     id of the penalty window, at most repeat_last_n, and every id with a
+//     negative bias), so at least top_k inside ids are not lowered.
+//
+// With temperature <= 0 one candidate is needed instead of top_k. When
+// N would exceed abi.MaxTopN, top_k is 0 (disabled) or the window is the
+// whole context (repeat_last_n = -1), the sampler takes the full logits.
+func (c *Chain) chooseTopN() int {
+	cfg := c.cfg
+	raises := cfg.RepeatPenalty < 1 || cfg.PresencePenalty < 0 || cfg.FrequencyPenalty < 0
+	lowered := 0
+	if c.penOn {
+		lowered = cfg.RepeatLastN
+		if cfg.RepeatLastN < 0 {
+			lowered = c.nVocab
+		}
+	}
+	for _, id := range c.biasIDs {
+		switch b := c.bias[id]; {
+		case b > 0:
+			raises = true
+		case b < 0:
+			lowered++
+		}
+	}
+	want := cfg.TopK
+	if cfg.Temperature <= 0 {
+		want = 1
+	}
+	if want < 1 || (c.penOn && raises) || (len(c.biasIDs) > 0 && raises) {
+		return 0
+	}
+	if n := want + lowered; n <= abi.MaxTopN {
+		return n
+	}
+	return 0
+}
+
+// TopN is the mode for realizar_init: 0 for the full logits, else the
+// number of candidates.
+func (c *Chain) TopN() int { return c.topN }
+
+// Reset starts a turn: the RNG from seed, the penalty window from the last
+// repeat_last_n tokens of prompt (all of them for -1).
+func (c *Chain) Reset(seed uint64, prompt []int32) {
+	c.rng = abi.NewRNG(seed)
+	c.ready = true
+	if !c.penOn {
+		return
+	}
+	for _, id := range c.distinct {
+		c.counts[id] = 0
+	}
+	c.distinct = c.distinct[:0]
+	c.ringLen, c.ringHead = 0, 0
+	if n := c.cfg.RepeatLastN; n > 0 && len(prompt) > n {
+		prompt = prompt[len(prompt)-n:]
+	}
+	for _, id := range prompt {
+		c.push(id)
+	}
+}
+
+// push adds id (the newest token) to the penalty window.
+func (c *Chain) push(id int32) {
+	if !c.penOn || id < 0 || int(id) >= c.nVocab {
+		return
+	}
+	if n := len(c.ring); n > 0 {
+		if c.ringLen == n {
+			c.countOut(c.ring[c.ringHead])
+			c.ring[c.ringHead] = id
+			c.ringHead++
+			if c.ringHead == n {
+				c.ringHead = 0
+			}
+		} else {
+			at := c.ringHead + c.ringLen
+			if at >= n {
+				at -= n
+			}
+			c.ring[at] = id
+			c.ringLen++
+		}
+	}
+	if c.counts[id] == 0 {
+		c.distinct = append(c.distinct, id)
+	}
+	c.counts[id]++
+}
+
+func (c *Chain) countOut(id int32) {
+	c.counts[id]--
+	if c.counts[id] != 0 {
+		return
+	}
+	for k, x := range c.distinct {
+		if x == id {
+			last := len(c.distinct) - 1
+			c.distinct[k] = c.distinct[last]
+			c.distinct = c.distinct[:last]
+			return
+		}
+	}
+}
+
+// penalize applies the repeat, frequency and presence penalties to a logit
+// whose id occurs count > 0 times in the window, in float32 as llama.cpp
+// does: the repeat penalty divides a positive logit and multiplies a
+// non-positive one, once per distinct id; then
+// logit - (count·frequency + presence).
+func (c *Chain) penalize(l float32, count int32) float32 {
+	if l <= 0 {
+		l = float32(l * c.cfg.RepeatPenalty)
+	} else {
+		l = float32(l / c.cfg.RepeatPenalty)
+	}
+	return l - (float32(float32(count)*c.cfg.FrequencyPenalty) + c.cfg.PresencePenalty)
+}
+
+// Sample runs the chain and returns the chosen id (-1 before Reset or with
+// no candidates). prev is the token accepted since the last call (-1 at the
+// first step). In top-N mode ids and logits are the region's two halves and
+// count the host's entry count; in full mode ids is nil and logits the
+// n_vocab logits. The region is modified (the host never reads it back).
+//
+// The chain, each stage on the candidates left by the previous one:
+//
+//  1. logit bias, then penalties (float32), then the contract order;
+//     temperature <= 0 returns the first candidate without drawing;
+//  2. top-k: the first top_k (0 keeps all);
+//  3. typical-p (< 1): p = Softmax(T=1)/sum, H = Σ -p·Log(p) over p > 0,
+//     order by |-Log(p) - H| then position, keep up to the first cumulative
+//     p > typical_p, back into the contract order;
+//  4. top-p (< 1): keep up to the first i with Σ_{j<=i} p_j >= top_p;
+//  5. min-p (> 0): keep the prefix with Softmax(T=1)_i >= min_p · Softmax_0;
+//  6. Softmax at the temperature, one uniform, abi.Draw.
+//
+// Stages 3-5 are skipped when every candidate has probability 0.
+func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int32 {
+	if !c.ready {
+		guest.LogMsg(abi.LogError, "standard: sample before reset")
+		return -1
+	}
+	c.push(prev)
+	n := c.candidates(ids, logits, count)
+	if n <= 0 {
+		return -1
+	}
+	cfg := &c.cfg
+	if cfg.Temperature <= 0 {
+		return c.ids[0]
+	}
+	if cfg.TopK > 0 && n > cfg.TopK {
+		n = cfg.TopK
+	}
+	if cfg.TypicalP < 1 {
+		n = c.typical(n)
+	}
+	if cfg.TopP < 1 {
+		n = c.nucleus(n)
+	}
+	if cfg.MinP > 0 {
+		n = c.minimum(n)
+	}
+	sum := abi.Softmax(c.probs[:n], c.vals[:n], cfg.Temperature)
+	return c.ids[abi.Draw(c.probs[:n], sum, c.rng.Uniform())]
+}
+
+// candidates fills c.ids/c.vals in contract order after bias and penalties.
+func (c *Chain) candidates(ids []int32, logits []float32, count int) int {
+	if c.topN > 0 {
+		n := min(count, c.topN)
+		moved := false
+		for i := range n {
+			id, l := ids[i], logits[i]
+			if id < 0 || int(id) >= c.nVocab {
+				id = 0 // cannot happen: the host selects
+			}
+			if c.bias != nil {
+				l = l + c.bias[id]
+				moved = true
+			}
+			if c.penOn && c.counts[id] > 0 {
+				l = c.penalize(l, c.counts[id])
+				moved = true
+			}
+			c.ids[i], c.vals[i] = id, l
+		}
+		if moved {
+			if (len(c.distinct)+len(c.biasIDs))*n <= 65536 {
+				insertionSort(c.ids[:n], c.vals[:n])
+			} else {
+				abi.SortCandidates(c.ids[:n], c.vals[:n])
+			}
+		}
+		return n
+	}
+	for _, id := range c.biasIDs {
+		logits[id] = logits[id] + c.bias[id]
+	}
+	if c.penOn {
+		for _, id := range c.distinct {
+			logits[id] = c.penalize(logits[id], c.counts[id])
+		}
+	}
+	switch {
+	case c.cfg.Temperature <= 0:
+		return guest.SelectTop(logits, 1, c.ids, c.vals)
+	case c.cfg.TopK > 0 && c.cfg.TopK < c.nVocab:
+		return guest.SelectTop(logits, c.cfg.TopK, c.ids, c.vals)
+	}
+	for i, l := range logits {
+		c.ids[i], c.vals[i] = int32(i), l
+	}
+	abi.SortCandidates(c.ids, c.vals)
+	return c.nVocab
+}
+
+func insertionSort(ids []int32, vals []float32) {
+	for i := 1; i < len(ids); i++ {
+		id, l := ids[i], vals[i]
+		j := i
+		for j > 0 && abi.Before(id, l, ids[j-1], vals[j-1]) {
+			ids[j], vals[j] = ids[j-1], vals[j-1]
+			j--
+		}
+		ids[j], vals[j] = id, l
+	}
+}
+
+func (c *Chain) typical(n int) int {
+	probs := c.probs[:n]
+	sum := abi.Softmax(probs, c.vals[:n], 1)
+	if !(sum > 0) {
+		return n
+	}
+	h := 0.0
+	for i, p := range probs {
+		p = p / sum
+		probs[i] = p
+		if p > 0 {
+			h = h - float64(p*guest.Log(p))
+		}
+	}
+	for i, p := range probs {
+		c.tkeys[i] = math.Abs(-guest.Log(p) - h)
+		c.tidx[i] = int32(i)
+	}
+	sortKeys(c.tkeys[:n], c.tidx[:n])
+	cum, last := 0.0, n
+	for j := range n {
+		cum = cum + probs[c.tidx[j]]
+		if cum > c.cfg.TypicalP {
+			last = j + 1
+			break
+		}
+	}
+	for j := range last {
+		c.ids2[j], c.vals2[j] = c.ids[c.tidx[j]], c.vals[c.tidx[j]]
+	}
+	copy(c.ids, c.ids2[:last])
+	copy(c.vals, c.vals2[:last])
+	abi.SortCandidates(c.ids[:last], c.vals[:last])
+	return last
+}
+
+func (c *Chain) nucleus(n int) int {
+	probs := c.probs[:n]
+	sum := abi.Softmax(probs, c.vals[:n], 1)
+	if !(sum > 0) {
+		return n
+	}
+	cum := 0.0
+	for i, p := range probs {
+		cum = cum + p/sum
+		if cum >= c.cfg.TopP {
+			return i + 1
+		}
+	}
+	return n
+}
+
+func (c *Chain) minimum(n int) int {
+	probs := c.probs[:n]
+	sum := abi.Softmax(probs, c.vals[:n], 1)
+	if !(sum > 0) {
+		return n
+	}
+	thr := float64(c.cfg.MinP * probs[0])
+	for i := 1; i < n; i++ {
+		if probs[i] < thr {
+			return i
+		}
+	}
+	return n
+}
+
+// sortKeys sorts idx by (key ascending, index ascending), keys moving along.
+func sortKeys(keys []float64, idx []int32) {
+	less := func(a, b int) bool {
+		return keys[a] < keys[b] || (keys[a] == keys[b] && idx[a] < idx[b])
+	}
+	n := len(keys)
+	sift := func(root, end int) {
+		for {
+			ch := 2*root + 1
+			if ch >= end {
+				return
+			}
+			if ch+1 < end && less(ch, ch+1) {
+				ch++
+			}
+			if !less(root, ch) {
+				return
+			}
+			keys[root], keys[ch] = keys[ch], keys[root]
+			idx[root], idx[ch] = idx[ch], idx[root]
+			root = ch
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		sift(i, n)
+	}
+	for end := n - 1; end > 0; end-- {
+		keys[0], keys[end] = keys[end], keys[0]
+		idx[0], idx[end] = idx[end], idx[0]
+		sift(0, end)
+	}
+}

@@ -1,0 +1,251 @@
+package standard
+
+import (
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/realizar-host/realizar-host/abi/guest"
+)
+
+// Config is the standard sampler's configuration. Its JSON keys are the
+// OpenAI / llama.cpp names; every key is optional.
+type Config struct {
+	// Temperature divides the logits before the final draw; <= 0 means
+	// greedy (the first candidate after bias and penalties, no draw).
+	// Key "temperature", default 0.8.
+	Temperature float64
+	// TopK keeps the k best candidates; 0 disables it. Key "top_k", default 40.
+	TopK int
+	// TopP keeps the smallest prefix whose probability reaches it; 1
+	// disables it. Key "top_p", default 0.95.
+	TopP float64
+	// MinP drops candidates whose probability is below MinP times the
+	// best's; 0 disables it. Key "min_p", default 0.05.
+	MinP float64
+	// TypicalP is locally typical sampling's mass; 1 disables it. Key
+	// "typical_p", default 1.0.
+	TypicalP float64
+	// RepeatPenalty divides a positive logit (multiplies a non-positive one)
+	// of every id in the window, once per distinct id; 1 disables it. Key
+	// "repeat_penalty", default 1.0 (llama.cpp's default).
+	RepeatPenalty float32
+	// PresencePenalty is subtracted once from the logit of every id in the
+	// window. Key "presence_penalty", default 0.
+	PresencePenalty float32
+	// FrequencyPenalty times the id's count in the window is subtracted from
+	// its logit. Key "frequency_penalty", default 0.
+	FrequencyPenalty float32
+	// RepeatLastN is the window: the last RepeatLastN tokens of prompt plus
+	// output; 0 disables the penalties, -1 means the whole context. Key
+	// "repeat_last_n", default 64.
+	RepeatLastN int
+	// LogitBias is added to the logits of its ids before anything else (in
+	// order; several entries for one id add up). Key "logit_bias":
+	// {"id": bias, ...} or [[id, bias], ...]; a bias of false is -Inf.
+	LogitBias []Bias
+}
+
+// Bias is one logit_bias entry.
+type Bias struct {
+	ID    int32
+	Value float32
+}
+
+// DefaultConfig is llama.cpp's default sampling parameters.
+func DefaultConfig() Config {
+	return Config{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, TypicalP: 1,
+		RepeatPenalty: 1, RepeatLastN: 64}
+}
+
+// ErrConfig wraps every configuration error.
+var ErrConfig = errors.New("standard: bad config")
+
+func (c Config) check(nVocab int) error {
+	switch {
+	case c.TopK < 0:
+		return errors.Join(ErrConfig, errors.New("top_k < 0"))
+	case c.RepeatLastN < -1:
+		return errors.Join(ErrConfig, errors.New("repeat_last_n < -1"))
+	case nVocab <= 0:
+		return errors.Join(ErrConfig, errors.New("empty vocabulary"))
+	}
+	for _, b := range c.LogitBias {
+		if b.ID < 0 || int(b.ID) >= nVocab || b.Value != b.Value {
+			return errors.Join(ErrConfig, errors.New("logit_bias id "+strconv.Itoa(int(b.ID))+" outside the vocabulary, or a NaN bias"))
+		}
+	}
+	return nil
+}
+
+// ReadConfig reads the plugin's config through the host (guest.ConfigRaw)
+// over DefaultConfig.
+func ReadConfig() (Config, error) { return readConfig(guest.ConfigRaw) }
+
+// readConfig reads every key through get (config_get's answers).
+func readConfig(get func(string) ([]byte, bool)) (Config, error) {
+	c := DefaultConfig()
+	num := func(key string, dst *float64) (bool, error) {
+		raw, ok := get(key)
+		if !ok {
+			return false, nil
+		}
+		v, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			return true, errors.Join(ErrConfig, errors.New(key+" is not a number"))
+		}
+		*dst = v
+		return true, nil
+	}
+	for _, kv := range []struct {
+		key string
+		dst *float64
+	}{{"temperature", &c.Temperature}, {"top_p", &c.TopP}, {"min_p", &c.MinP}, {"typical_p", &c.TypicalP}} {
+		if _, err := num(kv.key, kv.dst); err != nil {
+			return c, err
+		}
+	}
+	var f float64
+	for _, kv := range []struct {
+		key string
+		dst *float32
+	}{{"repeat_penalty", &c.RepeatPenalty}, {"presence_penalty", &c.PresencePenalty}, {"frequency_penalty", &c.FrequencyPenalty}} {
+		ok, err := num(kv.key, &f)
+		if err != nil {
+			return c, err
+		}
+		if ok {
+			*kv.dst = float32(f)
+		}
+	}
+	for _, kv := range []struct {
+		key string
+		dst *int
+	}{{"top_k", &c.TopK}, {"repeat_last_n", &c.RepeatLastN}} {
+		ok, err := num(kv.key, &f)
+		if err != nil {
+			return c, err
+		}
+		if ok {
+			if f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+				return c, errors.Join(ErrConfig, errors.New(kv.key+" is not an integer"))
+			}
+			*kv.dst = int(f)
+		}
+	}
+	if raw, ok := get("logit_bias"); ok {
+		bias, err := ParseLogitBias(raw)
+		if err != nil {
+			return c, err
+		}
+		c.LogitBias = bias
+	}
+	return c, nil
+}
+
+// ParseLogitBias reads {"id": bias, ...} or [[id, bias], ...] in order; a
+// bias of false is -Inf; ids are decimal integers. (The C build has the
+// same scanner.)
+func ParseLogitBias(s []byte) ([]Bias, error) {
+	bad := errors.Join(ErrConfig, errors.New(`logit_bias must be {"id": bias, ...} or [[id, bias], ...]`))
+	i := guest.SkipSpace(s, 0)
+	if i >= len(s) || (s[i] != '{' && s[i] != '[') {
+		return nil, bad
+	}
+	obj := s[i] == '{'
+	closer := byte(']')
+	if obj {
+		closer = '}'
+	}
+	out := []Bias{}
+	i = guest.SkipSpace(s, i+1)
+	if i < len(s) && s[i] == closer {
+		if guest.SkipSpace(s, i+1) != len(s) {
+			return nil, bad
+		}
+		return out, nil
+	}
+	for {
+		var id int32
+		var v float32
+		var ok bool
+		if obj {
+			var key string
+			if key, i, ok = guest.ParseString(s, i); !ok {
+				return nil, bad
+			}
+			if id, ok = tokenID([]byte(key)); !ok {
+				return nil, bad
+			}
+			i = guest.SkipSpace(s, i)
+			if i >= len(s) || s[i] != ':' {
+				return nil, bad
+			}
+			if v, i, ok = biasValue(s, guest.SkipSpace(s, i+1)); !ok {
+				return nil, bad
+			}
+		} else {
+			if i >= len(s) || s[i] != '[' {
+				return nil, bad
+			}
+			i = guest.SkipSpace(s, i+1)
+			j := i
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			if id, ok = tokenID(s[i:j]); !ok {
+				return nil, bad
+			}
+			i = guest.SkipSpace(s, j)
+			if i >= len(s) || s[i] != ',' {
+				return nil, bad
+			}
+			if v, i, ok = biasValue(s, guest.SkipSpace(s, i+1)); !ok {
+				return nil, bad
+			}
+			i = guest.SkipSpace(s, i)
+			if i >= len(s) || s[i] != ']' {
+				return nil, bad
+			}
+			i++
+		}
+		out = append(out, Bias{id, v})
+		i = guest.SkipSpace(s, i)
+		switch {
+		case i < len(s) && s[i] == ',':
+			i = guest.SkipSpace(s, i+1)
+		case i < len(s) && s[i] == closer:
+			if guest.SkipSpace(s, i+1) != len(s) {
+				return nil, bad
+			}
+			return out, nil
+		default:
+			return nil, bad
+		}
+	}
+}
+
+// tokenID reads a decimal id of at most 10 digits.
+func tokenID(s []byte) (int32, bool) {
+	if len(s) == 0 || len(s) > 10 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(s), 10, 31)
+	return int32(v), err == nil
+}
+
+// biasValue reads a number or false (-Inf) at s[i].
+func biasValue(s []byte, i int) (float32, int, bool) {
+	if i+5 <= len(s) && string(s[i:i+5]) == "false" {
+		return float32(math.Inf(-1)), i + 5, true
+	}
+	j := i
+	for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '-' || s[j] == '+' || s[j] == '.' || s[j] == 'e' || s[j] == 'E') {
+		j++
+	}
+	v, err := strconv.ParseFloat(string(s[i:j]), 64)
+	if j == i || err != nil {
+		return 0, i, false
+	}
+	return float32(v), j, true
+}

@@ -1,0 +1,11 @@
+// Package standard is the standard sampler's chain in Go: llama.cpp's
+// default sampling (logit bias → repeat/presence/frequency penalties →
+// top-k → typical-p → top-p → min-p → temperature → seeded draw) with its
+// default parameters, in the contract's arithmetic (abi/ABI.md §9).
+//
+// It is the specification of the standard plugin: the Go build
+// (./wasm, with abi/guest) runs it, and the C build (standard.c, the
+// embedded default) performs the same operations in the same order; the
+// plugins tests check that both choose the same tokens over 10,000 steps.
+// Outside wasm it is also a native reference for tests.
+package standard
