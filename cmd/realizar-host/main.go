@@ -32,7 +32,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	root.AddCommand(newInspectCmd(), newQuantizeCmd(), newFixtureCmd())
+	root.AddCommand(newInspectCmd(), newQuantizeCmd(), newFixtureCmd(), newServeCmd())
 	err := root.Execute()
 	if err == nil {
 		return exitOK
