@@ -166,3 +166,13 @@ func errorOf(t testing.TB, body []byte) *APIError {
 	require.NotNil(t, e.Error, string(body))
 	return e.Error
 }
+
+func tokenizerOpts(addSpecial bool) tokenizer.EncodeOptions {
+	return tokenizer.EncodeOptions{AddSpecial: addSpecial, ParseSpecial: true}
+}
+
+func jsonOf(t testing.TB, v any) string {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
