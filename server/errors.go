@@ -73,8 +73,13 @@ func asAPIError(err error) *APIError {
 	}
 	var pe *engine.PolicyError
 	if errors.As(err, &pe) {
+		// The Session names the chain (a *host.Sampler) and the host the
+		// plugin inside it: report the innermost, which names the plugin.
+		for inner := pe; errors.As(inner.Err, &inner); {
+			pe = inner
+		}
 		return &APIError{Status: http.StatusInternalServerError, Type: typePlugin, Code: pluginFailureKind(err),
-			Message: err.Error()}
+			Message: pe.Error()}
 	}
 	switch {
 	case errors.Is(err, engine.ErrContextExceeded):

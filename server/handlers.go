@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -236,6 +237,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		}
 	}
 	res, err := s.runTurn(ctx, tr)
+	if stream == nil || !stream.started {
+		w.Header().Set("X-Realizar-Queue-Ms", strconv.FormatFloat(float64(res.queue.Microseconds())/1000, 'f', 3, 64))
+	}
 	if err != nil {
 		if stream != nil && stream.started {
 			_ = stream.send(errorBody{Error: asAPIError(err)})
