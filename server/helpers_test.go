@@ -176,3 +176,5 @@ func jsonOf(t testing.TB, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

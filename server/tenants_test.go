@@ -62,3 +62,20 @@ func TestTenantAdmit(t *testing.T) {
 	_, err = tn.admit(now.Add(21 * time.Second))
 	assert.NoError(t, err, "the bucket refills")
 }
+
+func FuzzParseTenants(f *testing.F) {
+	f.Add(testTenantsFile())
+	f.Add([]byte(`{"tenants": [{"name": "a", "key_sha256": ["` + HashKey("k") + `"], "limits": {"step_deadline": "1ms"}}]}`))
+	f.Add([]byte(`{"defaults": {"memory_pages": 70000}, "tenants": []}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ts, err := ParseTenants(b)
+		if err != nil {
+			require.ErrorIs(t, err, ErrTenants)
+			return
+		}
+		for _, tn := range ts.All() {
+			require.Positive(t, tn.Limits.MaxConcurrent)
+			require.Positive(t, tn.Limits.RequestsPerMinute)
+		}
+	})
+}
