@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,15 +35,33 @@ func serveModel(t *testing.T) string {
 	return path
 }
 
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) WriteString(x string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(x)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // startServe runs the binary's serve and returns its base URL once ready.
-func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	logs := &bytes.Buffer{}
+	logs := &syncBuffer{}
 	addr := make(chan string, 1)
 	go func() {
 		listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
@@ -130,4 +149,27 @@ func TestServeRefusesOpenAddressWithoutTenants(t *testing.T) {
 	_, stderr, code := runBinary(t, bin, "serve", "--model", "x.gguf", "--addr", "0.0.0.0:0")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "loopback only")
+}
+
+// TestServeShutdownCancelsAfterGrace: SIGTERM during a long stream exits 0
+// once the grace period has passed, cancelling the stream.
+func TestServeShutdownCancelsAfterGrace(t *testing.T) {
+	bin := buildBinary(t)
+	cmd, base, logs := startServe(t, bin, "--model", serveModel(t), "--grace", "50ms")
+	req, err := http.NewRequest("POST", base+"/v1/completions", bytes.NewReader([]byte(
+		`{"prompt": "Once", "max_tokens": 250, "stream": true, "top_k": 40, "logit_bias": {"2": -100}}`)))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	_, err = r.ReadBytes('\n') // the stream has begun
+	require.NoError(t, err)
+
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), "serve did not exit 0: %s", logs)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	_, _ = io.Copy(io.Discard, r) // the stream ends, one way or the other
+	assert.Contains(t, logs.String(), "msg=stopped")
 }
