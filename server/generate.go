@@ -22,10 +22,12 @@ type turnRequest struct {
 	onText func(text []byte) error
 }
 
-// turnResult is a finished turn and how long it waited for the model.
+// turnResult is a finished turn, how long it waited for the model and how
+// long it held it.
 type turnResult struct {
 	turn  engine.Turn
 	queue time.Duration
+	held  time.Duration
 }
 
 // session returns a fresh Session for a request. Its first Forward starts
@@ -45,8 +47,9 @@ func (s *Server) runTurn(ctx context.Context, req turnRequest) (turnResult, erro
 	if err != nil {
 		return turnResult{}, err
 	}
+	granted := time.Now()
+	res := turnResult{queue: granted.Sub(queued)}
 	defer release()
-	res := turnResult{queue: time.Since(queued)}
 	s.metrics.queueWait.WithLabelValues(req.tenant.Name).Observe(res.queue.Seconds())
 	s.wg.Add(1)
 	defer s.wg.Done()
@@ -86,7 +89,7 @@ func (s *Server) runTurn(ctx context.Context, req turnRequest) (turnResult, erro
 	start := time.Now()
 	turn, err := sess.Generate(req.prompt, cfg)
 	s.sched.observeTurn(time.Since(start))
-	res.turn = turn
+	res.turn, res.held = turn, time.Since(granted)
 	s.observe(req.tenant, turn, err, afterCancel)
 	if err != nil {
 		var pe *engine.PolicyError

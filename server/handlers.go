@@ -238,7 +238,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	res, err := s.runTurn(ctx, tr)
 	if stream == nil || !stream.started {
+		// Before any body: how long the request waited for the model and
+		// held it (also on errors, which carry no realizar object).
 		w.Header().Set("X-Realizar-Queue-Ms", strconv.FormatFloat(float64(res.queue.Microseconds())/1000, 'f', 3, 64))
+		w.Header().Set("X-Realizar-Turn-Ms", strconv.FormatFloat(float64(res.held.Microseconds())/1000, 'f', 3, 64))
 	}
 	if err != nil {
 		if stream != nil && stream.started {
