@@ -5,10 +5,10 @@ GO       ?= go
 PKGS     := ./...
 BIN      := bin/realizar-host
 # Packages free of numeric hot loops run under the race detector.
-RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/...
+RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/...
 FUZZTIME ?= 10s
 
-.PHONY: all ref-install build test test-purego test-guests test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+.PHONY: all ref-install build test test-purego test-guests test-plugins plugins test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
 
 all: build
 
@@ -16,7 +16,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/realizar-host
 
 ## test: everything CI checks.
-test: lint test-unit test-purego test-race test-cross test-guests test-fuzz test-ref
+test: lint test-unit test-purego test-race test-cross test-guests test-plugins test-fuzz test-ref
 
 test-unit:
 	$(GO) test -count=1 $(PKGS)
@@ -29,6 +29,14 @@ test-purego:
 test-guests:
 	host/testdata/build.sh
 	git diff --exit-code -- host/testdata
+
+# The committed plugin modules must rebuild byte for byte (clang-14/lld-14, wabt, pinned Go).
+test-plugins: plugins
+	git diff --exit-code -- plugins/wasm
+
+## plugins: rebuild the policy plugins in plugins/wasm from source.
+plugins:
+	plugins/build.sh all
 
 test-race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
@@ -51,6 +59,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	@if [ -f tools/llamaref/go.mod ]; then cd tools/llamaref && $(GO) vet ./...; fi
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/guest ./plugins/sampler/standard/wasm ./plugins/stop/strings/wasm ./plugins/stop/regex
 
 ## ref-install: the llama.cpp reference into .cache/llamaref (idempotent).
 ref-install:

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -20,11 +22,13 @@ type Named interface {
 type Option func(*Session)
 
 // WithSampler sets the Session's default sampler, used by turns whose
-// GenerateConfig.Sampler is nil.
+// GenerateConfig.Sampler is nil. The Session owns it: Close closes it if it
+// implements io.Closer.
 func WithSampler(s Sampler) Option { return func(x *Session) { x.sampler = s } }
 
 // WithStopPolicy sets the Session's default stop policy, used by turns whose
-// GenerateConfig.Stop is nil.
+// GenerateConfig.Stop is nil. The Session owns it: Close closes it if it
+// implements io.Closer.
 func WithStopPolicy(p StopPolicy) Option { return func(x *Session) { x.stop = p } }
 
 // Session is the one decode loop of realizar-host: every entry point (run,
@@ -64,6 +68,25 @@ func NewSession(fwd ArchForward, vocab Vocab, opts ...Option) (*Session, error) 
 		o(s)
 	}
 	return s, nil
+}
+
+// Close releases the Session's own policies, the default sampler and stop
+// policy (WithSampler, WithStopPolicy), that implement io.Closer: a plugin
+// adapter holds a live WebAssembly instance until it is closed. Policies
+// passed per turn in GenerateConfig belong to the caller. Close returns the
+// errors of the closes joined; the Session must not be used afterwards.
+// Closing twice closes the policies once.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, p := range []any{s.sampler, s.stop} {
+		if c, ok := p.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	s.sampler, s.stop = nil, nil
+	return errors.Join(errs...)
 }
 
 // Model returns the Session's forward (for its notices and counters).

@@ -103,6 +103,11 @@ func (f *File) TensorData(name string) ([]byte, error) {
 		return s.data[start : start+t.Size : start+t.Size], nil
 	}
 	b := make([]byte, t.Size)
+	if t.Size == 0 {
+		// io.ReaderAt may answer io.EOF for an empty read at the end of
+		// the file (bytes.Reader does); an empty tensor has nothing to read.
+		return b, nil
+	}
 	if _, err := s.ra.ReadAt(b, start); err != nil {
 		return nil, &FormatError{Offset: start, What: fmt.Sprintf("tensor %q data", name), Err: errors.Join(ErrTruncated, err)}
 	}

@@ -16,8 +16,10 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 )
 
-// Short deadlines so the looping guests are cut quickly.
-var testLimits = host.Limits{MemoryPages: 64, CallTimeout: 50 * time.Millisecond, InitTimeout: 200 * time.Millisecond}
+// Deadlines short enough that the looping guests are cut quickly, long
+// enough that a well-behaved call (or a memory grow the cap refuses) never
+// misses them under -race on a loaded 2-core machine.
+var testLimits = host.Limits{MemoryPages: 64, CallTimeout: time.Second, InitTimeout: 2 * time.Second}
 
 // requirePolicyError checks err is an *engine.PolicyError naming the bad
 // plugin and wrapping want.

@@ -23,7 +23,7 @@ type linear struct {
 // newLinear checks a weight's type and length: every row must be whole
 // blocks of a type with a dot-product kernel.
 func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, error) {
-	dot, err := q4k.DotFor(typ)
+	dot, err := q4k.DotForMatrix(typ, rows)
 	if err != nil {
 		return linear{}, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: typ.String()}
 	}

@@ -189,6 +189,7 @@ var crossConfigs = []string{
 	`{"top_k":50,"logit_bias":{"3":2.5,"17":-1}}`,
 	`{"top_k":0,"top_p":0.8,"temperature":0.7}`,
 	`{"repeat_last_n":-1,"repeat_penalty":1.3,"typical_p":0.9}`,
+	`{"top_k":0,"typical_p":0.9,"min_p":0.1,"presence_penalty":-0.5}`,
 }
 
 // TestCrossLanguage: the C and Go builds of standard, and the native Go

@@ -50,7 +50,8 @@
 //
 // Dequantization and the quantizers reproduce ggml's float32 arithmetic bit
 // for bit: products are rounded to float32 on their own (never fused into an
-// FMA) and evaluated in ggml's association order. The f16 and bf16
+// FMA) and evaluated in ggml's association order. (The dot products fuse
+// where ggml does; see below.) The f16 and bf16
 // conversions are ggml's (f16→f32 exact, f32→f16 round-to-nearest-even, f32→bf16
 // round-to-nearest-even with NaNs forced quiet).
 //
@@ -66,17 +67,22 @@
 // matrix.
 //
 // Inside a block the products are summed as exact integers. The block sums
-// are scaled and accumulated in float32 in the order the reference loops in
-// dot_ref.go spell out (block by block; the float types in 32 lanes, element
-// i in lane i%32, reduced in a fixed tree). That order is a contract: the
-// fast path reproduces it, so Fast and Reference give identical bits for
-// every input (the conformance suite in q4ktest checks it, guard bytes
-// included). It is not ggml's SIMD order: against ggml's AVX2 dot products
-// the results differ by float32 rounding only — relative differences of
-// about 1e-5 measured on 4096-weight rows — and the tests bound the error
-// against a float64 dot product of the dequantized operands by
-// 1e-5·Σ|w·a|.
-//
+// are scaled and accumulated in float32 in the order of llama.cpp's CPU
+// backend (ggml) on x86, spelled out by the reference loops in dot_ref.go,
+// dot_ref_k.go and order.go, with FMAs where ggml fuses (emulated exactly in
+// Go): Kernels.Dot follows ggml's plain kernels (the AVX2 branch of
+// ggml_vec_dot_*, eight lanes and hsum_float_8, for Q4_0/Q5_0/Q8_0 and
+// Q4_K/Q5_K/Q6_K; ggml_vec_dot_f16's lanes for F16, 64 of them on a CPU with
+// AVX-512F, 32 otherwise), and Kernels.DotAMX the kernels of ggml's AMX
+// buffer (Q4_K/Q5_K/Q6_K/Q8_0); DotForMatrix picks the one ggml uses for a
+// matrix on this machine. On x86 these results equal llama.cpp's bit for
+// bit (docs/ggml-order.md). F32 and BF16 use q4k's own order (32 lanes,
+// element i in lane i%32, reduced in a fixed tree), not ggml's. The order is
+// a contract either way: the fast path reproduces it, so Fast and Reference
+// give identical bits for every input (the conformance suite in q4ktest
+// checks it, guard bytes included), and the tests bound the error against a
+// float64 dot product of the dequantized operands by 1e-5·Σ|w·a|.
+
 // # Implementations
 //
 // Reference holds the portable Go loops. Fast is what the build runs: on

@@ -25,6 +25,10 @@ type Kernels struct {
 	// Dot returns the kernel for weight type t, or nil when t has no dot
 	// product (the activation types Q8_1 and Q8_K, and unknown types).
 	Dot func(t Type) DotFunc
+	// DotAMX returns the kernel for weight type t in the order of ggml's
+	// AMX buffer (see DotForMatrix): Q4_0, Q4_K, Q5_K, Q6_K and Q8_0; nil
+	// for the other types, which ggml has no AMX kernel for.
+	DotAMX func(t Type) DotFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
 	// shorter than 292 bytes per block.
@@ -32,10 +36,10 @@ type Kernels struct {
 }
 
 // Reference is the portable reference implementation.
-var Reference = Kernels{Name: "reference", Dot: refDot, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
+var Reference = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
 
 // Fast is the implementation this build uses (see Kernels).
-var Fast = Kernels{Name: fastName, Dot: fastDot, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
+var Fast = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
 
 func checkedQ8K(f func(dst []byte, x []float32)) func(dst []byte, x []float32) {
 	return func(dst []byte, x []float32) {
@@ -94,6 +98,43 @@ var (
 
 func refDot(t Type) DotFunc  { return refTable[t] }
 func fastDot(t Type) DotFunc { return fastTable[t] }
+
+var (
+	refAMXTable = map[Type]DotFunc{
+		Q4_0: blockKernel(Q4_0, dotQ4_0AMXRef),
+		Q4_K: blockKernel(Q4_K, dotQ4_KAMXRef),
+		Q5_K: blockKernel(Q5_K, dotQ5_KAMXRef),
+		Q6_K: blockKernel(Q6_K, dotQ6_KAMXRef),
+		Q8_0: blockKernel(Q8_0, dotQ8_0AMXRef),
+	}
+	fastAMXTable = map[Type]DotFunc{
+		Q4_0: blockKernel(Q4_0, dotQ4_0AMX),
+		Q4_K: blockKernel(Q4_K, dotQ4_KAMX),
+		Q5_K: blockKernel(Q5_K, dotQ5_KAMX),
+		Q6_K: blockKernel(Q6_K, dotQ6_KAMX),
+		Q8_0: blockKernel(Q8_0, dotQ8_0AMX),
+	}
+)
+
+func refDotAMX(t Type) DotFunc  { return refAMXTable[t] }
+func fastDotAMX(t Type) DotFunc { return fastAMXTable[t] }
+
+// DotForMatrix returns the fast row kernel for the rows of a matrix of type
+// t with the given number of rows (ne[1] in ggml's terms) that llama.cpp
+// multiplies with (not one it only looks rows up in), summing in the order
+// llama.cpp's CPU backend uses for that matrix on this machine: the order
+// of ggml's AMX buffer for a Q4_0, Q4_K, Q5_K, Q6_K or Q8_0 matrix whose
+// row count is a multiple of 32 when AMXOrder() (ggml's sapphirerapids build
+// moves such a matrix into that buffer), the order of Kernels.Dot
+// otherwise. Errors as DotFor.
+func DotForMatrix(t Type, rows int) (DotFunc, error) {
+	if amxOrder && rows%32 == 0 {
+		if f := fastDotAMX(t); f != nil {
+			return f, nil
+		}
+	}
+	return DotFor(t)
+}
 
 // DotFor returns the fast row kernel for weight type t. It fails with an
 // error wrapping ErrUnknownType for a type that has no dot product here

@@ -3,10 +3,12 @@
 #include "textflag.h"
 #include "kernels_amd64.h"
 
-// The float dot products keep 32 float32 lanes in Y0..Y3 (lane l holds the
+// The BF16 dot product keeps 32 float32 lanes in Y0..Y3 (lane l holds the
 // elements i with i%32 == l, added in index order: each product rounded,
-// then added — VMULPS then VADDPS, never an FMA) and store them to acc; the
-// Go side adds the tail and reduces the lanes (see reduceLanes).
+// then added — VMULPS then VADDPS, never an FMA) and stores them to acc; the
+// Go side adds the tail and reduces the lanes (see reduceLanes). The F32
+// and F16 ones follow ggml's orders instead (FMA lanes, see order.go); they
+// too store the lanes and leave the tail and the reduction to Go.
 
 #define LANES_STEP(Y, W, A) \
 	VMULPS A, W, W; \
@@ -19,8 +21,57 @@
 	VMOVUPS Y3, 96(BX); \
 	VZEROUPPER
 
-// func dotF32AVX2(w, a *byte, n int, acc *[lanes]float32)
-TEXT ·dotF32AVX2(SB), NOSPLIT, $0-32
+// F32_FMA adds the products of the 8 float32 pairs at off(SI), off(DI) to
+// the lanes of Y with one FMA each (ggml's F32 order, see order.go).
+#define F32_FMA(off, Y) \
+	VMOVUPS off(SI), Y8; \
+	VMOVUPS off(DI), Y9; \
+	VFMADD231PS Y9, Y8, Y
+
+// func dotF32FMA64AVX2(w, a *byte, n int, acc *[64]float32)
+// n is a multiple of 64; lane k (Y(k/8) element k%8) takes elements i ≡ k mod 64.
+TEXT ·dotF32FMA64AVX2(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+f32x64loop:
+	CMPQ CX, $64
+	JLT  f32x64done
+	F32_FMA(0, Y0)
+	F32_FMA(32, Y1)
+	F32_FMA(64, Y2)
+	F32_FMA(96, Y3)
+	F32_FMA(128, Y4)
+	F32_FMA(160, Y5)
+	F32_FMA(192, Y6)
+	F32_FMA(224, Y7)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	SUBQ $64, CX
+	JMP  f32x64loop
+
+f32x64done:
+	MOVQ acc+24(FP), BX
+	VMOVUPS Y4, 128(BX)
+	VMOVUPS Y5, 160(BX)
+	VMOVUPS Y6, 192(BX)
+	VMOVUPS Y7, 224(BX)
+	LANES_STORE
+	RET
+
+// func dotF32FMA32AVX2(w, a *byte, n int, acc *[64]float32)
+// n is a multiple of 32; lane k takes elements i ≡ k mod 32; acc[32:] is
+// left alone.
+TEXT ·dotF32FMA32AVX2(SB), NOSPLIT, $0-32
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ n+16(FP), CX
@@ -29,33 +80,74 @@ TEXT ·dotF32AVX2(SB), NOSPLIT, $0-32
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 
-f32loop:
+f32x32loop:
 	CMPQ CX, $32
-	JLT  f32done
-	VMOVUPS 0(SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 64(SI), Y6
-	VMOVUPS 96(SI), Y7
-	VMOVUPS 0(DI), Y8
-	VMOVUPS 32(DI), Y9
-	VMOVUPS 64(DI), Y10
-	VMOVUPS 96(DI), Y11
-	LANES_STEP(Y0, Y4, Y8)
-	LANES_STEP(Y1, Y5, Y9)
-	LANES_STEP(Y2, Y6, Y10)
-	LANES_STEP(Y3, Y7, Y11)
+	JLT  f32x32done
+	F32_FMA(0, Y0)
+	F32_FMA(32, Y1)
+	F32_FMA(64, Y2)
+	F32_FMA(96, Y3)
 	ADDQ $128, SI
 	ADDQ $128, DI
 	SUBQ $32, CX
-	JMP  f32loop
+	JMP  f32x32loop
 
-f32done:
+f32x32done:
 	MOVQ acc+24(FP), BX
 	LANES_STORE
 	RET
 
-// func dotF16AVX2(w, a *byte, n int, acc *[lanes]float32)
-TEXT ·dotF16AVX2(SB), NOSPLIT, $0-32
+// F16_FMA adds the products of the 8 binary16 pairs at off(SI), off(DI) to
+// the lanes of Y with one FMA each (ggml's F16 order, see order.go).
+#define F16_FMA(off, Y) \
+	VCVTPH2PS off(SI), Y8; \
+	VCVTPH2PS off(DI), Y9; \
+	VFMADD231PS Y9, Y8, Y
+
+// func dotF16FMA64AVX2(w, a *byte, n int, acc *[64]float32)
+// n is a multiple of 64; lane k (Y(k/8) element k%8) takes elements i ≡ k mod 64.
+TEXT ·dotF16FMA64AVX2(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+f16x64loop:
+	CMPQ CX, $64
+	JLT  f16x64done
+	F16_FMA(0, Y0)
+	F16_FMA(16, Y1)
+	F16_FMA(32, Y2)
+	F16_FMA(48, Y3)
+	F16_FMA(64, Y4)
+	F16_FMA(80, Y5)
+	F16_FMA(96, Y6)
+	F16_FMA(112, Y7)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $64, CX
+	JMP  f16x64loop
+
+f16x64done:
+	MOVQ acc+24(FP), BX
+	VMOVUPS Y4, 128(BX)
+	VMOVUPS Y5, 160(BX)
+	VMOVUPS Y6, 192(BX)
+	VMOVUPS Y7, 224(BX)
+	LANES_STORE
+	RET
+
+// func dotF16FMA32AVX2(w, a *byte, n int, acc *[64]float32)
+// n is a multiple of 32; lane k (Y(k/8) element k%8) takes elements i ≡ k
+// mod 32; acc[32:] is left alone.
+TEXT ·dotF16FMA32AVX2(SB), NOSPLIT, $0-32
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ n+16(FP), CX
@@ -64,27 +156,19 @@ TEXT ·dotF16AVX2(SB), NOSPLIT, $0-32
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 
-f16loop:
+f16x32loop:
 	CMPQ CX, $32
-	JLT  f16done
-	VCVTPH2PS 0(SI), Y4
-	VCVTPH2PS 16(SI), Y5
-	VCVTPH2PS 32(SI), Y6
-	VCVTPH2PS 48(SI), Y7
-	VCVTPH2PS 0(DI), Y8
-	VCVTPH2PS 16(DI), Y9
-	VCVTPH2PS 32(DI), Y10
-	VCVTPH2PS 48(DI), Y11
-	LANES_STEP(Y0, Y4, Y8)
-	LANES_STEP(Y1, Y5, Y9)
-	LANES_STEP(Y2, Y6, Y10)
-	LANES_STEP(Y3, Y7, Y11)
+	JLT  f16x32done
+	F16_FMA(0, Y0)
+	F16_FMA(16, Y1)
+	F16_FMA(32, Y2)
+	F16_FMA(48, Y3)
 	ADDQ $64, SI
 	ADDQ $64, DI
 	SUBQ $32, CX
-	JMP  f16loop
+	JMP  f16x32loop
 
-f16done:
+f16x32done:
 	MOVQ acc+24(FP), BX
 	LANES_STORE
 	RET

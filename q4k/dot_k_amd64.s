@@ -3,7 +3,13 @@
 #include "textflag.h"
 #include "kernels_amd64.h"
 
-// K-quant row kernels: Q4_K, Q5_K, Q6_K times Q8_K.
+// K-quant row kernels: Q4_K, Q5_K, Q6_K times Q8_K, in ggml's orders (see
+// order.go and dot_ref_k.go). Each block leaves eight int32 lanes in Y1
+// (lane j: bytes 4j..4j+3 of every 32-byte run of quants times the run's
+// scale, as ggml's AVX2 kernels). amx == 0: ggml's plain order, the lanes
+// go into the float32 lanes of Y0 with one FMA each and end in HSUM8, the
+// mins into their own accumulator. amx != 0: ggml's AMX order, the lanes
+// are summed to one exact int and added to X0 with scalar FMAs.
 
 // kScale<> holds eight VPSHUFB masks; mask j (at 32j) spreads int16 lane j
 // (scale j of a Q4_K/Q5_K block) over all 16 lanes.
@@ -71,11 +77,12 @@ GLOBL kScale<>(SB), RODATA|NOPTR, $256
 	VPADDD Y3, Y1, Y1
 
 // func dotQ4KAVX2(w, a *byte, nb int) float32
-TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-28
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ nb+16(FP), CX
-	VXORPS X0, X0, X0
+	VXORPS Y0, Y0, Y0
+	VXORPS X13, X13, X13
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
@@ -115,10 +122,8 @@ q4kloop:
 	Q4K_PAIR(48, 68, 100, 64, 96)
 	Q4K_PAIR(80, 132, 164, 128, 160)
 	Q4K_PAIR(112, 196, 228, 192, 224)
-	HSUM_D(Y1, X1, X2)
-	VMOVD X1, AX // sumi
-
-	// summ = Σ bsums[j]*mins[j/2]
+	// X6 = the four min products min[2k]*s[2k] + min[2k+1]*s[2k+1], s the
+	// 32-weight sums of the bsums
 	VMOVDQU 260(DI), Y6
 	VEXTRACTI128 $1, Y6, X7
 	VPHADDW X7, X6, X6
@@ -126,11 +131,6 @@ q4kloop:
 	VPINSRD $1, R11, X7, X7
 	VPMOVZXBW X7, X7
 	VPMADDWD X7, X6, X6
-	VPSHUFD $0x4E, X6, X7
-	VPADDD X7, X6, X6
-	VPSHUFD $0xB1, X6, X7
-	VPADDD X7, X6, X6
-	VMOVD X6, DX // summ
 
 	VMOVSS (DI), X8 // da
 	MOVWLZX 0(SI), BX
@@ -141,12 +141,30 @@ q4kloop:
 	VCVTPH2PS X10, X10 // dminw
 	VMULSS X8, X9, X9   // d = dw*da
 	VMULSS X8, X10, X10 // dmin = dminw*da
+	CMPQ amx+24(FP), $0
+	JNE  q4kamx
+	VBROADCASTSS X9, Y9
+	VCVTDQ2PS Y1, Y1
+	VFMADD231PS Y9, Y1, Y0 // lanes += d*lane
+	VBROADCASTSS X10, X10
+	VCVTDQ2PS X6, X6
+	VFNMADD231PS X10, X6, X13 // mins -= dmin*prod
+	JMP  q4knext
+
+q4kamx: // ggml's AMX order: two fused steps
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+	VPSHUFD $0x4E, X6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0xB1, X6, X7
+	VPADDD X7, X6, X6
+	VMOVD X6, DX // summ
 	VCVTSI2SSL AX, X11, X11
-	VMULSS X11, X9, X9 // d*sumi
 	VCVTSI2SSL DX, X12, X12
-	VMULSS X12, X10, X10 // dmin*summ
-	VADDSS X9, X0, X0
-	VSUBSS X10, X0, X0
+	VFMADD231SS X11, X9, X0   // acc += d*sumi
+	VFNMADD231SS X12, X10, X0 // acc -= dmin*summ
+
+q4knext:
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -154,8 +172,18 @@ q4kloop:
 	JMP  q4kloop
 
 q4kdone:
+	CMPQ amx+24(FP), $0
+	JNE  q4kret
+	VMOVHLPS X13, X13, X1 // mins: (m0+m2) + (m1+m3)
+	VADDPS X1, X13, X13
+	VMOVSHDUP X13, X1
+	VADDSS X1, X13, X13
+	HSUM8
+	VADDSS X13, X0, X0
+
+q4kret:
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
+	MOVSS X0, ret+32(FP)
 	RET
 
 // q6kScale<> holds four VPSHUFB masks; mask k (at 32k) spreads int16 scale
@@ -179,12 +207,10 @@ DATA q6kScale<>+120(SB)/8, $0x0F0E0F0E0F0E0F0E
 GLOBL q6kScale<>(SB), RODATA|NOPTR, $128
 
 // Q6K_QUANT finishes one 32-weight run: Y5 holds the unsigned quants (0..63);
-// adds Σ scale·(q-32)·q8 into Y1. off8 is the q8 offset, mask the scale mask.
+// adds Σ scale·q·q8 into the lanes of Y1 (the -32 comes from the bsums). off8 is the q8 offset, mask the scale mask.
 #define Q6K_QUANT(off8, mask) \
 	VMOVDQU off8(DI), Y7; \
 	VPMADDUBSW Y7, Y5, Y5; \
-	VPMADDUBSW Y7, Y12, Y8; \
-	VPSUBW Y8, Y5, Y5; \
 	VPSHUFB mask, Y6, Y9; \
 	VPMADDWD Y9, Y5, Y5; \
 	VPADDD Y5, Y1, Y1
@@ -220,20 +246,17 @@ GLOBL q6kScale<>(SB), RODATA|NOPTR, $128
 	Q6K_QUANT(o3, q6kScale<>+96(SB))
 
 // func dotQ6KAVX2(w, a *byte, nb int) float32
-TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-28
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ nb+16(FP), CX
-	VXORPS X0, X0, X0
+	VXORPS Y0, Y0, Y0
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x30303030, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	MOVL $0x20202020, AX
-	VMOVD AX, X12
-	VPBROADCASTD X12, Y12
 
 q6kloop:
 	TESTQ CX, CX
@@ -241,16 +264,31 @@ q6kloop:
 	VPXOR Y1, Y1, Y1
 	Q6K_HALF(0, 32, 128, 192, 4, 36, 68, 100)
 	Q6K_HALF(64, 96, 160, 200, 132, 164, 196, 228)
-	HSUM_D(Y1, X1, X2)
-	VMOVD X1, AX // sumi
+	// lane j -= 32*(bsums[2j]*scale[2j] + bsums[2j+1]*scale[2j+1])
+	VPMOVSXBW 192(SI), Y6
+	VMOVDQU 260(DI), Y7
+	VPMADDWD Y7, Y6, Y6
+	VPSLLD $5, Y6, Y6
+	VPSUBD Y6, Y1, Y1
 
 	MOVWLZX 208(SI), BX
 	VMOVD BX, X9
 	VCVTPH2PS X9, X9 // dw
 	VMULSS (DI), X9, X9 // d = dw*da
+	CMPQ amx+24(FP), $0
+	JNE  q6kamx
+	VBROADCASTSS X9, Y9
+	VCVTDQ2PS Y1, Y1
+	VFMADD231PS Y9, Y1, Y0 // lanes += d*lane
+	JMP  q6knext
+
+q6kamx: // ggml's AMX order: one fused step
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
 	VCVTSI2SSL AX, X11, X11
-	VMULSS X11, X9, X9
-	VADDSS X9, X0, X0
+	VFMADD231SS X11, X9, X0
+
+q6knext:
 
 	ADDQ $210, SI
 	ADDQ $292, DI
@@ -258,8 +296,13 @@ q6kloop:
 	JMP  q6kloop
 
 q6kdone:
+	CMPQ amx+24(FP), $0
+	JNE  q6kret
+	HSUM8
+
+q6kret:
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
+	MOVSS X0, ret+32(FP)
 	RET
 
 // Q5K_PAIR is Q4K_PAIR with the 5th bits: qh (32 bytes) is in Y6; SHLO/SHHI
@@ -288,11 +331,12 @@ q6kdone:
 	VPADDD Y3, Y1, Y1
 
 // func dotQ5KAVX2(w, a *byte, nb int) float32
-TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-28
+TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ nb+16(FP), CX
-	VXORPS X0, X0, X0
+	VXORPS Y0, Y0, Y0
+	VXORPS X12, X12, X12
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
@@ -334,9 +378,8 @@ q5kloop:
 	Q5K_PAIR(80, 68, 100, 64, 96, VPSLLW, 2, VPSLLW, 1)
 	Q5K_PAIR(112, 132, 164, 128, 160, VPSRLW, 0, VPSRLW, 1)
 	Q5K_PAIR(144, 196, 228, 192, 224, VPSRLW, 2, VPSRLW, 3)
-	HSUM_D(Y1, X1, X2)
-	VMOVD X1, AX // sumi
 
+	// summ = Σ min[m]*s[m], s the 32-weight sums of the bsums
 	VMOVDQU 260(DI), Y6
 	VEXTRACTI128 $1, Y6, X7
 	VPHADDW X7, X6, X6
@@ -357,14 +400,26 @@ q5kloop:
 	MOVWLZX 2(SI), BX
 	VMOVD BX, X10
 	VCVTPH2PS X10, X10
-	VMULSS X8, X9, X9
-	VMULSS X8, X10, X10
+	VMULSS X8, X9, X9   // d = dw*da
+	VMULSS X8, X10, X10 // dmin = dminw*da
+	CMPQ amx+24(FP), $0
+	JNE  q5kamx
+	VBROADCASTSS X9, Y9
+	VCVTDQ2PS Y1, Y1
+	VFMADD231PS Y9, Y1, Y0 // lanes += d*lane
+	VCVTSI2SSL DX, X11, X11
+	VFNMADD231SS X11, X10, X12 // summs -= dmin*summ
+	JMP  q5knext
+
+q5kamx: // ggml's AMX order: two fused steps
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
 	VCVTSI2SSL AX, X11, X11
-	VMULSS X11, X9, X9
 	VCVTSI2SSL DX, X12, X12
-	VMULSS X12, X10, X10
-	VADDSS X9, X0, X0
-	VSUBSS X10, X0, X0
+	VFMADD231SS X11, X9, X0   // acc += d*sumi
+	VFNMADD231SS X12, X10, X0 // acc -= dmin*summ
+
+q5knext:
 
 	ADDQ $176, SI
 	ADDQ $292, DI
@@ -372,6 +427,12 @@ q5kloop:
 	JMP  q5kloop
 
 q5kdone:
+	CMPQ amx+24(FP), $0
+	JNE  q5kret
+	HSUM8
+	VADDSS X12, X0, X0
+
+q5kret:
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
+	MOVSS X0, ret+32(FP)
 	RET

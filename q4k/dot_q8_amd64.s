@@ -3,122 +3,93 @@
 #include "textflag.h"
 #include "kernels_amd64.h"
 
-// Q4_0, Q5_0 and Q8_0 times Q8_0.
+// Q4_0, Q5_0 and Q8_0 times Q8_0, in ggml's orders (see order.go).
+//
+// dotQ40AVX2, dotQ50AVX2, dotQ80AVX2: eight float32 lanes in Y0. Lane j
+// takes the exact int32 sum of the products at positions 4j..4j+3 of each
+// block, converted, times dw*da, added with one FMA (VFMADD231PS); HSUM8
+// reduces the lanes as ggml's hsum_float_8. dotQ80AMXAVX2, dotQ40AMXAVX2:
+// one float32 accumulator, acc = fma(float32(block sum), dw*da, acc).
 
-// The Q4_0/Q5_0/Q8_0 kernels take four blocks per step: the four exact
-// integer sums are reduced together and scaled in four float32 lanes (each
-// lane the same rounded products as the scalar loop), then added to the
-// running sum one block at a time, in block order.
+// BLOCK_SCALE leaves the float32 dw*da of the blocks at 0(SI) and 0(DI) in
+// X9 and broadcast in Y9 (BX, X8 scratch).
+#define BLOCK_SCALE \
+	MOVWLZX 0(SI), BX; \
+	VMOVD BX, X9; \
+	VCVTPH2PS X9, X9; \
+	MOVWLZX 0(DI), BX; \
+	VMOVD BX, X8; \
+	VCVTPH2PS X8, X8; \
+	VMULSS X8, X9, X9; \
+	VBROADCASTSS X9, Y9
 
-// HSUM4_F reduces the int32 lanes of Y1, Y6, Y7, Y8 (blocks 0..3) to four
-// float32 block sums in X1.
-#define HSUM4_F \
-	VPHADDD Y6, Y1, Y1; \
-	VPHADDD Y8, Y7, Y7; \
-	VPHADDD Y7, Y1, Y1; \
-	VEXTRACTI128 $1, Y1, X2; \
-	VPADDD X2, X1, X1; \
-	VCVTDQ2PS X1, X1
+// LANES_FMA converts the int32 lanes of Y1 and adds them times Y9 to Y0.
+#define LANES_FMA \
+	VCVTDQ2PS Y1, Y1; \
+	VFMADD231PS Y9, Y1, Y0
 
-// F16X4 widens the four f16 at o0..o3(R) into the float32 lanes of X.
-#define F16X4(R, o0, o1, o2, o3, X) \
-	MOVWLZX o0(R), BX; \
-	VMOVD BX, X; \
-	VPINSRW $1, o1(R), X, X; \
-	VPINSRW $2, o2(R), X, X; \
-	VPINSRW $3, o3(R), X, X; \
-	VCVTPH2PS X, X
-
-// ADD4 adds the four lanes of X1 to X0, lane 0 first.
-#define ADD4 \
-	VADDSS X1, X0, X0; \
-	VMOVSHDUP X1, X2; \
-	VADDSS X2, X0, X0; \
-	VPERMILPS $2, X1, X2; \
-	VADDSS X2, X0, X0; \
-	VPERMILPS $3, X1, X2; \
-	VADDSS X2, X0, X0
-
-// Q80_BLOCK leaves the int32 lanes of one Q8_0·Q8_0 block in Yr.
-#define Q80_BLOCK(ow, ow2, Yr) \
-	VPMOVSXBW ow(SI), Y2; \
-	VPMOVSXBW ow2(SI), Y3; \
-	VPMOVSXBW ow(DI), Y4; \
-	VPMOVSXBW ow2(DI), Y5; \
+// Q80_PAIRS leaves in Y2 and Y3 the int32 sums of adjacent products of
+// weights 0..15 and 16..31 of the blocks at SI and DI.
+#define Q80_PAIRS \
+	VPMOVSXBW 2(SI), Y2; \
+	VPMOVSXBW 18(SI), Y3; \
+	VPMOVSXBW 2(DI), Y4; \
+	VPMOVSXBW 18(DI), Y5; \
 	VPMADDWD Y4, Y2, Y2; \
-	VPMADDWD Y5, Y3, Y3; \
-	VPADDD Y3, Y2, Yr
+	VPMADDWD Y5, Y3, Y3
 
 // func dotQ80AVX2(w, a *byte, nb int) float32
 TEXT ·dotQ80AVX2(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ nb+16(FP), CX
-	VXORPS X0, X0, X0
-
-q80loop4:
-	CMPQ CX, $4
-	JLT  q80loop
-	Q80_BLOCK(2, 18, Y1)
-	Q80_BLOCK(36, 52, Y6)
-	Q80_BLOCK(70, 86, Y7)
-	Q80_BLOCK(104, 120, Y8)
-	HSUM4_F
-	F16X4(SI, 0, 34, 68, 102, X3)
-	F16X4(DI, 0, 34, 68, 102, X4)
-	VMULPS X4, X3, X3 // dw*da
-	VMULPS X3, X1, X1 // sumi*(dw*da)
-	ADD4
-	ADDQ $136, SI
-	ADDQ $136, DI
-	SUBQ $4, CX
-	JMP  q80loop4
+	VXORPS Y0, Y0, Y0
 
 q80loop:
 	TESTQ CX, CX
-	JZ q80done
-	VPMOVSXBW 2(SI), Y2
-	VPMOVSXBW 18(SI), Y3
-	VPMOVSXBW 2(DI), Y4
-	VPMOVSXBW 18(DI), Y5
-	VPMADDWD Y4, Y2, Y2
-	VPMADDWD Y5, Y3, Y3
-	VPADDD Y3, Y2, Y1
-	HSUM_D(Y1, X1, X2)
-	VMOVD X1, AX // sumi
-
-	MOVWLZX 0(SI), BX
-	VMOVD BX, X9
-	VCVTPH2PS X9, X9 // dw
-	MOVWLZX 0(DI), BX
-	VMOVD BX, X10
-	VCVTPH2PS X10, X10 // da
-	VMULSS X10, X9, X9 // dw*da
-	VCVTSI2SSL AX, X11, X11
-	VMULSS X9, X11, X11 // sumi*(dw*da)
-	VADDSS X11, X0, X0
-
+	JZ    q80done
+	Q80_PAIRS
+	VPHADDD Y3, Y2, Y1 // lanes 0,1,4,5 | 2,3,6,7
+	BLOCK_SCALE
+	LANES_FMA
 	ADDQ $34, SI
 	ADDQ $34, DI
 	DECQ CX
 	JMP  q80loop
 
 q80done:
+	VPERMQ $0xD8, Y0, Y0 // lanes back to 0..7
+	HSUM8
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
 
-// Q40_SUMI leaves in AX the exact Σ (q-bias)·q8 of one 32-weight block whose
-// unsigned quants (0..31) are in Y2 and whose q8 quants start at off(DI);
-// Y13 holds the bias bytes.
-#define Q40_SUMI(off) \
-	VMOVDQU off(DI), Y4; \
-	VPMADDUBSW Y4, Y2, Y2; \
-	VPMADDUBSW Y4, Y13, Y3; \
-	VPSUBW Y3, Y2, Y2; \
-	VPMADDWD Y14, Y2, Y1; \
-	HSUM_D(Y1, X1, X2); \
-	VMOVD X1, AX
+// func dotQ80AMXAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ80AMXAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+
+q80amxloop:
+	TESTQ CX, CX
+	JZ    q80amxdone
+	Q80_PAIRS
+	VPADDD Y3, Y2, Y1
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+	BLOCK_SCALE
+	VCVTSI2SSL AX, X11, X11
+	VFMADD231SS X9, X11, X0 // acc += sumi*(dw*da), one rounding
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q80amxloop
+
+q80amxdone:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
 
 // NIBBLES32 loads the 16 bytes at off(SI) as 32 unsigned quants: low
 // nibbles are weights 0..15, high nibbles 16..31.
@@ -128,7 +99,7 @@ q80done:
 	VINSERTI128 $1, X3, Y2, Y2; \
 	VPAND Y15, Y2, Y2
 
-// Q40_BLOCK leaves the int32 lanes of one block in Yr: unsigned quants from
+// Q40_TAIL leaves the int32 lanes of one block in Yr: unsigned quants from
 // NIBBLES32 (plus, for Q5_0, the 5th bits already or-ed into Y2) times the
 // q8 at oa(DI), minus the bias (Y13) times the same q8.
 #define Q40_TAIL(oa, Yr) \
@@ -154,51 +125,56 @@ TEXT ·dotQ40AVX2(SB), NOSPLIT, $0-28
 	VMOVD AX, X13
 	VPBROADCASTD X13, Y13
 
-q40loop4:
-	CMPQ CX, $4
-	JLT  q40loop
-	NIBBLES32(2)
-	Q40_TAIL(2, Y1)
-	NIBBLES32(20)
-	Q40_TAIL(36, Y6)
-	NIBBLES32(38)
-	Q40_TAIL(70, Y7)
-	NIBBLES32(56)
-	Q40_TAIL(104, Y8)
-	HSUM4_F
-	F16X4(SI, 0, 18, 36, 54, X3)
-	F16X4(DI, 0, 34, 68, 102, X4)
-	VMULPS X3, X1, X1 // sumi*dw
-	VMULPS X4, X1, X1 // (sumi*dw)*da
-	ADD4
-	ADDQ $72, SI
-	ADDQ $136, DI
-	SUBQ $4, CX
-	JMP  q40loop4
-
 q40loop:
 	TESTQ CX, CX
-	JZ q40done
+	JZ    q40done
 	NIBBLES32(2)
-	Q40_SUMI(2)
-
-	MOVWLZX 0(SI), BX
-	VMOVD BX, X9
-	VCVTPH2PS X9, X9 // dw
-	MOVWLZX 0(DI), BX
-	VMOVD BX, X10
-	VCVTPH2PS X10, X10 // da
-	VCVTSI2SSL AX, X11, X11
-	VMULSS X9, X11, X11 // sumi*dw
-	VMULSS X10, X11, X11 // (sumi*dw)*da
-	VADDSS X11, X0, X0
-
+	Q40_TAIL(2, Y1)
+	BLOCK_SCALE
+	LANES_FMA
 	ADDQ $18, SI
 	ADDQ $34, DI
 	DECQ CX
 	JMP  q40loop
 
 q40done:
+	HSUM8
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ40AMXAVX2(w, a *byte, nb int) float32
+TEXT ·dotQ40AMXAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS X0, X0, X0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x08080808, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+
+q40amxloop:
+	TESTQ CX, CX
+	JZ    q40amxdone
+	NIBBLES32(2)
+	Q40_TAIL(2, Y1)
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+	BLOCK_SCALE
+	VCVTSI2SSL AX, X11, X11
+	VFMADD231SS X9, X11, X0 // acc += sumi*(dw*da), one rounding
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q40amxloop
+
+q40amxdone:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
@@ -245,61 +221,21 @@ TEXT ·dotQ50AVX2(SB), NOSPLIT, $0-28
 	VMOVDQU bitsShuf<>(SB), Y11
 	VMOVDQU bitsMask<>(SB), Y10
 
-q50loop4:
-	CMPQ CX, $4
-	JLT  q50loop
+q50loop:
+	TESTQ CX, CX
+	JZ    q50done
 	NIBBLES32(6)
 	Q50_BITS(2)
 	Q40_TAIL(2, Y1)
-	NIBBLES32(28)
-	Q50_BITS(24)
-	Q40_TAIL(36, Y6)
-	NIBBLES32(50)
-	Q50_BITS(46)
-	Q40_TAIL(70, Y7)
-	NIBBLES32(72)
-	Q50_BITS(68)
-	Q40_TAIL(104, Y8)
-	HSUM4_F
-	F16X4(SI, 0, 22, 44, 66, X3)
-	F16X4(DI, 0, 34, 68, 102, X4)
-	VMULPS X4, X3, X3 // dw*da
-	VMULPS X3, X1, X1 // (dw*da)*sumi
-	ADD4
-	ADDQ $88, SI
-	ADDQ $136, DI
-	SUBQ $4, CX
-	JMP  q50loop4
-
-q50loop:
-	TESTQ CX, CX
-	JZ q50done
-	VPBROADCASTD 2(SI), Y5
-	VPSHUFB Y11, Y5, Y5
-	VPOR Y10, Y5, Y5
-	VPCMPEQB Y12, Y5, Y5
-	VPAND Y13, Y5, Y5 // 16 where the 5th bit is set
-	NIBBLES32(6)
-	VPOR Y5, Y2, Y2
-	Q40_SUMI(2)
-
-	MOVWLZX 0(SI), BX
-	VMOVD BX, X9
-	VCVTPH2PS X9, X9 // dw
-	MOVWLZX 0(DI), BX
-	VMOVD BX, X8
-	VCVTPH2PS X8, X8 // da
-	VMULSS X8, X9, X9 // dw*da
-	VCVTSI2SSL AX, X7, X7
-	VMULSS X7, X9, X9 // (dw*da)*sumi
-	VADDSS X9, X0, X0
-
+	BLOCK_SCALE
+	LANES_FMA
 	ADDQ $22, SI
 	ADDQ $34, DI
 	DECQ CX
 	JMP  q50loop
 
 q50done:
+	HSUM8
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET

@@ -10,51 +10,92 @@ import (
 // exact integers; the float32 accumulation order written here is the
 // contract the fast paths reproduce bit for bit.
 
-// dotQ8_0Ref: per block sum += float32(sumi) * (dw*da).
+// q80Lanes accumulates one 32-weight block into ggml's eight Q8_0 lanes:
+// lane j += d * Σ_{t<4} q[4j+t]*a[4j+t], one fused multiply-add per lane
+// (q are the weights' signed quants, a the activation's).
+func q80Lanes(acc *[8]float32, q *[32]int32, a []byte, d float32) {
+	for j := range 8 {
+		var s int32
+		for t := range 4 {
+			s += q[4*j+t] * int32(int8(a[4*j+t]))
+		}
+		acc[j] = fma32(d, float32(s), acc[j])
+	}
+}
+
+// dotQ8_0Ref: ggml's eight-lane order (see order.go), d = dw*da.
 func dotQ8_0Ref(w, a []byte, nb int) float32 {
-	var sum float32
+	var acc [8]float32
+	var q [32]int32
+	for i := range nb {
+		wb, ab := w[34*i:34*i+34], a[34*i:34*i+34]
+		for j := range 32 {
+			q[j] = int32(int8(wb[2+j]))
+		}
+		q80Lanes(&acc, &q, ab[2:], float32(f16At(wb, 0)*f16At(ab, 0)))
+	}
+	return hsum8(&acc)
+}
+
+// dotQ8_0AMXRef: ggml's AMX order (see order.go): one accumulator,
+// acc = fma(float32(sumi), dw*da, acc) block after block.
+func dotQ8_0AMXRef(w, a []byte, nb int) float32 {
+	var acc float32
 	for i := range nb {
 		wb, ab := w[34*i:34*i+34], a[34*i:34*i+34]
 		var sumi int32
 		for j := range 32 {
 			sumi += int32(int8(wb[2+j])) * int32(int8(ab[2+j]))
 		}
-		sum += float32(float32(sumi) * float32(f16At(wb, 0)*f16At(ab, 0)))
+		acc = fma32(float32(sumi), float32(f16At(wb, 0)*f16At(ab, 0)), acc)
 	}
-	return sum
+	return acc
 }
 
-// dotQ4_0Ref: per block sum += (float32(sumi) * dw) * da.
-func dotQ4_0Ref(w, a []byte, nb int) float32 {
-	var sum float32
+// dotQ4_0AMXRef: ggml's AMX order, as dotQ8_0AMXRef.
+func dotQ4_0AMXRef(w, a []byte, nb int) float32 {
+	var acc float32
 	for i := range nb {
 		wb, ab := w[18*i:18*i+18], a[34*i:34*i+34]
 		var sumi int32
 		for j := range 16 {
-			sumi += int32(int(wb[2+j]&0x0F)-8) * int32(int8(ab[2+j]))
-			sumi += int32(int(wb[2+j]>>4)-8) * int32(int8(ab[18+j]))
+			sumi += (int32(wb[2+j]&0x0F) - 8) * int32(int8(ab[2+j]))
+			sumi += (int32(wb[2+j]>>4) - 8) * int32(int8(ab[18+j]))
 		}
-		sum += float32(float32(float32(sumi)*f16At(wb, 0)) * f16At(ab, 0))
+		acc = fma32(float32(sumi), float32(f16At(wb, 0)*f16At(ab, 0)), acc)
 	}
-	return sum
+	return acc
 }
 
-// dotQ5_0Ref: per block sum += (dw*da) * float32(sumi).
+// dotQ4_0Ref: ggml's eight-lane order (see order.go), d = dw*da.
+func dotQ4_0Ref(w, a []byte, nb int) float32 {
+	var acc [8]float32
+	var q [32]int32
+	for i := range nb {
+		wb, ab := w[18*i:18*i+18], a[34*i:34*i+34]
+		for j := range 16 {
+			q[j] = int32(wb[2+j]&0x0F) - 8
+			q[j+16] = int32(wb[2+j]>>4) - 8
+		}
+		q80Lanes(&acc, &q, ab[2:], float32(f16At(wb, 0)*f16At(ab, 0)))
+	}
+	return hsum8(&acc)
+}
+
+// dotQ5_0Ref: ggml's eight-lane order (see order.go), d = dw*da.
 func dotQ5_0Ref(w, a []byte, nb int) float32 {
-	var sum float32
+	var acc [8]float32
+	var q [32]int32
 	for i := range nb {
 		wb, ab := w[22*i:22*i+22], a[34*i:34*i+34]
 		qh := binary.LittleEndian.Uint32(wb[2:])
-		var sumi int32
 		for j := range 16 {
-			h0 := int32((qh >> j << 4) & 0x10)
-			h1 := int32((qh >> (j + 12)) & 0x10)
-			sumi += ((int32(wb[6+j]&0x0F) | h0) - 16) * int32(int8(ab[2+j]))
-			sumi += ((int32(wb[6+j]>>4) | h1) - 16) * int32(int8(ab[18+j]))
+			q[j] = (int32(wb[6+j]&0x0F) | int32((qh>>j<<4)&0x10)) - 16
+			q[j+16] = (int32(wb[6+j]>>4) | int32((qh>>(j+12))&0x10)) - 16
 		}
-		sum += float32(float32(f16At(wb, 0)*f16At(ab, 0)) * float32(sumi))
+		q80Lanes(&acc, &q, ab[2:], float32(f16At(wb, 0)*f16At(ab, 0)))
 	}
-	return sum
+	return hsum8(&acc)
 }
 
 // unpackScalesK returns the eight 6-bit scales and mins of a Q4_K/Q5_K block.
@@ -78,10 +119,10 @@ func bsumsMins(a []byte, mn *[8]int32) int32 {
 // q8KD returns the f32 scale of a Q8_K block.
 func q8KD(a []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(a)) }
 
-// dotQ4_KRef: per block, with d = dw*da and dmin = dminw*da,
-// sum = sum + d*float32(sumi) - dmin*float32(summ), where sumi = Σ scale·Σq4·q8
-// and summ = Σ bsums·min.
-func dotQ4_KRef(w, a []byte, nb int) float32 {
+// dotQ4_KAMXRef: ggml's AMX order (see order.go). Per block, with d = dw*da,
+// dmin = dminw*da, sumi = Σ scale·Σq4·q8 and summ = Σ bsums·min (exact):
+// sum = fma(float32(sumi), d, sum), then sum = fma(-float32(summ), dmin, sum).
+func dotQ4_KAMXRef(w, a []byte, nb int) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[144*i:144*i+144], a[292*i:292*i+292]
@@ -100,13 +141,13 @@ func dotQ4_KRef(w, a []byte, nb int) float32 {
 		da := q8KD(ab)
 		d := float32(f16At(wb, 0) * da)
 		dmin := float32(f16At(wb, 2) * da)
-		sum = sum + float32(d*float32(sumi)) - float32(dmin*float32(summ))
+		sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
 	}
 	return sum
 }
 
-// dotQ5_KRef: as dotQ4_KRef with 5-bit quants.
-func dotQ5_KRef(w, a []byte, nb int) float32 {
+// dotQ5_KAMXRef: as dotQ4_KAMXRef with 5-bit quants.
+func dotQ5_KAMXRef(w, a []byte, nb int) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[176*i:176*i+176], a[292*i:292*i+292]
@@ -127,13 +168,14 @@ func dotQ5_KRef(w, a []byte, nb int) float32 {
 		da := q8KD(ab)
 		d := float32(f16At(wb, 0) * da)
 		dmin := float32(f16At(wb, 2) * da)
-		sum = sum + float32(d*float32(sumi)) - float32(dmin*float32(summ))
+		sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
 	}
 	return sum
 }
 
-// dotQ6_KRef: per block sum += (dw*da) * float32(sumi), sumi = Σ scale·Σ(q6-32)·q8.
-func dotQ6_KRef(w, a []byte, nb int) float32 {
+// dotQ6_KAMXRef: ggml's AMX order, per block sum = fma(float32(sumi), dw*da,
+// sum), sumi = Σ scale·Σ(q6-32)·q8 (exact).
+func dotQ6_KAMXRef(w, a []byte, nb int) float32 {
 	var sum float32
 	for i := range nb {
 		wb, ab := w[210*i:210*i+210], a[292*i:292*i+292]
@@ -156,7 +198,7 @@ func dotQ6_KRef(w, a []byte, nb int) float32 {
 			}
 		}
 		d := float32(f16At(wb, 208) * q8KD(ab))
-		sum += float32(d * float32(sumi))
+		sum = fma32(float32(sumi), d, sum)
 	}
 	return sum
 }
@@ -181,22 +223,47 @@ func reduceLanes(l *[lanes]float32) float32 {
 	return u0 + u1
 }
 
-// dotF32Lanes adds x[i]*y[i] for i in [from, n) into the lanes, continuing
-// the lane order (i%32), then reduces.
-func dotF32Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
-	for i := from; i < n; i++ {
-		x := math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:]))
-		y := math.Float32frombits(binary.LittleEndian.Uint32(a[4*i:]))
-		acc[i%lanes] += float32(x * y)
-	}
-	return reduceLanes(acc)
+// f32At reads the little-endian float32 at element i of b.
+func f32At(b []byte, i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 }
 
-func dotF16Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
-	for i := from; i < n; i++ {
-		acc[i%lanes] += float32(f16At(w, 2*i) * f16At(a, 2*i))
+// dotF32Tail finishes ggml's F32 order (see order.go): acc holds the 4*epr
+// lanes over elements [0, from), from a multiple of 4*epr; the lanes are
+// reduced and the products of [from, n) are added in index order in
+// float32, as GCC compiled ggml's scalar leftover loop: vectors of epr
+// products while that many remain, then one of epr/2, each product rounded
+// before its add, and the last (fewer than epr/2) with one fused
+// multiply-add each.
+func dotF32Tail(acc []float32, epr int, w, a []byte, from, n int) float32 {
+	sum := reduceF16Lanes(acc, epr)
+	i := from
+	for n-i >= epr {
+		for e := i + epr; i < e; i++ {
+			sum += float32(f32At(w, i) * f32At(a, i))
+		}
 	}
-	return reduceLanes(acc)
+	if n-i >= epr/2 {
+		for e := i + epr/2; i < e; i++ {
+			sum += float32(f32At(w, i) * f32At(a, i))
+		}
+	}
+	for ; i < n; i++ {
+		sum = fma32(f32At(w, i), f32At(a, i), sum)
+	}
+	return sum
+}
+
+// dotF16Tail finishes ggml's F16 order (see order.go): acc holds the 4*epr
+// lanes over elements [0, from), from a multiple of 4*epr; the lanes are
+// reduced, widened to float64, and the products of [from, n), each rounded
+// to float32, are added in float64.
+func dotF16Tail(acc []float32, epr int, w, a []byte, from, n int) float32 {
+	sum := float64(reduceF16Lanes(acc, epr))
+	for i := from; i < n; i++ {
+		sum += float64(float32(f16At(w, 2*i) * f16At(a, 2*i)))
+	}
+	return float32(sum)
 }
 
 func dotBF16Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
@@ -208,16 +275,32 @@ func dotBF16Tail(acc *[lanes]float32, w, a []byte, from, n int) float32 {
 	return reduceLanes(acc)
 }
 
-// dotF32Ref, dotF16Ref, dotBF16Ref: Σ x[i]*y[i] over n elements, each
-// product rounded to float32, accumulated in 32 lanes (see reduceLanes).
+// dotF32Ref: Σ x[i]*y[i] in ggml's F32 order (see order.go).
 func dotF32Ref(w, a []byte, n int) float32 {
-	var acc [lanes]float32
-	return dotF32Tail(&acc, w, a, 0, n)
+	var acc [64]float32
+	step := 4 * f16Epr
+	m := n - n%step
+	for i := 0; i < m; i += step {
+		for k := range step {
+			acc[k] = fma32(f32At(w, i+k), f32At(a, i+k), acc[k])
+		}
+	}
+	return dotF32Tail(acc[:step], f16Epr, w, a, m, n)
 }
 
+// dotBF16Ref: Σ x[i]*y[i] over n elements, each product rounded to float32,
+// accumulated in 32 lanes (see reduceLanes).
+// dotF16Ref: Σ x[i]*y[i] in ggml's F16 order (see order.go).
 func dotF16Ref(w, a []byte, n int) float32 {
-	var acc [lanes]float32
-	return dotF16Tail(&acc, w, a, 0, n)
+	var acc [64]float32
+	step := 4 * f16Epr
+	m := n - n%step
+	for i := 0; i < m; i += step {
+		for k := range step {
+			acc[k] = fma32(f16At(w, 2*(i+k)), f16At(a, 2*(i+k)), acc[k])
+		}
+	}
+	return dotF16Tail(acc[:step], f16Epr, w, a, m, n)
 }
 
 func dotBF16Ref(w, a []byte, n int) float32 {

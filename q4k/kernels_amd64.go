@@ -13,10 +13,10 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 var fastName = map[bool]string{true: "avx2", false: "reference"}[useAVX2]
 
 //go:noescape
-func dotQ4KAVX2(w, a *byte, nb int) float32
+func dotQ4KAVX2(w, a *byte, nb, amx int) float32
 
 //go:noescape
-func dotQ6KAVX2(w, a *byte, nb int) float32
+func dotQ6KAVX2(w, a *byte, nb, amx int) float32
 
 //go:noescape
 func dotQ80AVX2(w, a *byte, nb int) float32
@@ -45,7 +45,7 @@ func quantizeQ8K(dst []byte, x []float32) {
 func dotQ4_K(w, a []byte, nb int) float32 {
 	if useAVX2 {
 		_, _ = w[144*nb-1], a[292*nb-1]
-		return dotQ4KAVX2(&w[0], &a[0], nb)
+		return dotQ4KAVX2(&w[0], &a[0], nb, 0)
 	}
 	return dotQ4_KRef(w, a, nb)
 }
@@ -54,7 +54,7 @@ func dotQ4_K(w, a []byte, nb int) float32 {
 func dotQ6_K(w, a []byte, nb int) float32 {
 	if useAVX2 {
 		_, _ = w[210*nb-1], a[292*nb-1]
-		return dotQ6KAVX2(&w[0], &a[0], nb)
+		return dotQ6KAVX2(&w[0], &a[0], nb, 0)
 	}
 	return dotQ6_KRef(w, a, nb)
 }
@@ -75,7 +75,7 @@ func dotQ40AVX2(w, a *byte, nb int) float32
 func dotQ50AVX2(w, a *byte, nb int) float32
 
 //go:noescape
-func dotQ5KAVX2(w, a *byte, nb int) float32
+func dotQ5KAVX2(w, a *byte, nb, amx int) float32
 
 // dotQ4_0 multiplies nb block_q4_0 with nb block_q8_0.
 func dotQ4_0(w, a []byte, nb int) float32 {
@@ -99,44 +99,63 @@ func dotQ5_0(w, a []byte, nb int) float32 {
 func dotQ5_K(w, a []byte, nb int) float32 {
 	if useAVX2 {
 		_, _ = w[176*nb-1], a[292*nb-1]
-		return dotQ5KAVX2(&w[0], &a[0], nb)
+		return dotQ5KAVX2(&w[0], &a[0], nb, 0)
 	}
 	return dotQ5_KRef(w, a, nb)
 }
 
 //go:noescape
-func dotF32AVX2(w, a *byte, n int, acc *[lanes]float32)
+func dotF32FMA64AVX2(w, a *byte, n int, acc *[64]float32)
 
 //go:noescape
-func dotF16AVX2(w, a *byte, n int, acc *[lanes]float32)
+func dotF32FMA32AVX2(w, a *byte, n int, acc *[64]float32)
+
+//go:noescape
+func dotF16FMA64AVX2(w, a *byte, n int, acc *[64]float32)
+
+//go:noescape
+func dotF16FMA32AVX2(w, a *byte, n int, acc *[64]float32)
+
+//go:noescape
+func dotQ80AMXAVX2(w, a *byte, nb int) float32
 
 //go:noescape
 func dotBF16AVX2(w, a *byte, n int, acc *[lanes]float32)
 
-// dotF32 multiplies n little-endian float32 with n float32.
+// dotF32 multiplies n little-endian float32 with n float32 in ggml's F32
+// order: the assembly fills the lanes over whole steps of 4*f16Epr elements.
 func dotF32(w, a []byte, n int) float32 {
-	var acc [lanes]float32
-	m := n &^ (lanes - 1)
-	if useAVX2 && m > 0 {
-		_, _ = w[4*n-1], a[4*n-1]
-		dotF32AVX2(&w[0], &a[0], m, &acc)
-	} else {
-		m = 0
+	step := 4 * f16Epr
+	m := n - n%step
+	if !useAVX2 || m == 0 {
+		return dotF32Ref(w, a, n)
 	}
-	return dotF32Tail(&acc, w, a, m, n)
+	_, _ = w[4*n-1], a[4*n-1]
+	var acc [64]float32
+	if step == 64 {
+		dotF32FMA64AVX2(&w[0], &a[0], m, &acc)
+	} else {
+		dotF32FMA32AVX2(&w[0], &a[0], m, &acc)
+	}
+	return dotF32Tail(acc[:step], f16Epr, w, a, m, n)
 }
 
-// dotF16 multiplies n binary16 with n binary16.
+// dotF16 multiplies n binary16 with n binary16 in ggml's F16 order: the
+// assembly fills the lanes over whole steps of 4*f16Epr elements.
 func dotF16(w, a []byte, n int) float32 {
-	var acc [lanes]float32
-	m := n &^ (lanes - 1)
-	if useAVX2 && m > 0 {
-		_, _ = w[2*n-1], a[2*n-1]
-		dotF16AVX2(&w[0], &a[0], m, &acc)
-	} else {
-		m = 0
+	step := 4 * f16Epr
+	m := n - n%step
+	if !useAVX2 || m == 0 {
+		return dotF16Ref(w, a, n)
 	}
-	return dotF16Tail(&acc, w, a, m, n)
+	_, _ = w[2*n-1], a[2*n-1]
+	var acc [64]float32
+	if step == 64 {
+		dotF16FMA64AVX2(&w[0], &a[0], m, &acc)
+	} else {
+		dotF16FMA32AVX2(&w[0], &a[0], m, &acc)
+	}
+	return dotF16Tail(acc[:step], f16Epr, w, a, m, n)
 }
 
 // dotBF16 multiplies n bfloat16 with n bfloat16.
@@ -174,4 +193,52 @@ func dotQ5_1(w, a []byte, nb int) float32 {
 		return dotQ51AVX2(&w[0], &a[0], nb)
 	}
 	return dotQ5_1Ref(w, a, nb)
+}
+
+// dotQ8_0AMX multiplies nb block_q8_0 with nb block_q8_0 in ggml's AMX order.
+func dotQ8_0AMX(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[34*nb-1], a[34*nb-1]
+		return dotQ80AMXAVX2(&w[0], &a[0], nb)
+	}
+	return dotQ8_0AMXRef(w, a, nb)
+}
+
+// dotQ4_KAMX multiplies nb block_Q4_K with nb block_q8_K in ggml's AMX order.
+func dotQ4_KAMX(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[144*nb-1], a[292*nb-1]
+		return dotQ4KAVX2(&w[0], &a[0], nb, 1)
+	}
+	return dotQ4_KAMXRef(w, a, nb)
+}
+
+// dotQ6_KAMX multiplies nb block_Q6_K with nb block_q8_K in ggml's AMX order.
+func dotQ6_KAMX(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[210*nb-1], a[292*nb-1]
+		return dotQ6KAVX2(&w[0], &a[0], nb, 1)
+	}
+	return dotQ6_KAMXRef(w, a, nb)
+}
+
+// dotQ5_KAMX multiplies nb block_Q5_K with nb block_q8_K in ggml's AMX order.
+func dotQ5_KAMX(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[176*nb-1], a[292*nb-1]
+		return dotQ5KAVX2(&w[0], &a[0], nb, 1)
+	}
+	return dotQ5_KAMXRef(w, a, nb)
+}
+
+//go:noescape
+func dotQ40AMXAVX2(w, a *byte, nb int) float32
+
+// dotQ4_0AMX multiplies nb block_q4_0 with nb block_q8_0 in ggml's AMX order.
+func dotQ4_0AMX(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[18*nb-1], a[34*nb-1]
+		return dotQ40AMXAVX2(&w[0], &a[0], nb)
+	}
+	return dotQ4_0AMXRef(w, a, nb)
 }

@@ -40,3 +40,18 @@ func dotQ4_1(w, a []byte, nb int) float32 { return dotQ4_1Ref(w, a, nb) }
 
 // dotQ5_1 multiplies nb block_q5_1 with nb block_q8_1.
 func dotQ5_1(w, a []byte, nb int) float32 { return dotQ5_1Ref(w, a, nb) }
+
+// dotQ8_0AMX multiplies nb block_q8_0 with nb block_q8_0 in ggml's AMX order.
+func dotQ8_0AMX(w, a []byte, nb int) float32 { return dotQ8_0AMXRef(w, a, nb) }
+
+// dotQ4_KAMX multiplies nb block_Q4_K with nb block_q8_K in ggml's AMX order.
+func dotQ4_KAMX(w, a []byte, nb int) float32 { return dotQ4_KAMXRef(w, a, nb) }
+
+// dotQ5_KAMX multiplies nb block_Q5_K with nb block_q8_K in ggml's AMX order.
+func dotQ5_KAMX(w, a []byte, nb int) float32 { return dotQ5_KAMXRef(w, a, nb) }
+
+// dotQ6_KAMX multiplies nb block_Q6_K with nb block_q8_K in ggml's AMX order.
+func dotQ6_KAMX(w, a []byte, nb int) float32 { return dotQ6_KAMXRef(w, a, nb) }
+
+// dotQ4_0AMX multiplies nb block_q4_0 with nb block_q8_0 in ggml's AMX order.
+func dotQ4_0AMX(w, a []byte, nb int) float32 { return dotQ4_0AMXRef(w, a, nb) }

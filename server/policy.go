@@ -94,12 +94,25 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 	}
 	p.names = append(p.names, sp.String())
 
+	var stopRef *pluginRef
+	param := "realizar.stop"
 	switch {
 	case ext.Stop != nil && len(req.stopText) > 0:
 		p.Close()
 		return nil, badRequest("stop", "give either stop or realizar.stop, not both")
 	case ext.Stop != nil:
-		stp, err := s.resolve(ctx, t, *ext.Stop, abi.KindStop, "realizar.stop")
+		stopRef = ext.Stop
+	case len(req.stopText) > 0:
+		// OpenAI's stop strings run in the embedded strings policy.
+		cfg, err := json.Marshal(map[string][]string{"stop": req.stopText})
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		stopRef, param = &pluginRef{Plugin: builtinStrings, Config: cfg}, "stop"
+	}
+	if stopRef != nil {
+		stp, err := s.resolve(ctx, t, *stopRef, abi.KindStop, param)
 		if err != nil {
 			p.Close()
 			return nil, err
@@ -112,9 +125,6 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 		p.stop = sp
 		p.closeFn = append(p.closeFn, sp.Close)
 		p.names = append(p.names, stp.String())
-	case len(req.stopText) > 0:
-		p.stop = NewStopStrings(req.stopText)
-		p.names = append(p.names, "stop strings (native)")
 	}
 	return p, nil
 }

@@ -11,9 +11,13 @@
 //     abi.SortCandidates, abi.Softmax, abi.Draw), plus Log, the SDK's
 //     natural logarithm, which the C SDK (abi/guest/c) computes with the same
 //     operations so that policies in both languages agree bit for bit;
-//   - Region, which hands realizar_init the address of a Go slice (the Go
-//     heap does not move objects, so the address stays valid while a global
-//     holds the slice).
+//   - SelectTop, the top-k of full logits eight entries per loop iteration;
+//   - Address, which hands realizar_init the address of a Go slice's first
+//     element (the Go heap does not move objects, so the address stays
+//     valid while a global holds the slice);
+//   - ParseStrings and ParseString, a JSON string reader (fmt and
+//     encoding/json import os, whose wasip1 build imports WASI functions the
+//     host refuses, so a guest cannot use them).
 //
 // Outside wasip1 (tests on the build machine) the host functions read a
 // Fake that the test fills in, so a plugin's logic is testable natively.

@@ -6,9 +6,14 @@ import (
 )
 
 // ParseStrings decodes a JSON array of strings; ok is false for anything
-// else. A lone surrogate escape decodes to U+FFFD, as encoding/json does.
-// The C SDK's realizar_json_strings is the same parser.
+// else, and for input that is not valid UTF-8 (JSON text is UTF-8;
+// encoding/json would replace such bytes, the SDKs refuse them). A lone
+// surrogate escape decodes to U+FFFD, as encoding/json does. The C SDK's
+// realizar_json_strings is the same parser.
 func ParseStrings(s []byte) (out []string, ok bool) {
+	if !utf8.Valid(s) {
+		return nil, false
+	}
 	i := SkipSpace(s, 0)
 	if i >= len(s) || s[i] != '[' {
 		return nil, false

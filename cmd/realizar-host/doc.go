@@ -1,24 +1,63 @@
-// Command realizar-host runs and inspects GGUF language models.
+// Command realizar-host runs and inspects GGUF language models, with
+// sampling and stop policies as sandboxed WebAssembly plugins.
 //
 // Usage:
 //
-//	realizar-host inspect MODEL.gguf [--json]
+//	realizar-host run --model M.gguf (--prompt TEXT | --prompt-file F | stdin) [flags]
+//	realizar-host chat --model M.gguf [--system TEXT] [flags]
+//	realizar-host perplexity --model M.gguf --file TEXT [--ctx-size N] [--json]
+//	realizar-host bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--json]
+//	realizar-host plugin check FILE.wasm|MANIFEST.json [--config JSON|@FILE] [--json]
+//	realizar-host inspect MODEL.gguf [--tokens TEXT] [--json]
 //	realizar-host quantize IN.gguf OUT.gguf TYPE [--threads N]
 //	realizar-host fixture --preset NAME --out FILE [--vocab FILE] [--seed N]
 //	realizar-host serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR] [--queue N] [--ctx-size N]
 //
-// inspect prints a model's architecture, hyperparameters, tokenizer, and its
-// tensors counted and sized by type. quantize converts an F32/F16/BF16 llama
-// or qwen2 model to TYPE (Q4_K_M, Q4_K_S, Q8_0, Q4_0, F16, BF16) as
-// llama.cpp's llama-quantize does, and prints one summary line. fixture writes a random-weight model
-// for tests and benchmarks (see package fixture). serve runs the
-// OpenAI-compatible server of package server (docs/serve.md); it exits 0
-// after SIGINT or SIGTERM, once running requests have finished or, after
-// --grace, been cancelled.
+// run streams only the generated text on stdout; a load progress bar (when
+// stderr is a terminal) and a stats line go to stderr: prompt tokens (and
+// how many were reused), generated tokens, prefill and decode tokens per
+// second, time per step inside the policies, the stop reason and the seed
+// (random unless --seed; always reported). --json prints one document
+// instead. The sampler is an embedded policy by name (greedy, standard),
+// a FILE.wasm or a MANIFEST.json; the sampling flags (--temperature,
+// --top-k, --top-p, --min-p, --typical-p, --repeat-penalty, --repeat-last-n,
+// --presence-penalty, --frequency-penalty) configure the embedded standard
+// sampler and are a usage error with any other. --stop-string configures
+// the embedded strings stop policy. Commands that load a model take
+// --model, or the file named by $REALIZAR_MODEL.
 //
-// Errors are printed as one line on stderr. Exit status: 0 success, 1 any
-// other failure, 2 usage error (unknown command or flag, wrong arguments),
-// 3 a model file that is missing, unreadable or malformed (for quantize also
-// one it cannot convert: an architecture without type rules, or tensors
-// already quantized).
+// chat reads one user message per line, renders the conversation with the
+// model's chat template and answers it; the Session keeps the tokens of the
+// previous turns, so each turn processes only the new ones (the stats line
+// shows them as reused). /reset starts over, /exit quits.
+//
+// perplexity scores a text teacher-forced through Session.Score; bench
+// measures prefill and decode speed with end-of-generation ignored; plugin
+// check validates a plugin as run would and runs it on synthetic input;
+// inspect prints a model's architecture, hyperparameters, tokenizer and
+// tensor types, or with --tokens the tokens of a text. quantize converts an
+// F32/F16/BF16 llama or qwen2 model to TYPE (Q4_K_M, Q4_K_S, Q8_0, Q4_0,
+// F16, BF16) as llama.cpp's llama-quantize does. fixture writes a
+// random-weight model for tests and benchmarks (see package fixture).
+//
+// serve runs the OpenAI-compatible server of package server (docs/serve.md);
+// it exits 0 after SIGINT or SIGTERM, once running requests have finished
+// or, after --grace, been cancelled.
+//
+// Errors are printed as one line on stderr, "realizar-host: <cause>".
+// Exit status:
+//
+//	0    success
+//	1    any other failure (writing output, an I/O error mid-run)
+//	2    usage: unknown command or flag, wrong arguments, flags that
+//	     contradict each other (--sampler my.wasm --top-k 5), no model
+//	3    a model file that is missing, unreadable, not GGUF, or of an
+//	     unsupported architecture or tensor type (for quantize also one it
+//	     cannot convert)
+//	4    a plugin that does not load (missing, not WebAssembly, wrong kind,
+//	     forbidden import, bad config) or that fails during a turn (trap,
+//	     timeout, memory limit, bad token id)
+//	5    the prompt (or the conversation) does not fit the context
+//	130  interrupted (SIGINT or SIGTERM): the turn stopped, its partial
+//	     text and stats were printed
 package main

@@ -10,16 +10,24 @@ import (
 	"text/tabwriter"
 
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/tokenizer"
 	"github.com/spf13/cobra"
 )
 
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
+	var tokens string
 	cmd := &cobra.Command{
-		Use:   "inspect MODEL.gguf",
+		Use:   "inspect MODEL.gguf [--tokens TEXT] [--json]",
 		Short: "Print a model's architecture, hyperparameters, tokenizer and tensor types",
-		Args:  cobra.ExactArgs(1),
+		Long: "Print a model's architecture, hyperparameters, tokenizer and tensor types; with --tokens,\n" +
+			"the token ids and pieces of TEXT as run would feed them to the model (BOS added, control\n" +
+			"tokens in the text matched).",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("tokens") {
+				return inspectTokens(cmd, args[0], tokens, asJSON)
+			}
 			rep, err := inspect(args[0])
 			if err != nil {
 				return badFile(err)
@@ -38,7 +46,39 @@ func newInspectCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&tokens, "tokens", "", "print the tokens of TEXT instead of the report")
 	return cmd
+}
+
+// tokenJSON is one token of inspect --tokens.
+type tokenJSON struct {
+	ID    int32  `json:"id"`
+	Piece string `json:"piece"`
+}
+
+// inspectTokens prints the tokens of text under the model's tokenizer: one
+// "id<TAB>quoted piece" line each, or {"tokens": [...]} with asJSON.
+func inspectTokens(cmd *cobra.Command, path, text string, asJSON bool) error {
+	tok, err := tokenizer.Open(path)
+	if err != nil {
+		return badFile(err)
+	}
+	ids := encodePrompt(tok, text)
+	list := make([]tokenJSON, len(ids))
+	for i, id := range ids {
+		list[i] = tokenJSON{ID: id, Piece: string(tok.Piece(id))}
+	}
+	if asJSON {
+		return encodeJSON(cmd, map[string][]tokenJSON{"tokens": list})
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', tabwriter.AlignRight)
+	for _, t := range list {
+		fmt.Fprintf(w, "%d\t %q\n", t.ID, t.Piece)
+	}
+	if err := w.Flush(); err != nil {
+		return failure(err)
+	}
+	return nil
 }
 
 // report is what inspect prints. Hyperparameters absent from the file are

@@ -1,28 +1,44 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
 // Exit statuses (documented in doc.go).
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
-	exitBadFile = 3
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitBadFile     = 3
+	exitBadPlugin   = 4
+	exitContext     = 5
+	exitInterrupted = 130 // 128 + SIGINT, as shells report it
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// The first SIGINT or SIGTERM cancels ctx: a running turn stops at its
+	// next step and the command exits with exitInterrupted. The handler is
+	// then removed, so a second Ctrl-C kills the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run executes the command line args and returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+// run executes the command line args and returns the exit status. ctx is
+// cancelled by an interrupt.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "realizar-host",
 		Short:         "Run and inspect GGUF language models",
@@ -32,12 +48,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	root.AddCommand(newInspectCmd(), newQuantizeCmd(), newFixtureCmd(), newServeCmd())
-	err := root.Execute()
+	root.AddCommand(newRunCmd(), newChatCmd(), newBenchCmd(), newPerplexityCmd(), newPluginCmd(),
+		newInspectCmd(), newQuantizeCmd(), newFixtureCmd(), newServeCmd())
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "realizar-host: "+err.Error())
+	// One line, whatever the cause's text holds.
+	fmt.Fprintln(stderr, "realizar-host: "+strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))
 	var ce *cmdError
 	if errors.As(err, &ce) {
 		return ce.code
@@ -61,3 +79,10 @@ func badFile(err error) error { return &cmdError{code: exitBadFile, err: err} }
 
 // failure marks err as any other failure (exit status 1).
 func failure(err error) error { return &cmdError{code: exitFailure, err: err} }
+
+// usage marks err as a usage error (exit status 2).
+func usage(err error) error { return &cmdError{code: exitUsage, err: err} }
+
+// badPlugin marks err as a plugin that cannot be loaded or that failed
+// (exit status 4).
+func badPlugin(err error) error { return &cmdError{code: exitBadPlugin, err: err} }

@@ -16,24 +16,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/realizar-host/realizar-host/engine"
-	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/server"
-	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
 // serveOptions are serve's flags.
 type serveOptions struct {
-	model     string
+	model     modelFlags
 	addr      string
 	tenants   string
 	pluginDir string
 	queue     int
-	ctxSize   int
-	threads   int
 	grace     time.Duration
 	logJSON   bool
 }
@@ -52,27 +46,22 @@ func newServeCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), &o) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.model, "model", "m", "", "GGUF model file (default: $REALIZAR_MODEL)")
+	o.model.register(cmd)
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address")
 	f.StringVar(&o.tenants, "tenants", "", "tenants file (JSON: names, API key sha256s, limits)")
 	f.StringVar(&o.pluginDir, "plugin-dir", "", "directory of uploaded plugins and compiled code (default: in memory)")
 	f.IntVar(&o.queue, "queue", 64, "most requests waiting for the model; more get 429")
-	f.IntVarP(&o.ctxSize, "ctx-size", "c", 0, "context size in positions (default: the model's)")
-	f.IntVarP(&o.threads, "threads", "t", 0, "worker threads (default: all CPUs)")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "on shutdown, how long running requests may finish")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	return cmd
 }
 
 func serve(ctx context.Context, o *serveOptions) error {
-	if o.model == "" {
-		o.model = os.Getenv("REALIZAR_MODEL")
+	if err := o.model.resolve(); err != nil {
+		return err
 	}
-	switch {
-	case o.model == "":
-		return &cmdError{code: exitUsage, err: errors.New("serve: no model: pass --model FILE.gguf or set REALIZAR_MODEL")}
-	case o.queue < 1 || o.ctxSize < 0 || o.threads < 0:
-		return &cmdError{code: exitUsage, err: errors.New("serve: --queue must be >= 1, --ctx-size and --threads >= 0")}
+	if o.queue < 1 {
+		return usage(fmt.Errorf("--queue %d: must be >= 1", o.queue))
 	}
 	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if o.logJSON {
@@ -88,7 +77,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 		}
 		tenants = t
 	} else if !isLoopback(o.addr) {
-		return &cmdError{code: exitUsage, err: fmt.Errorf("serve: without --tenants the server takes no API keys, so it listens on loopback only; %s is not", o.addr)}
+		return usage(fmt.Errorf("without --tenants the server takes no API keys, so it listens on loopback only; %s is not", o.addr))
 	}
 	hostCfg := host.NewConfig().WithMaxModuleBytes(max(tenants.MaxPluginBytes(), 1<<20))
 	var store server.Store = server.NewMemStore()
@@ -123,12 +112,13 @@ func serve(ctx context.Context, o *serveOptions) error {
 	go func() { served <- hs.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "tenants", len(tenants.All()), "plugin_dir", o.pluginDir)
 
-	m, closeModel, err := openModel(o)
+	l, err := loadModel(&o.model, os.Stderr)
 	if err != nil {
 		_ = hs.Close()
-		return badFile(err)
+		return err
 	}
-	defer closeModel()
+	defer l.Close()
+	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok}
 	srv.SetModel(m)
 	log.Info("ready", "model", m.ID, "context", m.Forward.ContextLength(), "vocab", m.Tokenizer.Size())
 
@@ -163,31 +153,4 @@ func isLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(hostPart)
 	return ip != nil && ip.IsLoopback()
-}
-
-// openModel loads the model file, its tokenizer and one forward.
-func openModel(o *serveOptions) (*server.Model, func(), error) {
-	f, err := gguf.Open(o.model)
-	if err != nil {
-		return nil, nil, err
-	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", o.model, err)
-	}
-	mdl, err := model.Load(f, model.Options{Threads: o.threads})
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", o.model, err)
-	}
-	closeAll := func() { _ = mdl.Close(); _ = f.Close() }
-	fwd, err := engine.NewQ4kForward(mdl.NewStep(), engine.Q4kOptions{Arch: mdl.Config().Arch,
-		ModelContext: mdl.Config().ContextLength, MaxContext: o.ctxSize})
-	if err != nil {
-		closeAll()
-		return nil, nil, fmt.Errorf("%s: %w", o.model, err)
-	}
-	id := strings.TrimSuffix(filepath.Base(o.model), ".gguf")
-	return &server.Model{ID: id, Forward: fwd, Tokenizer: tok}, closeAll, nil
 }

@@ -185,23 +185,36 @@ func TestDot(t *testing.T, impl q4k.Kernels) {
 		if fast == nil {
 			t.Fatalf("%s: no kernel for %v", impl.Name, typ)
 		}
-		for _, n := range Lengths(typ) {
-			for variant := range 3 {
-				w0, a0 := Inputs(typ, n, variant, r)
-				w, a := newGuarded(len(w0)), newGuarded(len(a0))
-				copy(w.b, w0)
-				copy(a.b, a0)
-				want := ref(w.b, a.b, n)
-				got := fast(w.b, a.b, n)
-				if math.Float32bits(want) != math.Float32bits(got) {
-					t.Errorf("%s %v n=%d variant %d: got %v (%#x), reference %v (%#x)",
-						impl.Name, typ, n, variant, got, math.Float32bits(got), want, math.Float32bits(want))
-				}
-				w.check(t, "w")
-				a.check(t, "act")
-				if !bytes.Equal(w.b, w0) || !bytes.Equal(a.b, a0) {
-					t.Fatalf("%s %v n=%d: kernel wrote to its inputs", impl.Name, typ, n)
-				}
+		compareDot(t, impl.Name, typ, ref, fast, r)
+		refAMX, fastAMX := q4k.Reference.DotAMX(typ), impl.DotAMX(typ)
+		if (refAMX == nil) != (fastAMX == nil) {
+			t.Fatalf("%s: AMX-order kernel for %v: present %v, in the reference %v", impl.Name, typ, fastAMX != nil, refAMX != nil)
+		}
+		if fastAMX != nil {
+			compareDot(t, impl.Name+"/amx", typ, refAMX, fastAMX, r)
+		}
+	}
+}
+
+// compareDot runs fast against ref on every length of typ, with guards.
+func compareDot(t *testing.T, name string, typ q4k.Type, ref, fast q4k.DotFunc, r *rand.Rand) {
+	t.Helper()
+	for _, n := range Lengths(typ) {
+		for variant := range 3 {
+			w0, a0 := Inputs(typ, n, variant, r)
+			w, a := newGuarded(len(w0)), newGuarded(len(a0))
+			copy(w.b, w0)
+			copy(a.b, a0)
+			want := ref(w.b, a.b, n)
+			got := fast(w.b, a.b, n)
+			if math.Float32bits(want) != math.Float32bits(got) {
+				t.Errorf("%s %v n=%d variant %d: got %v (%#x), reference %v (%#x)",
+					name, typ, n, variant, got, math.Float32bits(got), want, math.Float32bits(want))
+			}
+			w.check(t, "w")
+			a.check(t, "act")
+			if !bytes.Equal(w.b, w0) || !bytes.Equal(a.b, a0) {
+				t.Fatalf("%s %v n=%d: kernel wrote to its inputs", name, typ, n)
 			}
 		}
 	}

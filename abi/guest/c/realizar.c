@@ -225,31 +225,26 @@ int32_t realizar_draw(const double *probs, int32_t n, double sum, double u) {
 
 /* ---- memory ---- */
 
+#ifdef __wasm__
+/* With -mbulk-memory clang lowers these builtins to the memory.fill and
+ * memory.copy instructions, which the engine runs natively (a byte loop
+ * would pay ABI §6's per-iteration cost for every byte). Natively, libc
+ * provides them. */
 void *memset(void *dst, int c, size_t n) {
-    uint8_t *d = dst;
-    while (n--) *d++ = (uint8_t)c;
+    __builtin_memset(dst, c, n);
     return dst;
 }
 
 void *memcpy(void *dst, const void *src, size_t n) {
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    while (n--) *d++ = *s++;
+    __builtin_memcpy(dst, src, n);
     return dst;
 }
 
 void *memmove(void *dst, const void *src, size_t n) {
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    if (d < s) {
-        while (n--) *d++ = *s++;
-    } else {
-        d += n;
-        s += n;
-        while (n--) *--d = *--s;
-    }
+    __builtin_memmove(dst, src, n);
     return dst;
 }
+#endif
 
 int realizar_memeq(const void *a, const void *b, size_t n) {
     const uint8_t *x = a, *y = b;
@@ -341,7 +336,33 @@ static int32_t skip_ws(const uint8_t *s, int32_t n, int32_t i) {
     return i;
 }
 
+/* utf8_valid reports whether s[0..n) is valid UTF-8 (no surrogates, no
+ * overlong forms), as Go's utf8.Valid. */
+static int utf8_valid(const uint8_t *s, int32_t n) {
+    for (int32_t i = 0; i < n;) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int32_t k;
+        uint32_t cp, lo;
+        if (c >= 0xc2 && c <= 0xdf) { k = 1; cp = c & 0x1f; lo = 0x80; }
+        else if (c >= 0xe0 && c <= 0xef) { k = 2; cp = c & 0x0f; lo = 0x800; }
+        else if (c >= 0xf0 && c <= 0xf4) { k = 3; cp = c & 0x07; lo = 0x10000; }
+        else return 0;
+        for (int32_t j = 1; j <= k; j++) {
+            if (i + j >= n || (s[i + j] & 0xc0) != 0x80) return 0;
+            cp = cp << 6 | (s[i + j] & 0x3f);
+        }
+        if (cp < lo || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000)) return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
 int32_t realizar_json_strings(const uint8_t *s, int32_t n, uint8_t *out, int32_t cap, int32_t *lens, int32_t max) {
+    if (!utf8_valid(s, n)) return -1;
     int32_t i = skip_ws(s, n, 0), o = 0, count = 0;
     if (i >= n || s[i++] != '[') return -1;
     i = skip_ws(s, n, i);

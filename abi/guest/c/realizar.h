@@ -9,8 +9,9 @@
  * through these functions, so a C policy and a Go policy written with
  * abi/guest pick the same tokens for the same logits, config and seed.
  *
- * Build (wasm32, no libc): clang --target=wasm32 -nostdlib -O2
- * -ffp-contract=off -fno-fast-math -Wl,--no-entry. The arithmetic part also
+ * Build (wasm32, no libc): clang --target=wasm32 -mbulk-memory -nostdlib
+ * -O2 -ffp-contract=off -fno-fast-math -Wl,--no-entry (bulk memory makes
+ * memset/memcpy single instructions). The arithmetic part also
  * compiles natively (the SDK's vector test builds it with gcc
  * -ffp-contract=off); the host imports and the allocator exist only on wasm.
  *
@@ -116,6 +117,8 @@ int32_t realizar_draw(const double *probs, int32_t n, double sum, double u);
 
 /* ---- memory and strings (no libc) ---- */
 
+/* On wasm32 realizar.c defines memset, memcpy and memmove (as memory.fill
+ * and memory.copy); natively libc does. */
 void *memset(void *dst, int c, size_t n);
 void *memcpy(void *dst, const void *src, size_t n);
 void *memmove(void *dst, const void *src, size_t n);
@@ -163,7 +166,8 @@ int realizar_parse_f64(const uint8_t *s, int32_t n, double *out);
 
 /* Decodes a JSON array of strings s[0..n) into out (the strings' bytes one
  * after another, capacity cap) and lens (at most max entries). Returns the
- * number of strings, or -1 when s is not such an array or it does not fit. */
+ * number of strings, or -1 when s is not such an array, is not valid UTF-8
+ * or does not fit. The same parser as the Go SDK's guest.ParseStrings. */
 int32_t realizar_json_strings(const uint8_t *s, int32_t n, uint8_t *out, int32_t cap, int32_t *lens, int32_t max);
 
 #endif /* REALIZAR_H */

@@ -28,6 +28,7 @@ type Chain struct {
 	ids, ids2, tidx []int32
 	vals, vals2     []float32
 	probs, tkeys    []float64
+	rkeys, rkeys2   []uint64 // radix sort, full mode only
 
 	rng   abi.RNG
 	ready bool
@@ -57,6 +58,9 @@ func NewChain(cfg Config, nVocab int) (*Chain, error) {
 	c.ids, c.ids2, c.tidx = make([]int32, n), make([]int32, n), make([]int32, n)
 	c.vals, c.vals2 = make([]float32, n), make([]float32, n)
 	c.probs, c.tkeys = make([]float64, n), make([]float64, n)
+	if c.topN == 0 {
+		c.rkeys, c.rkeys2 = make([]uint64, n), make([]uint64, n)
+	}
 	if c.penOn {
 		c.counts = make([]int32, nVocab)
 		if cfg.RepeatLastN > 0 {
@@ -299,9 +303,12 @@ func (c *Chain) candidates(ids []int32, logits []float32, count int) int {
 		return guest.SelectTop(logits, c.cfg.TopK, c.ids, c.vals)
 	}
 	for i, l := range logits {
-		c.ids[i], c.vals[i] = int32(i), l
+		c.ids[i], c.rkeys[i] = int32(i), orderKey(l)
 	}
-	abi.SortCandidates(c.ids, c.vals)
+	radix(c.rkeys, c.ids, c.rkeys2, c.ids2, 32)
+	for i, id := range c.ids {
+		c.vals[i] = logits[id]
+	}
 	return c.nVocab
 }
 
@@ -335,7 +342,18 @@ func (c *Chain) typical(n int) int {
 		c.tkeys[i] = math.Abs(-guest.Log(p) - h)
 		c.tidx[i] = int32(i)
 	}
-	sortKeys(c.tkeys[:n], c.tidx[:n])
+	if c.rkeys != nil {
+		// full mode: radix on the bits of the non-negative scores
+		for i, k := range c.tkeys[:n] {
+			c.rkeys[i] = math.Float64bits(k)
+		}
+		radix(c.rkeys[:n], c.tidx[:n], c.rkeys2[:n], c.ids2[:n], 64)
+		for i, k := range c.rkeys[:n] {
+			c.tkeys[i] = math.Float64frombits(k)
+		}
+	} else {
+		sortKeys(c.tkeys[:n], c.tidx[:n])
+	}
 	cum, last := 0.0, n
 	for j := range n {
 		cum = cum + probs[c.tidx[j]]
@@ -382,6 +400,56 @@ func (c *Chain) minimum(n int) int {
 		}
 	}
 	return n
+}
+
+// radix sorts (key, val) pairs by key ascending, stably, in passes of 11
+// bits from bit 0 below bits; the result ends in key and val. A full
+// vocabulary costs a few O(n) passes instead of n log n compares (a guest
+// pays for every loop iteration, ABI §6).
+func radix(key []uint64, val []int32, tkey []uint64, tval []int32, bits int) {
+	var count [2048]int32
+	passes := 0
+	for shift := 0; shift < bits; shift += 11 {
+		count = [2048]int32{}
+		for _, k := range key {
+			count[(k>>shift)&2047]++
+		}
+		sum := int32(0)
+		for b, c := range count {
+			count[b] = sum
+			sum += c
+		}
+		for i, k := range key {
+			at := count[(k>>shift)&2047]
+			count[(k>>shift)&2047]++
+			tkey[at], tval[at] = k, val[i]
+		}
+		key, tkey = tkey, key
+		val, tval = tval, val
+		passes++
+	}
+	if passes%2 == 1 {
+		copy(tkey, key)
+		copy(tval, val)
+	}
+}
+
+// orderKey maps a logit to a key whose ascending order is the contract
+// order's (logit descending, NaN last, -0 as +0); ties keep their input
+// order, which is id order in full mode.
+func orderKey(l float32) uint64 {
+	if l != l {
+		return 0xffffffff
+	}
+	if l == 0 {
+		l = 0
+	}
+	b := math.Float32bits(l)
+	asc := b | 0x80000000
+	if b&0x80000000 != 0 {
+		asc = ^b
+	}
+	return uint64(^asc)
 }
 
 // sortKeys sorts idx by (key ascending, index ascending), keys moving along.

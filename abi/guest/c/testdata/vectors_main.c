@@ -10,6 +10,8 @@
  *   sort N ID... LBITS... -> the ids in contract order
  *   softmax N TBITS SEED LBITS... -> N prob bits, the sum bits, 16 draws
  *   parse TEXT            -> the double's bits, or "err"
+ *   json HEX              -> realizar_json_strings of the bytes: the count,
+ *                            then each string in hex ("-" for empty)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,27 @@ int main(void) {
                 printf("0x%016llx", (unsigned long long)b_of(v));
             else
                 printf("err");
+        } else if (!strcmp(cmd, "json")) {
+            static char hex[8192];
+            static uint8_t in[4096], out[4096];
+            int32_t lens[64];
+            scanf("%8191s", hex);
+            int32_t n = 0;
+            for (int32_t i = 0; hex[2 * i] && hex[2 * i + 1] && n < 4096; i++) {
+                unsigned int b;
+                sscanf(hex + 2 * i, "%2x", &b);
+                in[n++] = (uint8_t)b;
+            }
+            if (!strcmp(hex, "-")) n = 0;
+            int32_t c = realizar_json_strings(in, n, out, sizeof out, lens, 64);
+            printf("%d", c);
+            int32_t off = 0;
+            for (int32_t k = 0; k < c; k++) {
+                printf(" ");
+                if (lens[k] == 0) printf("-");
+                for (int32_t j = 0; j < lens[k]; j++) printf("%02x", out[off + j]);
+                off += lens[k];
+            }
         } else {
             printf("unknown");
         }

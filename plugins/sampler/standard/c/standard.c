@@ -36,6 +36,7 @@ static int32_t *distinct, n_distinct, distinct_cap;
 static int32_t *ids, *tidx, *ids2;
 static float *vals, *vals2;
 static double *probs, *tkeys;
+static uint64_t *rkeys, *rkeys2; /* radix sort, full mode only */
 
 static realizar_rng rng;
 static int ready;
@@ -191,6 +192,11 @@ int64_t init(int32_t nv, int32_t max_piece, int32_t config_ptr, int32_t config_l
     probs = need((uint32_t)cap * 8);
     tkeys = need((uint32_t)cap * 8);
     if (!region || !ids || !vals || !ids2 || !vals2 || !tidx || !probs || !tkeys) return REALIZAR_ERR_FAILED;
+    if (!top_n) {
+        rkeys = need((uint32_t)n_vocab * 8);
+        rkeys2 = need((uint32_t)n_vocab * 8);
+        if (!rkeys || !rkeys2) return REALIZAR_ERR_FAILED;
+    }
     if (pen_on) {
         counts = need((uint32_t)n_vocab * 4);
         distinct_cap = last_n < 0 ? n_vocab : last_n;
@@ -259,6 +265,48 @@ int32_t reset(int64_t seed, int32_t n_prompt) {
 
 /* ---- the chain ---- */
 
+/* radix sorts (key, val) pairs by key ascending, stably, in passes of 11
+ * bits from bit 0 below bits: the result is in key/val (copied back from
+ * the scratch after an odd number of passes). O(n) loop iterations per
+ * pass: a full-vocabulary sort costs a few passes, not n log n compares. */
+static void radix(uint64_t *key, int32_t *val, uint64_t *tkey, int32_t *tval, int32_t n, int bits) {
+    static int32_t count[2048];
+    int passes = 0;
+    for (int shift = 0; shift < bits; shift += 11, passes++) {
+        memset(count, 0, sizeof count);
+        for (int32_t i = 0; i < n; i++) count[(key[i] >> shift) & 2047]++;
+        int32_t sum = 0;
+        for (int32_t b = 0; b < 2048; b++) {
+            int32_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            int32_t at = count[(key[i] >> shift) & 2047]++;
+            tkey[at] = key[i];
+            tval[at] = val[i];
+        }
+        uint64_t *k = key; key = tkey; tkey = k;
+        int32_t *v = val; val = tval; tval = v;
+    }
+    if (passes & 1) {
+        memcpy(tkey, key, (uint32_t)n * 8);
+        memcpy(tval, val, (uint32_t)n * 4);
+    }
+}
+
+/* order_key maps a logit to a key whose ascending order is the contract
+ * order's (logit descending, NaN last; -0 as +0); ties keep their input
+ * order, which is id order here. */
+static inline uint64_t order_key(float l) {
+    if (l != l) return 0xffffffffu;
+    if (l == 0) l = 0; /* -0 */
+    uint32_t b;
+    memcpy(&b, &l, 4);
+    uint32_t asc = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return (uint64_t)(uint32_t)~asc;
+}
+
 static inline float penalize(float l, int32_t c) {
     l = l <= 0 ? l * repeat_penalty : l / repeat_penalty;
     return l - ((float)c * frequency + presence);
@@ -317,9 +365,10 @@ static int32_t candidates(int32_t count) {
     if (top_k > 0 && top_k < n_vocab) return realizar_select_top(l, n_vocab, top_k, ids, vals);
     for (int32_t i = 0; i < n_vocab; i++) {
         ids[i] = i;
-        vals[i] = l[i];
+        rkeys[i] = order_key(l[i]);
     }
-    realizar_sort(ids, vals, n_vocab);
+    radix(rkeys, ids, rkeys2, ids2, n_vocab, 32);
+    for (int32_t i = 0; i < n_vocab; i++) vals[i] = l[ids[i]];
     return n_vocab;
 }
 
@@ -362,10 +411,18 @@ static int32_t typical(int32_t n) {
     }
     for (int32_t i = 0; i < n; i++) {
         double s = -realizar_log(probs[i]) - h;
-        tkeys[i] = s < 0 ? -s : s;
+        double a = s < 0 ? -s : s;
+        if (a == 0) a = 0; /* -0 as +0, for the radix keys */
+        tkeys[i] = a;
         tidx[i] = i;
     }
-    sort_keys(n);
+    if (rkeys) { /* full mode: radix on the bits of the non-negative scores */
+        for (int32_t i = 0; i < n; i++) memcpy(&rkeys[i], &tkeys[i], 8);
+        radix(rkeys, tidx, rkeys2, ids2, n, 64);
+        for (int32_t i = 0; i < n; i++) memcpy(&tkeys[i], &rkeys[i], 8);
+    } else {
+        sort_keys(n);
+    }
     double cum = 0;
     int32_t last = n;
     for (int32_t j = 0; j < n; j++) {

@@ -1,0 +1,453 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/gguf"
+)
+
+// End-to-end tests: they build the realizar-host binary and run it on the
+// real stories260K model (../shared/models, relative to the repository
+// root) and on small synthetic files.
+
+// storiesText is llama.cpp's greedy continuation of "Once upon a time" on
+// stories260K, up to the end of its first paragraph (../shared/models/README.md).
+const storiesText = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. " +
+	"One day, she saw a big, red ball. She wanted to play with it, but it was too high."
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// e2eBinary builds realizar-host once for every test of the package.
+func e2eBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "realizar-host-e2e"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "realizar-host")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+// storiesModel returns the path of stories260K.gguf: ../shared/models
+// relative to this checkout's root or, in a linked git worktree, to the main
+// checkout's. Missing, it fails the test under CI=true and skips it
+// elsewhere.
+func storiesModel(t *testing.T) string {
+	t.Helper()
+	roots := []string{filepath.Join("..", "..")}
+	if out, err := exec.Command("git", "rev-parse", "--path-format=absolute", "--git-common-dir").Output(); err == nil {
+		roots = append(roots, filepath.Dir(strings.TrimSpace(string(out))))
+	}
+	var tried []string
+	for _, r := range roots {
+		p := filepath.Join(r, "..", "shared", "models", "stories260K.gguf")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		tried = append(tried, p)
+	}
+	msg := "stories260K.gguf not found in " + strings.Join(tried, ", ")
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// runIn runs the binary with stdin and returns stdout, stderr and the exit
+// status.
+func runIn(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(e2eBinary(t), args...)
+	cmd.Env = append(os.Environ(), envModel+"=")
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// statsRe matches run's stats line.
+var statsRe = regexp.MustCompile(`^prompt (\d+) tok \(reused (\d+)\) \| generated (\d+) tok \| prefill .* tok/s \| decode .* tok/s \| policies .* µs/step \| stop ([a-z-]+) \| seed (\d+)$`)
+
+func TestRunGreedyStories(t *testing.T) {
+	model := storiesModel(t)
+	t.Run("llama.cpp text", func(t *testing.T) {
+		out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "60",
+			"--sampler", "greedy", "--echo", "--seed", "3")
+		require.Equal(t, 0, code, stderr)
+		assert.True(t, strings.HasPrefix(out, storiesText), "stdout: %q", out)
+		m := statsRe.FindStringSubmatch(strings.TrimSpace(stderr))
+		require.NotNil(t, m, "stderr: %q", stderr)
+		assert.Equal(t, []string{"5", "0", "60", "max-tokens", "3"}, m[1:])
+	})
+	t.Run("stdin prompt and stop string", func(t *testing.T) {
+		out, stderr, code := runIn(t, "Once upon a time", "run", "-m", model, "-n", "200",
+			"--sampler", "greedy", "--stop-string", "\n")
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, strings.TrimPrefix(storiesText, "Once upon a time"), out)
+		assert.Contains(t, stderr, "| stop stop-policy |")
+	})
+	t.Run("stop string across tokens is never printed", func(t *testing.T) {
+		// " park" is one token after "in the"; "the park" spans two.
+		for _, stop := range []string{"park", "the park", "Lily. She"} {
+			out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "60",
+				"--sampler", "greedy", "--stop-string", stop)
+			require.Equal(t, 0, code, stderr)
+			full := strings.TrimPrefix(storiesText, "Once upon a time")
+			assert.Equal(t, full[:strings.Index(full, stop)], out, "stop %q", stop)
+			assert.NotContains(t, out, stop)
+		}
+	})
+	t.Run("the earliest of several stop strings wins", func(t *testing.T) {
+		out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "60",
+			"--sampler", "greedy", "--stop-string", "red ball", "--stop-string", "girl")
+		require.Equal(t, 0, code, stderr)
+		full := strings.TrimPrefix(storiesText, "Once upon a time")
+		assert.Equal(t, full[:strings.Index(full, "girl")], out)
+	})
+}
+
+// TestRunProcessorAndLog chains a processor configured by a manifest
+// (banning the piece " there") before a sampler loaded from a file (the
+// test guest, which logs a line at init) and prints the plugin logs.
+func TestRunProcessorAndLog(t *testing.T) {
+	model := storiesModel(t)
+	manifest := filepath.Join(t.TempDir(), "ban.json")
+	require.NoError(t, os.WriteFile(manifest, []byte(`{"path": "`+mustAbs(t, "../../host/testdata/ban.wasm")+
+		`", "config": {"ban": " there"}}`), 0o644))
+	out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "8",
+		"--sampler", "../../host/testdata/greedy.wasm", "--processor", manifest, "--plugin-log")
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(out, ","), out)
+	assert.NotContains(t, out, " there")
+	assert.Contains(t, stderr, "[sampler greedy 1.0.0 (sha256 ")
+}
+
+// TestRunStandard: the default sampler is the embedded standard chain; its
+// flags are sugar for its config, and a seed reproduces a sampled run.
+func TestRunStandard(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "60", "--temperature", "0", "--echo")
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(out, storiesText), "temperature 0 is greedy: %q", out)
+
+	sampled := []string{"run", "-m", model, "-p", "Once upon a time", "-n", "40", "--seed", "42", "--top-k", "20", "--json"}
+	first, stderr, code := runIn(t, "", sampled...)
+	require.Equal(t, 0, code, stderr)
+	second, _, _ := runIn(t, "", sampled...)
+	var a, b turnJSON
+	require.NoError(t, json.Unmarshal([]byte(first), &a))
+	require.NoError(t, json.Unmarshal([]byte(second), &b))
+	assert.Equal(t, "standard", a.Sampler)
+	assert.Equal(t, a.Tokens, b.Tokens, "same seed, same tokens")
+	assert.Equal(t, uint64(42), a.Seed)
+}
+
+func TestRunJSON(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "8",
+		"--sampler", "greedy", "--seed", "11", "--json", "--logprobs", "2")
+	require.Equal(t, 0, code, stderr)
+	var doc turnJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	assert.Equal(t, ", there was a little girl", doc.Text)
+	assert.Len(t, doc.Tokens, 8)
+	assert.Equal(t, 5, doc.PromptTokens)
+	assert.Equal(t, "max-tokens", doc.StopReason)
+	assert.Equal(t, uint64(11), doc.Seed)
+	assert.Equal(t, "greedy", doc.Sampler)
+	assert.Equal(t, 7, doc.Timings.DecodeTokens)
+	require.Len(t, doc.Logprobs, 8)
+	for i, lp := range doc.Logprobs {
+		assert.Equal(t, doc.Tokens[i], lp.Token)
+		require.Len(t, lp.Top, 2)
+		assert.Equal(t, lp.Token, lp.Top[0].Token, "greedy picks the most likely token")
+		assert.LessOrEqual(t, lp.Logprob, float32(0))
+	}
+	assert.Empty(t, stderr, "--json prints nothing else")
+}
+
+// TestRunInterrupt sends SIGINT once text is streaming: the turn stops, its
+// partial text and stats are printed and the exit status is 130.
+func TestRunInterrupt(t *testing.T) {
+	model := storiesModel(t)
+	cmd := exec.Command(e2eBinary(t), "run", "-m", model, "-p", "Once upon a time", "-n", "2000",
+		"--sampler", "greedy", "--ignore-eos")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	r := bufio.NewReader(stdout)
+	first, err := r.ReadString('.') // the first sentence has streamed
+	require.NoError(t, err)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	rest, _ := io.ReadAll(r)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
+	assert.Equal(t, exitInterrupted, ee.ExitCode())
+	out := first + string(rest)
+	assert.True(t, strings.HasPrefix(out, ", there was a little girl named Lily."), out)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	require.Len(t, lines, 2, stderr.String())
+	m := statsRe.FindStringSubmatch(lines[0])
+	require.NotNil(t, m, lines[0])
+	assert.Equal(t, "cancelled", m[4])
+	n, _ := strconv.Atoi(m[3])
+	assert.Less(t, n, 2000)
+	assert.Equal(t, "realizar-host: interrupted", lines[1])
+}
+
+func TestChatReusesPrefix(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "Hello there\nTell me a story\n/reset\nHi\n/exit\nnever read\n",
+		"chat", "-m", model, "-n", "16", "--sampler", "greedy", "--seed", "1")
+	require.Equal(t, 0, code, stderr)
+	var stats [][]string
+	for line := range strings.SplitSeq(stderr, "\n") {
+		if m := statsRe.FindStringSubmatch(line); m != nil {
+			stats = append(stats, m)
+		}
+	}
+	require.Len(t, stats, 3, stderr)
+	prompt1, _ := strconv.Atoi(stats[0][1])
+	gen1, _ := strconv.Atoi(stats[0][3])
+	reused2, _ := strconv.Atoi(stats[1][2])
+	assert.Equal(t, "0", stats[0][2], "the first turn reuses nothing")
+	assert.Equal(t, prompt1+gen1-1, reused2, "the second turn reuses the first turn's prompt and reply")
+	assert.Equal(t, "0", stats[2][2], "/reset starts over")
+	assert.Contains(t, stderr, "(conversation reset)")
+	assert.GreaterOrEqual(t, strings.Count(out, "\n"), 3, "each reply ends its line: %q", out)
+}
+
+func TestPerplexityAndBench(t *testing.T) {
+	model := storiesModel(t)
+	text := filepath.Join(t.TempDir(), "text.txt")
+	require.NoError(t, os.WriteFile(text, []byte(storiesText), 0o644))
+	out, stderr, code := runIn(t, "", "perplexity", "-m", model, "--file", text, "--json")
+	require.Equal(t, 0, code, stderr)
+	var ppl pplResult
+	require.NoError(t, json.Unmarshal([]byte(out), &ppl))
+	assert.Equal(t, 1, ppl.Chunks)
+	assert.Equal(t, ppl.Tokens-1, ppl.Scored)
+	// The model's own greedy text is very likely under it.
+	assert.Greater(t, ppl.Perplexity, 1.0)
+	assert.Less(t, ppl.Perplexity, 3.0)
+
+	out, stderr, code = runIn(t, "", "bench", "-m", model, "--prompt-tokens", "16", "--gen-tokens", "8",
+		"--repetitions", "3", "--json")
+	require.Equal(t, 0, code, stderr)
+	var b benchResult
+	require.NoError(t, json.Unmarshal([]byte(out), &b))
+	assert.Len(t, b.Runs, 3)
+	assert.Greater(t, b.Prefill.Median, 0.0)
+	assert.Greater(t, b.Decode.Median, 0.0)
+	assert.LessOrEqual(t, b.Decode.Min, b.Decode.Median)
+	assert.GreaterOrEqual(t, b.Decode.Max, b.Decode.Median)
+}
+
+func TestInspectTokens(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "", "inspect", model, "--tokens", "Once upon a time", "--json")
+	require.Equal(t, 0, code, stderr)
+	var doc struct{ Tokens []tokenJSON }
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	assert.Equal(t, []tokenJSON{{1, "<s>"}, {403, " Once"}, {407, " upon"}, {261, " a"}, {378, " time"}}, doc.Tokens)
+	out, _, code = runIn(t, "", "inspect", model, "--tokens", "Once")
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `(?m)^\s*403\s+" Once"$`, out)
+}
+
+func TestPluginCheck(t *testing.T) {
+	out, stderr, code := runIn(t, "", "plugin", "check", "../../host/testdata/greedy.wasm", "--steps", "4", "--vocab", "1000")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "ok: sampler greedy 1.0.0 (ABI v1)")
+	assert.Contains(t, out, "sha256: ")
+	assert.Contains(t, out, "4 steps at vocab 1000")
+
+	out, stderr, code = runIn(t, "", "plugin", "check", "../../host/testdata/stopstr.wasm", "--config", `{"stop":"t1"}`, "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep checkReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "stop", rep.Meta.Kind)
+	assert.Len(t, rep.SHA256, 64)
+	assert.Equal(t, uint32(1), rep.MemoryPages)
+}
+
+// rewriteStories writes a copy of stories260K with edit applied to its
+// metadata and tensors.
+func rewriteStories(t *testing.T, model string, edit func(kv []gguf.KV, ts []gguf.Tensor)) string {
+	t.Helper()
+	f, err := gguf.Open(model)
+	require.NoError(t, err)
+	defer f.Close()
+	kv := append([]gguf.KV(nil), f.KV...)
+	var ts []gguf.Tensor
+	for _, ti := range f.Tensors {
+		data, err := f.TensorData(ti.Name)
+		require.NoError(t, err)
+		ts = append(ts, gguf.Tensor{Name: ti.Name, Type: ti.Type, Dims: ti.Dims, Data: data})
+	}
+	edit(kv, ts)
+	out := filepath.Join(t.TempDir(), "edited.gguf")
+	require.NoError(t, gguf.WriteFile(out, kv, ts))
+	return out
+}
+
+// TestRunErrors: each failure prints one line naming its cause and exits
+// with its documented status.
+func TestRunErrors(t *testing.T) {
+	model := storiesModel(t)
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.gguf")
+	require.NoError(t, os.WriteFile(garbage, []byte("definitely not a GGUF file"), 0o644))
+	mamba := rewriteStories(t, model, func(kv []gguf.KV, _ []gguf.Tensor) {
+		for i := range kv {
+			if kv[i].Key == gguf.KeyArchitecture {
+				kv[i].Value = "mamba"
+			}
+		}
+	})
+	int8 := rewriteStories(t, model, func(_ []gguf.KV, ts []gguf.Tensor) {
+		for i := range ts {
+			if ts[i].Name == "blk.0.attn_q.weight" {
+				ts[i].Type, ts[i].Data = gguf.TypeI8, make([]byte, ts[i].Dims[0]*ts[i].Dims[1])
+			}
+		}
+	})
+	manifest := filepath.Join(dir, "stop.json")
+	require.NoError(t, os.WriteFile(manifest, []byte(`{"path": "`+mustAbs(t, "../../host/testdata/stopstr.wasm")+`", "config": {"stop": "x"}}`), 0o644))
+	long := strings.Repeat("Once upon a time ", 20)
+
+	run := []string{"run", "-p", "Once upon a time", "-n", "4"}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no model", run, exitUsage, "no model: pass --model"},
+		{"missing file", append(run, "-m", filepath.Join(dir, "absent.gguf")), exitBadFile, "absent.gguf: no such file"},
+		{"not GGUF", append(run, "-m", garbage), exitBadFile, "bad magic"},
+		{"unsupported architecture", append(run, "-m", mamba), exitBadFile, "unsupported architecture"},
+		{"unsupported tensor type", append(run, "-m", int8), exitBadFile, "blk.0.attn_q.weight"},
+		{"sampling flag with a custom sampler", append(run, "-m", model, "--sampler", "my.wasm", "--top-k", "5"), exitUsage,
+			"--top-k configures the standard sampler, not my.wasm"},
+		{"stop string with a custom stop policy", append(run, "-m", model, "--stop", "mine.wasm", "--stop-string", "x"), exitUsage,
+			"--stop-string configures the strings stop policy"},
+		{"bad config argument", append(run, "-m", model, "--sampler-config", "[1]"), exitUsage, "--sampler-config: not a JSON object"},
+		{"logprobs without json", append(run, "-m", model, "--logprobs", "2"), exitUsage, "--logprobs needs --json"},
+		{"unknown policy name", append(run, "-m", model, "--sampler", "nucleus"), exitUsage, `--sampler "nucleus": not an embedded policy`},
+		{"missing plugin", append(run, "-m", model, "--sampler", filepath.Join(dir, "absent.wasm")), exitBadPlugin, "absent.wasm"},
+		{"not a plugin", append(run, "-m", model, "--sampler", "../../host/testdata/notwasm.wasm"), exitBadPlugin, "not a valid WebAssembly module"},
+		{"wrong kind", append(run, "-m", model, "--sampler", "../../host/testdata/stopstr.wasm"), exitBadPlugin, "wrong plugin kind"},
+		{"wrong kind in a manifest", append(run, "-m", model, "--sampler", manifest), exitBadPlugin, "wrong plugin kind"},
+		{"forbidden import", append(run, "-m", model, "--sampler", "../../host/testdata/pathopen.wasm"), exitBadPlugin, "forbidden import"},
+		{"plugin traps", append(run, "-m", model, "--sampler", "../../host/testdata/bad.wasm", "--seed", "2"), exitBadPlugin,
+			"sampler bad 1.0.0"},
+		{"context overflow", []string{"run", "-p", long, "-m", model, "--ctx-size", "16"}, exitContext,
+			"context length exceeded"},
+		{"plugin check not wasm", []string{"plugin", "check", "../../host/testdata/notwasm.wasm"}, exitBadPlugin, "not a valid WebAssembly module"},
+		{"perplexity missing model", []string{"perplexity", "-m", filepath.Join(dir, "absent.gguf"), "--file", garbage}, exitBadFile, "absent.gguf"},
+		{"bench overflow", []string{"bench", "-m", model, "--ctx-size", "16", "--prompt-tokens", "16"}, exitContext, "exceed the context of 16"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runIn(t, "", tc.args...)
+			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
+			assert.Contains(t, stderr, tc.msg)
+			assert.True(t, strings.HasPrefix(stderr, "realizar-host: "), stderr)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+			assert.NotContains(t, stderr, "goroutine")
+			assert.Empty(t, stdout)
+		})
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	require.NoError(t, err)
+	return a
+}
+
+// TestModelFromEnv: REALIZAR_MODEL names the model when --model is absent.
+func TestModelFromEnv(t *testing.T) {
+	model := storiesModel(t)
+	cmd := exec.Command(e2eBinary(t), "run", "-p", "Once upon a time", "-n", "3", "--sampler", "greedy")
+	cmd.Env = append(os.Environ(), envModel+"="+model)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	assert.Equal(t, ", there was", string(out))
+	assert.Less(t, time.Since(start), 30*time.Second)
+}
+
+// TestPluginGoExample builds the README's Go plugin (testdata/plugin-go),
+// adds its metadata with abi/cmd/wasmmeta, checks it and samples with it.
+func TestPluginGoExample(t *testing.T) {
+	model := storiesModel(t)
+	dir := t.TempDir()
+	raw, wasm := filepath.Join(dir, "top1.wasm"), filepath.Join(dir, "top1-meta.wasm")
+	build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", raw, ".")
+	build.Dir = filepath.Join("testdata", "plugin-go")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	meta := exec.Command("go", "run", "../../abi/cmd/wasmmeta", "-kind", "sampler", "-name", "top1", "-version", "1.0.0",
+		"-description", "the most likely token", raw, wasm)
+	out, err = meta.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	stdout, stderr, code := runIn(t, "", "plugin", "check", wasm, "--steps", "4")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "ok: sampler top1 1.0.0 (ABI v1)")
+	stdout, stderr, code = runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "12", "--sampler", wasm)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, ", there was a little girl named Lily. She", stdout)
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/tokenizer"
+)
+
+// turnFlags are the per-turn settings run and chat share.
+type turnFlags struct {
+	maxTokens int
+	seed      uint64
+	ignoreEOS bool
+	logprobs  int
+}
+
+func (f *turnFlags) register(cmd *cobra.Command) {
+	cmd.Flags().IntVarP(&f.maxTokens, "max-tokens", "n", 256, "most tokens to generate per turn")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "sampling seed (default: random, reported in the stats line)")
+	cmd.Flags().BoolVar(&f.ignoreEOS, "ignore-eos", false, "never stop on the model's end-of-generation tokens")
+}
+
+// config is the GenerateConfig of a turn without its callbacks.
+func (f *turnFlags) config(cmd *cobra.Command) (engine.GenerateConfig, error) {
+	if f.maxTokens <= 0 {
+		return engine.GenerateConfig{}, usage(fmt.Errorf("--max-tokens %d: must be > 0", f.maxTokens))
+	}
+	cfg := engine.GenerateConfig{MaxTokens: f.maxTokens, IgnoreEOG: f.ignoreEOS}
+	if cmd.Flags().Changed("seed") {
+		seed := f.seed
+		cfg.Seed = &seed
+	}
+	return cfg, nil
+}
+
+// generator is a loaded model with its policies and one Session: what run
+// and chat drive.
+type generator struct {
+	model *loaded
+	host  *host.Host
+	pol   *policies
+	sess  *engine.Session
+}
+
+// newGenerator loads the model and the policies.
+func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *policyFlags) (*generator, error) {
+	if err := mf.resolve(); err != nil {
+		return nil, err
+	}
+	// Policy flags are checked before the (slow) model load.
+	if _, err := pf.samplerConfigJSON(cmd.Flags()); err != nil {
+		return nil, err
+	}
+	if _, _, err := pf.stopConfigJSON(); err != nil {
+		return nil, err
+	}
+	m, err := loadModel(mf, cmd.ErrOrStderr())
+	if err != nil {
+		return nil, err
+	}
+	g := &generator{model: m}
+	if g.host, err = host.New(ctx, host.NewConfig()); err != nil {
+		g.Close(ctx)
+		return nil, failure(err)
+	}
+	if g.pol, err = pf.load(ctx, cmd.Flags(), g.host, m.tok); err != nil {
+		g.Close(ctx)
+		return nil, err
+	}
+	opts := []engine.Option{engine.WithSampler(g.pol.sampler)}
+	if g.pol.stop != nil {
+		opts = append(opts, engine.WithStopPolicy(g.pol.stop))
+	}
+	if g.sess, err = engine.NewSession(m.fwd, m.tok, opts...); err != nil {
+		g.Close(ctx)
+		return nil, failure(err)
+	}
+	return g, nil
+}
+
+// Close releases everything, in reverse order of creation.
+func (g *generator) Close(ctx context.Context) {
+	if g.pol != nil {
+		g.pol.Close()
+	}
+	if g.host != nil {
+		_ = g.host.Close(ctx)
+	}
+	g.model.Close()
+}
+
+// generate runs one turn on prompt, streaming its text to out (flushed
+// after each token) unless out is nil.
+func (g *generator) generate(ctx context.Context, prompt []int32, cfg engine.GenerateConfig, out io.Writer) (engine.Turn, error) {
+	cfg.Cancel = engine.FromContext(ctx)
+	if out != nil {
+		w := bufio.NewWriter(out)
+		cfg.OnToken = func(_ int32, text []byte) error {
+			if len(text) == 0 {
+				return nil
+			}
+			if _, err := w.Write(text); err != nil {
+				return err
+			}
+			return w.Flush()
+		}
+	}
+	return g.sess.Generate(prompt, cfg)
+}
+
+// encodePrompt tokenizes a prompt: with the vocabulary's BOS (unless the
+// text already starts with the BOS text, as a chat template may render
+// it), and with control tokens in the text matched as such.
+func encodePrompt(tok *tokenizer.Tokenizer, text string) []int32 {
+	addSpecial := true
+	if tok.BOS() != tokenizer.Absent && tok.AddBOS() {
+		if bos := tok.TokenText(tok.BOS()); bos != "" && strings.HasPrefix(text, bos) {
+			addSpecial = false
+		}
+	}
+	return tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: addSpecial, ParseSpecial: true})
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/host"
+)
+
+// policyFlags choose the sampler, processors and stop policy of a turn.
+type policyFlags struct {
+	sampler       string
+	samplerConfig string
+	processors    []string
+	stop          string
+	stopConfig    string
+	stopStrings   []string
+	pluginLog     bool
+
+	// Sugar for the standard sampler's config, in its (OpenAI and
+	// llama.cpp) field names; only flags the user set are passed on.
+	sampling struct {
+		temperature, topP, minP, typicalP                float64
+		repeatPenalty, presencePenalty, frequencyPenalty float64
+		topK, repeatLastN                                int
+	}
+}
+
+// samplingFlags maps each sampling flag to its config field.
+var samplingFlags = []struct{ flag, field string }{
+	{"temperature", "temperature"},
+	{"top-k", "top_k"},
+	{"top-p", "top_p"},
+	{"min-p", "min_p"},
+	{"typical-p", "typical_p"},
+	{"repeat-penalty", "repeat_penalty"},
+	{"repeat-last-n", "repeat_last_n"},
+	{"presence-penalty", "presence_penalty"},
+	{"frequency-penalty", "frequency_penalty"},
+}
+
+func (p *policyFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&p.sampler, "sampler", "", "sampler: an embedded one ("+strings.Join(builtinNames(), ", ")+
+		"), a FILE.wasm or a MANIFEST.json (default "+defaultSampler()+")")
+	fs.StringVar(&p.samplerConfig, "sampler-config", "", "the sampler's config: a JSON object, or @FILE")
+	fs.StringArrayVar(&p.processors, "processor", nil, "a logits processor (FILE.wasm, or MANIFEST.json to give it a config) run before the sampler; repeatable, in order")
+	fs.StringVar(&p.stop, "stop", "", "stop policy: "+builtinStrings+", a FILE.wasm or a MANIFEST.json (default: none, or "+
+		builtinStrings+" with --stop-string)")
+	fs.StringVar(&p.stopConfig, "stop-config", "", "the stop policy's config: a JSON object, or @FILE")
+	fs.StringArrayVar(&p.stopStrings, "stop-string", nil, "stop when the text ends with S and leave S out (repeatable)")
+	fs.BoolVar(&p.pluginLog, "plugin-log", false, "print the plugins' logs on stderr after each turn")
+	s := &p.sampling
+	fs.Float64Var(&s.temperature, "temperature", 0.8, "standard sampler: temperature (<= 0 is greedy)")
+	fs.IntVar(&s.topK, "top-k", 40, "standard sampler: keep the K most likely tokens (0: all)")
+	fs.Float64Var(&s.topP, "top-p", 0.95, "standard sampler: nucleus probability mass (1: off)")
+	fs.Float64Var(&s.minP, "min-p", 0.05, "standard sampler: drop tokens below min-p × the top probability (0: off)")
+	fs.Float64Var(&s.typicalP, "typical-p", 1, "standard sampler: locally typical sampling mass (1: off)")
+	fs.Float64Var(&s.repeatPenalty, "repeat-penalty", 1, "standard sampler: repetition penalty (1: off)")
+	fs.IntVar(&s.repeatLastN, "repeat-last-n", 64, "standard sampler: tokens the penalties look back over")
+	fs.Float64Var(&s.presencePenalty, "presence-penalty", 0, "standard sampler: presence penalty")
+	fs.Float64Var(&s.frequencyPenalty, "frequency-penalty", 0, "standard sampler: frequency penalty")
+}
+
+// policies are the loaded policies of a Session. Close them after use.
+type policies struct {
+	sampler *host.Sampler
+	stop    *host.StopPolicy // nil when none
+	names   []string         // plugin labels, chain order then stop
+	// samplerName and stopName are what the stats line shows.
+	samplerName, stopName string
+}
+
+// Close releases the plugin instances.
+func (p *policies) Close() {
+	if p.sampler != nil {
+		_ = p.sampler.Close()
+	}
+	if p.stop != nil {
+		_ = p.stop.Close()
+	}
+}
+
+// writeLogs prints every plugin's log on w, each line prefixed by the
+// plugin's label.
+func (p *policies) writeLogs(w io.Writer) {
+	write := func(label string, log []byte) {
+		for line := range strings.SplitSeq(strings.TrimRight(string(log), "\n"), "\n") {
+			if line != "" {
+				fmt.Fprintf(w, "[%s] %s\n", label, line)
+			}
+		}
+	}
+	for i, log := range p.sampler.Log() {
+		write(p.names[i], log)
+	}
+	if p.stop != nil {
+		write(p.names[len(p.names)-1], p.stop.Log())
+	}
+}
+
+// load resolves and loads the policies for vocab. Usage errors (flags that
+// contradict each other, a bad config argument) are exitUsage; a module
+// that does not load is exitBadPlugin.
+func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host, vocab engine.Vocab) (*policies, error) {
+	samplerCfg, err := p.samplerConfigJSON(fs)
+	if err != nil {
+		return nil, err
+	}
+	stopName, stopCfg, err := p.stopConfigJSON()
+	if err != nil {
+		return nil, err
+	}
+	samplerName := p.sampler
+	if samplerName == "" {
+		samplerName = defaultSampler()
+	}
+	out := &policies{samplerName: samplerName, stopName: stopName}
+	var procs []*host.Plugin
+	for _, spec := range p.processors {
+		pl, err := loadPolicy(ctx, h, spec, abi.KindProcessor, nil, "--processor")
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, pl)
+		out.names = append(out.names, pl.String())
+	}
+	sp, err := loadPolicy(ctx, h, samplerName, abi.KindSampler, samplerCfg, "--sampler")
+	if err != nil {
+		return nil, err
+	}
+	out.names = append(out.names, sp.String())
+	if out.sampler, err = host.NewSampler(vocab, sp, procs...); err != nil {
+		return nil, badPlugin(err)
+	}
+	if stopName != "" {
+		pl, err := loadPolicy(ctx, h, stopName, abi.KindStop, stopCfg, "--stop")
+		if err != nil {
+			out.Close()
+			return nil, err
+		}
+		out.names = append(out.names, pl.String())
+		if out.stop, err = host.NewStopPolicy(vocab, pl); err != nil {
+			out.Close()
+			return nil, badPlugin(err)
+		}
+	}
+	return out, nil
+}
+
+// samplerConfigJSON is the sampler's config: --sampler-config, with the
+// sampling flags the user set merged in (standard only).
+func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet) ([]byte, error) {
+	cfg, err := configArg(p.samplerConfig, "--sampler-config")
+	if err != nil {
+		return nil, err
+	}
+	var set []string
+	for _, f := range samplingFlags {
+		if fs.Changed(f.flag) {
+			set = append(set, f.flag)
+		}
+	}
+	if len(set) == 0 {
+		return cfg, nil
+	}
+	name := p.sampler
+	if name == "" {
+		name = defaultSampler()
+	}
+	if name != builtinStandard {
+		return nil, usage(fmt.Errorf("--%s configures the %s sampler, not %s: put it in --sampler-config instead",
+			set[0], builtinStandard, name))
+	}
+	obj := map[string]any{}
+	if len(cfg) > 0 {
+		if err := json.Unmarshal(cfg, &obj); err != nil {
+			return nil, usage(fmt.Errorf("--sampler-config: %w", err))
+		}
+	}
+	s := p.sampling
+	values := map[string]any{
+		"temperature": s.temperature, "top_k": s.topK, "top_p": s.topP, "min_p": s.minP, "typical_p": s.typicalP,
+		"repeat_penalty": s.repeatPenalty, "repeat_last_n": s.repeatLastN,
+		"presence_penalty": s.presencePenalty, "frequency_penalty": s.frequencyPenalty,
+	}
+	for _, f := range samplingFlags {
+		if !fs.Changed(f.flag) {
+			continue
+		}
+		if _, dup := obj[f.field]; dup {
+			return nil, usage(fmt.Errorf("--%s and --sampler-config both set %q", f.flag, f.field))
+		}
+		obj[f.field] = values[f.field]
+	}
+	return json.Marshal(obj)
+}
+
+// stopConfigJSON names the stop policy and its config: --stop and
+// --stop-config, or the embedded strings policy for --stop-string.
+func (p *policyFlags) stopConfigJSON() (name string, cfg []byte, err error) {
+	cfg, err = configArg(p.stopConfig, "--stop-config")
+	if err != nil {
+		return "", nil, err
+	}
+	name = p.stop
+	if len(p.stopStrings) == 0 {
+		if name == "" && len(cfg) > 0 {
+			return "", nil, usage(errors.New("--stop-config without --stop"))
+		}
+		return name, cfg, nil
+	}
+	if name != "" && name != builtinStrings {
+		return "", nil, usage(fmt.Errorf("--stop-string configures the %s stop policy, not %s: put it in --stop-config instead",
+			builtinStrings, name))
+	}
+	if len(cfg) > 0 {
+		return "", nil, usage(errors.New("--stop-string and --stop-config both configure the stop strings"))
+	}
+	if cfg, err = stringsConfig(p.stopStrings); err != nil {
+		return "", nil, usage(err)
+	}
+	return builtinStrings, cfg, nil
+}
+
+// configArg reads a config argument: a JSON object, or @FILE holding one.
+// The empty string is no config.
+func configArg(arg, flag string) ([]byte, error) {
+	if arg == "" {
+		return nil, nil
+	}
+	b := []byte(arg)
+	if path, ok := strings.CutPrefix(arg, "@"); ok {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return nil, usage(fmt.Errorf("%s: %w", flag, err))
+		}
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
+		return nil, usage(fmt.Errorf("%s: not a JSON object", flag))
+	}
+	return bytes.TrimSpace(b), nil
+}
+
+// loadPolicy loads spec as a plugin of kind: an embedded name, a manifest
+// (.json) or a module file. cfg goes to an embedded policy or a module
+// file; a manifest carries its own config.
+func loadPolicy(ctx context.Context, h *host.Host, spec string, kind abi.Kind, cfg []byte, flag string) (*host.Plugin, error) {
+	var pl *host.Plugin
+	var err error
+	opts := host.LoadOptions{Kind: kind, Config: cfg}
+	wasm, builtin := builtinModule(spec)
+	switch {
+	case builtin:
+		pl, err = h.Load(ctx, wasm, opts)
+	case strings.HasSuffix(strings.ToLower(spec), ".json"):
+		if len(cfg) > 0 {
+			return nil, usage(fmt.Errorf("%s %s: a manifest carries its own config", flag, spec))
+		}
+		pl, err = h.LoadManifest(ctx, spec)
+		if err == nil && pl.Kind() != kind {
+			err = fmt.Errorf("%s: %w: a %s, not a %s", spec, host.ErrKind, pl.Kind(), kind)
+		}
+	case strings.HasSuffix(strings.ToLower(spec), ".wasm") || strings.ContainsRune(spec, os.PathSeparator):
+		pl, err = h.LoadFile(ctx, spec, opts)
+	default:
+		return nil, usage(fmt.Errorf("%s %q: not an embedded policy (%s), a .wasm file or a .json manifest",
+			flag, spec, strings.Join(builtinNames(), ", ")))
+	}
+	if err != nil {
+		return nil, badPlugin(fmt.Errorf("%s: %w", flag, err))
+	}
+	return pl, nil
+}

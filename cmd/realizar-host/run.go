@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/tokenizer"
+)
+
+// runOptions are run's own flags.
+type runOptions struct {
+	prompt, promptFile, system string
+	chat, echo, asJSON         bool
+}
+
+func newRunCmd() *cobra.Command {
+	var (
+		mf modelFlags
+		pf policyFlags
+		tf turnFlags
+		o  runOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "run --model M.gguf (--prompt TEXT | --prompt-file F | stdin) [flags]",
+		Short: "Generate text from a prompt, streaming it to stdout",
+		Long: "Generate text from a prompt. Only the generated text goes to stdout, as it is produced;\n" +
+			"the load progress (on a terminal) and a stats line go to stderr. Ctrl-C stops the turn,\n" +
+			"prints its stats and exits with status 130.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, &mf, &pf, &tf, &o) },
+	}
+	mf.register(cmd)
+	pf.register(cmd)
+	tf.register(cmd)
+	fs := cmd.Flags()
+	fs.StringVarP(&o.prompt, "prompt", "p", "", "the prompt text")
+	fs.StringVarP(&o.promptFile, "prompt-file", "f", "", "read the prompt from a file")
+	fs.StringVar(&o.system, "system", "", "a system message (implies --chat)")
+	fs.BoolVar(&o.chat, "chat", false, "render the prompt as a user message with the model's chat template")
+	fs.BoolVar(&o.echo, "echo", false, "print the prompt text before the generated text")
+	fs.IntVar(&tf.logprobs, "logprobs", 0, "with --json: record each token's logprob and its N most likely alternatives")
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON document (text, tokens, stop reason, seed, timings, logprobs) instead of streaming")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, o *runOptions) error {
+	ctx := cmd.Context()
+	cfg, err := tf.config(cmd)
+	if err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("logprobs") {
+		if !o.asJSON {
+			return usage(errors.New("--logprobs needs --json"))
+		}
+		if tf.logprobs < 0 {
+			return usage(fmt.Errorf("--logprobs %d is negative", tf.logprobs))
+		}
+		cfg.Logprobs, cfg.TopLogprobs = true, tf.logprobs
+	}
+	text, err := o.promptText(cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	g, err := newGenerator(ctx, cmd, mf, pf)
+	if err != nil {
+		return err
+	}
+	defer g.Close(ctx)
+
+	if o.chat || o.system != "" {
+		var msgs []tokenizer.Message
+		if o.system != "" {
+			msgs = append(msgs, tokenizer.Message{Role: "system", Content: o.system})
+		}
+		msgs = append(msgs, tokenizer.Message{Role: "user", Content: text})
+		var cause error
+		text, _, cause = g.model.tok.ApplyChat(msgs, true)
+		if cause != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: the file's chat template did not render (%v); using a built-in format\n", cause)
+		}
+	}
+	prompt := encodePrompt(g.model.tok, text)
+	if n := g.model.fwd.ContextLength(); len(prompt) >= n {
+		return &cmdError{code: exitContext, err: fmt.Errorf("the prompt has %d tokens, the context holds %d: %w", len(prompt), n, engine.ErrContextExceeded)}
+	}
+
+	stdout := cmd.OutOrStdout()
+	var stream io.Writer
+	if !o.asJSON {
+		stream = stdout
+		if o.echo {
+			if _, err := io.WriteString(stdout, text); err != nil {
+				return failure(err)
+			}
+		}
+	}
+	turn, genErr := g.generate(ctx, prompt, cfg, stream)
+	if o.asJSON {
+		if pf.pluginLog {
+			g.pol.writeLogs(cmd.ErrOrStderr())
+		}
+		if err := encodeJSON(cmd, newTurnJSON(turn, g.model.tok, g.model.took, g.pol, genErr)); err != nil {
+			return err
+		}
+	} else {
+		// The text ends the line it is on, so that the stats line starts
+		// its own: on stdout for a terminal; on stderr when both go to the
+		// same file (2>&1), so that stdout alone stays exactly the text.
+		if isTerminal(stdout) {
+			fmt.Fprintln(stdout)
+		} else if sameFile(stdout, cmd.ErrOrStderr()) && len(turn.Text) > 0 && turn.Text[len(turn.Text)-1] != '\n' {
+			fmt.Fprintln(cmd.ErrOrStderr())
+		}
+		if pf.pluginLog {
+			g.pol.writeLogs(cmd.ErrOrStderr())
+		}
+		if genErr == nil || turn.Generated > 0 {
+			fmt.Fprintln(cmd.ErrOrStderr(), statsLine(turn))
+		}
+	}
+	if genErr != nil {
+		return turnError(genErr)
+	}
+	if turn.Stop == engine.StopCancelled {
+		return &cmdError{code: exitInterrupted, err: errors.New("interrupted")}
+	}
+	return nil
+}
+
+// promptText is the prompt from --prompt, --prompt-file or stdin (exactly
+// one of them).
+func (o *runOptions) promptText(stdin io.Reader) (string, error) {
+	switch {
+	case o.prompt != "" && o.promptFile != "":
+		return "", usage(errors.New("--prompt and --prompt-file both given"))
+	case o.prompt != "":
+		return o.prompt, nil
+	case o.promptFile != "":
+		b, err := os.ReadFile(o.promptFile)
+		if err != nil {
+			return "", usage(fmt.Errorf("--prompt-file: %w", err))
+		}
+		return string(b), nil
+	}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		return "", usage(errors.New("no prompt: pass --prompt TEXT, --prompt-file FILE, or pipe it on stdin"))
+	}
+	b, err := io.ReadAll(stdin)
+	if err != nil {
+		return "", failure(fmt.Errorf("reading the prompt from stdin: %w", err))
+	}
+	if len(b) == 0 {
+		return "", usage(errors.New("empty prompt on stdin"))
+	}
+	return string(b), nil
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/tokenizer"
+)
+
+// statsLine is the one-line summary of a turn printed on stderr:
+//
+//	prompt 5 tok (reused 0) | generated 60 tok | prefill 812.3 tok/s | decode 402.1 tok/s | policies 9.8 µs/step | stop max-tokens | seed 42
+func statsLine(t engine.Turn) string {
+	tm := t.Timings
+	parts := []string{
+		fmt.Sprintf("prompt %d tok (reused %d)", len(t.Tokens)-t.Generated, t.Reused),
+		fmt.Sprintf("generated %d tok", t.Generated),
+		"prefill " + rate(tm.PrefillTokens, tm.Prefill),
+		"decode " + rate(tm.DecodeForwards, tm.Decode),
+		"policies " + perStep(tm.Policies, t.Generated),
+		"stop " + t.Stop.String(),
+		fmt.Sprintf("seed %d", t.Seed),
+	}
+	return strings.Join(parts, " | ")
+}
+
+// rate formats n items over d as "123.4 tok/s", "-" when nothing ran.
+func rate(n int, d time.Duration) string {
+	if n == 0 || d <= 0 {
+		return "- tok/s"
+	}
+	return fmt.Sprintf("%.1f tok/s", tokPerSec(n, d))
+}
+
+func tokPerSec(n int, d time.Duration) float64 {
+	if n == 0 || d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// perStep formats d over steps as microseconds per step.
+func perStep(d time.Duration, steps int) string {
+	if steps == 0 {
+		return "- µs/step"
+	}
+	return fmt.Sprintf("%.1f µs/step", microsPerStep(d, steps))
+}
+
+func microsPerStep(d time.Duration, steps int) float64 {
+	if steps == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(steps)
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// turnJSON is run's --json document.
+type turnJSON struct {
+	Text         string        `json:"text"`
+	Tokens       []int32       `json:"tokens"` // generated ids
+	PromptTokens int           `json:"prompt_tokens"`
+	Reused       int           `json:"reused_tokens"`
+	StopReason   string        `json:"stop_reason"`
+	Seed         uint64        `json:"seed"`
+	Sampler      string        `json:"sampler"`
+	StopPolicy   string        `json:"stop_policy,omitempty"`
+	Timings      timingsJSON   `json:"timings"`
+	Logprobs     []logprobJSON `json:"logprobs,omitempty"`
+	Error        string        `json:"error,omitempty"`
+}
+
+type timingsJSON struct {
+	LoadMs           float64 `json:"load_ms"`
+	PrefillMs        float64 `json:"prefill_ms"`
+	PrefillTokens    int     `json:"prefill_tokens"`
+	PrefillTokPerSec float64 `json:"prefill_tok_per_s"`
+	DecodeMs         float64 `json:"decode_ms"`
+	DecodeTokens     int     `json:"decode_tokens"`
+	DecodeTokPerSec  float64 `json:"decode_tok_per_s"`
+	PolicyUsPerStep  float64 `json:"policy_us_per_step"`
+}
+
+type logprobJSON struct {
+	Token   int32        `json:"token"`
+	Text    string       `json:"text"`
+	Logprob float32      `json:"logprob"`
+	Top     []altLogprob `json:"top,omitempty"`
+}
+
+type altLogprob struct {
+	Token   int32   `json:"token"`
+	Text    string  `json:"text"`
+	Logprob float32 `json:"logprob"`
+}
+
+// newTurnJSON builds the document of turn t.
+func newTurnJSON(t engine.Turn, tok *tokenizer.Tokenizer, load time.Duration, pol *policies, err error) turnJSON {
+	tm := t.Timings
+	doc := turnJSON{
+		Text:         string(t.Text),
+		Tokens:       []int32{},
+		PromptTokens: len(t.Tokens) - t.Generated,
+		Reused:       t.Reused,
+		StopReason:   t.Stop.String(),
+		Seed:         t.Seed,
+		Sampler:      pol.samplerName,
+		StopPolicy:   pol.stopName,
+		Timings: timingsJSON{
+			LoadMs:           millis(load),
+			PrefillMs:        millis(tm.Prefill),
+			PrefillTokens:    tm.PrefillTokens,
+			PrefillTokPerSec: tokPerSec(tm.PrefillTokens, tm.Prefill),
+			DecodeMs:         millis(tm.Decode),
+			DecodeTokens:     tm.DecodeForwards,
+			DecodeTokPerSec:  tokPerSec(tm.DecodeForwards, tm.Decode),
+			PolicyUsPerStep:  microsPerStep(tm.Policies, t.Generated),
+		},
+	}
+	if t.Tokens != nil {
+		doc.Tokens = append(doc.Tokens, t.GeneratedTokens()...)
+	}
+	for _, s := range t.Logprobs {
+		lp := logprobJSON{Token: s.Token, Text: string(tok.Piece(s.Token)), Logprob: s.Logprob}
+		for _, a := range s.Top {
+			lp.Top = append(lp.Top, altLogprob{Token: a.Token, Text: string(tok.Piece(a.Token)), Logprob: a.Logprob})
+		}
+		doc.Logprobs = append(doc.Logprobs, lp)
+	}
+	if err != nil {
+		doc.Error = errorText(err)
+	}
+	return doc
+}
+
+// errorText is the message of err as the command prints it: for a policy
+// failure, the innermost *engine.PolicyError (the one naming the plugin).
+func errorText(err error) string {
+	var pe *engine.PolicyError
+	for e := err; errors.As(e, &pe); e = pe.Err {
+		err = pe
+	}
+	return err.Error()
+}
+
+// turnError gives a failed turn's error its exit status.
+func turnError(err error) error {
+	var pe *engine.PolicyError
+	switch {
+	case errors.Is(err, engine.ErrContextExceeded):
+		return &cmdError{code: exitContext, err: fmt.Errorf("%w (a larger --ctx-size, up to the model's trained context, may help)", err)}
+	case errors.As(err, &pe):
+		return badPlugin(errors.New(errorText(err)))
+	}
+	return failure(err)
+}

@@ -1,0 +1,182 @@
+package standard
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/abi"
+)
+
+func TestChooseTopN(t *testing.T) {
+	tests := []struct {
+		config string
+		want   int
+	}{
+		{``, 40},                            // defaults: penalties off
+		{`{"repeat_penalty":1.1}`, 40 + 64}, // every window id may be lowered
+		{`{"frequency_penalty":0.5,"repeat_last_n":8}`, 48},
+		{`{"temperature":0,"repeat_penalty":1.1}`, 1 + 64}, // greedy needs one
+		{`{"top_k":0}`, 0},                         // all candidates
+		{`{"top_k":4096,"repeat_penalty":1.1}`, 0}, // over MaxTopN
+		{`{"repeat_penalty":0.9}`, 0},              // raises logits
+		{`{"presence_penalty":-0.5}`, 0},
+		{`{"logit_bias":{"5":1}}`, 0},                       // raises a logit
+		{`{"logit_bias":{"5":-1,"6":false}}`, 42},           // lowers two
+		{`{"repeat_last_n":-1,"repeat_penalty":1.2}`, 1040}, // the whole context: n_vocab bounds the lowered ids
+		{`{"repeat_last_n":0,"repeat_penalty":1.2}`, 40},    // penalties off
+	}
+	for _, tt := range tests {
+		cfg, err := ParseConfig([]byte(tt.config))
+		require.NoError(t, err, tt.config)
+		c, err := NewChain(cfg, 1000)
+		require.NoError(t, err, tt.config)
+		assert.Equal(t, tt.want, c.TopN(), tt.config)
+	}
+}
+
+// TestSampleAllocates: a step allocates nothing, in either mode.
+func TestSampleAllocates(t *testing.T) {
+	r := abi.NewRNG(1)
+	logits := make([]float32, 5000)
+	for i := range logits {
+		logits[i] = float32(10 * r.Uniform())
+	}
+	for _, config := range []string{``, `{"typical_p":0.9,"repeat_penalty":1.1}`, `{"top_k":0,"typical_p":0.9}`, `{"logit_bias":{"3":1}}`} {
+		cfg, err := ParseConfig([]byte(config))
+		require.NoError(t, err)
+		c, err := NewChain(cfg, len(logits))
+		require.NoError(t, err)
+		c.Reset(1, []int32{1, 2, 3})
+		n := c.TopN()
+		ids, vals := make([]int32, n), make([]float32, n)
+		region := make([]float32, len(logits))
+		allocs := testing.AllocsPerRun(20, func() {
+			var id int32
+			if n > 0 {
+				for i := range ids {
+					ids[i], vals[i] = int32(i), logits[i]
+				}
+				abi.SortCandidates(ids, vals)
+				id = c.Sample(5, ids, vals, n)
+			} else {
+				copy(region, logits)
+				id = c.Sample(5, nil, region, len(region))
+			}
+			if id < 0 {
+				t.Fatal("no token")
+			}
+		})
+		assert.Zero(t, allocs, config)
+	}
+}
+
+func TestParseLogitBias(t *testing.T) {
+	inf := float32(math.Inf(-1))
+	tests := []struct {
+		in   string
+		want []Bias
+		ok   bool
+	}{
+		{`{}`, []Bias{}, true},
+		{`[]`, []Bias{}, true},
+		{`{"15": -100, "7": 2.5}`, []Bias{{15, -100}, {7, 2.5}}, true},
+		{`[[15, -100], [7, false]]`, []Bias{{15, -100}, {7, inf}}, true},
+		{`{"x": 1}`, nil, false},
+		{`{"1": true}`, nil, false},
+		{`[[1]]`, nil, false},
+		{`[[1, 2, 3]]`, nil, false},
+		{`{"1": 1,}`, nil, false},
+		{`{"-1": 1}`, nil, false},
+		{`{"12345678901": 1}`, nil, false},
+		{`5`, nil, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseLogitBias([]byte(tt.in))
+		if !tt.ok {
+			assert.ErrorIs(t, err, ErrConfig, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.want, got, tt.in)
+	}
+}
+
+// FuzzParseLogitBias: never panics; accepted ids are non-negative.
+func FuzzParseLogitBias(f *testing.F) {
+	for _, s := range []string{`{}`, `{"1":2}`, `[[1,false]]`, `[[1,-1e3],[2,0.5]]`, `{"1":`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, err := ParseLogitBias(in)
+		if err != nil {
+			return
+		}
+		for _, b := range got {
+			if b.ID < 0 {
+				t.Fatalf("negative id from %q", in)
+			}
+		}
+	})
+}
+
+// fullChain is NewChain forced into the full-logits mode.
+func fullChain(t *testing.T, cfg Config, nVocab int) *Chain {
+	t.Helper()
+	c, err := NewChain(cfg, nVocab)
+	require.NoError(t, err)
+	c.topN = 0
+	c.ids, c.ids2, c.tidx = make([]int32, nVocab), make([]int32, nVocab), make([]int32, nVocab)
+	c.vals, c.vals2 = make([]float32, nVocab), make([]float32, nVocab)
+	c.probs, c.tkeys = make([]float64, nVocab), make([]float64, nVocab)
+	c.rkeys, c.rkeys2 = make([]uint64, nVocab), make([]uint64, nVocab)
+	return c
+}
+
+// TestTopNIsExact: where chooseTopN picks the top-N mode, it chooses the
+// same tokens as the full-logits mode (the argument in chooseTopN's doc),
+// with penalties and negative biases lowering ids inside and outside the
+// top N, on a stream where the penalised ids are often the best.
+func TestTopNIsExact(t *testing.T) {
+	const n = 300
+	for _, config := range []string{
+		`{"repeat_penalty":1.5,"frequency_penalty":0.3,"presence_penalty":0.2,"repeat_last_n":16}`,
+		`{"top_k":5,"repeat_penalty":3,"repeat_last_n":8,"logit_bias":{"0":-5,"1":-2,"2":false}}`,
+		`{"temperature":0,"frequency_penalty":2,"repeat_last_n":4}`,
+		`{"top_k":3,"typical_p":0.8,"top_p":0.7,"presence_penalty":1.5,"repeat_last_n":32}`,
+	} {
+		cfg, err := ParseConfig([]byte(config))
+		require.NoError(t, err)
+		top, err := NewChain(cfg, n)
+		require.NoError(t, err)
+		require.Positive(t, top.TopN(), config)
+		full := fullChain(t, cfg, n)
+		prompt := []int32{0, 1, 2, 3, 0, 1}
+		top.Reset(9, prompt)
+		full.Reset(9, prompt)
+		r := abi.NewRNG(2)
+		prev := int32(-1)
+		for step := range 3000 {
+			logits := make([]float32, n)
+			for i := range logits {
+				logits[i] = float32(4 * r.Uniform())
+			}
+			// the recent tokens are the best raw logits: penalties decide
+			for k := range 6 {
+				logits[int(r.Next()%12)] = float32(5 + k)
+			}
+			ids, vals := make([]int32, n), append([]float32(nil), logits...)
+			for i := range ids {
+				ids[i] = int32(i)
+			}
+			abi.SortCandidates(ids, vals)
+			tn := top.TopN()
+			a := top.Sample(prev, ids[:tn], vals[:tn], tn)
+			b := full.Sample(prev, nil, logits, n)
+			require.Equal(t, b, a, "%s step %d", config, step)
+			prev = a
+		}
+	}
+}
