@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -113,4 +114,37 @@ func TestSchedulerQueueFull(t *testing.T) {
 	release, err := s.Acquire(context.Background(), "b")
 	require.NoError(t, err, "the model is free again")
 	release()
+}
+
+// TestFairnessOverHTTP: tenant a's 16 requests are queued behind a running
+// one when tenant b's single request arrives; b's completes after at most
+// one more of a's.
+func TestFairnessOverHTTP(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 64)
+	body := []byte(`{"prompt": "Once upon a time", "max_tokens": 12, "top_k": 40, "seed": 1}`)
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	send := func(key, name string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, b := s.do(t, "POST", "/v1/completions", key, body)
+			assert.Equal(t, http.StatusOK, code, string(b))
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+		}()
+	}
+	for i := range 17 {
+		send(keyA, fmt.Sprintf("a%d", i))
+	}
+	// One runs, 16 wait (the first may already be done on a fast machine:
+	// then at least 15 wait).
+	require.Eventually(t, func() bool { return s.srv.sched.Queued() >= 15 }, 10*time.Second, time.Millisecond)
+	send(keyB, "b")
+	wg.Wait()
+	i := slices.Index(order, "b")
+	require.GreaterOrEqual(t, i, 0)
+	assert.LessOrEqual(t, i, 2, "b finished after %d of a's requests: %v", i, order)
 }
