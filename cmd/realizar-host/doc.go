@@ -11,6 +11,7 @@
 //	realizar-host inspect MODEL.gguf [--tokens TEXT] [--json]
 //	realizar-host quantize IN.gguf OUT.gguf TYPE [--threads N]
 //	realizar-host fixture --preset NAME --out FILE [--vocab FILE] [--seed N]
+//	realizar-host serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR] [--queue N] [--ctx-size N]
 //
 // run takes its prompt from exactly one source: --prompt, or --prompt-file,
 // or stdin when neither is given (stdin is then not read; both flags at
@@ -53,6 +54,10 @@
 // qwen2 vocabulary from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab,
 // the repository being the nearest directory above the working directory
 // whose go.mod is this module's.
+//
+// serve runs the OpenAI-compatible server of package server (docs/serve.md);
+// it exits 0 after SIGINT or SIGTERM, once running requests have finished
+// or, after --grace, been cancelled.
 //
 // Errors are printed as one line on stderr, "realizar-host: <cause>".
 // Exit status:

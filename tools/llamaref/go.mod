@@ -25,5 +25,5 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-	golang.org/x/text v0.35.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )

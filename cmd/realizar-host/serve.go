@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/server"
+)
+
+// serveOptions are serve's flags.
+type serveOptions struct {
+	model     modelFlags
+	addr      string
+	tenants   string
+	pluginDir string
+	queue     int
+	grace     time.Duration
+	logJSON   bool
+}
+
+func newServeCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR]",
+		Short: "Serve the model over an OpenAI-compatible HTTP API with per-tenant WebAssembly policies",
+		Long: "Serve one model over HTTP: /v1/completions, /v1/chat/completions (SSE with stream: true),\n" +
+			"/v1/models, /v1/plugins (upload, list, delete), /tokenize, /detokenize, /health, /ready, /metrics.\n" +
+			"Without --tenants one anonymous tenant is served, on a loopback address only.\n" +
+			"SIGINT or SIGTERM stops accepting, lets running requests finish for --grace, cancels the rest\n" +
+			"and exits 0.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), &o) },
+	}
+	f := cmd.Flags()
+	o.model.register(cmd)
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address")
+	f.StringVar(&o.tenants, "tenants", "", "tenants file (JSON: names, API key sha256s, limits)")
+	f.StringVar(&o.pluginDir, "plugin-dir", "", "directory of uploaded plugins and compiled code (default: in memory)")
+	f.IntVar(&o.queue, "queue", 64, "most requests waiting for the model; more get 429")
+	f.DurationVar(&o.grace, "grace", 10*time.Second, "on shutdown, how long running requests may finish")
+	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
+	return cmd
+}
+
+func serve(ctx context.Context, o *serveOptions) error {
+	if err := o.model.resolve(); err != nil {
+		return err
+	}
+	if o.queue < 1 {
+		return usage(fmt.Errorf("--queue %d: must be >= 1", o.queue))
+	}
+	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
+	if o.logJSON {
+		handler = slog.NewJSONHandler(os.Stderr, nil)
+	}
+	log := slog.New(handler)
+
+	tenants := server.Anonymous(server.Limits{})
+	if o.tenants != "" {
+		t, err := server.LoadTenants(o.tenants)
+		if err != nil {
+			return badFile(err)
+		}
+		tenants = t
+	} else if !isLoopback(o.addr) {
+		return usage(fmt.Errorf("without --tenants the server takes no API keys, so it listens on loopback only; %s is not", o.addr))
+	}
+	hostCfg := host.NewConfig().WithMaxModuleBytes(max(tenants.MaxPluginBytes(), 1<<20))
+	var store server.Store = server.NewMemStore()
+	if o.pluginDir != "" {
+		ds, err := server.NewDirStore(o.pluginDir)
+		if err != nil {
+			return failure(err)
+		}
+		store = ds
+		hostCfg = hostCfg.WithCompilationCacheDir(filepath.Join(o.pluginDir, ".compiled"))
+	}
+	h, err := host.New(ctx, hostCfg)
+	if err != nil {
+		return failure(err)
+	}
+	defer h.Close(context.Background())
+	srv, err := server.New(server.Config{Tenants: tenants, Store: store, Host: h, Builtins: plugins.Builtin,
+		Queue: o.queue, Logger: log})
+	if err != nil {
+		return failure(err)
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return failure(err)
+	}
+	baseCtx, cancelTurns := context.WithCancelCause(context.Background())
+	defer cancelTurns(nil)
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return baseCtx }}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "tenants", len(tenants.All()), "plugin_dir", o.pluginDir)
+
+	l, err := loadModel(&o.model, os.Stderr)
+	if err != nil {
+		_ = hs.Close()
+		return err
+	}
+	defer l.Close()
+	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok}
+	srv.SetModel(m)
+	log.Info("ready", "model", m.ID, "context", m.Forward.ContextLength(), "vocab", m.Tokenizer.Size())
+
+	sig, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	select {
+	case err := <-served:
+		return failure(err)
+	case <-sig.Done():
+	}
+	log.Info("shutting down", "grace", o.grace.String())
+	grace, cancel := context.WithTimeout(context.Background(), o.grace)
+	defer cancel()
+	if err := hs.Shutdown(grace); err != nil {
+		log.Warn("grace period over; cancelling running requests", "error", err.Error())
+		cancelTurns(errors.New("server shutting down"))
+		_ = hs.Close()
+	}
+	srv.Wait()
+	log.Info("stopped")
+	return nil
+}
+
+// isLoopback reports whether addr (host:port) names a loopback host.
+func isLoopback(addr string) bool {
+	hostPart, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if hostPart == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(hostPart)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/server"
+)
+
+// serveModel writes a one-layer, 64-wide llama fixture.
+func serveModel(t *testing.T) string {
+	t.Helper()
+	c := fixture.Tiny()
+	c.Embd, c.FF, c.Layers, c.Heads, c.HeadsKV, c.Context = 64, 128, 1, 2, 1, 256
+	vocab, err := fixture.LlamaVocab()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	require.NoError(t, fixture.GenerateFile(path, c, vocab))
+	return path
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) WriteString(x string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(x)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe runs the binary's serve and returns its base URL once ready.
+func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	logs := &syncBuffer{}
+	addr := make(chan string, 1)
+	go func() {
+		listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	var base string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not listen: %s", logs)
+	}
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 20*time.Millisecond)
+	return cmd, base, logs
+}
+
+func post(t *testing.T, url, key, contentType string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, b
+}
+
+// TestServeBinary: serve with a tenants file and a plugin dir answers a
+// completion, keeps an uploaded plugin across a restart and exits 0 on
+// SIGTERM.
+func TestServeBinary(t *testing.T) {
+	bin := buildBinary(t)
+	model := serveModel(t)
+	dir := t.TempDir()
+	tenants := filepath.Join(dir, "tenants.json")
+	require.NoError(t, os.WriteFile(tenants, fmt.Appendf(nil,
+		`{"tenants": [{"name": "acme", "key_sha256": [%q]}]}`, server.HashKey("sk-acme")), 0o600))
+	plugins := filepath.Join(dir, "plugins")
+	greedy, err := os.ReadFile(filepath.Join("..", "..", "host", "testdata", "greedy.wasm"))
+	require.NoError(t, err)
+
+	cmd, base, logs := startServe(t, bin, "--model", model, "--tenants", tenants, "--plugin-dir", plugins)
+	code, b := post(t, base+"/v1/plugins", "sk-acme", "application/wasm", greedy)
+	require.Equal(t, http.StatusOK, code, string(b))
+	var up struct{ ID string }
+	require.NoError(t, json.Unmarshal(b, &up))
+	req := []byte(`{"model": "tiny", "prompt": "Hello", "max_tokens": 4, "realizar": {"sampler": {"plugin": "` + up.ID + `"}}}`)
+	code, first := post(t, base+"/v1/completions", "sk-acme", "application/json", req)
+	require.Equal(t, http.StatusOK, code, string(first))
+	code, _ = post(t, base+"/v1/completions", "sk-other", "application/json", req)
+	assert.Equal(t, http.StatusUnauthorized, code)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), "serve did not exit 0 on SIGTERM: %s", logs)
+	assert.Contains(t, logs.String(), "msg=stopped")
+
+	// Restarted over the same directory, the plugin is still there.
+	_, base, _ = startServe(t, bin, "--model", model, "--tenants", tenants, "--plugin-dir", plugins)
+	code, again := post(t, base+"/v1/completions", "sk-acme", "application/json", req)
+	require.Equal(t, http.StatusOK, code, string(again))
+	var r1, r2 struct{ Choices []struct{ Text string } }
+	require.NoError(t, json.Unmarshal(first, &r1))
+	require.NoError(t, json.Unmarshal(again, &r2))
+	assert.Equal(t, r1.Choices[0].Text, r2.Choices[0].Text)
+}
+
+func TestServeRefusesOpenAddressWithoutTenants(t *testing.T) {
+	bin := buildBinary(t)
+	_, stderr, code := runBinary(t, bin, "serve", "--model", "x.gguf", "--addr", "0.0.0.0:0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "loopback only")
+}
+
+// TestServeShutdownCancelsAfterGrace: SIGTERM during a long stream exits 0
+// once the grace period has passed, cancelling the stream.
+func TestServeShutdownCancelsAfterGrace(t *testing.T) {
+	bin := buildBinary(t)
+	cmd, base, logs := startServe(t, bin, "--model", serveModel(t), "--grace", "50ms")
+	req, err := http.NewRequest("POST", base+"/v1/completions", bytes.NewReader([]byte(
+		`{"prompt": "Once", "max_tokens": 250, "stream": true, "top_k": 40, "logit_bias": {"2": -100}}`)))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	_, err = r.ReadBytes('\n') // the stream has begun
+	require.NoError(t, err)
+
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), "serve did not exit 0: %s", logs)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	_, _ = io.Copy(io.Discard, r) // the stream ends, one way or the other
+	assert.Contains(t, logs.String(), "msg=stopped")
+}

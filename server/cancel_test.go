@@ -1,0 +1,71 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// histogram returns a histogram's sample count and sum from the registry.
+func histogram(t *testing.T, s *Server, name string) (count uint64, sum float64) {
+	families, err := s.metrics.reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == name {
+			for _, m := range f.GetMetric() {
+				count += m.GetHistogram().GetSampleCount()
+				sum += m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return count, sum
+}
+
+// TestClientDisconnectCancels: closing the connection mid-stream stops the
+// turn within one decode step and frees the model at once.
+func TestClientDisconnectCancels(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	body := `{"prompt": "Once upon a time", "max_tokens": 240, "stream": true, "top_k": 40, "logit_bias": {"2": -100}}`
+	req, err := http.NewRequestWithContext(ctx, "POST", s.URL+"/v1/completions", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	r := bufio.NewReader(resp.Body)
+	for range 3 { // three events: the turn is decoding
+		line, err := r.ReadBytes('\n')
+		require.NoError(t, err)
+		if !bytes.HasPrefix(line, []byte("data: ")) {
+			_, _ = r.ReadBytes('\n')
+		}
+	}
+	cancel()
+	_ = resp.Body.Close()
+
+	require.Eventually(t, func() bool { return testutil.ToFloat64(s.srv.metrics.cancelled) == 1 },
+		5*time.Second, time.Millisecond, "the turn was not cancelled")
+	count, steps := histogram(t, s.srv, "realizar_cancel_latency_steps")
+	require.Equal(t, uint64(1), count)
+	assert.LessOrEqual(t, steps, 1.0, "tokens decoded after the client went away")
+	generated := testutil.ToFloat64(s.srv.metrics.tokens.WithLabelValues("a"))
+	assert.Less(t, generated, 240.0, "the turn ran to its budget")
+
+	// The model is free: another tenant's request runs at once.
+	start := time.Now()
+	code, b := s.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "hi", "max_tokens": 2, "top_k": 1}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Eventually(t, func() bool {
+		return testutil.ToFloat64(s.srv.metrics.requests.WithLabelValues("a", "completions", "cancelled")) == 1
+	}, 5*time.Second, time.Millisecond)
+}

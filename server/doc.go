@@ -1,0 +1,27 @@
+// Package server is realizar-host's OpenAI-compatible HTTP server with
+// sandboxed, multi-tenant policy loading.
+//
+// One loaded model (a Model: an engine.ArchForward and its tokenizer) is the
+// shared resource. Requests are authenticated per tenant (Tenants: API keys
+// stored as sha256 hashes), limited per tenant (concurrency, requests per
+// minute, plugin size, plugin memory and per-step deadline), queued by the
+// Scheduler (bounded, round-robin across tenants, FIFO within one) and run
+// one at a time through an engine.Session.
+//
+// Every request gets fresh plugin instances: the default sampler is the
+// embedded "standard" policy configured from the OpenAI fields; the
+// "realizar" extension field selects a tenant's uploaded plugins
+// (Registry: content-addressed by sha256, one namespace per tenant) or
+// built-ins. A plugin that traps, runs past its deadline or exhausts its
+// memory fails only its own request.
+//
+// Endpoints:
+//
+//	POST /v1/completions, POST /v1/chat/completions   (stream: true is SSE)
+//	GET  /v1/models
+//	POST /v1/plugins, GET /v1/plugins, DELETE /v1/plugins/{sha256}
+//	POST /tokenize, POST /detokenize
+//	GET  /health, GET /ready, GET /metrics
+//
+// Errors are OpenAI-style JSON: {"error": {"message", "type", "code"}}.
+package server

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func client(s *testServer, key string) openai.Client {
+	return openai.NewClient(option.WithBaseURL(s.URL+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))
+}
+
+// topK keeps the standard sampler's steps short on the 32,000-token
+// vocabulary (about 0.1 ms a step against 10 ms with OpenAI's defaults, no
+// top-k and top_p 1, which sort the whole vocabulary).
+var topK = option.WithJSONSet("top_k", 40)
+
+// stopIn returns a stop string from the middle of text (two runes from the
+// second), and the text before its first occurrence.
+func stopIn(t *testing.T, text string) (stop, before string) {
+	r := []rune(text)
+	require.Greater(t, len(r), 4, "fixture text too short: %q", text)
+	stop = string(r[1:3])
+	return stop, text[:strings.Index(text, stop)]
+}
+
+// extension decodes a response's realizar field.
+func extension(t *testing.T, raw string) realizarResponse {
+	var r realizarResponse
+	require.NoError(t, json.Unmarshal([]byte(raw), &r), raw)
+	return r
+}
+
+func TestE2ECompletions(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 64)
+	c := client(s, keyA)
+	ctx := context.Background()
+
+	models, err := c.Models.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, models.Data, 1)
+	assert.Equal(t, "serve-fixture", models.Data[0].ID)
+
+	params := openai.CompletionNewParams{Model: openai.CompletionNewParamsModel("serve-fixture"),
+		Prompt:    openai.CompletionNewParamsPromptUnion{OfString: openai.String("Once upon a time")},
+		MaxTokens: openai.Int(12), Seed: openai.Int(42), Temperature: openai.Float(0.9)}
+	first, err := c.Completions.New(ctx, params, topK)
+	require.NoError(t, err)
+	require.Len(t, first.Choices, 1)
+	assert.Equal(t, "length", string(first.Choices[0].FinishReason))
+	assert.Equal(t, int64(12), first.Usage.CompletionTokens)
+	ext := extension(t, first.JSON.ExtraFields["realizar"].Raw())
+	assert.Equal(t, int64(42), ext.Seed)
+
+	t.Run("seed determinism", func(t *testing.T) {
+		again, err := c.Completions.New(ctx, params, topK)
+		require.NoError(t, err)
+		assert.Equal(t, first.Choices[0].Text, again.Choices[0].Text)
+	})
+	t.Run("random seed is returned and reproduces", func(t *testing.T) {
+		p := params
+		p.Seed = param.Opt[int64]{}
+		r, err := c.Completions.New(ctx, p, topK)
+		require.NoError(t, err)
+		seed := extension(t, r.JSON.ExtraFields["realizar"].Raw()).Seed
+		p.Seed = openai.Int(seed)
+		again, err := c.Completions.New(ctx, p, topK)
+		require.NoError(t, err)
+		assert.Equal(t, r.Choices[0].Text, again.Choices[0].Text)
+	})
+	t.Run("streaming gives the same text", func(t *testing.T) {
+		stream := c.Completions.NewStreaming(ctx, params, topK)
+		var text strings.Builder
+		var finish string
+		var usage int64
+		for stream.Next() {
+			ch := stream.Current()
+			if len(ch.Choices) > 0 {
+				text.WriteString(ch.Choices[0].Text)
+				if ch.Choices[0].FinishReason != "" {
+					finish = string(ch.Choices[0].FinishReason)
+				}
+			}
+			if ch.Usage.TotalTokens > 0 {
+				usage = ch.Usage.CompletionTokens
+			}
+		}
+		require.NoError(t, stream.Err())
+		assert.Equal(t, first.Choices[0].Text, text.String())
+		assert.Equal(t, "length", finish)
+		assert.Equal(t, int64(12), usage)
+	})
+	t.Run("stop strings are trimmed and never streamed", func(t *testing.T) {
+		// Stop at a string taken from the middle of the known text.
+		stop, want := stopIn(t, first.Choices[0].Text)
+		p := params
+		p.Stop = openai.CompletionNewParamsStopUnion{OfStringArray: []string{stop, "never in the text"}}
+		r, err := c.Completions.New(ctx, p, topK)
+		require.NoError(t, err)
+		assert.Equal(t, want, r.Choices[0].Text)
+		assert.Equal(t, "stop", string(r.Choices[0].FinishReason))
+
+		stream := c.Completions.NewStreaming(ctx, p, topK)
+		var text strings.Builder
+		for stream.Next() {
+			if ch := stream.Current(); len(ch.Choices) > 0 {
+				text.WriteString(ch.Choices[0].Text)
+			}
+		}
+		require.NoError(t, stream.Err())
+		assert.Equal(t, want, text.String())
+	})
+}
+
+func TestE2EChat(t *testing.T) {
+	// OpenAI's defaults throughout: temperature 1, top_p 1, no top-k.
+	s := startServer(t, testTenantsFile(), 64)
+	c := client(s, keyB)
+	ctx := context.Background()
+	params := openai.ChatCompletionNewParams{Model: "serve-fixture",
+		Messages:  []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Be brief."), openai.UserMessage("Tell me a story.")},
+		MaxTokens: openai.Int(10), Seed: openai.Int(7)}
+	r, err := c.Chat.Completions.New(ctx, params)
+	require.NoError(t, err)
+	require.Len(t, r.Choices, 1)
+	assert.Equal(t, "assistant", string(r.Choices[0].Message.Role))
+	assert.Equal(t, "chat.completion", string(r.Object))
+
+	stream := c.Chat.Completions.NewStreaming(ctx, params)
+	acc := openai.ChatCompletionAccumulator{}
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	require.NoError(t, stream.Err())
+	require.Len(t, acc.Choices, 1)
+	assert.Equal(t, r.Choices[0].Message.Content, acc.Choices[0].Message.Content)
+	assert.Equal(t, r.Choices[0].FinishReason, acc.Choices[0].FinishReason)
+	assert.Equal(t, r.Usage.CompletionTokens, acc.Usage.CompletionTokens)
+
+	t.Run("logprobs", func(t *testing.T) {
+		p := params
+		p.Logprobs = openai.Bool(true)
+		p.TopLogprobs = openai.Int(3)
+		r, err := c.Chat.Completions.New(ctx, p)
+		require.NoError(t, err)
+		lp := r.Choices[0].Logprobs.Content
+		require.NotEmpty(t, lp)
+		for _, e := range lp {
+			assert.LessOrEqual(t, e.Logprob, 0.0)
+			assert.Len(t, e.TopLogprobs, 3)
+		}
+	})
+}
+
+// TestE2EExtension uploads greedy.wasm and selects it through the realizar
+// field: the text must equal the built-in greedy's.
+func TestE2EExtension(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 64)
+	sum := s.upload(t, keyA, testdataWasm(t, "greedy.wasm"))
+	c := client(s, keyA)
+	ctx := context.Background()
+	params := openai.CompletionNewParams{Model: "serve-fixture",
+		Prompt:    openai.CompletionNewParamsPromptUnion{OfString: openai.String("The cat")},
+		MaxTokens: openai.Int(10)}
+	withSampler := func(name string) option.RequestOption {
+		return option.WithJSONSet("realizar", map[string]any{"sampler": map[string]any{"plugin": name}})
+	}
+	uploaded, err := c.Completions.New(ctx, params, withSampler(sum))
+	require.NoError(t, err)
+	builtin, err := c.Completions.New(ctx, params, withSampler("greedy"))
+	require.NoError(t, err)
+	assert.Equal(t, builtin.Choices[0].Text, uploaded.Choices[0].Text)
+	ext := extension(t, uploaded.JSON.ExtraFields["realizar"].Raw())
+	require.NotEmpty(t, ext.Policies)
+	assert.Contains(t, ext.Policies[len(ext.Policies)-1], sum[:12])
+
+	t.Run("uploaded stop policy", func(t *testing.T) {
+		stopSum := s.upload(t, keyA, testdataWasm(t, "stopstr.wasm"))
+		stop, want := stopIn(t, builtin.Choices[0].Text)
+		r, err := c.Completions.New(ctx, params, option.WithJSONSet("realizar", map[string]any{
+			"sampler": map[string]any{"plugin": "greedy"},
+			"stop":    map[string]any{"plugin": stopSum, "config": map[string]any{"stop": stop}},
+		}))
+		require.NoError(t, err)
+		assert.Equal(t, want, r.Choices[0].Text)
+		assert.Equal(t, "stop", string(r.Choices[0].FinishReason))
+	})
+}

@@ -1,0 +1,421 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/tokenizer"
+)
+
+// maxBodyBytes bounds a JSON request body: 8 MiB.
+const maxBodyBytes = 8 << 20
+
+// decodeJSON reads the request body into v; malformed JSON is a 400.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if err := json.NewDecoder(body).Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "body_too_large",
+				Message: fmt.Sprintf("the request body is over %d bytes", maxBodyBytes)}
+		}
+		return badRequest("", "the body is not valid JSON for this endpoint: %v", err)
+	}
+	return nil
+}
+
+// prepared is a validated generation request.
+type prepared struct {
+	fields      *samplingFields
+	prompt      []int32
+	maxTokens   int
+	logprobs    bool
+	topLogprobs int
+}
+
+// checkCommon validates the fields shared by both endpoints.
+func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
+	if f.Model != "" && f.Model != s.model.ID {
+		return 0, notFound("model_not_found", "model %q does not exist; this server serves %q", f.Model, s.model.ID)
+	}
+	if f.N != nil && *f.N != 1 {
+		return 0, unsupported("n")
+	}
+	for _, x := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"tools", f.Tools}, {"tool_choice", f.ToolChoice}, {"functions", f.Functions}, {"function_call", f.FunctionCall}} {
+		if present(x.raw) {
+			return 0, unsupported(x.name)
+		}
+	}
+	if present(f.ResponseFormat) {
+		var rf struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(f.ResponseFormat, &rf) != nil || rf.Type != "text" {
+			return 0, unsupported("response_format")
+		}
+	}
+	if len(f.Stop) > 4 {
+		return 0, badRequest("stop", "stop holds %d strings; at most 4", len(f.Stop))
+	}
+	switch {
+	case f.MaxTokens != nil && f.MaxCompletionTokens != nil && *f.MaxTokens != *f.MaxCompletionTokens:
+		return 0, badRequest("max_tokens", "max_tokens and max_completion_tokens disagree")
+	case f.MaxCompletionTokens != nil:
+		maxTokens = *f.MaxCompletionTokens
+	case f.MaxTokens != nil:
+		maxTokens = *f.MaxTokens
+	}
+	if (f.MaxTokens != nil || f.MaxCompletionTokens != nil) && maxTokens < 1 {
+		return 0, badRequest("max_tokens", "max_tokens is %d, must be >= 1", maxTokens)
+	}
+	return maxTokens, nil
+}
+
+// present reports whether a raw field was given and is not null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && strings.TrimSpace(string(raw)) != "null"
+}
+
+func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	var req completionRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	maxTokens, err := s.checkCommon(&req.samplingFields)
+	if err != nil {
+		return err
+	}
+	switch {
+	case req.Echo:
+		return unsupported("echo")
+	case req.Suffix != nil && *req.Suffix != "":
+		return unsupported("suffix")
+	case req.BestOf != nil && *req.BestOf > 1:
+		return unsupported("best_of")
+	case req.Prompt.count != 1:
+		return badRequest("prompt", "one prompt per request (got %d)", req.Prompt.count)
+	}
+	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens}
+	if req.Logprobs != nil {
+		if *req.Logprobs < 0 || *req.Logprobs > 20 {
+			return badRequest("logprobs", "logprobs is %d, must be in [0, 20]", *req.Logprobs)
+		}
+		p.logprobs, p.topLogprobs = true, *req.Logprobs
+	}
+	if req.Prompt.isText {
+		p.prompt = s.model.Tokenizer.Encode(req.Prompt.text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+	} else {
+		p.prompt = req.Prompt.tokens
+	}
+	return s.generate(w, r, t, p, false)
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	var req chatRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	maxTokens, err := s.checkCommon(&req.samplingFields)
+	if err != nil {
+		return err
+	}
+	if len(req.Messages) == 0 {
+		return badRequest("messages", "messages is empty")
+	}
+	msgs := make([]tokenizer.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		text, err := messageText(m.Content)
+		if err != nil {
+			return badRequest(fmt.Sprintf("messages[%d].content", i), "%v", err)
+		}
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		if role != "system" && role != "user" && role != "assistant" {
+			return badRequest(fmt.Sprintf("messages[%d].role", i), "role %q is not supported (system, developer, user, assistant)", m.Role)
+		}
+		msgs[i] = tokenizer.Message{Role: role, Content: text}
+	}
+	text, _, _ := s.model.Tokenizer.ApplyChat(msgs, true)
+	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens,
+		prompt: s.model.Tokenizer.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})}
+	if req.TopLogprobs != nil {
+		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
+			return badRequest("top_logprobs", "top_logprobs is %d, must be in [0, 20]", *req.TopLogprobs)
+		}
+		if !req.Logprobs {
+			return badRequest("top_logprobs", "top_logprobs needs logprobs: true")
+		}
+		p.topLogprobs = *req.TopLogprobs
+	}
+	p.logprobs = req.Logprobs
+	return s.generate(w, r, t, p, true)
+}
+
+// messageText is a message's content: a string, or the concatenation of an
+// array of {"type": "text", "text": ...} parts.
+func messageText(raw json.RawMessage) (string, error) {
+	if !present(raw) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("content must be a string or an array of text parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type != "text" {
+			return "", fmt.Errorf("content part type %q is not supported (text only)", p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// generate admits the request for t, builds its policies, runs the turn
+// and writes the response: one JSON object, or SSE chunks when stream is set.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p prepared, chat bool) error {
+	f := p.fields
+	if f.Stream && p.logprobs {
+		return unsupported("logprobs with stream")
+	}
+	done, err := t.admit(time.Now())
+	if err != nil {
+		return err
+	}
+	defer done()
+	ctx := r.Context()
+	pol, err := s.buildPolicies(ctx, t, policyRequest{fields: f, stopText: f.Stop})
+	if err != nil {
+		return err
+	}
+	defer pol.Close()
+
+	id := s.newID(chat)
+	created := time.Now().Unix()
+	// An unset seed is drawn here, in [0, 2^63), so that the response can
+	// report it as the int64 OpenAI clients read; a negative one is taken
+	// as its two's-complement bits.
+	seed := rand.Uint64() >> 1
+	if f.Seed != nil {
+		seed = uint64(*f.Seed)
+	}
+	tr := turnRequest{tenant: t, prompt: p.prompt, maxTokens: p.maxTokens, seed: &seed, logprobs: p.logprobs,
+		topLogprobs: p.topLogprobs, pol: pol}
+	var stream *sse
+	if f.Stream {
+		stream = newSSE(w)
+		tr.onText = func(text []byte) error {
+			if chat && !stream.started {
+				if err := stream.send(chatChunk(id, created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil)); err != nil {
+					return err
+				}
+			}
+			if chat {
+				return stream.send(chatChunk(id, created, s.model.ID, &chatOut{Content: ptr(string(text))}, nil))
+			}
+			return stream.send(completionChunk(id, created, s.model.ID, string(text), nil))
+		}
+	}
+	res, err := s.runTurn(ctx, tr)
+	if stream == nil || !stream.started {
+		// Before any body: how long the request waited for the model and
+		// held it (also on errors, which carry no realizar object).
+		w.Header().Set("X-Realizar-Queue-Ms", strconv.FormatFloat(float64(res.queue.Microseconds())/1000, 'f', 3, 64))
+		w.Header().Set("X-Realizar-Turn-Ms", strconv.FormatFloat(float64(res.held.Microseconds())/1000, 'f', 3, 64))
+	}
+	if err != nil {
+		if stream != nil && stream.started {
+			_ = stream.send(errorBody{Error: asAPIError(err)})
+			return errors.Join(errWritten, err)
+		}
+		return err
+	}
+	turn := res.turn
+	finish := finishReason(turn.Stop)
+	u := &usage{PromptTokens: len(p.prompt), CompletionTokens: turn.Generated, TotalTokens: len(p.prompt) + turn.Generated}
+	ext := realizarOf(res, pol)
+	if stream != nil {
+		if chat && !stream.started {
+			_ = stream.send(chatChunk(id, created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil))
+		}
+		var last any
+		if chat {
+			c := chatChunk(id, created, s.model.ID, &chatOut{}, &finish)
+			c.Realizar = ext
+			last = c
+		} else {
+			c := completionChunk(id, created, s.model.ID, "", &finish)
+			c.Realizar = ext
+			last = c
+		}
+		_ = stream.send(last)
+		if chat {
+			_ = stream.send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.model.ID,
+				Choices: []chatChoice{}, Usage: u})
+		} else {
+			_ = stream.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.model.ID,
+				Choices: []completionChoice{}, Usage: u})
+		}
+		return stream.done()
+	}
+	logprobs := turn.Logprobs
+	if turn.Stop == engine.StopEOG || turn.Stop == engine.StopToken {
+		logprobs = logprobs[:max(len(logprobs)-1, 0)]
+	}
+	if chat {
+		c := chatChoice{Message: &chatOut{Role: "assistant", Content: ptr(string(turn.Text))}, FinishReason: &finish}
+		if p.logprobs {
+			c.Logprobs = s.chatLogprobs(logprobs)
+		}
+		writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.model.ID,
+			Choices: []chatChoice{c}, Usage: u, Realizar: ext})
+		return nil
+	}
+	c := completionChoice{Text: string(turn.Text), FinishReason: &finish}
+	if p.logprobs {
+		c.Logprobs = s.completionLogprobs(logprobs)
+	}
+	writeJSON(w, http.StatusOK, completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.model.ID,
+		Choices: []completionChoice{c}, Usage: u, Realizar: ext})
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (s *Server) newID(chat bool) string {
+	prefix := "cmpl-"
+	if chat {
+		prefix = "chatcmpl-"
+	}
+	return fmt.Sprintf("%s%d-%d", prefix, s.created, s.idSeq.Add(1))
+}
+
+func chatChunk(id string, created int64, model string, delta *chatOut, finish *string) chatResponse {
+	return chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+		Choices: []chatChoice{{Delta: delta, FinishReason: finish}}}
+}
+
+func completionChunk(id string, created int64, model, text string, finish *string) completionResponse {
+	return completionResponse{ID: id, Object: "text_completion", Created: created, Model: model,
+		Choices: []completionChoice{{Text: text, FinishReason: finish}}}
+}
+
+// chatLogprobs converts a turn's logprobs to the chat format.
+func (s *Server) chatLogprobs(steps []engine.StepLogprobs) *chatLogprobs {
+	out := &chatLogprobs{Content: []chatTokenLogprob{}}
+	for _, st := range steps {
+		e := s.tokenLogprob(st.Token, st.Logprob)
+		for _, alt := range st.Top {
+			e.TopLogprobs = append(e.TopLogprobs, s.tokenLogprob(alt.Token, alt.Logprob))
+		}
+		if e.TopLogprobs == nil {
+			e.TopLogprobs = []chatTokenLogprob{}
+		}
+		out.Content = append(out.Content, e)
+	}
+	return out
+}
+
+func (s *Server) tokenLogprob(id int32, lp float32) chatTokenLogprob {
+	piece := s.model.Tokenizer.Piece(id)
+	b := make([]int, len(piece))
+	for i, c := range piece {
+		b[i] = int(c)
+	}
+	return chatTokenLogprob{Token: string(piece), Logprob: lp, Bytes: b}
+}
+
+// completionLogprobs converts a turn's logprobs to the legacy format.
+func (s *Server) completionLogprobs(steps []engine.StepLogprobs) *completionLogprobs {
+	out := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{},
+		TextOffset: []int{}}
+	off := 0
+	for _, st := range steps {
+		piece := string(s.model.Tokenizer.Piece(st.Token))
+		out.Tokens = append(out.Tokens, piece)
+		out.TokenLogprobs = append(out.TokenLogprobs, st.Logprob)
+		top := map[string]float32{}
+		for _, alt := range st.Top {
+			top[string(s.model.Tokenizer.Piece(alt.Token))] = alt.Logprob
+		}
+		out.TopLogprobs = append(out.TopLogprobs, top)
+		out.TextOffset = append(out.TextOffset, off)
+		off += len(piece)
+	}
+	return out
+}
+
+// handleModels lists the one model.
+func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request, _ *Tenant) error {
+	writeJSON(w, http.StatusOK, modelList{Object: "list",
+		Data: []modelObject{{ID: s.model.ID, Object: "model", Created: s.created, OwnedBy: "realizar-host"}}})
+	return nil
+}
+
+// handleTokenize is llama.cpp's POST /tokenize: {"content", "add_special"} → {"tokens"}.
+func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request, _ *Tenant) error {
+	var req struct {
+		Content      string `json:"content"`
+		AddSpecial   bool   `json:"add_special"`
+		ParseSpecial *bool  `json:"parse_special"`
+	}
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	parse := req.ParseSpecial == nil || *req.ParseSpecial
+	ids := s.model.Tokenizer.Encode(req.Content, tokenizer.EncodeOptions{AddSpecial: req.AddSpecial, ParseSpecial: parse})
+	if ids == nil {
+		ids = []int32{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]int32{"tokens": ids})
+	return nil
+}
+
+// handleDetokenize is llama.cpp's POST /detokenize: {"tokens"} → {"content"}.
+func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request, _ *Tenant) error {
+	var req struct {
+		Tokens []int32 `json:"tokens"`
+	}
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	n := int32(s.model.Tokenizer.Size())
+	for i, id := range req.Tokens {
+		if id < 0 || id >= n {
+			return badRequest("tokens", "tokens[%d] = %d is outside the vocabulary [0, %d)", i, id, n)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"content": string(s.model.Tokenizer.Decode(req.Tokens))})
+	return nil
+}
+
+// readAll reads at most limit bytes of r; more is a 413.
+func readAll(w http.ResponseWriter, r *http.Request, limit int) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "plugin_too_large",
+			Message: fmt.Sprintf("the module is over your limit of %d bytes", limit)}
+	}
+	return b, err
+}

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/tokenizer"
+)
+
+// fixtureConfig is a small random-weight llama: one layer of width 64 over
+// the 32,000-token llama vocabulary (≈ 17 MB), a few milliseconds per token.
+func fixtureConfig() fixture.Config {
+	c := fixture.Tiny()
+	c.Name = "serve-fixture"
+	c.Embd, c.FF, c.Layers, c.Heads, c.HeadsKV, c.Context = 64, 128, 1, 2, 1, 256
+	return c
+}
+
+// fixturePath is the generated model, shared by the package's tests.
+var fixturePath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "serve-fixture-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fixturePath = filepath.Join(dir, "serve-fixture.gguf")
+	vocab, err := fixture.LlamaVocab()
+	if err == nil {
+		err = fixture.GenerateFile(fixturePath, fixtureConfig(), vocab)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "generate fixture:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Test tenants: their API keys and the tenants file the server reads.
+const (
+	keyA = "sk-tenant-a-0123456789"
+	keyB = "sk-tenant-b-0123456789"
+	keyC = "sk-tenant-c-0123456789"
+)
+
+func testTenantsFile() []byte {
+	return fmt.Appendf(nil, `{
+  "defaults": {"step_deadline": "2s", "max_concurrent": 32, "requests_per_minute": 100000, "memory_pages": 64},
+  "tenants": [
+    {"name": "a", "key_sha256": [%q], "limits": {"max_plugin_bytes": 65536}},
+    {"name": "b", "key_sha256": [%q]},
+    {"name": "c", "key_sha256": [%q]}
+  ]
+}`, HashKey(keyA), HashKey(keyB), HashKey(keyC))
+}
+
+// testServer is a running server on loopback.
+type testServer struct {
+	URL   string
+	srv   *Server
+	host  *host.Host
+	model *Model
+	http  *httptest.Server
+}
+
+// loadModel opens the fixture as the server's Model.
+func loadModel(t testing.TB) *Model {
+	f, err := gguf.Open(fixturePath)
+	require.NoError(t, err)
+	tok, err := tokenizer.FromGGUF(f)
+	require.NoError(t, err)
+	mdl, err := model.Load(f, model.Options{Threads: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
+	fwd, err := engine.NewQ4kForward(mdl.NewStep(), engine.Q4kOptions{Arch: mdl.Config().Arch,
+		ModelContext: mdl.Config().ContextLength})
+	require.NoError(t, err)
+	return &Model{ID: "serve-fixture", Forward: fwd, Tokenizer: tok}
+}
+
+// startServer starts a server with the test tenants (or anonymous when
+// tenants is nil) and the fixture loaded.
+func startServer(t testing.TB, tenants []byte, queue int) *testServer {
+	ctx := context.Background()
+	h, err := host.New(ctx, host.NewConfig())
+	require.NoError(t, err)
+	ts := Anonymous(Limits{})
+	if tenants != nil {
+		ts, err = ParseTenants(tenants)
+		require.NoError(t, err)
+	}
+	store, err := NewDirStore(t.TempDir())
+	require.NoError(t, err)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	srv, err := New(Config{Tenants: ts, Store: store, Host: h, Builtins: plugins.Builtin, Queue: queue, Logger: log})
+	require.NoError(t, err)
+	m := loadModel(t)
+	srv.SetModel(m)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Wait()
+		_ = h.Close(ctx)
+	})
+	return &testServer{URL: hs.URL, srv: srv, host: h, model: m, http: hs}
+}
+
+// do sends a request with key (none when empty) and returns the status and body.
+func (s *testServer) do(t testing.TB, method, path, key string, body []byte) (int, []byte) {
+	req, err := http.NewRequest(method, s.URL+path, bytes.NewReader(body))
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, b
+}
+
+// upload stores wasm for key and returns its sha256.
+func (s *testServer) upload(t testing.TB, key string, wasm []byte) string {
+	code, body := s.do(t, "POST", "/v1/plugins", key, wasm)
+	require.Equal(t, http.StatusOK, code, string(body))
+	var o pluginObject
+	require.NoError(t, json.Unmarshal(body, &o))
+	return o.ID
+}
+
+// testdataWasm reads a test guest of package host.
+func testdataWasm(t testing.TB, name string) []byte {
+	b, err := os.ReadFile(filepath.Join("..", "host", "testdata", name))
+	require.NoError(t, err)
+	return b
+}
+
+// errorOf decodes an OpenAI-style error body.
+func errorOf(t testing.TB, body []byte) *APIError {
+	var e errorBody
+	require.NoError(t, json.Unmarshal(body, &e), string(body))
+	require.NotNil(t, e.Error, string(body))
+	return e.Error
+}
+
+func tokenizerOpts(addSpecial bool) tokenizer.EncodeOptions {
+	return tokenizer.EncodeOptions{AddSpecial: addSpecial, ParseSpecial: true}
+}
+
+func jsonOf(t testing.TB, v any) string {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

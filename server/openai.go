@@ -1,0 +1,238 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// samplingFields are the request fields shared by completions and chat.
+type samplingFields struct {
+	Model               string             `json:"model"`
+	MaxTokens           *int               `json:"max_tokens"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens"`
+	Temperature         *float64           `json:"temperature"`
+	TopP                *float64           `json:"top_p"`
+	TopK                *int               `json:"top_k"`
+	MinP                *float64           `json:"min_p"`
+	RepeatPenalty       *float64           `json:"repeat_penalty"`
+	FrequencyPenalty    *float64           `json:"frequency_penalty"`
+	PresencePenalty     *float64           `json:"presence_penalty"`
+	LogitBias           map[string]float64 `json:"logit_bias"`
+	Seed                *int64             `json:"seed"`
+	Stop                stopField          `json:"stop"`
+	N                   *int               `json:"n"`
+	Stream              bool               `json:"stream"`
+	StreamOptions       json.RawMessage    `json:"stream_options"`
+	Realizar            *realizarRequest   `json:"realizar"`
+
+	// Refused options: present and meaningful means 400.
+	ResponseFormat json.RawMessage `json:"response_format"`
+	Tools          json.RawMessage `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	Functions      json.RawMessage `json:"functions"`
+	FunctionCall   json.RawMessage `json:"function_call"`
+}
+
+// completionRequest is POST /v1/completions.
+type completionRequest struct {
+	samplingFields
+	Prompt   promptField `json:"prompt"`
+	Logprobs *int        `json:"logprobs"`
+	Echo     bool        `json:"echo"`
+	Suffix   *string     `json:"suffix"`
+	BestOf   *int        `json:"best_of"`
+}
+
+// chatRequest is POST /v1/chat/completions.
+type chatRequest struct {
+	samplingFields
+	Messages    []chatMessage `json:"messages"`
+	Logprobs    bool          `json:"logprobs"`
+	TopLogprobs *int          `json:"top_logprobs"`
+}
+
+// chatMessage is one message; content is a string or an array of text parts.
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	Name    string          `json:"name,omitempty"`
+}
+
+// realizarRequest is the "realizar" extension field: the request's policies.
+type realizarRequest struct {
+	Processors []pluginRef `json:"processors"`
+	Sampler    *pluginRef  `json:"sampler"`
+	Stop       *pluginRef  `json:"stop"`
+}
+
+// pluginRef names a plugin (a built-in name or a tenant's sha256) and its config.
+type pluginRef struct {
+	Plugin string          `json:"plugin"`
+	Config json.RawMessage `json:"config"`
+}
+
+// stopField is OpenAI's stop: null, a string, or an array of up to 4 strings.
+type stopField []string
+
+func (s *stopField) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		*s = nil
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var one string
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*s = stopField{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("stop must be a string or an array of strings")
+	}
+	*s = many
+	return nil
+}
+
+// promptField is a completion prompt: a string, an array of one string, or
+// an array of token ids.
+type promptField struct {
+	text   string
+	tokens []int32
+	count  int // number of prompts given
+	isText bool
+}
+
+func (p *promptField) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*p = promptField{text: s, count: 1, isText: true}
+		return nil
+	}
+	var ss []string
+	if err := json.Unmarshal(b, &ss); err == nil {
+		*p = promptField{count: len(ss), isText: true}
+		if len(ss) > 0 {
+			p.text = ss[0]
+		}
+		return nil
+	}
+	var ids []int32
+	if err := json.Unmarshal(b, &ids); err == nil {
+		*p = promptField{tokens: ids, count: 1}
+		return nil
+	}
+	var batches [][]int32
+	if err := json.Unmarshal(b, &batches); err == nil {
+		*p = promptField{count: len(batches)}
+		if len(batches) > 0 {
+			p.tokens = batches[0]
+		}
+		return nil
+	}
+	return fmt.Errorf("prompt must be a string, an array of strings, or an array of token ids")
+}
+
+// usage is OpenAI's token accounting.
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// realizarResponse is the "realizar" extension of a response.
+type realizarResponse struct {
+	Seed         int64    `json:"seed"`
+	StopReason   string   `json:"stop_reason"`
+	Policies     []string `json:"policies"`
+	QueueMs      float64  `json:"queue_ms"`
+	PrefillMs    float64  `json:"prefill_ms"`
+	DecodeMs     float64  `json:"decode_ms"`
+	PoliciesMs   float64  `json:"policies_ms"`
+	ReusedTokens int      `json:"reused_tokens"`
+}
+
+// completionChoice is one choice of a text completion (or chunk).
+type completionChoice struct {
+	Index        int                 `json:"index"`
+	Text         string              `json:"text"`
+	Logprobs     *completionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
+}
+
+// completionLogprobs is the legacy completions logprobs object.
+type completionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float32            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+// completionResponse is a text completion, or one streamed chunk of it.
+type completionResponse struct {
+	ID       string             `json:"id"`
+	Object   string             `json:"object"`
+	Created  int64              `json:"created"`
+	Model    string             `json:"model"`
+	Choices  []completionChoice `json:"choices"`
+	Usage    *usage             `json:"usage,omitempty"`
+	Realizar *realizarResponse  `json:"realizar,omitempty"`
+}
+
+// chatChoice is one choice of a chat completion.
+type chatChoice struct {
+	Index        int           `json:"index"`
+	Message      *chatOut      `json:"message,omitempty"`
+	Delta        *chatOut      `json:"delta,omitempty"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
+}
+
+// chatOut is an assistant message or a streamed delta.
+type chatOut struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+	Refusal *string `json:"refusal"`
+}
+
+// chatLogprobs is the chat logprobs object.
+type chatLogprobs struct {
+	Content []chatTokenLogprob `json:"content"`
+	Refusal []chatTokenLogprob `json:"refusal"`
+}
+
+// chatTokenLogprob is one token's logprob with its alternatives.
+type chatTokenLogprob struct {
+	Token       string             `json:"token"`
+	Logprob     float32            `json:"logprob"`
+	Bytes       []int              `json:"bytes"`
+	TopLogprobs []chatTokenLogprob `json:"top_logprobs,omitempty"`
+}
+
+// chatResponse is a chat completion or one chunk of it.
+type chatResponse struct {
+	ID       string            `json:"id"`
+	Object   string            `json:"object"`
+	Created  int64             `json:"created"`
+	Model    string            `json:"model"`
+	Choices  []chatChoice      `json:"choices"`
+	Usage    *usage            `json:"usage,omitempty"`
+	Realizar *realizarResponse `json:"realizar,omitempty"`
+}
+
+// modelList is GET /v1/models.
+type modelList struct {
+	Object string        `json:"object"`
+	Data   []modelObject `json:"data"`
+}
+
+type modelObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}

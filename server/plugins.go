@@ -1,0 +1,90 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/realizar-host/realizar-host/host"
+)
+
+// pluginObject describes an uploaded plugin.
+type pluginObject struct {
+	ID          string `json:"id"` // the hex sha256
+	Object      string `json:"object"`
+	Kind        string `json:"kind"`
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Description string `json:"description,omitempty"`
+	Bytes       int    `json:"bytes"`
+}
+
+// handleUpload is POST /v1/plugins: the body is the module's bytes. It is
+// validated exactly as the host loads plugins (host.Load: size, magic,
+// metadata, ABI version, kind, exports, import allow-list, memory cap
+// under the tenant's limits), then stored under its sha256 in the tenant's
+// namespace. Over the tenant's size limit is a 413; a module the host
+// refuses is a 400 with the reason.
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	wasm, err := readAll(w, r, t.Limits.MaxPluginBytes)
+	if err != nil {
+		return err
+	}
+	p, err := s.host.Load(r.Context(), wasm, host.LoadOptions{Limits: t.Limits.hostLimits()})
+	if err != nil {
+		e := badRequest("", "invalid plugin: %v", err)
+		e.Code = "invalid_plugin"
+		if errors.Is(err, host.ErrTooLarge) {
+			e.Status, e.Code = http.StatusRequestEntityTooLarge, "plugin_too_large"
+		}
+		return e
+	}
+	sum := sumOf(wasm)
+	if err := s.store.Put(r.Context(), t.Name, sum, wasm); err != nil {
+		return err
+	}
+	m := p.Meta()
+	s.log.Info("plugin stored", "tenant", t.Name, "sha256", sum, "kind", p.Kind().String(), "name", m.Name)
+	writeJSON(w, http.StatusOK, pluginObject{ID: sum, Object: "plugin", Kind: p.Kind().String(), Name: m.Name,
+		Version: m.Version, Description: m.Description, Bytes: len(wasm)})
+	return nil
+}
+
+// handleListPlugins is GET /v1/plugins: the tenant's own plugins.
+func (s *Server) handleListPlugins(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	sums, err := s.store.List(r.Context(), t.Name)
+	if err != nil {
+		return err
+	}
+	out := []pluginObject{}
+	for _, sum := range sums {
+		wasm, err := s.store.Get(r.Context(), t.Name, sum)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		o := pluginObject{ID: sum, Object: "plugin", Bytes: len(wasm)}
+		if p, err := s.host.Load(r.Context(), wasm, host.LoadOptions{Limits: t.Limits.hostLimits()}); err == nil {
+			m := p.Meta()
+			o.Kind, o.Name, o.Version, o.Description = p.Kind().String(), m.Name, m.Version, m.Description
+		}
+		out = append(out, o)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+	return nil
+}
+
+// handleDeletePlugin is DELETE /v1/plugins/{sha256}. Another tenant's
+// plugin is a 404, like a missing one.
+func (s *Server) handleDeletePlugin(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	sum := r.PathValue("sum")
+	if !isSum(sum) {
+		return notFound("plugin_not_found", "plugin %s not found", sum)
+	}
+	if err := s.store.Delete(r.Context(), t.Name, sum); err != nil {
+		if errors.Is(err, ErrNoPlugin) {
+			return notFound("plugin_not_found", "plugin %s not found", sum)
+		}
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": sum, "object": "plugin", "deleted": true})
+	return nil
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAuthentication(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	body := []byte(`{"prompt": "hi", "max_tokens": 2}`)
+	for _, tc := range []struct {
+		name, method, path, key string
+		want                    int
+		code                    string
+	}{
+		{"no key", "POST", "/v1/completions", "", http.StatusUnauthorized, "missing_api_key"},
+		{"wrong key", "POST", "/v1/completions", "sk-wrong", http.StatusUnauthorized, "invalid_api_key"},
+		{"a key's hash is not a key", "POST", "/v1/completions", HashKey(keyA), http.StatusUnauthorized, "invalid_api_key"},
+		{"models without key", "GET", "/v1/models", "", http.StatusUnauthorized, "missing_api_key"},
+		{"plugins without key", "GET", "/v1/plugins", "", http.StatusUnauthorized, "missing_api_key"},
+		{"upload without key", "POST", "/v1/plugins", "", http.StatusUnauthorized, "missing_api_key"},
+		{"tokenize without key", "POST", "/tokenize", "", http.StatusUnauthorized, "missing_api_key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := s.do(t, tc.method, tc.path, tc.key, body)
+			require.Equal(t, tc.want, code, string(b))
+			e := errorOf(t, b)
+			assert.Equal(t, tc.code, e.Code)
+			assert.Equal(t, typeAuthentication, e.Type)
+		})
+	}
+	t.Run("health and metrics are open", func(t *testing.T) {
+		for _, p := range []string{"/health", "/ready", "/metrics"} {
+			code, _ := s.do(t, "GET", p, "", nil)
+			assert.Equal(t, http.StatusOK, code, p)
+		}
+	})
+}
+
+// TestCrossTenantPlugin: tenant B naming tenant A's plugin gets the same
+// 404 as for a plugin nobody has, for use, listing and deletion.
+func TestCrossTenantPlugin(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	sumA := s.upload(t, keyA, testdataWasm(t, "greedy8.wasm"))
+	missing := "0000000000000000000000000000000000000000000000000000000000000000"
+	use := func(sum string) []byte {
+		return []byte(`{"prompt": "hi", "max_tokens": 2, "realizar": {"sampler": {"plugin": "` + sum + `"}}}`)
+	}
+	code, b := s.do(t, "POST", "/v1/completions", keyA, use(sumA))
+	require.Equal(t, http.StatusOK, code, string(b))
+
+	codeB, bodyB := s.do(t, "POST", "/v1/completions", keyB, use(sumA))
+	codeM, bodyM := s.do(t, "POST", "/v1/completions", keyB, use(missing))
+	require.Equal(t, http.StatusNotFound, codeB, string(bodyB))
+	require.Equal(t, http.StatusNotFound, codeM)
+	eB, eM := errorOf(t, bodyB), errorOf(t, bodyM)
+	assert.Equal(t, eM.Code, eB.Code)
+	assert.Equal(t, eM.Type, eB.Type)
+	assert.Equal(t, bytes.ReplaceAll(bodyM, []byte(missing), []byte(sumA)), bodyB, "the two 404s differ beyond the sha256")
+
+	code, b = s.do(t, "GET", "/v1/plugins", keyB, nil)
+	require.Equal(t, http.StatusOK, code)
+	assert.NotContains(t, string(b), sumA)
+	code, b = s.do(t, "GET", "/v1/plugins", keyA, nil)
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, string(b), sumA)
+
+	code, _ = s.do(t, "DELETE", "/v1/plugins/"+sumA, keyB, nil)
+	assert.Equal(t, http.StatusNotFound, code)
+	code, _ = s.do(t, "DELETE", "/v1/plugins/"+sumA, keyA, nil)
+	assert.Equal(t, http.StatusOK, code)
+	code, _ = s.do(t, "POST", "/v1/completions", keyA, use(sumA))
+	assert.Equal(t, http.StatusNotFound, code, "a deleted plugin is gone")
+}
+
+func TestUploadValidation(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	for _, tc := range []struct {
+		name string
+		wasm []byte
+		want int
+		msg  string
+	}{
+		{"not wasm", testdataWasm(t, "notwasm.wasm"), http.StatusBadRequest, "not a valid WebAssembly module"},
+		{"forbidden import", testdataWasm(t, "pathopen.wasm"), http.StatusBadRequest, "forbidden import"},
+		{"socket import", testdataWasm(t, "sockaccept.wasm"), http.StatusBadRequest, "forbidden import"},
+		{"no metadata", testdataWasm(t, "nometa.wasm"), http.StatusBadRequest, "metadata"},
+		{"other ABI version", testdataWasm(t, "badversion.wasm"), http.StatusBadRequest, "ABI version"},
+		{"over the tenant's 64 KiB", append(testdataWasm(t, "greedy.wasm"), make([]byte, 64<<10)...), http.StatusRequestEntityTooLarge, "over your limit"},
+		{"empty", nil, http.StatusBadRequest, "not a valid WebAssembly module"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := s.do(t, "POST", "/v1/plugins", keyA, tc.wasm)
+			require.Equal(t, tc.want, code, string(b))
+			assert.Contains(t, errorOf(t, b).Message, tc.msg)
+		})
+	}
+	t.Run("a 1.8 MB Go guest fits tenant b's default limit", func(t *testing.T) {
+		s.upload(t, keyB, testdataWasm(t, "greedy_go.wasm"))
+	})
+}
+
+// TestPluginsSurviveRestart: a second server over the same plugin
+// directory still has the tenant's uploads.
+func TestPluginsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	store, err := NewDirStore(dir)
+	require.NoError(t, err)
+	require.NoError(t, store.Put(t.Context(), "a", sumOf([]byte("x")), []byte("x")))
+	again, err := NewDirStore(dir)
+	require.NoError(t, err)
+	sums, err := again.List(t.Context(), "a")
+	require.NoError(t, err)
+	assert.Equal(t, []string{sumOf([]byte("x"))}, sums)
+	_, err = again.Get(t.Context(), "b", sumOf([]byte("x")))
+	assert.ErrorIs(t, err, ErrNoPlugin)
+}
+
+func TestBadRequests(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	for _, tc := range []struct {
+		name, path, body, param string
+		want                    int
+	}{
+		{"n > 1", "/v1/completions", `{"prompt": "hi", "n": 2}`, "n", 400},
+		{"json schema", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_schema", "json_schema": {}}}`, "response_format", 400},
+		{"tools", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}`, "tools", 400},
+		{"five stops", "/v1/completions", `{"prompt": "hi", "stop": ["a","b","c","d","e"]}`, "stop", 400},
+		{"echo", "/v1/completions", `{"prompt": "hi", "echo": true}`, "echo", 400},
+		{"temperature", "/v1/completions", `{"prompt": "hi", "temperature": 3}`, "temperature", 400},
+		{"logit_bias id", "/v1/completions", `{"prompt": "hi", "logit_bias": {"99999999": 1}}`, "logit_bias", 400},
+		{"max_tokens 0", "/v1/completions", `{"prompt": "hi", "max_tokens": 0}`, "max_tokens", 400},
+		{"two prompts", "/v1/completions", `{"prompt": ["a", "b"]}`, "prompt", 400},
+		{"image part", "/v1/chat/completions", `{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, "messages[0].content", 400},
+		{"sampler and temperature", "/v1/completions", `{"prompt": "hi", "temperature": 0.5, "realizar": {"sampler": {"plugin": "greedy"}}}`, "realizar.sampler", 400},
+		{"processor as sampler", "/v1/completions", `{"prompt": "hi", "realizar": {"sampler": {"plugin": "strings-missing"}}}`, "", 404},
+		{"unknown model", "/v1/completions", `{"prompt": "hi", "model": "gpt-4"}`, "", 404},
+		{"not json", "/v1/completions", `{"prompt": `, "", 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := s.do(t, "POST", tc.path, keyA, []byte(tc.body))
+			require.Equal(t, tc.want, code, string(b))
+			e := errorOf(t, b)
+			assert.Equal(t, tc.param, e.Param)
+			assert.NotEmpty(t, e.Message)
+		})
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	s := startServer(t, nil, 8)
+	code, b := s.do(t, "POST", "/tokenize", "", []byte(`{"content": "Hello world", "add_special": true}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	ids := s.model.Tokenizer.Encode("Hello world", tokenizerOpts(true))
+	assert.JSONEq(t, `{"tokens": `+jsonOf(t, ids)+`}`, string(b))
+	code, b = s.do(t, "POST", "/detokenize", "", []byte(`{"tokens": `+jsonOf(t, ids[1:])+`}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	assert.JSONEq(t, `{"content": "Hello world"}`, string(b))
+	code, _ = s.do(t, "POST", "/detokenize", "", []byte(`{"tokens": [-1]}`))
+	assert.Equal(t, http.StatusBadRequest, code)
+}

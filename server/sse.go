@@ -1,0 +1,49 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// sse writes server-sent events: "data: <json>\n\n" per event, flushed at
+// once, and "data: [DONE]\n\n" at the end. Headers go out with the first
+// event, so a request that fails before its first token still gets a
+// plain HTTP error.
+type sse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+}
+
+func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
+
+// send writes v as one event.
+func (e *sse) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return e.raw(b)
+}
+
+func (e *sse) raw(data []byte) error {
+	if !e.started {
+		h := e.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		e.w.WriteHeader(http.StatusOK)
+		e.started = true
+	}
+	buf := make([]byte, 0, len(data)+8)
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	if _, err := e.w.Write(buf); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// done writes the terminating event.
+func (e *sse) done() error { return e.raw([]byte("[DONE]")) }
