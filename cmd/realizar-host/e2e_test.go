@@ -450,6 +450,7 @@ func TestRunErrors(t *testing.T) {
 		{"forbidden import", append(run, "-m", model, "--sampler", "../../host/testdata/pathopen.wasm"), exitBadPlugin, "forbidden import"},
 		{"plugin traps", append(run, "-m", model, "--sampler", "../../host/testdata/bad.wasm", "--seed", "2"), exitBadPlugin,
 			"sampler bad 1.0.0"},
+		{"--gpu without a GPU backend", []string{"run", "-p", "Once", "-m", model, "--gpu"}, exitFailure, "--gpu: "},
 		{"context overflow", []string{"run", "-p", long, "-m", model, "--ctx-size", "16"}, exitContext,
 			"context length exceeded"},
 		{"plugin check not wasm", []string{"plugin", "check", "../../host/testdata/notwasm.wasm"}, exitBadPlugin, "not a valid WebAssembly module"},

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/realizar-host/realizar-host/cuda"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
@@ -22,15 +24,19 @@ const envModel = "REALIZAR_MODEL"
 
 // modelFlags are the flags every command that loads a model shares.
 type modelFlags struct {
-	path    string
-	threads int
-	ctxSize int
+	path      string
+	threads   int
+	ctxSize   int
+	gpu       bool
+	gpuDevice int
 }
 
 func (m *modelFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&m.path, "model", "m", "", "GGUF model file (default: $"+envModel+")")
 	cmd.Flags().IntVarP(&m.threads, "threads", "t", 0, "worker threads for matrix products (default: all CPUs)")
 	cmd.Flags().IntVarP(&m.ctxSize, "ctx-size", "c", 0, "context size in positions (default: the model's trained context)")
+	cmd.Flags().BoolVar(&m.gpu, "gpu", false, "run the forward on a CUDA GPU (a build with -tags cuda); an error when no GPU can serve")
+	cmd.Flags().IntVar(&m.gpuDevice, "gpu-device", 0, "CUDA device ordinal, with --gpu")
 }
 
 // resolve fills path from the environment and checks the numbers.
@@ -45,6 +51,8 @@ func (m *modelFlags) resolve() error {
 		return usage(fmt.Errorf("--threads %d is negative", m.threads))
 	case m.ctxSize < 0:
 		return usage(fmt.Errorf("--ctx-size %d is negative", m.ctxSize))
+	case m.gpuDevice < 0:
+		return usage(fmt.Errorf("--gpu-device %d is negative", m.gpuDevice))
 	}
 	return nil
 }
@@ -55,6 +63,7 @@ type loaded struct {
 	file  *gguf.File
 	tok   *tokenizer.Tokenizer
 	model *model.Model
+	gpu   *cuda.Step // nil unless --gpu
 	fwd   *engine.Q4kForward
 	// took is the wall time of the load, page-in included.
 	took time.Duration
@@ -114,7 +123,14 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 	if err := pageIn(l.file, progress); err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
-	l.fwd, err = engine.NewQ4kForward(l.model.NewStep(), engine.Q4kOptions{
+	var step engine.Q4kStep = l.model.NewStep()
+	if flags.gpu {
+		if l.gpu, err = openGPU(flags, l.model, progress); err != nil {
+			return err
+		}
+		step = l.gpu
+	}
+	l.fwd, err = engine.NewQ4kForward(step, engine.Q4kOptions{
 		Arch:         l.model.Config().Arch,
 		ModelContext: l.model.Config().ContextLength,
 		MaxContext:   flags.ctxSize,
@@ -122,12 +138,44 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 	if err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
+	if l.gpu != nil {
+		// A fallback to the CPU after the start is loud: a line on stderr
+		// (the cuda package writes it) and a notice on the forward.
+		l.gpu.OnFallback(l.fwd.AddNotice)
+	}
 	return nil
+}
+
+// openGPU uploads m to the CUDA device --gpu names, behind the CPU parity
+// gate whose verdicts are cached in the user's cache folder. An explicit
+// --gpu that cannot be met (a build without -tags cuda, no driver, a tensor
+// type without a kernel) is an error (exit 1), never a silent CPU run.
+func openGPU(flags *modelFlags, m *model.Model, stderr io.Writer) (*cuda.Step, error) {
+	opts := cuda.Options{Device: flags.gpuDevice, Stderr: stderr}
+	if err := cuda.Available(flags.gpuDevice); err != nil {
+		return nil, failure(fmt.Errorf("--gpu: %w", err))
+	}
+	if sum, err := cuda.FileSHA256(flags.path); err == nil {
+		opts.FileSHA256 = sum
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		if cache, err := cuda.OpenVerdictCache(filepath.Join(dir, "realizar-host", "gpu-verdicts.json")); err == nil {
+			opts.Verdicts = cache
+		}
+	}
+	st, err := cuda.NewStep(m, opts)
+	if err != nil {
+		return nil, failure(fmt.Errorf("--gpu: %w", err))
+	}
+	return st, nil
 }
 
 // Close releases the model and the file (in that order: the weights are
 // views of the file's mapping).
 func (l *loaded) Close() {
+	if l.gpu != nil {
+		_ = l.gpu.Close()
+	}
 	if l.model != nil {
 		_ = l.model.Close()
 	}
