@@ -60,7 +60,7 @@ func knownOrderGap(name string) (gap string, ok bool) {
 		return "ggml orders of non-AVX2 builds", true
 	}
 	switch name {
-	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S", "fixture-qwen2-tiny-Q4_K_M":
+	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S", "fixture-qwen2-tiny-Q4_K_M", "fixture-m110-Q4_K_M":
 		if !q4k.AMXOrder() {
 			return "Q4_K in ggml's CPU_REPACK q4_K_8x8 order (used without AMX)", true
 		}
@@ -103,8 +103,17 @@ func targets(t *testing.T, l *ref.Lib) []target {
 		}
 	}
 	require.Len(t, out, len(forwardFiles), "every forward target is generated")
+	// The 110M fixture is too large for CI (a 537 MB F32 source); on demand,
+	// name its llama.cpp Q4_K_M form (e.g. .cache/bench/fixture-m110-Q4_K_M.gguf,
+	// which `make bench` builds) in REALIZAR_PARITY_M110.
+	if p := os.Getenv(envParityM110); p != "" {
+		out = append(out, target{"fixture-m110-Q4_K_M", p})
+	}
 	return out
 }
+
+// envParityM110 names the 110M fixture's llama.cpp Q4_K_M file to compare too.
+const envParityM110 = "REALIZAR_PARITY_M110"
 
 // loadOurs opens path with package gguf and loads it with package model.
 func loadOurs(t *testing.T, path string, threads int) *model.Model {
