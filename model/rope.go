@@ -58,8 +58,8 @@ func (r *rope) table(cs []float32, pos int) {
 			t = theta / r.factors[i/2]
 		}
 		t = r.freqScale * t
-		cs[i] = float32(math.Cos(float64(t)))
-		cs[i+1] = float32(math.Sin(float64(t)))
+		// ggml calls glibc's cosf/sinf, whose roundings sincosf follows.
+		cs[i+1], cs[i] = sincosf(t)
 		theta *= r.thetaScale
 	}
 }
