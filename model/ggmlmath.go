@@ -152,7 +152,7 @@ func (s simd) softmax(w []float32) {
 
 // swiglu writes h[i] = silu(gate[i]) * up[i] as ggml_vec_swiglu_f32 does:
 // whole vectors use ggml_v_silu (x / (1 + ggml_v_expf(-x))), the tail the
-// scalar x / (1 + expf(-x)). h may alias gate or up.
+// scalar x / (1 + expf(-x)) with glibc's expf. h may alias gate or up.
 func (s simd) swiglu(h, gate, up []float32) {
 	n := len(gate)
 	nv := n - n%s.lanes
@@ -166,7 +166,7 @@ func (s simd) swiglu(h, gate, up []float32) {
 	}
 	for i := nv; i < n; i++ {
 		g := gate[i]
-		h[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+		h[i] = g / (1 + glibcExpf(-g)) * up[i]
 	}
 }
 
