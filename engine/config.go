@@ -34,6 +34,14 @@ type GenerateConfig struct {
 	// step (implies Logprobs). 0 <= TopLogprobs <= vocabulary size.
 	TopLogprobs int
 
+	// OnLogprobs, when set with Logprobs or TopLogprobs, receives each
+	// step's StepLogprobs (the same value appended to Turn.Logprobs) right
+	// after the token is chosen, before the OnToken call for that token.
+	// Text held back by the stop policy or unfinished UTF-8 reaches OnToken
+	// later, so a streaming caller pairs the two by queueing these. Top
+	// aliases nothing of the Session's and may be kept.
+	OnLogprobs func(step StepLogprobs)
+
 	// Cancel stops the turn when cancelled; nil means never. Use
 	// FromContext(ctx) to cancel with a context.
 	Cancel *CancelToken

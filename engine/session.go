@@ -367,7 +367,11 @@ func (r *turnState) sample(logits []float32) (int32, error) {
 		return 0, err
 	}
 	if r.cfg.Logprobs || r.cfg.TopLogprobs > 0 {
-		r.turn.Logprobs = append(r.turn.Logprobs, stepLogprobs(logits, id, r.cfg.TopLogprobs))
+		step := stepLogprobs(logits, id, r.cfg.TopLogprobs)
+		r.turn.Logprobs = append(r.turn.Logprobs, step)
+		if r.cfg.OnLogprobs != nil {
+			r.cfg.OnLogprobs(step)
+		}
 	}
 	return id, nil
 }

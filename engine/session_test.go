@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -383,6 +384,32 @@ func TestGenerateLogprobs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, only.Logprobs, 3)
 	assert.Nil(t, only.Logprobs[0].Top)
+}
+
+// TestOnLogprobsPrecedesOnToken: each step's logprobs reach OnLogprobs
+// before OnToken is called for that token, and equal Turn.Logprobs.
+func TestOnLogprobsPrecedesOnToken(t *testing.T) {
+	r := newRig(t, 64, nil)
+	var events []string
+	var streamed []engine.StepLogprobs
+	turn, err := r.s.Generate([]int32{1}, engine.GenerateConfig{MaxTokens: 3, TopLogprobs: 1,
+		OnLogprobs: func(st engine.StepLogprobs) {
+			streamed = append(streamed, st)
+			events = append(events, fmt.Sprintf("logprobs %d", st.Token))
+		},
+		OnToken: func(id int32, _ []byte) error {
+			events = append(events, fmt.Sprintf("token %d", id))
+			return nil
+		}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"logprobs 2", "token 2", "logprobs 3", "token 3", "logprobs 4", "token 4"}, events)
+	assert.Equal(t, turn.Logprobs, streamed)
+
+	events = nil
+	_, err = r.s.Generate([]int32{1}, engine.GenerateConfig{MaxTokens: 2,
+		OnLogprobs: func(engine.StepLogprobs) { events = append(events, "logprobs") }})
+	require.NoError(t, err)
+	assert.Empty(t, events, "no calls unless Logprobs or TopLogprobs asks for them")
 }
 
 func TestGenerateReportsGPU(t *testing.T) {

@@ -193,3 +193,86 @@ func TestE2EExtension(t *testing.T) {
 		assert.Equal(t, "stop", string(r.Choices[0].FinishReason))
 	})
 }
+
+// TestE2EStreamLogprobs: a streamed turn reports the same per-token
+// logprobs as the same turn without stream, split across its chunks, also
+// when a stop string trims text (those tokens' logprobs come in a last
+// chunk).
+func TestE2EStreamLogprobs(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 64)
+	c := client(s, keyA)
+	ctx := context.Background()
+
+	params := openai.CompletionNewParams{Model: "serve-fixture",
+		Prompt:    openai.CompletionNewParamsPromptUnion{OfString: openai.String("Once upon a time")},
+		MaxTokens: openai.Int(12), Seed: openai.Int(42), Logprobs: openai.Int(2)}
+	plain, err := c.Completions.New(ctx, params, topK)
+	require.NoError(t, err)
+	stop, _ := stopIn(t, plain.Choices[0].Text)
+	withStop := params
+	withStop.Stop = openai.CompletionNewParamsStopUnion{OfString: openai.String(stop)}
+	// A stop string that starts where a token starts: all text before it
+	// has been released, so the trimmed tokens' logprobs have no text chunk
+	// to ride on and come in the last chunk.
+	toks := plain.Choices[0].Logprobs.Tokens
+	require.Greater(t, len(toks), 4)
+	atToken := params
+	atToken.Stop = openai.CompletionNewParamsStopUnion{OfString: openai.String(toks[3] + toks[4])}
+	require.NotContains(t, strings.Join(toks[:3], ""), toks[3]+toks[4])
+
+	for name, p := range map[string]openai.CompletionNewParams{"budget": params, "stop string": withStop,
+		"stop string at a token": atToken} {
+		t.Run("completions "+name, func(t *testing.T) {
+			want, err := c.Completions.New(ctx, p, topK)
+			require.NoError(t, err)
+			stream := c.Completions.NewStreaming(ctx, p, topK)
+			var tokens []string
+			var lps []float64
+			var offsets []int64
+			var text strings.Builder
+			for stream.Next() {
+				ch := stream.Current()
+				if len(ch.Choices) == 0 {
+					continue
+				}
+				text.WriteString(ch.Choices[0].Text)
+				lp := ch.Choices[0].Logprobs
+				tokens = append(tokens, lp.Tokens...)
+				lps = append(lps, lp.TokenLogprobs...)
+				offsets = append(offsets, lp.TextOffset...)
+			}
+			require.NoError(t, stream.Err())
+			assert.Equal(t, want.Choices[0].Text, text.String())
+			w := want.Choices[0].Logprobs
+			require.NotEmpty(t, w.Tokens)
+			assert.Equal(t, w.Tokens, tokens)
+			assert.Equal(t, w.TokenLogprobs, lps)
+			assert.Equal(t, w.TextOffset, offsets)
+		})
+	}
+
+	t.Run("chat", func(t *testing.T) {
+		p := openai.ChatCompletionNewParams{Model: "serve-fixture",
+			Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story.")},
+			MaxTokens: openai.Int(10), Seed: openai.Int(7), Logprobs: openai.Bool(true), TopLogprobs: openai.Int(2)}
+		want, err := c.Chat.Completions.New(ctx, p, topK)
+		require.NoError(t, err)
+		stream := c.Chat.Completions.NewStreaming(ctx, p, topK)
+		var got []openai.ChatCompletionTokenLogprob
+		for stream.Next() {
+			if ch := stream.Current(); len(ch.Choices) > 0 {
+				got = append(got, ch.Choices[0].Logprobs.Content...)
+			}
+		}
+		require.NoError(t, stream.Err())
+		wl := want.Choices[0].Logprobs.Content
+		require.NotEmpty(t, wl)
+		require.Len(t, got, len(wl))
+		for i := range wl {
+			assert.Equal(t, wl[i].Token, got[i].Token, "token %d", i)
+			assert.Equal(t, wl[i].Logprob, got[i].Logprob, "token %d", i)
+			require.Len(t, got[i].TopLogprobs, 2)
+			assert.Equal(t, wl[i].TopLogprobs[0].Token, got[i].TopLogprobs[0].Token)
+		}
+	})
+}

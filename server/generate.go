@@ -20,6 +20,9 @@ type turnRequest struct {
 	pol         *policies
 	// onText, when set, receives released text as it is generated.
 	onText func(text []byte) error
+	// onLogprobs, when set with logprobs, receives each step's logprobs
+	// before onText gets the text released with that step (if any).
+	onLogprobs func(engine.StepLogprobs)
 }
 
 // turnResult is a finished turn, how long it waited for the model and how
@@ -72,7 +75,7 @@ func (s *Server) runTurn(ctx context.Context, req turnRequest) (turnResult, erro
 	afterCancel := 0 // tokens completed after ctx ended
 	cfg := engine.GenerateConfig{
 		MaxTokens: maxTokens, Seed: req.seed, Logprobs: req.logprobs, TopLogprobs: req.topLogprobs,
-		Cancel: engine.FromContext(ctx), Sampler: req.pol.sampler, Stop: req.pol.stop,
+		Cancel: engine.FromContext(ctx), Sampler: req.pol.sampler, Stop: req.pol.stop, OnLogprobs: req.onLogprobs,
 		OnToken: func(id int32, text []byte) error {
 			if ctx.Err() != nil {
 				if id != engine.NoToken {

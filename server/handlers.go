@@ -195,9 +195,6 @@ func messageText(raw json.RawMessage) (string, error) {
 // and writes the response: one JSON object, or SSE chunks when stream is set.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p prepared, chat bool) error {
 	f := p.fields
-	if f.Stream && p.logprobs {
-		return unsupported("logprobs with stream")
-	}
 	done, err := t.admit(time.Now())
 	if err != nil {
 		return err
@@ -222,18 +219,20 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	tr := turnRequest{tenant: t, prompt: p.prompt, maxTokens: p.maxTokens, seed: &seed, logprobs: p.logprobs,
 		topLogprobs: p.topLogprobs, pol: pol}
 	var stream *sse
+	var lps *streamLogprobs
 	if f.Stream {
 		stream = newSSE(w)
+		if p.logprobs {
+			lps = &streamLogprobs{s: s}
+			tr.onLogprobs = lps.add
+		}
 		tr.onText = func(text []byte) error {
 			if chat && !stream.started {
 				if err := stream.send(chatChunk(id, created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil)); err != nil {
 					return err
 				}
 			}
-			if chat {
-				return stream.send(chatChunk(id, created, s.model.ID, &chatOut{Content: ptr(string(text))}, nil))
-			}
-			return stream.send(completionChunk(id, created, s.model.ID, string(text), nil))
+			return stream.send(s.textChunk(id, created, chat, string(text), lps))
 		}
 	}
 	res, err := s.runTurn(ctx, tr)
@@ -257,6 +256,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	if stream != nil {
 		if chat && !stream.started {
 			_ = stream.send(chatChunk(id, created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil))
+		}
+		if lps.pending() {
+			// Tokens whose text was never released (a stop string
+			// trimmed it) still report their logprobs, as without stream.
+			_ = stream.send(s.textChunk(id, created, chat, "", lps))
 		}
 		var last any
 		if chat {
@@ -293,7 +297,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	c := completionChoice{Text: string(turn.Text), FinishReason: &finish}
 	if p.logprobs {
-		c.Logprobs = s.completionLogprobs(logprobs)
+		c.Logprobs, _ = s.completionLogprobs(logprobs, 0)
 	}
 	writeJSON(w, http.StatusOK, completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.model.ID,
 		Choices: []completionChoice{c}, Usage: u, Realizar: ext})
@@ -301,6 +305,49 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// streamLogprobs queues a streamed turn's step logprobs until the text they
+// produced is released, so each chunk carries the logprobs of the tokens
+// behind its text. An end-of-generation token's logprobs are left out, as
+// in a response without stream (its piece is never part of the text).
+type streamLogprobs struct {
+	s     *Server
+	queue []engine.StepLogprobs
+	off   int // text_offset of the next token, completions only
+}
+
+func (l *streamLogprobs) add(st engine.StepLogprobs) {
+	if !l.s.model.Tokenizer.IsEOG(st.Token) {
+		l.queue = append(l.queue, st)
+	}
+}
+
+// pending reports whether queued logprobs have not been sent; false for nil.
+func (l *streamLogprobs) pending() bool { return l != nil && len(l.queue) > 0 }
+
+// take returns the queued steps and empties the queue.
+func (l *streamLogprobs) take() []engine.StepLogprobs {
+	q := l.queue
+	l.queue = nil
+	return q
+}
+
+// textChunk is one streamed chunk of text, with the queued logprobs when lps
+// is not nil.
+func (s *Server) textChunk(id string, created int64, chat bool, text string, lps *streamLogprobs) any {
+	if chat {
+		c := chatChunk(id, created, s.model.ID, &chatOut{Content: ptr(text)}, nil)
+		if lps != nil {
+			c.Choices[0].Logprobs = s.chatLogprobs(lps.take())
+		}
+		return c
+	}
+	c := completionChunk(id, created, s.model.ID, text, nil)
+	if lps != nil {
+		c.Choices[0].Logprobs, lps.off = s.completionLogprobs(lps.take(), lps.off)
+	}
+	return c
+}
 
 func (s *Server) newID(chat bool) string {
 	prefix := "cmpl-"
@@ -345,11 +392,11 @@ func (s *Server) tokenLogprob(id int32, lp float32) chatTokenLogprob {
 	return chatTokenLogprob{Token: string(piece), Logprob: lp, Bytes: b}
 }
 
-// completionLogprobs converts a turn's logprobs to the legacy format.
-func (s *Server) completionLogprobs(steps []engine.StepLogprobs) *completionLogprobs {
+// completionLogprobs converts a turn's logprobs to the legacy format; the
+// first token's text_offset is off, and next is the offset after the last.
+func (s *Server) completionLogprobs(steps []engine.StepLogprobs, off int) (lp *completionLogprobs, next int) {
 	out := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{},
 		TextOffset: []int{}}
-	off := 0
 	for _, st := range steps {
 		piece := string(s.model.Tokenizer.Piece(st.Token))
 		out.Tokens = append(out.Tokens, piece)
@@ -362,7 +409,7 @@ func (s *Server) completionLogprobs(steps []engine.StepLogprobs) *completionLogp
 		out.TextOffset = append(out.TextOffset, off)
 		off += len(piece)
 	}
-	return out
+	return out, off
 }
 
 // handleModels lists the one model.
