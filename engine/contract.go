@@ -7,9 +7,10 @@ package engine
 
 // ArchForward is a model forward pass that the Session drives.
 //
-// Precondition of Forward: the forward's state holds tokens[:start] (the KV
-// cache covers positions 0..start-1). start == 0 means reset and process all
-// of tokens. Forward returns the logits after the last token of tokens,
+// Precondition of Forward: the forward's state holds tokens[:start] as its
+// first start positions (the KV cache covers positions 0..start-1; it may
+// hold more positions, which the call discards and overwrites). start == 0
+// means reset and process all of tokens. Forward returns the logits after the last token of tokens,
 // a []float32 of length Vocab.Size(); the slice is valid until the next call.
 // After a Forward error the state is unknown: the caller's next Forward must
 // start from 0 (the Session does so).

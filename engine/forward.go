@@ -20,8 +20,10 @@ type Q4kOptions struct {
 // Q4kForward adapts a per-token Q4kStep to ArchForward.
 //
 // It remembers how many positions the step holds (held). Forward(tokens,
-// start) resumes only when start == held && start > 0; otherwise it resets
-// the step and replays tokens from position 0. held is set to 0 before each
+// start) resumes when 0 < start <= held, stepping again from position start
+// (positions start..held-1 are overwritten: the Q4kStep contract lets a step
+// at p follow any run of steps through p-1); otherwise it resets the step and
+// replays tokens from position 0. held is set to 0 before each
 // step and to position+1 after it succeeds, so a failed step forces the next
 // Forward to replay. A multi-token span goes through Prefill when the step
 // has it (Prefiller), counted by BatchedPrefills; otherwise token by token.
@@ -144,7 +146,7 @@ func (f *Q4kForward) Forward(tokens []int32, start int) ([]float32, error) {
 		f.held = 0
 		return nil, fmt.Errorf("q4k: %d tokens, context is %d: %w", len(tokens), f.ctx, ErrContextExceeded)
 	}
-	if start != f.held || start == 0 {
+	if start > f.held || start == 0 {
 		f.step.Reset()
 		f.held, start = 0, 0
 	}

@@ -53,7 +53,7 @@ func TestQ4kForwardResumeOrReplay(t *testing.T) {
 		{"from zero resets", nil, 3, 0, []int{-1, 0, 1, 2}},
 		{"resume at exactly held", [][2]int{{3, 0}}, 4, 3, []int{3}},
 		{"resume a span at held", [][2]int{{3, 0}}, 5, 3, []int{3, 4}},
-		{"start below held replays", [][2]int{{3, 0}}, 4, 2, []int{-1, 0, 1, 2, 3}},
+		{"start below held rewinds", [][2]int{{3, 0}}, 4, 2, []int{2, 3}},
 		{"start above held replays", [][2]int{{3, 0}}, 6, 4, []int{-1, 0, 1, 2, 3, 4, 5}},
 		{"start 0 with state held replays", [][2]int{{3, 0}}, 3, 0, []int{-1, 0, 1, 2}},
 		{"nothing held, start > 0 replays", nil, 4, 3, []int{-1, 0, 1, 2, 3}},
@@ -121,7 +121,8 @@ func TestQ4kForwardPrefill(t *testing.T) {
 		{3, 0, []string{"reset", "prefill"}, 1},
 		{4, 3, []string{"step"}, 1}, // one token: no batched pass
 		{6, 4, []string{"prefill"}, 2},
-		{7, 2, []string{"reset", "prefill"}, 3}, // a replay is batched too
+		{7, 2, []string{"prefill"}, 3},          // a rewind to 2 is batched too
+		{7, 0, []string{"reset", "prefill"}, 4}, // and a replay from 0
 	}
 	for _, c := range calls {
 		step.Log = nil
@@ -140,7 +141,7 @@ func TestQ4kForwardPrefill(t *testing.T) {
 	_, err := f.Forward(tokens[:8], 7-2)
 	require.Error(t, err)
 	assert.Zero(t, f.Held())
-	assert.Equal(t, 3, f.BatchedPrefills(), "a failed prefill is not counted")
+	assert.Equal(t, 4, f.BatchedPrefills(), "a failed prefill is not counted")
 }
 
 func TestQ4kForwardRefusals(t *testing.T) {

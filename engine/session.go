@@ -36,8 +36,11 @@ func WithStopPolicy(p StopPolicy) Option { return func(x *Session) { x.stop = p 
 // through Score.
 //
 // A Session owns its ArchForward's state between turns and remembers which
-// tokens that state holds, so a turn whose tokens extend the previous ones
-// (a chat) processes only the new tokens.
+// tokens that state holds, so a turn processes only the tokens after the
+// longest prefix it shares with them: a chat's next turn only the new
+// message, an edited or regenerated turn only what follows the edit
+// (Turn.Reused counts the rest). On the CPU forward a batched prefill and
+// per-token steps give the same bits, so reuse changes speed, not text.
 //
 // Calls are serialized (a mutex); a turn runs on the caller's goroutine and
 // the Session starts no goroutines. OnToken and onLogits callbacks must not
@@ -179,14 +182,26 @@ func (s *Session) reserve(positions int) error {
 	return nil
 }
 
-// reusable is how many leading tokens need not be processed again: all that
-// the state holds when tokens strictly extends them, otherwise 0.
+// reusable is how many leading tokens need not be processed again: the
+// longest common prefix of tokens and what the state holds, less one when
+// that is all of tokens (a turn forwards at least one token for its logits).
 func (s *Session) reusable(tokens []int32) int {
-	n := len(s.processed)
-	if n > 0 && len(tokens) > n && slices.Equal(tokens[:n], s.processed) {
-		return n
+	n := min(len(s.processed), len(tokens)-1)
+	for i := range n {
+		if tokens[i] != s.processed[i] {
+			return i
+		}
 	}
-	return 0
+	return max(n, 0)
+}
+
+// Forget drops what the Session knows of its forward's state, so that the
+// next turn processes its whole prompt from position 0. A server calls it
+// between requests that must not share a KV-cache prefix.
+func (s *Session) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.processed = s.processed[:0]
 }
 
 // forward runs fwd.Forward(tokens, start) and keeps s.processed in step

@@ -122,12 +122,14 @@ func TestGeneratePrefixReuse(t *testing.T) {
 	}{
 		{"extension reuses what is held", func(f engine.Turn) []int32 { return append(f.Tokens, 20) },
 			enginetest.ForwardCall{Len: 7, Start: 5}, 5},
-		{"diverging prompt starts from 0", func(f engine.Turn) []int32 { return []int32{1, 2, 9, 10} },
-			enginetest.ForwardCall{Len: 4, Start: 0}, 0},
-		{"the held tokens exactly start from 0", func(f engine.Turn) []int32 { return f.Tokens[:5] },
-			enginetest.ForwardCall{Len: 5, Start: 0}, 0},
-		{"a prefix of the held tokens starts from 0", func(f engine.Turn) []int32 { return f.Tokens[:2] },
-			enginetest.ForwardCall{Len: 2, Start: 0}, 0},
+		{"a diverging prompt reuses the common prefix", func(f engine.Turn) []int32 { return []int32{1, 2, 9, 10} },
+			enginetest.ForwardCall{Len: 4, Start: 2}, 2},
+		{"the held tokens exactly forward the last again", func(f engine.Turn) []int32 { return f.Tokens[:5] },
+			enginetest.ForwardCall{Len: 5, Start: 4}, 4},
+		{"a prefix of the held tokens rewinds", func(f engine.Turn) []int32 { return f.Tokens[:2] },
+			enginetest.ForwardCall{Len: 2, Start: 1}, 1},
+		{"a different first token starts from 0", func(f engine.Turn) []int32 { return []int32{7, 2, 3} },
+			enginetest.ForwardCall{Len: 3, Start: 0}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

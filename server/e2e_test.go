@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,4 +276,45 @@ func TestE2EStreamLogprobs(t *testing.T) {
 			assert.Equal(t, wl[i].TopLogprobs[0].Token, got[i].TopLogprobs[0].Token)
 		}
 	})
+}
+
+// TestE2EPromptCache: a chat's next request reuses the KV cache of the
+// conversation so far, with the same text as without reuse; another
+// tenant's request and cache_prompt false never reuse it.
+func TestE2EPromptCache(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 64)
+	a, b := client(s, keyA), client(s, keyB)
+	ctx := context.Background()
+	first := openai.ChatCompletionNewParams{Model: "serve-fixture",
+		Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story.")},
+		MaxTokens: openai.Int(8), Seed: openai.Int(3)}
+	reused := func(r *openai.ChatCompletion) int {
+		return extension(t, r.JSON.ExtraFields["realizar"].Raw()).ReusedTokens
+	}
+
+	r1, err := a.Chat.Completions.New(ctx, first, topK)
+	require.NoError(t, err)
+	assert.Zero(t, reused(r1), "nothing held yet")
+	next := first
+	next.Messages = append(slices.Clone(first.Messages), openai.AssistantMessage(r1.Choices[0].Message.Content),
+		openai.UserMessage("And then?"))
+
+	r2, err := a.Chat.Completions.New(ctx, next, topK)
+	require.NoError(t, err)
+	assert.Greater(t, reused(r2), int(r1.Usage.PromptTokens)/2, "the conversation so far is reused")
+	assert.Less(t, reused(r2), int(r2.Usage.PromptTokens))
+
+	uncached, err := a.Chat.Completions.New(ctx, next, topK, option.WithJSONSet("cache_prompt", false))
+	require.NoError(t, err)
+	assert.Zero(t, reused(uncached))
+	assert.Equal(t, uncached.Choices[0].Message.Content, r2.Choices[0].Message.Content, "reuse does not change the text")
+
+	other, err := b.Chat.Completions.New(ctx, next, topK)
+	require.NoError(t, err)
+	assert.Zero(t, reused(other), "another tenant's request never reuses tenant A's cache")
+	assert.Equal(t, r2.Choices[0].Message.Content, other.Choices[0].Message.Content)
+	again, err := b.Chat.Completions.New(ctx, next, topK)
+	require.NoError(t, err)
+	assert.Equal(t, int(again.Usage.PromptTokens)-1, reused(again), "the same request again reuses all but its last token")
+	assert.Equal(t, r2.Choices[0].Message.Content, again.Choices[0].Message.Content)
 }

@@ -18,6 +18,7 @@ type turnRequest struct {
 	logprobs    bool
 	topLogprobs int
 	pol         *policies
+	cachePrompt bool // reuse the previous request's KV prefix, if it was this tenant's
 	// onText, when set, receives released text as it is generated.
 	onText func(text []byte) error
 	// onLogprobs, when set with logprobs, receives each step's logprobs
@@ -33,13 +34,28 @@ type turnResult struct {
 	held  time.Duration
 }
 
-// session returns a fresh Session for a request. Its first Forward starts
-// from position 0, so no KV-cache prefix is ever reused across requests,
-// let alone across tenants, and a request's text does not depend on what
-// ran before it (a batched prefill and per-token steps may round
-// differently, which would change sampled text).
-func (s *Server) session() (*engine.Session, error) {
-	return engine.NewSession(s.model.Forward, s.model.Tokenizer)
+// session returns the Session that every turn runs on (the scheduler hands
+// the model to one request at a time), ready for a request of tenant: it
+// keeps the tokens the forward holds, so a request reuses the KV cache of
+// the longest prefix it shares with the previous request (a chat's earlier
+// messages) — but only when that request was the same tenant's and reuse
+// is asked for; otherwise the Session forgets and the turn starts from
+// position 0, so no tenant's prompt shapes another's timing. On the CPU
+// forward a batched prefill equals per-token steps bit for bit, so reuse
+// does not change the text. Call only while holding the scheduler.
+func (s *Server) session(tenant string, reuse bool) (*engine.Session, error) {
+	if s.sess == nil {
+		sess, err := engine.NewSession(s.model.Forward, s.model.Tokenizer)
+		if err != nil {
+			return nil, err
+		}
+		s.sess = sess
+	}
+	if !reuse || s.heldBy != tenant {
+		s.sess.Forget()
+	}
+	s.heldBy = tenant
+	return s.sess, nil
 }
 
 // runTurn waits for the model (round-robin across tenants), then generates.
@@ -59,7 +75,7 @@ func (s *Server) runTurn(ctx context.Context, req turnRequest) (turnResult, erro
 	s.metrics.active.Inc()
 	defer s.metrics.active.Dec()
 
-	sess, err := s.session()
+	sess, err := s.session(req.tenant.Name, req.cachePrompt)
 	if err != nil {
 		return res, err
 	}

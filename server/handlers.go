@@ -217,7 +217,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		seed = uint64(*f.Seed)
 	}
 	tr := turnRequest{tenant: t, prompt: p.prompt, maxTokens: p.maxTokens, seed: &seed, logprobs: p.logprobs,
-		topLogprobs: p.topLogprobs, pol: pol}
+		topLogprobs: p.topLogprobs, pol: pol, cachePrompt: f.CachePrompt == nil || *f.CachePrompt}
 	var stream *sse
 	var lps *streamLogprobs
 	if f.Stream {

@@ -25,6 +25,10 @@ type samplingFields struct {
 	Stream              bool               `json:"stream"`
 	StreamOptions       json.RawMessage    `json:"stream_options"`
 	Realizar            *realizarRequest   `json:"realizar"`
+	// CachePrompt is llama.cpp's cache_prompt: reuse the KV cache of the
+	// previous request's longest common prefix (default true; only ever
+	// the same tenant's).
+	CachePrompt *bool `json:"cache_prompt"`
 
 	// Refused options: present and meaningful means 400.
 	ResponseFormat json.RawMessage `json:"response_format"`

@@ -56,7 +56,13 @@ type Server struct {
 	model *Model // set once by SetModel, before ready
 
 	idSeq atomic.Uint64
-	wg    sync.WaitGroup // turns in flight
+
+	// sess is the one Session turns run on, made at the first turn, and
+	// heldBy the tenant whose tokens its forward holds; both are used only
+	// by the request that holds the scheduler.
+	sess   *engine.Session
+	heldBy string
+	wg     sync.WaitGroup // turns in flight
 }
 
 // New returns a Server for cfg.

@@ -258,9 +258,18 @@ func TestChatReusesPrefix(t *testing.T) {
 	reused2, _ := strconv.Atoi(stats[1][2])
 	assert.Equal(t, "0", stats[0][2], "the first turn reuses nothing")
 	assert.Equal(t, prompt1+gen1-1, reused2, "the second turn reuses the first turn's prompt and reply")
-	assert.Equal(t, "0", stats[2][2], "/reset starts over")
+	prompt3, _ := strconv.Atoi(stats[2][1])
+	reused3, _ := strconv.Atoi(stats[2][2])
+	assert.Less(t, reused3, prompt3, "/reset starts a new conversation: only the shared template prefix is reused")
 	assert.Contains(t, stderr, "(conversation reset)")
-	assert.GreaterOrEqual(t, strings.Count(out, "\n"), 3, "each reply ends its line: %q", out)
+	replies := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	require.GreaterOrEqual(t, len(replies), 3, "each reply ends its line: %q", out)
+
+	// The reply after /reset, which reused a prefix, equals the reply of a
+	// chat that starts with that message.
+	fresh, stderr, code := runIn(t, "Hi\n/exit\n", "chat", "-m", model, "-n", "16", "--sampler", "greedy", "--seed", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, strings.TrimRight(fresh, "\n"), replies[len(replies)-1])
 }
 
 func TestPerplexityAndBench(t *testing.T) {

@@ -21,8 +21,8 @@ type Call struct {
 
 // CountingStep is a Q4kStep whose "model" is a counter: after token t at
 // position p its logits are 0 except 1 at Next(t, p), so a greedy sampler
-// generates Next's sequence. It checks the Q4kStep precondition (each Step
-// continues the positions held since Reset) and records every call.
+// generates Next's sequence. It checks the Q4kStep precondition (a Step at p
+// needs positions 0..p-1 stepped since Reset) and records every call.
 //
 // It also implements engine.Reserver (a Reserve beyond Capacity grows it and
 // drops the state, like a KV cache reallocation) and engine.BackendReporter.
@@ -60,7 +60,8 @@ func (c *CountingStep) Reset() {
 	c.held = 0
 }
 
-// Step processes token at pos, which must equal the positions held.
+// Step processes token at pos, which must not exceed the positions held
+// (a step below them rewinds, as the Q4kStep contract allows).
 func (c *CountingStep) Step(token int32, pos int) ([]float32, error) {
 	c.Log = append(c.Log, Call{Op: "step", Token: token, Pos: pos})
 	return c.advance(token, pos)
@@ -101,7 +102,7 @@ func (c *CountingStep) Count(op string) int {
 // advance checks the precondition and the one-shot faults, then computes the
 // logits after token at pos.
 func (c *CountingStep) advance(token int32, pos int) ([]float32, error) {
-	if pos != c.held {
+	if pos > c.held {
 		return nil, fmt.Errorf("position %d while holding %d: %w", pos, c.held, ErrOutOfOrder)
 	}
 	if err := c.FailNext; err != nil {
@@ -128,12 +129,12 @@ type PrefillStep struct{ *CountingStep }
 // WithPrefill adds engine.Prefiller to c.
 func WithPrefill(c *CountingStep) PrefillStep { return PrefillStep{c} }
 
-// Prefill processes tokens[start:] in one recorded call; start must equal
-// the positions held.
+// Prefill processes tokens[start:] in one recorded call; start must not
+// exceed the positions held.
 func (p PrefillStep) Prefill(tokens []int32, start int) ([]float32, error) {
 	c := p.CountingStep
 	c.Log = append(c.Log, Call{Op: "prefill", Pos: start, Len: len(tokens)})
-	if start != c.held || start >= len(tokens) {
+	if start > c.held || start >= len(tokens) {
 		return nil, fmt.Errorf("prefill from %d of %d tokens while holding %d: %w", start, len(tokens), c.held, ErrOutOfOrder)
 	}
 	var logits []float32

@@ -15,12 +15,16 @@ func TestCountingStepChecksOrder(t *testing.T) {
 	assert.Equal(t, []float32{0, 0, 0, 0, 1, 0, 0, 0}, logits)
 	_, err = c.Step(4, 2)
 	assert.ErrorIs(t, err, ErrOutOfOrder, "position 1 was skipped")
+	_, err = c.Step(4, 1)
+	require.NoError(t, err)
+	_, err = c.Step(5, 1)
+	require.NoError(t, err, "a step below the positions held rewinds")
 	c.Reset()
 	_, err = c.Step(4, 1)
 	assert.ErrorIs(t, err, ErrOutOfOrder, "a reset forgets the positions")
 	_, err = WithPrefill(c).Prefill([]int32{1, 2, 3}, 1)
 	assert.ErrorIs(t, err, ErrOutOfOrder)
-	assert.Equal(t, []string{"step", "step", "reset", "step", "prefill"}, ops(c.Log))
+	assert.Equal(t, []string{"step", "step", "step", "step", "reset", "step", "prefill"}, ops(c.Log))
 }
 
 func TestCountingStepFaults(t *testing.T) {
