@@ -61,8 +61,8 @@ fn init(n_vocab: i32, config_ptr: i32, config_len: i32) -> Result<u32, i32> {
     let n = n_vocab as usize;
     let region = alloc_slice::<u32>(3 * n).ok_or(realizar::ERR_VOCAB)?;
     let (logits, edits) = region.split_at_mut(n);
-    // Safety: the same memory seen as f32 logits and (id, bits) pairs; both
-    // are plain 4-byte words, and the pairs are 8-byte aligned (n words in).
+    // Safety: fresh u32 words seen as f32 logits and as (id, bits) pairs,
+    // types of the same size and alignment (4), each part used one way only.
     let logits = unsafe { core::slice::from_raw_parts_mut(logits.as_mut_ptr() as *mut f32, n) };
     let edits = unsafe { core::slice::from_raw_parts_mut(edits.as_mut_ptr() as *mut [u32; 2], n) };
     let entries = alloc_slice::<Entry>(MAX_ENTRIES).ok_or(realizar::ERR_VOCAB)?;
