@@ -53,10 +53,10 @@ build_go() { # name kind package description
 }
 
 RUSTC=${RUSTC:-/usr/bin/rustc}
-# Fixed flags: one codegen unit and fat LTO (the same bytes every run, and
+# Fixed flags: warnings are errors; one codegen unit and fat LTO (the same bytes every run, and
 # small), abort on panic (the SDK's handler traps), source paths relative
 # to the repository, a 64 KiB stack instead of rustc's 1 MiB.
-RUSTFLAGS=(--edition 2021 --target wasm32-unknown-unknown -C opt-level=2 -C panic=abort
+RUSTFLAGS=(--edition 2021 --target wasm32-unknown-unknown -D warnings -C opt-level=2 -C panic=abort
   -C codegen-units=1 --remap-path-prefix="$root"=.)
 
 build_rust() { # name kind source description
@@ -69,10 +69,9 @@ build_rust() { # name kind source description
 ASC=$root/.cache/asc/node_modules/.bin/asc
 build_as() { # name kind source description
   local name=$1 kind=$2 src=$3 desc=$4
-  # --runtime stub: no GC, no runtime exports; the SDK's abort traps
-  # instead of importing env.abort, which the host would refuse.
-  "$ASC" "$src" --runtime stub --use abort=abi/guest/assemblyscript/realizar/abort \
-    -O2 --noColors -o "$tmp/$name.wasm"
+  # --runtime stub: no GC, no runtime exports; --use abort= (empty): a
+  # failed check traps instead of importing env.abort, which the host refuses.
+  "$ASC" "$src" --runtime stub --use abort= -O2 --noColors -o "$tmp/$name.wasm"
   meta "$kind" "$name" 1.0.0 "$desc" "$tmp/$name.wasm" "$out/$name.wasm"
 }
 

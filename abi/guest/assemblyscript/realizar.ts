@@ -6,13 +6,13 @@
 // and build with the pinned compiler (package.json here; scripts/guests-install.sh
 // installs it into .cache/asc):
 //
-//   asc policy.ts --runtime stub --use abort=abi/guest/assemblyscript/realizar/abort \
-//       -O2 -o policy.wasm
+//   asc policy.ts --runtime stub --use abort= -O2 -o policy.wasm
 //
 // --runtime stub: a bump allocator and no garbage collector (a policy
 // allocates at realizar_init and never frees), which leaves no runtime
-// exports; --use abort=...: AssemblyScript's failed assertions and bounds
-// checks trap here instead of importing env.abort, an import the host refuses.
+// exports; --use abort= (empty): a failed assertion or bounds check traps
+// (the host reports ErrPluginTrap) instead of calling an imported env.abort,
+// an import the host refuses.
 //
 // It carries the contract's constants, realizar_init's and realizar_check's
 // packing, the host imports of §7, and config readers. It has no RNG, Exp or
@@ -82,13 +82,6 @@ export declare function clock_ns(): i64;
 export function log(level: i32, msg: string): void {
   const b = String.UTF8.encode(msg);
   log_bytes(level, changetype<usize>(b), b.byteLength);
-}
-
-// The abort of --use abort=...: a failed assertion or bounds check traps,
-// which the host reports as ErrPluginTrap. The message is not logged: that
-// would need memory the failing code may have broken.
-export function abort(message: string | null, fileName: string | null, line: u32, column: u32): void {
-  unreachable();
 }
 
 // ---- config readers (through config_get) ----
