@@ -142,4 +142,14 @@ func TestRustConstants(t *testing.T) {
 	assert.EqualValues(t, abi.RandomGetSalt, uint64(num("RANDOM_GET_SALT")))
 	assert.Equal(t, fmt.Sprint(abi.ExpMax), strings.TrimSuffix(defs["EXP_MAX"], ".0"))
 	assert.Equal(t, fmt.Sprint(abi.ExpMin), strings.TrimSuffix(defs["EXP_MIN"], ".0"))
+	// The host imports: one extern block of module "realizar", named as abi's.
+	assert.Contains(t, string(src), `#[link(wasm_import_module = "`+abi.ImportModule+`")]`)
+	for _, name := range []string{abi.ImportConfigGet, abi.ImportVocabSize, abi.ImportVocabPiece,
+		abi.ImportPromptGet, abi.ImportLog, abi.ImportClockNs} {
+		assert.Contains(t, string(src), "pub fn "+name+"(")
+	}
+	// The marker macro spells abi's marker names.
+	for _, k := range []abi.Kind{abi.KindSampler, abi.KindProcessor, abi.KindStop} {
+		assert.Contains(t, string(src), "pub extern \"C\" fn "+k.Marker()+"()")
+	}
 }
