@@ -53,9 +53,10 @@ build_go() { # name kind package description
 }
 
 RUSTC=${RUSTC:-/usr/bin/rustc}
-# Fixed flags: warnings are errors; one codegen unit and fat LTO (the same bytes every run, and
-# small), abort on panic (the SDK's handler traps), source paths relative
-# to the repository, a 64 KiB stack instead of rustc's 1 MiB.
+# Fixed flags: warnings are errors; one codegen unit and fat LTO (the same
+# bytes every run, and small); abort on panic (the SDK's handler traps);
+# source paths relative to the repository (panic locations name them); a
+# 64 KiB stack instead of rustc's 1 MiB.
 RUSTFLAGS=(--edition 2021 --target wasm32-unknown-unknown -D warnings -C opt-level=2 -C panic=abort
   -C codegen-units=1 --remap-path-prefix="$root"=.)
 
