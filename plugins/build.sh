@@ -2,13 +2,18 @@
 # Rebuilds the committed plugin modules in plugins/wasm/ from their sources,
 # byte for byte (CI rebuilds them and runs git diff --exit-code).
 #
-#   plugins/build.sh [c|go|wat|all]     (default all)
+#   plugins/build.sh [c|go|wat|rust|as|all]     (default all)
 #
 # c    clang-14 --target=wasm32, no libc (apt-get install clang-14 lld-14);
 #      the SDK is abi/guest/c. These are the embedded defaults.
 # go   the pinned Go toolchain (GOTOOLCHAIN=local, GOOS=wasip1, c-shared,
 #      -trimpath, no build id); the SDK is abi/guest.
 # wat  wabt's wat2wasm (apt-get install wabt).
+# rust Debian's rustc 1.63 (/usr/bin/rustc, target wasm32-unknown-unknown,
+#      no_std, no cargo); the SDK is abi/guest/rust/realizar.rs.
+# as   AssemblyScript, pinned in abi/guest/assemblyscript/package.json, from
+#      .cache/asc; the SDK is abi/guest/assemblyscript/realizar.ts.
+#      Both toolchains are installed when missing by scripts/guests-install.sh.
 #
 # Each module then gets its realizar.meta section from abi/cmd/wasmmeta,
 # which writes the same bytes for the same input.
@@ -47,6 +52,30 @@ build_go() { # name kind package description
   meta "$kind" "$name" 1.0.0 "$desc" "$tmp/$name.wasm" "$out/$name.wasm"
 }
 
+RUSTC=${RUSTC:-/usr/bin/rustc}
+# Fixed flags: warnings are errors; one codegen unit and fat LTO (the same
+# bytes every run, and small); abort on panic (the SDK's handler traps);
+# source paths relative to the repository (panic locations name them); a
+# 64 KiB stack instead of rustc's 1 MiB.
+RUSTFLAGS=(--edition 2021 --target wasm32-unknown-unknown -D warnings -C opt-level=2 -C panic=abort
+  -C codegen-units=1 --remap-path-prefix="$root"=.)
+
+build_rust() { # name kind source description
+  local name=$1 kind=$2 src=$3 desc=$4
+  "$RUSTC" "${RUSTFLAGS[@]}" --crate-type cdylib -C lto=fat -C link-arg=-zstack-size=65536 \
+    -C link-arg=--strip-all --extern realizar="$tmp/librealizar.rlib" -o "$tmp/$name.wasm" "$src"
+  meta "$kind" "$name" 1.0.0 "$desc" "$tmp/$name.wasm" "$out/$name.wasm"
+}
+
+ASC=$root/.cache/asc/node_modules/.bin/asc
+build_as() { # name kind source description
+  local name=$1 kind=$2 src=$3 desc=$4
+  # --runtime stub: no GC, no runtime exports; --use abort= (empty): a
+  # failed check traps instead of importing env.abort, which the host refuses.
+  "$ASC" "$src" --runtime stub --use abort= -O2 --noColors -o "$tmp/$name.wasm"
+  meta "$kind" "$name" 1.0.0 "$desc" "$tmp/$name.wasm" "$out/$name.wasm"
+}
+
 build_wat() { # name kind source description
   local name=$1 kind=$2 src=$3 desc=$4
   wat2wasm -o "$tmp/$name.wasm" "$src"
@@ -78,4 +107,17 @@ fi
 if [ "$what" = wat ] || [ "$what" = all ]; then
   build_wat max-time stop plugins/stop/maxtime/maxtime.wat \
     "stops once max_ms have passed in the turn (host clock); WAT"
+fi
+if [ "$what" = rust ] || [ "$what" = all ]; then
+  scripts/guests-install.sh rust
+  "$RUSTC" "${RUSTFLAGS[@]}" --crate-type rlib --crate-name realizar -o "$tmp/librealizar.rlib" abi/guest/rust/realizar.rs
+  build_rust min-p sampler plugins/sampler/minp/minp.rs \
+    "keeps tokens at least min_p times as likely as the top one, then a seeded draw at a temperature; Rust"
+  build_rust logit-bias processor plugins/processor/bias/bias.rs \
+    "adds a bias to chosen tokens' logits, or bans them (OpenAI logit_bias); Rust"
+fi
+if [ "$what" = as ] || [ "$what" = all ]; then
+  scripts/guests-install.sh as
+  build_as max-lines stop plugins/stop/maxlines/maxlines.ts \
+    "stops at the lines-th newline of the generated text; AssemblyScript"
 fi

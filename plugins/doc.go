@@ -8,11 +8,17 @@
 //	sampler/greedy        greedy       argmax via the top-1 candidate (C, embedded)
 //	sampler/standard      standard     llama.cpp's default chain (C, embedded; Go: standard-go)
 //	sampler/mirostat      mirostat-v2  Mirostat 2.0, tau 5, eta 0.1 (C, embedded)
+//	sampler/minp          min-p        min-p, then a seeded draw at a temperature (Rust)
 //	processor/dry         dry          llama.cpp's DRY repetition penalty (C, embedded)
+//	processor/bias        logit-bias   OpenAI's logit_bias: add to or ban chosen tokens (Rust)
 //	stop/strings          strings      stop strings over the detokenized bytes (C, embedded; Go: strings-go)
 //	stop/regex            regex        RE2 stop patterns (Go)
 //	stop/repetition       repetition   stops an n-gram loop (C, embedded)
 //	stop/maxtime          max-time     stops after a time budget (WAT, embedded)
+//	stop/maxlines         max-lines    stops at the n-th newline (AssemblyScript)
+//
+// The Rust and AssemblyScript policies are examples that the ABI is
+// language-neutral: files in plugins/wasm, not embedded.
 //
 // Builtin returns an embedded module's bytes for host.Host.Load; Names
 // lists them. Each policy's config keys are documented in its source.

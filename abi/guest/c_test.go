@@ -94,7 +94,8 @@ func cVectors(t *testing.T) string {
 	return bin
 }
 
-// runC sends commands to the driver and returns its answers, one per line.
+// runC sends commands to a vector driver (the C SDK's, or the Rust SDK's,
+// which speaks the same protocol) and returns its answers, one per line.
 func runC(t *testing.T, bin string, cmds []string) []string {
 	t.Helper()
 	cmd := exec.Command(bin)
@@ -155,8 +156,16 @@ func hexU(t *testing.T, s string) uint64 {
 // TestCVectors runs the committed determinism vectors through the C SDK.
 func TestCVectors(t *testing.T) {
 	bin := cVectors(t)
-	v := loadVectors(t)
-	var cmds, want []string
+	cmds, want := vectorCommands(loadVectors(t))
+	got := runC(t, bin, cmds)
+	for i := range cmds {
+		assert.Equal(t, want[i], got[i], cmds[i])
+	}
+}
+
+// vectorCommands turns the determinism vectors into driver commands
+// (rng, exp, sort, softmax) and the answers they must get.
+func vectorCommands(v vectors) (cmds, want []string) {
 	for _, r := range v.RNG {
 		cmds = append(cmds, "rng "+r.Seed)
 		want = append(want, strings.Join(append(append([]string{}, r.Next...), r.Uniform...), " "))
@@ -186,10 +195,7 @@ func TestCVectors(t *testing.T) {
 		}
 		want = append(want, strings.Join(w, " "))
 	}
-	got := runC(t, bin, cmds)
-	for i := range cmds {
-		assert.Equal(t, want[i], got[i], cmds[i])
-	}
+	return cmds, want
 }
 
 // TestGoVectors runs the same vectors through what a Go guest calls.

@@ -29,7 +29,12 @@
 // Fake that the test fills in, so a plugin's logic is testable natively.
 //
 // The C SDK is abi/guest/c/realizar.h and realizar.c; c_test.go checks its
-// constants against package abi and runs its determinism vectors.
+// constants against package abi and runs its determinism vectors. The Rust
+// SDK is abi/guest/rust/realizar.rs (no_std, plain rustc, no cargo);
+// rust_test.go builds it natively and runs the same vectors through the same
+// driver protocol. The AssemblyScript SDK, abi/guest/assemblyscript/realizar.ts,
+// has the constants, host functions and config readers but not yet §9's
+// arithmetic, so it suits stop policies. plugins/ holds a policy in each.
 //
 // Nothing in this package allocates per step: ConfigX and Prompt allocate,
 // and are meant for realizar_init and realizar_reset.
