@@ -8,7 +8,7 @@ BIN      := bin/realizar-host
 RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./server/...
 FUZZTIME ?= 10s
 
-.PHONY: all ref-install build test test-purego test-guests test-plugins plugins test-cuda gpu-bundle test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+.PHONY: all ref-install guests-install build test test-purego test-guests test-plugins plugins test-cuda gpu-bundle test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
 
 all: build
 
@@ -30,7 +30,8 @@ test-guests:
 	host/testdata/build.sh
 	git diff --exit-code -- host/testdata
 
-# The committed plugin modules must rebuild byte for byte (clang-14/lld-14, wabt, pinned Go).
+# The committed plugin modules must rebuild byte for byte (clang-14/lld-14, wabt, pinned Go,
+# Debian rustc 1.63, AssemblyScript 0.27.37: make guests-install).
 test-plugins: plugins
 	git diff --exit-code -- plugins/wasm
 
@@ -70,6 +71,10 @@ lint:
 	$(GO) vet $(PKGS)
 	@if [ -f tools/llamaref/go.mod ]; then cd tools/llamaref && $(GO) vet ./...; fi
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/guest ./plugins/sampler/standard/wasm ./plugins/stop/strings/wasm ./plugins/stop/regex
+
+## guests-install: Debian rustc + wasm32 std, and the pinned AssemblyScript in .cache/asc (idempotent).
+guests-install:
+	scripts/guests-install.sh
 
 ## ref-install: the llama.cpp reference into .cache/llamaref (idempotent).
 ref-install:
