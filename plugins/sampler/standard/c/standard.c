@@ -516,7 +516,8 @@ static int32_t minimum(int32_t n) {
  * sort) on a non-finite logit or such a walk; *u is the uniform when it
  * has been drawn. Loops over the vocabulary do several entries per
  * iteration (ABI section 6). */
-#define NB 2048 /* buckets; NB itself holds the ids never looked at */
+#define NB 2048  /* buckets; NB itself holds the ids never looked at */
+#define RUN 1024 /* entries a run of buckets adds at once, at least */
 static int32_t bstart[NB + 2]; /* bucket b is positions [bstart[b], bstart[b+1]) of ids/vals */
 static int32_t bpos[NB + 1];
 static double bcum[NB];          /* the final softmax's running sum after each bucket */
@@ -625,26 +626,37 @@ static inline void ulp_merge(ulp_sum *a, v128_t ulps, v128_t bad) {
     a->bad |= wasm_v128_any_true(bad);
 }
 
-/* fill_sum sets dst[i] = Exp((logit_i - max) / t) over bucket b, as
- * realizar_softmax computes each entry, and adds them to *c as ulp_end
- * does (returns its answer). Four entries per iteration, two per lane. */
-static int fill_sum(double *dst, int32_t b, double t, double *c) {
-    int32_t i = bstart[b], e = bstart[b + 1];
+/* fill_run sets dst[i] = Exp((logit_i - max) / t) over positions [i, e)
+ * (whole buckets), as realizar_softmax computes each entry, and adds them
+ * to *c as ulp_end does (returns its answer). Four entries per iteration,
+ * two per lane; t = 1 skips the division (x / 1 is x). */
+static int fill_run(double *dst, int32_t i, int32_t e, double t, double *c) {
     ulp_sum a;
     ulp_begin(&a, *c);
     v128_t inv = wasm_f64x2_splat(a.inv), ulps = wasm_f64x2_splat(0), bad = wasm_i64x2_splat(0);
     v128_t m = wasm_f64x2_splat(wm), tv = wasm_f64x2_splat(t);
-    for (; i + 4 <= e; i += 4) {
-        v128_t l4 = wasm_v128_load(vals + i);
-        v128_t lo = wasm_f64x2_promote_low_f32x4(l4);
-        v128_t hi = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(l4, l4, 2, 3, 2, 3));
-        v128_t p0 = exp2v(wasm_f64x2_div(wasm_f64x2_sub(lo, m), tv));
-        v128_t p1 = exp2v(wasm_f64x2_div(wasm_f64x2_sub(hi, m), tv));
-        wasm_v128_store(dst + i, p0);
-        wasm_v128_store(dst + i + 2, p1);
-        ulp2v(p0, inv, &ulps, &bad);
-        ulp2v(p1, inv, &ulps, &bad);
+#define REALIZAR_FILL4(X)                                                                \
+    for (; i + 4 <= e; i += 4) {                                                         \
+        v128_t l4 = wasm_v128_load(vals + i);                                            \
+        v128_t lo = wasm_f64x2_promote_low_f32x4(l4);                                    \
+        v128_t hi = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(l4, l4, 2, 3, 2, 3)); \
+        v128_t p0 = exp2v(X(wasm_f64x2_sub(lo, m)));                                     \
+        v128_t p1 = exp2v(X(wasm_f64x2_sub(hi, m)));                                     \
+        wasm_v128_store(dst + i, p0);                                                    \
+        wasm_v128_store(dst + i + 2, p1);                                                \
+        ulp2v(p0, inv, &ulps, &bad);                                                     \
+        ulp2v(p1, inv, &ulps, &bad);                                                     \
     }
+#define REALIZAR_DIV_T(x) wasm_f64x2_div(x, tv)
+#define REALIZAR_SAME(x) (x)
+    if (t == 1.0) {
+        REALIZAR_FILL4(REALIZAR_SAME)
+    } else {
+        REALIZAR_FILL4(REALIZAR_DIV_T)
+    }
+#undef REALIZAR_FILL4
+#undef REALIZAR_DIV_T
+#undef REALIZAR_SAME
     ulp_merge(&a, ulps, bad);
     for (; i < e; i++) {
         double p_ = realizar_exp_inline(((double)vals[i] - wm) / t);
@@ -652,6 +664,10 @@ static int fill_sum(double *dst, int32_t b, double t, double *c) {
         ulp_add(&a, p_);
     }
     return ulp_end(&a, c);
+}
+
+static int fill_sum(double *dst, int32_t b, double t, double *c) {
+    return fill_run(dst, bstart[b], bstart[b + 1], t, c);
 }
 
 static void fill(double *dst, int32_t b, double t) {
@@ -667,6 +683,21 @@ static void need_p(int32_t b) {
 static void need_w(int32_t b) {
     if (!bw_ok[b]) fill(tkeys, b, temperature);
     bw_ok[b] = 1;
+}
+
+/* stored_sum adds v over bucket b to *c as ulp_end does. */
+static int stored_sum(const double *v, int32_t b, double *c) {
+    int32_t i = bstart[b], e = bstart[b + 1];
+    ulp_sum a;
+    ulp_begin(&a, *c);
+    v128_t inv = wasm_f64x2_splat(a.inv), ulps = wasm_f64x2_splat(0), bad = wasm_i64x2_splat(0);
+    for (; i + 4 <= e; i += 4) {
+        ulp2v(wasm_v128_load(v + i), inv, &ulps, &bad);
+        ulp2v(wasm_v128_load(v + i + 2), inv, &ulps, &bad);
+    }
+    ulp_merge(&a, ulps, bad);
+    for (; i < e; i++) ulp_add(&a, v[i]);
+    return ulp_end(&a, c);
 }
 
 /* div_sum adds probs[i] / sum over bucket b to *c as ulp_end does. */
@@ -726,14 +757,24 @@ static int32_t whole_vocab(double *u) {
     /* max, min, finiteness */
     float mx = l[0], mn = l[0];
     int bad = 0;
+    v128_t vmx = wasm_f32x4_splat(mx), vmn = vmx, vbad = wasm_i32x4_splat(0);
     for (; i + 16 <= n; i += 16) {
 #pragma clang loop unroll(full)
-        for (int j = 0; j < 16; j++) {
-            float x = l[i + j];
-            bad |= x - x != 0;
-            mx = x > mx ? x : mx;
-            mn = x < mn ? x : mn;
+        for (int j = 0; j < 16; j += 4) {
+            v128_t x = wasm_v128_load(l + i + j);
+            vbad = wasm_v128_or(vbad, wasm_f32x4_ne(wasm_f32x4_sub(x, x), wasm_f32x4_splat(0)));
+            vmx = wasm_f32x4_pmax(vmx, x);
+            vmn = wasm_f32x4_pmin(vmn, x);
         }
+    }
+    bad = wasm_v128_any_true(vbad);
+#pragma clang loop unroll(full)
+    for (int j = 0; j < 4; j++) {
+        float a = wasm_f32x4_extract_lane(vmx, 0), b = wasm_f32x4_extract_lane(vmn, 0);
+        mx = a > mx ? a : mx;
+        mn = b < mn ? b : mn;
+        vmx = wasm_i32x4_shuffle(vmx, vmx, 1, 2, 3, 0);
+        vmn = wasm_i32x4_shuffle(vmn, vmn, 1, 2, 3, 0);
     }
     for (; i < n; i++) {
         float x = l[i];
@@ -757,13 +798,28 @@ static int32_t whole_vocab(double *u) {
         tidx[i] = b_;                                                             \
         bstart[b_ + 1]++;                                                         \
     } while (0)
+    /* the same, four lanes at a time: trunc_sat then min is the clamp above */
+    v128_t vm = wasm_f32x4_splat(mx), vs = wasm_f32x4_splat(scale), vc = wasm_f32x4_splat(cut);
     for (i = 0; i + 16 <= n; i += 16) {
 #pragma clang loop unroll(full)
-        for (int32_t j = i; j < i + 16; j++) REALIZAR_BUCKET(j);
+        for (int32_t j = i; j < i + 16; j += 4) {
+            v128_t d = wasm_f32x4_sub(vm, wasm_v128_load(l + j));
+            v128_t b4 = wasm_i32x4_min(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_mul(d, vs)), wasm_i32x4_splat(NB - 1));
+            b4 = wasm_v128_bitselect(b4, wasm_i32x4_splat(NB), wasm_f32x4_lt(d, vc));
+            wasm_v128_store(tidx + j, b4);
+            bstart[wasm_i32x4_extract_lane(b4, 0) + 1]++;
+            bstart[wasm_i32x4_extract_lane(b4, 1) + 1]++;
+            bstart[wasm_i32x4_extract_lane(b4, 2) + 1]++;
+            bstart[wasm_i32x4_extract_lane(b4, 3) + 1]++;
+        }
     }
     for (; i < n; i++) REALIZAR_BUCKET(i);
 #undef REALIZAR_BUCKET
-    for (int32_t b = 1; b <= NB + 1; b++) bstart[b] += bstart[b - 1];
+    for (int32_t b = 1; b + 8 <= NB + 2; b += 8) {
+#pragma clang loop unroll(full)
+        for (int32_t j = b; j < b + 8; j++) bstart[j] += bstart[j - 1];
+    }
+    for (int32_t b = (NB + 1) / 8 * 8 + 1; b <= NB + 1; b++) bstart[b] += bstart[b - 1];
     memcpy(bpos, bstart, sizeof bpos);
 #define REALIZAR_SCATTER(i)             \
     do {                                \
@@ -788,17 +844,31 @@ static int32_t whole_vocab(double *u) {
 
     /* top-p: the sum over all, then the first prefix reaching top_p */
     if (top_p < 1.0) {
+        /* in runs of buckets of RUN entries or more (a run is a stretch of
+         * the contract order too); bucket by bucket where a run fails */
         double sum = 0;
-        for (int32_t b = 0; b < NB; b++) {
-            int32_t s = bstart[b], e = bstart[b + 1];
-            if (s == e) continue;
-            if (!bsorted[b]) {
-                bp_ok[b] = 1;
-                if (fill_sum(probs, b, 1.0, &sum) == 0) continue;
+        for (int32_t b = 0; b < NB;) {
+            int32_t s = bstart[b], b1 = b + 1;
+            if (s == bstart[b1]) {
+                b++;
+                continue;
             }
-            sort_bucket(b);
-            need_p(b);
-            for (int32_t j = s; j < e; j++) sum = sum + probs[j];
+            if (sum > 0) {
+                while (b1 < NB && bstart[b1] - s < RUN) b1++;
+                if (fill_run(probs, s, bstart[b1], 1.0, &sum) == 0) {
+                    memset(bp_ok + b, 1, (uint32_t)(b1 - b));
+                    b = b1;
+                    continue;
+                }
+                memset(bp_ok + b, 1, (uint32_t)(b1 - b));
+            }
+            for (; b < b1; b++) {
+                int32_t bs = bstart[b], be = bstart[b + 1];
+                if (bs == be || (bp_ok[b] && stored_sum(probs, b, &sum) == 0)) continue;
+                sort_bucket(b);
+                need_p(b);
+                for (int32_t j = bs; j < be; j++) sum = sum + probs[j];
+            }
         }
         if (!(sum > 0)) return -1;
         double cum = 0;
