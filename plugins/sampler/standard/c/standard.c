@@ -609,6 +609,35 @@ static inline v128_t exp2v(v128_t x) {
     return wasm_v128_andnot(wasm_f64x2_mul(p, two_k), wasm_f64x2_lt(x, wasm_f64x2_splat(REALIZAR_EXP_MIN)));
 }
 
+/* exp8v is exp2v on four vectors at once, step by step, so that the
+ * processor overlaps the four dependency chains. */
+static inline void exp8v(v128_t x[4], v128_t out[4]) {
+    v128_t k[4], r[4], p[4];
+#pragma clang loop unroll(full)
+    for (int j = 0; j < 4; j++) {
+        v128_t t = wasm_f64x2_mul(x[j], wasm_f64x2_splat(0x1.71547652b82fep+0));
+        v128_t half = wasm_v128_bitselect(wasm_f64x2_splat(0.5), wasm_f64x2_splat(-0.5),
+                                          wasm_f64x2_ge(t, wasm_f64x2_splat(0)));
+        k[j] = wasm_i32x4_trunc_sat_f64x2_zero(wasm_f64x2_add(t, half));
+        v128_t kf = wasm_f64x2_convert_low_i32x4(k[j]);
+        r[j] = wasm_f64x2_sub(wasm_f64x2_sub(x[j], wasm_f64x2_mul(kf, wasm_f64x2_splat(0x1.62e42fee00000p-1))),
+                              wasm_f64x2_mul(kf, wasm_f64x2_splat(0x1.a39ef35793c76p-33)));
+        p[j] = wasm_f64x2_splat(realizar_exp_coef[11]);
+    }
+#pragma clang loop unroll(full)
+    for (int i = 10; i >= 0; i--) {
+#pragma clang loop unroll(full)
+        for (int j = 0; j < 4; j++) p[j] = wasm_f64x2_add(wasm_f64x2_mul(p[j], r[j]), wasm_f64x2_splat(realizar_exp_coef[i]));
+    }
+#pragma clang loop unroll(full)
+    for (int j = 0; j < 4; j++) {
+        p[j] = wasm_f64x2_add(wasm_f64x2_mul(p[j], r[j]), wasm_f64x2_splat(1));
+        p[j] = wasm_f64x2_add(wasm_f64x2_mul(p[j], r[j]), wasm_f64x2_splat(1));
+        v128_t two_k = wasm_i64x2_shl(wasm_i64x2_add(wasm_i64x2_extend_low_i32x4(k[j]), wasm_i64x2_splat(1023)), 52);
+        out[j] = wasm_v128_andnot(wasm_f64x2_mul(p[j], two_k), wasm_f64x2_lt(x[j], wasm_f64x2_splat(REALIZAR_EXP_MIN)));
+    }
+}
+
 /* ulp2v is ulp_add on two lanes; *ulps and *bad are per lane. */
 static inline void ulp2v(v128_t v, v128_t inv, v128_t *ulps, v128_t *bad) {
     v128_t y = wasm_f64x2_mul(v, inv);
@@ -636,6 +665,21 @@ static int fill_run(double *dst, int32_t i, int32_t e, double t, double *c) {
     v128_t inv = wasm_f64x2_splat(a.inv), ulps = wasm_f64x2_splat(0), bad = wasm_i64x2_splat(0);
     v128_t m = wasm_f64x2_splat(wm), tv = wasm_f64x2_splat(t);
 #define REALIZAR_FILL4(X)                                                                \
+    for (; i + 8 <= e; i += 8) {                                                         \
+        v128_t a4 = wasm_v128_load(vals + i), b4 = wasm_v128_load(vals + i + 4);         \
+        v128_t x[4] = {X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(a4), m)),          \
+                       X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(                   \
+                           wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)), m)),                \
+                       X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(b4), m)),          \
+                       X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(                   \
+                           wasm_i32x4_shuffle(b4, b4, 2, 3, 2, 3)), m))};               \
+        v128_t p[4];                                                                     \
+        exp8v(x, p);                                                                     \
+        for (int j = 0; j < 4; j++) {                                                    \
+            wasm_v128_store(dst + i + 2 * j, p[j]);                                      \
+            ulp2v(p[j], inv, &ulps, &bad);                                               \
+        }                                                                                \
+    }                                                                                    \
     for (; i + 4 <= e; i += 4) {                                                         \
         v128_t l4 = wasm_v128_load(vals + i);                                            \
         v128_t lo = wasm_f64x2_promote_low_f32x4(l4);                                    \
