@@ -516,7 +516,7 @@ static int32_t minimum(int32_t n) {
  * sort) on a non-finite logit or such a walk; *u is the uniform when it
  * has been drawn. Loops over the vocabulary do several entries per
  * iteration (ABI section 6). */
-#define NB 2048  /* buckets; NB itself holds the ids never looked at */
+#define NB 1024  /* buckets; NB itself holds the ids never looked at */
 #define RUN 1024 /* entries a run of buckets adds at once, at least */
 static int32_t bstart[NB + 2]; /* bucket b is positions [bstart[b], bstart[b+1]) of ids/vals */
 static int32_t bpos[NB + 1];
