@@ -520,7 +520,8 @@ static int32_t minimum(int32_t n) {
 #define RUN 1024 /* entries a run of buckets adds at once, at least */
 static int32_t bstart[NB + 2]; /* bucket b is positions [bstart[b], bstart[b+1]) of ids/vals */
 static int32_t bpos[NB + 1];
-static double bcum[NB];          /* the final softmax's running sum after each bucket */
+static int32_t seg_b[NB];        /* the final softmax's segments: first bucket */
+static double seg_cum[NB];       /* and the running sum after the segment */
 static uint8_t bsorted[NB + 1];  /* bucket in contract order */
 static uint8_t bp_ok[NB + 1];    /* probs holds its T=1 probabilities */
 static uint8_t bw_ok[NB + 1];    /* tkeys holds its temperature probabilities */
@@ -955,8 +956,13 @@ static int32_t whole_vocab(double *u) {
             }
             need_p(b);
             if (!bsorted[b]) {
-                int below = 0;
-                for (int32_t j = s; j < e; j++) below |= probs[j] < thr;
+                v128_t vb = wasm_i64x2_splat(0), vt = wasm_f64x2_splat(thr);
+                int32_t j = s;
+                for (; j + 4 <= e; j += 4)
+                    vb = wasm_v128_or(vb, wasm_v128_or(wasm_f64x2_lt(wasm_v128_load(probs + j), vt),
+                                                       wasm_f64x2_lt(wasm_v128_load(probs + j + 2), vt)));
+                int below = wasm_v128_any_true(vb);
+                for (; j < e; j++) below |= probs[j] < thr;
                 if (!below) continue;
                 sort_bucket(b);
                 need_p(b);
@@ -977,45 +983,75 @@ static int32_t whole_vocab(double *u) {
      * keep > nsig only when keep = n, and the rest then adds nothing */
     int32_t lim = keep < nsig ? keep : nsig;
     double sum = 0;
-    int32_t last = -1;
-    for (int32_t b = 0; b < NB; b++) {
-        int32_t s = bstart[b], e = bstart[b + 1];
+    int32_t nseg = 0;
+    for (int32_t b = 0; b < NB;) {
+        int32_t s = bstart[b], b1 = b + 1;
         if (s >= lim) break;
-        last = b;
-        if (s == e) continue;
-        if (e > lim) {
-            e = lim;
-            sort_bucket(b);
+        if (s == bstart[b1]) {
+            b++;
+            continue;
         }
-        if (!bsorted[b]) {
-            bw_ok[b] = 1;
-            if (fill_sum(tkeys, b, temperature, &sum) == 0) {
-                bcum[b] = sum;
+        if (sum > 0 && bstart[b1] <= lim) { /* a run of whole buckets */
+            while (b1 < NB && bstart[b1] - s < RUN && bstart[b1 + 1] <= lim) b1++;
+            memset(bw_ok + b, 1, (uint32_t)(b1 - b));
+            if (fill_run(tkeys, s, bstart[b1], temperature, &sum) == 0) {
+                seg_b[nseg] = b;
+                seg_cum[nseg++] = sum;
+                b = b1;
                 continue;
             }
         }
-        sort_bucket(b);
-        need_w(b);
-        for (int32_t j = s; j < e; j++) sum = sum + tkeys[j];
-        bcum[b] = sum;
+        for (; b < b1; b++) { /* bucket by bucket */
+            int32_t bs = bstart[b], be = bstart[b + 1];
+            if (bs == be) continue;
+            if (be > lim) {
+                be = lim;
+                sort_bucket(b); /* already sorted: the prefix ended inside it */
+            } else if (bw_ok[b] && stored_sum(tkeys, b, &sum) == 0) {
+                seg_b[nseg] = b;
+                seg_cum[nseg++] = sum;
+                continue;
+            }
+            sort_bucket(b);
+            need_w(b);
+            for (int32_t j = bs; j < be; j++) sum = sum + tkeys[j];
+            seg_b[nseg] = b;
+            seg_cum[nseg++] = sum;
+        }
     }
     if (!(sum > 0)) return -1;
     TRACE(top_sum, n1, keep, sum, 0);
+
+    /* the draw: the walk's running sum is the sum's, so it lands in the
+     * first segment whose sum exceeds the target; inside it, bucket by
+     * bucket, then entry by entry in the bucket where it lands */
     *u = realizar_rng_uniform(&rng);
     double target = *u * sum, cum = 0;
-    for (int32_t b = 0; b <= last; b++) {
-        int32_t s = bstart[b], e = bstart[b + 1];
-        if (s == e) continue;
-        if (!(target < bcum[b])) {
-            cum = bcum[b];
+    for (int32_t k = 0; k < nseg; k++) {
+        if (!(target < seg_cum[k])) {
+            cum = seg_cum[k];
             continue;
         }
-        if (e > lim) e = lim;
-        sort_bucket(b);
-        need_w(b);
-        for (int32_t j = s; j < e; j++) {
-            cum += tkeys[j];
-            if (target < cum) return ids[j];
+        int32_t end = k + 1 < nseg ? seg_b[k + 1] : NB;
+        for (int32_t b = seg_b[k]; b < end; b++) {
+            int32_t s = bstart[b], e = bstart[b + 1];
+            if (s >= lim) break;
+            if (s == e) continue;
+            if (e > lim) {
+                e = lim;
+            } else if (bw_ok[b]) {
+                double c = cum;
+                if (stored_sum(tkeys, b, &c) == 0 && !(target < c)) {
+                    cum = c;
+                    continue;
+                }
+            }
+            sort_bucket(b);
+            need_w(b);
+            for (int32_t j = s; j < e; j++) {
+                cum += tkeys[j];
+                if (target < cum) return ids[j];
+            }
         }
         return -1; /* cannot happen: the walk repeats the sum */
     }
