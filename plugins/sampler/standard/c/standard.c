@@ -658,16 +658,17 @@ static inline void ulp_merge(ulp_sum *a, v128_t ulps, v128_t bad) {
 
 /* fill_run sets dst[i] = Exp((logit_i - max) / t) over positions [i, e)
  * (whole buckets), as realizar_softmax computes each entry, and adds them
- * to *c as ulp_end does (returns its answer). Four entries per iteration,
- * two per lane; t = 1 skips the division (x / 1 is x). */
+ * to *c as ulp_end does (returns its answer). Sixteen entries per loop
+ * iteration, two per lane, four Exp chains at once; t = 1 skips the
+ * division (x / 1 is x). */
 static int fill_run(double *dst, int32_t i, int32_t e, double t, double *c) {
     ulp_sum a;
     ulp_begin(&a, *c);
     v128_t inv = wasm_f64x2_splat(a.inv), ulps = wasm_f64x2_splat(0), bad = wasm_i64x2_splat(0);
     v128_t m = wasm_f64x2_splat(wm), tv = wasm_f64x2_splat(t);
-#define REALIZAR_FILL4(X)                                                                \
-    for (; i + 8 <= e; i += 8) {                                                         \
-        v128_t a4 = wasm_v128_load(vals + i), b4 = wasm_v128_load(vals + i + 4);         \
+#define REALIZAR_FILL8(X, o)                                                             \
+    do {                                                                                 \
+        v128_t a4 = wasm_v128_load(vals + i + (o)), b4 = wasm_v128_load(vals + i + (o) + 4); \
         v128_t x[4] = {X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(a4), m)),          \
                        X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(                   \
                            wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)), m)),                \
@@ -677,10 +678,16 @@ static int fill_run(double *dst, int32_t i, int32_t e, double t, double *c) {
         v128_t p[4];                                                                     \
         exp8v(x, p);                                                                     \
         for (int j = 0; j < 4; j++) {                                                    \
-            wasm_v128_store(dst + i + 2 * j, p[j]);                                      \
+            wasm_v128_store(dst + i + (o) + 2 * j, p[j]);                                \
             ulp2v(p[j], inv, &ulps, &bad);                                               \
         }                                                                                \
+    } while (0)
+#define REALIZAR_FILL(X)                                                                 \
+    for (; i + 16 <= e; i += 16) {                                                       \
+        REALIZAR_FILL8(X, 0);                                                            \
+        REALIZAR_FILL8(X, 8);                                                            \
     }                                                                                    \
+    for (; i + 8 <= e; i += 8) REALIZAR_FILL8(X, 0);                                     \
     for (; i + 4 <= e; i += 4) {                                                         \
         v128_t l4 = wasm_v128_load(vals + i);                                            \
         v128_t lo = wasm_f64x2_promote_low_f32x4(l4);                                    \
@@ -695,11 +702,12 @@ static int fill_run(double *dst, int32_t i, int32_t e, double t, double *c) {
 #define REALIZAR_DIV_T(x) wasm_f64x2_div(x, tv)
 #define REALIZAR_SAME(x) (x)
     if (t == 1.0) {
-        REALIZAR_FILL4(REALIZAR_SAME)
+        REALIZAR_FILL(REALIZAR_SAME)
     } else {
-        REALIZAR_FILL4(REALIZAR_DIV_T)
+        REALIZAR_FILL(REALIZAR_DIV_T)
     }
-#undef REALIZAR_FILL4
+#undef REALIZAR_FILL
+#undef REALIZAR_FILL8
 #undef REALIZAR_DIV_T
 #undef REALIZAR_SAME
     ulp_merge(&a, ulps, bad);
@@ -803,9 +811,9 @@ static int32_t whole_vocab(double *u) {
     float mx = l[0], mn = l[0];
     int bad = 0;
     v128_t vmx = wasm_f32x4_splat(mx), vmn = vmx, vbad = wasm_i32x4_splat(0);
-    for (; i + 16 <= n; i += 16) {
+    for (; i + 64 <= n; i += 64) {
 #pragma clang loop unroll(full)
-        for (int j = 0; j < 16; j += 4) {
+        for (int j = 0; j < 64; j += 4) {
             v128_t x = wasm_v128_load(l + i + j);
             vbad = wasm_v128_or(vbad, wasm_f32x4_ne(wasm_f32x4_sub(x, x), wasm_f32x4_splat(0)));
             vmx = wasm_f32x4_pmax(vmx, x);
@@ -845,9 +853,9 @@ static int32_t whole_vocab(double *u) {
     } while (0)
     /* the same, four lanes at a time: trunc_sat then min is the clamp above */
     v128_t vm = wasm_f32x4_splat(mx), vs = wasm_f32x4_splat(scale), vc = wasm_f32x4_splat(cut);
-    for (i = 0; i + 16 <= n; i += 16) {
+    for (i = 0; i + 64 <= n; i += 64) {
 #pragma clang loop unroll(full)
-        for (int32_t j = i; j < i + 16; j += 4) {
+        for (int32_t j = i; j < i + 64; j += 4) {
             v128_t d = wasm_f32x4_sub(vm, wasm_v128_load(l + j));
             v128_t b4 = wasm_i32x4_min(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_mul(d, vs)), wasm_i32x4_splat(NB - 1));
             b4 = wasm_v128_bitselect(b4, wasm_i32x4_splat(NB), wasm_f32x4_lt(d, vc));
@@ -872,9 +880,9 @@ static int32_t whole_vocab(double *u) {
         ids[at_] = (i);                 \
         vals[at_] = l[i];               \
     } while (0)
-    for (i = 0; i + 16 <= n; i += 16) {
+    for (i = 0; i + 64 <= n; i += 64) {
 #pragma clang loop unroll(full)
-        for (int32_t j = i; j < i + 16; j++) REALIZAR_SCATTER(j);
+        for (int32_t j = i; j < i + 64; j++) REALIZAR_SCATTER(j);
     }
     for (; i < n; i++) REALIZAR_SCATTER(i);
 #undef REALIZAR_SCATTER
