@@ -4,6 +4,9 @@
  * are specified in ../chain.go (package standard), which the Go build of this
  * sampler runs; this file performs the same operations in the same order,
  * and the cross-language test checks that both choose the same tokens.
+ * One exception: with top_k 0 (full logits) whole_vocab reaches the same
+ * sums and cut points without sorting the vocabulary (see there; the
+ * trace test, plugins/standard_trace_test.go, compares them bit for bit).
  *
  * Config keys (JSON numbers unless stated; defaults in brackets):
  *   temperature [0.8], top_k [40], top_p [0.95], min_p [0.05],
@@ -501,12 +504,14 @@ static int32_t minimum(int32_t n) {
  *  - ids are bucketed by d = max - logit (float32 operations, so the
  *    bucket never decreases along the contract order): a bucket is a run
  *    of the sorted order, its ids ascending until it is sorted;
- *  - adding a bucket's values to a running sum c gives, in any order, the
- *    contract-order result when every addition stays in c's binade
- *    [2^e, 2^(e+1)) and none is a tie: each then adds round(v / ulp) ulps,
- *    an integer sum (ulp_sum checks both conditions);
- *  - a bucket where that fails, or where a prefix ends (top-p, min-p, the
- *    draw), is sorted and walked one entry at a time;
+ *  - adding a stretch of the order (a bucket, or a run of neighbouring
+ *    buckets) to a running sum c gives, in any order, the contract-order
+ *    result when every addition stays in c's binade [2^e, 2^(e+1)) and
+ *    none is a tie: each then adds round(v / ulp) ulps, an integer sum
+ *    (ulp_sum checks both conditions);
+ *  - a run where that fails is redone bucket by bucket; a bucket where it
+ *    fails, or where a prefix ends (top-p, min-p, the draw), is sorted and
+ *    walked one entry at a time;
  *  - ids with d >= 40 * max(1, T) are never looked at: their probability
  *    (< e^-39.9) is under half an ulp of any sum that already holds the
  *    first entry's Exp(0) = 1, so adding them changes nothing. A walk that
@@ -514,8 +519,9 @@ static int32_t minimum(int32_t n) {
  *
  * whole_vocab returns the chosen id, or -1 (the caller then runs the full
  * sort) on a non-finite logit or such a walk; *u is the uniform when it
- * has been drawn. Loops over the vocabulary do several entries per
- * iteration (ABI section 6). */
+ * has been drawn. Loops over the vocabulary do many entries per iteration
+ * (ABI section 6: each costs a call into the engine) and use wasm SIMD.
+ * typical_p < 1 still sorts everything (its order is by another key). */
 #define NB 1024  /* buckets; NB itself holds the ids never looked at */
 #define RUN 1024 /* entries a run of buckets adds at once, at least */
 static int32_t bstart[NB + 2]; /* bucket b is positions [bstart[b], bstart[b+1]) of ids/vals */
