@@ -108,6 +108,9 @@ static inline double realizar_exp_inline(double x) {
     double kf = (double)k;
     double r = (x - kf * 0x1.62e42fee00000p-1) - kf * 0x1.a39ef35793c76p-33;
     double p = realizar_exp_coef[11];
+#ifdef __clang__
+#pragma clang loop unroll(full) /* also at -Os */
+#endif
     for (int i = 10; i >= 0; i--) p = p * r + realizar_exp_coef[i];
     p = p * r + 1;
     p = p * r + 1;

@@ -292,7 +292,7 @@ int32_t reset(int64_t seed, int32_t n_prompt) {
  * bits from bit 0 below bits: the result is in key/val (copied back from
  * the scratch after an odd number of passes). O(n) loop iterations per
  * pass: a full-vocabulary sort costs a few passes, not n log n compares. */
-static void radix(uint64_t *key, int32_t *val, uint64_t *tkey, int32_t *tval, int32_t n, int bits) {
+static __attribute__((noinline)) void radix(uint64_t *key, int32_t *val, uint64_t *tkey, int32_t *tval, int32_t n, int bits) {
     static int32_t count[2048];
     int passes = 0;
     for (int shift = 0; shift < bits; shift += 11, passes++) {
@@ -321,7 +321,7 @@ static void radix(uint64_t *key, int32_t *val, uint64_t *tkey, int32_t *tval, in
 /* order_key maps a logit to a key whose ascending order is the contract
  * order's (logit descending, NaN last; -0 as +0); ties keep their input
  * order, which is id order here. */
-static inline uint64_t order_key(float l) {
+static inline __attribute__((always_inline)) uint64_t order_key(float l) {
     if (l != l) return 0xffffffffu;
     if (l == 0) l = 0; /* -0 */
     uint32_t b;
@@ -330,12 +330,12 @@ static inline uint64_t order_key(float l) {
     return (uint64_t)(uint32_t)~asc;
 }
 
-static inline float penalize(float l, int32_t c) {
+static inline __attribute__((always_inline)) float penalize(float l, int32_t c) {
     l = l <= 0 ? l * repeat_penalty : l / repeat_penalty;
     return l - ((float)c * frequency + presence);
 }
 
-static void insertion_sort(int32_t *a, float *b, int32_t n) {
+static __attribute__((noinline)) void insertion_sort(int32_t *a, float *b, int32_t n) {
     for (int32_t i = 1; i < n; i++) {
         int32_t id = a[i];
         float l = b[i];
@@ -402,7 +402,7 @@ static int32_t candidates(int32_t count) {
     return n_vocab;
 }
 
-static inline int key_before(double ka, int32_t ia, double kb, int32_t ib) {
+static inline __attribute__((always_inline)) int key_before(double ka, int32_t ia, double kb, int32_t ib) {
     return ka < kb || (ka == kb && ia < ib);
 }
 
@@ -533,7 +533,7 @@ static uint8_t bp_ok[NB + 1];    /* probs holds its T=1 probabilities */
 static uint8_t bw_ok[NB + 1];    /* tkeys holds its temperature probabilities */
 static double wm;                /* the max logit, widened */
 
-static void sort_bucket(int32_t b) {
+static __attribute__((noinline)) void sort_bucket(int32_t b) {
     if (bsorted[b]) return;
     int32_t s = bstart[b], k = bstart[b + 1] - s;
     if (k <= 32) {
@@ -563,7 +563,7 @@ typedef struct {
     int bad;      /* a tie, or a value too large */
 } ulp_sum;
 
-static inline void ulp_begin(ulp_sum *a, double c) {
+static inline __attribute__((always_inline)) void ulp_begin(ulp_sum *a, double c) {
     uint64_t bits;
     memcpy(&bits, &c, 8);
     int32_t ex = (int32_t)(bits >> 52); /* biased exponent; c > 0 has no sign bit */
@@ -576,7 +576,7 @@ static inline void ulp_begin(ulp_sum *a, double c) {
 
 /* ulp_add counts v: (y + 2^52) - 2^52 rounds y in [0, 2^52) to the nearest
  * whole number, exactly. */
-static inline void ulp_add(ulp_sum *a, double v) {
+static inline __attribute__((always_inline)) void ulp_add(ulp_sum *a, double v) {
     double y = v * a->inv;
     double r = (y + 0x1p52) - 0x1p52;
     double f = y - r;
@@ -586,7 +586,7 @@ static inline void ulp_add(ulp_sum *a, double v) {
 
 /* ulp_end returns 0 and sets *c to c + the counted values, or -1 (c
  * unchanged) when the order could matter. */
-static inline int ulp_end(const ulp_sum *a, double *c) {
+static inline __attribute__((always_inline)) int ulp_end(const ulp_sum *a, double *c) {
     if (a->bad) return -1;
     double kc = *c * a->inv; /* c in ulps: a whole number in [2^52, 2^53) */
     if (!(a->ulps <= 0x1p53 - 2 - kc)) return -1;
@@ -595,37 +595,40 @@ static inline int ulp_end(const ulp_sum *a, double *c) {
     return 0;
 }
 
-/* exp2v is realizar_exp on two lanes, each x <= 0 or -Inf (never NaN):
- * the same IEEE operations in the same order, per lane (wasm SIMD has
- * no fused operations). */
-static inline v128_t exp2v(v128_t x) {
-    v128_t t = wasm_f64x2_mul(x, wasm_f64x2_splat(0x1.71547652b82fep+0));
-    v128_t half = wasm_v128_bitselect(wasm_f64x2_splat(0.5), wasm_f64x2_splat(-0.5),
-                                      wasm_f64x2_ge(t, wasm_f64x2_splat(0)));
-    v128_t k = wasm_i32x4_trunc_sat_f64x2_zero(wasm_f64x2_add(t, half)); /* toward zero, as (int32_t) */
-    v128_t kf = wasm_f64x2_convert_low_i32x4(k);
-    v128_t r = wasm_f64x2_sub(wasm_f64x2_sub(x, wasm_f64x2_mul(kf, wasm_f64x2_splat(0x1.62e42fee00000p-1))),
-                              wasm_f64x2_mul(kf, wasm_f64x2_splat(0x1.a39ef35793c76p-33)));
-    v128_t p = wasm_f64x2_splat(realizar_exp_coef[11]);
-#pragma clang loop unroll(full)
-    for (int i = 10; i >= 0; i--) p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(realizar_exp_coef[i]));
-    p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1));
-    p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1));
-    v128_t two_k = wasm_i64x2_shl(wasm_i64x2_add(wasm_i64x2_extend_low_i32x4(k), wasm_i64x2_splat(1023)), 52);
-    /* x < -708 (or -Inf) gives 0; the lane's other results are discarded */
-    return wasm_v128_andnot(wasm_f64x2_mul(p, two_k), wasm_f64x2_lt(x, wasm_f64x2_splat(REALIZAR_EXP_MIN)));
+/* ulp2v is ulp_add on two lanes; *ulps and *bad are per lane. */
+static inline __attribute__((always_inline)) void ulp2v(v128_t v, v128_t inv, v128_t *ulps, v128_t *bad) {
+    v128_t y = wasm_f64x2_mul(v, inv);
+    v128_t r = wasm_f64x2_sub(wasm_f64x2_add(y, wasm_f64x2_splat(0x1p52)), wasm_f64x2_splat(0x1p52));
+    v128_t f = wasm_f64x2_sub(y, r);
+    *ulps = wasm_f64x2_add(*ulps, r);
+    *bad = wasm_v128_or(*bad, wasm_v128_or(wasm_f64x2_ge(y, wasm_f64x2_splat(0x1p52)),
+                                           wasm_f64x2_eq(wasm_f64x2_abs(f), wasm_f64x2_splat(0.5))));
 }
 
-/* exp8v is exp2v on four vectors at once, step by step, so that the
- * processor overlaps the four dependency chains. */
-static inline void exp8v(v128_t x[4], v128_t out[4]) {
+/* exp8v sets dst[0..8) = Exp((src[i] - m) / t) and counts them as
+ * ulp2v does. It is realizar_exp on eight lanes (four vectors of two),
+ * each x <= 0 or -Inf (never NaN): the same IEEE operations in the same
+ * order, per lane (wasm SIMD has no fused operations), the four vectors
+ * step by step so that the processor overlaps their dependency chains.
+ * Not inline: the embedded module stays small. */
+static __attribute__((noinline)) void exp8v(const float *src, double *dst, v128_t m, v128_t tv, v128_t inv,
+                                            v128_t *ulps, v128_t *bad) {
+    v128_t a4 = wasm_v128_load(src), b4 = wasm_v128_load(src + 4);
+    v128_t x[4] = {wasm_f64x2_promote_low_f32x4(a4), wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)),
+                   wasm_f64x2_promote_low_f32x4(b4), wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(b4, b4, 2, 3, 2, 3))};
     v128_t k[4], r[4], p[4];
+    int divide = !wasm_i64x2_all_true(wasm_f64x2_eq(tv, wasm_f64x2_splat(1))); /* x / 1 is x */
+#pragma clang loop unroll(full)
+    for (int j = 0; j < 4; j++) {
+        x[j] = wasm_f64x2_sub(x[j], m);
+        if (divide) x[j] = wasm_f64x2_div(x[j], tv);
+    }
 #pragma clang loop unroll(full)
     for (int j = 0; j < 4; j++) {
         v128_t t = wasm_f64x2_mul(x[j], wasm_f64x2_splat(0x1.71547652b82fep+0));
         v128_t half = wasm_v128_bitselect(wasm_f64x2_splat(0.5), wasm_f64x2_splat(-0.5),
                                           wasm_f64x2_ge(t, wasm_f64x2_splat(0)));
-        k[j] = wasm_i32x4_trunc_sat_f64x2_zero(wasm_f64x2_add(t, half));
+        k[j] = wasm_i32x4_trunc_sat_f64x2_zero(wasm_f64x2_add(t, half)); /* toward zero, as (int32_t) */
         v128_t kf = wasm_f64x2_convert_low_i32x4(k[j]);
         r[j] = wasm_f64x2_sub(wasm_f64x2_sub(x[j], wasm_f64x2_mul(kf, wasm_f64x2_splat(0x1.62e42fee00000p-1))),
                               wasm_f64x2_mul(kf, wasm_f64x2_splat(0x1.a39ef35793c76p-33)));
@@ -641,23 +644,16 @@ static inline void exp8v(v128_t x[4], v128_t out[4]) {
         p[j] = wasm_f64x2_add(wasm_f64x2_mul(p[j], r[j]), wasm_f64x2_splat(1));
         p[j] = wasm_f64x2_add(wasm_f64x2_mul(p[j], r[j]), wasm_f64x2_splat(1));
         v128_t two_k = wasm_i64x2_shl(wasm_i64x2_add(wasm_i64x2_extend_low_i32x4(k[j]), wasm_i64x2_splat(1023)), 52);
-        out[j] = wasm_v128_andnot(wasm_f64x2_mul(p[j], two_k), wasm_f64x2_lt(x[j], wasm_f64x2_splat(REALIZAR_EXP_MIN)));
+        /* x < -708 (or -Inf) gives 0; the lane's other results are discarded */
+        p[j] = wasm_v128_andnot(wasm_f64x2_mul(p[j], two_k), wasm_f64x2_lt(x[j], wasm_f64x2_splat(REALIZAR_EXP_MIN)));
+        wasm_v128_store(dst + 2 * j, p[j]);
+        ulp2v(p[j], inv, ulps, bad);
     }
-}
-
-/* ulp2v is ulp_add on two lanes; *ulps and *bad are per lane. */
-static inline void ulp2v(v128_t v, v128_t inv, v128_t *ulps, v128_t *bad) {
-    v128_t y = wasm_f64x2_mul(v, inv);
-    v128_t r = wasm_f64x2_sub(wasm_f64x2_add(y, wasm_f64x2_splat(0x1p52)), wasm_f64x2_splat(0x1p52));
-    v128_t f = wasm_f64x2_sub(y, r);
-    *ulps = wasm_f64x2_add(*ulps, r);
-    *bad = wasm_v128_or(*bad, wasm_v128_or(wasm_f64x2_ge(y, wasm_f64x2_splat(0x1p52)),
-                                           wasm_f64x2_eq(wasm_f64x2_abs(f), wasm_f64x2_splat(0.5))));
 }
 
 /* ulp_merge adds the lanes' counts to a (whole numbers below 2^53 add
  * exactly, in any order). */
-static inline void ulp_merge(ulp_sum *a, v128_t ulps, v128_t bad) {
+static inline __attribute__((always_inline)) void ulp_merge(ulp_sum *a, v128_t ulps, v128_t bad) {
     a->ulps = a->ulps + (wasm_f64x2_extract_lane(ulps, 0) + wasm_f64x2_extract_lane(ulps, 1));
     a->bad |= wasm_v128_any_true(bad);
 }
@@ -665,60 +661,23 @@ static inline void ulp_merge(ulp_sum *a, v128_t ulps, v128_t bad) {
 /* fill_run sets dst[i] = Exp((logit_i - max) / t) over positions [i, e)
  * (whole buckets), as realizar_softmax computes each entry, and adds them
  * to *c as ulp_end does (returns its answer). Sixteen entries per loop
- * iteration, two per lane, four Exp chains at once; t = 1 skips the
- * division (x / 1 is x). */
-static int fill_run(double *dst, int32_t i, int32_t e, double t, double *c) {
+ * iteration. */
+static __attribute__((noinline)) int fill_run(double *dst, int32_t i, int32_t e, double t, double *c) {
     ulp_sum a;
     ulp_begin(&a, *c);
     v128_t inv = wasm_f64x2_splat(a.inv), ulps = wasm_f64x2_splat(0), bad = wasm_i64x2_splat(0);
     v128_t m = wasm_f64x2_splat(wm), tv = wasm_f64x2_splat(t);
-#define REALIZAR_FILL8(X, o)                                                             \
-    do {                                                                                 \
-        v128_t a4 = wasm_v128_load(vals + i + (o)), b4 = wasm_v128_load(vals + i + (o) + 4); \
-        v128_t x[4] = {X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(a4), m)),          \
-                       X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(                   \
-                           wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)), m)),                \
-                       X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(b4), m)),          \
-                       X(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(                   \
-                           wasm_i32x4_shuffle(b4, b4, 2, 3, 2, 3)), m))};               \
-        v128_t p[4];                                                                     \
-        exp8v(x, p);                                                                     \
-        for (int j = 0; j < 4; j++) {                                                    \
-            wasm_v128_store(dst + i + (o) + 2 * j, p[j]);                                \
-            ulp2v(p[j], inv, &ulps, &bad);                                               \
-        }                                                                                \
-    } while (0)
-#define REALIZAR_FILL(X)                                                                 \
-    for (; i + 16 <= e; i += 16) {                                                       \
-        REALIZAR_FILL8(X, 0);                                                            \
-        REALIZAR_FILL8(X, 8);                                                            \
-    }                                                                                    \
-    for (; i + 8 <= e; i += 8) REALIZAR_FILL8(X, 0);                                     \
-    for (; i + 4 <= e; i += 4) {                                                         \
-        v128_t l4 = wasm_v128_load(vals + i);                                            \
-        v128_t lo = wasm_f64x2_promote_low_f32x4(l4);                                    \
-        v128_t hi = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(l4, l4, 2, 3, 2, 3)); \
-        v128_t p0 = exp2v(X(wasm_f64x2_sub(lo, m)));                                     \
-        v128_t p1 = exp2v(X(wasm_f64x2_sub(hi, m)));                                     \
-        wasm_v128_store(dst + i, p0);                                                    \
-        wasm_v128_store(dst + i + 2, p1);                                                \
-        ulp2v(p0, inv, &ulps, &bad);                                                     \
-        ulp2v(p1, inv, &ulps, &bad);                                                     \
+    for (; i + 16 <= e; i += 16) {
+        exp8v(vals + i, dst + i, m, tv, inv, &ulps, &bad);
+        exp8v(vals + i + 8, dst + i + 8, m, tv, inv, &ulps, &bad);
     }
-#define REALIZAR_DIV_T(x) wasm_f64x2_div(x, tv)
-#define REALIZAR_SAME(x) (x)
-    if (t == 1.0) {
-        REALIZAR_FILL(REALIZAR_SAME)
-    } else {
-        REALIZAR_FILL(REALIZAR_DIV_T)
+    if (i + 8 <= e) {
+        exp8v(vals + i, dst + i, m, tv, inv, &ulps, &bad);
+        i += 8;
     }
-#undef REALIZAR_FILL
-#undef REALIZAR_FILL8
-#undef REALIZAR_DIV_T
-#undef REALIZAR_SAME
     ulp_merge(&a, ulps, bad);
     for (; i < e; i++) {
-        double p_ = realizar_exp_inline(((double)vals[i] - wm) / t);
+        double p_ = realizar_exp(((double)vals[i] - wm) / t);
         dst[i] = p_;
         ulp_add(&a, p_);
     }
@@ -745,7 +704,7 @@ static void need_w(int32_t b) {
 }
 
 /* stored_sum adds v over bucket b to *c as ulp_end does. */
-static int stored_sum(const double *v, int32_t b, double *c) {
+static __attribute__((noinline)) int stored_sum(const double *v, int32_t b, double *c) {
     int32_t i = bstart[b], e = bstart[b + 1];
     ulp_sum a;
     ulp_begin(&a, *c);
@@ -760,7 +719,7 @@ static int stored_sum(const double *v, int32_t b, double *c) {
 }
 
 /* div_sum adds probs[i] / sum over bucket b to *c as ulp_end does. */
-static int div_sum(int32_t b, double sum, double *c) {
+static __attribute__((noinline)) int div_sum(int32_t b, double sum, double *c) {
     int32_t i = bstart[b], e = bstart[b + 1];
     ulp_sum a;
     ulp_begin(&a, *c);
@@ -809,7 +768,7 @@ static void trace(double sum, int32_t n1, int32_t n2, double sum_t, int fallback
 #define TRACE(sum, n1, n2, sum_t, fallback) ((void)(sum), (void)(n1))
 #endif
 
-static int32_t whole_vocab(double *u) {
+static __attribute__((noinline)) int32_t whole_vocab(double *u) {
     const float *l = (const float *)region;
     int32_t n = n_vocab, i = 0;
 
@@ -859,9 +818,9 @@ static int32_t whole_vocab(double *u) {
     } while (0)
     /* the same, four lanes at a time: trunc_sat then min is the clamp above */
     v128_t vm = wasm_f32x4_splat(mx), vs = wasm_f32x4_splat(scale), vc = wasm_f32x4_splat(cut);
-    for (i = 0; i + 64 <= n; i += 64) {
+    for (i = 0; i + 32 <= n; i += 32) {
 #pragma clang loop unroll(full)
-        for (int32_t j = i; j < i + 64; j += 4) {
+        for (int32_t j = i; j < i + 32; j += 4) {
             v128_t d = wasm_f32x4_sub(vm, wasm_v128_load(l + j));
             v128_t b4 = wasm_i32x4_min(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_mul(d, vs)), wasm_i32x4_splat(NB - 1));
             b4 = wasm_v128_bitselect(b4, wasm_i32x4_splat(NB), wasm_f32x4_lt(d, vc));
@@ -886,9 +845,9 @@ static int32_t whole_vocab(double *u) {
         ids[at_] = (i);                 \
         vals[at_] = l[i];               \
     } while (0)
-    for (i = 0; i + 64 <= n; i += 64) {
+    for (i = 0; i + 32 <= n; i += 32) {
 #pragma clang loop unroll(full)
-        for (int32_t j = i; j < i + 64; j++) REALIZAR_SCATTER(j);
+        for (int32_t j = i; j < i + 32; j++) REALIZAR_SCATTER(j);
     }
     for (; i < n; i++) REALIZAR_SCATTER(i);
 #undef REALIZAR_SCATTER
