@@ -19,7 +19,7 @@ import (
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
 )
 
-// buildTraced compiles standard.c as plugins/build.sh does, plus
+// buildTraced compiles standard.c with the flags plugins/build.sh gives it, plus
 // -DSTANDARD_TRACE: the module then logs whole_vocab's sums and cuts.
 func buildTraced(t *testing.T) []byte {
 	t.Helper()
@@ -31,7 +31,7 @@ func buildTraced(t *testing.T) []byte {
 		t.Skip("clang-14 not installed")
 	}
 	out := filepath.Join(t.TempDir(), "standard.wasm")
-	cmd := exec.Command(clang, "--target=wasm32", "-mbulk-memory", "-msimd128", "-std=c11", "-O2", "-nostdlib",
+	cmd := exec.Command(clang, "--target=wasm32", "-mbulk-memory", "-msimd128", "-Os", "-std=c11", "-nostdlib",
 		"-ffp-contract=off", "-fno-fast-math", "-g0", "-Wall", "-Wextra", "-Werror", "-I../abi/guest/c",
 		"-Wl,--no-entry", "-Wl,--strip-all", "-Wl,-z,stack-size=65536", "-DSTANDARD_TRACE",
 		"-o", out, "sampler/standard/c/standard.c", "../abi/guest/c/realizar.c")
