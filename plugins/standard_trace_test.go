@@ -19,7 +19,8 @@ import (
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
 )
 
-// buildTraced compiles standard.c with the flags plugins/build.sh gives it, plus
+// buildTraced compiles standard.c (which includes whole_vocab.c) with the
+// flags plugins/build.sh gives it, plus
 // -DSTANDARD_TRACE: the module then logs whole_vocab's sums and cuts.
 func buildTraced(t *testing.T) []byte {
 	t.Helper()
