@@ -23,7 +23,8 @@ func BenchmarkPolicyStep(b *testing.B) {
 		{"standard", "standard", "", ""},
 		{"standard-penalties", "standard", `{"repeat_penalty":1.1,"frequency_penalty":0.1}`, ""},
 		{"standard-full-bias", "standard", `{"logit_bias":{"5":1}}`, ""}, // full logits, guest top-k
-		{"standard-top_k=0", "standard", `{"top_k":0}`, ""},              // full logits, full sort
+		{"standard-top_k=0", "standard", `{"top_k":0}`, ""},              // full logits, buckets (whole_vocab)
+		{"standard-top_k=0-top_p=1", "standard", `{"top_k":0,"top_p":1}`, ""},
 		{"standard-go", "standard-go", "", ""},
 		{"mirostat-v2", "mirostat-v2", "", ""},
 		{"dry+greedy", "greedy", "", "dry"},

@@ -40,13 +40,6 @@ double realizar_rng_uniform(realizar_rng *r) {
 
 /* ---- Exp ---- */
 
-static const double exp_coef[12] = {
-    0x1.0000000000000p-1,  0x1.5555555555555p-3,  0x1.5555555555555p-5,
-    0x1.1111111111111p-7,  0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13,
-    0x1.a01a01a01a01ap-16, 0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22,
-    0x1.ae64567f544e4p-26, 0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33,
-};
-
 static inline double from_bits(uint64_t b) {
     union { uint64_t u; double d; } v = {b};
     return v.d;
@@ -57,20 +50,7 @@ static inline uint64_t to_bits(double d) {
     return v.u;
 }
 
-double realizar_exp(double x) {
-    if (x != x) return x;
-    if (x > REALIZAR_EXP_MAX) return from_bits(0x7ff0000000000000ULL);
-    if (x < REALIZAR_EXP_MIN) return 0;
-    double t = x * 0x1.71547652b82fep+0;
-    int32_t k = t >= 0 ? (int32_t)(t + 0.5) : (int32_t)(t - 0.5);
-    double kf = (double)k;
-    double r = (x - kf * 0x1.62e42fee00000p-1) - kf * 0x1.a39ef35793c76p-33;
-    double p = exp_coef[11];
-    for (int i = 10; i >= 0; i--) p = p * r + exp_coef[i];
-    p = p * r + 1;
-    p = p * r + 1;
-    return p * from_bits((uint64_t)((int64_t)k + 1023) << 52);
-}
+double realizar_exp(double x) { return realizar_exp_inline(x); }
 
 /* ---- Log (fdlibm's e_log.c algorithm) ---- */
 

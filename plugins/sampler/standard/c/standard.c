@@ -4,6 +4,10 @@
  * are specified in ../chain.go (package standard), which the Go build of this
  * sampler runs; this file performs the same operations in the same order,
  * and the cross-language test checks that both choose the same tokens.
+ * One exception: with top_k 0 (full logits) whole_vocab reaches the same
+ * sums and cut points without sorting the vocabulary (see there; the
+ * trace test, plugins/standard_trace_test.go, compares them bit for bit;
+ * the code is in whole_vocab.c, included below).
  *
  * Config keys (JSON numbers unless stated; defaults in brackets):
  *   temperature [0.8], top_k [40], top_p [0.95], min_p [0.05],
@@ -15,6 +19,8 @@
  * temperature (<= 0 is greedy). Another key is refused, naming it.
  */
 #include "realizar.h"
+
+#include <wasm_simd128.h> /* built with -msimd128 (plugins/build.sh) */
 
 REALIZAR_MARKER(sampler)
 REALIZAR_ALLOC_EXPORT
@@ -287,7 +293,7 @@ int32_t reset(int64_t seed, int32_t n_prompt) {
  * bits from bit 0 below bits: the result is in key/val (copied back from
  * the scratch after an odd number of passes). O(n) loop iterations per
  * pass: a full-vocabulary sort costs a few passes, not n log n compares. */
-static void radix(uint64_t *key, int32_t *val, uint64_t *tkey, int32_t *tval, int32_t n, int bits) {
+static __attribute__((noinline)) void radix(uint64_t *key, int32_t *val, uint64_t *tkey, int32_t *tval, int32_t n, int bits) {
     static int32_t count[2048];
     int passes = 0;
     for (int shift = 0; shift < bits; shift += 11, passes++) {
@@ -316,7 +322,7 @@ static void radix(uint64_t *key, int32_t *val, uint64_t *tkey, int32_t *tval, in
 /* order_key maps a logit to a key whose ascending order is the contract
  * order's (logit descending, NaN last; -0 as +0); ties keep their input
  * order, which is id order here. */
-static inline uint64_t order_key(float l) {
+static inline __attribute__((always_inline)) uint64_t order_key(float l) {
     if (l != l) return 0xffffffffu;
     if (l == 0) l = 0; /* -0 */
     uint32_t b;
@@ -325,12 +331,12 @@ static inline uint64_t order_key(float l) {
     return (uint64_t)(uint32_t)~asc;
 }
 
-static inline float penalize(float l, int32_t c) {
+static inline __attribute__((always_inline)) float penalize(float l, int32_t c) {
     l = l <= 0 ? l * repeat_penalty : l / repeat_penalty;
     return l - ((float)c * frequency + presence);
 }
 
-static void insertion_sort(int32_t *a, float *b, int32_t n) {
+static __attribute__((noinline)) void insertion_sort(int32_t *a, float *b, int32_t n) {
     for (int32_t i = 1; i < n; i++) {
         int32_t id = a[i];
         float l = b[i];
@@ -345,8 +351,18 @@ static void insertion_sort(int32_t *a, float *b, int32_t n) {
     }
 }
 
+/* adjust_full applies logit bias, then penalties, to the full logits in
+ * the region (full mode). */
+static void adjust_full(void) {
+    float *l = (float *)region;
+    for (int32_t k = 0; k < n_bias; k++) l[bias_ids[k]] = l[bias_ids[k]] + bias[bias_ids[k]];
+    if (pen_on)
+        for (int32_t k = 0; k < n_distinct; k++) l[distinct[k]] = penalize(l[distinct[k]], counts[distinct[k]]);
+}
+
 /* candidates fills ids/vals with the candidates in contract order after
- * logit bias and penalties, and returns their number. */
+ * logit bias and penalties (adjust_full, in full mode), and returns their
+ * number. */
 static int32_t candidates(int32_t count) {
     if (top_n) {
         int32_t n = count < top_n ? count : top_n;
@@ -375,10 +391,7 @@ static int32_t candidates(int32_t count) {
         }
         return n;
     }
-    float *l = (float *)region;
-    for (int32_t k = 0; k < n_bias; k++) l[bias_ids[k]] = l[bias_ids[k]] + bias[bias_ids[k]];
-    if (pen_on)
-        for (int32_t k = 0; k < n_distinct; k++) l[distinct[k]] = penalize(l[distinct[k]], counts[distinct[k]]);
+    float *l = (float *)region; /* adjust_full has applied bias and penalties */
     if (temperature <= 0) return realizar_select_top(l, n_vocab, 1, ids, vals);
     if (top_k > 0 && top_k < n_vocab) return realizar_select_top(l, n_vocab, top_k, ids, vals);
     for (int32_t i = 0; i < n_vocab; i++) {
@@ -390,7 +403,7 @@ static int32_t candidates(int32_t count) {
     return n_vocab;
 }
 
-static inline int key_before(double ka, int32_t ia, double kb, int32_t ib) {
+static inline __attribute__((always_inline)) int key_before(double ka, int32_t ia, double kb, int32_t ib) {
     return ka < kb || (ka == kb && ia < ib);
 }
 
@@ -482,6 +495,10 @@ static int32_t minimum(int32_t n) {
     return n;
 }
 
+/* ---- top_k 0: whole_vocab ---- */
+
+#include "whole_vocab.c"
+
 REALIZAR_EXPORT("realizar_sample")
 int32_t sample(int32_t prev, int32_t count) {
     if (!ready) {
@@ -489,6 +506,15 @@ int32_t sample(int32_t prev, int32_t count) {
         return -1;
     }
     push(prev);
+    double u = -1; /* the uniform, once drawn */
+    if (!top_n) {
+        adjust_full();
+        if (temperature > 0 && !(top_k > 0 && top_k < n_vocab) && !(typical_p < 1.0)) {
+            int32_t id = whole_vocab(&u);
+            if (id >= 0) return id;
+            TRACE(0, 0, 0, 0, 1);
+        }
+    }
     int32_t n = candidates(count);
     if (n <= 0) return -1;
     if (temperature <= 0) return ids[0];
@@ -497,5 +523,6 @@ int32_t sample(int32_t prev, int32_t count) {
     if (top_p < 1.0) n = nucleus(n);
     if (min_p > 0.0) n = minimum(n);
     double sum = realizar_softmax(probs, vals, n, temperature);
-    return ids[realizar_draw(probs, n, sum, realizar_rng_uniform(&rng))];
+    if (u < 0) u = realizar_rng_uniform(&rng);
+    return ids[realizar_draw(probs, n, sum, u)];
 }
