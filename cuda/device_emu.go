@@ -27,7 +27,7 @@ import (
 // one emulated device, ordinal 0.
 type emuDevice struct{}
 
-func openBackend(ordinal int) (backend, error) {
+func openBackend(ordinal int, _ bool) (backend, error) {
 	if ordinal != 0 {
 		return nil, fmt.Errorf("%w: the emulator has device 0 only, %d requested", ErrUnavailable, ordinal)
 	}
@@ -35,6 +35,10 @@ func openBackend(ordinal int) (backend, error) {
 }
 
 func (emuDevice) name() string { return "host emulator" }
+
+func (emuDevice) describe() []string {
+	return []string{"host emulator: the kernels of kernels/*.cu as host C++ on testdata/emu"}
+}
 
 func (emuDevice) alloc(n int64, what string) (dptr, error) {
 	p := C.emu_alloc(C.uint64_t(max(n, 1)))

@@ -29,7 +29,18 @@
 // norm, rope, attention, elementwise), compiled ahead of time by
 // scripts/cuda-ptx.sh (NVRTC) to PTX for compute_80 and compute_90,
 // committed under ptx/ and embedded; the driver JIT-compiles the PTX for the
-// card at load. KernelHash identifies the set.
+// card at load. The same kernels are also committed as CUBIN machine code
+// for sm_80 and sm_90, loaded when the JIT fails (a driver without its PTX
+// JIT library, say); after both, the compute_80 PTX is tried. Every kernel
+// the forward launches is resolved at load, so a missing one is a load
+// error. KernelHash identifies the set.
+//
+// A CUDA context is current per OS thread and goroutines move between
+// threads, so every driver call is made from a goroutine pinned to its
+// thread with the device's context made current there first; callers need
+// not care which goroutine they are on (one at a time: a step is not safe
+// for concurrent use). Options.SyncEachLaunch makes every launch wait for
+// its kernel, so that a kernel fault is reported with the kernel's name.
 //
 // A token runs on one stream with no synchronization between kernels: one
 // host→device copy of the token id, then embedding, per layer RMSNorm, Q8
@@ -66,5 +77,7 @@
 // parity gate and greedy equality against the CPU forward on small llama,
 // qwen2 and tied-output fixtures in F32, F16, Q4_K_M, Q8_0 and Q4_0.
 // scripts/gpu-bundle.sh and scripts/gpu-check.sh carry the device tests to
-// a CUDA host.
+// a CUDA host; gpu-check.log then starts with "device:" lines (driver,
+// compute capability, memory, how each kernel family loaded, registers per
+// kernel) and has one verdict line per kernel type and per fixture.
 package cuda

@@ -91,7 +91,7 @@ func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := openBackend(opts.Device)
+	d, err := openBackend(opts.Device, opts.SyncEachLaunch)
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +283,8 @@ func (s *CudaQ4kStep) grow(positions int) error {
 			}
 		}
 		if err := s.d.sync(); err != nil {
+			s.d.free(&cache)
+			s.d.free(&scores)
 			return fmt.Errorf("cuda: copy KV cache: %w", err)
 		}
 	}
@@ -301,6 +303,11 @@ func (s *CudaQ4kStep) layerCache(base dptr, capacity, l, part int) dptr {
 
 // DeviceName is the driver's name of the GPU.
 func (s *CudaQ4kStep) DeviceName() string { return s.d.name() }
+
+// DeviceInfo is what opening the device found and loaded, one line each:
+// the device with its driver, compute capability and memory, each kernel
+// family's JIT, the registers of every kernel. For logs.
+func (s *CudaQ4kStep) DeviceInfo() []string { return s.d.describe() }
 
 // PoolBytes is the size of the pooled weight allocation.
 func (s *CudaQ4kStep) PoolBytes() int64 { return s.plan.Size }

@@ -53,15 +53,37 @@ func loadPath(t *testing.T, path string) *model.Model {
 	return m
 }
 
+// testOptions are the device options of the tests: REALIZAR_CUDA_SYNC=1
+// makes every launch wait for its kernel, so that a failing kernel is named
+// (scripts/gpu-check.sh reruns a failure that way).
+func testOptions() Options {
+	return Options{SyncEachLaunch: os.Getenv("REALIZAR_CUDA_SYNC") == "1"}
+}
+
+// The device opens: the driver, the JIT of every kernel family and every
+// kernel the forward launches. Its lines ("device: ...") head the log of
+// scripts/gpu-check.sh.
+func TestGPUDevice(t *testing.T) {
+	d, err := openBackend(0, testOptions().SyncEachLaunch)
+	if err != nil {
+		fmt.Printf("device: open failed: %v\n", err)
+	}
+	require.NoError(t, err)
+	defer d.close()
+	for _, line := range d.describe() {
+		fmt.Printf("device: %s\n", line)
+	}
+	if testOptions().SyncEachLaunch {
+		fmt.Println("device: REALIZAR_CUDA_SYNC=1: every launch waits for its kernel")
+	}
+}
+
 // Every weight type's product and embedding lookup against the CPU
 // reference: the dequantized row times the activation in float64.
 func TestGPUKernelTypes(t *testing.T) {
-	d, err := openBackend(0)
+	d, err := openBackend(0, testOptions().SyncEachLaunch)
 	require.NoError(t, err)
 	defer d.close()
-	t.Logf("device %s", d.name())
-	done := d.enter()
-	defer done()
 	const rows, cols = 37, 512
 	rng := rand.New(rand.NewPCG(1, 2))
 	x := make([]float32, cols)
@@ -93,6 +115,11 @@ func TestGPUKernelTypes(t *testing.T) {
 			}
 			emb := embedOnDevice(t, d, typ, w, rb, cols, 5)
 			assert.InDeltaSlice(t, deq[5*cols:6*cols], emb, 1e-5, "embedding row 5")
+			verdict := "ok"
+			if t.Failed() {
+				verdict = "FAIL"
+			}
+			fmt.Printf("kernel %s: gemv and embed %s\n", suffix, verdict)
 		})
 	}
 }
@@ -148,11 +175,9 @@ func TestGPUParityGate(t *testing.T) {
 	for _, path := range gpuFixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			m := loadPath(t, path)
-			g, err := NewCudaQ4kStep(m, Options{})
-			require.NoError(t, err)
-			defer g.Close()
+			g := newTestStep(t, m, "gate", path)
 			v, err := RunGate(g, m.NewStep(), ProbeSequence(m.Config().Vocab, probeLen()))
-			require.NoError(t, err)
+			failLine(t, err, "gate", path)
 			fmt.Printf("gate %s on %s: %s\n", filepath.Base(path), g.DeviceName(), v)
 			assert.True(t, v.OK, v.String())
 		})
@@ -168,19 +193,58 @@ func probeLen() int {
 	return ProbeTokens
 }
 
-// greedy decodes n tokens after prompt through the engine's adapter.
-func greedy(t *testing.T, step engine.Q4kStep, ctx int, prompt []int32, n int) []int32 {
-	f, err := engine.NewQ4kForward(step, engine.Q4kOptions{Arch: "test", ModelContext: ctx})
+// newTestStep is NewCudaQ4kStep with testOptions, closed when t ends. A
+// failure prints "<what> <fixture>: FAIL: <error>" for the summary of
+// scripts/gpu-check.sh before it fails t.
+func newTestStep(t *testing.T, m *model.Model, what, path string) *CudaQ4kStep {
+	t.Helper()
+	g, err := NewCudaQ4kStep(m, testOptions())
+	failLine(t, err, what, path)
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// failLine prints "<what> <fixture>: FAIL: <err>" and stops t when err is
+// not nil.
+func failLine(t *testing.T, err error, what, path string) {
+	t.Helper()
+	if err != nil {
+		fmt.Printf("%s %s: FAIL: %v\n", what, filepath.Base(path), err)
+	}
 	require.NoError(t, err)
+}
+
+// greedy decodes n tokens after prompt through the engine's adapter; the
+// tokens and a copy of the logits each was picked from.
+func greedy(step engine.Q4kStep, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
+	f, err := engine.NewQ4kForward(step, engine.Q4kOptions{Arch: "test", ModelContext: ctx})
+	if err != nil {
+		return nil, nil, err
+	}
 	toks := append([]int32(nil), prompt...)
+	var logits [][]float32
 	start := 0
 	for range n {
 		l, err := f.Forward(toks, start)
-		require.NoError(t, err)
+		if err != nil {
+			return nil, nil, fmt.Errorf("token %d: %w", len(toks)-len(prompt), err)
+		}
 		start = len(toks)
 		toks = append(toks, int32(argmax(l)))
+		logits = append(logits, append([]float32(nil), l...))
 	}
-	return toks[len(prompt):]
+	return toks[len(prompt):], logits, nil
+}
+
+// divergence describes the first token where two greedy runs differ, from
+// the logits both picked it from (the same prefix): how close the CPU's
+// choice was to the GPU's, in the CPU's logits, and the cosine of the two.
+// A tiny gap means a near tie that the GPU's different rounding broke the
+// other way; a large one, a wrong GPU result.
+func divergence(i int, want, got []int32, cpu, gpu []float32) string {
+	a, b := want[i], got[i]
+	return fmt.Sprintf("first difference at token %d: cpu picks %d, gpu %d; cpu logits %.4f vs %.4f (gap %.4f), gpu logits %.4f vs %.4f; cosine %.5f",
+		i, a, b, cpu[a], cpu[b], cpu[a]-cpu[b], gpu[a], gpu[b], cosine(gpu, cpu))
 }
 
 // 64 greedy tokens on the GPU equal the CPU's on every fixture.
@@ -188,22 +252,26 @@ func TestGPUGreedyEquality(t *testing.T) {
 	for _, path := range gpuFixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			m := loadPath(t, path)
-			g, err := NewCudaQ4kStep(m, Options{})
-			require.NoError(t, err)
-			defer g.Close()
+			g := newTestStep(t, m, "greedy", path)
 			prompt := ProbeSequence(m.Config().Vocab, 8)
 			ctx := m.Config().ContextLength
 			n := 64
 			if emulated {
 				prompt, n = prompt[:4], 3
 			}
-			want := greedy(t, m.NewStep(), ctx, prompt, n)
-			got := greedy(t, g, ctx, prompt, n)
+			want, cpuLogits, err := greedy(m.NewStep(), ctx, prompt, n)
+			require.NoError(t, err, "cpu")
+			got, gpuLogits, err := greedy(g, ctx, prompt, n)
+			failLine(t, err, "greedy", path)
 			same := 0
 			for same < len(want) && want[same] == got[same] {
 				same++
 			}
-			fmt.Printf("greedy %s: %d/%d tokens equal\n", filepath.Base(path), same, n)
+			detail := ""
+			if same < n {
+				detail = "; " + divergence(same, want, got, cpuLogits[same], gpuLogits[same])
+			}
+			fmt.Printf("greedy %s: %d/%d tokens equal%s\n", filepath.Base(path), same, n, detail)
 			assert.Equal(t, want, got)
 		})
 	}
@@ -218,13 +286,16 @@ func TestGPUNewStep(t *testing.T) {
 	require.NoError(t, err)
 	cache, err := OpenVerdictCache(filepath.Join(t.TempDir(), "v.json"))
 	require.NoError(t, err)
-	s, err := NewStep(m, Options{FileSHA256: sum, Verdicts: cache})
+	opts := testOptions()
+	opts.FileSHA256, opts.Verdicts = sum, cache
+	s, err := NewStep(m, opts)
 	if emulated {
 		assert.ErrorIs(t, err, ErrUnavailable, "a cudaemu build has no GPU to gate")
 		return
 	}
-	require.NoError(t, err)
+	failLine(t, err, "newstep", path)
 	defer s.Close()
+	fmt.Printf("newstep %s on %s: on GPU %v, verdict %s%s\n", filepath.Base(path), s.Device(), s.OnGPU(), s.Verdict(), logSuffixReason(s.FallbackReason()))
 	assert.True(t, s.OnGPU(), s.FallbackReason())
 	_, ok := cache.Get(VerdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: KernelHash()})
 	assert.True(t, ok)
@@ -237,6 +308,13 @@ func TestGPUNewStep(t *testing.T) {
 	assert.False(t, dropped, "nothing held yet")
 }
 
+func logSuffixReason(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return "; fell back: " + reason
+}
+
 // Decode and prefill throughput on every fixture, GPU and CPU.
 func TestGPUSpeed(t *testing.T) {
 	if emulated {
@@ -245,9 +323,7 @@ func TestGPUSpeed(t *testing.T) {
 	for _, path := range gpuFixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			m := loadPath(t, path)
-			g, err := NewCudaQ4kStep(m, Options{})
-			require.NoError(t, err)
-			defer g.Close()
+			g := newTestStep(t, m, "speed", path)
 			c := m.Config()
 			n := min(256, c.ContextLength/2)
 			toks := ProbeSequence(c.Vocab, 2*n)

@@ -6,15 +6,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// sources holds the CUDA C kernels and the PTX compiled from them by
-// scripts/cuda-ptx.sh (ptx/<family>.sm<arch>.ptx).
+// sources holds the CUDA C kernels and what scripts/cuda-ptx.sh compiles
+// from them: PTX (ptx/<family>.sm<arch>.ptx), which the driver
+// JIT-compiles, and CUBIN machine code for exactly sm_<arch>
+// (ptx/<family>.sm<arch>.cubin), loaded when the JIT fails.
 //
-//go:embed kernels/*.cu ptx/*.ptx
+//go:embed kernels/*.cu ptx/*.ptx ptx/*.cubin
 var sources embed.FS
 
 // Families are the kernel source files, one per family of kernels.
@@ -49,6 +52,24 @@ func floatType(t q4k.Type) bool { return t == q4k.F32 || t == q4k.F16 || t == q4
 // arch (80 or 90).
 func PTX(family string, arch int) ([]byte, error) {
 	return sources.ReadFile(fmt.Sprintf("ptx/%s.sm%d.ptx", family, arch))
+}
+
+// CUBIN returns the embedded machine code of a kernel family for compute
+// capability arch.0 exactly (80: sm_80, which also runs on 8.6 and 8.9;
+// 90: sm_90), an ELF image cuModuleLoadData takes as it is.
+func CUBIN(family string, arch int) ([]byte, error) {
+	return sources.ReadFile(fmt.Sprintf("ptx/%s.sm%d.cubin", family, arch))
+}
+
+// kernelNames is every kernel the forward launches.
+func kernelNames() []string {
+	names := []string{"quantize_q8", "rmsnorm", "rope_norm", "rope_neox", "kv_write", "attention", "add", "swiglu", "argmax"}
+	var typed []string
+	for _, suffix := range KernelTypes {
+		typed = append(typed, "gemv_"+suffix, "embed_"+suffix)
+	}
+	slices.Sort(typed)
+	return append(names, typed...)
 }
 
 // Source returns the CUDA C source of a kernel family.
