@@ -489,26 +489,29 @@ type gemvJob struct {
 }
 
 // matmul queues the products of jobs that share the input in ([n][cols]
-// f32), encoding it to Q8 once when any job's weight is an integer type.
+// f32): the float weights on in itself, then, per activation encoding
+// (actEncoder) any job needs, the encoding of in into the Q8 buffers and
+// the products of the jobs that take it. The stream runs them in order, so
+// the buffers are reused safely.
 func (s *CudaQ4kStep) matmul(l *launcher, in dptr, cols, n int, jobs ...gemvJob) {
-	quantized := false
-	for _, j := range jobs {
-		if !floatType(j.w.typ) {
-			quantized = true
-		}
-	}
-	if quantized {
-		l.run("quantize_q8", cols/32, n, 32, 1, ptr(in), ptr(s.x8), ptr(s.xd), ptr(s.xs), i64(cols))
-	}
-	for _, j := range jobs {
-		w := j.w
-		name := "gemv_" + KernelTypes[w.typ]
-		if floatType(w.typ) {
-			l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
-				ptr(in), ptr(w.bias), ptr(j.out))
-		} else {
-			l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
-				ptr(s.x8), ptr(s.xd), ptr(s.xs), ptr(w.bias), ptr(j.out))
+	for _, enc := range []string{"", "quantize_q8k", "quantize_q8"} {
+		encoded := false
+		for _, j := range jobs {
+			w := j.w
+			if kernel, values := actEncoder(w.typ); kernel != enc {
+				continue
+			} else if enc != "" && !encoded {
+				l.run(kernel, cols/values, n, 32, 1, ptr(in), ptr(s.x8), ptr(s.xd), ptr(s.xs), i64(cols))
+				encoded = true
+			}
+			name := "gemv_" + KernelTypes[w.typ]
+			if enc == "" {
+				l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
+					ptr(in), ptr(w.bias), ptr(j.out))
+			} else {
+				l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
+					ptr(s.x8), ptr(s.xd), ptr(s.xs), ptr(w.bias), ptr(j.out))
+			}
 		}
 	}
 }

@@ -124,6 +124,84 @@ func TestGPUKernelTypes(t *testing.T) {
 	}
 }
 
+// The activation encoders reproduce the CPU's encoding value for value:
+// Q8_0 (f16 scale, quants) for the legacy types, Q8_K (f32 scale per 256,
+// quants, sums of 16) for the K-quants; zero blocks, a negative extreme and
+// a tie of magnitudes included.
+func TestGPUActivationEncoding(t *testing.T) {
+	d, err := openBackend(0, testOptions().SyncEachLaunch)
+	require.NoError(t, err)
+	defer d.close()
+	const cols = 1024
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * 3)
+	}
+	clear(x[256:512])            // an all-zero Q8_K block (and 8 zero Q8_0 chunks)
+	x[600] = -40                 // a negative extreme
+	x[770], x[775] = 25, -25     // equal magnitudes: the first one is the max
+	x[31], x[33] = 1e-30, -1e-30 // tiny values
+	for _, typ := range []q4k.Type{q4k.Q4_0, q4k.Q4_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			enc, values := actEncoder(typ)
+			xp := devUpload(t, d, f32Bytes(x))
+			x8p := devUpload(t, d, make([]byte, cols))
+			xdp := devUpload(t, d, make([]byte, cols/32*4))
+			xsp := devUpload(t, d, make([]byte, cols/32*8))
+			l := launcher{d: d}
+			l.run(enc, cols/values, 1, 32, 1, ptr(xp), ptr(x8p), ptr(xdp), ptr(xsp), i64(cols))
+			require.NoError(t, l.err)
+			x8 := make([]int8, cols)
+			xd := make([]float32, cols/32)
+			xs := make([]int32, cols/32*2)
+			require.NoError(t, d.dtoh(unsafe.Pointer(&x8[0]), x8p, cols))
+			require.NoError(t, d.dtoh(unsafe.Pointer(&xd[0]), xdp, 4*cols/32))
+			require.NoError(t, d.dtoh(unsafe.Pointer(&xs[0]), xsp, 8*cols/32))
+			require.NoError(t, d.sync())
+
+			n, err := q4k.ActivationSize(typ, cols)
+			require.NoError(t, err)
+			want := make([]byte, n)
+			require.NoError(t, q4k.QuantizeActivation(typ, want, x))
+			wantQ, wantD, wantS := make([]int8, cols), make([]float32, cols/32), make([]int32, cols/32*2)
+			switch typ.VecDotType() {
+			case q4k.Q8_0:
+				for c := range cols / 32 {
+					b := want[34*c:]
+					wantD[c] = q4k.F16ToF32(uint16(b[0]) | uint16(b[1])<<8)
+					for i := range 32 {
+						wantQ[32*c+i] = int8(b[2+i])
+						wantS[2*c+i/16] += int32(int8(b[2+i]))
+					}
+				}
+			case q4k.Q8_K:
+				for blk := range cols / 256 {
+					b := want[292*blk:]
+					bd := math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+					for i := range 256 {
+						wantQ[256*blk+i] = int8(b[4+i])
+					}
+					for h := range 16 {
+						wantS[16*blk+h] = int32(int16(uint16(b[260+2*h]) | uint16(b[261+2*h])<<8))
+					}
+					for k := range 8 {
+						wantD[8*blk+k] = bd
+					}
+				}
+			}
+			assert.Equal(t, wantQ, x8, "quants")
+			assert.Equal(t, wantD, xd, "scales")
+			assert.Equal(t, wantS, xs, "sums of 16")
+			verdict := "ok"
+			if t.Failed() {
+				verdict = "FAIL"
+			}
+			fmt.Printf("kernel %s (activations of %v): equal to the CPU's encoding %s\n", enc, typ, verdict)
+		})
+	}
+}
+
 func devUpload(t *testing.T, d backend, b []byte) dptr {
 	p, err := d.alloc(int64(len(b)), "test")
 	require.NoError(t, err)
@@ -144,10 +222,10 @@ func gemvOnDevice(t *testing.T, d backend, typ q4k.Type, w []byte, rb, rows, col
 	y := make([]float32, rows)
 	yp := devUpload(t, d, f32Bytes(y))
 	l := launcher{d: d}
-	if floatType(typ) {
+	if enc, values := actEncoder(typ); enc == "" {
 		l.run("gemv_"+KernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(xp), 0, ptr(yp))
 	} else {
-		l.run("quantize_q8", cols/32, 1, 32, 1, ptr(xp), ptr(x8), ptr(xd), ptr(xs), i64(cols))
+		l.run(enc, cols/values, 1, 32, 1, ptr(xp), ptr(x8), ptr(xd), ptr(xs), i64(cols))
 		l.run("gemv_"+KernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(x8), ptr(xd), ptr(xs), 0, ptr(yp))
 	}
 	require.NoError(t, l.err)
