@@ -256,7 +256,7 @@ func TestGPUParityGate(t *testing.T) {
 			g := newTestStep(t, m, "gate", path)
 			v, err := RunGate(g, m.NewStep(), ProbeSequence(m.Config().Vocab, probeLen()))
 			failLine(t, err, "gate", path)
-			fmt.Printf("gate %s on %s: %s\n", filepath.Base(path), g.DeviceName(), v)
+			fmt.Printf("gate %s on %s: %s; 1-cosine %.2e\n", filepath.Base(path), g.DeviceName(), v, 1-v.MinCos)
 			assert.True(t, v.OK, v.String())
 		})
 	}

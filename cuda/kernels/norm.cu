@@ -16,6 +16,6 @@ extern "C" __global__ void rmsnorm(const float *x, const float *w, float *y, lon
         if (lane == 0) part[0] = s;
     }
     __syncthreads();
-    float scale = rsqrtf(part[0] / (float)cols + eps);
+    float scale = 1.0f / sqrtf(part[0] / (float)cols + eps); // IEEE, as the CPU's 1/sqrt
     for (long long i = threadIdx.x; i < cols; i += blockDim.x) yb[i] = xb[i] * scale * w[i];
 }

@@ -228,15 +228,17 @@ static void test_attention() {
             double m = -1e30, sum = 0;
             for (int t = 0; t < len; t++) {
                 double s = 0;
-                for (int d = 0; d < hd; d++) s += (double)q[(b * heads + h) * hd + d] * emu_h2f(kc[t * kvd + g * hd + d]);
+                for (int d = 0; d < hd; d++)
+                    s += (double)emu_h2f(emu_f2h(q[(b * heads + h) * hd + d])) * emu_h2f(kc[t * kvd + g * hd + d]);
                 p[t] = s * scale;
                 m = std::max(m, p[t]);
             }
             for (auto &v : p) sum += (v = exp(v - m));
+            for (auto &v : p) v = emu_h2f(emu_f2h((float)(v / sum))); // f16 probabilities, as the CPU forward
             for (int d = 0; d < hd; d++) {
                 double o = 0;
                 for (int t = 0; t < len; t++) o += p[t] * emu_h2f(vc[t * kvd + g * hd + d]);
-                want[(b * heads + h) * hd + d] = (float)(o / sum);
+                want[(b * heads + h) * hd + d] = (float)o;
             }
         }
     check("attention (GQA, causal, 3 tokens after 5 held)", out, want, 1e-4f);
