@@ -105,6 +105,30 @@ func TestGPUKernelTypes(t *testing.T) {
 				require.NoError(t, q4k.Dequantize(typ, deq[r*cols:(r+1)*cols], w[r*rb:(r+1)*rb]))
 			}
 			got := gemvOnDevice(t, d, typ, w, rb, rows, cols, x)
+			// Against the CPU forward's own product (same activation
+			// encoding, another summation order): close to float rounding.
+			an, err := q4k.ActivationSize(typ, cols)
+			require.NoError(t, err)
+			act := make([]byte, an)
+			require.NoError(t, q4k.QuantizeActivation(typ, act, x))
+			dot, err := q4k.DotFor(typ)
+			require.NoError(t, err)
+			var worst float64
+			for r := range rows {
+				cpu := float64(dot(w[r*rb:(r+1)*rb], act, cols))
+				var mag float64
+				for i := range cols {
+					mag += math.Abs(float64(deq[r*cols+i]) * float64(x[i]))
+				}
+				worst = max(worst, math.Abs(cpu-float64(got[r]))/mag)
+			}
+			limit := 1e-6
+			if typ.VecDotType() == q4k.Q8_1 {
+				// Q4_1 and Q5_1: the GPU sums the activation's quants where
+				// the CPU's Q8_1 carries their f16-rounded scaled sum.
+				limit = 1e-4
+			}
+			assert.Less(t, worst, limit, "GPU product against the CPU's, relative to the sum of |terms|")
 			for r := range rows {
 				var want, mag float64
 				for i := range cols {
@@ -119,7 +143,7 @@ func TestGPUKernelTypes(t *testing.T) {
 			if t.Failed() {
 				verdict = "FAIL"
 			}
-			fmt.Printf("kernel %s: gemv and embed %s\n", suffix, verdict)
+			fmt.Printf("kernel %s: gemv and embed %s; |gpu-cpu| <= %.1e of the sum of |terms|\n", suffix, verdict, worst)
 		})
 	}
 }

@@ -214,6 +214,19 @@ __device__ __forceinline__ float round_f16(float f) {
 static inline float round_f16(float f) { return emu_h2f(emu_f2h(f)); }
 #endif
 
+// round_bf16 is f rounded to the nearest bf16 (ties to even; a NaN stays
+// a quiet NaN), as a float: q4k.F32ToBF16.
+__device__ __forceinline__ float round_bf16(float f) {
+    union {
+        float f;
+        u32 u;
+    } bits;
+    bits.f = f;
+    u32 u = bits.u;
+    if ((u & 0x7fffffffu) > 0x7f800000u) return as_float(((u >> 16) | 64u) << 16);
+    return as_float(((u + (0x7fffu + ((u >> 16) & 1u))) >> 16) << 16);
+}
+
 // Q8 activation chunk: 32 int8 quants qa, scale da, half sums sa.
 // x8 holds n*cols int8, xd n*cols/32 floats, xs n*cols/32 int2 (lo, hi).
 // Both encoders reproduce, value for value, the activation encoding the
@@ -335,7 +348,9 @@ GEMV_Q(gemv_q4_k, T_Q4_K)
 GEMV_Q(gemv_q5_k, T_Q5_K)
 GEMV_Q(gemv_q6_k, T_Q6_K)
 
-// gemv_f<T>: as gemv_q with the activations in f32 (x [batch][cols]).
+// gemv_f<T>: as gemv_q with the activations in f32 (x [batch][cols]),
+// rounded to the weight's type for f16 and bf16 as the CPU forward does
+// (q4k.VecDotType).
 template <int T>
 __device__ void gemv_f(const u8 *w, long long row_bytes, long long rows, long long cols,
                        const float *x, const float *bias, float *y) {
@@ -345,7 +360,12 @@ __device__ void gemv_f(const u8 *w, long long row_bytes, long long rows, long lo
     const u8 *row = w + r * row_bytes;
     const float *xb = x + (long long)b * cols;
     float acc = 0.0f;
-    for (long long e = lane; e < cols; e += 32) acc += wf<T>(row, e) * xb[e];
+    for (long long e = lane; e < cols; e += 32) {
+        float xv = xb[e];
+        if (T == T_F16) xv = round_f16(xv);
+        if (T == T_BF16) xv = round_bf16(xv);
+        acc += wf<T>(row, e) * xv;
+    }
     acc = warp_sum(acc);
     if (lane == 0) {
         if (bias) acc += bias[r];
