@@ -16,7 +16,10 @@
 #      tok/s, GPU and CPU ("speed");
 #   3. when cuda.test failed and time is left, runs the device, kernel and
 #      gate tests again on the tiny fixtures only with REALIZAR_CUDA_SYNC=1
-#      (every launch waits for its kernel), so the failing kernel is named.
+#      (every launch waits for its kernel), so the failing kernel is named;
+#   4. when time is left, `realizar-host bench --gpu` on the 1.1B Q4_K_M
+#      fixture: the CLI's path (gate, verdict cache, engine) end to end
+#      ("cli:" lines; reported, not part of the exit status).
 #
 #   ./gpu-check.sh [WORKDIR]     default WORKDIR: ./work (about 4 GB)
 #
@@ -109,8 +112,17 @@ if [ $rc -ne 0 ] && [ $left -ge 60 ]; then
     -test.run 'GPUDevice|GPUKernelTypes|GPUParityGate' -test.timeout "${left}s" 2>&1 | sed 's/^/sync: /'
 fi
 
+# --- 4. the CLI's own --gpu path on the 1.1B (reported, not part of the status)
+left=$((deadline - SECONDS))
+if [ $left -ge 45 ]; then
+  echo "--- realizar-host bench --gpu ($left s left)"
+  timeout $((left - 15)) $rh bench --gpu -m "$work/tl1b-q4km.gguf" --prompt-tokens 128 --gen-tokens 64 \
+    --repetitions 2 2>&1 | sed 's/^/cli: /'
+  echo "cli: status ${PIPESTATUS[0]}"
+fi
+
 echo "--- summary"
 snapshot=$(cat "$log") # not the log itself: the summary goes to it too
-grep -E '^(device:|kernel |gate |greedy |newstep |speed )|^(--- FAIL|FAIL|ok|PASS)|^sync: (device:|kernel |gate |.*cuda: )|^gpu-check: ' <<<"$snapshot" || true
+grep -E '^(device:|kernel |gate |greedy |newstep |speed |cli: )|^(--- FAIL|FAIL|ok|PASS)|^sync: (device:|kernel |gate |.*cuda: )|^gpu-check: ' <<<"$snapshot" || true
 if [ $rc -eq 0 ]; then echo "gpu-check: PASS"; else echo "gpu-check: FAIL (status $rc)"; fi
 exit $rc
