@@ -35,6 +35,17 @@
 // the forward launches is resolved at load, so a missing one is a load
 // error. KernelHash identifies the set.
 //
+// The kernels compute what the CPU forward computes, rounding where it
+// rounds: activations are encoded as package q4k encodes them for the
+// weight's type (Q8_K per 256 values for the K-quants, Q8_0 with an f16
+// scale for the legacy types, f16 or bf16 for those float weights),
+// attention rounds the query and the probabilities to f16 like the f16 KV
+// cache, and RoPE angles come from repeated multiplication. GPU and CPU
+// logits then differ by the order of float sums only (Q4_1 and Q5_1 aside,
+// whose Q8_1 sum term is not reproduced), which keeps greedy decoding
+// token for token equal on random-weight fixtures whose top two logits can
+// be 0.007 apart.
+//
 // A CUDA context is current per OS thread and goroutines move between
 // threads, so every driver call is made from a goroutine pinned to its
 // thread with the device's context made current there first; callers need
