@@ -67,6 +67,10 @@ if command -v ldd >/dev/null; then
 fi
 
 mkdir -p "$work"
+# The driver's JIT cache in a folder known to be writable: every test opens
+# the device anew, and only the first open should JIT-compile the PTX.
+export CUDA_CACHE_PATH=${CUDA_CACHE_PATH:-$work/cuda-jit-cache}
+echo "gpu-check: CUDA_CACHE_PATH=$CUDA_CACHE_PATH"
 rh=./realizar-host
 vocab=./ggml-vocab-llama-spm.gguf
 
