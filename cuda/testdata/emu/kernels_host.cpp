@@ -120,6 +120,8 @@ static void gemv_case(const TypeInfo &ti, void (*gq)(const u8 *, long long, long
         emu_launch(d3((rows + 3) / 4, n), d3(32, 4),
                    [&] { gq(w.data(), rb, rows, cols, x8.data(), xd.data(), xs.data(), bias.data(), y.data()); });
     } else {
+        // f16 and bf16 weights multiply activations rounded to their type.
+        for (auto &v : xin) v = T == T_F16 ? round_f16(v) : T == T_BF16 ? round_bf16(v) : v;
         emu_launch(d3((rows + 3) / 4, n), d3(32, 4), [&] { gf(w.data(), rb, rows, cols, x.data(), bias.data(), y.data()); });
     }
     // Errors relative to the sum of |terms| of each product.
