@@ -132,6 +132,6 @@ fi
 
 echo "--- summary"
 snapshot=$(cat "$log") # not the log itself: the summary goes to it too
-grep -E '^(device:|kernel |gate |greedy |newstep |speed |cli: )|^(--- FAIL|FAIL|ok|PASS)|^sync: (device:|kernel |gate |.*cuda: )|^gpu-check: ' <<<"$snapshot" || true
+grep -E '^(device:|kernel |gate |greedy |newstep |speed |cli: )|^(--- FAIL|FAIL|ok|PASS)|^sync: (device:|kernel |gate )|^gpu-check: ' <<<"$snapshot" || true
 if [ $rc -eq 0 ]; then echo "gpu-check: PASS"; else echo "gpu-check: FAIL (status $rc)"; fi
 exit $rc
