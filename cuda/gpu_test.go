@@ -379,6 +379,31 @@ func TestGPUGreedyEquality(t *testing.T) {
 	}
 }
 
+// The KV cache grows while positions are held (the held keys and values
+// copied on the device, twice here): the logits stay the CPU's.
+func TestGPUCacheGrowth(t *testing.T) {
+	path := platformFixtures(t)[0]
+	m := loadPath(t, path)
+	g := newTestStep(t, m, "growth", path)
+	done := g.d.enter()
+	require.NoError(t, g.grow(4)) // a small cache, so that stepping must grow it
+	done()
+	cpu := m.NewStep()
+	toks := ProbeSequence(m.Config().Vocab, 12)
+	worst := 1.0
+	for p, tok := range toks {
+		want, err := cpu.Step(tok, p)
+		require.NoError(t, err)
+		got, err := g.Step(tok, p)
+		failLine(t, err, "growth", path)
+		worst = min(worst, cosine(got, want))
+		assert.Equal(t, argmax(want), argmax(got), "position %d", p)
+	}
+	fmt.Printf("growth %s: capacity 4 -> %d while stepping, min cosine %.7f\n", filepath.Base(path), g.capacity, worst)
+	assert.GreaterOrEqual(t, g.capacity, len(toks))
+	assert.Greater(t, worst, 0.9999)
+}
+
 // NewStep: the gated step starts on the GPU and reports so through the
 // engine's adapter; the verdict is cached.
 func TestGPUNewStep(t *testing.T) {

@@ -12,7 +12,8 @@
 #   2. runs cuda.test: the device and its kernels' JIT ("device:" lines),
 #      every kernel type against the CPU ("kernel" lines), the parity gate
 #      ("gate") and 64-token greedy equality ("greedy") on every fixture,
-#      NewStep through the engine's adapter ("newstep"), and decode/prefill
+#      the KV cache growing while positions are held ("growth"), NewStep
+#      through the engine's adapter ("newstep"), and decode/prefill
 #      tok/s, GPU and CPU ("speed");
 #   3. when cuda.test failed and time is left, runs the device, kernel and
 #      gate tests again on the tiny fixtures only with REALIZAR_CUDA_SYNC=1
@@ -132,6 +133,6 @@ fi
 
 echo "--- summary"
 snapshot=$(cat "$log") # not the log itself: the summary goes to it too
-grep -E '^(device:|kernel |gate |greedy |newstep |speed |cli: )|^(--- FAIL|FAIL|ok|PASS)|^sync: (device:|kernel |gate )|^gpu-check: ' <<<"$snapshot" || true
+grep -E '^(device:|kernel |gate |greedy |growth |newstep |speed |cli: )|^(--- FAIL|FAIL|ok|PASS)|^sync: (device:|kernel |gate )|^gpu-check: ' <<<"$snapshot" || true
 if [ $rc -eq 0 ]; then echo "gpu-check: PASS"; else echo "gpu-check: FAIL (status $rc)"; fi
 exit $rc
