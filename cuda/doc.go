@@ -6,7 +6,8 @@
 //
 // Everything that touches the driver is built only with the `cuda` build
 // tag (a `cudaemu` build, for tests, runs the same forward on a host
-// emulator of the kernels instead). Without it NewStep and Available return ErrUnavailable, and the
+// emulator of the kernels instead, NewStep and the gate included). Without
+// either tag NewStep and Available return ErrUnavailable, and the
 // package still offers its pure parts (the pool planner, the parity verdict,
 // the verdict cache, the embedded kernels). A `cuda` build links libcuda
 // and needs an NVIDIA driver just to start: gorgonia.org/cu initializes the
