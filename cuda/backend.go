@@ -16,6 +16,9 @@ type dptr uintptr
 // in a `cuda` build; the host kernel emulator in a `cudaemu` build (tests).
 type backend interface {
 	name() string
+	// describe is what opening the device found and loaded, one line
+	// each (driver, device, kernel JIT), for logs.
+	describe() []string
 	alloc(n int64, what string) (dptr, error)
 	free(p *dptr)
 	// htod, dtoh and dtod queue copies on the stream; htod may return
@@ -29,7 +32,8 @@ type backend interface {
 	// sync waits for everything queued; it reports a failed kernel.
 	sync() error
 	// enter makes the device current on this goroutine's OS thread; the
-	// returned func undoes it.
+	// returned func undoes it. Every method enters by itself; enter only
+	// spares the repeated context switch around a run of calls.
 	enter() func()
 	close()
 }

@@ -27,14 +27,27 @@ import (
 // one emulated device, ordinal 0.
 type emuDevice struct{}
 
-func openBackend(ordinal int) (backend, error) {
+// Available reports whether ordinal is the emulator's one device, 0; the
+// error wraps ErrUnavailable otherwise.
+func Available(ordinal int) error {
 	if ordinal != 0 {
-		return nil, fmt.Errorf("%w: the emulator has device 0 only, %d requested", ErrUnavailable, ordinal)
+		return fmt.Errorf("%w: the emulator has device 0 only, %d requested", ErrUnavailable, ordinal)
+	}
+	return nil
+}
+
+func openBackend(ordinal int, _ bool) (backend, error) {
+	if err := Available(ordinal); err != nil {
+		return nil, err
 	}
 	return emuDevice{}, nil
 }
 
 func (emuDevice) name() string { return "host emulator" }
+
+func (emuDevice) describe() []string {
+	return []string{"host emulator: the kernels of kernels/*.cu as host C++ on testdata/emu"}
+}
 
 func (emuDevice) alloc(n int64, what string) (dptr, error) {
 	p := C.emu_alloc(C.uint64_t(max(n, 1)))

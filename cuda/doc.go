@@ -6,7 +6,8 @@
 //
 // Everything that touches the driver is built only with the `cuda` build
 // tag (a `cudaemu` build, for tests, runs the same forward on a host
-// emulator of the kernels instead). Without it NewStep and Available return ErrUnavailable, and the
+// emulator of the kernels instead, NewStep and the gate included). Without
+// either tag NewStep and Available return ErrUnavailable, and the
 // package still offers its pure parts (the pool planner, the parity verdict,
 // the verdict cache, the embedded kernels). A `cuda` build links libcuda
 // and needs an NVIDIA driver just to start: gorgonia.org/cu initializes the
@@ -29,7 +30,29 @@
 // norm, rope, attention, elementwise), compiled ahead of time by
 // scripts/cuda-ptx.sh (NVRTC) to PTX for compute_80 and compute_90,
 // committed under ptx/ and embedded; the driver JIT-compiles the PTX for the
-// card at load. KernelHash identifies the set.
+// card at load. The same kernels are also committed as CUBIN machine code
+// for sm_80 and sm_90, loaded when the JIT fails (a driver without its PTX
+// JIT library, say); after both, the compute_80 PTX is tried. Every kernel
+// the forward launches is resolved at load, so a missing one is a load
+// error. KernelHash identifies the set.
+//
+// The kernels compute what the CPU forward computes, rounding where it
+// rounds: activations are encoded as package q4k encodes them for the
+// weight's type (Q8_K per 256 values for the K-quants, Q8_0 with an f16
+// scale for the legacy types, f16 or bf16 for those float weights),
+// attention rounds the query and the probabilities to f16 like the f16 KV
+// cache, and RoPE angles come from repeated multiplication. GPU and CPU
+// logits then differ by the order of float sums only (Q4_1 and Q5_1 aside,
+// whose Q8_1 sum term is not reproduced), which keeps greedy decoding
+// token for token equal on random-weight fixtures whose top two logits can
+// be 0.007 apart.
+//
+// A CUDA context is current per OS thread and goroutines move between
+// threads, so every driver call is made from a goroutine pinned to its
+// thread with the device's context made current there first; callers need
+// not care which goroutine they are on (one at a time: a step is not safe
+// for concurrent use). Options.SyncEachLaunch makes every launch wait for
+// its kernel, so that a kernel fault is reported with the kernel's name.
 //
 // A token runs on one stream with no synchronization between kernels: one
 // host→device copy of the token id, then embedding, per layer RMSNorm, Q8
@@ -66,5 +89,7 @@
 // parity gate and greedy equality against the CPU forward on small llama,
 // qwen2 and tied-output fixtures in F32, F16, Q4_K_M, Q8_0 and Q4_0.
 // scripts/gpu-bundle.sh and scripts/gpu-check.sh carry the device tests to
-// a CUDA host.
+// a CUDA host; gpu-check.log then starts with "device:" lines (driver,
+// compute capability, memory, how each kernel family loaded, registers per
+// kernel) and has one verdict line per kernel type and per fixture.
 package cuda

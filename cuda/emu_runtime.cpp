@@ -15,6 +15,7 @@ typedef long long ll;
 
 extern "C" {
 void quantize_q8(const float *, signed char *, float *, int2 *, ll);
+void quantize_q8k(const float *, signed char *, float *, int2 *, ll);
 #define GQ(n) void n(const u8 *, ll, ll, ll, const signed char *, const float *, const int2 *, const float *, float *);
 #define GF(n) void n(const u8 *, ll, ll, ll, const float *, const float *, float *);
 #define EM(n) void n(const u8 *, ll, ll, const int *, float *);
@@ -48,6 +49,9 @@ std::map<std::string, Call> table() {
     std::map<std::string, Call> t;
     t["quantize_q8"] = [](const uint64_t *a) {
         quantize_q8(P<const float *>(a[0]), P<signed char *>(a[1]), P<float *>(a[2]), P<int2 *>(a[3]), L(a[4]));
+    };
+    t["quantize_q8k"] = [](const uint64_t *a) {
+        quantize_q8k(P<const float *>(a[0]), P<signed char *>(a[1]), P<float *>(a[2]), P<int2 *>(a[3]), L(a[4]));
     };
 #define TQ(n)                                                                                                        \
     t[#n] = [](const uint64_t *a) {                                                                                  \

@@ -91,7 +91,7 @@ func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := openBackend(opts.Device)
+	d, err := openBackend(opts.Device, opts.SyncEachLaunch)
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +283,8 @@ func (s *CudaQ4kStep) grow(positions int) error {
 			}
 		}
 		if err := s.d.sync(); err != nil {
+			s.d.free(&cache)
+			s.d.free(&scores)
 			return fmt.Errorf("cuda: copy KV cache: %w", err)
 		}
 	}
@@ -301,6 +303,11 @@ func (s *CudaQ4kStep) layerCache(base dptr, capacity, l, part int) dptr {
 
 // DeviceName is the driver's name of the GPU.
 func (s *CudaQ4kStep) DeviceName() string { return s.d.name() }
+
+// DeviceInfo is what opening the device found and loaded, one line each:
+// the device with its driver, compute capability and memory, each kernel
+// family's JIT, the registers of every kernel. For logs.
+func (s *CudaQ4kStep) DeviceInfo() []string { return s.d.describe() }
 
 // PoolBytes is the size of the pooled weight allocation.
 func (s *CudaQ4kStep) PoolBytes() int64 { return s.plan.Size }
@@ -482,26 +489,29 @@ type gemvJob struct {
 }
 
 // matmul queues the products of jobs that share the input in ([n][cols]
-// f32), encoding it to Q8 once when any job's weight is an integer type.
+// f32): the float weights on in itself, then, per activation encoding
+// (actEncoder) any job needs, the encoding of in into the Q8 buffers and
+// the products of the jobs that take it. The stream runs them in order, so
+// the buffers are reused safely.
 func (s *CudaQ4kStep) matmul(l *launcher, in dptr, cols, n int, jobs ...gemvJob) {
-	quantized := false
-	for _, j := range jobs {
-		if !floatType(j.w.typ) {
-			quantized = true
-		}
-	}
-	if quantized {
-		l.run("quantize_q8", cols/32, n, 32, 1, ptr(in), ptr(s.x8), ptr(s.xd), ptr(s.xs), i64(cols))
-	}
-	for _, j := range jobs {
-		w := j.w
-		name := "gemv_" + KernelTypes[w.typ]
-		if floatType(w.typ) {
-			l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
-				ptr(in), ptr(w.bias), ptr(j.out))
-		} else {
-			l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
-				ptr(s.x8), ptr(s.xd), ptr(s.xs), ptr(w.bias), ptr(j.out))
+	for _, enc := range []string{"", "quantize_q8k", "quantize_q8"} {
+		encoded := false
+		for _, j := range jobs {
+			w := j.w
+			if kernel, values := actEncoder(w.typ); kernel != enc {
+				continue
+			} else if enc != "" && !encoded {
+				l.run(kernel, cols/values, n, 32, 1, ptr(in), ptr(s.x8), ptr(s.xd), ptr(s.xs), i64(cols))
+				encoded = true
+			}
+			name := "gemv_" + KernelTypes[w.typ]
+			if enc == "" {
+				l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
+					ptr(in), ptr(w.bias), ptr(j.out))
+			} else {
+				l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
+					ptr(s.x8), ptr(s.xd), ptr(s.xs), ptr(w.bias), ptr(j.out))
+			}
 		}
 	}
 }

@@ -6,15 +6,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// sources holds the CUDA C kernels and the PTX compiled from them by
-// scripts/cuda-ptx.sh (ptx/<family>.sm<arch>.ptx).
+// sources holds the CUDA C kernels and what scripts/cuda-ptx.sh compiles
+// from them: PTX (ptx/<family>.sm<arch>.ptx), which the driver
+// JIT-compiles, and CUBIN machine code for exactly sm_<arch>
+// (ptx/<family>.sm<arch>.cubin), loaded when the JIT fails.
 //
-//go:embed kernels/*.cu ptx/*.ptx
+//go:embed kernels/*.cu ptx/*.ptx ptx/*.cubin
 var sources embed.FS
 
 // Families are the kernel source files, one per family of kernels.
@@ -45,10 +48,47 @@ var KernelTypes = map[q4k.Type]string{
 // floatType reports whether t's product runs in f32 (no Q8 activation).
 func floatType(t q4k.Type) bool { return t == q4k.F32 || t == q4k.F16 || t == q4k.BF16 }
 
+// actEncoder is the kernel that encodes the activations a weight of type t
+// is multiplied with, as the CPU forward encodes them (q4k.VecDotType):
+// quantize_q8k (Q8_K) for the K-quants, quantize_q8 (Q8_0) for the other
+// integer types (Q4_1 and Q5_1, which the CPU multiplies with Q8_1, get
+// the same quants but the half sums in place of Q8_1's f16 sum: their
+// products differ from the CPU's by up to 1e-4 of the sum of |terms|, the
+// others' by float rounding); "" for the
+// float types. values is how many activations one warp encodes (the grid
+// is cols/values by n).
+func actEncoder(t q4k.Type) (kernel string, values int) {
+	switch {
+	case floatType(t):
+		return "", 0
+	case t.VecDotType() == q4k.Q8_K:
+		return "quantize_q8k", 256
+	}
+	return "quantize_q8", 32
+}
+
 // PTX returns the embedded PTX of a kernel family for compute capability
 // arch (80 or 90).
 func PTX(family string, arch int) ([]byte, error) {
 	return sources.ReadFile(fmt.Sprintf("ptx/%s.sm%d.ptx", family, arch))
+}
+
+// CUBIN returns the embedded machine code of a kernel family for compute
+// capability arch.0 exactly (80: sm_80, which also runs on 8.6 and 8.9;
+// 90: sm_90), an ELF image cuModuleLoadData takes as it is.
+func CUBIN(family string, arch int) ([]byte, error) {
+	return sources.ReadFile(fmt.Sprintf("ptx/%s.sm%d.cubin", family, arch))
+}
+
+// kernelNames is every kernel the forward launches.
+func kernelNames() []string {
+	names := []string{"quantize_q8", "quantize_q8k", "rmsnorm", "rope_norm", "rope_neox", "kv_write", "attention", "add", "swiglu", "argmax"}
+	var typed []string
+	for _, suffix := range KernelTypes {
+		typed = append(typed, "gemv_"+suffix, "embed_"+suffix)
+	}
+	slices.Sort(typed)
+	return append(names, typed...)
 }
 
 // Source returns the CUDA C source of a kernel family.

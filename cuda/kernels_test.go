@@ -29,7 +29,8 @@ func TestKernelTypesMatchCPU(t *testing.T) {
 var entryRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(`)
 
 // Every kernel the sources declare is in the committed PTX of both archs,
-// each PTX targets its arch, and the forward's kernel names exist.
+// each PTX targets its arch, and the forward's kernel names exist in the
+// PTX and in the CUBIN of both archs.
 func TestPTXEmbedded(t *testing.T) {
 	var all []string
 	for _, fam := range Families {
@@ -57,12 +58,20 @@ func TestPTXEmbedded(t *testing.T) {
 		all = append(all, string(ptx))
 	}
 	joined := strings.Join(all, "\n")
-	want := []string{"quantize_q8", "rmsnorm", "rope_norm", "rope_neox", "kv_write", "attention", "swiglu", "add", "argmax"}
-	for _, suffix := range KernelTypes {
-		want = append(want, "gemv_"+suffix, "embed_"+suffix)
-	}
-	for _, n := range want {
+	for _, n := range kernelNames() {
 		assert.Contains(t, joined, ".entry "+n+"(", n)
+	}
+	for _, arch := range Archs {
+		var syms []string
+		for _, fam := range Families {
+			bin, err := CUBIN(fam, arch)
+			require.NoError(t, err, "%s sm%d", fam, arch)
+			require.True(t, strings.HasPrefix(string(bin), "\x7fELF"), "%s sm%d is an ELF image", fam, arch)
+			syms = append(syms, string(bin))
+		}
+		for _, n := range kernelNames() {
+			assert.Contains(t, strings.Join(syms, ""), "\x00"+n+"\x00", "sm%d CUBIN has kernel %s", arch, n)
+		}
 	}
 	gemv, _ := PTX("gemv", 90)
 	assert.Contains(t, string(gemv), "dp4a.s32.s32", "the integer products use dp4a")

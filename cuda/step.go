@@ -25,6 +25,11 @@ type Options struct {
 	// BatchSize is the most tokens one prefill pass processes on the
 	// device; longer spans run in several passes. 0 means 64.
 	BatchSize int
+	// SyncEachLaunch makes every kernel launch wait for the kernel, so a
+	// failing kernel is named in the error (an illegal address, say)
+	// instead of surfacing at the end of the token. For diagnosis: it
+	// costs a round trip per kernel.
+	SyncEachLaunch bool
 }
 
 // gpuBackend is what the gated Step needs of the device forward

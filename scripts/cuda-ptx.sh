@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates cuda/ptx/<family>.<arch>.ptx from cuda/kernels/<family>.cu for
+# Regenerates cuda/ptx/<family>.sm<arch>.ptx from cuda/kernels/<family>.cu for
 # compute_80 and compute_90 with NVRTC (CUDA 11.8, from scripts/cuda-install.sh;
-# no GPU needed). Any compiler message (a warning included) fails the run.
-# With --check, the committed PTX must equal the regenerated PTX.
+# no GPU needed), and cuda/ptx/<family>.sm<arch>.cubin, the same kernels as
+# machine code for sm_80 and sm_90: the fallback when the driver cannot
+# JIT-compile the PTX (no libnvidia-ptxjitcompiler, say). Any compiler
+# message (a warning included) fails the run. With --check, the committed
+# files must equal the regenerated ones (NVRTC's output is deterministic).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -26,13 +29,14 @@ for src in cuda/kernels/*.cu; do
   fam=$(basename "$src" .cu)
   for arch in 80 90; do
     "$tool" "compute_$arch" "$src" "$out/$fam.sm$arch.ptx"
+    "$tool" "sm_$arch" "$src" "$out/$fam.sm$arch.cubin"
   done
 done
 if [ $check = 1 ]; then
   if ! diff -r "$out" cuda/ptx >/dev/null; then
-    echo "cuda-ptx: committed PTX differs from cuda/kernels/*.cu; run scripts/cuda-ptx.sh" >&2
+    echo "cuda-ptx: committed PTX/CUBIN differs from cuda/kernels/*.cu; run scripts/cuda-ptx.sh" >&2
     diff -r "$out" cuda/ptx | head -n 20 >&2
     exit 1
   fi
-  echo "cuda-ptx: committed PTX is current"
+  echo "cuda-ptx: committed PTX and CUBIN are current"
 fi

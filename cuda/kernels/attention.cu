@@ -63,7 +63,10 @@ __device__ float block_reduce(float v, bool is_max, float *part) {
 // attention: out[b][h] = softmax_t(q[b][h]·k_t * scale) · v_t over
 // t = 0..start+b, with KV head h / (heads/kv_heads). q and out are
 // [n][heads*head_dim]; scores is scratch of [n*heads][capacity] floats.
-// blockDim 128, grid (heads, n).
+// As the CPU forward (and llama.cpp without flash attention) computes it:
+// the query is rounded to f16 for the products with the f16 keys, and the
+// normalized probabilities are rounded to f16 for the products with the
+// f16 values. blockDim 128, grid (heads, n).
 extern "C" __global__ void attention(const float *q, const half_bits *kc, const half_bits *vc, float *out,
                                      float *scores, long long heads, long long kv_heads, long long head_dim,
                                      long long start, long long capacity, float scale) {
@@ -79,7 +82,7 @@ extern "C" __global__ void attention(const float *q, const half_bits *kc, const 
     for (long long t = warp; t < n; t += nw) {
         const half_bits *kt = kc + t * kv_dim + kvh * head_dim;
         float s = 0.0f;
-        for (long long d = lane; d < head_dim; d += 32) s += qh[d] * h2f(kt[d]);
+        for (long long d = lane; d < head_dim; d += 32) s += h2f(f2h(qh[d])) * h2f(kt[d]);
         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
         if (lane == 0) sc[t] = s * scale;
     }
@@ -89,17 +92,19 @@ extern "C" __global__ void attention(const float *q, const half_bits *kc, const 
     m = block_reduce(m, true, part);
     float sum = 0.0f;
     for (long long t = threadIdx.x; t < n; t += blockDim.x) {
-        float e = __expf(sc[t] - m);
+        float e = expf(sc[t] - m);
         sc[t] = e;
         sum += e;
     }
     sum = block_reduce(sum, false, part);
     float inv = 1.0f / sum;
+    for (long long t = threadIdx.x; t < n; t += blockDim.x) sc[t] = h2f(f2h(sc[t] * inv));
+    __syncthreads();
     float *o = out + ((long long)b * heads + h) * head_dim;
     for (long long d = threadIdx.x; d < head_dim; d += blockDim.x) {
         const half_bits *vd = vc + kvh * head_dim + d;
         float acc = 0.0f;
         for (long long t = 0; t < n; t++) acc += sc[t] * h2f(vd[t * kv_dim]);
-        o[d] = acc * inv;
+        o[d] = acc;
     }
 }

@@ -9,7 +9,7 @@ extern "C" __global__ void swiglu(float *g, const float *u, long long len) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= len) return;
     float x = g[i];
-    g[i] = x / (1.0f + __expf(-x)) * u[i];
+    g[i] = x / (1.0f + expf(-x)) * u[i];
 }
 
 // add: x[i] += y[i] (the residual connection).

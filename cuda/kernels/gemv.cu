@@ -203,26 +203,100 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
+// round_f16 is f rounded to the nearest f16 (ties to even), as a float.
+#ifdef __CUDACC_RTC__
+__device__ __forceinline__ float round_f16(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h2f(h);
+}
+#else
+static inline float round_f16(float f) { return emu_h2f(emu_f2h(f)); }
+#endif
+
+// round_bf16 is f rounded to the nearest bf16 (ties to even; a NaN stays
+// a quiet NaN), as a float: q4k.F32ToBF16.
+__device__ __forceinline__ float round_bf16(float f) {
+    union {
+        float f;
+        u32 u;
+    } bits;
+    bits.f = f;
+    u32 u = bits.u;
+    if ((u & 0x7fffffffu) > 0x7f800000u) return as_float(((u >> 16) | 64u) << 16);
+    return as_float(((u + (0x7fffu + ((u >> 16) & 1u))) >> 16) << 16);
+}
+
 // Q8 activation chunk: 32 int8 quants qa, scale da, half sums sa.
 // x8 holds n*cols int8, xd n*cols/32 floats, xs n*cols/32 int2 (lo, hi).
+// Both encoders reproduce, value for value, the activation encoding the
+// CPU forward multiplies the same weights with (package q4k's
+// QuantizeActivation), so that GPU and CPU differ only in the order of
+// float sums.
 
-// quantize_q8: x [n][cols] f32 -> Q8 chunks. blockDim 32 (one warp per
-// chunk, lane = element), grid (cols/32, n).
+// quantize_q8: x [n][cols] f32 -> Q8 chunks as q4k's Q8_0 activation (the
+// legacy types): d = amax/127 rounded to f16, q = round-half-even(x *
+// (127/amax)). blockDim 32 (one warp per chunk, lane = element), grid
+// (cols/32, n).
 extern "C" __global__ void quantize_q8(const float *x, signed char *x8, float *xd, int2 *xs, long long cols) {
     int c = blockIdx.x, b = blockIdx.y, lane = threadIdx.x;
     long long i = (long long)b * cols + 32LL * c + lane;
     float v = x[i];
     float amax = fabsf(v);
     for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    float d = amax / 127.0f;
-    int qv = d == 0.0f ? 0 : __float2int_rn(v / d);
+    float id = amax == 0.0f ? 0.0f : 127.0f / amax;
+    float prod = v * id;
+    int qv = __float2int_rn(prod);
     x8[i] = (signed char)qv;
     int s = qv;
     for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     long long chunk = (long long)b * (cols / 32) + c;
-    if (lane == 0) xd[chunk] = d;
+    if (lane == 0) xd[chunk] = round_f16(amax / 127.0f);
     if (lane == 0) xs[chunk].x = s;
     if (lane == 16) xs[chunk].y = s;
+}
+
+// quantize_q8k: x [n][cols] f32 -> Q8 chunks as q4k's Q8_K (the K-quants'
+// activation): per block of 256 values, with max the first value of largest
+// magnitude, d = 1/(-127/max) (0 for an all-zero block) and q = min(127,
+// round-half-even(x * (-127/max))); the 8 chunks of a block all carry its
+// d. blockDim 32 (one warp per block, lane = element of each chunk), grid
+// (cols/256, n).
+extern "C" __global__ void quantize_q8k(const float *x, signed char *x8, float *xd, int2 *xs, long long cols) {
+    int blk = blockIdx.x, b = blockIdx.y, lane = threadIdx.x;
+    long long base = (long long)b * cols + 256LL * blk;
+    float amax = 0.0f;
+    int at = 0;
+    for (int k = 0; k < 8; k++) {
+        float a = fabsf(x[base + 32 * k + lane]);
+        if (a > amax) {
+            amax = a;
+            at = 32 * k + lane;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        float a = __shfl_xor_sync(0xffffffffu, amax, o);
+        int j = __shfl_xor_sync(0xffffffffu, at, o);
+        if (a > amax || (a == amax && j < at)) {
+            amax = a;
+            at = j;
+        }
+    }
+    float iscale = amax == 0.0f ? 0.0f : -127.0f / x[base + at];
+    float d = amax == 0.0f ? 0.0f : 1.0f / iscale;
+    long long chunk = (long long)b * (cols / 32) + 8LL * blk;
+    for (int k = 0; k < 8; k++) {
+        long long i = base + 32 * k + lane;
+        float prod = iscale * x[i];
+        int qv = __float2int_rn(prod);
+        qv = qv > 127 ? 127 : qv;
+        x8[i] = (signed char)qv;
+        int s = qv;
+        for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) xd[chunk + k] = d;
+        if (lane == 0) xs[chunk + k].x = s;
+        if (lane == 16) xs[chunk + k].y = s;
+    }
 }
 
 // gemv_q<T>: y[b][r] = W[r]·x_b (+ bias[r] when bias is not null).
@@ -274,7 +348,9 @@ GEMV_Q(gemv_q4_k, T_Q4_K)
 GEMV_Q(gemv_q5_k, T_Q5_K)
 GEMV_Q(gemv_q6_k, T_Q6_K)
 
-// gemv_f<T>: as gemv_q with the activations in f32 (x [batch][cols]).
+// gemv_f<T>: as gemv_q with the activations in f32 (x [batch][cols]),
+// rounded to the weight's type for f16 and bf16 as the CPU forward does
+// (q4k.VecDotType).
 template <int T>
 __device__ void gemv_f(const u8 *w, long long row_bytes, long long rows, long long cols,
                        const float *x, const float *bias, float *y) {
@@ -284,7 +360,12 @@ __device__ void gemv_f(const u8 *w, long long row_bytes, long long rows, long lo
     const u8 *row = w + r * row_bytes;
     const float *xb = x + (long long)b * cols;
     float acc = 0.0f;
-    for (long long e = lane; e < cols; e += 32) acc += wf<T>(row, e) * xb[e];
+    for (long long e = lane; e < cols; e += 32) {
+        float xv = xb[e];
+        if (T == T_F16) xv = round_f16(xv);
+        if (T == T_BF16) xv = round_bf16(xv);
+        acc += wf<T>(row, e) * xv;
+    }
     acc = warp_sum(acc);
     if (lane == 0) {
         if (bias) acc += bias[r];

@@ -1,21 +1,30 @@
-// RMSNorm: y[b][i] = x[b][i] / sqrt(mean_i(x[b]^2) + eps) * w[i].
-// blockDim 256, grid n (one block per token). y may alias x.
+// RMSNorm: y[b][i] = x[b][i] / sqrt(mean_i(x[b]^2) + eps) * w[i], as the
+// CPU forward (and ggml) computes it: the f32 squares summed in double, the
+// mean rounded to f32, the scale 1/sqrt in f32 (IEEE), applied to x before
+// the gain. blockDim 256 (at most), grid n (one block per token). y may
+// alias x.
 extern "C" __global__ void rmsnorm(const float *x, const float *w, float *y, long long cols, float eps) {
-    __shared__ float part[32];
+    __shared__ double part[256];
+    __shared__ float scale_of_row;
     const float *xb = x + (long long)blockIdx.x * cols;
     float *yb = y + (long long)blockIdx.x * cols;
-    float s = 0.0f;
-    for (long long i = threadIdx.x; i < cols; i += blockDim.x) s += xb[i] * xb[i];
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (lane == 0) part[warp] = s;
+    double s = 0.0;
+    for (long long i = threadIdx.x; i < cols; i += blockDim.x) {
+        float sq = xb[i] * xb[i];
+        s += (double)sq;
+    }
+    part[threadIdx.x] = s;
     __syncthreads();
-    if (warp == 0) {
-        s = lane < (int)(blockDim.x >> 5) ? part[lane] : 0.0f;
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0) part[0] = s;
+    if (threadIdx.x == 0) {
+        double sum = 0.0;
+        for (unsigned t = 0; t < blockDim.x; t++) sum += part[t];
+        float mean = (float)(sum / (double)cols);
+        scale_of_row = 1.0f / sqrtf(mean + eps);
     }
     __syncthreads();
-    float scale = rsqrtf(part[0] / (float)cols + eps);
-    for (long long i = threadIdx.x; i < cols; i += blockDim.x) yb[i] = xb[i] * scale * w[i];
+    float scale = scale_of_row;
+    for (long long i = threadIdx.x; i < cols; i += blockDim.x) {
+        float v = xb[i] * scale;
+        yb[i] = v * w[i];
+    }
 }

@@ -4,9 +4,13 @@
 // rope_norm pairs (2p, 2p+1) (llama); rope_neox pairs (p, p+head_dim/2)
 // (qwen2). factors may be null. blockDim head_dim/2, grid (heads, n).
 
+// rope_angle: the angle of pair p, computed as the CPU forward (and ggml)
+// does, by repeated f32 multiplication by theta_scale rather than a power,
+// so that the angles round alike.
 __device__ __forceinline__ void rope_angle(long long pos, int p, float theta_scale, float freq_scale,
                                            const float *factors, float *c, float *s) {
-    float t = (float)pos * powf(theta_scale, (float)p);
+    float t = (float)pos;
+    for (int i = 0; i < p; i++) t *= theta_scale;
     if (factors) t = t / factors[p];
     t = freq_scale * t;
     sincosf(t, s, c);

@@ -1,7 +1,8 @@
 /*
- * nvrtc-ptx: compiles one CUDA C source to PTX with NVRTC (no GPU needed).
+ * nvrtc-ptx: compiles one CUDA C source to PTX, or to a CUBIN (machine code
+ * for one GPU generation), with NVRTC (no GPU needed).
  *
- *   nvrtc-ptx ARCH IN.cu OUT.ptx      ARCH e.g. compute_80
+ *   nvrtc-ptx ARCH IN.cu OUT        ARCH compute_NN: PTX; sm_NN: CUBIN
  *
  * Exit status 1 when the compiler reports anything in its log (a warning is
  * a failure), 2 on a usage or I/O error. Built by scripts/cuda-ptx.sh
@@ -60,11 +61,19 @@ int main(int argc, char **argv) {
         return 1;
     }
     size_t n;
-    nvrtcGetPTXSize(prog, &n);
-    char *ptx = malloc(n);
-    nvrtcGetPTX(prog, ptx);
+    char *code;
+    if (strncmp(argv[1], "sm_", 3) == 0) {
+        nvrtcGetCUBINSize(prog, &n);
+        code = malloc(n);
+        nvrtcGetCUBIN(prog, code);
+    } else {
+        nvrtcGetPTXSize(prog, &n);
+        code = malloc(n);
+        nvrtcGetPTX(prog, code);
+        n--; /* the PTX text without its NUL */
+    }
     FILE *out = fopen(argv[3], "wb");
-    if (!out || fwrite(ptx, 1, n - 1, out) != n - 1 || fclose(out) != 0) {
+    if (!out || fwrite(code, 1, n, out) != n || fclose(out) != 0) {
         fprintf(stderr, "nvrtc-ptx: cannot write %s\n", argv[3]);
         return 2;
     }

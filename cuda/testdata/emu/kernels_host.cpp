@@ -120,6 +120,8 @@ static void gemv_case(const TypeInfo &ti, void (*gq)(const u8 *, long long, long
         emu_launch(d3((rows + 3) / 4, n), d3(32, 4),
                    [&] { gq(w.data(), rb, rows, cols, x8.data(), xd.data(), xs.data(), bias.data(), y.data()); });
     } else {
+        // f16 and bf16 weights multiply activations rounded to their type.
+        for (auto &v : xin) v = T == T_F16 ? round_f16(v) : T == T_BF16 ? round_bf16(v) : v;
         emu_launch(d3((rows + 3) / 4, n), d3(32, 4), [&] { gf(w.data(), rb, rows, cols, x.data(), bias.data(), y.data()); });
     }
     // Errors relative to the sum of |terms| of each product.
@@ -228,15 +230,17 @@ static void test_attention() {
             double m = -1e30, sum = 0;
             for (int t = 0; t < len; t++) {
                 double s = 0;
-                for (int d = 0; d < hd; d++) s += (double)q[(b * heads + h) * hd + d] * emu_h2f(kc[t * kvd + g * hd + d]);
+                for (int d = 0; d < hd; d++)
+                    s += (double)emu_h2f(emu_f2h(q[(b * heads + h) * hd + d])) * emu_h2f(kc[t * kvd + g * hd + d]);
                 p[t] = s * scale;
                 m = std::max(m, p[t]);
             }
             for (auto &v : p) sum += (v = exp(v - m));
+            for (auto &v : p) v = emu_h2f(emu_f2h((float)(v / sum))); // f16 probabilities, as the CPU forward
             for (int d = 0; d < hd; d++) {
                 double o = 0;
                 for (int t = 0; t < len; t++) o += p[t] * emu_h2f(vc[t * kvd + g * hd + d]);
-                want[(b * heads + h) * hd + d] = (float)(o / sum);
+                want[(b * heads + h) * hd + d] = (float)o;
             }
         }
     check("attention (GQA, causal, 3 tokens after 5 held)", out, want, 1e-4f);
