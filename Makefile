@@ -8,7 +8,7 @@ BIN      := bin/realizar-host
 RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./server/...
 FUZZTIME ?= 10s
 
-.PHONY: all ref-install guests-install build test test-purego test-guests test-plugins plugins test-cuda gpu-bundle test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+.PHONY: all ref-install guests-install build test test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
 
 all: build
 
@@ -75,6 +75,10 @@ lint:
 ## guests-install: Debian rustc + wasm32 std, and the pinned AssemblyScript in .cache/asc (idempotent).
 guests-install:
 	scripts/guests-install.sh
+
+## gpu-dryrun: gpu-check.sh from the bundle against a stand-in libcuda (no GPU): checks the script.
+gpu-dryrun: gpu-bundle
+	scripts/gpu-dryrun.sh
 
 ## ref-install: the llama.cpp reference into .cache/llamaref (idempotent).
 ref-install:
