@@ -9,8 +9,17 @@ import "golang.org/x/sys/cpu"
 // later) has it, so FMA stands in for it.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// fastName names the Fast kernels of this build.
-var fastName = map[bool]string{true: "avx2", false: "reference"}[useAVX2]
+// fastName names the Fast kernels of this build: "avx512vnni" when the
+// batched kernels use AVX-512 VNNI (useVNNI), else "avx2" or "reference".
+var fastName = func() string {
+	switch {
+	case useVNNI:
+		return "avx512vnni"
+	case useAVX2:
+		return "avx2"
+	}
+	return "reference"
+}()
 
 //go:noescape
 func dotQ4KAVX2(w, a *byte, nb, amx int) float32
