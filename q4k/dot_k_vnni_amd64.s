@@ -286,7 +286,7 @@ GLOBL permD<>(SB), RODATA|NOPTR, $384
 #define Q4K8_MIN(bs, Y) \
 	VPMADDWD bs, Y23, Y
 
-// func dotQ4KVNNIx8(acc *[96]float32, w, a *byte, stride, nb, amx int)
+// func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
 TEXT ·dotQ4KVNNIx8(SB), NOSPLIT, $0-48
 	MOVQ acc+0(FP), AX
 	MOVQ w+8(FP), SI
@@ -474,7 +474,7 @@ q4k8amxout:
 	VPORD Z21, Z20, Z20; \
 	COL8(off8b, Z20, Z17)
 
-// func dotQ6KVNNIx8(acc *[96]float32, w, a *byte, stride, nb, amx int)
+// func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
 TEXT ·dotQ6KVNNIx8(SB), NOSPLIT, $0-48
 	MOVQ acc+0(FP), AX
 	MOVQ w+8(FP), SI

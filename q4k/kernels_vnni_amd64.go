@@ -11,11 +11,14 @@ import "golang.org/x/sys/cpu"
 var useVNNI = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
 	cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
+// The assembly writes acc[0:8] (amx != 0) or acc[0:96] (Q4_K) and
+// acc[0:64] (Q6_K) in ggml's plain order; it reads none of it.
+//
 //go:noescape
-func dotQ4KVNNIx8(acc *[96]float32, w, a *byte, stride, nb, amx int)
+func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
 
 //go:noescape
-func dotQ6KVNNIx8(acc *[96]float32, w, a *byte, stride, nb, amx int)
+func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
 
 // hasEight reports whether dotEight has a kernel for t on this CPU: Q4_K
 // and Q6_K with AVX-512 VNNI.
@@ -27,30 +30,31 @@ func hasEight(t Type) bool { return useVNNI && (t == Q4_K || t == Q6_K) }
 // (amx true). The assembly leaves the row kernel's float32 lanes (see
 // dot_k_vnni_amd64.s); they are reduced here in the row kernel's order.
 func dotEight(t Type, amx bool, out *[8]float32, w, a []byte, as, nb int) {
-	x := 0
 	if amx {
-		x = 1
+		switch t {
+		case Q4_K:
+			_, _ = w[144*nb-1], a[7*as+292*nb-1]
+			dotQ4KVNNIx8(&out[0], &w[0], &a[0], as, nb, 1)
+		case Q6_K:
+			_, _ = w[210*nb-1], a[7*as+292*nb-1]
+			dotQ6KVNNIx8(&out[0], &w[0], &a[0], as, nb, 1)
+		default:
+			panic("q4k: no eight-vector kernel for " + t.String())
+		}
+		return
 	}
 	var acc [96]float32
 	switch t {
 	case Q4_K:
 		_, _ = w[144*nb-1], a[7*as+292*nb-1]
-		dotQ4KVNNIx8(&acc, &w[0], &a[0], as, nb, x)
-		if amx {
-			copy(out[:], acc[:8])
-			return
-		}
+		dotQ4KVNNIx8(&acc[0], &w[0], &a[0], as, nb, 0)
 		for c := range out { // dotQ4KAVX2's end: hsum8, then the mins
 			m := acc[64+8*(c/2)+2*(c%2):]
 			out[c] = hsum8((*[8]float32)(acc[8*c:])) + ((m[0] + m[4]) + (m[1] + m[5]))
 		}
 	case Q6_K:
 		_, _ = w[210*nb-1], a[7*as+292*nb-1]
-		dotQ6KVNNIx8(&acc, &w[0], &a[0], as, nb, x)
-		if amx {
-			copy(out[:], acc[:8])
-			return
-		}
+		dotQ6KVNNIx8(&acc[0], &w[0], &a[0], as, nb, 0)
 		for c := range out {
 			out[c] = hsum8((*[8]float32)(acc[8*c:]))
 		}
