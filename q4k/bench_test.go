@@ -9,12 +9,12 @@ import (
 	"github.com/realizar-host/realizar-host/q4k/q4ktest"
 )
 
-// BenchmarkDot measures one 4096-weight row (a 1.1B-class hidden size);
-// bytes/s counts the weight row's bytes.
+// BenchmarkDot measures one 4096-weight row (a 1.1B-class hidden size) for
+// every implementation this CPU runs; bytes/s counts the weight row's bytes.
 func BenchmarkDot(b *testing.B) {
 	const n = 4096
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, impl := range []q4k.Kernels{q4k.Fast, q4k.Reference} {
+	for _, impl := range q4k.Implementations() {
 		for _, typ := range q4ktest.WeightTypes {
 			w, act := q4ktest.Inputs(typ, n, 0, r)
 			f := impl.Dot(typ)

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "kernels_amd64.h"
 
 // Eight-vector Q4_K and Q6_K kernels for CPUs with AVX-512 BW and VNNI: one
 // weight row times eight Q8_K activation vectors (vector c at a + c*stride),
@@ -552,4 +553,227 @@ q6k8done:
 q6k8amxout:
 	VMOVUPS Y24, 0(AX)
 	VZEROUPPER
+	RET
+
+// Row kernels (one activation vector, the decode shape) for CPUs with
+// AVX-512 BW and VNNI: the same integer lanes as dotQ4KAVX2/dotQ6KAVX2,
+// computed two 32-weight runs per 512-bit register (the eight-vector
+// kernels' scheme for one vector, accumulated in Z1 and folded to Y1), then
+// those kernels' float32 steps, instruction for instruction.
+
+// func dotQ4KVNNI(w, a *byte, nb, amx int) float32
+TEXT ·dotQ4KVNNI(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS X13, X13, X13
+	MOVL $0x0F0F0F0F, BX
+	VPBROADCASTD BX, Z22
+
+q4k1loop:
+	TESTQ CX, CX
+	JZ    q4k1done
+
+	// Scales and mins as in dotQ4KAVX2.
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0F0F0F0F, R11
+	MOVL R9, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R11
+	MOVL R9, R12
+	ANDL $0x3F3F3F3F, R12
+	MOVL R10, R9
+	ANDL $0x0F0F0F0F, R9
+	MOVL R8, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R9
+	MOVL R12, R10
+	ANDL $0x3F3F3F3F, R8
+
+	MOVQ R9, BX
+	SHLQ $32, BX
+	ORQ  R8, BX
+	VMOVQ BX, X26
+	VPMOVZXBW X26, X26
+	VSHUFI32X4 $0, Z26, Z26, Z26
+	VPSHUFB q4kScaleZ<>+0(SB), Z26, Z16
+	VPSHUFB q4kScaleZ<>+64(SB), Z26, Z17
+	VPSHUFB q4kScaleZ<>+128(SB), Z26, Z18
+	VPSHUFB q4kScaleZ<>+192(SB), Z26, Z19
+
+	VPXORD Z1, Z1, Z1
+	VBROADCASTI64X4 16(SI), Z20
+	VPSRLVW shiftZ<>+0(SB), Z20, Z20
+	VPANDD Z22, Z20, Z20
+	VPMADDUBSW 4(DI), Z20, Z21
+	VPDPWSSD Z16, Z21, Z1
+	VBROADCASTI64X4 48(SI), Z20
+	VPSRLVW shiftZ<>+0(SB), Z20, Z20
+	VPANDD Z22, Z20, Z20
+	VPMADDUBSW 68(DI), Z20, Z21
+	VPDPWSSD Z17, Z21, Z1
+	VBROADCASTI64X4 80(SI), Z20
+	VPSRLVW shiftZ<>+0(SB), Z20, Z20
+	VPANDD Z22, Z20, Z20
+	VPMADDUBSW 132(DI), Z20, Z21
+	VPDPWSSD Z18, Z21, Z1
+	VBROADCASTI64X4 112(SI), Z20
+	VPSRLVW shiftZ<>+0(SB), Z20, Z20
+	VPANDD Z22, Z20, Z20
+	VPMADDUBSW 196(DI), Z20, Z21
+	VPDPWSSD Z19, Z21, Z1
+	VEXTRACTI64X4 $1, Z1, Y21
+	VPADDD Y21, Y1, Y1
+
+	// From here on dotQ4KAVX2's float32 steps.
+	VMOVDQU 260(DI), Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPHADDW X7, X6, X6
+	VMOVD R10, X7
+	VPINSRD $1, R11, X7, X7
+	VPMOVZXBW X7, X7
+	VPMADDWD X7, X6, X6
+
+	VMOVSS (DI), X8 // da
+	MOVWLZX 0(SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9 // dw
+	MOVWLZX 2(SI), BX
+	VMOVD BX, X10
+	VCVTPH2PS X10, X10 // dminw
+	VMULSS X8, X9, X9   // d = dw*da
+	VMULSS X8, X10, X10 // dmin = dminw*da
+	CMPQ amx+24(FP), $0
+	JNE  q4k1amx
+	VBROADCASTSS X9, Y9
+	VCVTDQ2PS Y1, Y1
+	VFMADD231PS Y9, Y1, Y0 // lanes += d*lane
+	VBROADCASTSS X10, X10
+	VCVTDQ2PS X6, X6
+	VFNMADD231PS X10, X6, X13 // mins -= dmin*prod
+	JMP  q4k1next
+
+q4k1amx: // ggml's AMX order: two fused steps
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+	VPSHUFD $0x4E, X6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0xB1, X6, X7
+	VPADDD X7, X6, X6
+	VMOVD X6, DX // summ
+	VCVTSI2SSL AX, X11, X11
+	VCVTSI2SSL DX, X12, X12
+	VFMADD231SS X11, X9, X0   // acc += d*sumi
+	VFNMADD231SS X12, X10, X0 // acc -= dmin*summ
+
+q4k1next:
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q4k1loop
+
+q4k1done:
+	CMPQ amx+24(FP), $0
+	JNE  q4k1ret
+	VMOVHLPS X13, X13, X1 // mins: (m0+m2) + (m1+m3)
+	VADDPS X1, X13, X13
+	VMOVSHDUP X13, X1
+	VADDSS X1, X13, X13
+	HSUM8
+	VADDSS X13, X0, X0
+
+q4k1ret:
+	VZEROUPPER
+	MOVSS X0, ret+32(FP)
+	RET
+
+// Q6K1_HALF is Q6K8_HALF for one vector, into Z1.
+#define Q6K1_HALF(offl, offh, offs, off8a, off8b) \
+	VPMOVSXBW offs(SI), X26; \
+	VSHUFI32X4 $0, Z26, Z26, Z26; \
+	VPSHUFB q6kScaleZ<>+0(SB), Z26, Z16; \
+	VPSHUFB q6kScaleZ<>+64(SB), Z26, Z17; \
+	VMOVDQU64 offl(SI), Z18; \
+	VBROADCASTI64X4 offh(SI), Z19; \
+	VPANDD Z22, Z18, Z20; \
+	VPSLLVW shiftZ<>+64(SB), Z19, Z21; \
+	VPANDD Z23, Z21, Z21; \
+	VPORD Z21, Z20, Z20; \
+	VPMADDUBSW off8a(DI), Z20, Z21; \
+	VPDPWSSD Z16, Z21, Z1; \
+	VPSRLW $4, Z18, Z20; \
+	VPANDD Z22, Z20, Z20; \
+	VPSRLVW shiftZ<>+128(SB), Z19, Z21; \
+	VPANDD Z23, Z21, Z21; \
+	VPORD Z21, Z20, Z20; \
+	VPMADDUBSW off8b(DI), Z20, Z21; \
+	VPDPWSSD Z17, Z21, Z1
+
+// func dotQ6KVNNI(w, a *byte, nb, amx int) float32
+TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x0F0F0F0F, BX
+	VPBROADCASTD BX, Z22
+	MOVL $0x30303030, BX
+	VPBROADCASTD BX, Z23
+
+q6k1loop:
+	TESTQ CX, CX
+	JZ    q6k1done
+	VPXORD Z1, Z1, Z1
+	Q6K1_HALF(0, 128, 192, 4, 68)
+	Q6K1_HALF(64, 160, 200, 132, 196)
+	VEXTRACTI64X4 $1, Z1, Y21
+	VPADDD Y21, Y1, Y1
+	// From here on dotQ6KAVX2's steps: lane j -= 32*(bsums[2j]*scale[2j] +
+	// bsums[2j+1]*scale[2j+1]), then the float32 step.
+	VPMOVSXBW 192(SI), Y6
+	VMOVDQU 260(DI), Y7
+	VPMADDWD Y7, Y6, Y6
+	VPSLLD $5, Y6, Y6
+	VPSUBD Y6, Y1, Y1
+
+	MOVWLZX 208(SI), BX
+	VMOVD BX, X9
+	VCVTPH2PS X9, X9 // dw
+	VMULSS (DI), X9, X9 // d = dw*da
+	CMPQ amx+24(FP), $0
+	JNE  q6k1amx
+	VBROADCASTSS X9, Y9
+	VCVTDQ2PS Y1, Y1
+	VFMADD231PS Y9, Y1, Y0 // lanes += d*lane
+	JMP  q6k1next
+
+q6k1amx: // ggml's AMX order: one fused step
+	HSUM_D(Y1, X1, X2)
+	VMOVD X1, AX // sumi
+	VCVTSI2SSL AX, X11, X11
+	VFMADD231SS X11, X9, X0
+
+q6k1next:
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q6k1loop
+
+q6k1done:
+	CMPQ amx+24(FP), $0
+	JNE  q6k1ret
+	HSUM8
+
+q6k1ret:
+	VZEROUPPER
+	MOVSS X0, ret+32(FP)
 	RET

@@ -98,29 +98,30 @@ var (
 	fastColsTable    = colsTable(fastBlocks, false, true, true)
 	refColsAMXTable  = colsTable(refAMXBlocks, true, false, false)
 	fastColsAMXTable = colsTable(fastAMXBlocks, true, true, true)
-	// The same without the eight-vector kernels: the AVX2 path of a CPU
-	// that has AVX-512 VNNI, kept testable there (see Implementations).
-	fourColsTable    = colsTable(fastBlocks, false, true, false)
-	fourColsAMXTable = colsTable(fastAMXBlocks, true, true, false)
+	// The AVX2 path of a CPU that has AVX-512 VNNI, kept testable there
+	// (see Implementations).
+	avx2ColsTable    = colsTable(avx2Blocks, false, true, false)
+	avx2ColsAMXTable = colsTable(avx2AMXBlocks, true, true, false)
 )
 
 func refDotCols(t Type) DotColsFunc     { return refColsTable[t] }
 func fastDotCols(t Type) DotColsFunc    { return fastColsTable[t] }
 func refDotColsAMX(t Type) DotColsFunc  { return refColsAMXTable[t] }
 func fastDotColsAMX(t Type) DotColsFunc { return fastColsAMXTable[t] }
-func fourDotCols(t Type) DotColsFunc    { return fourColsTable[t] }
-func fourDotColsAMX(t Type) DotColsFunc { return fourColsAMXTable[t] }
+func avx2DotCols(t Type) DotColsFunc    { return avx2ColsTable[t] }
+func avx2DotColsAMX(t Type) DotColsFunc { return avx2ColsAMXTable[t] }
 
 // Implementations returns every implementation this build can run on this
 // CPU, Fast first and Reference last: on amd64 with AVX-512 VNNI, Fast
-// (named "avx512vnni") batches Q4_K and Q6_K eight vectors at a time and
-// the "avx2" entry is the same kernels without them, what a CPU with AVX2
-// alone runs. All give identical bits; conformance tests run each.
+// (named "avx512vnni") has 512-bit Q4_K and Q6_K kernels, row and batched
+// (eight vectors at a time), and the "avx2" entry is the kernels a CPU
+// with AVX2 alone runs. All give identical bits; conformance tests run
+// each.
 func Implementations() []Kernels {
 	impls := []Kernels{Fast}
 	if useVNNI {
-		impls = append(impls, Kernels{Name: "avx2", Dot: fastDot, DotAMX: fastDotAMX,
-			DotCols: fourDotCols, DotColsAMX: fourDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)})
+		impls = append(impls, Kernels{Name: "avx2", Dot: avx2Dot, DotAMX: avx2DotAMX,
+			DotCols: avx2DotCols, DotColsAMX: avx2DotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)})
 	}
 	return append(impls, Reference)
 }

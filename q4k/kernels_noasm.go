@@ -76,3 +76,9 @@ func hasEight(Type) bool { return false }
 func dotEight(t Type, _ bool, _ *[8]float32, _, _ []byte, _, _ int) {
 	panic("q4k: no eight-vector kernel for " + t.String())
 }
+
+// avx2Blocks and avx2AMXBlocks are the fast blocks: no AVX2 path here.
+var (
+	avx2Blocks    = fastBlocks
+	avx2AMXBlocks = fastAMXBlocks
+)

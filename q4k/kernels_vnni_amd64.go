@@ -20,6 +20,12 @@ func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
 //go:noescape
 func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
 
+//go:noescape
+func dotQ4KVNNI(w, a *byte, nb, amx int) float32
+
+//go:noescape
+func dotQ6KVNNI(w, a *byte, nb, amx int) float32
+
 // hasEight reports whether dotEight has a kernel for t on this CPU: Q4_K
 // and Q6_K with AVX-512 VNNI.
 func hasEight(t Type) bool { return useVNNI && (t == Q4_K || t == Q6_K) }
