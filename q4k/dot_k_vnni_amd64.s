@@ -3,9 +3,11 @@
 #include "textflag.h"
 #include "kernels_amd64.h"
 
-// Eight-vector Q4_K and Q6_K kernels for CPUs with AVX-512 BW and VNNI: one
-// weight row times eight Q8_K activation vectors (vector c at a + c*stride),
-// in the row kernels' orders (dot_k_amd64.s, dot_ref_k.go).
+// Eight-vector Q4_K and Q6_K kernels in ggml's plain order for CPUs with
+// AVX-512 BW and VNNI: one weight row times eight Q8_K activation vectors
+// (vector c at a + c*stride), in the row kernels' order (dot_k_amd64.s,
+// dot_ref_k.go). The AMX order has kernels of its own
+// (dot_k_vnni_amx_amd64.s).
 //
 // Only the exact integer part changes from the AVX2 kernels: each weight
 // block is decoded once into 512-bit registers holding two 32-weight runs,
@@ -15,24 +17,19 @@
 // dword j of its low half, the first run's bytes 4j..4j+3 and in dword 8+j
 // the second run's; adding the halves gives exactly the row kernel's lane j
 // (two's-complement sums do not depend on order). The float32 steps are the
-// row kernel's, one element per lane and vector, in the same order:
-//
-//   - amx == 0 (ggml's plain order): vector c's eight lanes take
-//     fma(dw*da_c, float32(lane), acc) in acc[8c:8c+8]; Q4_K's four min
-//     lanes take fnmadd(dminw*da_c, float32(min product), m) in
-//     acc[64+8p:64+8p+8] for the vector pair p = c/2, laid out as
-//     (c0k0, c0k1, c1k0, c1k1, c0k2, c0k3, c1k2, c1k3) with c0 = 2p,
-//     c1 = 2p+1. dotEight reduces them as the row kernel does.
-//   - amx != 0 (ggml's AMX order): lane c of Y24 is vector c's single
-//     accumulator, one fma per block (Q4_K: then one fnmadd for the mins),
-//     stored to acc[0:8].
+// row kernel's, one element per lane and vector, in the same order: vector
+// c's eight lanes take fma(dw*da_c, float32(lane), acc) in acc[8c:8c+8];
+// Q4_K's four min lanes take fnmadd(dminw*da_c, float32(min product), m)
+// in acc[64+8p:64+8p+8] for the vector pair p = c/2, laid out as (c0k0,
+// c0k1, c1k0, c1k1, c0k2, c0k3, c1k2, c1k3) with c0 = 2p, c1 = 2p+1.
+// dotEight reduces them as the row kernel does.
 //
 // Registers: SI weights, DI vector 0, R13 stride, DX vector 3, R14 vector 6,
 // CX blocks left, AX acc. Vector c's block is at (DI), (DI)(R13*1),
 // (DI)(R13*2), (DX), (DI)(R13*4), (DX)(R13*2), (R14), (DX)(R13*4).
-// Z0..Z7 the vectors' int32 lanes, Z8..Z11 the plain float lanes (vector
-// pair p in Z8+p), Y12..Y15 Q4_K's plain min lanes, Y24 the AMX
-// accumulators, Y26 d = dw*da per vector, Y27 dmin = dminw*da per vector.
+// Z0..Z7 the vectors' int32 lanes, Z8..Z11 the float lanes (vector pair p
+// in Z8+p), Y12..Y15 Q4_K's min lanes, Y26 d = dw*da per vector, Y27
+// dmin = dminw*da per vector.
 
 // q4kScaleZ<> holds four VPSHUFB masks over the eight Q4_K scales (int16,
 // repeated in every 128-bit lane); mask k (at 64k) spreads scale 2k over
@@ -232,19 +229,6 @@ GLOBL permD<>(SB), RODATA|NOPTR, $384
 	VEXTRACTI64X4 $1, Z7, Y25; \
 	VPADDD Y25, Y7, Y7
 
-// SUM8(A..H) sums the eight int32 lanes of each of A..H (registers below
-// Y16) into lane c of A, c = 0..7 (exact; B..H scratch).
-#define SUM8(A, B, C, D, E, F, G, H) \
-	VPHADDD B, A, A; \
-	VPHADDD D, C, C; \
-	VPHADDD F, E, E; \
-	VPHADDD H, G, G; \
-	VPHADDD C, A, A; \
-	VPHADDD G, E, E; \
-	VPERM2I128 $0x20, E, A, B; \
-	VPERM2I128 $0x31, E, A, C; \
-	VPADDD C, B, A
-
 // DA8 sets Y28 to the eight vectors' Q8_K d (f32 at the block's start).
 #define DA8 \
 	VMOVSS (DI), X28; \
@@ -287,8 +271,8 @@ GLOBL permD<>(SB), RODATA|NOPTR, $384
 #define Q4K8_MIN(bs, Y) \
 	VPMADDWD bs, Y23, Y
 
-// func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
-TEXT ·dotQ4KVNNIx8(SB), NOSPLIT, $0-48
+// func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+TEXT ·dotQ4KVNNIx8(SB), NOSPLIT, $0-40
 	MOVQ acc+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
@@ -304,7 +288,6 @@ TEXT ·dotQ4KVNNIx8(SB), NOSPLIT, $0-48
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-	VPXORD Z24, Z24, Z24
 
 q4k8loop:
 	TESTQ CX, CX
@@ -376,8 +359,6 @@ q4k8loop:
 	VBROADCASTSS X27, Y27
 	VMULPS  Y28, Y27, Y27
 
-	CMPQ amx+40(FP), $0
-	JNE  q4k8amx
 	LANES8
 	Q4K8_MIN(260(DI), Y0)
 	Q4K8_MIN(260(DI)(R13*1), Y1)
@@ -409,33 +390,13 @@ q4k8loop:
 	VMOVDQU32 permD<>+352(SB), Y28
 	VPERMPS Y27, Y28, Y29
 	VFNMADD231PS Y29, Y6, Y15
-	JMP  q4k8next
 
-q4k8amx: // ggml's AMX order, lane c = vector c
-	SUM8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7) // Y0 = sumi
-	Q4K8_MIN(260(DI), Y8)
-	Q4K8_MIN(260(DI)(R13*1), Y9)
-	Q4K8_MIN(260(DI)(R13*2), Y10)
-	Q4K8_MIN(260(DX), Y11)
-	Q4K8_MIN(260(DI)(R13*4), Y12)
-	Q4K8_MIN(260(DX)(R13*2), Y13)
-	Q4K8_MIN(260(R14), Y14)
-	Q4K8_MIN(260(DX)(R13*4), Y15)
-	SUM8(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15) // Y8 = summ
-	VCVTDQ2PS Y0, Y0
-	VCVTDQ2PS Y8, Y8
-	VFMADD231PS  Y26, Y0, Y24 // acc += d*sumi
-	VFNMADD231PS Y27, Y8, Y24 // acc -= dmin*summ
-
-q4k8next:
 	ADDQ $144, SI
 	ADDQ $292, DI
 	DECQ CX
 	JMP  q4k8loop
 
 q4k8done:
-	CMPQ amx+40(FP), $0
-	JNE  q4k8amxout
 	VMOVUPS Z8, 0(AX)
 	VMOVUPS Z9, 64(AX)
 	VMOVUPS Z10, 128(AX)
@@ -444,11 +405,6 @@ q4k8done:
 	VMOVUPS Y13, 288(AX)
 	VMOVUPS Y14, 320(AX)
 	VMOVUPS Y15, 352(AX)
-	VZEROUPPER
-	RET
-
-q4k8amxout:
-	VMOVUPS Y24, 0(AX)
 	VZEROUPPER
 	RET
 
@@ -475,8 +431,8 @@ q4k8amxout:
 	VPORD Z21, Z20, Z20; \
 	COL8(off8b, Z20, Z17)
 
-// func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
-TEXT ·dotQ6KVNNIx8(SB), NOSPLIT, $0-48
+// func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+TEXT ·dotQ6KVNNIx8(SB), NOSPLIT, $0-40
 	MOVQ acc+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
@@ -490,7 +446,6 @@ TEXT ·dotQ6KVNNIx8(SB), NOSPLIT, $0-48
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
-	VPXORD Z24, Z24, Z24
 
 q6k8loop:
 	TESTQ CX, CX
@@ -524,34 +479,18 @@ q6k8loop:
 	VBROADCASTSS X26, Y26
 	VMULPS  Y28, Y26, Y26
 
-	CMPQ amx+40(FP), $0
-	JNE  q6k8amx
 	LANES8
-	JMP  q6k8next
 
-q6k8amx: // ggml's AMX order, lane c = vector c
-	SUM8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7) // Y0 = sumi
-	VCVTDQ2PS Y0, Y0
-	VFMADD231PS Y26, Y0, Y24 // acc += d*sumi
-
-q6k8next:
 	ADDQ $210, SI
 	ADDQ $292, DI
 	DECQ CX
 	JMP  q6k8loop
 
 q6k8done:
-	CMPQ amx+40(FP), $0
-	JNE  q6k8amxout
 	VMOVUPS Z8, 0(AX)
 	VMOVUPS Z9, 64(AX)
 	VMOVUPS Z10, 128(AX)
 	VMOVUPS Z11, 192(AX)
-	VZEROUPPER
-	RET
-
-q6k8amxout:
-	VMOVUPS Y24, 0(AX)
 	VZEROUPPER
 	RET
 

@@ -11,14 +11,23 @@ import "golang.org/x/sys/cpu"
 var useVNNI = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
 	cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
-// The assembly writes acc[0:8] (amx != 0) or acc[0:96] (Q4_K) and
-// acc[0:64] (Q6_K) in ggml's plain order; it reads none of it.
+// The plain-order eight-vector kernels (dot_k_vnni_amd64.s) write
+// acc[0:96] (Q4_K) or acc[0:64] (Q6_K); they read none of it.
 //
 //go:noescape
-func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
+func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb int)
 
 //go:noescape
-func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb, amx int)
+func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+
+// The AMX-order eight-vector kernels (dot_k_vnni_amx_amd64.s) write
+// out[0:8].
+//
+//go:noescape
+func dotQ4KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
+
+//go:noescape
+func dotQ6KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
 
 //go:noescape
 func dotQ4KVNNI(w, a *byte, nb, amx int) float32
@@ -40,10 +49,10 @@ func dotEight(t Type, amx bool, out *[8]float32, w, a []byte, as, nb int) {
 		switch t {
 		case Q4_K:
 			_, _ = w[144*nb-1], a[7*as+292*nb-1]
-			dotQ4KVNNIx8(&out[0], &w[0], &a[0], as, nb, 1)
+			dotQ4KVNNIx8AMX(&out[0], &w[0], &a[0], as, nb)
 		case Q6_K:
 			_, _ = w[210*nb-1], a[7*as+292*nb-1]
-			dotQ6KVNNIx8(&out[0], &w[0], &a[0], as, nb, 1)
+			dotQ6KVNNIx8AMX(&out[0], &w[0], &a[0], as, nb)
 		default:
 			panic("q4k: no eight-vector kernel for " + t.String())
 		}
@@ -53,14 +62,14 @@ func dotEight(t Type, amx bool, out *[8]float32, w, a []byte, as, nb int) {
 	switch t {
 	case Q4_K:
 		_, _ = w[144*nb-1], a[7*as+292*nb-1]
-		dotQ4KVNNIx8(&acc[0], &w[0], &a[0], as, nb, 0)
+		dotQ4KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
 		for c := range out { // dotQ4KAVX2's end: hsum8, then the mins
 			m := acc[64+8*(c/2)+2*(c%2):]
 			out[c] = hsum8((*[8]float32)(acc[8*c:])) + ((m[0] + m[4]) + (m[1] + m[5]))
 		}
 	case Q6_K:
 		_, _ = w[210*nb-1], a[7*as+292*nb-1]
-		dotQ6KVNNIx8(&acc[0], &w[0], &a[0], as, nb, 0)
+		dotQ6KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
 		for c := range out {
 			out[c] = hsum8((*[8]float32)(acc[8*c:]))
 		}
