@@ -4,10 +4,11 @@ package q4k
 
 import "golang.org/x/sys/cpu"
 
-// useVNNI selects the eight-vector batched kernels (dot_k_vnni_amd64.s) for
-// Q4_K and Q6_K: they need the AVX2 kernels' features plus AVX-512 F, BW and
-// VL (512-bit byte and word operations) and AVX-512 VNNI (VPDPWSSD). x/sys/cpu
-// reports AVX-512 only when the OS saves the 512-bit register state.
+// useVNNI selects the 512-bit Q4_K and Q6_K kernels, row and eight-vector
+// (dot_k_vnni_amd64.s, dot_k_vnni_amx_amd64.s): they need the AVX2
+// kernels' features plus AVX-512 F, BW and VL (512-bit byte and word
+// operations) and AVX-512 VNNI (VPDPWSSD, VPDPBUSD). x/sys/cpu reports
+// AVX-512 only when the OS saves the 512-bit register state.
 var useVNNI = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
 	cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
@@ -29,6 +30,9 @@ func dotQ4KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
 //go:noescape
 func dotQ6KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
 
+// The row kernels (dot_k_vnni_amd64.s) take dotQ4KAVX2's and dotQ6KAVX2's
+// arguments and give their bits.
+//
 //go:noescape
 func dotQ4KVNNI(w, a *byte, nb, amx int) float32
 
@@ -42,8 +46,9 @@ func hasEight(t Type) bool { return useVNNI && (t == Q4_K || t == Q6_K) }
 // dotEight sets out[c], c = 0..7, to nb blocks of type t (one of
 // hasEight's) at w times the nb activation blocks at a[c*as:], each with
 // the bits of the row kernel of Kernels.Dot (amx false) or Kernels.DotAMX
-// (amx true). The assembly leaves the row kernel's float32 lanes (see
-// dot_k_vnni_amd64.s); they are reduced here in the row kernel's order.
+// (amx true). The AMX-order kernels write the results; the plain-order
+// ones leave the row kernel's float32 lanes (see dot_k_vnni_amd64.s),
+// reduced here in the row kernel's order.
 func dotEight(t Type, amx bool, out *[8]float32, w, a []byte, as, nb int) {
 	if amx {
 		switch t {
