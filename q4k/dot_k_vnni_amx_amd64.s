@@ -3,27 +3,21 @@
 #include "textflag.h"
 
 // Eight-vector Q4_K and Q6_K kernels in ggml's AMX order only (CPUs with
-// AVX-512 BW and VNNI), for any number of groups of eight vectors (vector
-// 8g+c at a + (8g+c)*stride): the results of the row kernels (dotQ4KAVX2,
-// dotQ6KAVX2 with amx != 0), with fewer multiplies, and each weight block
-// decoded once for all groups. The AMX order needs only each block's exact
-// integer total, not the row kernel's eight lanes, so the products of
-// every run of 32 weights go through VPDPBUSD (four u8·s8 products per
-// dword, |sum| <= 4·63·128 < 2^15) into a register of their own; two such
-// registers are packed to int16 (VPACKSSDW, exact) and multiplied by their
-// runs' scales with one VPDPWSSD. Each vector's int32 accumulator then
-// holds parts of the block's scaled sum, added up exactly; the float32
-// steps are the row kernel's AMX-order steps, group g's vector c in lane c
-// of out[8g:8g+8], which the kernels zero first and update block after
-// block.
+// AVX-512 BW and VNNI): the same results as dotQ4KVNNIx8/dotQ6KVNNIx8
+// with amx != 0, with fewer multiplies. The AMX order needs only each
+// block's exact integer total, not the row kernel's eight lanes, so the
+// products of every run of 32 weights go through VPDPBUSD (four u8·s8
+// products per dword, |sum| <= 4·63·128 < 2^15) into a register of their
+// own; two such registers are packed to int16 (VPACKSSDW, exact) and
+// multiplied by their runs' scales with one VPDPWSSD. Each vector's
+// int32 accumulator then holds parts of the block's scaled sum, added up
+// exactly; the float32 steps are the row kernel's AMX-order steps, vector
+// c in lane c of Y24, stored to out[0:8].
 //
-// Registers: SI weights, DI vector 0's block, R13 stride, CX blocks left,
-// AX out; in the group loop R8 the group's vector 0, DX its vector 3, R14
-// its vector 6, R9 its out entries, R10 groups left (vector c of the group
-// at (R8), (R8)(R13*1), (R8)(R13*2), (DX), (R8)(R13*4), (DX)(R13*2), (R14),
-// (DX)(R13*4)). Z0..Z7 the vectors' accumulators, Z16..Z19 the decoded
-// quants, Z20/Z21 the scales of the packed products, Z25..Z28 the runs'
-// dword sums, Y30 (Y31) the block's dw (dminw) in every lane.
+// Registers as in dot_k_vnni_amd64.s: SI weights, DI vector 0, R13
+// stride, DX vector 3, R14 vector 6, CX blocks left, AX out. Z0..Z7 the
+// vectors' accumulators, Z16..Z19 the decoded quants, Z20/Z21 the scales
+// of the packed products, Z25..Z28 the runs' dword sums.
 
 // q4kPackScale<> holds two VPSHUFB masks over the eight Q4_K scales (int16,
 // repeated in every 128-bit lane) giving the scale of each int16 of
@@ -92,23 +86,12 @@ DATA shiftPack<>+176(SB)/8, $0x0002000200020002
 DATA shiftPack<>+184(SB)/8, $0x0002000200020002
 GLOBL shiftPack<>(SB), RODATA|NOPTR, $192
 
-// PACT8 sets DX to the group's vector 3 and R14 to its vector 6.
+// PACT8 sets DX to vector 3's block and R14 to vector 6's.
 #define PACT8 \
-	LEAQ (R8)(R13*2), DX; \
+	LEAQ (DI)(R13*2), DX; \
 	ADDQ R13, DX; \
 	LEAQ (DX)(R13*2), R14; \
 	ADDQ R13, R14
-
-// PZERO sets out[0:8*groups] to zero (BX, R9 scratch).
-#define PZERO \
-	VPXORD Y24, Y24, Y24; \
-	MOVQ groups+40(FP), BX; \
-	MOVQ AX, R9; \
-pzero: \
-	VMOVUPS Y24, (R9); \
-	ADDQ $32, R9; \
-	DECQ BX; \
-	JNZ pzero
 
 // PSUM8(A..H) sums the eight int32 lanes of each of A..H (registers below
 // Y16) into lane c of A, c = 0..7 (exact; B..H scratch).
@@ -142,13 +125,13 @@ pzero: \
 	VEXTRACTI64X4 $1, Z7, Y26; \
 	VPADDD Y26, Y7, Y7
 
-// PDA8 sets Y28 to the group's eight Q8_K d.
+// PDA8 sets Y28 to the eight vectors' Q8_K d.
 #define PDA8 \
-	VMOVSS (R8), X28; \
-	VINSERTPS $0x10, (R8)(R13*1), X28, X28; \
-	VINSERTPS $0x20, (R8)(R13*2), X28, X28; \
+	VMOVSS (DI), X28; \
+	VINSERTPS $0x10, (DI)(R13*1), X28, X28; \
+	VINSERTPS $0x20, (DI)(R13*2), X28, X28; \
 	VINSERTPS $0x30, (DX), X28, X28; \
-	VMOVSS (R8)(R13*4), X29; \
+	VMOVSS (DI)(R13*4), X29; \
 	VINSERTPS $0x10, (DX)(R13*2), X29, X29; \
 	VINSERTPS $0x20, (R14), X29, X29; \
 	VINSERTPS $0x30, (DX)(R13*4), X29, X29; \
@@ -177,8 +160,8 @@ pzero: \
 	VPSRLVW shiftPack<>+0(SB), W, W; \
 	VPANDD Z22, W, W
 
-// func dotQ4KVNNIx8AMX(out *float32, w, a *byte, stride, nb, groups int)
-TEXT ·dotQ4KVNNIx8AMX(SB), NOSPLIT, $0-48
+// func dotQ4KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
+TEXT ·dotQ4KVNNIx8AMX(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
@@ -186,11 +169,12 @@ TEXT ·dotQ4KVNNIx8AMX(SB), NOSPLIT, $0-48
 	MOVQ nb+32(FP), CX
 	MOVL $0x0F0F0F0F, BX
 	VPBROADCASTD BX, Z22
-	PZERO
+	VPXORD Z24, Z24, Z24
 
 q4kploop:
 	TESTQ CX, CX
 	JZ    q4kpdone
+	PACT8
 
 	// Scales and mins as in dotQ4KAVX2: R8 = scales 0-3, R9 = scales 4-7,
 	// R10 = mins 0-3, R11 = mins 4-7.
@@ -238,55 +222,41 @@ q4kploop:
 	Q4KP_RUN(48, Z17)
 	Q4KP_RUN(80, Z18)
 	Q4KP_RUN(112, Z19)
-	MOVWLZX 0(SI), BX
-	VMOVD   BX, X30
-	VCVTPH2PS X30, X30
-	VBROADCASTSS X30, Y30 // dw
-	MOVWLZX 2(SI), BX
-	VMOVD   BX, X31
-	VCVTPH2PS X31, X31
-	VBROADCASTSS X31, Y31 // dminw
-
-	MOVQ DI, R8
-	MOVQ AX, R9
-	MOVQ groups+40(FP), R10
-
-q4kpgroup:
-	PACT8
-	Q4KP_COL(4(R8), 68(R8), 132(R8), 196(R8), Z0)
-	Q4KP_COL(4(R8)(R13*1), 68(R8)(R13*1), 132(R8)(R13*1), 196(R8)(R13*1), Z1)
-	Q4KP_COL(4(R8)(R13*2), 68(R8)(R13*2), 132(R8)(R13*2), 196(R8)(R13*2), Z2)
+	Q4KP_COL(4(DI), 68(DI), 132(DI), 196(DI), Z0)
+	Q4KP_COL(4(DI)(R13*1), 68(DI)(R13*1), 132(DI)(R13*1), 196(DI)(R13*1), Z1)
+	Q4KP_COL(4(DI)(R13*2), 68(DI)(R13*2), 132(DI)(R13*2), 196(DI)(R13*2), Z2)
 	Q4KP_COL(4(DX), 68(DX), 132(DX), 196(DX), Z3)
-	Q4KP_COL(4(R8)(R13*4), 68(R8)(R13*4), 132(R8)(R13*4), 196(R8)(R13*4), Z4)
+	Q4KP_COL(4(DI)(R13*4), 68(DI)(R13*4), 132(DI)(R13*4), 196(DI)(R13*4), Z4)
 	Q4KP_COL(4(DX)(R13*2), 68(DX)(R13*2), 132(DX)(R13*2), 196(DX)(R13*2), Z5)
 	Q4KP_COL(4(R14), 68(R14), 132(R14), 196(R14), Z6)
 	Q4KP_COL(4(DX)(R13*4), 68(DX)(R13*4), 132(DX)(R13*4), 196(DX)(R13*4), Z7)
 	PFOLD8
 	PSUM8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7) // Y0 = sumi
-	VPMADDWD 260(R8), Y23, Y8
-	VPMADDWD 260(R8)(R13*1), Y23, Y9
-	VPMADDWD 260(R8)(R13*2), Y23, Y10
+	VPMADDWD 260(DI), Y23, Y8
+	VPMADDWD 260(DI)(R13*1), Y23, Y9
+	VPMADDWD 260(DI)(R13*2), Y23, Y10
 	VPMADDWD 260(DX), Y23, Y11
-	VPMADDWD 260(R8)(R13*4), Y23, Y12
+	VPMADDWD 260(DI)(R13*4), Y23, Y12
 	VPMADDWD 260(DX)(R13*2), Y23, Y13
 	VPMADDWD 260(R14), Y23, Y14
 	VPMADDWD 260(DX)(R13*4), Y23, Y15
 	PSUM8(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15) // Y8 = summ
 
 	PDA8
-	VMULPS  Y28, Y30, Y26 // d = dw*da
-	VMULPS  Y28, Y31, Y27 // dmin = dminw*da
+	MOVWLZX 0(SI), BX
+	VMOVD   BX, X26
+	VCVTPH2PS X26, X26
+	VBROADCASTSS X26, Y26
+	VMULPS  Y28, Y26, Y26 // d = dw*da
+	MOVWLZX 2(SI), BX
+	VMOVD   BX, X27
+	VCVTPH2PS X27, X27
+	VBROADCASTSS X27, Y27
+	VMULPS  Y28, Y27, Y27 // dmin = dminw*da
 	VCVTDQ2PS Y0, Y0
 	VCVTDQ2PS Y8, Y8
-	VMOVUPS (R9), Y24
 	VFMADD231PS  Y26, Y0, Y24 // acc += d*sumi
 	VFNMADD231PS Y27, Y8, Y24 // acc -= dmin*summ
-	VMOVUPS Y24, (R9)
-
-	LEAQ (R8)(R13*8), R8
-	ADDQ $32, R9
-	DECQ R10
-	JNZ  q4kpgroup
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -294,46 +264,54 @@ q4kpgroup:
 	JMP  q4kploop
 
 q4kpdone:
+	VMOVUPS Y24, 0(AX)
 	VZEROUPPER
 	RET
 
 // Q6KP_COL adds one vector's scaled sums of one half block (q8 of runs
-// 0-1 at qa, of runs 2-3 at qb; runs 0-1 decoded in WA, runs 2-3 in WB,
+// 0-1 at qa, of runs 2-3 at qb; runs 0-1 decoded in Z16, runs 2-3 in Z17,
 // pack scales in SC) into ACC.
-#define Q6KP_COL(qa, qb, WA, WB, SC, ACC) \
+#define Q6KP_COL(qa, qb, SC, ACC) \
 	VPXORD Z25, Z25, Z25; \
 	VPXORD Z26, Z26, Z26; \
-	VPDPBUSD qa, WA, Z25; \
-	VPDPBUSD qb, WB, Z26; \
+	VPDPBUSD qa, Z16, Z25; \
+	VPDPBUSD qb, Z17, Z26; \
 	VPACKSSDW Z26, Z25, Z25; \
 	VPDPWSSD SC, Z25, ACC
 
 // Q6KP_DECODE decodes one half block (ql at offl(SI), qh at offh(SI)):
-// runs 0 and 1 into WA, runs 2 and 3 into WB, unsigned (0..63) (Z24, Z25,
-// Z27 scratch).
-#define Q6KP_DECODE(offl, offh, WA, WB) \
-	VMOVDQU64 offl(SI), Z24; \
-	VBROADCASTI64X4 offh(SI), Z25; \
-	VPANDD Z22, Z24, WA; \
-	VPSLLVW shiftPack<>+64(SB), Z25, Z27; \
+// runs 0 and 1 into Z16, runs 2 and 3 into Z17, unsigned (0..63).
+#define Q6KP_DECODE(offl, offh) \
+	VMOVDQU64 offl(SI), Z18; \
+	VBROADCASTI64X4 offh(SI), Z19; \
+	VPANDD Z22, Z18, Z16; \
+	VPSLLVW shiftPack<>+64(SB), Z19, Z27; \
 	VPANDD Z23, Z27, Z27; \
-	VPORD Z27, WA, WA; \
-	VPSRLW $4, Z24, WB; \
-	VPANDD Z22, WB, WB; \
-	VPSRLVW shiftPack<>+128(SB), Z25, Z27; \
+	VPORD Z27, Z16, Z16; \
+	VPSRLW $4, Z18, Z17; \
+	VPANDD Z22, Z17, Z17; \
+	VPSRLVW shiftPack<>+128(SB), Z19, Z27; \
 	VPANDD Z23, Z27, Z27; \
-	VPORD Z27, WB, WB
+	VPORD Z27, Z17, Z17
 
-// Q6KP_VEC sets ACC to one vector's scaled sums of a block (its q8 runs
-// at q0..q3): half 0 decoded in Z16/Z17 with pack scales Z20, half 1 in
-// Z18/Z19 with Z21.
-#define Q6KP_VEC(q0, q1, q2, q3, ACC) \
-	VPXORD ACC, ACC, ACC; \
-	Q6KP_COL(q0, q1, Z16, Z17, Z20, ACC); \
-	Q6KP_COL(q2, q3, Z18, Z19, Z21, ACC)
+// Q6KP_HALF adds half h of the block (ql at offl, qh at offh, scales at
+// offs, q8 of runs 0-1 from oa, of runs 2-3 from ob) into Z0..Z7.
+#define Q6KP_HALF(offl, offh, offs, oa, ob) \
+	VPMOVSXBW offs(SI), X26; \
+	VSHUFI32X4 $0, Z26, Z26, Z26; \
+	VPSHUFB q6kPackScale<>+0(SB), Z26, Z20; \
+	Q6KP_DECODE(offl, offh); \
+	Q6KP_COL(oa(DI), ob(DI), Z20, Z0); \
+	Q6KP_COL(oa(DI)(R13*1), ob(DI)(R13*1), Z20, Z1); \
+	Q6KP_COL(oa(DI)(R13*2), ob(DI)(R13*2), Z20, Z2); \
+	Q6KP_COL(oa(DX), ob(DX), Z20, Z3); \
+	Q6KP_COL(oa(DI)(R13*4), ob(DI)(R13*4), Z20, Z4); \
+	Q6KP_COL(oa(DX)(R13*2), ob(DX)(R13*2), Z20, Z5); \
+	Q6KP_COL(oa(R14), ob(R14), Z20, Z6); \
+	Q6KP_COL(oa(DX)(R13*4), ob(DX)(R13*4), Z20, Z7)
 
-// func dotQ6KVNNIx8AMX(out *float32, w, a *byte, stride, nb, groups int)
-TEXT ·dotQ6KVNNIx8AMX(SB), NOSPLIT, $0-48
+// func dotQ6KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
+TEXT ·dotQ6KVNNIx8AMX(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
@@ -343,65 +321,47 @@ TEXT ·dotQ6KVNNIx8AMX(SB), NOSPLIT, $0-48
 	VPBROADCASTD BX, Z22
 	MOVL $0x30303030, BX
 	VPBROADCASTD BX, Z23
-	PZERO
+	VPXORD Z24, Z24, Z24
 
 q6kploop:
 	TESTQ CX, CX
 	JZ    q6kpdone
-	VPMOVSXBW 192(SI), X26
-	VSHUFI32X4 $0, Z26, Z26, Z26
-	VPSHUFB q6kPackScale<>+0(SB), Z26, Z20
-	VPMOVSXBW 200(SI), X26
-	VSHUFI32X4 $0, Z26, Z26, Z26
-	VPSHUFB q6kPackScale<>+0(SB), Z26, Z21
-	Q6KP_DECODE(0, 128, Z16, Z17)
-	Q6KP_DECODE(64, 160, Z18, Z19)
-	// Y31 = -32·scale (int16): the -32 offset as Σ bsums·(-32·scale).
-	VPMOVSXBW 192(SI), Y31
-	VPSLLW $5, Y31, Y31
-	VPXORD Y26, Y26, Y26
-	VPSUBW Y31, Y26, Y31
-	MOVWLZX 208(SI), BX
-	VMOVD   BX, X30
-	VCVTPH2PS X30, X30
-	VBROADCASTSS X30, Y30 // dw
-
-	MOVQ DI, R8
-	MOVQ AX, R9
-	MOVQ groups+40(FP), R10
-
-q6kpgroup:
 	PACT8
-	Q6KP_VEC(4(R8), 68(R8), 132(R8), 196(R8), Z0)
-	Q6KP_VEC(4(R8)(R13*1), 68(R8)(R13*1), 132(R8)(R13*1), 196(R8)(R13*1), Z1)
-	Q6KP_VEC(4(R8)(R13*2), 68(R8)(R13*2), 132(R8)(R13*2), 196(R8)(R13*2), Z2)
-	Q6KP_VEC(4(DX), 68(DX), 132(DX), 196(DX), Z3)
-	Q6KP_VEC(4(R8)(R13*4), 68(R8)(R13*4), 132(R8)(R13*4), 196(R8)(R13*4), Z4)
-	Q6KP_VEC(4(DX)(R13*2), 68(DX)(R13*2), 132(DX)(R13*2), 196(DX)(R13*2), Z5)
-	Q6KP_VEC(4(R14), 68(R14), 132(R14), 196(R14), Z6)
-	Q6KP_VEC(4(DX)(R13*4), 68(DX)(R13*4), 132(DX)(R13*4), 196(DX)(R13*4), Z7)
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	Q6KP_HALF(0, 128, 192, 4, 68)
+	Q6KP_HALF(64, 160, 200, 132, 196)
 	PFOLD8
-	VPDPWSSD 260(R8), Y31, Y0
-	VPDPWSSD 260(R8)(R13*1), Y31, Y1
-	VPDPWSSD 260(R8)(R13*2), Y31, Y2
-	VPDPWSSD 260(DX), Y31, Y3
-	VPDPWSSD 260(R8)(R13*4), Y31, Y4
-	VPDPWSSD 260(DX)(R13*2), Y31, Y5
-	VPDPWSSD 260(R14), Y31, Y6
-	VPDPWSSD 260(DX)(R13*4), Y31, Y7
+
+	// += Σ bsums·(-32·scale): the -32 offset, exact.
+	VPMOVSXBW 192(SI), Y16
+	VPSLLW $5, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPSUBW Y16, Y17, Y16
+	VPDPWSSD 260(DI), Y16, Y0
+	VPDPWSSD 260(DI)(R13*1), Y16, Y1
+	VPDPWSSD 260(DI)(R13*2), Y16, Y2
+	VPDPWSSD 260(DX), Y16, Y3
+	VPDPWSSD 260(DI)(R13*4), Y16, Y4
+	VPDPWSSD 260(DX)(R13*2), Y16, Y5
+	VPDPWSSD 260(R14), Y16, Y6
+	VPDPWSSD 260(DX)(R13*4), Y16, Y7
 	PSUM8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7) // Y0 = sumi
 
 	PDA8
-	VMULPS  Y28, Y30, Y26 // d = dw*da
+	MOVWLZX 208(SI), BX
+	VMOVD   BX, X26
+	VCVTPH2PS X26, X26
+	VBROADCASTSS X26, Y26
+	VMULPS  Y28, Y26, Y26 // d = dw*da
 	VCVTDQ2PS Y0, Y0
-	VMOVUPS (R9), Y24
 	VFMADD231PS Y26, Y0, Y24 // acc += d*sumi
-	VMOVUPS Y24, (R9)
-
-	LEAQ (R8)(R13*8), R8
-	ADDQ $32, R9
-	DECQ R10
-	JNZ  q6kpgroup
 
 	ADDQ $210, SI
 	ADDQ $292, DI
@@ -409,5 +369,6 @@ q6kpgroup:
 	JMP  q6kploop
 
 q6kpdone:
+	VMOVUPS Y24, 0(AX)
 	VZEROUPPER
 	RET

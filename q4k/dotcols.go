@@ -28,8 +28,7 @@ import "fmt"
 type DotColsFunc func(dst []float32, stride int, w, acts []byte, n, cols int)
 
 // colsKernel wraps the row kernel one of type t into a checked DotColsFunc;
-// with eight set it runs whole groups of eight vectors through dotEight
-// (up to eight groups a call),
+// with eight set it runs whole groups of eight vectors through dotEight,
 // then with four set groups of four through dotFour, in the same order
 // (amx: the AMX order, as one).
 func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
@@ -56,14 +55,12 @@ func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
 		}
 		c := 0
 		if eight && nb > 0 {
-			var out [64]float32 // up to eight groups of eight per call
-			for c+8 <= cols {
-				k := min((cols-c)&^7, len(out))
-				dotEight(t, amx, out[:k], w, acts[c*as:(c+k)*as], as, nb)
-				for i, v := range out[:k] {
+			var out [8]float32
+			for ; c+8 <= cols; c += 8 {
+				dotEight(t, amx, &out, w, acts[c*as:(c+8)*as], as, nb)
+				for i, v := range out {
 					dst[(c+i)*stride] = v
 				}
-				c += k
 			}
 		}
 		if four && nb > 0 {

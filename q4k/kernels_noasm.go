@@ -73,7 +73,7 @@ const useVNNI = false
 func hasEight(Type) bool { return false }
 
 // dotEight is never called in this build (hasEight is false).
-func dotEight(t Type, _ bool, _ []float32, _, _ []byte, _, _ int) {
+func dotEight(t Type, _ bool, _ *[8]float32, _, _ []byte, _, _ int) {
 	panic("q4k: no eight-vector kernel for " + t.String())
 }
 

@@ -21,14 +21,14 @@ func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb int)
 //go:noescape
 func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
 
-// The AMX-order kernels (dot_k_vnni_amx_amd64.s) take groups >= 1 groups
-// of eight vectors and write out[0:8*groups].
+// The AMX-order eight-vector kernels (dot_k_vnni_amx_amd64.s) write
+// out[0:8].
 //
 //go:noescape
-func dotQ4KVNNIx8AMX(out *float32, w, a *byte, stride, nb, groups int)
+func dotQ4KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
 
 //go:noescape
-func dotQ6KVNNIx8AMX(out *float32, w, a *byte, stride, nb, groups int)
+func dotQ6KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
 
 // The row kernels (dot_k_vnni_amd64.s) take dotQ4KAVX2's and dotQ6KAVX2's
 // arguments and give their bits.
@@ -43,44 +43,40 @@ func dotQ6KVNNI(w, a *byte, nb, amx int) float32
 // and Q6_K with AVX-512 VNNI.
 func hasEight(t Type) bool { return useVNNI && (t == Q4_K || t == Q6_K) }
 
-// dotEight sets out[c], c = 0..len(out)-1 (a multiple of eight), to nb
-// blocks of type t (one of hasEight's) at w times the nb activation blocks
-// at a[c*as:], each with the bits of the row kernel of Kernels.Dot (amx
-// false) or Kernels.DotAMX (amx true). The AMX-order kernels take every
-// group of eight at once and write the results; the plain-order ones take
-// one group at a time and leave the row kernel's float32 lanes (see
-// dot_k_vnni_amd64.s), reduced here in the row kernel's order.
-func dotEight(t Type, amx bool, out []float32, w, a []byte, as, nb int) {
-	g := len(out) / 8
-	if g == 0 {
+// dotEight sets out[c], c = 0..7, to nb blocks of type t (one of
+// hasEight's) at w times the nb activation blocks at a[c*as:], each with
+// the bits of the row kernel of Kernels.Dot (amx false) or Kernels.DotAMX
+// (amx true). The AMX-order kernels write the results; the plain-order
+// ones leave the row kernel's float32 lanes (see dot_k_vnni_amd64.s),
+// reduced here in the row kernel's order.
+func dotEight(t Type, amx bool, out *[8]float32, w, a []byte, as, nb int) {
+	if amx {
+		switch t {
+		case Q4_K:
+			_, _ = w[144*nb-1], a[7*as+292*nb-1]
+			dotQ4KVNNIx8AMX(&out[0], &w[0], &a[0], as, nb)
+		case Q6_K:
+			_, _ = w[210*nb-1], a[7*as+292*nb-1]
+			dotQ6KVNNIx8AMX(&out[0], &w[0], &a[0], as, nb)
+		default:
+			panic("q4k: no eight-vector kernel for " + t.String())
+		}
 		return
 	}
-	_ = a[(8*g-1)*as+292*nb-1]
-	switch {
-	case t == Q4_K && amx:
-		_ = w[144*nb-1]
-		dotQ4KVNNIx8AMX(&out[0], &w[0], &a[0], as, nb, g)
-	case t == Q6_K && amx:
-		_ = w[210*nb-1]
-		dotQ6KVNNIx8AMX(&out[0], &w[0], &a[0], as, nb, g)
-	case t == Q4_K:
-		_ = w[144*nb-1]
-		var acc [96]float32
-		for i := range g {
-			dotQ4KVNNIx8(&acc[0], &w[0], &a[8*i*as], as, nb)
-			for c := range 8 { // dotQ4KAVX2's end: hsum8, then the mins
-				m := acc[64+8*(c/2)+2*(c%2):]
-				out[8*i+c] = hsum8((*[8]float32)(acc[8*c:])) + ((m[0] + m[4]) + (m[1] + m[5]))
-			}
+	var acc [96]float32
+	switch t {
+	case Q4_K:
+		_, _ = w[144*nb-1], a[7*as+292*nb-1]
+		dotQ4KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
+		for c := range out { // dotQ4KAVX2's end: hsum8, then the mins
+			m := acc[64+8*(c/2)+2*(c%2):]
+			out[c] = hsum8((*[8]float32)(acc[8*c:])) + ((m[0] + m[4]) + (m[1] + m[5]))
 		}
-	case t == Q6_K:
-		_ = w[210*nb-1]
-		var acc [96]float32
-		for i := range g {
-			dotQ6KVNNIx8(&acc[0], &w[0], &a[8*i*as], as, nb)
-			for c := range 8 {
-				out[8*i+c] = hsum8((*[8]float32)(acc[8*c:]))
-			}
+	case Q6_K:
+		_, _ = w[210*nb-1], a[7*as+292*nb-1]
+		dotQ6KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
+		for c := range out {
+			out[c] = hsum8((*[8]float32)(acc[8*c:]))
 		}
 	default:
 		panic("q4k: no eight-vector kernel for " + t.String())
