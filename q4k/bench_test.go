@@ -9,12 +9,12 @@ import (
 	"github.com/realizar-host/realizar-host/q4k/q4ktest"
 )
 
-// BenchmarkDot measures one 4096-weight row (a 1.1B-class hidden size);
-// bytes/s counts the weight row's bytes.
+// BenchmarkDot measures one 4096-weight row (a 1.1B-class hidden size) for
+// every implementation this CPU runs; bytes/s counts the weight row's bytes.
 func BenchmarkDot(b *testing.B) {
 	const n = 4096
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, impl := range []q4k.Kernels{q4k.Fast, q4k.Reference} {
+	for _, impl := range q4k.Implementations() {
 		for _, typ := range q4ktest.WeightTypes {
 			w, act := q4ktest.Inputs(typ, n, 0, r)
 			f := impl.Dot(typ)
@@ -31,13 +31,15 @@ func BenchmarkDot(b *testing.B) {
 }
 
 // BenchmarkDotCols measures one 4096-weight row times 16 activation vectors
-// (the prefill shape), in both orders; bytes/s counts the weight row once
-// per vector, so it compares directly with BenchmarkDot.
+// (the prefill shape), in both orders, for every implementation this CPU
+// runs (with AVX-512 VNNI: its eight-vector kernels and the AVX2 ones);
+// bytes/s counts the weight row once per vector, so it compares directly
+// with BenchmarkDot.
 func BenchmarkDotCols(b *testing.B) {
 	const n, cols = 4096, 16
 	r := rand.New(rand.NewPCG(1, 1))
 	dst := make([]float32, cols)
-	for _, impl := range []q4k.Kernels{q4k.Fast, q4k.Reference} {
+	for _, impl := range q4k.Implementations() {
 		for _, typ := range []q4k.Type{q4k.Q4_K, q4k.Q6_K, q4k.Q8_0} {
 			w, _ := q4ktest.Inputs(typ, n, 0, r)
 			var acts []byte

@@ -104,6 +104,19 @@ var (
 	}
 )
 
+// withBlocks returns a copy of blocks with the kernels of over in place of
+// its own.
+func withBlocks(blocks, over map[Type]blockFunc) map[Type]blockFunc {
+	m := make(map[Type]blockFunc, len(blocks))
+	for t, f := range blocks {
+		m[t] = f
+	}
+	for t, f := range over {
+		m[t] = f
+	}
+	return m
+}
+
 // dotTable wraps every kernel of blocks into a checked DotFunc.
 func dotTable(blocks map[Type]blockFunc) map[Type]DotFunc {
 	m := make(map[Type]DotFunc, len(blocks))
@@ -118,12 +131,16 @@ var (
 	fastTable    = dotTable(fastBlocks)
 	refAMXTable  = dotTable(refAMXBlocks)
 	fastAMXTable = dotTable(fastAMXBlocks)
+	avx2Table    = dotTable(avx2Blocks)
+	avx2AMXTable = dotTable(avx2AMXBlocks)
 )
 
 func refDot(t Type) DotFunc     { return refTable[t] }
 func fastDot(t Type) DotFunc    { return fastTable[t] }
 func refDotAMX(t Type) DotFunc  { return refAMXTable[t] }
 func fastDotAMX(t Type) DotFunc { return fastAMXTable[t] }
+func avx2Dot(t Type) DotFunc    { return avx2Table[t] }
+func avx2DotAMX(t Type) DotFunc { return avx2AMXTable[t] }
 
 // DotForMatrix returns the fast row kernel for the rows of a matrix of type
 // t with the given number of rows (ne[1] in ggml's terms) that llama.cpp

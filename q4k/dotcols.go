@@ -12,9 +12,11 @@ import "fmt"
 // type and order: Kernels.Dot for Kernels.DotCols, Kernels.DotAMX for
 // Kernels.DotColsAMX, DotForMatrix for DotColsForMatrix) gives for vector c:
 // a batch never rounds differently from one token at a time. Where the
-// build has a four-vector kernel (Q4_K, Q6_K and Q8_0 with AVX2, both
-// orders) each weight block is decoded once for four vectors; the vectors
-// left over, and the other types, run the row kernel once per vector.
+// build has an eight-vector kernel (Q4_K and Q6_K with AVX-512 VNNI, both
+// orders) or a four-vector kernel (Q4_K, Q6_K and Q8_0 with AVX2, both
+// orders), each weight block is decoded once for eight or four vectors;
+// the vectors left over, and the other types, run the row kernel once per
+// vector.
 //
 // # Notes
 //
@@ -26,9 +28,10 @@ import "fmt"
 type DotColsFunc func(dst []float32, stride int, w, acts []byte, n, cols int)
 
 // colsKernel wraps the row kernel one of type t into a checked DotColsFunc;
-// with four set it runs whole groups of four vectors through dotFour in the
-// same order (amx: the AMX order, as one).
-func colsKernel(t Type, one blockFunc, amx, four bool) DotColsFunc {
+// with eight set it runs whole groups of eight vectors through dotEight,
+// then with four set groups of four through dotFour, in the same order
+// (amx: the AMX order, as one).
+func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
 	vt := t.VecDotType()
 	bs, wsz, asz := t.BlockSize(), t.TypeSize(), vt.TypeSize()
 	return func(dst []float32, stride int, w, acts []byte, n, cols int) {
@@ -51,6 +54,15 @@ func colsKernel(t Type, one blockFunc, amx, four bool) DotColsFunc {
 			panic(shortErr(t, n, "acts", len(acts), cols*as))
 		}
 		c := 0
+		if eight && nb > 0 {
+			var out [8]float32
+			for ; c+8 <= cols; c += 8 {
+				dotEight(t, amx, &out, w, acts[c*as:(c+8)*as], as, nb)
+				for i, v := range out {
+					dst[(c+i)*stride] = v
+				}
+			}
+		}
 		if four && nb > 0 {
 			var out [4]float32
 			for ; c+4 <= cols; c += 4 {
@@ -72,26 +84,47 @@ func colsKernel(t Type, one blockFunc, amx, four bool) DotColsFunc {
 
 // colsTable wraps every row kernel of blocks into a DotColsFunc, with the
 // build's four-vector kernels of the same order (amx: the AMX order) when
-// fast is set.
-func colsTable(blocks map[Type]blockFunc, amx, fast bool) map[Type]DotColsFunc {
+// four is set and its eight-vector kernels when eight is set.
+func colsTable(blocks map[Type]blockFunc, amx, four, eight bool) map[Type]DotColsFunc {
 	m := make(map[Type]DotColsFunc, len(blocks))
 	for t, f := range blocks {
-		m[t] = colsKernel(t, f, amx, fast && hasFour(t))
+		m[t] = colsKernel(t, f, amx, four && hasFour(t), eight && hasEight(t))
 	}
 	return m
 }
 
 var (
-	refColsTable     = colsTable(refBlocks, false, false)
-	fastColsTable    = colsTable(fastBlocks, false, true)
-	refColsAMXTable  = colsTable(refAMXBlocks, true, false)
-	fastColsAMXTable = colsTable(fastAMXBlocks, true, true)
+	refColsTable     = colsTable(refBlocks, false, false, false)
+	fastColsTable    = colsTable(fastBlocks, false, true, true)
+	refColsAMXTable  = colsTable(refAMXBlocks, true, false, false)
+	fastColsAMXTable = colsTable(fastAMXBlocks, true, true, true)
+	// The AVX2 path of a CPU that has AVX-512 VNNI, kept testable there
+	// (see Implementations).
+	avx2ColsTable    = colsTable(avx2Blocks, false, true, false)
+	avx2ColsAMXTable = colsTable(avx2AMXBlocks, true, true, false)
 )
 
 func refDotCols(t Type) DotColsFunc     { return refColsTable[t] }
 func fastDotCols(t Type) DotColsFunc    { return fastColsTable[t] }
 func refDotColsAMX(t Type) DotColsFunc  { return refColsAMXTable[t] }
 func fastDotColsAMX(t Type) DotColsFunc { return fastColsAMXTable[t] }
+func avx2DotCols(t Type) DotColsFunc    { return avx2ColsTable[t] }
+func avx2DotColsAMX(t Type) DotColsFunc { return avx2ColsAMXTable[t] }
+
+// Implementations returns every implementation this build can run on this
+// CPU, Fast first and Reference last: on amd64 with AVX-512 VNNI, Fast
+// (named "avx512vnni") has 512-bit Q4_K and Q6_K kernels, row and batched
+// (eight vectors at a time), and the "avx2" entry is the kernels a CPU
+// with AVX2 alone runs. All give identical bits; conformance tests run
+// each.
+func Implementations() []Kernels {
+	impls := []Kernels{Fast}
+	if useVNNI {
+		impls = append(impls, Kernels{Name: "avx2", Dot: avx2Dot, DotAMX: avx2DotAMX,
+			DotCols: avx2DotCols, DotColsAMX: avx2DotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)})
+	}
+	return append(impls, Reference)
+}
 
 // DotColsFor returns the fast batched kernel for weight type t in the order
 // of DotFor. It fails with an error wrapping ErrUnknownType as DotFor does.

@@ -9,8 +9,17 @@ import "golang.org/x/sys/cpu"
 // later) has it, so FMA stands in for it.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// fastName names the Fast kernels of this build.
-var fastName = map[bool]string{true: "avx2", false: "reference"}[useAVX2]
+// fastName names the Fast kernels of this build: "avx512vnni" when the
+// batched kernels use AVX-512 VNNI (useVNNI), else "avx2" or "reference".
+var fastName = func() string {
+	switch {
+	case useVNNI:
+		return "avx512vnni"
+	case useAVX2:
+		return "avx2"
+	}
+	return "reference"
+}()
 
 //go:noescape
 func dotQ4KAVX2(w, a *byte, nb, amx int) float32
@@ -23,6 +32,14 @@ func dotQ80AVX2(w, a *byte, nb int) float32
 
 //go:noescape
 func quantizeQ8KAVX2(dst *byte, x *float32, nb int) int
+
+// avx2Blocks and avx2AMXBlocks are fastBlocks and fastAMXBlocks without
+// the AVX-512 VNNI row kernels: the AVX2 path, kept testable on a CPU that
+// has VNNI (see Implementations).
+var (
+	avx2Blocks    = withBlocks(fastBlocks, map[Type]blockFunc{Q4_K: dotQ4_KAVX2, Q6_K: dotQ6_KAVX2})
+	avx2AMXBlocks = withBlocks(fastAMXBlocks, map[Type]blockFunc{Q4_K: dotQ4_KAMXAVX2, Q6_K: dotQ6_KAMXAVX2})
+)
 
 // quantizeQ8K encodes whole Q8_K blocks: len(x) = 256*nb, len(dst) = 292*nb.
 func quantizeQ8K(dst []byte, x []float32) {
@@ -43,6 +60,16 @@ func quantizeQ8K(dst []byte, x []float32) {
 
 // dotQ4_K multiplies nb block_q4_K with nb block_q8_K.
 func dotQ4_K(w, a []byte, nb int) float32 {
+	if useVNNI {
+		_, _ = w[144*nb-1], a[292*nb-1]
+		return dotQ4KVNNI(&w[0], &a[0], nb, 0)
+	}
+	return dotQ4_KAVX2(w, a, nb)
+}
+
+// dotQ4_KAVX2 is dotQ4_K without the AVX-512 VNNI kernel: the AVX2 path
+// (Implementations' "avx2" entry).
+func dotQ4_KAVX2(w, a []byte, nb int) float32 {
 	if useAVX2 {
 		_, _ = w[144*nb-1], a[292*nb-1]
 		return dotQ4KAVX2(&w[0], &a[0], nb, 0)
@@ -52,6 +79,16 @@ func dotQ4_K(w, a []byte, nb int) float32 {
 
 // dotQ6_K multiplies nb block_q6_K with nb block_q8_K.
 func dotQ6_K(w, a []byte, nb int) float32 {
+	if useVNNI {
+		_, _ = w[210*nb-1], a[292*nb-1]
+		return dotQ6KVNNI(&w[0], &a[0], nb, 0)
+	}
+	return dotQ6_KAVX2(w, a, nb)
+}
+
+// dotQ6_KAVX2 is dotQ6_K without the AVX-512 VNNI kernel: the AVX2 path
+// (Implementations' "avx2" entry).
+func dotQ6_KAVX2(w, a []byte, nb int) float32 {
 	if useAVX2 {
 		_, _ = w[210*nb-1], a[292*nb-1]
 		return dotQ6KAVX2(&w[0], &a[0], nb, 0)
@@ -206,6 +243,16 @@ func dotQ8_0AMX(w, a []byte, nb int) float32 {
 
 // dotQ4_KAMX multiplies nb block_Q4_K with nb block_q8_K in ggml's AMX order.
 func dotQ4_KAMX(w, a []byte, nb int) float32 {
+	if useVNNI {
+		_, _ = w[144*nb-1], a[292*nb-1]
+		return dotQ4KVNNI(&w[0], &a[0], nb, 1)
+	}
+	return dotQ4_KAMXAVX2(w, a, nb)
+}
+
+// dotQ4_KAMXAVX2 is dotQ4_KAMX without the AVX-512 VNNI kernel: the AVX2 path
+// (Implementations' "avx2" entry).
+func dotQ4_KAMXAVX2(w, a []byte, nb int) float32 {
 	if useAVX2 {
 		_, _ = w[144*nb-1], a[292*nb-1]
 		return dotQ4KAVX2(&w[0], &a[0], nb, 1)
@@ -215,6 +262,16 @@ func dotQ4_KAMX(w, a []byte, nb int) float32 {
 
 // dotQ6_KAMX multiplies nb block_Q6_K with nb block_q8_K in ggml's AMX order.
 func dotQ6_KAMX(w, a []byte, nb int) float32 {
+	if useVNNI {
+		_, _ = w[210*nb-1], a[292*nb-1]
+		return dotQ6KVNNI(&w[0], &a[0], nb, 1)
+	}
+	return dotQ6_KAMXAVX2(w, a, nb)
+}
+
+// dotQ6_KAMXAVX2 is dotQ6_KAMX without the AVX-512 VNNI kernel: the AVX2 path
+// (Implementations' "avx2" entry).
+func dotQ6_KAMXAVX2(w, a []byte, nb int) float32 {
 	if useAVX2 {
 		_, _ = w[210*nb-1], a[292*nb-1]
 		return dotQ6KAVX2(&w[0], &a[0], nb, 1)

@@ -64,3 +64,21 @@ func hasFour(Type) bool { return false }
 func dotFour(t Type, _ bool, _ *[4]float32, _, _ []byte, _, _ int) {
 	panic("q4k: no four-vector kernel for " + t.String())
 }
+
+// useVNNI is false in this build: no eight-vector kernels.
+const useVNNI = false
+
+// hasEight reports whether dotEight has a kernel for t: never in this
+// build.
+func hasEight(Type) bool { return false }
+
+// dotEight is never called in this build (hasEight is false).
+func dotEight(t Type, _ bool, _ *[8]float32, _, _ []byte, _, _ int) {
+	panic("q4k: no eight-vector kernel for " + t.String())
+}
+
+// avx2Blocks and avx2AMXBlocks are the fast blocks: no AVX2 path here.
+var (
+	avx2Blocks    = fastBlocks
+	avx2AMXBlocks = fastAMXBlocks
+)

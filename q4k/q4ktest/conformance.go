@@ -224,8 +224,9 @@ func compareDot(t *testing.T, name string, typ q4k.Type, ref, fast q4k.DotFunc, 
 
 // TestDotCols runs impl's batched kernels against q4k.Reference's row
 // kernels of the same order (DotCols against Dot, DotColsAMX against
-// DotAMX): every weight type, a few lengths, 1 to 9 vectors (so a kernel
-// over several vectors meets its tails), each vector of a different input
+// DotAMX): every weight type, a few lengths, 1 to 13 vectors and 17, 19
+// (so kernels over four and eight vectors meet every tail and each other),
+// each vector of a different input
 // variant. Every result must have the row kernel's bits, inputs unchanged and
 // guards (around dst too) intact.
 func TestDotCols(t *testing.T, impl q4k.Kernels) {
@@ -247,12 +248,16 @@ func TestDotCols(t *testing.T, impl q4k.Kernels) {
 	}
 }
 
+// vectorCounts are the batch widths TestDotCols runs: every count up to
+// 13, then 17 (8+8+1) and 19 (8+8+3).
+var vectorCounts = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 19}
+
 // compareDotCols runs the batched kernel cols against the row kernel ref.
 func compareDotCols(t *testing.T, name string, typ q4k.Type, ref q4k.DotFunc, cols q4k.DotColsFunc, r *rand.Rand) {
 	t.Helper()
 	lengths := Lengths(typ)
 	for _, n := range []int{lengths[0], lengths[2], lengths[len(lengths)-1]} {
-		for nc := 1; nc <= 9; nc++ {
+		for _, nc := range vectorCounts {
 			as, _ := q4k.ActivationSize(typ, n)
 			w0, _ := Inputs(typ, n, nc%3, r)
 			a0 := make([]byte, 0, nc*as)

@@ -1,0 +1,84 @@
+//go:build amd64 && !purego
+
+package q4k
+
+import "golang.org/x/sys/cpu"
+
+// useVNNI selects the 512-bit Q4_K and Q6_K kernels, row and eight-vector
+// (dot_k_vnni_amd64.s, dot_k_vnni_amx_amd64.s): they need the AVX2
+// kernels' features plus AVX-512 F, BW and VL (512-bit byte and word
+// operations) and AVX-512 VNNI (VPDPWSSD, VPDPBUSD). x/sys/cpu reports
+// AVX-512 only when the OS saves the 512-bit register state.
+var useVNNI = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
+	cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+
+// The plain-order eight-vector kernels (dot_k_vnni_amd64.s) write
+// acc[0:96] (Q4_K) or acc[0:64] (Q6_K); they read none of it.
+//
+//go:noescape
+func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+
+//go:noescape
+func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+
+// The AMX-order eight-vector kernels (dot_k_vnni_amx_amd64.s) write
+// out[0:8].
+//
+//go:noescape
+func dotQ4KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
+
+//go:noescape
+func dotQ6KVNNIx8AMX(out *float32, w, a *byte, stride, nb int)
+
+// The row kernels (dot_k_vnni_amd64.s) take dotQ4KAVX2's and dotQ6KAVX2's
+// arguments and give their bits.
+//
+//go:noescape
+func dotQ4KVNNI(w, a *byte, nb, amx int) float32
+
+//go:noescape
+func dotQ6KVNNI(w, a *byte, nb, amx int) float32
+
+// hasEight reports whether dotEight has a kernel for t on this CPU: Q4_K
+// and Q6_K with AVX-512 VNNI.
+func hasEight(t Type) bool { return useVNNI && (t == Q4_K || t == Q6_K) }
+
+// dotEight sets out[c], c = 0..7, to nb blocks of type t (one of
+// hasEight's) at w times the nb activation blocks at a[c*as:], each with
+// the bits of the row kernel of Kernels.Dot (amx false) or Kernels.DotAMX
+// (amx true). The AMX-order kernels write the results; the plain-order
+// ones leave the row kernel's float32 lanes (see dot_k_vnni_amd64.s),
+// reduced here in the row kernel's order.
+func dotEight(t Type, amx bool, out *[8]float32, w, a []byte, as, nb int) {
+	if amx {
+		switch t {
+		case Q4_K:
+			_, _ = w[144*nb-1], a[7*as+292*nb-1]
+			dotQ4KVNNIx8AMX(&out[0], &w[0], &a[0], as, nb)
+		case Q6_K:
+			_, _ = w[210*nb-1], a[7*as+292*nb-1]
+			dotQ6KVNNIx8AMX(&out[0], &w[0], &a[0], as, nb)
+		default:
+			panic("q4k: no eight-vector kernel for " + t.String())
+		}
+		return
+	}
+	var acc [96]float32
+	switch t {
+	case Q4_K:
+		_, _ = w[144*nb-1], a[7*as+292*nb-1]
+		dotQ4KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
+		for c := range out { // dotQ4KAVX2's end: hsum8, then the mins
+			m := acc[64+8*(c/2)+2*(c%2):]
+			out[c] = hsum8((*[8]float32)(acc[8*c:])) + ((m[0] + m[4]) + (m[1] + m[5]))
+		}
+	case Q6_K:
+		_, _ = w[210*nb-1], a[7*as+292*nb-1]
+		dotQ6KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
+		for c := range out {
+			out[c] = hsum8((*[8]float32)(acc[8*c:]))
+		}
+	default:
+		panic("q4k: no eight-vector kernel for " + t.String())
+	}
+}
