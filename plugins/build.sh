@@ -98,6 +98,8 @@ if [ "$what" = c ] || [ "$what" = all ]; then
     "llama.cpp's DRY repetition penalty (multiplier 0.8, base 1.75, allowed length 2); C"
   build_c repetition stop plugins/stop/repetition/repetition.c \
     "stops when a pattern of up to max_pattern tokens repeats; C"
+  build_c json processor plugins/processor/json/json.c \
+    "JSON mode: masks every token that would make the text stop being a prefix of a JSON value (RFC 8259); C"
 fi
 if [ "$what" = go ] || [ "$what" = all ]; then
   build_go standard-go sampler ./plugins/sampler/standard/wasm \

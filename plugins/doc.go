@@ -11,6 +11,7 @@
 //	sampler/minp          min-p        min-p, then a seeded draw at a temperature (Rust)
 //	processor/dry         dry          llama.cpp's DRY repetition penalty (C, embedded)
 //	processor/bias        logit-bias   OpenAI's logit_bias: add to or ban chosen tokens (Rust)
+//	processor/json        json         JSON mode: masks tokens that would break a JSON prefix (C, embedded)
 //	stop/strings          strings      stop strings over the detokenized bytes (C, embedded; Go: strings-go)
 //	stop/regex            regex        RE2 stop patterns (Go)
 //	stop/repetition       repetition   stops an n-gram loop (C, embedded)
@@ -21,5 +22,6 @@
 // language-neutral: files in plugins/wasm, not embedded.
 //
 // Builtin returns an embedded module's bytes for host.Host.Load; Names
-// lists them. Each policy's config keys are documented in its source.
+// lists them. Each policy's config keys are documented in its source;
+// JSONMode builds the json processor's.
 package plugins

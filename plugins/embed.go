@@ -13,11 +13,11 @@ import (
 // of a few MiB.
 //
 //go:embed wasm/greedy.wasm wasm/standard.wasm wasm/strings.wasm
-//go:embed wasm/mirostat-v2.wasm wasm/dry.wasm wasm/repetition.wasm wasm/max-time.wasm
+//go:embed wasm/mirostat-v2.wasm wasm/dry.wasm wasm/repetition.wasm wasm/max-time.wasm wasm/json.wasm
 var builtin embed.FS
 
 // builtinNames are the embedded plugins, in Names order.
-var builtinNames = []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time"}
+var builtinNames = []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time", "json"}
 
 // ErrUnknown is returned by Builtin for a name that is not embedded.
 var ErrUnknown = errors.New("plugins: no such builtin plugin")

@@ -308,8 +308,8 @@ func TestRegex(t *testing.T) {
 func TestBuiltin(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	kinds := map[string]abi.Kind{"greedy": abi.KindSampler, "standard": abi.KindSampler, "strings": abi.KindStop,
-		"mirostat-v2": abi.KindSampler, "dry": abi.KindProcessor, "repetition": abi.KindStop, "max-time": abi.KindStop}
-	require.ElementsMatch(t, plugins.Names(), []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time"})
+		"mirostat-v2": abi.KindSampler, "dry": abi.KindProcessor, "repetition": abi.KindStop, "max-time": abi.KindStop, "json": abi.KindProcessor}
+	require.ElementsMatch(t, plugins.Names(), []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time", "json"})
 	for _, name := range plugins.Names() {
 		b, err := plugins.Builtin(name)
 		require.NoError(t, err)

@@ -37,6 +37,7 @@ func TestOpenSynthetic(t *testing.T) {
 	assert.Equal(t, int32(4), tok.EOT())
 	assert.False(t, tok.AddBOS())
 	assert.Equal(t, []int32{2, 4}, tok.EOG())
+	assert.Equal(t, []int32{0, 1, 2, 4}, tok.Control(), "unknown and control tokens, not the normal ▁a")
 	assert.Equal(t, []int32{3}, tok.Encode("a", EncodeOptions{AddSpecial: true}))
 	out, used, cause := tok.ApplyChat([]Message{{Role: "user", Content: "hi"}}, true)
 	require.NoError(t, cause)

@@ -286,6 +286,19 @@ func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
 // not modify it.
 func (t *Tokenizer) EOG() []int32 { return t.eogList }
 
+// Control returns, in ascending order, the ids of the control and unknown
+// tokens ("<s>", "<|im_start|>", "<unk>"): their Piece is their text, but
+// they are not text a model writes. A fresh slice.
+func (t *Tokenizer) Control() []int32 {
+	var out []int32
+	for id, a := range t.attrs {
+		if a&(attrControl|attrUnknown) != 0 {
+			out = append(out, int32(id))
+		}
+	}
+	return out
+}
+
 // Size is n_vocab; valid ids are 0 <= id < Size().
 func (t *Tokenizer) Size() int { return len(t.tokens) }
 

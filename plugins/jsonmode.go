@@ -1,0 +1,36 @@
+package plugins
+
+import "encoding/json"
+
+// JSONBuiltin is the name of the embedded JSON-mode processor.
+const JSONBuiltin = "json"
+
+// JSONMode is the config of the json processor (processor/json/json.c),
+// which masks every token whose piece would make the generated text stop
+// being a prefix of a JSON value. Build it from the model's tokenizer:
+// EOG from tokenizer.EOG, Control from tokenizer.Control.
+type JSONMode struct {
+	// EOG are the end-of-generation ids, allowed once the value is
+	// complete and only then. Required (the processor refuses an empty
+	// list: it could not end the turn).
+	EOG []int32 `json:"eog"`
+	// Control are ids always masked: control tokens render as their text
+	// ("<s>"), which would otherwise be valid inside a JSON string.
+	Control []int32 `json:"control,omitempty"`
+	// AnyValue allows any JSON value at the top level; false asks for an
+	// object, as OpenAI's json_object does.
+	AnyValue bool `json:"any_value,omitempty"`
+	// MaxDepth caps the nesting of objects and arrays, 1 to 1024; 0 keeps
+	// the processor's default, 64.
+	MaxDepth int `json:"max_depth,omitempty"`
+	// MaxTokens is the turn's token budget: when > 0 a token is allowed
+	// only if the value can still be completed in the tokens left, so that
+	// a turn cut by its max_tokens still ends with whole JSON. 0: no budget.
+	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// Config is m as the processor's JSON config.
+func (m JSONMode) Config() json.RawMessage {
+	b, _ := json.Marshal(m) // ints, bools and int slices always marshal
+	return b
+}
