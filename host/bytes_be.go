@@ -20,3 +20,11 @@ func putI32s(dst []byte, src []int32) {
 		binary.LittleEndian.PutUint32(dst[4*i:], uint32(v))
 	}
 }
+
+// applyEditBytes applies the n edits in src (8 bytes each, len(src) >=
+// 8n) to logits, in order. It stops at the first id outside
+// [0, len(logits)) and returns its index and id; bad is -1 when all
+// applied.
+func applyEditBytes(src []byte, n int, logits []float32) (bad int, id int32) {
+	return applyEditBytesSlow(src, n, logits)
+}

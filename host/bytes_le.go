@@ -20,3 +20,31 @@ func putI32s(dst []byte, src []int32) {
 	}
 	copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src)))
 }
+
+// edit is one (i32 id, f32 logit) processor edit as it lies in guest memory.
+type edit struct {
+	id    int32
+	logit float32
+}
+
+// applyEditBytes applies the n edits in src (8 bytes each, len(src) >=
+// 8n) to logits, in order. It stops at the first id outside
+// [0, len(logits)) and returns its index and id; bad is -1 when all
+// applied. On little-endian machines src is read in place as []edit when
+// it is 4-byte aligned.
+func applyEditBytes(src []byte, n int, logits []float32) (bad int, id int32) {
+	if n == 0 {
+		return -1, 0
+	}
+	if uintptr(unsafe.Pointer(&src[0]))%4 != 0 {
+		return applyEditBytesSlow(src, n, logits)
+	}
+	edits := unsafe.Slice((*edit)(unsafe.Pointer(&src[0])), n)
+	for k, e := range edits {
+		if uint32(e.id) >= uint32(len(logits)) {
+			return k, e.id
+		}
+		logits[e.id] = e.logit
+	}
+	return -1, 0
+}

@@ -207,16 +207,23 @@ func (s *Sampler) applyEdits(st *stage, r int32, logits []float32) error {
 		return &engine.PolicyError{Policy: st.p.label,
 			Err: fmt.Errorf("%w: %s returned %d edits, at most %d", ErrBadResult, abi.ExportProcess, r, maxEdits)}
 	}
-	out := i.region(i.inSize, 8*int(r))
-	for e := 0; e < int(r); e++ {
-		id := int32(binary.LittleEndian.Uint32(out[8*e:]))
-		if id < 0 || int(id) >= len(logits) {
-			return &engine.PolicyError{Policy: st.p.label,
-				Err: fmt.Errorf("%w: edit %d names id %d, vocabulary has %d", engine.ErrBadToken, e, id, len(logits))}
-		}
-		logits[id] = math.Float32frombits(binary.LittleEndian.Uint32(out[8*e+4:]))
+	if e, id := applyEditBytes(i.region(i.inSize, 8*int(r)), int(r), logits); e >= 0 {
+		return &engine.PolicyError{Policy: st.p.label,
+			Err: fmt.Errorf("%w: edit %d names id %d, vocabulary has %d", engine.ErrBadToken, e, id, len(logits))}
 	}
 	return nil
+}
+
+// applyEditBytesSlow is applyEditBytes decoding each field.
+func applyEditBytesSlow(src []byte, n int, logits []float32) (bad int, id int32) {
+	for e := range n {
+		id := int32(binary.LittleEndian.Uint32(src[8*e:]))
+		if id < 0 || int(id) >= len(logits) {
+			return e, id
+		}
+		logits[id] = math.Float32frombits(binary.LittleEndian.Uint32(src[8*e+4:]))
+	}
+	return -1, 0
 }
 
 // Accept records token; it reaches the plugins as prev in the next step.

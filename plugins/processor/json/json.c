@@ -17,6 +17,8 @@
  *   max_depth      [64] the deepest nesting of objects and arrays (<= 1024)
  *   max_whitespace [32] the longest run of whitespace outside strings, so
  *                  that a model cannot loop on spaces or newlines
+ *   cache          [true] keep each state's answer (below); false computes
+ *                  every step afresh (for tests and measurements)
  *   max_tokens     [0 = none] the turn's token budget: when set, a token is
  *                  allowed only if the value can still be completed in the
  *                  tokens left (one byte per token: the vocabulary must
@@ -34,16 +36,18 @@
  * go to a small overlay), and the accepted token (prev) is applied the same
  * way and then written back.
  *
- * Cost per step (ABI §6: every loop iteration is paid for). At init each
- * token is classified once: "plain" (only bytes that stay inside a string:
- * printable ASCII but " and \, complete UTF-8 sequences) or not, and
- * bucketed by its first byte, or by its first byte after leading
+ * Cost per step (ABI §6: every loop iteration is paid for, about 40 ns).
+ * At init each token is classified once: "plain" (only bytes that stay
+ * inside a string: printable ASCII but " and \, whole UTF-8 sequences) or
+ * not, and bucketed by its first byte, or by its first byte after leading
  * whitespace. Inside a string only the non-plain tokens are simulated and
  * the plain ones are allowed wholesale; elsewhere only the buckets whose
- * first byte the state accepts are simulated. The output is an edit of
- * every masked id: inside a string the short list of masked ids; elsewhere
- * a template of all n_vocab ids at -Inf kept from step to step, in which
- * the allowed ids get their own logit back (and lose it the next step).
+ * first byte the state accepts are simulated. The answer is kept by state
+ * (see the cache below), so a state seen before costs one copy. The output
+ * is an edit of every masked id: inside a string the short list of masked
+ * ids; elsewhere a template of all n_vocab ids at -Inf kept from step to
+ * step, in which the allowed ids get their own logit back (and lose it the
+ * next step).
  */
 #include "realizar.h"
 
@@ -81,7 +85,7 @@ static const char *const literals[3] = {"true", "false", "null"};
 static const uint8_t lit_len[3] = {4, 5, 4};
 
 /* Config. */
-static int any_value, max_depth = 64, max_ws = 32, max_tokens;
+static int any_value, max_depth = 64, max_ws = 32, max_tokens, use_cache = 1;
 static int budget; /* max_tokens is on and the vocabulary can honour it */
 
 /* The vocabulary. */
@@ -101,6 +105,7 @@ static int32_t *eog, n_eog;
 static jstate cur;
 static uint8_t *stack;   /* [max_depth] */
 static uint8_t *loc;     /* [max_piece + 1] the overlay of a simulation */
+static uint64_t sbits;   /* bit d: stack[d] is an array, for d < 64 */
 static int32_t steps;    /* process calls this turn */
 static int broken;       /* an accepted token did not continue the text */
 
@@ -176,97 +181,95 @@ static inline int is_hex(uint8_t ch) {
     return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
 }
 
-/* step advances s by one byte; 0 if the text would stop being a JSON prefix. */
-static int step(jstate *s, uint8_t ch) {
-    for (;;) {
-        switch (s->mode) {
-        case M_STR:
-            if (ch == '"') {
-                if (s->a) s->mode = M_COLON;
-                else value_done(s);
-                return 1;
-            }
-            if (ch == '\\') { s->mode = M_STR_ESC; return 1; }
-            if (ch < 0x20) return 0;
-            if (ch < 0x80) return 1;
-            return utf8_lead(s, ch);
-        case M_STR_ESC:
-            switch (ch) {
-            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-                s->mode = M_STR;
-                return 1;
-            case 'u': s->mode = M_STR_U; s->b = 0; return 1;
-            }
-            return 0;
-        case M_STR_U:
-            if (!is_hex(ch)) return 0;
-            if (++s->b == 4) s->mode = M_STR;
-            return 1;
-        case M_STR_UTF8: {
-            static const uint8_t lo[5] = {0x80, 0xA0, 0x80, 0x90, 0x80}, hi[5] = {0xBF, 0xBF, 0x9F, 0xBF, 0x8F};
-            if (ch < lo[s->c] || ch > hi[s->c]) return 0;
-            s->c = 0;
-            if (--s->b == 0) s->mode = M_STR;
+/* structural advances s, in a mode between tokens of the grammar, by ch. */
+static int structural(jstate *s, uint8_t ch) {
+    if (is_ws(ch)) return s->mode != M_DONE && ++s->ws <= max_ws;
+    s->ws = 0;
+    switch (s->mode) {
+    case M_VALUE: return start_value(s, ch);
+    case M_ARR_FIRST: return ch == ']' ? close_container(s, C_ARR) : start_value(s, ch);
+    case M_OBJ_FIRST:
+        if (ch == '}') return close_container(s, C_OBJ);
+        /* fall through */
+    case M_OBJ_KEY:
+        if (ch != '"') return 0;
+        s->mode = M_STR;
+        s->a = 1;
+        return 1;
+    case M_COLON:
+        if (ch != ':') return 0;
+        s->mode = M_VALUE;
+        return 1;
+    case M_AFTER:
+        if (ch == ',') {
+            s->mode = top(s) == C_OBJ ? M_OBJ_KEY : M_VALUE;
             return 1;
         }
-        case M_LIT:
-            if (ch != (uint8_t)literals[s->b][s->c]) return 0;
-            if (++s->c == lit_len[s->b]) value_done(s);
-            return 1;
-        case M_NUM_MINUS:
-            if (ch == '0') { s->mode = M_NUM_ZERO; return 1; }
-            if (ch >= '1' && ch <= '9') { s->mode = M_NUM_INT; return 1; }
-            return 0;
-        case M_NUM_DOT:
-            if (ch >= '0' && ch <= '9') { s->mode = M_NUM_FRAC; return 1; }
-            return 0;
-        case M_NUM_E:
-            if (ch == '+' || ch == '-') { s->mode = M_NUM_ESIGN; return 1; }
-            /* fall through */
-        case M_NUM_ESIGN:
-            if (ch >= '0' && ch <= '9') { s->mode = M_NUM_EXP; return 1; }
-            return 0;
-        case M_NUM_ZERO: case M_NUM_INT: case M_NUM_FRAC: case M_NUM_EXP:
-            if (ch >= '0' && ch <= '9' && s->mode != M_NUM_ZERO) return 1;
-            if (ch == '.' && s->mode <= M_NUM_INT) { s->mode = M_NUM_DOT; return 1; }
-            if ((ch == 'e' || ch == 'E') && s->mode != M_NUM_EXP) { s->mode = M_NUM_E; return 1; }
-            value_done(s); /* the number ended before ch: read ch again */
-            continue;
-        default:
-            break;
-        }
-        /* the structural modes */
-        if (is_ws(ch)) {
-            if (s->mode == M_DONE || ++s->ws > max_ws) return 0;
-            return 1;
-        }
-        s->ws = 0;
-        switch (s->mode) {
-        case M_VALUE: return start_value(s, ch);
-        case M_ARR_FIRST: return ch == ']' ? close_container(s, C_ARR) : start_value(s, ch);
-        case M_OBJ_FIRST:
-            if (ch == '}') return close_container(s, C_OBJ);
-            /* fall through */
-        case M_OBJ_KEY:
-            if (ch != '"') return 0;
-            s->mode = M_STR;
-            s->a = 1;
-            return 1;
-        case M_COLON:
-            if (ch != ':') return 0;
-            s->mode = M_VALUE;
-            return 1;
-        case M_AFTER:
-            if (ch == ',') {
-                s->mode = top(s) == C_OBJ ? M_OBJ_KEY : M_VALUE;
-                return 1;
-            }
-            if (ch == '}') return close_container(s, C_OBJ);
-            if (ch == ']') return close_container(s, C_ARR);
-            return 0;
-        }
-        return 0; /* M_DONE */
+        if (ch == '}') return close_container(s, C_OBJ);
+        if (ch == ']') return close_container(s, C_ARR);
+        return 0;
     }
+    return 0; /* M_DONE */
+}
+
+/* step advances s by one byte; 0 if the text would stop being a JSON
+ * prefix. No loop: a guest pays for every loop iteration (ABI §6). */
+static int step(jstate *s, uint8_t ch) {
+    switch (s->mode) {
+    case M_STR:
+        if (ch == '"') {
+            if (s->a) s->mode = M_COLON;
+            else value_done(s);
+            return 1;
+        }
+        if (ch == '\\') { s->mode = M_STR_ESC; return 1; }
+        if (ch < 0x20) return 0;
+        if (ch < 0x80) return 1;
+        return utf8_lead(s, ch);
+    case M_STR_ESC:
+        switch (ch) {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            s->mode = M_STR;
+            return 1;
+        case 'u': s->mode = M_STR_U; s->b = 0; return 1;
+        }
+        return 0;
+    case M_STR_U:
+        if (!is_hex(ch)) return 0;
+        if (++s->b == 4) s->mode = M_STR;
+        return 1;
+    case M_STR_UTF8: {
+        static const uint8_t lo[5] = {0x80, 0xA0, 0x80, 0x90, 0x80}, hi[5] = {0xBF, 0xBF, 0x9F, 0xBF, 0x8F};
+        if (ch < lo[s->c] || ch > hi[s->c]) return 0;
+        s->c = 0;
+        if (--s->b == 0) s->mode = M_STR;
+        return 1;
+    }
+    case M_LIT:
+        if (ch != (uint8_t)literals[s->b][s->c]) return 0;
+        if (++s->c == lit_len[s->b]) value_done(s);
+        return 1;
+    case M_NUM_MINUS:
+        if (ch == '0') { s->mode = M_NUM_ZERO; return 1; }
+        if (ch >= '1' && ch <= '9') { s->mode = M_NUM_INT; return 1; }
+        return 0;
+    case M_NUM_DOT:
+        if (ch >= '0' && ch <= '9') { s->mode = M_NUM_FRAC; return 1; }
+        return 0;
+    case M_NUM_E:
+        if (ch == '+' || ch == '-') { s->mode = M_NUM_ESIGN; return 1; }
+        /* fall through */
+    case M_NUM_ESIGN:
+        if (ch >= '0' && ch <= '9') { s->mode = M_NUM_EXP; return 1; }
+        return 0;
+    case M_NUM_ZERO: case M_NUM_INT: case M_NUM_FRAC: case M_NUM_EXP:
+        if (ch >= '0' && ch <= '9' && s->mode != M_NUM_ZERO) return 1;
+        if (ch == '.' && s->mode <= M_NUM_INT) { s->mode = M_NUM_DOT; return 1; }
+        if ((ch == 'e' || ch == 'E') && s->mode != M_NUM_EXP) { s->mode = M_NUM_E; return 1; }
+        value_done(s); /* the number ended before ch */
+        return structural(s, ch);
+    }
+    return structural(s, ch);
 }
 
 /* accepting reports whether the text so far is a whole JSON text. */
@@ -298,12 +301,19 @@ static int32_t cost(const jstate *s) {
     return d; /* a number that may end here */
 }
 
-/* simulate runs token id's piece from s; 0 if it is not a continuation. */
+/* simulate runs token id's piece from s; 0 if it is not a continuation.
+ * Four bytes a loop iteration (ABI §6). */
 static int simulate(jstate *s, int32_t id) {
-    const uint8_t *p = bytes + off[id], *end = bytes + off[id + 1];
+    const uint8_t *p = bytes + off[id];
+    int32_t n = (int32_t)(off[id + 1] - off[id]), i = 0;
     s->nloc = 0;
-    for (; p < end; p++)
-        if (!step(s, *p)) return 0;
+    for (; i + 4 <= n; i += 4)
+        if (!step(s, p[i]) || !step(s, p[i + 1]) || !step(s, p[i + 2]) || !step(s, p[i + 3])) return 0;
+    switch (n - i) {
+    case 3: if (!step(s, p[i++])) return 0; /* fall through */
+    case 2: if (!step(s, p[i++])) return 0; /* fall through */
+    case 1: if (!step(s, p[i])) return 0;
+    }
     return 1;
 }
 
@@ -400,17 +410,71 @@ static int advance(int32_t id) {
     if (cls[id] & CLS_NEVER) return 0;
     jstate t = cur;
     if (!simulate(&t, id)) return 0;
-    for (int32_t k = 0; k < t.nloc; k++) stack[t.base + k] = loc[k];
+    if (t.base < 64) sbits &= (1ULL << t.base) - 1;
+    for (int32_t k = 0; k < t.nloc; k++) {
+        stack[t.base + k] = loc[k];
+        if (t.base + k < 64 && loc[k] == C_ARR) sbits |= 1ULL << (t.base + k);
+    }
     t.base += t.nloc;
     t.nloc = 0;
     cur = t;
     return 1;
 }
 
+/* ---- the cache of masks by state ----
+ *
+ * What a step allows depends on the state only (the budget aside), and a
+ * generation comes back to the same states again and again (in a string
+ * at the same depth, after a value in the same container). So each
+ * computed answer is kept, keyed by the whole state: the scalars, the
+ * depth and, up to depth 64, the stack as bits. A direct-mapped table of
+ * N_CACHE slots over an arena; when the arena is full it is emptied. */
+#define N_CACHE 64
+enum { CACHE_MASKED = 1, CACHE_ALLOWED = 2 };
+typedef struct {
+    jstate key;      /* nloc is 0 */
+    uint64_t sbits;
+    int32_t kind;    /* 0 (empty), CACHE_MASKED (edits) or CACHE_ALLOWED (ids) */
+    int32_t eog_ok, count;
+    uint32_t at;     /* byte offset in the arena */
+} centry;
+static centry cache[N_CACHE];
+static uint8_t *arena;
+static uint32_t arena_cap, arena_used;
+
+static centry *slot(void) {
+    uint32_t h = (uint32_t)cur.mode * 0x9e3779b1u ^ (uint32_t)cur.a << 8 ^ (uint32_t)cur.b << 12 ^
+                 (uint32_t)cur.c << 16 ^ (uint32_t)cur.ws * 0x85ebca6bu ^ (uint32_t)cur.base * 0xc2b2ae35u ^
+                 (uint32_t)sbits ^ (uint32_t)(sbits >> 32) * 0x27d4eb2fu;
+    return &cache[(h ^ h >> 15) % N_CACHE];
+}
+
+static centry *lookup(void) {
+    centry *e = slot();
+    if (e->kind && e->key.mode == cur.mode && e->key.a == cur.a && e->key.b == cur.b && e->key.c == cur.c &&
+        e->key.ws == cur.ws && e->key.base == cur.base && e->sbits == sbits)
+        return e;
+    return 0;
+}
+
+static void store(int32_t kind, const void *src, int32_t count, int32_t eog_ok) {
+    uint32_t size = (uint32_t)count * (kind == CACHE_MASKED ? 8 : 4);
+    if (size > arena_cap) return;
+    if (arena_used + size > arena_cap) {
+        for (int32_t k = 0; k < N_CACHE; k++) cache[k].kind = 0;
+        arena_used = 0;
+    }
+    centry *e = slot();
+    memcpy(arena + arena_used, src, size);
+    *e = (centry){.key = cur, .sbits = sbits, .kind = kind, .eog_ok = eog_ok, .count = count, .at = arena_used};
+    arena_used += size;
+}
+
 REALIZAR_EXPORT("realizar_reset")
 int32_t reset(int64_t seed, int32_t n_prompt) {
     (void)seed; (void)n_prompt;
     cur = (jstate){.mode = M_VALUE};
+    sbits = 0;
     steps = 0;
     broken = 0;
     return 0;
@@ -427,6 +491,19 @@ int32_t process(int32_t prev, int32_t count) {
     }
     steps++;
     int32_t left = max_tokens - steps; /* tokens after this one */
+    /* a byte raises the cost by at most 4 (',' in an object: "":0) */
+    int cacheable = use_cache && cur.base <= 64 && (!budget || (int64_t)left >= (int64_t)cost(&cur) + 4 * (int64_t)max_piece);
+    centry *hit = cacheable ? lookup() : 0;
+    if (hit && hit->kind == CACHE_MASKED) {
+        memcpy(edits, arena + hit->at, (uint32_t)hit->count * 8);
+        if (hit->count > dirty) dirty = hit->count;
+        return hit->count;
+    }
+    if (hit) {
+        memcpy(allowed, arena + hit->at, (uint32_t)hit->count * 4);
+        n_allowed = hit->count;
+        return emit_template(hit->eog_ok);
+    }
     int use_budget = 1;
     for (;;) {
         collect(use_budget, left);
@@ -441,10 +518,14 @@ int32_t process(int32_t prev, int32_t count) {
             }
             if (e > dirty) dirty = e;
             n_allowed = 0;
+            if (cacheable) store(CACHE_MASKED, edits, e, 0);
             return e;
         }
         int eog_ok = accepting(&cur);
-        if (n_allowed > 0 || eog_ok) return emit_template(eog_ok);
+        if (n_allowed > 0 || eog_ok) {
+            if (cacheable && use_budget) store(CACHE_ALLOWED, allowed, n_allowed, eog_ok);
+            return emit_template(eog_ok);
+        }
         if (budget && use_budget) {
             log_id(REALIZAR_LOG_WARN, "json: max_tokens is too small to complete the value; tokens left: ", left);
             use_budget = 0;
@@ -496,9 +577,10 @@ static int read_ids(const char *key, int32_t **out, int32_t *count) {
 }
 
 static int read_config(const uint8_t *cfg, int32_t len) {
-    static const char *const keys[] = {"eog", "control", "any_value", "max_depth", "max_whitespace", "max_tokens"};
+    static const char *const keys[] = {"eog", "control", "any_value", "max_depth", "max_whitespace", "max_tokens", "cache"};
     int r;
-    if ((r = realizar_config_check_keys(cfg, len, keys, 6)) < 0) return r;
+    if ((r = realizar_config_check_keys(cfg, len, keys, 7)) < 0) return r;
+    if ((r = realizar_config_bool("cache", &use_cache)) < 0) return r;
     if ((r = realizar_config_bool("any_value", &any_value)) < 0) return r;
     if ((r = realizar_config_i32("max_depth", &max_depth)) < 0) return r;
     if ((r = realizar_config_i32("max_whitespace", &max_ws)) < 0) return r;
@@ -611,7 +693,9 @@ int64_t init(int32_t nv, int32_t mp, int32_t config_ptr, int32_t config_len) {
     loc = need((uint32_t)mp + 1);
     allowed = need((uint32_t)(nv + n_eog) * 4);
     shown = need((uint32_t)(nv + n_eog) * 4);
-    if (!stack || !loc || !allowed || !shown) return REALIZAR_ERR_FAILED;
+    arena_cap = (uint32_t)nv * 16 > (1u << 20) ? (uint32_t)nv * 16 : (1u << 20);
+    arena = need(arena_cap);
+    if (!stack || !loc || !allowed || !shown || !arena) return REALIZAR_ERR_FAILED;
     if ((r = read_vocab()) < 0) return r;
     budget = max_tokens > 0 && budget_possible();
     if (max_tokens > 0 && !budget)
