@@ -333,7 +333,7 @@ func TestJSONBroken(t *testing.T) {
 func TestJSONBadConfig(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	v := jsonVocab()
-	for _, cfg := range []string{``, `{}`, `{"eog":[]}`, `{"eog":[9999]}`, `{"eog":[-1]}`, `{"eog":"0"}`,
+	for _, cfg := range []string{``, `{}`, `{"eog":[]}`, `{"eog":null}`, `{"eog":[9999]}`, `{"eog":[-1]}`, `{"eog":"0"}`,
 		`{"eog":[0],"control":[1,]}`, `{"eog":[0],"max_depth":0}`, `{"eog":[0],"max_depth":2000}`,
 		`{"eog":[0],"any_value":1}`, `{"eog":[0],"format":"json"}`} {
 		p, err := h.Load(t.Context(), wasm(t, "json"), host.LoadOptions{Config: []byte(cfg)})

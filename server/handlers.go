@@ -57,13 +57,8 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 			return 0, unsupported(x.name)
 		}
 	}
-	if present(f.ResponseFormat) {
-		var rf struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(f.ResponseFormat, &rf) != nil || rf.Type != "text" {
-			return 0, unsupported("response_format")
-		}
+	if _, err := responseFormat(f.ResponseFormat); err != nil {
+		return 0, err
 	}
 	if len(f.Stop) > 4 {
 		return 0, badRequest("stop", "stop holds %d strings; at most 4", len(f.Stop))
@@ -80,6 +75,33 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 		return 0, badRequest("max_tokens", "max_tokens is %d, must be >= 1", maxTokens)
 	}
 	return maxTokens, nil
+}
+
+// responseFormat reads response_format: absent, null or {"type": "text"}
+// is plain text; {"type": "json_object"} asks for JSON mode (the output is
+// a JSON object). json_schema (structured outputs) is not supported: a 400
+// naming the parameter, as is any other type.
+func responseFormat(raw json.RawMessage) (jsonObject bool, err error) {
+	if !present(raw) {
+		return false, nil
+	}
+	var rf struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &rf) != nil {
+		return false, badRequest("response_format", `response_format must be {"type": "text"} or {"type": "json_object"}`)
+	}
+	switch rf.Type {
+	case "text":
+		return false, nil
+	case "json_object":
+		return true, nil
+	case "json_schema":
+		e := unsupported("response_format")
+		e.Message = `response_format {"type": "json_schema"} is not supported; {"type": "json_object"} (JSON mode) is`
+		return false, e
+	}
+	return false, badRequest("response_format", "response_format type %q is not text, json_object or json_schema", rf.Type)
 }
 
 // present reports whether a raw field was given and is not null.
@@ -201,7 +223,21 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	defer done()
 	ctx := r.Context()
-	pol, err := s.buildPolicies(ctx, t, policyRequest{fields: f, stopText: f.Stop})
+	jsonObject, err := responseFormat(f.ResponseFormat)
+	if err != nil {
+		return err
+	}
+	pr := policyRequest{fields: f, stopText: f.Stop}
+	if jsonObject {
+		// The budget the turn will have (runTurn's rule), so that a turn
+		// cut by max_tokens still ends with a whole object.
+		budget := p.maxTokens
+		if budget == 0 {
+			budget = max(s.model.Forward.ContextLength()-len(p.prompt), 0)
+		}
+		pr.json = jsonModeConfig(s.model.Tokenizer, budget)
+	}
+	pol, err := s.buildPolicies(ctx, t, pr)
 	if err != nil {
 		return err
 	}

@@ -29,13 +29,16 @@ type samplingFields struct {
 	// previous request's longest common prefix (default true; only ever
 	// the same tenant's).
 	CachePrompt *bool `json:"cache_prompt"`
+	// ResponseFormat is {"type": "text"} (no-op) or {"type": "json_object"}
+	// (JSON mode: the embedded json processor masks every token that would
+	// break the JSON); json_schema is refused (responseFormat).
+	ResponseFormat json.RawMessage `json:"response_format"`
 
 	// Refused options: present and meaningful means 400.
-	ResponseFormat json.RawMessage `json:"response_format"`
-	Tools          json.RawMessage `json:"tools"`
-	ToolChoice     json.RawMessage `json:"tool_choice"`
-	Functions      json.RawMessage `json:"functions"`
-	FunctionCall   json.RawMessage `json:"function_call"`
+	Tools        json.RawMessage `json:"tools"`
+	ToolChoice   json.RawMessage `json:"tool_choice"`
+	Functions    json.RawMessage `json:"functions"`
+	FunctionCall json.RawMessage `json:"function_call"`
 }
 
 // completionRequest is POST /v1/completions.

@@ -11,6 +11,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
 // Builtins returns the module of an embedded policy by name ("greedy",
@@ -23,6 +24,7 @@ const (
 	builtinStandard = "standard"
 	builtinGreedy   = "greedy"
 	builtinStrings  = "strings"
+	builtinJSON     = "json"
 )
 
 // policies are one request's fresh plugin instances. Close them after the turn.
@@ -43,6 +45,7 @@ func (p *policies) Close() {
 type policyRequest struct {
 	fields   *samplingFields
 	stopText []string
+	json     json.RawMessage // JSON mode: the json processor's config (it runs last before the sampler); nil: off
 }
 
 // buildPolicies resolves and instantiates the request's policies for t:
@@ -74,6 +77,13 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 	var chain []*host.Plugin
 	for i, ref := range ext.Processors {
 		pl, err := s.resolve(ctx, t, ref, abi.KindProcessor, fmt.Sprintf("realizar.processors[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, pl)
+	}
+	if req.json != nil {
+		pl, err := s.resolve(ctx, t, pluginRef{Plugin: builtinJSON, Config: req.json}, abi.KindProcessor, "response_format")
 		if err != nil {
 			return nil, err
 		}
@@ -166,6 +176,16 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 		return nil, e
 	}
 	return p, nil
+}
+
+// jsonModeConfig is the json processor's config for the model's
+// vocabulary: its end-of-generation and control ids, an object at the top
+// level, and the turn's token budget (so that a turn cut by max_tokens
+// still ends with a whole object).
+func jsonModeConfig(tok *tokenizer.Tokenizer, budget int) json.RawMessage {
+	cfg := map[string]any{"eog": tok.EOG(), "control": tok.Control(), "max_tokens": budget}
+	b, _ := json.Marshal(cfg) // int slices and an int always marshal
+	return b
 }
 
 // hasSamplingFields reports whether f sets a field the standard sampler reads.

@@ -36,7 +36,7 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			g, err := newGenerator(ctx, cmd, &mf, &pf)
+			g, err := newGenerator(ctx, cmd, &mf, &pf, &tf)
 			if err != nil {
 				return err
 			}

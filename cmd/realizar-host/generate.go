@@ -51,8 +51,11 @@ type generator struct {
 }
 
 // newGenerator loads the model and the policies.
-func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *policyFlags) (*generator, error) {
+func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags) (*generator, error) {
 	if err := mf.resolve(); err != nil {
+		return nil, err
+	}
+	if err := pf.checkFormat(tf.ignoreEOS); err != nil {
 		return nil, err
 	}
 	// Policy flags are checked before the (slow) model load.
@@ -71,7 +74,7 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		g.Close(ctx)
 		return nil, failure(err)
 	}
-	if g.pol, err = pf.load(ctx, cmd.Flags(), g.host, m.tok); err != nil {
+	if g.pol, err = pf.load(ctx, cmd.Flags(), g.host, m.tok, tf.maxTokens); err != nil {
 		g.Close(ctx)
 		return nil, err
 	}

@@ -16,8 +16,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/realizar-host/realizar-host/abi"
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
 // policyFlags choose the sampler, processors and stop policy of a turn.
@@ -29,6 +30,7 @@ type policyFlags struct {
 	stopConfig    string
 	stopStrings   []string
 	pluginLog     bool
+	format        string // "text" or "json" (JSON mode)
 
 	// Sugar for the standard sampler's config, in its (OpenAI and
 	// llama.cpp) field names; only flags the user set are passed on.
@@ -63,6 +65,8 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&p.stopConfig, "stop-config", "", "the stop policy's config: a JSON object, or @FILE")
 	fs.StringArrayVar(&p.stopStrings, "stop-string", nil, "stop when the text ends with S and leave S out (repeatable)")
 	fs.BoolVar(&p.pluginLog, "plugin-log", false, "print the plugins' logs on stderr after each turn")
+	fs.StringVar(&p.format, "format", formatText, "output format: "+formatText+", or "+formatJSON+
+		" (JSON mode: the embedded json processor, run last before the sampler, masks every token that would keep the answer from being a JSON object)")
 	s := &p.sampling
 	fs.Float64Var(&s.temperature, "temperature", 0.8, "standard sampler: temperature (<= 0 is greedy)")
 	fs.IntVar(&s.topK, "top-k", 40, "standard sampler: keep the K most likely tokens (0: all)")
@@ -73,6 +77,25 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&s.repeatLastN, "repeat-last-n", 64, "standard sampler: tokens the penalties look back over")
 	fs.Float64Var(&s.presencePenalty, "presence-penalty", 0, "standard sampler: presence penalty")
 	fs.Float64Var(&s.frequencyPenalty, "frequency-penalty", 0, "standard sampler: frequency penalty")
+}
+
+// The --format values.
+const (
+	formatText = "text"
+	formatJSON = "json"
+)
+
+// checkFormat refuses an unknown --format, and JSON mode with
+// --ignore-eos (the processor ends a complete object with an
+// end-of-generation token).
+func (p *policyFlags) checkFormat(ignoreEOS bool) error {
+	switch {
+	case p.format != formatText && p.format != formatJSON:
+		return usage(fmt.Errorf("--format %q: must be %s or %s", p.format, formatText, formatJSON))
+	case p.format == formatJSON && ignoreEOS:
+		return usage(errors.New("--format json ends the answer with an end-of-generation token; it cannot go with --ignore-eos"))
+	}
+	return nil
 }
 
 // policies are the loaded policies of a Session. Close them after use.
@@ -112,10 +135,11 @@ func (p *policies) writeLogs(w io.Writer) {
 	}
 }
 
-// load resolves and loads the policies for vocab. Usage errors (flags that
-// contradict each other, a bad config argument) are exitUsage; a module
-// that does not load is exitBadPlugin.
-func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host, vocab engine.Vocab) (*policies, error) {
+// load resolves and loads the policies for the model's vocabulary; a turn
+// generates at most maxTokens (JSON mode's budget). Usage errors (flags
+// that contradict each other, a bad config argument) are exitUsage; a
+// module that does not load is exitBadPlugin.
+func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host, vocab *tokenizer.Tokenizer, maxTokens int) (*policies, error) {
 	samplerCfg, err := p.samplerConfigJSON(fs)
 	if err != nil {
 		return nil, err
@@ -132,6 +156,15 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	var procs []*host.Plugin
 	for _, spec := range p.processors {
 		pl, err := loadPolicy(ctx, h, spec, abi.KindProcessor, nil, "--processor")
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, pl)
+		out.names = append(out.names, pl.String())
+	}
+	if p.format == formatJSON {
+		cfg := plugins.JSONMode{EOG: vocab.EOG(), Control: vocab.Control(), MaxTokens: maxTokens}.Config()
+		pl, err := loadPolicy(ctx, h, plugins.JSONBuiltin, abi.KindProcessor, cfg, "--format")
 		if err != nil {
 			return nil, err
 		}

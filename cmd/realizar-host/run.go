@@ -72,7 +72,7 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 	if err != nil {
 		return err
 	}
-	g, err := newGenerator(ctx, cmd, mf, pf)
+	g, err := newGenerator(ctx, cmd, mf, pf, tf)
 	if err != nil {
 		return err
 	}
