@@ -33,7 +33,12 @@
 // [0, 1]; repeat-penalty > 0; repeat-last-n >= -1; a temperature <= 0 is
 // greedy). The embedded standard and strings policies refuse a config key
 // they do not know, naming it. --stop-string configures
-// the embedded strings stop policy. Commands that load a model take
+// the embedded strings stop policy. --format json (run and chat) is JSON
+// mode: the embedded json processor runs last before the sampler and masks
+// every token that would keep the answer from being a JSON object; a turn
+// ends with the object (or, cut by --max-tokens, the processor has closed
+// it in time), and --ignore-eos with it is a usage error. (run's --json is
+// unrelated: it prints the turn as one document.) Commands that load a model take
 // --model, or the file named by $REALIZAR_MODEL.
 //
 // chat reads one user message per line, renders the conversation with the
