@@ -236,3 +236,25 @@ func BenchmarkJSONStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJSONInit measures what a turn's first step pays for JSON mode:
+// instantiate, realizar_init (every piece read and classified), reset,
+// close. It must stay well inside the 2 s init deadline at 152k tokens.
+//
+//	go test -run '^$' -bench JSONInit -benchtime 10x ./plugins
+func BenchmarkJSONInit(b *testing.B) {
+	for _, name := range []string{"llama-spm", "qwen2"} {
+		tok := realTokenizer(b, name)
+		h := newHost(b, host.NewConfig())
+		p := load(b, h, "json", jsonModeFor(tok, 0))
+		g := load(b, h, "greedy", "")
+		b.Run("vocab="+name, func(b *testing.B) {
+			for b.Loop() {
+				s, err := host.NewSampler(tok, g, p)
+				require.NoError(b, err)
+				require.NoError(b, s.Reset(0, []int32{1}))
+				require.NoError(b, s.Close())
+			}
+		})
+	}
+}

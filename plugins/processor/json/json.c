@@ -693,7 +693,7 @@ int64_t init(int32_t nv, int32_t mp, int32_t config_ptr, int32_t config_len) {
     loc = need((uint32_t)mp + 1);
     allowed = need((uint32_t)(nv + n_eog) * 4);
     shown = need((uint32_t)(nv + n_eog) * 4);
-    arena_cap = (uint32_t)nv * 16 > (1u << 20) ? (uint32_t)nv * 16 : (1u << 20);
+    arena_cap = (uint32_t)nv * 8 > (1u << 18) ? (uint32_t)nv * 8 : (1u << 18);
     arena = need(arena_cap);
     if (!stack || !loc || !allowed || !shown || !arena) return REALIZAR_ERR_FAILED;
     if ((r = read_vocab()) < 0) return r;
