@@ -329,6 +329,16 @@ func TestJSONBroken(t *testing.T) {
 	assert.Equal(t, 2, got)
 }
 
+// TestJSONNullControl: "control": null (a vocabulary without control
+// tokens, marshalled from a nil slice) is no control ids.
+func TestJSONNullControl(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	m := newJSONMachine(t, h, jsonVocab(), `{"eog":[0],"control":null}`)
+	got, next := m.drive(bytesOf(`{}`))
+	assert.Equal(t, 2, got)
+	assert.Equal(t, []int32{idEOG}, allowedIDs(next))
+}
+
 // TestJSONBadConfig: the end-of-generation ids are required and checked.
 func TestJSONBadConfig(t *testing.T) {
 	h := newHost(t, host.NewConfig())

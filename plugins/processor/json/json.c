@@ -564,7 +564,8 @@ static int read_ids(const char *key, int32_t **out, int32_t *count) {
     uint8_t *raw;
     int32_t len;
     int r = realizar_config_raw(key, &raw, &len);
-    if (r <= 0 || (len == 4 && realizar_memeq(raw, "null", 4))) return r < 0 ? r : 0;
+    /* null is absent; the host gives it as "" (and may as "null") */
+    if (r <= 0 || len == 0 || (len == 4 && realizar_memeq(raw, "null", 4))) return r < 0 ? r : 0;
     int32_t max = len / 2 + 1;
     *out = need((uint32_t)max * 4);
     if (!*out) return REALIZAR_ERR_FAILED;
