@@ -298,8 +298,10 @@ func parseConfig(raw []byte, max int) ([]byte, map[string][]byte, error) {
 		return nil, nil, fmt.Errorf("%w: not a JSON object: %v", ErrBadConfig, err)
 	}
 	for k, v := range obj {
+		// A string is given decoded; anything else, null included (ABI
+		// §7), as compact JSON text.
 		var s string
-		if json.Unmarshal(v, &s) == nil {
+		if v = bytes.TrimSpace(v); len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil {
 			values[k] = []byte(s)
 			continue
 		}
