@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -317,4 +318,40 @@ func TestE2EPromptCache(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int(again.Usage.PromptTokens)-1, reused(again), "the same request again reuses all but its last token")
 	assert.Equal(t, r2.Choices[0].Message.Content, again.Choices[0].Message.Content)
+}
+
+// TestE2ESlots: with one KV-cache slot, tenants taking turns evict each
+// other's prompt cache; with two, each keeps its own, with the same text.
+func TestE2ESlots(t *testing.T) {
+	ctx := context.Background()
+	conversation := func(c openai.Client) (first, next openai.ChatCompletionNewParams) {
+		first = openai.ChatCompletionNewParams{Model: "serve-fixture",
+			Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story.")},
+			MaxTokens: openai.Int(8), Seed: openai.Int(3)}
+		r, err := c.Chat.Completions.New(ctx, first, topK)
+		require.NoError(t, err)
+		next = first
+		next.Messages = append(slices.Clone(first.Messages), openai.AssistantMessage(r.Choices[0].Message.Content),
+			openai.UserMessage("And then?"))
+		return first, next
+	}
+	texts := map[int]string{}
+	for _, slots := range []int{1, 2} {
+		t.Run(fmt.Sprintf("slots %d", slots), func(t *testing.T) {
+			s := startServerSlots(t, testTenantsFile(), 64, slots)
+			a, b := client(s, keyA), client(s, keyB)
+			_, nextA := conversation(a)
+			_, _ = conversation(b) // tenant B takes a turn in between
+			r, err := a.Chat.Completions.New(ctx, nextA, topK)
+			require.NoError(t, err)
+			reused := extension(t, r.JSON.ExtraFields["realizar"].Raw()).ReusedTokens
+			if slots == 1 {
+				assert.Zero(t, reused, "B's turn took the one slot")
+			} else {
+				assert.Positive(t, reused, "A kept its own slot")
+			}
+			texts[slots] = r.Choices[0].Message.Content
+		})
+	}
+	assert.Equal(t, texts[1], texts[2], "a slot changes speed, not text")
 }

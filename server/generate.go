@@ -34,28 +34,63 @@ type turnResult struct {
 	held  time.Duration
 }
 
-// session returns the Session that every turn runs on (the scheduler hands
-// the model to one request at a time), ready for a request of tenant: it
-// keeps the tokens the forward holds, so a request reuses the KV cache of
-// the longest prefix it shares with the previous request (a chat's earlier
-// messages) — but only when that request was the same tenant's and reuse
-// is asked for; otherwise the Session forgets and the turn starts from
-// position 0, so no tenant's prompt shapes another's timing. On the CPU
-// forward a batched prefill equals per-token steps bit for bit, so reuse
-// does not change the text. Call only while holding the scheduler.
+// slot is a Session over a forward of its own, holding one tenant's tokens.
+type slot struct {
+	tenant string
+	sess   *engine.Session
+	used   uint64 // the turn that last used it
+}
+
+// session returns the Session a turn of tenant runs on (the scheduler hands
+// the model to one request at a time). A Session keeps the tokens its
+// forward holds, so a request reuses the KV cache of the longest prefix it
+// shares with that tenant's previous request (a chat's earlier messages),
+// when reuse is asked for. A tenant gets its own slot while there are free
+// ones (Config.Slots), else the least recently used; a slot that changes
+// tenant, or a request without reuse, forgets and starts from position 0,
+// so no tenant's prompt shapes another's timing. On the CPU forward a
+// batched prefill equals per-token steps bit for bit, so reuse does not
+// change the text. Call only while holding the scheduler.
 func (s *Server) session(tenant string, reuse bool) (*engine.Session, error) {
-	if s.sess == nil {
-		sess, err := engine.NewSession(s.model.Forward, s.model.Tokenizer)
-		if err != nil {
-			return nil, err
+	s.turns++
+	var sl *slot
+	for _, x := range s.slots {
+		if x.tenant == tenant {
+			sl = x
+			break
 		}
-		s.sess = sess
 	}
-	if !reuse || s.heldBy != tenant {
-		s.sess.Forget()
+	if sl == nil {
+		if len(s.slots) < s.maxSlots && (len(s.slots) == 0 || s.model.NewForward != nil) {
+			fwd := s.model.Forward
+			if len(s.slots) > 0 {
+				var err error
+				if fwd, err = s.model.NewForward(); err != nil {
+					return nil, fmt.Errorf("a KV-cache slot for tenant %s: %w", tenant, err)
+				}
+			}
+			sess, err := engine.NewSession(fwd, s.model.Tokenizer)
+			if err != nil {
+				return nil, err
+			}
+			sl = &slot{sess: sess}
+			s.slots = append(s.slots, sl)
+		} else {
+			sl = s.slots[0]
+			for _, x := range s.slots[1:] {
+				if x.used < sl.used {
+					sl = x
+				}
+			}
+		}
+		sl.tenant = tenant
+		sl.sess.Forget()
 	}
-	s.heldBy = tenant
-	return s.sess, nil
+	if !reuse {
+		sl.sess.Forget()
+	}
+	sl.used = s.turns
+	return sl.sess, nil
 }
 
 // runTurn waits for the model (round-robin across tenants), then generates.

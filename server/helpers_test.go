@@ -92,15 +92,23 @@ func loadModel(t testing.TB) *Model {
 	mdl, err := model.Load(f, model.Options{Threads: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
-	fwd, err := engine.NewQ4kForward(mdl.NewStep(), engine.Q4kOptions{Arch: mdl.Config().Arch,
-		ModelContext: mdl.Config().ContextLength})
+	newForward := func() (engine.ArchForward, error) {
+		return engine.NewQ4kForward(mdl.NewStep(), engine.Q4kOptions{Arch: mdl.Config().Arch,
+			ModelContext: mdl.Config().ContextLength})
+	}
+	fwd, err := newForward()
 	require.NoError(t, err)
-	return &Model{ID: "serve-fixture", Forward: fwd, Tokenizer: tok}
+	return &Model{ID: "serve-fixture", Forward: fwd, NewForward: newForward, Tokenizer: tok}
 }
 
 // startServer starts a server with the test tenants (or anonymous when
 // tenants is nil) and the fixture loaded.
 func startServer(t testing.TB, tenants []byte, queue int) *testServer {
+	return startServerSlots(t, tenants, queue, 0)
+}
+
+// startServerSlots is startServer with Config.Slots = slots.
+func startServerSlots(t testing.TB, tenants []byte, queue, slots int) *testServer {
 	ctx := context.Background()
 	h, err := host.New(ctx, host.NewConfig())
 	require.NoError(t, err)
@@ -115,7 +123,8 @@ func startServer(t testing.TB, tenants []byte, queue int) *testServer {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	srv, err := New(Config{Tenants: ts, Store: store, Host: h, Builtins: plugins.Builtin, Queue: queue, Logger: log})
+	srv, err := New(Config{Tenants: ts, Store: store, Host: h, Builtins: plugins.Builtin, Queue: queue, Slots: slots,
+		Logger: log})
 	require.NoError(t, err)
 	m := loadModel(t)
 	srv.SetModel(m)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -20,8 +21,12 @@ import (
 type Model struct {
 	// ID is the name clients pass as "model" (GET /v1/models lists it).
 	ID string
-	// Forward is the one forward every request takes turns on.
+	// Forward is the forward requests take turns on (the first slot's).
 	Forward engine.ArchForward
+	// NewForward, when set, makes a further forward over the same weights
+	// with a KV cache of its own (model.Model.NewStep behind a
+	// Q4kForward), for Config.Slots > 1; nil means one slot, Forward.
+	NewForward func() (engine.ArchForward, error)
 	// Tokenizer is the model's vocabulary.
 	Tokenizer *tokenizer.Tokenizer
 }
@@ -34,6 +39,12 @@ type Config struct {
 	Builtins Builtins
 	// Queue is the most requests waiting for the model; 0 means 64.
 	Queue int
+	// Slots is how many KV caches the server keeps, one per tenant, the
+	// least recently used given to a new tenant when all are taken; 0 means
+	// 1. More slots keep more tenants' prompt caches when they take turns,
+	// at the cost of one KV cache each (it grows to the longest turn), and
+	// need Model.NewForward.
+	Slots int
 	// Logger receives one line per request; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -57,12 +68,13 @@ type Server struct {
 
 	idSeq atomic.Uint64
 
-	// sess is the one Session turns run on, made at the first turn, and
-	// heldBy the tenant whose tokens its forward holds; both are used only
-	// by the request that holds the scheduler.
-	sess   *engine.Session
-	heldBy string
-	wg     sync.WaitGroup // turns in flight
+	// slots are the Sessions turns run on, each over a forward of its own
+	// and holding one tenant's tokens, made as tenants come (at most
+	// maxSlots); used only by the request that holds the scheduler.
+	slots    []*slot
+	maxSlots int
+	turns    uint64         // counts turns, for least-recently-used eviction
+	wg       sync.WaitGroup // turns in flight
 }
 
 // New returns a Server for cfg.
@@ -76,7 +88,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{tenants: cfg.Tenants, store: cfg.Store, host: cfg.Host, builtins: cfg.Builtins,
+	if cfg.Slots < 0 {
+		return nil, fmt.Errorf("server: Slots is %d, must be >= 0", cfg.Slots)
+	}
+	s := &Server{tenants: cfg.Tenants, store: cfg.Store, host: cfg.Host, builtins: cfg.Builtins, maxSlots: max(cfg.Slots, 1),
 		log: cfg.Logger, sched: NewScheduler(cfg.Queue), mux: http.NewServeMux(), created: time.Now().Unix()}
 	s.metrics = newMetrics(func() float64 { return float64(s.sched.Queued()) })
 	s.routes()

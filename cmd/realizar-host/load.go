@@ -130,11 +130,7 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 		}
 		step = l.gpu
 	}
-	l.fwd, err = engine.NewQ4kForward(step, engine.Q4kOptions{
-		Arch:         l.model.Config().Arch,
-		ModelContext: l.model.Config().ContextLength,
-		MaxContext:   flags.ctxSize,
-	})
+	l.fwd, err = l.forward(step, flags)
 	if err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
@@ -144,6 +140,21 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 		l.gpu.OnFallback(l.fwd.AddNotice)
 	}
 	return nil
+}
+
+// forward adapts step with the file's architecture and the context flags.
+func (l *loaded) forward(step engine.Q4kStep, flags *modelFlags) (*engine.Q4kForward, error) {
+	return engine.NewQ4kForward(step, engine.Q4kOptions{
+		Arch:         l.model.Config().Arch,
+		ModelContext: l.model.Config().ContextLength,
+		MaxContext:   flags.ctxSize,
+	})
+}
+
+// newCPUForward is a further CPU forward over the loaded weights, with a
+// KV cache of its own (the server's extra slots).
+func (l *loaded) newCPUForward(flags *modelFlags) (engine.ArchForward, error) {
+	return l.forward(l.model.NewStep(), flags)
 }
 
 // openGPU uploads m to the CUDA device --gpu names, behind the CPU parity

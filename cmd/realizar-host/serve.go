@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/server"
@@ -28,6 +29,7 @@ type serveOptions struct {
 	tenants   string
 	pluginDir string
 	queue     int
+	slots     int
 	grace     time.Duration
 	logJSON   bool
 }
@@ -51,6 +53,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.tenants, "tenants", "", "tenants file (JSON: names, API key sha256s, limits)")
 	f.StringVar(&o.pluginDir, "plugin-dir", "", "directory of uploaded plugins and compiled code (default: in memory)")
 	f.IntVar(&o.queue, "queue", 64, "most requests waiting for the model; more get 429")
+	f.IntVar(&o.slots, "slots", 1, "KV caches kept, one per tenant, so tenants taking turns keep their prompt caches (each costs a KV cache; CPU only)")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "on shutdown, how long running requests may finish")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	return cmd
@@ -62,6 +65,12 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	if o.queue < 1 {
 		return usage(fmt.Errorf("--queue %d: must be >= 1", o.queue))
+	}
+	if o.slots < 1 {
+		return usage(fmt.Errorf("--slots %d: must be >= 1", o.slots))
+	}
+	if o.slots > 1 && o.model.gpu {
+		return usage(fmt.Errorf("--slots %d: the GPU forward has one KV cache; use --slots 1 with --gpu", o.slots))
 	}
 	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if o.logJSON {
@@ -95,7 +104,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	defer h.Close(context.Background())
 	srv, err := server.New(server.Config{Tenants: tenants, Store: store, Host: h, Builtins: plugins.Builtin,
-		Queue: o.queue, Logger: log})
+		Queue: o.queue, Slots: o.slots, Logger: log})
 	if err != nil {
 		return failure(err)
 	}
@@ -119,6 +128,10 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	defer l.Close()
 	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok}
+	if l.gpu == nil {
+		// Each further slot: a step of its own (a KV cache) over the same weights.
+		m.NewForward = func() (engine.ArchForward, error) { return l.newCPUForward(&o.model) }
+	}
 	srv.SetModel(m)
 	log.Info("ready", "model", m.ID, "context", m.Forward.ContextLength(), "vocab", m.Tokenizer.Size())
 

@@ -114,12 +114,13 @@ func TestServeBinary(t *testing.T) {
 	dir := t.TempDir()
 	tenants := filepath.Join(dir, "tenants.json")
 	require.NoError(t, os.WriteFile(tenants, fmt.Appendf(nil,
-		`{"tenants": [{"name": "acme", "key_sha256": [%q]}]}`, server.HashKey("sk-acme")), 0o600))
+		`{"tenants": [{"name": "acme", "key_sha256": [%q]}, {"name": "beta", "key_sha256": [%q]}]}`,
+		server.HashKey("sk-acme"), server.HashKey("sk-beta")), 0o600))
 	plugins := filepath.Join(dir, "plugins")
 	greedy, err := os.ReadFile(filepath.Join("..", "..", "host", "testdata", "greedy.wasm"))
 	require.NoError(t, err)
 
-	cmd, base, logs := startServe(t, bin, "--model", model, "--tenants", tenants, "--plugin-dir", plugins)
+	cmd, base, logs := startServe(t, bin, "--model", model, "--tenants", tenants, "--plugin-dir", plugins, "--slots", "2")
 	code, b := post(t, base+"/v1/plugins", "sk-acme", "application/wasm", greedy)
 	require.Equal(t, http.StatusOK, code, string(b))
 	var up struct{ ID string }
@@ -129,6 +130,10 @@ func TestServeBinary(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, string(first))
 	code, _ = post(t, base+"/v1/completions", "sk-other", "application/json", req)
 	assert.Equal(t, http.StatusUnauthorized, code)
+	// A second tenant gets the second KV-cache slot, a forward of its own.
+	code, b = post(t, base+"/v1/completions", "sk-beta", "application/json",
+		[]byte(`{"prompt": "Hello", "max_tokens": 4, "temperature": 0}`))
+	require.Equal(t, http.StatusOK, code, string(b))
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), "serve did not exit 0 on SIGTERM: %s", logs)
@@ -149,6 +154,9 @@ func TestServeRefusesOpenAddressWithoutTenants(t *testing.T) {
 	_, stderr, code := runBinary(t, bin, "serve", "--model", "x.gguf", "--addr", "0.0.0.0:0")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "loopback only")
+	_, stderr, code = runBinary(t, bin, "serve", "--model", "x.gguf", "--slots", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--slots 0")
 }
 
 // TestServeShutdownCancelsAfterGrace: SIGTERM during a long stream exits 0
