@@ -8,15 +8,18 @@ BIN      := bin/realizar-host
 RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./server/...
 FUZZTIME ?= 10s
 
-.PHONY: all ref-install guests-install build test test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+.PHONY: all ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/realizar-host
 
-## test: everything CI checks.
-test: lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref
+## test: everything CI checks (installing first, idempotently, what the tests read).
+test: test-deps lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref
+
+## test-deps: the llama.cpp reference and vocabularies, and the Rust/AssemblyScript toolchains.
+test-deps: ref-install guests-install
 
 test-unit:
 	$(GO) test -count=1 $(PKGS)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +19,31 @@ import (
 // maxBodyBytes bounds a JSON request body: 8 MiB.
 const maxBodyBytes = 8 << 20
 
-// decodeJSON reads the request body into v; malformed JSON is a 400.
+// jsonTypeName names the JSON type a Go field type takes, for messages.
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another JSON type"
+}
+
+// decodeJSON reads the request body into v; malformed JSON is a 400, and a
+// value of the wrong JSON type names its field as the error's param.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	if err := json.NewDecoder(body).Decode(v); err != nil {
@@ -26,6 +51,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		if errors.As(err, &tooBig) {
 			return &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "body_too_large",
 				Message: fmt.Sprintf("the request body is over %d bytes", maxBodyBytes)}
+		}
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return badRequest(typeErr.Field, "%s must be %s, not %s", typeErr.Field, jsonTypeName(typeErr.Type), typeErr.Value)
 		}
 		return badRequest("", "the body is not valid JSON for this endpoint: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -55,6 +56,9 @@ func newBenchCmd() *cobra.Command {
 				return err
 			}
 			res.Model, res.Threads = mf.path, mf.threads
+			if res.Threads <= 0 { // the model's default: one per usable CPU
+				res.Threads = runtime.GOMAXPROCS(0)
+			}
 			if asJSON {
 				return encodeJSON(cmd, res)
 			}
@@ -73,7 +77,7 @@ func newBenchCmd() *cobra.Command {
 // benchResult is bench's report; speeds in tokens per second.
 type benchResult struct {
 	Model        string    `json:"model"`
-	Threads      int       `json:"threads"` // 0: all CPUs
+	Threads      int       `json:"threads"` // worker threads used
 	Backend      string    `json:"backend"`
 	PromptTokens int       `json:"prompt_tokens"`
 	GenTokens    int       `json:"gen_tokens"`

@@ -56,12 +56,13 @@ var samplingFlags = []struct{ flag, field string }{
 
 func (p *policyFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&p.sampler, "sampler", "", "sampler: an embedded one ("+strings.Join(builtinNames(), ", ")+
+	fs.StringVar(&p.sampler, "sampler", "", "sampler: an embedded one ("+strings.Join(builtinNamesOf("sampler"), ", ")+
 		"), a FILE.wasm or a MANIFEST.json (default "+defaultSampler()+")")
 	fs.StringVar(&p.samplerConfig, "sampler-config", "", "the sampler's config: a JSON object, or @FILE")
-	fs.StringArrayVar(&p.processors, "processor", nil, "a logits processor (FILE.wasm, or MANIFEST.json to give it a config) run before the sampler; repeatable, in order")
-	fs.StringVar(&p.stop, "stop", "", "stop policy: "+builtinStrings+", a FILE.wasm or a MANIFEST.json (default: none, or "+
-		builtinStrings+" with --stop-string)")
+	fs.StringArrayVar(&p.processors, "processor", nil, "a logits processor: an embedded one ("+strings.Join(builtinNamesOf("processor"), ", ")+
+		"), a FILE.wasm, or a MANIFEST.json to give it a config; run before the sampler; repeatable, in order")
+	fs.StringVar(&p.stop, "stop", "", "stop policy: an embedded one ("+strings.Join(builtinNamesOf("stop"), ", ")+
+		"), a FILE.wasm or a MANIFEST.json (default: none, or "+builtinStrings+" with --stop-string)")
 	fs.StringVar(&p.stopConfig, "stop-config", "", "the stop policy's config: a JSON object, or @FILE")
 	fs.StringArrayVar(&p.stopStrings, "stop-string", nil, "stop when the text ends with S and leave S out (repeatable)")
 	fs.BoolVar(&p.pluginLog, "plugin-log", false, "print the plugins' logs on stderr after each turn")

@@ -86,7 +86,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 		}
 		tenants = t
 	} else if !isLoopback(o.addr) {
-		return usage(fmt.Errorf("without --tenants the server takes no API keys, so it listens on loopback only; %s is not", o.addr))
+		return usage(fmt.Errorf("without --tenants the server takes no API keys, so it listens on loopback only, and %s is not a loopback address: give --tenants FILE or an --addr like 127.0.0.1:8080", o.addr))
 	}
 	hostCfg := host.NewConfig().WithMaxModuleBytes(max(tenants.MaxPluginBytes(), 1<<20))
 	var store server.Store = server.NewMemStore()
