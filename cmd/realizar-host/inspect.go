@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"text/tabwriter"
 
@@ -16,19 +17,31 @@ import (
 
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
-	var tokens string
+	var tokens, modelPath string
 	cmd := &cobra.Command{
-		Use:   "inspect MODEL.gguf [--tokens TEXT] [--json]",
+		Use:   "inspect [MODEL.gguf | --model M.gguf] [--tokens TEXT] [--json]",
 		Short: "Print a model's architecture, hyperparameters, tokenizer and tensor types",
 		Long: "Print a model's architecture, hyperparameters, tokenizer and tensor types; with --tokens,\n" +
 			"the token ids and pieces of TEXT as run would feed them to the model (BOS added, control\n" +
 			"tokens in the text matched).",
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("tokens") {
-				return inspectTokens(cmd, args[0], tokens, asJSON)
+			path := modelPath
+			switch {
+			case len(args) == 1 && path != "":
+				return usage(errors.New("give the model as an argument or as --model, not both"))
+			case len(args) == 1:
+				path = args[0]
+			case path == "":
+				path = os.Getenv(envModel)
 			}
-			rep, err := inspect(args[0])
+			if path == "" {
+				return usage(errors.New("no model: pass MODEL.gguf, --model FILE.gguf or set " + envModel))
+			}
+			if cmd.Flags().Changed("tokens") {
+				return inspectTokens(cmd, path, tokens, asJSON)
+			}
+			rep, err := inspect(path)
 			if err != nil {
 				return badFile(err)
 			}
@@ -47,6 +60,7 @@ func newInspectCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&tokens, "tokens", "", "print the tokens of TEXT instead of the report")
+	cmd.Flags().StringVarP(&modelPath, "model", "m", "", "GGUF model file, instead of the argument (default: $"+envModel+")")
 	return cmd
 }
 

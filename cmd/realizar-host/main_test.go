@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,8 @@ func runBinary(t *testing.T, bin string, args ...string) (stdout, stderr string,
 	var out, errb bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// The tests name their models; a developer's $REALIZAR_MODEL must not leak in.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, envModel+"=") })
 	err := cmd.Run()
 	code = 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -101,6 +104,9 @@ func TestInspectBinary(t *testing.T) {
 	for _, want := range []string{"architecture:", "llama", "block_count:", "Q4_K", "2 tensors", "tokenizer:"} {
 		assert.Contains(t, text, want)
 	}
+	byFlag, _, code := runBinary(t, bin, "inspect", "--model", model)
+	require.Equal(t, 0, code)
+	assert.Equal(t, text, byFlag, "--model names the file like the argument (as for run, chat, bench)")
 }
 
 func TestExitCodes(t *testing.T) {
@@ -113,7 +119,8 @@ func TestExitCodes(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"no args", []string{"inspect"}, exitUsage, "accepts 1 arg"},
+		{"no model", []string{"inspect"}, exitUsage, "no model"},
+		{"model twice", []string{"inspect", "a.gguf", "--model", "b.gguf"}, exitUsage, "not both"},
 		{"unknown command", []string{"bogus"}, exitUsage, "unknown command"},
 		{"unknown flag", []string{"inspect", "--nope", "x"}, exitUsage, "unknown flag"},
 		{"missing file", []string{"inspect", "/absent/model.gguf"}, exitBadFile, "/absent/model.gguf"},
