@@ -5,6 +5,21 @@ import (
 	"sync/atomic"
 )
 
+// task is the body of a data-parallel loop: do processes items [lo, hi) on
+// worker (0 <= worker < threads, for per-thread scratch).
+//
+// The per-token loops pass a pointer to a struct their Step reuses, which
+// puts no allocation on the decode path (a closure handed to the pool would
+// escape to the heap on every call); taskFunc adapts a function elsewhere.
+type task interface {
+	do(worker, lo, hi int)
+}
+
+// taskFunc adapts a function to task.
+type taskFunc func(worker, lo, hi int)
+
+func (f taskFunc) do(worker, lo, hi int) { f(worker, lo, hi) }
+
 // pool runs data-parallel loops on a fixed set of goroutines started once,
 // so a matrix product costs a wake-up per worker, not a goroutine per row.
 //
@@ -16,7 +31,7 @@ type pool struct {
 
 	mu    sync.Mutex // held for the duration of one loop
 	done  sync.WaitGroup
-	fn    func(worker, lo, hi int)
+	fn    task
 	n     int
 	grain int
 	next  atomic.Int64
@@ -52,23 +67,23 @@ func (p *pool) work(worker int) {
 		if lo >= n {
 			return
 		}
-		p.fn(worker, int(lo), int(min(lo+g, n)))
+		p.fn.do(worker, int(lo), int(min(lo+g, n)))
 	}
 }
 
-// run calls fn over disjoint ranges [lo, hi) covering [0, n), each at most
-// grain long (grain >= 1), on all threads, and returns when all are done.
-// worker (0 <= worker < threads) identifies the goroutine, for per-thread
-// scratch; no two calls with the same worker overlap in time. Chunks are
-// claimed dynamically, so a slow core does not hold the others.
-func (p *pool) run(n, grain int, fn func(worker, lo, hi int)) {
+// run calls fn.do over disjoint ranges [lo, hi) covering [0, n), each at
+// most grain long (grain >= 1), on all threads, and returns when all are
+// done. worker (0 <= worker < threads) identifies the goroutine, for
+// per-thread scratch; no two calls with the same worker overlap in time.
+// Chunks are claimed dynamically, so a slow core does not hold the others.
+func (p *pool) run(n, grain int, fn task) {
 	if n <= 0 {
 		return
 	}
 	grain = max(grain, 1)
 	if p.threads == 1 || n <= grain {
 		for lo := 0; lo < n; lo += grain {
-			fn(0, lo, min(lo+grain, n))
+			fn.do(0, lo, min(lo+grain, n))
 		}
 		return
 	}
@@ -76,7 +91,7 @@ func (p *pool) run(n, grain int, fn func(worker, lo, hi int)) {
 	defer p.mu.Unlock()
 	if p.closed {
 		for lo := 0; lo < n; lo += grain {
-			fn(0, lo, min(lo+grain, n))
+			fn.do(0, lo, min(lo+grain, n))
 		}
 		return
 	}

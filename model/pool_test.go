@@ -15,14 +15,14 @@ func TestPoolCoversRange(t *testing.T) {
 		p := newPool(threads)
 		for _, tc := range []struct{ n, grain int }{{0, 1}, {1, 1}, {5, 16}, {100, 1}, {1000, 7}, {4096, 64}} {
 			hits := make([]atomic.Int32, tc.n)
-			p.run(tc.n, tc.grain, func(worker, lo, hi int) {
+			p.run(tc.n, tc.grain, taskFunc(func(worker, lo, hi int) {
 				require.GreaterOrEqual(t, worker, 0)
 				require.Less(t, worker, threads)
 				require.LessOrEqual(t, hi-lo, tc.grain)
 				for i := lo; i < hi; i++ {
 					hits[i].Add(1)
 				}
-			})
+			}))
 			for i := range hits {
 				require.EqualValues(t, 1, hits[i].Load(), "threads %d n %d index %d", threads, tc.n, i)
 			}
@@ -30,7 +30,7 @@ func TestPoolCoversRange(t *testing.T) {
 		p.close()
 		p.close() // idempotent
 		n := 0
-		p.run(100, 7, func(_, lo, hi int) { n += hi - lo }) // after close: serial, no panic
+		p.run(100, 7, taskFunc(func(_, lo, hi int) { n += hi - lo })) // after close: serial, no panic
 		assert.Equal(t, 100, n)
 	}
 }
@@ -44,11 +44,11 @@ func TestPoolConcurrentCallers(t *testing.T) {
 		go func() {
 			var sum atomic.Int64
 			for range 50 {
-				p.run(300, 8, func(_, lo, hi int) {
+				p.run(300, 8, taskFunc(func(_, lo, hi int) {
 					for i := lo; i < hi; i++ {
 						sum.Add(int64(i))
 					}
-				})
+				}))
 			}
 			done <- sum.Load()
 		}()
