@@ -1,8 +1,10 @@
 package model
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,6 +58,44 @@ func TestPoolConcurrentCallers(t *testing.T) {
 	for range 4 {
 		assert.EqualValues(t, 50*300*299/2, <-done)
 	}
+}
+
+// Helpers that have parked (idle past spinWait) wake for the next loop: a
+// loop of one chunk per thread whose chunks wait for each other finishes
+// only if every helper takes part. Checked straight after the previous loop
+// (helpers spinning) and after a pause (helpers parked), and close stops
+// parked helpers.
+func TestPoolWakesParkedHelpers(t *testing.T) {
+	const threads = 3
+	p := newPool(threads)
+	for round := range 6 {
+		if round%2 == 1 {
+			time.Sleep(5 * spinWait)
+		}
+		var arrived atomic.Int32
+		ok := make(chan bool, threads)
+		p.run(threads, 1, taskFunc(func(_, _, _ int) {
+			arrived.Add(1)
+			deadline := time.Now().Add(5 * time.Second)
+			for arrived.Load() < threads && time.Now().Before(deadline) {
+				runtime.Gosched()
+			}
+			ok <- arrived.Load() == threads
+		}))
+		for range threads {
+			require.True(t, <-ok, "round %d: a helper did not take part", round)
+		}
+	}
+	time.Sleep(5 * spinWait)
+	before := runtime.NumGoroutine()
+	p.close()
+	// Polled here rather than with assert.Eventually, whose own goroutine
+	// would count.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before-(threads-1) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before-(threads-1), "helpers still running after close")
 }
 
 func TestPoolGrain(t *testing.T) {
