@@ -349,6 +349,7 @@ TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-36
 q5kloop:
 	TESTQ CX, CX
 	JZ q5kdone
+	PREFETCH_Q4K(SI) // a 176-byte Q5_K block spans three lines too
 
 	MOVL 4(SI), R8
 	MOVL 8(SI), R9

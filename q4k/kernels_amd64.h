@@ -63,7 +63,8 @@
 // ahead were within noise of each other, 512 bytes gained half as much.
 #define PF_AHEAD 4096
 
-// PREFETCH_Q4K covers one 144-byte Q4_K block PF_AHEAD ahead of R.
+// PREFETCH_Q4K covers one 144-byte Q4_K block (or 176-byte Q5_K block)
+// PF_AHEAD ahead of R.
 #define PREFETCH_Q4K(R) \
 	PREFETCHT0 PF_AHEAD(R); \
 	PREFETCHT0 PF_AHEAD+64(R); \
