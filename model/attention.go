@@ -11,7 +11,9 @@ func (s *attnScratch) ensure(headDim, positions int) {
 		s.q = make([]float32, headDim)
 	}
 	if len(s.scores) < positions {
-		s.scores = make([]float32, positions)
+		// Decode asks for one more position per token: grow geometrically
+		// so that a step does not allocate.
+		s.scores = make([]float32, max(positions, 2*len(s.scores), 256))
 	}
 }
 

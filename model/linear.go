@@ -65,6 +65,7 @@ type actCache struct {
 	batch int
 	enc   map[q4k.Type][]byte // type → batch rows of encoded activations
 	buf   map[q4k.Type][]byte // reused storage per type
+	task  matTask             // matmul's loop body, reused
 }
 
 func newActCache() *actCache {
@@ -119,17 +120,32 @@ func matmul(p *pool, acts *actCache, jobs ...matJob) {
 		total += j.w.rows
 		acts.encode(j.w)
 	}
-	p.run(total, p.grainFor(total, rowGrain), func(_, lo, hi int) {
-		base := 0
-		for _, j := range jobs {
-			// The part of [lo, hi) that falls in this job's rows.
-			a, b := max(lo-base, 0), min(hi-base, j.w.rows)
-			base += j.w.rows
-			if a < b {
-				j.rows(acts, a, b)
-			}
+	t := &acts.task
+	t.acts = acts
+	t.jobs = append(t.buf[:0], jobs...)
+	p.run(total, p.grainFor(total, rowGrain), t)
+	t.jobs = nil
+}
+
+// matTask is matmul's loop body over the rows of all its jobs together. It
+// lives in the actCache, so a product allocates nothing.
+type matTask struct {
+	acts *actCache
+	jobs []matJob  // in job order; usually buf's storage
+	buf  [3]matJob // room for Q, K and V
+}
+
+func (t *matTask) do(_, lo, hi int) {
+	base := 0
+	for i := range t.jobs {
+		j := &t.jobs[i]
+		// The part of [lo, hi) that falls in this job's rows.
+		a, b := max(lo-base, 0), min(hi-base, j.w.rows)
+		base += j.w.rows
+		if a < b {
+			j.rows(t.acts, a, b)
 		}
-	})
+	}
 }
 
 // rows computes output rows [a, b) of the job for every column of the batch.

@@ -116,6 +116,28 @@ func TestDeterministic(t *testing.T) {
 	assert.Equal(t, want, stepAll(t, three.NewStep(), testTokens))
 }
 
+// A decode step allocates nothing once its scratch has grown: no closures
+// handed to the pool, no per-position scratch (the position advances every
+// step), at one thread and several.
+func TestStepAllocs(t *testing.T) {
+	path := kSpec("llama", q4k.Q4_K).write(t)
+	for _, threads := range []int{1, 2} {
+		m := open(t, path, Options{Threads: threads})
+		s := m.NewStep()
+		_, err := s.Reserve(64)
+		require.NoError(t, err)
+		_, err = s.Step(1, 0)
+		require.NoError(t, err)
+		pos := 1
+		allocs := testing.AllocsPerRun(40, func() {
+			_, err := s.Step(int32(pos%m.cfg.Vocab), pos)
+			require.NoError(t, err)
+			pos++
+		})
+		assert.Zero(t, allocs, "threads %d", threads)
+	}
+}
+
 // Prefill's batched kernels give each product the bits of Step's row
 // kernels, so its logits equal Step-by-step logits bit for bit, however the
 // span is cut into batches and wherever it starts (batches of 1 take the

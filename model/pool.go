@@ -1,46 +1,134 @@
 package model
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
+// task is the body of a data-parallel loop: do processes items [lo, hi) on
+// worker (0 <= worker < threads, for per-thread scratch).
+//
+// The per-token loops pass a pointer to a struct their Step reuses, which
+// puts no allocation on the decode path (a closure handed to the pool would
+// escape to the heap on every call); taskFunc adapts a function elsewhere.
+type task interface {
+	do(worker, lo, hi int)
+}
+
+// taskFunc adapts a function to task.
+type taskFunc func(worker, lo, hi int)
+
+func (f taskFunc) do(worker, lo, hi int) { f(worker, lo, hi) }
+
 // pool runs data-parallel loops on a fixed set of goroutines started once,
-// so a matrix product costs a wake-up per worker, not a goroutine per row.
+// so a matrix product costs no goroutine start.
 //
 // The calling goroutine works too: a pool of n threads starts n-1 helpers.
 // One loop runs at a time; concurrent callers take turns.
+//
+// A decode step runs about five loops per layer, a few microseconds apart.
+// A helper parked on a channel took about 60 µs to start even at best (2-core
+// VM, 2000 loops: the fastest tenth), longer than a small product, so the
+// caller often did all the work alone; spinning, the fastest tenth start
+// within 0.5 µs. Helpers therefore spin (yielding to other
+// goroutines) for up to spinWait after each loop, watching for the next,
+// and only then park; the caller likewise spins on the helpers' finish
+// before it parks. Between tokens (sampling, I/O) they park.
 type pool struct {
 	threads int
-	wake    []chan struct{} // one per helper; a send starts one loop's share
+	helpers []helper
 
 	mu    sync.Mutex // held for the duration of one loop
-	done  sync.WaitGroup
-	fn    func(worker, lo, hi int)
+	fn    task
 	n     int
 	grain int
 	next  atomic.Int64
+
+	gen     atomic.Uint64 // loop count; a new value starts the helpers
+	pending atomic.Int64  // helpers still working on the current loop
+	waiting atomic.Bool   // the caller is parked on done
+	done    chan struct{} // wakes the parked caller (buffer 1)
+	stop    atomic.Bool   // set by close: helpers exit
 
 	closed    bool // set by close under mu; run then works alone
 	closeOnce sync.Once
 }
 
+// helper is one helper goroutine's parking state.
+type helper struct {
+	parked atomic.Bool   // parked (or about to) on wake
+	wake   chan struct{} // buffer 1: one send per parked → awake switch
+}
+
+// spinWait is how long an idle helper (or the waiting caller) keeps
+// polling before it parks: longer than the gaps between one token's loops,
+// short against the time between tokens.
+const spinWait = 100 * time.Microsecond
+
 // newPool starts threads-1 helper goroutines (threads < 1 is taken as 1).
 func newPool(threads int) *pool {
 	threads = max(threads, 1)
-	p := &pool{threads: threads, wake: make([]chan struct{}, threads-1)}
-	for i := range p.wake {
-		c := make(chan struct{})
-		p.wake[i] = c
-		go p.helper(i+1, c)
+	p := &pool{threads: threads, helpers: make([]helper, threads-1), done: make(chan struct{}, 1)}
+	for i := range p.helpers {
+		p.helpers[i].wake = make(chan struct{}, 1)
+		go p.helper(i + 1)
 	}
 	return p
 }
 
-func (p *pool) helper(worker int, wake <-chan struct{}) {
-	for range wake {
+func (p *pool) helper(worker int) {
+	h := &p.helpers[worker-1]
+	var seen uint64 // the count newPool left; a run may bump it before this goroutine starts
+	for {
+		seen = p.await(h, seen)
+		if p.stop.Load() {
+			return
+		}
 		p.work(worker)
-		p.done.Done()
+		if p.pending.Add(-1) == 0 && p.waiting.CompareAndSwap(true, false) {
+			p.done <- struct{}{}
+		}
+	}
+}
+
+// await returns the loop count once it differs from seen: spinning for up
+// to spinWait, then parked on h.wake.
+//
+// Parking is a handshake on h.parked: the helper sets it and then reads
+// gen; run bumps gen and then clears it, sending a wake-up if it did. Go's
+// atomics are sequentially consistent, so either the helper sees the new
+// count or run sees the flag.
+func (p *pool) await(h *helper, seen uint64) uint64 {
+	if spinUntil(func() bool { return p.gen.Load() != seen }) {
+		return p.gen.Load()
+	}
+	h.parked.Store(true)
+	if p.gen.Load() != seen && h.parked.CompareAndSwap(true, false) {
+		return p.gen.Load()
+	}
+	<-h.wake
+	return p.gen.Load()
+}
+
+// spinUntil polls cond, yielding the processor between polls, until it
+// holds (true) or spinWait has passed (false).
+func spinUntil(cond func() bool) bool {
+	var deadline time.Time
+	for i := 0; ; i++ {
+		if cond() {
+			return true
+		}
+		if i%64 == 0 {
+			now := time.Now()
+			if i == 0 {
+				deadline = now.Add(spinWait)
+			} else if now.After(deadline) {
+				return false
+			}
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -52,23 +140,23 @@ func (p *pool) work(worker int) {
 		if lo >= n {
 			return
 		}
-		p.fn(worker, int(lo), int(min(lo+g, n)))
+		p.fn.do(worker, int(lo), int(min(lo+g, n)))
 	}
 }
 
-// run calls fn over disjoint ranges [lo, hi) covering [0, n), each at most
-// grain long (grain >= 1), on all threads, and returns when all are done.
-// worker (0 <= worker < threads) identifies the goroutine, for per-thread
-// scratch; no two calls with the same worker overlap in time. Chunks are
-// claimed dynamically, so a slow core does not hold the others.
-func (p *pool) run(n, grain int, fn func(worker, lo, hi int)) {
+// run calls fn.do over disjoint ranges [lo, hi) covering [0, n), each at
+// most grain long (grain >= 1), on all threads, and returns when all are
+// done. worker (0 <= worker < threads) identifies the goroutine, for
+// per-thread scratch; no two calls with the same worker overlap in time.
+// Chunks are claimed dynamically, so a slow core does not hold the others.
+func (p *pool) run(n, grain int, fn task) {
 	if n <= 0 {
 		return
 	}
 	grain = max(grain, 1)
 	if p.threads == 1 || n <= grain {
 		for lo := 0; lo < n; lo += grain {
-			fn(0, lo, min(lo+grain, n))
+			fn.do(0, lo, min(lo+grain, n))
 		}
 		return
 	}
@@ -76,20 +164,41 @@ func (p *pool) run(n, grain int, fn func(worker, lo, hi int)) {
 	defer p.mu.Unlock()
 	if p.closed {
 		for lo := 0; lo < n; lo += grain {
-			fn(0, lo, min(lo+grain, n))
+			fn.do(0, lo, min(lo+grain, n))
 		}
 		return
 	}
 	p.fn, p.n, p.grain = fn, n, grain
 	p.next.Store(0)
-	helpers := min(len(p.wake), (n+grain-1)/grain-1)
-	p.done.Add(helpers)
-	for _, c := range p.wake[:helpers] {
-		c <- struct{}{}
-	}
+	p.pending.Store(int64(len(p.helpers)))
+	p.gen.Add(1)
+	p.wakeParked()
 	p.work(0)
-	p.done.Wait()
+	p.wait()
 	p.fn = nil
+}
+
+// wakeParked sends a wake-up to every parked helper (see await).
+func (p *pool) wakeParked() {
+	for i := range p.helpers {
+		if h := &p.helpers[i]; h.parked.CompareAndSwap(true, false) {
+			h.wake <- struct{}{}
+		}
+	}
+}
+
+// wait returns once every helper has finished the current loop: spinning
+// for up to spinWait, then parked on done (the same handshake as await,
+// on p.waiting).
+func (p *pool) wait() {
+	if spinUntil(func() bool { return p.pending.Load() == 0 }) {
+		return
+	}
+	p.waiting.Store(true)
+	if p.pending.Load() == 0 && p.waiting.CompareAndSwap(true, false) {
+		return
+	}
+	<-p.done
 }
 
 // grainFor picks a chunk length for n items so that each thread gets about
@@ -105,8 +214,8 @@ func (p *pool) close() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.closed = true
-		for _, c := range p.wake {
-			close(c)
-		}
+		p.stop.Store(true)
+		p.gen.Add(1)
+		p.wakeParked()
 	})
 }

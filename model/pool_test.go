@@ -1,8 +1,10 @@
 package model
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,14 +17,14 @@ func TestPoolCoversRange(t *testing.T) {
 		p := newPool(threads)
 		for _, tc := range []struct{ n, grain int }{{0, 1}, {1, 1}, {5, 16}, {100, 1}, {1000, 7}, {4096, 64}} {
 			hits := make([]atomic.Int32, tc.n)
-			p.run(tc.n, tc.grain, func(worker, lo, hi int) {
+			p.run(tc.n, tc.grain, taskFunc(func(worker, lo, hi int) {
 				require.GreaterOrEqual(t, worker, 0)
 				require.Less(t, worker, threads)
 				require.LessOrEqual(t, hi-lo, tc.grain)
 				for i := lo; i < hi; i++ {
 					hits[i].Add(1)
 				}
-			})
+			}))
 			for i := range hits {
 				require.EqualValues(t, 1, hits[i].Load(), "threads %d n %d index %d", threads, tc.n, i)
 			}
@@ -30,7 +32,7 @@ func TestPoolCoversRange(t *testing.T) {
 		p.close()
 		p.close() // idempotent
 		n := 0
-		p.run(100, 7, func(_, lo, hi int) { n += hi - lo }) // after close: serial, no panic
+		p.run(100, 7, taskFunc(func(_, lo, hi int) { n += hi - lo })) // after close: serial, no panic
 		assert.Equal(t, 100, n)
 	}
 }
@@ -44,11 +46,11 @@ func TestPoolConcurrentCallers(t *testing.T) {
 		go func() {
 			var sum atomic.Int64
 			for range 50 {
-				p.run(300, 8, func(_, lo, hi int) {
+				p.run(300, 8, taskFunc(func(_, lo, hi int) {
 					for i := lo; i < hi; i++ {
 						sum.Add(int64(i))
 					}
-				})
+				}))
 			}
 			done <- sum.Load()
 		}()
@@ -56,6 +58,44 @@ func TestPoolConcurrentCallers(t *testing.T) {
 	for range 4 {
 		assert.EqualValues(t, 50*300*299/2, <-done)
 	}
+}
+
+// Helpers that have parked (idle past spinWait) wake for the next loop: a
+// loop of one chunk per thread whose chunks wait for each other finishes
+// only if every helper takes part. Checked straight after the previous loop
+// (helpers spinning) and after a pause (helpers parked), and close stops
+// parked helpers.
+func TestPoolWakesParkedHelpers(t *testing.T) {
+	const threads = 3
+	p := newPool(threads)
+	for round := range 6 {
+		if round%2 == 1 {
+			time.Sleep(5 * spinWait)
+		}
+		var arrived atomic.Int32
+		ok := make(chan bool, threads)
+		p.run(threads, 1, taskFunc(func(_, _, _ int) {
+			arrived.Add(1)
+			deadline := time.Now().Add(5 * time.Second)
+			for arrived.Load() < threads && time.Now().Before(deadline) {
+				runtime.Gosched()
+			}
+			ok <- arrived.Load() == threads
+		}))
+		for range threads {
+			require.True(t, <-ok, "round %d: a helper did not take part", round)
+		}
+	}
+	time.Sleep(5 * spinWait)
+	before := runtime.NumGoroutine()
+	p.close()
+	// Polled here rather than with assert.Eventually, whose own goroutine
+	// would count.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before-(threads-1) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before-(threads-1), "helpers still running after close")
 }
 
 func TestPoolGrain(t *testing.T) {

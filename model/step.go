@@ -30,6 +30,7 @@ type Step struct {
 	ropeCS  []float32 // [RopeDims] cos/sin table of one position
 	logits  []float32 // [Vocab]
 	scratch []attnScratch
+	heads   headsTask // attention's loop body, reused
 }
 
 var (
@@ -221,15 +222,25 @@ func (s *Step) block(l, n, start int) {
 // each over the positions up to and including its own (causal), in
 // parallel over (token, head) pairs.
 func (s *Step) attention(l, n, start int) {
-	c := &s.m.cfg
+	s.heads = headsTask{s: s, l: l, start: start}
+	s.m.pool.run(n*s.m.cfg.Heads, 1, &s.heads)
+}
+
+// headsTask is attention's loop body over (token, head) pairs of layer l,
+// the first token at position start.
+type headsTask struct {
+	s        *Step
+	l, start int
+}
+
+func (t *headsTask) do(worker, lo, hi int) {
+	s, c := t.s, &t.s.m.cfg
 	hd, qDim := c.HeadDim, c.QDim()
 	group := c.Heads / c.KVHeads
 	scale := 1 / float32(math.Sqrt(float64(hd)))
-	s.m.pool.run(n*c.Heads, 1, func(worker, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			b, h := i/c.Heads, i%c.Heads
-			off := b*qDim + h*hd
-			attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.cache, l, h/group, hd, start+b+1, scale, &s.scratch[worker])
-		}
-	})
+	for i := lo; i < hi; i++ {
+		b, h := i/c.Heads, i%c.Heads
+		off := b*qDim + h*hd
+		attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.cache, t.l, h/group, hd, t.start+b+1, scale, &s.scratch[worker])
+	}
 }

@@ -90,6 +90,7 @@ TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-36
 q4kloop:
 	TESTQ CX, CX
 	JZ q4kdone
+	PREFETCH_Q4K(SI)
 
 	// Unpack the 12 scale bytes: R8 = scales 0-3, R9 = scales 4-7,
 	// R10 = mins 0-3, R11 = mins 4-7.
@@ -261,6 +262,7 @@ TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-36
 q6kloop:
 	TESTQ CX, CX
 	JZ q6kdone
+	PREFETCH_Q6K(SI)
 	VPXOR Y1, Y1, Y1
 	Q6K_HALF(0, 32, 128, 192, 4, 36, 68, 100)
 	Q6K_HALF(64, 96, 160, 200, 132, 164, 196, 228)
@@ -347,6 +349,7 @@ TEXT ·dotQ5KAVX2(SB), NOSPLIT, $0-36
 q5kloop:
 	TESTQ CX, CX
 	JZ q5kdone
+	PREFETCH_Q4K(SI) // a 176-byte Q5_K block spans three lines too
 
 	MOVL 4(SI), R8
 	MOVL 8(SI), R9

@@ -513,6 +513,7 @@ TEXT ·dotQ4KVNNI(SB), NOSPLIT, $0-36
 q4k1loop:
 	TESTQ CX, CX
 	JZ    q4k1done
+	PREFETCH_Q4K(SI)
 
 	// Scales and mins as in dotQ4KAVX2.
 	MOVL 4(SI), R8
@@ -671,6 +672,7 @@ TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-36
 q6k1loop:
 	TESTQ CX, CX
 	JZ    q6k1done
+	PREFETCH_Q6K(SI)
 	VPXORD Z1, Z1, Z1
 	Q6K1_HALF(0, 128, 192, 4, 68)
 	Q6K1_HALF(64, 160, 200, 132, 196)

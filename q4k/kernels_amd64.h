@@ -51,3 +51,28 @@
 	VINSERTPS $0x10, (DI)(R13*1), X8, X8; \
 	VINSERTPS $0x20, (DI)(R13*2), X8, X8; \
 	VINSERTPS $0x30, (DX), X8, X8
+
+// Row kernels (one activation vector: the decode shape) stream their weight
+// row from memory once and are bound by how fast it arrives, not by
+// arithmetic. The hardware prefetchers stop at 4 KiB page boundaries, so
+// each row kernel also asks for the weight bytes PF_AHEAD ahead of the
+// block it is on (past the row's end that is the next row, which the same
+// thread usually takes next). A prefetch changes no result and cannot fault.
+// On a 2-core Sapphire Rapids VM this took the 1.1B Q4_K_M fixture's
+// one-thread decode from about 9 to about 13 tokens/s; 2, 3, 4 and 8 KiB
+// ahead were within noise of each other, 512 bytes gained half as much.
+#define PF_AHEAD 4096
+
+// PREFETCH_Q4K covers one 144-byte Q4_K block (or 176-byte Q5_K block)
+// PF_AHEAD ahead of R.
+#define PREFETCH_Q4K(R) \
+	PREFETCHT0 PF_AHEAD(R); \
+	PREFETCHT0 PF_AHEAD+64(R); \
+	PREFETCHT0 PF_AHEAD+128(R)
+
+// PREFETCH_Q6K covers one 210-byte Q6_K block PF_AHEAD ahead of R.
+#define PREFETCH_Q6K(R) \
+	PREFETCHT0 PF_AHEAD(R); \
+	PREFETCHT0 PF_AHEAD+64(R); \
+	PREFETCHT0 PF_AHEAD+128(R); \
+	PREFETCHT0 PF_AHEAD+192(R)
