@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -347,10 +348,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		}
 		return stream.done()
 	}
-	logprobs := turn.Logprobs
-	if turn.Stop == engine.StopEOG || turn.Stop == engine.StopToken {
-		logprobs = logprobs[:max(len(logprobs)-1, 0)]
-	}
+	logprobs := slices.DeleteFunc(slices.Clone(turn.Logprobs), func(st engine.StepLogprobs) bool { return !s.reportsLogprobs(st) })
 	if chat {
 		c := chatChoice{Message: &chatOut{Role: "assistant", Content: ptr(string(turn.Text))}, FinishReason: &finish}
 		if p.logprobs {
@@ -373,8 +371,8 @@ func ptr[T any](v T) *T { return &v }
 
 // streamLogprobs queues a streamed turn's step logprobs until the text they
 // produced is released, so each chunk carries the logprobs of the tokens
-// behind its text. An end-of-generation token's logprobs are left out, as
-// in a response without stream (its piece is never part of the text).
+// behind its text. An end-of-generation token's logprobs are left out
+// as in a response without stream (reportsLogprobs).
 type streamLogprobs struct {
 	s     *Server
 	queue []engine.StepLogprobs
@@ -382,9 +380,16 @@ type streamLogprobs struct {
 }
 
 func (l *streamLogprobs) add(st engine.StepLogprobs) {
-	if !l.s.model.Tokenizer.IsEOG(st.Token) {
+	if l.s.reportsLogprobs(st) {
 		l.queue = append(l.queue, st)
 	}
+}
+
+// reportsLogprobs says whether a step's logprobs are part of a response:
+// not an end-of-generation token's, whose piece is never part of the text
+// (with or without stream).
+func (s *Server) reportsLogprobs(st engine.StepLogprobs) bool {
+	return !s.model.Tokenizer.IsEOG(st.Token)
 }
 
 // pending reports whether queued logprobs have not been sent; false for nil.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"text/tabwriter"
 
@@ -17,7 +16,7 @@ import (
 
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
-	var tokens, modelPath string
+	var tokens, flagPath string
 	cmd := &cobra.Command{
 		Use:   "inspect [MODEL.gguf | --model M.gguf] [--tokens TEXT] [--json]",
 		Short: "Print a model's architecture, hyperparameters, tokenizer and tensor types",
@@ -26,17 +25,16 @@ func newInspectCmd() *cobra.Command {
 			"tokens in the text matched).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := modelPath
-			switch {
-			case len(args) == 1 && path != "":
-				return usage(errors.New("give the model as an argument or as --model, not both"))
-			case len(args) == 1:
+			path := flagPath
+			if len(args) == 1 {
+				if path != "" {
+					return usage(errors.New("give the model as an argument or as --model, not both"))
+				}
 				path = args[0]
-			case path == "":
-				path = os.Getenv(envModel)
 			}
-			if path == "" {
-				return usage(errors.New("no model: pass MODEL.gguf, --model FILE.gguf or set " + envModel))
+			path, err := modelPath(path)
+			if err != nil {
+				return err
 			}
 			if cmd.Flags().Changed("tokens") {
 				return inspectTokens(cmd, path, tokens, asJSON)
@@ -60,7 +58,7 @@ func newInspectCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&tokens, "tokens", "", "print the tokens of TEXT instead of the report")
-	cmd.Flags().StringVarP(&modelPath, "model", "m", "", "GGUF model file, instead of the argument (default: $"+envModel+")")
+	cmd.Flags().StringVarP(&flagPath, "model", "m", "", "GGUF model file, instead of the argument (default: $"+envModel+")")
 	return cmd
 }
 

@@ -39,14 +39,25 @@ func (m *modelFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&m.gpuDevice, "gpu-device", 0, "CUDA device ordinal, with --gpu")
 }
 
+// modelPath is path, or $REALIZAR_MODEL when path is empty; neither is a
+// usage error.
+func modelPath(path string) (string, error) {
+	if path == "" {
+		path = os.Getenv(envModel)
+	}
+	if path == "" {
+		return "", usage(errors.New("no model: pass --model FILE.gguf or set " + envModel))
+	}
+	return path, nil
+}
+
 // resolve fills path from the environment and checks the numbers.
 func (m *modelFlags) resolve() error {
-	if m.path == "" {
-		m.path = os.Getenv(envModel)
+	var err error
+	if m.path, err = modelPath(m.path); err != nil {
+		return err
 	}
 	switch {
-	case m.path == "":
-		return usage(errors.New("no model: pass --model FILE.gguf or set " + envModel))
 	case m.threads < 0:
 		return usage(fmt.Errorf("--threads %d is negative", m.threads))
 	case m.ctxSize < 0:
