@@ -72,7 +72,7 @@
 // device name, KernelHash) in a VerdictCache. A rejected GPU, an
 // out-of-memory or a kernel error after start switches the Step to the CPU
 // forward loudly: a line on stderr, a notice line (OnFallback, wired to
-// engine.Q4kForward.AddNotice), Backend reporting onGPU false, and the
+// engine.StepForward.AddNotice), Backend reporting onGPU false, and the
 // whole held span replayed on the CPU.
 //
 // # Status

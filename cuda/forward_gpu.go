@@ -30,7 +30,7 @@ type devLayer struct {
 
 // CudaQ4kStep is the quantized forward of a model.Model on one GPU: the
 // weights in one pooled device allocation, the KV cache and scratch on the
-// device. It implements engine.Q4kStep, engine.Prefiller, engine.Reserver
+// device. It implements engine.TokenStep, engine.Prefiller, engine.Reserver
 // and engine.BackendReporter with the numerics described in the package
 // doc. NewStep wraps it in the parity gate; use it bare only to test the
 // device itself. Not safe for concurrent use.
@@ -70,7 +70,7 @@ type CudaQ4kStep struct {
 }
 
 var (
-	_ engine.Q4kStep         = (*CudaQ4kStep)(nil)
+	_ engine.TokenStep       = (*CudaQ4kStep)(nil)
 	_ engine.Prefiller       = (*CudaQ4kStep)(nil)
 	_ engine.Reserver        = (*CudaQ4kStep)(nil)
 	_ engine.BackendReporter = (*CudaQ4kStep)(nil)

@@ -318,8 +318,8 @@ func failLine(t *testing.T, err error, what, path string) {
 
 // greedy decodes n tokens after prompt through the engine's adapter; the
 // tokens and a copy of the logits each was picked from.
-func greedy(step engine.Q4kStep, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
-	f, err := engine.NewQ4kForward(step, engine.Q4kOptions{Arch: "test", ModelContext: ctx})
+func greedy(step engine.TokenStep, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
+	f, err := engine.NewStepForward(step, engine.StepOptions{Arch: "test", ModelContext: ctx})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -423,7 +423,7 @@ func TestGPUNewStep(t *testing.T) {
 	assert.True(t, s.OnGPU(), s.FallbackReason())
 	_, ok := cache.Get(VerdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: KernelHash()})
 	assert.True(t, ok)
-	f, err := engine.NewQ4kForward(s, engine.Q4kOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	assert.True(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
@@ -464,7 +464,7 @@ func TestGPUSpeed(t *testing.T) {
 
 // speed prefills prompt and decodes gen token by token; tok/s of each.
 func speed(t *testing.T, s interface {
-	engine.Q4kStep
+	engine.TokenStep
 	engine.Prefiller
 }, prompt, gen []int32) (prefill, decode float64) {
 	s.Reset()

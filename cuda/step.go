@@ -35,7 +35,7 @@ type Options struct {
 // gpuBackend is what the gated Step needs of the device forward
 // (CudaQ4kStep in a `cuda` build).
 type gpuBackend interface {
-	engine.Q4kStep
+	engine.TokenStep
 	engine.Prefiller
 	engine.Reserver
 	DeviceName() string
@@ -43,9 +43,9 @@ type gpuBackend interface {
 }
 
 // Step is the GPU forward behind the parity gate, with the CPU forward of
-// the same model as its fallback. It implements engine.Q4kStep,
+// the same model as its fallback. It implements engine.TokenStep,
 // engine.Prefiller, engine.Reserver and engine.BackendReporter, so
-// engine.NewQ4kForward drives it like the CPU step.
+// engine.NewStepForward drives it like the CPU step.
 //
 // While on the GPU, an error that is not the caller's (a bad token, a
 // position gap, the context length) switches it to the CPU for good: the
@@ -69,7 +69,7 @@ type Step struct {
 }
 
 var (
-	_ engine.Q4kStep         = (*Step)(nil)
+	_ engine.TokenStep       = (*Step)(nil)
 	_ engine.Prefiller       = (*Step)(nil)
 	_ engine.Reserver        = (*Step)(nil)
 	_ engine.BackendReporter = (*Step)(nil)
@@ -119,7 +119,7 @@ func newFallenStep(m *model.Model, opts Options, device string, cause error) *St
 }
 
 // OnFallback sets where fallback notices go (typically
-// engine.(*Q4kForward).AddNotice) and delivers the ones already made (a
+// engine.(*StepForward).AddNotice) and delivers the ones already made (a
 // gate rejection at load). Each line reads "Fallback: cuda → cpu: <why>".
 func (s *Step) OnFallback(fn func(line string)) {
 	s.notify = fn

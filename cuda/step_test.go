@@ -125,8 +125,8 @@ func TestGatePasses(t *testing.T) {
 	assert.Equal(t, "cuda", name)
 	assert.True(t, gpu)
 
-	// The same Q4kForward adapter drives it, and it agrees with the CPU.
-	f, err := engine.NewQ4kForward(s, engine.Q4kOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	// The same StepForward adapter drives it, and it agrees with the CPU.
+	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
 	toks := []int32{1, 450, 4996, 17354, 1701}
@@ -147,7 +147,7 @@ func TestGateRejectsFallsBackLoudly(t *testing.T) {
 	assert.False(t, s.Verdict().OK)
 	assert.Contains(t, stderr.String(), "realizar-host: Fallback: cuda → cpu: cuda: GPU parity gate rejected the device on stand-in: position 0: cosine")
 
-	f, err := engine.NewQ4kForward(s, engine.Q4kOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	s.OnFallback(f.AddNotice) // delivers the notice made at load
 	n := f.Notices()

@@ -13,7 +13,7 @@ import (
 func BenchmarkGenerateLoop(b *testing.B) {
 	const vocab, tokens = 32000, 256
 	v := enginetest.NewCountingVocab(vocab)
-	fwd, err := engine.NewQ4kForward(enginetest.NewCountingStep(vocab), engine.Q4kOptions{ModelContext: 1024})
+	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab), engine.StepOptions{ModelContext: 1024})
 	if err != nil {
 		b.Fatal(err)
 	}

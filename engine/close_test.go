@@ -31,7 +31,7 @@ func (c *closingStop) Close() error { c.closed++; return nil }
 // their errors, and leaves per-turn policies to their caller.
 func TestSessionClose(t *testing.T) {
 	vocab := enginetest.NewCountingVocab(8)
-	fwd, err := engine.NewQ4kForward(enginetest.NewCountingStep(8), engine.Q4kOptions{ModelContext: 32})
+	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(8), engine.StepOptions{ModelContext: 32})
 	require.NoError(t, err)
 	boom := errors.New("boom")
 	own := &closingSampler{err: boom}

@@ -37,34 +37,34 @@ type ArchForward interface {
 	Forward(tokens []int32, start int) (logits []float32, err error)
 }
 
-// Q4kStep is the per-token forward of a quantized model. Q4kForward adapts it
+// TokenStep is the per-token forward of a quantized model. StepForward adapts it
 // to ArchForward.
 //
 // Step processes token at position (0-based) and returns the logits after it,
 // [n_vocab]float32, valid until the next call. A Step at position p requires
 // positions 0..p-1 to have been stepped since the last Reset. Reset forgets
 // every position. After a Step error the caller resets before stepping again
-// (Q4kForward does).
-type Q4kStep interface {
+// (StepForward does).
+type TokenStep interface {
 	Reset()
 	Step(token int32, position int) ([]float32, error)
 }
 
-// Prefiller is an optional Q4kStep capability: a batched pass over
+// Prefiller is an optional TokenStep capability: a batched pass over
 // tokens[start:] (positions start..len(tokens)-1) returning the logits after
 // the last token. Same precondition as ArchForward.Forward.
 type Prefiller interface {
 	Prefill(tokens []int32, start int) ([]float32, error)
 }
 
-// Reserver is an optional Q4kStep capability: size the KV cache for
+// Reserver is an optional TokenStep capability: size the KV cache for
 // positions. dropped reports that the held positions were discarded (the
 // cache was reallocated).
 type Reserver interface {
 	Reserve(positions int) (dropped bool, err error)
 }
 
-// BackendReporter is an optional Q4kStep capability naming its backend
+// BackendReporter is an optional TokenStep capability naming its backend
 // ("cpu", "cuda") and whether it runs on a GPU now; a step that falls back to
 // the CPU reports so from then on.
 type BackendReporter interface {

@@ -1,6 +1,6 @@
 // Package engine holds the one decode loop of realizar-host, Session, and the
-// contract it drives: ArchForward (a model forward), Q4kStep (a per-token
-// quantized forward, adapted by Q4kForward), Vocab, Sampler and StopPolicy.
+// contract it drives: ArchForward (a model forward), TokenStep (a per-token
+// quantized forward, adapted by StepForward), Vocab, Sampler and StopPolicy.
 //
 // Data flow: tokens → ArchForward.Forward → logits → Sampler → token →
 // StopPolicy → text. engine imports no architecture, no plugin host and no GPU
@@ -30,5 +30,5 @@
 // rules, for perplexity.
 //
 // Package enginetest holds deterministic reference implementations of the
-// contract (a counting Q4kStep, Greedy, StringsStop ...) for tests.
+// contract (a counting TokenStep, Greedy, StringsStop ...) for tests.
 package engine

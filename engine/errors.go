@@ -27,9 +27,9 @@ type PolicyError struct {
 func (e *PolicyError) Error() string { return fmt.Sprintf("policy %s: %v", e.Policy, e.Err) }
 func (e *PolicyError) Unwrap() error { return e.Err }
 
-// More sentinels, used by the Session and Q4kForward.
+// More sentinels, used by the Session and StepForward.
 var (
-	// ErrBadConfig: a GenerateConfig, Session option or Q4kOptions value is
+	// ErrBadConfig: a GenerateConfig, Session option or StepOptions value is
 	// out of range (MaxTokens <= 0, no sampler, a negative context ...).
 	ErrBadConfig = errors.New("engine: invalid configuration")
 	// ErrBadLogits: a forward returned no logits, or logits whose length is

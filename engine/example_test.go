@@ -13,8 +13,8 @@ import (
 // vocabulary from tokenizer/; the loop is the same.
 func Example() {
 	vocab := enginetest.NewCountingVocab(16) // id i is the text "i "
-	fwd, err := engine.NewQ4kForward(enginetest.NewCountingStep(vocab.Size()),
-		engine.Q4kOptions{Arch: "counting", ModelContext: 64})
+	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()),
+		engine.StepOptions{Arch: "counting", ModelContext: 64})
 	if err != nil {
 		panic(err)
 	}
@@ -51,7 +51,7 @@ func Example() {
 // Perplexity-style scoring: the log-probability of each next token.
 func ExampleSession_Score() {
 	vocab := enginetest.NewCountingVocab(4)
-	fwd, _ := engine.NewQ4kForward(enginetest.NewCountingStep(vocab.Size()), engine.Q4kOptions{ModelContext: 8})
+	fwd, _ := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: 8})
 	s, _ := engine.NewSession(fwd, vocab)
 	tokens := []int32{0, 1, 3}
 	_ = s.Score(tokens, func(i int, logits []float32) error {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// Q4kOptions configures NewQ4kForward.
-type Q4kOptions struct {
+// StepOptions configures NewStepForward.
+type StepOptions struct {
 	// Arch is the architecture name reported by Arch ("llama").
 	Arch string
 	// ModelContext is the model's declared context length in positions
@@ -17,11 +17,11 @@ type Q4kOptions struct {
 	MaxContext int
 }
 
-// Q4kForward adapts a per-token Q4kStep to ArchForward.
+// StepForward adapts a per-token TokenStep to ArchForward.
 //
 // It remembers how many positions the step holds (held). Forward(tokens,
 // start) resumes when 0 < start <= held, stepping again from position start
-// (positions start..held-1 are overwritten: the Q4kStep contract lets a step
+// (positions start..held-1 are overwritten: the TokenStep contract lets a step
 // at p follow any run of steps through p-1); otherwise it resets the step and
 // replays tokens from position 0. held is set to 0 before each
 // step and to position+1 after it succeeds, so a failed step forces the next
@@ -32,9 +32,9 @@ type Q4kOptions struct {
 // step has them: without Reserver, Reserve only checks the context length;
 // without BackendReporter the backend is "unknown" and OnGPU is false.
 //
-// A Q4kForward is not safe for concurrent use; a Session serializes its calls.
-type Q4kForward struct {
-	step     Q4kStep
+// A StepForward is not safe for concurrent use; a Session serializes its calls.
+type StepForward struct {
+	step     TokenStep
 	prefill  Prefiller       // nil when the step has no batched pass
 	reserver Reserver        // nil when the step sizes nothing
 	backend  BackendReporter // nil when the step does not say
@@ -45,19 +45,19 @@ type Q4kForward struct {
 	notices  []string
 }
 
-// NewQ4kForward returns a Q4kForward driving step. Its ContextLength is
+// NewStepForward returns a StepForward driving step. Its ContextLength is
 // opts.ModelContext, capped by opts.MaxContext when that is > 0. A nil step
 // or an out-of-range option is an error wrapping ErrBadConfig.
-func NewQ4kForward(step Q4kStep, opts Q4kOptions) (*Q4kForward, error) {
+func NewStepForward(step TokenStep, opts StepOptions) (*StepForward, error) {
 	switch {
 	case step == nil:
-		return nil, fmt.Errorf("%w: Q4kForward needs a step", ErrBadConfig)
+		return nil, fmt.Errorf("%w: StepForward needs a step", ErrBadConfig)
 	case opts.ModelContext <= 0:
 		return nil, fmt.Errorf("%w: ModelContext is %d, must be > 0", ErrBadConfig, opts.ModelContext)
 	case opts.MaxContext < 0:
 		return nil, fmt.Errorf("%w: MaxContext is %d, must be >= 0", ErrBadConfig, opts.MaxContext)
 	}
-	f := &Q4kForward{step: step, arch: opts.Arch, ctx: opts.ModelContext}
+	f := &StepForward{step: step, arch: opts.Arch, ctx: opts.ModelContext}
 	if opts.MaxContext > 0 {
 		f.ctx = min(f.ctx, opts.MaxContext)
 	}
@@ -72,12 +72,12 @@ func NewQ4kForward(step Q4kStep, opts Q4kOptions) (*Q4kForward, error) {
 	return f, nil
 }
 
-// Arch returns Q4kOptions.Arch.
-func (f *Q4kForward) Arch() string { return f.arch }
+// Arch returns StepOptions.Arch.
+func (f *StepForward) Arch() string { return f.arch }
 
 // OnGPU asks the step's BackendReporter, at each call (a step that fell back
 // to the CPU reports false from then on).
-func (f *Q4kForward) OnGPU() bool {
+func (f *StepForward) OnGPU() bool {
 	if f.backend == nil {
 		return false
 	}
@@ -85,30 +85,30 @@ func (f *Q4kForward) OnGPU() bool {
 	return gpu
 }
 
-// ContextLength is the model's context capped by Q4kOptions.MaxContext.
-func (f *Q4kForward) ContextLength() int { return f.ctx }
+// ContextLength is the model's context capped by StepOptions.MaxContext.
+func (f *StepForward) ContextLength() int { return f.ctx }
 
 // BatchedPrefills counts the Forward calls whose span went through Prefill.
-func (f *Q4kForward) BatchedPrefills() int { return f.batched }
+func (f *StepForward) BatchedPrefills() int { return f.batched }
 
 // Notices returns "Backend: <name>" (the backend at construction) followed by
 // every line given to AddNotice. The slice is a copy.
-func (f *Q4kForward) Notices() []string { return append([]string(nil), f.notices...) }
+func (f *StepForward) Notices() []string { return append([]string(nil), f.notices...) }
 
 // AddNotice appends a line to Notices. Whoever switches the step's backend
 // (a GPU step falling back to the CPU) records it here, e.g.
 // "Fallback: cuda → cpu: out of memory".
-func (f *Q4kForward) AddNotice(line string) { f.notices = append(f.notices, line) }
+func (f *StepForward) AddNotice(line string) { f.notices = append(f.notices, line) }
 
 // Held is the number of positions the step holds (0 after a reset, a failed
 // step or a dropping Reserve).
-func (f *Q4kForward) Held() int { return f.held }
+func (f *StepForward) Held() int { return f.held }
 
 // Reserve sizes the step for positions (> ContextLength is an error wrapping
 // ErrContextExceeded). When the step's Reserver reports that it dropped its
 // state, held becomes 0 and dropped is true. A Reserver error also clears
 // held, since the state is then unknown.
-func (f *Q4kForward) Reserve(positions int) (dropped bool, err error) {
+func (f *StepForward) Reserve(positions int) (dropped bool, err error) {
 	if positions > f.ctx {
 		return false, fmt.Errorf("q4k: reserve %d positions, context is %d: %w", positions, f.ctx, ErrContextExceeded)
 	}
@@ -137,7 +137,7 @@ var errEmptySpan = errors.New("q4k: nothing to process")
 // than ContextLength (ErrContextExceeded); a step or prefill error (wrapped,
 // with its position); an empty logits result (ErrBadLogits). After any error
 // Held() is 0.
-func (f *Q4kForward) Forward(tokens []int32, start int) ([]float32, error) {
+func (f *StepForward) Forward(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		f.held = 0
 		return nil, fmt.Errorf("%w (start %d, %d tokens)", errEmptySpan, start, len(tokens))

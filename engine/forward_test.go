@@ -13,9 +13,9 @@ import (
 
 const testVocab = 32
 
-func newQ4k(t *testing.T, step engine.Q4kStep, ctx int) *engine.Q4kForward {
+func newStepForward(t *testing.T, step engine.TokenStep, ctx int) *engine.StepForward {
 	t.Helper()
-	f, err := engine.NewQ4kForward(step, engine.Q4kOptions{Arch: "llama", ModelContext: ctx})
+	f, err := engine.NewStepForward(step, engine.StepOptions{Arch: "llama", ModelContext: ctx})
 	require.NoError(t, err)
 	return f
 }
@@ -61,7 +61,7 @@ func TestQ4kForwardResumeOrReplay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			step := enginetest.NewCountingStep(testVocab)
-			f := newQ4k(t, step, 64)
+			f := newStepForward(t, step, 64)
 			tokens := seq(1, 8)
 			for _, b := range tt.before {
 				_, err := f.Forward(tokens[:b[0]], b[1])
@@ -91,7 +91,7 @@ func TestQ4kForwardFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			step := enginetest.NewCountingStep(testVocab)
-			f := newQ4k(t, step, 64)
+			f := newStepForward(t, step, 64)
 			tokens := seq(1, 6)
 			_, err := f.Forward(tokens[:3], 0)
 			require.NoError(t, err)
@@ -111,7 +111,7 @@ func TestQ4kForwardFailures(t *testing.T) {
 
 func TestQ4kForwardPrefill(t *testing.T) {
 	step := enginetest.NewCountingStep(testVocab)
-	f := newQ4k(t, enginetest.WithPrefill(step), 64)
+	f := newStepForward(t, enginetest.WithPrefill(step), 64)
 	tokens := seq(1, 8)
 	calls := []struct {
 		len, start  int
@@ -145,7 +145,7 @@ func TestQ4kForwardPrefill(t *testing.T) {
 }
 
 func TestQ4kForwardRefusals(t *testing.T) {
-	f := newQ4k(t, enginetest.NewCountingStep(testVocab), 4)
+	f := newStepForward(t, enginetest.NewCountingStep(testVocab), 4)
 	tokens := seq(1, 5)
 	_, err := f.Forward(tokens, 0)
 	assert.ErrorIs(t, err, engine.ErrContextExceeded)
@@ -163,21 +163,21 @@ func TestQ4kForwardOptions(t *testing.T) {
 	step := enginetest.NewCountingStep(testVocab)
 	tests := []struct {
 		name    string
-		step    engine.Q4kStep
-		opts    engine.Q4kOptions
+		step    engine.TokenStep
+		opts    engine.StepOptions
 		wantCtx int
 		wantErr bool
 	}{
-		{"model context", step, engine.Q4kOptions{ModelContext: 512}, 512, false},
-		{"capped by --ctx-size", step, engine.Q4kOptions{ModelContext: 512, MaxContext: 128}, 128, false},
-		{"cap above the model is no cap", step, engine.Q4kOptions{ModelContext: 512, MaxContext: 4096}, 512, false},
-		{"no model context", step, engine.Q4kOptions{}, 0, true},
-		{"negative cap", step, engine.Q4kOptions{ModelContext: 512, MaxContext: -1}, 0, true},
-		{"nil step", nil, engine.Q4kOptions{ModelContext: 512}, 0, true},
+		{"model context", step, engine.StepOptions{ModelContext: 512}, 512, false},
+		{"capped by --ctx-size", step, engine.StepOptions{ModelContext: 512, MaxContext: 128}, 128, false},
+		{"cap above the model is no cap", step, engine.StepOptions{ModelContext: 512, MaxContext: 4096}, 512, false},
+		{"no model context", step, engine.StepOptions{}, 0, true},
+		{"negative cap", step, engine.StepOptions{ModelContext: 512, MaxContext: -1}, 0, true},
+		{"nil step", nil, engine.StepOptions{ModelContext: 512}, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := engine.NewQ4kForward(tt.step, tt.opts)
+			f, err := engine.NewStepForward(tt.step, tt.opts)
 			if tt.wantErr {
 				assert.ErrorIs(t, err, engine.ErrBadConfig)
 				return
@@ -191,7 +191,7 @@ func TestQ4kForwardOptions(t *testing.T) {
 func TestQ4kForwardBackendAndNotices(t *testing.T) {
 	step := enginetest.NewCountingStep(testVocab)
 	step.BackendName, step.GPU = "cuda", true
-	f := newQ4k(t, step, 64)
+	f := newStepForward(t, step, 64)
 	assert.Equal(t, "llama", f.Arch())
 	assert.True(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
@@ -201,14 +201,14 @@ func TestQ4kForwardBackendAndNotices(t *testing.T) {
 	assert.False(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda", "Fallback: cuda → cpu: out of memory"}, f.Notices())
 
-	bare := newQ4k(t, enginetest.Bare(step), 64)
+	bare := newStepForward(t, enginetest.Bare(step), 64)
 	assert.Equal(t, []string{"Backend: unknown"}, bare.Notices())
 	assert.False(t, bare.OnGPU())
 }
 
 func TestQ4kForwardReserve(t *testing.T) {
 	step := enginetest.NewCountingStep(testVocab)
-	f := newQ4k(t, step, 64)
+	f := newStepForward(t, step, 64)
 	tokens := seq(1, 8)
 
 	dropped, err := f.Reserve(8)
@@ -227,7 +227,7 @@ func TestQ4kForwardReserve(t *testing.T) {
 	assert.True(t, dropped)
 	assert.Zero(t, f.Held(), "a dropped reserve forgets the state")
 
-	bare := newQ4k(t, enginetest.Bare(step), 64)
+	bare := newStepForward(t, enginetest.Bare(step), 64)
 	dropped, err = bare.Reserve(64)
 	require.NoError(t, err)
 	assert.False(t, dropped, "without Reserver nothing is dropped")

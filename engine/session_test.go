@@ -16,7 +16,7 @@ import (
 // t+1 (mod the vocabulary).
 type rig struct {
 	step *enginetest.CountingStep
-	fwd  *engine.Q4kForward
+	fwd  *engine.StepForward
 	rec  *enginetest.Recorder
 	s    *engine.Session
 }
@@ -27,7 +27,7 @@ func newRig(t *testing.T, ctx int, vocab *enginetest.Vocab, opts ...engine.Optio
 		vocab = enginetest.NewCountingVocab(testVocab)
 	}
 	r := &rig{step: enginetest.NewCountingStep(vocab.Size())}
-	r.fwd = newQ4k(t, r.step, ctx)
+	r.fwd = newStepForward(t, r.step, ctx)
 	r.rec = enginetest.NewRecorder(r.fwd)
 	opts = append([]engine.Option{engine.WithSampler(enginetest.Greedy{})}, opts...)
 	s, err := engine.NewSession(r.rec, vocab, opts...)
@@ -226,7 +226,7 @@ func TestGenerateRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			step := enginetest.NewCountingStep(testVocab)
-			rec := enginetest.NewRecorder(newQ4k(t, step, 8))
+			rec := enginetest.NewRecorder(newStepForward(t, step, 8))
 			var opts []engine.Option
 			if tt.sampler {
 				opts = append(opts, engine.WithSampler(enginetest.Greedy{}))
@@ -246,7 +246,7 @@ func TestGenerateRefusals(t *testing.T) {
 }
 
 func TestNewSessionRefusals(t *testing.T) {
-	fwd := newQ4k(t, enginetest.NewCountingStep(testVocab), 8)
+	fwd := newStepForward(t, enginetest.NewCountingStep(testVocab), 8)
 	_, err := engine.NewSession(nil, enginetest.NewCountingVocab(4))
 	assert.ErrorIs(t, err, engine.ErrBadConfig)
 	_, err = engine.NewSession(fwd, nil)

@@ -31,7 +31,7 @@ func generateScript(t testing.TB, pieces []string, stops []string, maxTokens int
 	table := append(append([]string{""}, pieces...), "</s>")
 	eog := int32(len(table) - 1)
 	vocab := enginetest.NewVocab(table, eog)
-	fwd, err := engine.NewQ4kForward(enginetest.NewCountingStep(vocab.Size()), engine.Q4kOptions{ModelContext: len(table) + 1})
+	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: len(table) + 1})
 	require.NoError(t, err)
 	s, err := engine.NewSession(fwd, vocab, engine.WithSampler(enginetest.Greedy{}))
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestStopStringsHoldBackUntilResolved(t *testing.T) {
 func TestStopStringsCancelReleasesHeldText(t *testing.T) {
 	table := []string{"", "x S", "T", "more"}
 	vocab := enginetest.NewVocab(table)
-	fwd, err := engine.NewQ4kForward(enginetest.NewCountingStep(vocab.Size()), engine.Q4kOptions{ModelContext: 16})
+	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: 16})
 	require.NoError(t, err)
 	s, err := engine.NewSession(fwd, vocab, engine.WithSampler(enginetest.Greedy{}),
 		engine.WithStopPolicy(enginetest.NewStringsStop("STOP")))

@@ -9,7 +9,7 @@ import (
 )
 
 // Step is one decoding state over a Model: its KV cache and scratch. It
-// implements engine.Q4kStep, engine.Prefiller, engine.Reserver and
+// implements engine.TokenStep, engine.Prefiller, engine.Reserver and
 // engine.BackendReporter. A Step is not safe for concurrent use; Steps of
 // one Model may run concurrently.
 type Step struct {
@@ -34,7 +34,7 @@ type Step struct {
 }
 
 var (
-	_ engine.Q4kStep         = (*Step)(nil)
+	_ engine.TokenStep       = (*Step)(nil)
 	_ engine.Prefiller       = (*Step)(nil)
 	_ engine.Reserver        = (*Step)(nil)
 	_ engine.BackendReporter = (*Step)(nil)

@@ -22,7 +22,7 @@ func Example() {
 
 	// A scripted "model" that says each piece in turn.
 	vocab := enginetest.NewVocab([]string{"", "Hello", " wor", "ld", " STOP", "!", "</s>"}, 6)
-	fwd, err := engine.NewQ4kForward(enginetest.NewCountingStep(vocab.Size()), engine.Q4kOptions{ModelContext: 16})
+	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: 16})
 	if err != nil {
 		panic(err)
 	}

@@ -235,7 +235,7 @@ func newRepeatScript(t testing.TB, pieces []string) script {
 		}
 		return eog
 	}
-	fwd, err := engine.NewQ4kForward(step, engine.Q4kOptions{ModelContext: len(order) + 2})
+	fwd, err := engine.NewStepForward(step, engine.StepOptions{ModelContext: len(order) + 2})
 	require.NoError(t, err)
 	return script{vocab, fwd}
 }

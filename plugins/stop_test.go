@@ -34,7 +34,7 @@ func newScript(t testing.TB, pieces []string) script {
 	t.Helper()
 	table := append(append([]string{""}, pieces...), "</s>")
 	vocab := enginetest.NewVocab(table, int32(len(table)-1))
-	fwd, err := engine.NewQ4kForward(enginetest.NewCountingStep(vocab.Size()), engine.Q4kOptions{ModelContext: len(table) + 1})
+	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: len(table) + 1})
 	require.NoError(t, err)
 	return script{vocab, fwd}
 }

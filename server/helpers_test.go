@@ -93,7 +93,7 @@ func loadModel(t testing.TB) *Model {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
 	newForward := func() (engine.ArchForward, error) {
-		return engine.NewQ4kForward(mdl.NewStep(), engine.Q4kOptions{Arch: mdl.Config().Arch,
+		return engine.NewStepForward(mdl.NewStep(), engine.StepOptions{Arch: mdl.Config().Arch,
 			ModelContext: mdl.Config().ContextLength})
 	}
 	fwd, err := newForward()

@@ -25,7 +25,7 @@ type Model struct {
 	Forward engine.ArchForward
 	// NewForward, when set, makes a further forward over the same weights
 	// with a KV cache of its own (model.Model.NewStep behind a
-	// Q4kForward), for Config.Slots > 1; nil means one slot, Forward.
+	// StepForward), for Config.Slots > 1; nil means one slot, Forward.
 	NewForward func() (engine.ArchForward, error)
 	// Tokenizer is the model's vocabulary.
 	Tokenizer *tokenizer.Tokenizer

@@ -75,7 +75,7 @@ type loaded struct {
 	tok   *tokenizer.Tokenizer
 	model *model.Model
 	gpu   *cuda.Step // nil unless --gpu
-	fwd   *engine.Q4kForward
+	fwd   *engine.StepForward
 	// took is the wall time of the load, page-in included.
 	took time.Duration
 }
@@ -134,7 +134,7 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 	if err := pageIn(l.file, progress); err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
-	var step engine.Q4kStep = l.model.NewStep()
+	var step engine.TokenStep = l.model.NewStep()
 	if flags.gpu {
 		if l.gpu, err = openGPU(flags, l.model, progress); err != nil {
 			return err
@@ -154,8 +154,8 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 }
 
 // forward adapts step with the file's architecture and the context flags.
-func (l *loaded) forward(step engine.Q4kStep, flags *modelFlags) (*engine.Q4kForward, error) {
-	return engine.NewQ4kForward(step, engine.Q4kOptions{
+func (l *loaded) forward(step engine.TokenStep, flags *modelFlags) (*engine.StepForward, error) {
+	return engine.NewStepForward(step, engine.StepOptions{
 		Arch:         l.model.Config().Arch,
 		ModelContext: l.model.Config().ContextLength,
 		MaxContext:   flags.ctxSize,

@@ -8,7 +8,7 @@ import (
 )
 
 // ErrOutOfOrder is returned by CountingStep when a Step or Prefill does not
-// continue exactly the positions it holds (the Q4kStep precondition).
+// continue exactly the positions it holds (the TokenStep precondition).
 var ErrOutOfOrder = errors.New("enginetest: step out of order")
 
 // Call is one recorded call into a CountingStep.
@@ -19,9 +19,9 @@ type Call struct {
 	Len   int    // prefill: len(tokens)
 }
 
-// CountingStep is a Q4kStep whose "model" is a counter: after token t at
+// CountingStep is a TokenStep whose "model" is a counter: after token t at
 // position p its logits are 0 except 1 at Next(t, p), so a greedy sampler
-// generates Next's sequence. It checks the Q4kStep precondition (a Step at p
+// generates Next's sequence. It checks the TokenStep precondition (a Step at p
 // needs positions 0..p-1 stepped since Reset) and records every call.
 //
 // It also implements engine.Reserver (a Reserve beyond Capacity grows it and
@@ -61,7 +61,7 @@ func (c *CountingStep) Reset() {
 }
 
 // Step processes token at pos, which must not exceed the positions held
-// (a step below them rewinds, as the Q4kStep contract allows).
+// (a step below them rewinds, as the TokenStep contract allows).
 func (c *CountingStep) Step(token int32, pos int) ([]float32, error) {
 	c.Log = append(c.Log, Call{Op: "step", Token: token, Pos: pos})
 	return c.advance(token, pos)
@@ -148,5 +148,5 @@ func (p PrefillStep) Prefill(tokens []int32, start int) ([]float32, error) {
 }
 
 // Bare hides every optional capability of a step: the result is only an
-// engine.Q4kStep (no Prefill, Reserve or Backend).
-func Bare(step engine.Q4kStep) engine.Q4kStep { return struct{ engine.Q4kStep }{step} }
+// engine.TokenStep (no Prefill, Reserve or Backend).
+func Bare(step engine.TokenStep) engine.TokenStep { return struct{ engine.TokenStep }{step} }
