@@ -110,7 +110,7 @@ func (f *StepForward) Held() int { return f.held }
 // held, since the state is then unknown.
 func (f *StepForward) Reserve(positions int) (dropped bool, err error) {
 	if positions > f.ctx {
-		return false, fmt.Errorf("q4k: reserve %d positions, context is %d: %w", positions, f.ctx, ErrContextExceeded)
+		return false, fmt.Errorf("step forward: reserve %d positions, context is %d: %w", positions, f.ctx, ErrContextExceeded)
 	}
 	if f.reserver == nil {
 		return false, nil
@@ -118,7 +118,7 @@ func (f *StepForward) Reserve(positions int) (dropped bool, err error) {
 	dropped, err = f.reserver.Reserve(positions)
 	if err != nil {
 		f.held = 0
-		return false, fmt.Errorf("q4k: step reserve: %w", err)
+		return false, fmt.Errorf("step forward: step reserve: %w", err)
 	}
 	if dropped {
 		f.held = 0
@@ -127,7 +127,7 @@ func (f *StepForward) Reserve(positions int) (dropped bool, err error) {
 }
 
 // errEmptySpan is Forward called with nothing to process.
-var errEmptySpan = errors.New("q4k: nothing to process")
+var errEmptySpan = errors.New("step forward: nothing to process")
 
 // Forward processes tokens[start:] and returns the logits after the last
 // token. It resumes at start only when start == Held() && start > 0, and
@@ -138,41 +138,29 @@ var errEmptySpan = errors.New("q4k: nothing to process")
 // with its position); an empty logits result (ErrBadLogits). After any error
 // Held() is 0.
 func (f *StepForward) Forward(tokens []int32, start int) ([]float32, error) {
-	if start < 0 || start >= len(tokens) {
+	start, err := f.plan(tokens, start, len(tokens))
+	if err != nil {
+		return nil, err
+	}
+	return f.forwardRange(tokens, start, len(tokens))
+}
+
+// plan checks a span tokens[start:end] and resolves where it starts: at
+// start when 0 < start <= Held(), otherwise at 0 after a reset of the step.
+// An error clears Held().
+func (f *StepForward) plan(tokens []int32, start, end int) (int, error) {
+	if start < 0 || start >= end || end > len(tokens) {
 		f.held = 0
-		return nil, fmt.Errorf("%w (start %d, %d tokens)", errEmptySpan, start, len(tokens))
+		return 0, fmt.Errorf("%w (positions %d..%d of %d tokens)", errEmptySpan, start, end-1, len(tokens))
 	}
 	if len(tokens) > f.ctx {
 		f.held = 0
-		return nil, fmt.Errorf("q4k: %d tokens, context is %d: %w", len(tokens), f.ctx, ErrContextExceeded)
+		return 0, fmt.Errorf("step forward: %d tokens, context is %d: %w", len(tokens), f.ctx, ErrContextExceeded)
 	}
 	if start > f.held || start == 0 {
 		f.step.Reset()
-		f.held, start = 0, 0
-	}
-	var logits []float32
-	var err error
-	if f.prefill != nil && len(tokens)-start > 1 {
 		f.held = 0
-		logits, err = f.prefill.Prefill(tokens, start)
-		if err != nil {
-			return nil, fmt.Errorf("q4k: prefill positions %d..%d: %w", start, len(tokens)-1, err)
-		}
-		f.batched++
-	} else {
-		for pos := start; pos < len(tokens); pos++ {
-			f.held = 0
-			logits, err = f.step.Step(tokens[pos], pos)
-			if err != nil {
-				return nil, fmt.Errorf("q4k: step token %d at position %d: %w", tokens[pos], pos, err)
-			}
-			f.held = pos + 1
-		}
+		return 0, nil
 	}
-	if len(logits) == 0 {
-		f.held = 0
-		return nil, fmt.Errorf("q4k: empty logits at position %d: %w", len(tokens)-1, ErrBadLogits)
-	}
-	f.held = len(tokens)
-	return logits, nil
+	return start, nil
 }

@@ -96,7 +96,13 @@ func (s *Session) Close() error {
 func (s *Session) Model() ArchForward { return s.fwd }
 
 // Generate runs one turn: it continues prompt (the whole conversation so far,
-// not only the new message) until a stop, and returns the Turn.
+// not only the new message) until a stop, and returns the Turn. It is Begin
+// followed by the Run's loop on the Session's own forward:
+//
+//	for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
+//		logits, err := fwd.Forward(tokens, start)
+//		run.Feed(logits, elapsed, err)
+//	}
 //
 // Refused before anything runs (Turn is zero): a bad cfg (ErrBadConfig), no
 // sampler (ErrBadConfig), an empty prompt (ErrEmptyPrompt), a prompt id
@@ -109,15 +115,16 @@ func (s *Session) Model() ArchForward { return s.fwd }
 // Session stays usable). Cancellation and a callback's error are not
 // failures: they are stop reasons (StopCancelled, StopCallback).
 func (s *Session) Generate(prompt []int32, cfg GenerateConfig) (Turn, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, err := s.newTurn(prompt, cfg)
+	run, err := s.Begin(prompt, cfg)
 	if err != nil {
 		return Turn{}, err
 	}
-	err = r.run()
-	r.turn.Text = slices.Clone(r.text[:r.released])
-	return r.turn, err
+	for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
+		t0 := time.Now()
+		logits, err := s.fwd.Forward(tokens, start)
+		run.Feed(logits, time.Since(t0), err)
+	}
+	return run.Result()
 }
 
 // newTurn validates a turn's inputs and computes its budget.
@@ -204,11 +211,10 @@ func (s *Session) Forget() {
 	s.processed = s.processed[:0]
 }
 
-// forward runs fwd.Forward(tokens, start) and keeps s.processed in step
-// with the forward's state: it holds tokens afterwards, or nothing known
-// after a failure.
-func (s *Session) forward(tokens []int32, start int) ([]float32, error) {
-	logits, err := s.fwd.Forward(tokens, start)
+// forwarded records the result of fwd.Forward(tokens, start) and keeps
+// s.processed in step with the forward's state: it holds tokens afterwards,
+// or nothing known after a failure.
+func (s *Session) forwarded(tokens []int32, start int, logits []float32, err error) ([]float32, error) {
 	if err == nil && len(logits) != s.vocab.Size() {
 		err = fmt.Errorf("%d logits for a vocabulary of %d: %w", len(logits), s.vocab.Size(), ErrBadLogits)
 	}
@@ -218,6 +224,12 @@ func (s *Session) forward(tokens []int32, start int) ([]float32, error) {
 	}
 	s.processed = append(s.processed[:start], tokens[start:]...)
 	return logits, nil
+}
+
+// forward runs fwd.Forward(tokens, start) (see forwarded).
+func (s *Session) forward(tokens []int32, start int) ([]float32, error) {
+	logits, err := s.fwd.Forward(tokens, start)
+	return s.forwarded(tokens, start, logits, err)
 }
 
 // eogIDs returns the vocabulary's end-of-generation ids, found once.
@@ -290,72 +302,13 @@ type turnState struct {
 	text    []byte // generated text of this turn (after trims)
 	// released is how many bytes of text have been given to OnToken.
 	released int
-}
 
-// run is the decode loop.
-func (r *turnState) run() error {
-	s, t := r.s, &r.turn
-	prompt := t.Tokens
-	if r.cfg.Cancel.Cancelled() { // nothing has run: no reserve, no forward
-		t.Stop, t.Cause = StopCancelled, r.cfg.Cancel.Err()
-		return nil
-	}
-	if err := s.reserve(len(prompt) + r.budget); err != nil {
-		return err
-	}
-	reuse := s.reusable(prompt)
-	if err := r.policy("sampler", r.sampler, func() error { return r.sampler.Reset(t.Seed, prompt) }); err != nil {
-		return err
-	}
-	if r.stop != nil {
-		if err := r.policy("stop policy", r.stop, r.stop.Reset); err != nil {
-			return err
-		}
-	}
-
-	start := time.Now()
-	logits, err := s.forward(t.Tokens, reuse)
-	t.Timings.Prefill, t.Timings.PrefillTokens = time.Since(start), len(prompt)-reuse
-	if err != nil {
-		return err
-	}
-	t.Reused = reuse
-
-	for {
-		if r.cfg.Cancel.Poll() {
-			t.Stop, t.Cause = StopCancelled, r.cfg.Cancel.Err()
-			if rest := r.releaseAll(); len(rest) > 0 && r.cfg.OnToken != nil {
-				if err := r.cfg.OnToken(NoToken, rest); err != nil {
-					t.Stop, t.Cause = StopCallback, err
-				}
-			}
-			break
-		}
-		id, err := r.sample(logits)
-		if err != nil {
-			return err
-		}
-		t.Tokens = append(t.Tokens, id)
-		t.Generated++
-		reason, err := r.decide(id)
-		if err != nil {
-			return err
-		}
-		if reason != StopNone {
-			t.Stop = reason
-			break
-		}
-		start := time.Now()
-		logits, err = s.forward(t.Tokens, len(t.Tokens)-1)
-		t.Timings.Decode += time.Since(start)
-		if err != nil {
-			return err
-		}
-		t.Timings.DecodeForwards++
-	}
-	t.ContextCapped = t.Stop == StopContext
-	t.UsedGPU = s.fwd.OnGPU()
-	return nil
+	// The Run's progress: the span Next returns, whether the prompt has been
+	// forwarded, and how the turn ended.
+	start     int  // Next's start: the tokens before it are held
+	prefilled bool // the prompt's forward has been fed
+	done      bool // no more forwards: the turn ended or failed
+	err       error
 }
 
 // sample chooses the next token from logits and records its logprobs.

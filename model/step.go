@@ -31,6 +31,14 @@ type Step struct {
 	logits  []float32 // [Vocab]
 	scratch []attnScratch
 	heads   headsTask // attention's loop body, reused
+
+	// A pass's rows: the sequence (step) and position of each, the
+	// sequences themselves, and the logits of several sequences.
+	rowSeq []*Step
+	rowPos []int
+	rows   []passSeq
+	outs   []float32 // [k*Vocab] when k > 1 sequences ask for logits
+	one    [1]int32  // Step's token, kept here so that a step allocates nothing
 }
 
 var (
@@ -88,10 +96,11 @@ func (s *Step) CacheBytes() int64 { return s.cache.bytes() }
 // Errors: engine.ErrBadToken for a token outside [0, Vocab); ErrPosition for
 // a gap; engine.ErrContextExceeded at position >= ContextLength.
 func (s *Step) Step(token int32, position int) ([]float32, error) {
-	if err := s.check([]int32{token}, position); err != nil {
+	s.one[0] = token
+	if err := s.check(s.one[:], position); err != nil {
 		return nil, err
 	}
-	s.forward([]int32{token}, position)
+	s.forward(s.one[:], position)
 	return s.logits, nil
 }
 
@@ -156,31 +165,91 @@ func (s *Step) ensureBatch(n int) {
 // forward runs tokens (already checked) at positions start.. through the
 // model, leaving the last token's logits in s.logits.
 func (s *Step) forward(tokens []int32, start int) {
-	m, c := s.m, &s.m.cfg
-	n := len(tokens)
-	s.ensureBatch(n)
-	x := s.x[:n*c.Embd]
-	for b, t := range tokens {
-		// Checked at load: the embedding's rows decode.
-		_ = q4k.Dequantize(m.embd.typ, x[b*c.Embd:(b+1)*c.Embd], m.embd.row(int(t)))
-	}
-	for l := range m.layers {
-		s.block(l, n, start)
-	}
-	s.held = start + n
-
-	last := x[(n-1)*c.Embd : n*c.Embd]
-	xn := s.xn[:c.Embd]
-	rmsNorm(xn, last, m.outNorm, c.RMSEps)
-	s.acts.reset(xn, c.Embd, 1)
-	matmul(m.pool, s.acts, matJob{w: &m.output, out: s.logits})
+	s.rows = append(s.rows[:0], passSeq{step: s, start: start, tokens: tokens, logits: true})
+	s.pass(s.rows)
 }
 
-// block runs transformer block l over n tokens at positions start..:
+// passSeq is one sequence's rows in a pass: tokens at positions start..,
+// its KV cache in step.
+type passSeq struct {
+	step   *Step
+	start  int
+	tokens []int32
+	logits bool // compute the logits after the last token into step.logits
+}
+
+// pass runs the rows of seqs (already checked, distinct steps of s.m)
+// through the model in one batched pass with s's scratch: every matrix
+// product reads each weight row once for all rows; RoPE, the KV store and
+// attention use each row's own sequence and position. A row's result does
+// not depend on the other rows (each column of a product is computed alone).
+func (s *Step) pass(seqs []passSeq) {
+	m, c := s.m, &s.m.cfg
+	s.rowSeq, s.rowPos = s.rowSeq[:0], s.rowPos[:0]
+	for _, q := range seqs {
+		for i := range q.tokens {
+			s.rowSeq = append(s.rowSeq, q.step)
+			s.rowPos = append(s.rowPos, q.start+i)
+		}
+	}
+	n := len(s.rowPos)
+	s.ensureBatch(n)
+	x := s.x[:n*c.Embd]
+	b := 0
+	for _, q := range seqs {
+		for _, t := range q.tokens {
+			// Checked at load: the embedding's rows decode.
+			_ = q4k.Dequantize(m.embd.typ, x[b*c.Embd:(b+1)*c.Embd], m.embd.row(int(t)))
+			b++
+		}
+	}
+	for l := range m.layers {
+		s.block(l, n)
+	}
+	// The output head over the last row of each sequence that asks.
+	k, b := 0, 0
+	for _, q := range seqs {
+		b += len(q.tokens)
+		q.step.held = q.start + len(q.tokens)
+		if q.logits {
+			rmsNorm(s.xn[k*c.Embd:(k+1)*c.Embd], x[(b-1)*c.Embd:b*c.Embd], m.outNorm, c.RMSEps)
+			k++
+		}
+	}
+	if k == 0 {
+		return
+	}
+	out := s.logits
+	if k > 1 {
+		if len(s.outs) < k*c.Vocab {
+			s.outs = make([]float32, k*c.Vocab)
+		}
+		out = s.outs[:k*c.Vocab]
+	}
+	s.acts.reset(s.xn[:k*c.Embd], c.Embd, k)
+	matmul(m.pool, s.acts, matJob{w: &m.output, out: out})
+	if k == 1 {
+		for _, q := range seqs {
+			if q.logits && q.step != s {
+				copy(q.step.logits, out)
+			}
+		}
+		return
+	}
+	k = 0
+	for _, q := range seqs {
+		if q.logits {
+			copy(q.step.logits, out[k*c.Vocab:(k+1)*c.Vocab])
+			k++
+		}
+	}
+}
+
+// block runs transformer block l over the pass's n rows (s.rowSeq, s.rowPos):
 //
 //	x += Wo · attention(rope(Wq·norm(x)), rope(Wk·norm(x)), Wv·norm(x))
 //	x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
-func (s *Step) block(l, n, start int) {
+func (s *Step) block(l, n int) {
 	m, c := s.m, &s.m.cfg
 	ly := &m.layers[l]
 	embd, qDim, kvDim := c.Embd, c.QDim(), c.KVDim()
@@ -194,12 +263,13 @@ func (s *Step) block(l, n, start int) {
 	s.acts.reset(xn, embd, n)
 	matmul(m.pool, s.acts, matJob{&ly.q, q}, matJob{&ly.k, k}, matJob{&ly.v, v})
 	for b := range n {
-		m.rope.table(s.ropeCS, start+b)
+		pos := s.rowPos[b]
+		m.rope.table(s.ropeCS, pos)
 		m.rope.apply(q[b*qDim:(b+1)*qDim], c.HeadDim, s.ropeCS)
 		m.rope.apply(k[b*kvDim:(b+1)*kvDim], c.HeadDim, s.ropeCS)
-		s.cache.store(l, start+b, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
+		s.rowSeq[b].cache.store(l, pos, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
 	}
-	s.attention(l, n, start)
+	s.attention(l, n)
 	s.acts.reset(s.attn[:n*qDim], qDim, n)
 	proj := s.proj[:n*embd]
 	matmul(m.pool, s.acts, matJob{&ly.o, proj})
@@ -218,19 +288,18 @@ func (s *Step) block(l, n, start int) {
 	addTo(x, proj)
 }
 
-// attention computes every query head of n tokens at positions start..,
-// each over the positions up to and including its own (causal), in
-// parallel over (token, head) pairs.
-func (s *Step) attention(l, n, start int) {
-	s.heads = headsTask{s: s, l: l, start: start}
+// attention computes every query head of the pass's n rows, each over its
+// sequence's positions up to and including its own (causal), in parallel
+// over (row, head) pairs.
+func (s *Step) attention(l, n int) {
+	s.heads = headsTask{s: s, l: l}
 	s.m.pool.run(n*s.m.cfg.Heads, 1, &s.heads)
 }
 
-// headsTask is attention's loop body over (token, head) pairs of layer l,
-// the first token at position start.
+// headsTask is attention's loop body over (row, head) pairs of layer l.
 type headsTask struct {
-	s        *Step
-	l, start int
+	s *Step
+	l int
 }
 
 func (t *headsTask) do(worker, lo, hi int) {
@@ -241,6 +310,6 @@ func (t *headsTask) do(worker, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		b, h := i/c.Heads, i%c.Heads
 		off := b*qDim + h*hd
-		attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.cache, t.l, h/group, hd, t.start+b+1, scale, &s.scratch[worker])
+		attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.rowSeq[b].cache, t.l, h/group, hd, s.rowPos[b]+1, scale, &s.scratch[worker])
 	}
 }

@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// StepBatcher is an optional TokenStep capability: one pass over the rows
+// of several steps (sequences) of the same model, each weight read once for
+// all of them. A row's logits must not depend on the other rows of the pass
+// (on the CPU forward they are bit-identical to the sequence's logits
+// alone).
+//
+// StepBatch may be called on any one of the rows' steps; every row's Step
+// is a distinct step of the same model and concrete type. It first checks
+// each row as Step would (positions, tokens, context): a row that fails
+// gets its Err set and is left out of the pass. A returned error fails the
+// whole pass: every row's step is then in an unknown state (the caller
+// resets them). On success each checked row's step holds positions
+// 0..Start+len(Tokens)-1, and a row with Logits has Out set.
+type StepBatcher interface {
+	StepBatch(rows []StepRows) error
+}
+
+// StepRows is one sequence's part of a StepBatch pass.
+type StepRows struct {
+	// Step is the sequence's state (its KV cache).
+	Step TokenStep
+	// Start is the position of Tokens[0]; Step holds positions 0..Start-1
+	// (positions after them are discarded and overwritten).
+	Start int
+	// Tokens are the new tokens, at least one.
+	Tokens []int32
+	// Logits asks for the logits after the last token.
+	Logits bool
+	// Out is set by StepBatch when Logits: [n_vocab]float32, valid until
+	// the step's next call.
+	Out []float32
+	// Err is set by StepBatch for a row that failed its check.
+	Err error
+}
+
+// Span is one sequence's part of ForwardBatch: tokens[Start:] of its
+// forward, or the first Max of them (a chunk of a long prompt).
+type Span struct {
+	// Fwd is the sequence's forward; the Fwds of one call are distinct.
+	Fwd *StepForward
+	// Tokens and Start are as for ArchForward.Forward: tokens[:Start] are
+	// held, and a Start the forward does not hold replays from 0.
+	Tokens []int32
+	Start  int
+	// Max caps the tokens processed in this pass (chunked prefill); 0
+	// means all of them. When fewer than the rest are processed, Logits
+	// stays nil and Fwd.Held() tells where the next chunk starts.
+	Max int
+
+	// Logits is set when the span reached the end of Tokens: the logits
+	// after the last token, [n_vocab]float32, valid until Fwd's next
+	// forward.
+	Logits []float32
+	// Err is the span's failure (its forward then holds nothing).
+	Err error
+	// Took is the wall time of the pass the span ran in.
+	Took time.Duration
+}
+
+// ForwardBatch runs spans of several sequences in one pass when their steps
+// implement StepBatcher (one model: each weight is read once for every row
+// of every span), and one span after another otherwise. Each span gets its
+// own result: a span that fails its checks fails alone; a failed pass fails
+// every span in it. Every Fwd keeps StepForward's bookkeeping (Held), so a
+// span resumes exactly at what its forward holds.
+func ForwardBatch(spans []Span) {
+	rows := make([]StepRows, 0, len(spans))
+	idx := make([]int, 0, len(spans))
+	var batcher StepBatcher
+	for i := range spans {
+		sp := &spans[i]
+		sp.Logits, sp.Err, sp.Took = nil, nil, 0
+		start, err := sp.Fwd.plan(sp.Tokens, sp.Start, len(sp.Tokens))
+		if err != nil {
+			sp.Err = err
+			continue
+		}
+		end := len(sp.Tokens)
+		if sp.Max > 0 {
+			end = min(end, start+sp.Max)
+		}
+		b, ok := sp.Fwd.step.(StepBatcher)
+		if !ok {
+			t0 := time.Now()
+			sp.Logits, sp.Err = sp.Fwd.forwardRange(sp.Tokens, start, end)
+			sp.Took = time.Since(t0)
+			continue
+		}
+		if batcher == nil {
+			batcher = b
+		}
+		sp.Fwd.held = 0
+		rows = append(rows, StepRows{Step: sp.Fwd.step, Start: start, Tokens: sp.Tokens[start:end], Logits: end == len(sp.Tokens)})
+		idx = append(idx, i)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	t0 := time.Now()
+	err := batcher.StepBatch(rows)
+	took := time.Since(t0)
+	for j, row := range rows {
+		sp := &spans[idx[j]]
+		sp.Took = took
+		end := row.Start + len(row.Tokens)
+		switch {
+		case err != nil:
+			sp.Err = fmt.Errorf("step forward: batched pass: %w", err)
+		case row.Err != nil:
+			sp.Err = fmt.Errorf("step forward: positions %d..%d: %w", row.Start, end-1, row.Err)
+		case row.Logits && len(row.Out) == 0:
+			sp.Err = fmt.Errorf("step forward: empty logits at position %d: %w", end-1, ErrBadLogits)
+		default:
+			sp.Fwd.held = end
+			if len(row.Tokens) > 1 {
+				sp.Fwd.batched++
+			}
+			sp.Logits = row.Out
+		}
+	}
+}
+
+// forwardRange processes tokens[start:end] (start already planned) one span
+// alone: through Prefill when the step has it and the span is longer than
+// one token, else token by token. Logits are returned only when end ==
+// len(tokens). Held() is end afterwards, or 0 after an error.
+func (f *StepForward) forwardRange(tokens []int32, start, end int) ([]float32, error) {
+	var logits []float32
+	var err error
+	if f.prefill != nil && end-start > 1 {
+		f.held = 0
+		logits, err = f.prefill.Prefill(tokens[:end], start)
+		if err != nil {
+			return nil, fmt.Errorf("step forward: prefill positions %d..%d: %w", start, end-1, err)
+		}
+		f.batched++
+	} else {
+		for pos := start; pos < end; pos++ {
+			f.held = 0
+			logits, err = f.step.Step(tokens[pos], pos)
+			if err != nil {
+				return nil, fmt.Errorf("step forward: step token %d at position %d: %w", tokens[pos], pos, err)
+			}
+			f.held = pos + 1
+		}
+	}
+	if len(logits) == 0 {
+		f.held = 0
+		return nil, fmt.Errorf("step forward: empty logits at position %d: %w", end-1, ErrBadLogits)
+	}
+	f.held = end
+	if end < len(tokens) {
+		return nil, nil
+	}
+	return logits, nil
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"errors"
+	"slices"
+	"time"
+)
+
+// ErrRunFinished is returned by Run.Result called twice: the Turn was
+// already handed out and the Session released.
+var ErrRunFinished = errors.New("engine: run already finished")
+
+// Run is one turn driven step by step, so that one driver can interleave
+// the turns of many Sessions in shared batched passes (the server's
+// batcher): Begin starts it, Next says which span to forward, Feed gives it
+// that forward's logits (it polls the CancelToken, samples, applies the stop
+// rules and streams through OnToken), and Result ends it. Session.Generate is
+// the same loop over the Session's own forward.
+//
+// The Session is held from Begin until Result: other turns on it (Generate,
+// Score, Begin) wait. Call Result exactly once, also after a failure.
+//
+// Whoever forwards the span must leave the Session's forward state holding
+// tokens[:len(tokens)] afterwards, or report an error: Feed records that the
+// state holds the span (resume only at exactly what the cache holds) and
+// forgets everything after an error (a failed step leaves nothing held).
+// A Run is not safe for concurrent use; its calls may come from different
+// goroutines one after another.
+type Run struct {
+	r        *turnState
+	finished bool
+}
+
+// Begin validates a turn and starts it: the same refusals as Generate
+// (ErrBadConfig, ErrEmptyPrompt, ErrBadToken, ErrContextExceeded), returned
+// before anything runs and without holding the Session. Then, holding the
+// Session: a turn whose CancelToken is already cancelled ends at once
+// (StopCancelled, no Reserve, no forward); otherwise the forward is reserved
+// for len(prompt)+budget positions, the reusable prefix is found and the
+// policies are reset. A Reserve or policy failure ends the Run at once: Next
+// reports done and Result returns the error.
+func (s *Session) Begin(prompt []int32, cfg GenerateConfig) (*Run, error) {
+	s.mu.Lock()
+	r, err := s.newTurn(prompt, cfg)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	r.begin()
+	return &Run{r: r}, nil
+}
+
+// Session returns the Session the run holds.
+func (x *Run) Session() *Session { return x.r.s }
+
+// Next returns the span to forward next: tokens is the turn's whole token
+// list (prompt and generated tokens, owned by the Run, read-only) and the
+// forward processes tokens[start:] given that tokens[:start] are held, as
+// ArchForward.Forward's precondition says. ok is false when the turn has
+// ended (a stop, a failure): call Result.
+func (x *Run) Next() (tokens []int32, start int, ok bool) {
+	r := x.r
+	if r.done || x.finished {
+		return nil, 0, false
+	}
+	return r.turn.Tokens, r.start, true
+}
+
+// Feed gives the run the result of forwarding the span Next returned: the
+// logits after its last token ([n_vocab]float32, read during the call only)
+// and the time the forward took (added to Timings.Prefill for the prompt's
+// span and to Timings.Decode after), or the forward's error, which ends the
+// turn with it (the Session then forgets what its forward holds). After a
+// successful forward it runs one decode step: poll the CancelToken, sample,
+// apply the stop rules, stream. Feed on an ended run does nothing.
+func (x *Run) Feed(logits []float32, took time.Duration, err error) {
+	r := x.r
+	if r.done || x.finished {
+		return
+	}
+	r.feed(logits, took, err)
+}
+
+// Done reports whether the turn has ended (Next would report !ok).
+func (x *Run) Done() bool { return x.r.done || x.finished }
+
+// Result ends the run and releases the Session: the Turn (Text is a copy of
+// the released text) and the turn's error, as Generate returns them. A turn
+// that had not ended is ended as if cancelled (StopCancelled, Cause
+// ErrCancelled), releasing held text through OnToken. A second call returns
+// ErrRunFinished.
+func (x *Run) Result() (Turn, error) {
+	if x.finished {
+		return Turn{}, ErrRunFinished
+	}
+	r := x.r
+	if !r.done {
+		r.cancelled(ErrCancelled)
+		r.end()
+	}
+	x.finished = true
+	r.turn.Text = slices.Clone(r.text[:r.released])
+	r.s.mu.Unlock()
+	return r.turn, r.err
+}
+
+// begin runs what precedes the prompt's forward.
+func (r *turnState) begin() {
+	s, t := r.s, &r.turn
+	prompt := t.Tokens
+	if r.cfg.Cancel.Cancelled() { // nothing has run: no reserve, no forward
+		t.Stop, t.Cause = StopCancelled, r.cfg.Cancel.Err()
+		r.done = true
+		return
+	}
+	if err := s.reserve(len(prompt) + r.budget); err != nil {
+		r.fail(err)
+		return
+	}
+	r.start = s.reusable(prompt)
+	if err := r.policy("sampler", r.sampler, func() error { return r.sampler.Reset(t.Seed, prompt) }); err != nil {
+		r.fail(err)
+		return
+	}
+	if r.stop != nil {
+		if err := r.policy("stop policy", r.stop, r.stop.Reset); err != nil {
+			r.fail(err)
+			return
+		}
+	}
+}
+
+// feed records a forward's result and runs one decode step.
+func (r *turnState) feed(logits []float32, took time.Duration, ferr error) {
+	s, t := r.s, &r.turn
+	logits, err := s.forwarded(t.Tokens, r.start, logits, ferr)
+	if !r.prefilled {
+		t.Timings.Prefill, t.Timings.PrefillTokens = took, len(t.Tokens)-r.start
+		r.prefilled = true
+		if err == nil {
+			t.Reused = r.start
+		}
+	} else {
+		t.Timings.Decode += took
+		if err == nil {
+			t.Timings.DecodeForwards++
+		}
+	}
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	if r.cfg.Cancel.Poll() {
+		r.cancelled(r.cfg.Cancel.Err())
+		r.end()
+		return
+	}
+	id, err := r.sample(logits)
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	t.Tokens = append(t.Tokens, id)
+	t.Generated++
+	reason, err := r.decide(id)
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	if reason != StopNone {
+		t.Stop = reason
+		r.end()
+		return
+	}
+	r.start = len(t.Tokens) - 1
+}
+
+// cancelled ends the turn as cancelled by cause, releasing held text.
+func (r *turnState) cancelled(cause error) {
+	t := &r.turn
+	t.Stop, t.Cause = StopCancelled, cause
+	if rest := r.releaseAll(); len(rest) > 0 && r.cfg.OnToken != nil {
+		if err := r.cfg.OnToken(NoToken, rest); err != nil {
+			t.Stop, t.Cause = StopCallback, err
+		}
+	}
+}
+
+// end marks a turn that reached a stop reason.
+func (r *turnState) end() {
+	r.done = true
+	r.turn.ContextCapped = r.turn.Stop == StopContext
+	r.turn.UsedGPU = r.s.fwd.OnGPU()
+}
+
+// fail ends the turn with err (Stop stays StopNone).
+func (r *turnState) fail(err error) {
+	r.done, r.err = true, err
+}

@@ -1,0 +1,75 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/realizar-host/realizar-host/engine"
+)
+
+// ErrForeignStep is a StepBatch row whose step is not a *Step of the same
+// Model as the step the pass runs on.
+var ErrForeignStep = errors.New("model: step of another model in a batched pass")
+
+var _ engine.StepBatcher = (*Step)(nil)
+
+// StepBatch runs the rows of several sequences (distinct Steps of this
+// step's Model, s's own included or not) in one pass with s's scratch: each
+// weight row is read once for all rows, and each row's RoPE, KV store and
+// attention use its own sequence and position. The rows' logits are
+// bit-identical to each sequence's logits alone (Step, Prefill): the matrix
+// kernels compute each column independently of the others.
+//
+// A row fails alone (Err set, left out of the pass) when its Step is not a
+// *Step of s's Model (ErrForeignStep), appears twice (ErrForeignStep), or
+// fails Step's checks (ErrPosition, engine.ErrBadToken,
+// engine.ErrContextExceeded). Scratch grows to the total row count; callers
+// bound it (the server's --batch-tokens).
+func (s *Step) StepBatch(rows []engine.StepRows) error {
+	seqs := s.rows[:0]
+	for i := range rows {
+		r := &rows[i]
+		r.Out, r.Err = nil, nil
+		st, ok := r.Step.(*Step)
+		switch {
+		case !ok || st == nil || st.m != s.m:
+			r.Err = fmt.Errorf("%w (row %d: %T)", ErrForeignStep, i, r.Step)
+			continue
+		case len(r.Tokens) == 0:
+			r.Err = fmt.Errorf("%w: row %d has no tokens", ErrPosition, i)
+			continue
+		}
+		dup := false
+		for _, q := range seqs {
+			dup = dup || q.step == st
+		}
+		if dup {
+			r.Err = fmt.Errorf("%w (row %d: the same step twice)", ErrForeignStep, i)
+			continue
+		}
+		if err := st.check(r.Tokens, r.Start); err != nil {
+			r.Err = err
+			continue
+		}
+		seqs = append(seqs, passSeq{step: st, start: r.Start, tokens: r.Tokens, logits: r.Logits})
+	}
+	s.rows = seqs
+	if len(seqs) == 0 {
+		return nil
+	}
+	for _, q := range seqs {
+		q.step.held = 0 // unknown until the pass completes
+	}
+	s.pass(seqs)
+	j := 0
+	for i := range rows {
+		if rows[i].Err != nil {
+			continue
+		}
+		if seqs[j].logits {
+			rows[i].Out = seqs[j].step.logits
+		}
+		j++
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/q4k"
+)
+
+// batchSeqs are sequences of mixed lengths (from one token up) that start
+// where testTokens are rotated, so no two share a prefix.
+func batchSeqs(n int) [][]int32 {
+	lens := []int{1, 12, 5, 9, 2, 7, 3, 11}
+	seqs := make([][]int32, n)
+	for i := range seqs {
+		for j := range lens[i%len(lens)] {
+			seqs[i] = append(seqs[i], testTokens[(i+j)%len(testTokens)])
+		}
+	}
+	return seqs
+}
+
+// A sequence's logits in a batched pass are bit-identical to its logits
+// alone, whatever its neighbours: B sequences of mixed lengths, prefilled
+// together in one pass (from position 0, and continuing a held prefix),
+// then decoded together token by token, against each stepped alone.
+func TestStepBatchEqualsAlone(t *testing.T) {
+	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama")} {
+		path := sp.write(t)
+		m := open(t, path, Options{Threads: 2})
+		for _, b := range []int{1, 2, 3, 8} {
+			seqs := batchSeqs(b)
+			const extra = 4 // decode steps after the prompts
+			want := make([][][]float32, b)
+			full := make([][]int32, b)
+			for i, seq := range seqs {
+				full[i] = append(append([]int32(nil), seq...), testTokens[:extra]...)
+				want[i] = stepAll(t, m.NewStep(), full[i])
+			}
+			steps := make([]*Step, b)
+			for i := range steps {
+				steps[i] = m.NewStep()
+			}
+			// Prefill: sequences longer than 4 tokens take their first 3
+			// alone first, so the pass mixes starts at 0 and at 3.
+			rows := make([]engine.StepRows, b)
+			for i, seq := range seqs {
+				start := 0
+				if len(seq) > 4 {
+					_, err := steps[i].Prefill(seq[:3], 0)
+					require.NoError(t, err)
+					start = 3
+				}
+				rows[i] = engine.StepRows{Step: steps[i], Start: start, Tokens: seq[start:], Logits: true}
+			}
+			require.NoError(t, steps[0].StepBatch(rows))
+			for i, r := range rows {
+				require.NoError(t, r.Err)
+				assert.Equal(t, want[i][len(seqs[i])-1], r.Out, "%s B=%d seq %d prefill", sp.arch, b, i)
+			}
+			// Decode: one token each, the pass run on a step outside it
+			// too (the last one's scratch).
+			for k := range extra {
+				leader := steps[k%b]
+				for i, seq := range seqs {
+					rows[i] = engine.StepRows{Step: steps[i], Start: len(seq) + k, Tokens: full[i][len(seq)+k : len(seq)+k+1], Logits: i%2 == 0 || k == extra-1}
+				}
+				require.NoError(t, leader.StepBatch(rows))
+				for i, seq := range seqs {
+					if !rows[i].Logits {
+						assert.Nil(t, rows[i].Out)
+						continue
+					}
+					assert.Equal(t, want[i][len(seq)+k], rows[i].Out, "%s B=%d seq %d decode %d", sp.arch, b, i, k)
+				}
+			}
+		}
+	}
+}
+
+// A bad row fails alone: the others run and stay bit-identical.
+func TestStepBatchBadRowFailsAlone(t *testing.T) {
+	path := tinySpec("llama").write(t)
+	m := open(t, path, Options{Threads: 2})
+	other := open(t, path, Options{Threads: 1})
+	want := stepAll(t, m.NewStep(), testTokens[:4])
+	good, gap, foreign := m.NewStep(), m.NewStep(), other.NewStep()
+	rows := []engine.StepRows{
+		{Step: gap, Start: 2, Tokens: testTokens[:1], Logits: true},  // nothing held
+		{Step: good, Start: 0, Tokens: testTokens[:4], Logits: true}, // fine
+		{Step: foreign, Start: 0, Tokens: testTokens[:2], Logits: true},
+		{Step: good, Start: 0, Tokens: testTokens[:1], Logits: true},             // the same step twice
+		{Step: m.NewStep(), Start: 0, Tokens: []int32{1 << 20}, Logits: true},    // not a token
+		{Step: m.NewStep(), Start: 0, Tokens: nil, Logits: true},                 // nothing
+		{Step: m.NewStep(), Start: 60, Tokens: make([]int32, 10), Logits: false}, // past the context
+	}
+	require.NoError(t, good.StepBatch(rows))
+	assert.ErrorIs(t, rows[0].Err, ErrPosition)
+	assert.NoError(t, rows[1].Err)
+	assert.Equal(t, want[3], rows[1].Out)
+	assert.ErrorIs(t, rows[2].Err, ErrForeignStep)
+	assert.ErrorIs(t, rows[3].Err, ErrForeignStep)
+	assert.ErrorIs(t, rows[4].Err, engine.ErrBadToken)
+	assert.ErrorIs(t, rows[5].Err, ErrPosition)
+	assert.Error(t, rows[6].Err)
+}
