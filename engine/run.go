@@ -70,7 +70,11 @@ func (x *Run) Next() (tokens []int32, start int, ok bool) {
 // logits after its last token ([n_vocab]float32, read during the call only)
 // and the time the forward took (added to Timings.Prefill for the prompt's
 // span and to Timings.Decode after), or the forward's error, which ends the
-// turn with it (the Session then forgets what its forward holds). After a
+// turn with it (the Session then forgets what its forward holds); an error
+// wrapping ErrCancelled (a driver that gave up on the span, e.g. between
+// the chunks of a long prompt, after the turn's context ended) ends it as
+// StopCancelled with that error as Cause, the forward state forgotten too.
+// After a
 // successful forward it runs one decode step: poll the CancelToken, sample,
 // apply the stop rules, stream. Feed on an ended run does nothing.
 func (x *Run) Feed(logits []float32, took time.Duration, err error) {
@@ -147,6 +151,11 @@ func (r *turnState) feed(logits []float32, took time.Duration, ferr error) {
 		}
 	}
 	if err != nil {
+		if errors.Is(ferr, ErrCancelled) {
+			r.cancelled(ferr)
+			r.end()
+			return
+		}
 		r.fail(err)
 		return
 	}

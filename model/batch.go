@@ -14,7 +14,7 @@ var ErrForeignStep = errors.New("model: step of another model in a batched pass"
 var _ engine.StepBatcher = (*Step)(nil)
 
 // StepBatch runs the rows of several sequences (distinct Steps of this
-// step's Model, s's own included or not) in one pass with s's scratch: each
+// step's Model, s's own included or not) in one pass: each
 // weight row is read once for all rows, and each row's RoPE, KV store and
 // attention use its own sequence and position. The rows' logits are
 // bit-identical to each sequence's logits alone (Step, Prefill): the matrix
@@ -23,9 +23,22 @@ var _ engine.StepBatcher = (*Step)(nil)
 // A row fails alone (Err set, left out of the pass) when its Step is not a
 // *Step of s's Model (ErrForeignStep), appears twice (ErrForeignStep), or
 // fails Step's checks (ErrPosition, engine.ErrBadToken,
-// engine.ErrContextExceeded). Scratch grows to the total row count; callers
-// bound it (the server's --batch-tokens).
+// engine.ErrContextExceeded). The pass's scratch is the Model's, one for all
+// its steps (passes of one Model run one at a time); it grows to the total
+// row count, which callers bound (the server's --batch-tokens).
 func (s *Step) StepBatch(rows []engine.StepRows) error {
+	// The pass runs on the Model's one batch scratch, so that any step may
+	// lead a pass without each growing scratch for the widest batch.
+	s.m.batchMu.Lock()
+	defer s.m.batchMu.Unlock()
+	if s.m.batchStep == nil {
+		s.m.batchStep = s.m.NewStep()
+	}
+	return s.m.batchStep.stepBatch(rows)
+}
+
+// stepBatch is StepBatch on s's scratch.
+func (s *Step) stepBatch(rows []engine.StepRows) error {
 	seqs := s.rows[:0]
 	for i := range rows {
 		r := &rows[i]

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/realizar-host/realizar-host/q4k"
 )
@@ -31,6 +32,11 @@ type Model struct {
 	rope      rope
 	pool      *pool
 	batchSize int
+
+	// batchStep is the scratch of StepBatch passes, made on first use;
+	// batchMu serializes them.
+	batchMu   sync.Mutex
+	batchStep *Step
 }
 
 // layer is one transformer block's weights.
@@ -43,6 +49,10 @@ type layer struct {
 
 // Config returns the model's hyperparameters.
 func (m *Model) Config() Config { return m.cfg }
+
+// KVBytesPerPosition is the KV cache one position takes across all layers,
+// in bytes: keys and values of KVDim f16 values per layer.
+func (m *Model) KVBytesPerPosition() int64 { return int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * 2 * 2 }
 
 // TiedOutput reports whether the output head reuses token_embd.weight
 // (the file has no output.weight).

@@ -19,6 +19,7 @@ type turnRequest struct {
 	topLogprobs int
 	pol         *policies
 	cachePrompt bool // reuse the previous request's KV prefix, if it was this tenant's
+	ignoreEOS   bool // llama.cpp's ignore_eos: mask end-of-generation ids
 	// onText, when set, receives released text as it is generated.
 	onText func(text []byte) error
 	// onLogprobs, when set with logprobs, receives each step's logprobs
@@ -26,95 +27,34 @@ type turnRequest struct {
 	onLogprobs func(engine.StepLogprobs)
 }
 
-// turnResult is a finished turn, how long it waited for the model and how
-// long it held it.
+// turnResult is a finished turn, how long it waited for a place in the
+// batch and how long it held it.
 type turnResult struct {
 	turn  engine.Turn
 	queue time.Duration
 	held  time.Duration
 }
 
-// slot is a Session over a forward of its own, holding one tenant's tokens.
-type slot struct {
-	tenant string
-	sess   *engine.Session
-	used   uint64 // the turn that last used it
-}
-
-// session returns the Session a turn of tenant runs on (the scheduler hands
-// the model to one request at a time). A Session keeps the tokens its
-// forward holds, so a request reuses the KV cache of the longest prefix it
-// shares with that tenant's previous request (a chat's earlier messages),
-// when reuse is asked for. A tenant gets its own slot while there are free
-// ones (Config.Slots), else the least recently used; a slot that changes
-// tenant, or a request without reuse, forgets and starts from position 0,
-// so no tenant's prompt shapes another's timing. On the CPU forward a
-// batched prefill equals per-token steps bit for bit, so reuse does not
-// change the text. Call only while holding the scheduler.
-func (s *Server) session(tenant string, reuse bool) (*engine.Session, error) {
-	s.turns++
-	var sl *slot
-	for _, x := range s.slots {
-		if x.tenant == tenant {
-			sl = x
-			break
-		}
-	}
-	if sl == nil {
-		if len(s.slots) < s.maxSlots && (len(s.slots) == 0 || s.model.NewForward != nil) {
-			fwd := s.model.Forward
-			if len(s.slots) > 0 {
-				var err error
-				if fwd, err = s.model.NewForward(); err != nil {
-					return nil, fmt.Errorf("a KV-cache slot for tenant %s: %w", tenant, err)
-				}
-			}
-			sess, err := engine.NewSession(fwd, s.model.Tokenizer)
-			if err != nil {
-				return nil, err
-			}
-			sl = &slot{sess: sess}
-			s.slots = append(s.slots, sl)
-		} else {
-			sl = s.slots[0]
-			for _, x := range s.slots[1:] {
-				if x.used < sl.used {
-					sl = x
-				}
-			}
-		}
-		sl.tenant = tenant
-		sl.sess.Forget()
-	}
-	if !reuse {
-		sl.sess.Forget()
-	}
-	sl.used = s.turns
-	return sl.sess, nil
-}
-
-// runTurn waits for the model (round-robin across tenants), then generates.
+// run waits for a place in the batch (round-robin across tenants, at most
+// the tenant's max_sequences), takes a KV slot, and drives the turn: its
+// spans go through the shared passes, its policies run on this goroutine.
 // The request's context cancels the wait and the turn.
-func (s *Server) runTurn(ctx context.Context, req turnRequest) (turnResult, error) {
+func (b *batcher) run(ctx context.Context, req turnRequest) (turnResult, error) {
 	queued := time.Now()
-	release, err := s.sched.Acquire(ctx, req.tenant.Name)
+	release, err := b.sched.Acquire(ctx, req.tenant.Name)
 	if err != nil {
 		return turnResult{}, err
 	}
+	defer release()
 	granted := time.Now()
 	res := turnResult{queue: granted.Sub(queued)}
-	defer release()
-	s.metrics.queueWait.WithLabelValues(req.tenant.Name).Observe(res.queue.Seconds())
-	s.wg.Add(1)
-	defer s.wg.Done()
-	s.metrics.active.Inc()
-	defer s.metrics.active.Dec()
+	b.metrics.queueWait.WithLabelValues(req.tenant.Name).Observe(res.queue.Seconds())
+	b.wg.Add(1)
+	defer b.wg.Done()
+	b.metrics.active.Inc()
+	defer b.metrics.active.Dec()
 
-	sess, err := s.session(req.tenant.Name, req.cachePrompt)
-	if err != nil {
-		return res, err
-	}
-	ctxLen := s.model.Forward.ContextLength()
+	ctxLen := b.model.Forward.ContextLength()
 	if len(req.prompt) >= ctxLen {
 		return res, badRequest("prompt", "the prompt is %d tokens; the context holds %d: %v", len(req.prompt), ctxLen,
 			engine.ErrContextExceeded)
@@ -123,10 +63,19 @@ func (s *Server) runTurn(ctx context.Context, req turnRequest) (turnResult, erro
 	if maxTokens == 0 {
 		maxTokens = ctxLen - len(req.prompt)
 	}
+	positions := min(len(req.prompt)+maxTokens, ctxLen)
+	sl, err := b.acquire(req.tenant.Name, req.cachePrompt, positions)
+	if errors.Is(err, errKVBudget) {
+		return res, b.kvError(positions)
+	}
+	if err != nil {
+		return res, err
+	}
 	afterCancel := 0 // tokens completed after ctx ended
 	cfg := engine.GenerateConfig{
 		MaxTokens: maxTokens, Seed: req.seed, Logprobs: req.logprobs, TopLogprobs: req.topLogprobs,
-		Cancel: engine.FromContext(ctx), Sampler: req.pol.sampler, Stop: req.pol.stop, OnLogprobs: req.onLogprobs,
+		IgnoreEOG: req.ignoreEOS, Cancel: engine.FromContext(ctx), Sampler: req.pol.sampler, Stop: req.pol.stop,
+		OnLogprobs: req.onLogprobs,
 		OnToken: func(id int32, text []byte) error {
 			if ctx.Err() != nil {
 				if id != engine.NoToken {
@@ -141,10 +90,10 @@ func (s *Server) runTurn(ctx context.Context, req turnRequest) (turnResult, erro
 		},
 	}
 	start := time.Now()
-	turn, err := sess.Generate(req.prompt, cfg)
-	s.sched.observeTurn(time.Since(start))
+	turn, err := b.generate(ctx, sl, req.prompt, cfg)
+	b.sched.observeTurn(time.Since(start))
 	res.turn, res.held = turn, time.Since(granted)
-	s.observe(req.tenant, turn, err, afterCancel)
+	b.observe(req.tenant, turn, err, afterCancel)
 	if err != nil {
 		var pe *engine.PolicyError
 		if errors.As(err, &pe) {
@@ -152,18 +101,36 @@ func (s *Server) runTurn(ctx context.Context, req turnRequest) (turnResult, erro
 		}
 		return res, fmt.Errorf("generate: %w", err)
 	}
-	if turn.Stop == engine.StopCancelled {
-		return res, turn.Cause
-	}
-	if turn.Stop == engine.StopCallback {
+	if turn.Stop == engine.StopCancelled || turn.Stop == engine.StopCallback {
 		return res, turn.Cause
 	}
 	return res, nil
 }
 
+// generate is Session.Generate with the forwards going through the
+// batcher's passes: Begin, then each span Next asks for waits for a pass,
+// and Feed runs the decode step on this goroutine.
+func (b *batcher) generate(ctx context.Context, sl *slot, prompt []int32, cfg engine.GenerateConfig) (engine.Turn, error) {
+	run, err := sl.sess.Begin(prompt, cfg)
+	if err != nil {
+		b.mu.Lock()
+		b.putIdle(sl)
+		b.mu.Unlock()
+		return engine.Turn{}, err
+	}
+	q := b.join(ctx, sl)
+	for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
+		r := b.forward(q, tokens, start)
+		run.Feed(r.logits, r.took, r.err)
+	}
+	turn, err := run.Result()
+	b.leave(q)
+	return turn, err
+}
+
 // observe records a turn's metrics.
-func (s *Server) observe(t *Tenant, turn engine.Turn, err error, afterCancel int) {
-	m := s.metrics
+func (b *batcher) observe(t *Tenant, turn engine.Turn, err error, afterCancel int) {
+	m := b.metrics
 	m.tokens.WithLabelValues(t.Name).Add(float64(turn.Generated))
 	tm := turn.Timings
 	if tm.PrefillTokens > 0 && tm.Prefill > 0 {

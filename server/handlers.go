@@ -259,7 +259,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	pr := policyRequest{fields: f, stopText: f.Stop}
 	if jsonObject {
-		// The budget the turn will have (runTurn's rule), so that a turn
+		// The budget the turn will have (batcher.run's rule), so that a turn
 		// cut by max_tokens still ends with a whole object.
 		budget := p.maxTokens
 		if budget == 0 {
@@ -283,7 +283,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		seed = uint64(*f.Seed)
 	}
 	tr := turnRequest{tenant: t, prompt: p.prompt, maxTokens: p.maxTokens, seed: &seed, logprobs: p.logprobs,
-		topLogprobs: p.topLogprobs, pol: pol, cachePrompt: f.CachePrompt == nil || *f.CachePrompt}
+		topLogprobs: p.topLogprobs, pol: pol, cachePrompt: f.CachePrompt == nil || *f.CachePrompt, ignoreEOS: f.IgnoreEOS}
 	var stream *sse
 	var lps *streamLogprobs
 	if f.Stream {
@@ -301,7 +301,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 			return stream.send(s.textChunk(id, created, chat, string(text), lps))
 		}
 	}
-	res, err := s.runTurn(ctx, tr)
+	res, err := s.batch.run(ctx, tr)
 	if stream == nil || !stream.started {
 		// Before any body: how long the request waited for the model and
 		// held it (also on errors, which carry no realizar object).

@@ -98,7 +98,8 @@ func loadModel(t testing.TB) *Model {
 	}
 	fwd, err := newForward()
 	require.NoError(t, err)
-	return &Model{ID: "serve-fixture", Forward: fwd, NewForward: newForward, Tokenizer: tok}
+	return &Model{ID: "serve-fixture", Forward: fwd, NewForward: newForward, Tokenizer: tok,
+		KVBytesPerPosition: mdl.KVBytesPerPosition()}
 }
 
 // startServer starts a server with the test tenants (or anonymous when
@@ -109,6 +110,12 @@ func startServer(t testing.TB, tenants []byte, queue int) *testServer {
 
 // startServerSlots is startServer with Config.Slots = slots.
 func startServerSlots(t testing.TB, tenants []byte, queue, slots int) *testServer {
+	return startServerConfig(t, tenants, Config{Queue: queue, Slots: slots})
+}
+
+// startServerConfig is startServer with cfg's Queue, Parallel,
+// BatchTokens, Slots and KVMemory.
+func startServerConfig(t testing.TB, tenants []byte, cfg Config) *testServer {
 	ctx := context.Background()
 	h, err := host.New(ctx, host.NewConfig())
 	require.NoError(t, err)
@@ -123,8 +130,8 @@ func startServerSlots(t testing.TB, tenants []byte, queue, slots int) *testServe
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	srv, err := New(Config{Tenants: ts, Store: store, Host: h, Builtins: plugins.Builtin, Queue: queue, Slots: slots,
-		Logger: log})
+	cfg.Tenants, cfg.Store, cfg.Host, cfg.Builtins, cfg.Logger = ts, store, h, plugins.Builtin, log
+	srv, err := New(cfg)
 	require.NoError(t, err)
 	m := loadModel(t)
 	srv.SetModel(m)

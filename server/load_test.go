@@ -127,6 +127,18 @@ func TestLoad(t *testing.T) {
 		require.ErrorAs(t, run(j).err, &e)
 		t.Logf("a bad request alone: %d %s: %s", e.StatusCode, e.Code, e.Message)
 	}
+	// A concurrent round fills the batch's places and its idle KV slots
+	// (at most Config.Slots, kept for the tenants' prompt caches) as the
+	// load will, so that the baseline holds the memory the server keeps by
+	// design and the check below finds only what it should not keep.
+	var warm sync.WaitGroup
+	for i := range perTenant {
+		for _, j := range []job{good(i), bad(keyB, badB, 1), bad(keyC, badC, 2)} {
+			warm.Add(1)
+			go func() { defer warm.Done(); _ = run(j) }()
+		}
+	}
+	warm.Wait()
 	transport.CloseIdleConnections()
 	time.Sleep(50 * time.Millisecond)
 	baseG, baseI, baseH := runtime.NumGoroutine(), s.host.LiveInstances(), liveHeap()
@@ -167,8 +179,10 @@ func TestLoad(t *testing.T) {
 				assert.Equal(t, typePlugin, e.Type)
 				assert.Contains(t, e.Message, "sampler bad 1.0.0")
 			}
-			// The deadline plus the prompt's prefill and the plugin's instantiation.
-			assert.Less(t, o.held, loadDeadline+400*time.Millisecond, "bad request %d held the model too long", i)
+			// The deadline plus the prompt's prefill and the plugin's
+			// instantiation, in passes shared with the others (its place in
+			// the batch is held that long; the other sequences go on).
+			assert.Less(t, o.held, loadDeadline+raceSlowdown*400*time.Millisecond, "bad request %d held its place too long", i)
 			maxHeld = max(maxHeld, o.held)
 		}
 	}

@@ -19,6 +19,9 @@ type metrics struct {
 	queued         prometheus.GaugeFunc
 	cancelled      prometheus.Counter
 	cancelPolls    prometheus.Histogram // decode steps polled after the client went away
+	passSeconds    prometheus.Histogram // wall time of one batched pass
+	passSequences  prometheus.Histogram // sequences in one batched pass
+	passTokens     prometheus.Histogram // token rows in one batched pass
 }
 
 func newMetrics(queued func() float64) *metrics {
@@ -42,7 +45,7 @@ func newMetrics(queued func() float64) *metrics {
 		Help: "Plugin failures by tenant and kind (trap, timeout, memory, bad_token, failed, bad_result, other)."},
 		[]string{"tenant", "kind"})
 	m.active = prometheus.NewGauge(prometheus.GaugeOpts{Name: "realizar_active_sessions",
-		Help: "Requests holding the model now."})
+		Help: "Requests running now (places of the batch held)."})
 	m.queued = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "realizar_queued_requests",
 		Help: "Requests waiting for the model."}, queued)
 	m.cancelled = prometheus.NewCounter(prometheus.CounterOpts{Name: "realizar_cancelled_turns_total",
@@ -50,8 +53,14 @@ func newMetrics(queued func() float64) *metrics {
 	m.cancelPolls = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "realizar_cancel_latency_steps",
 		Help:    "Decode steps a cancelled turn ran after its context ended (0 or 1: the poll is once per step).",
 		Buckets: []float64{0, 1, 2, 4, 8}})
+	m.passSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "realizar_batch_pass_seconds",
+		Help: "Wall time of one batched forward pass over the running sequences.", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 18)})
+	m.passSequences = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "realizar_batch_pass_sequences",
+		Help: "Sequences in one batched forward pass.", Buckets: prometheus.LinearBuckets(1, 1, 16)})
+	m.passTokens = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "realizar_batch_pass_tokens",
+		Help: "Token rows (decode tokens and prompt chunks) in one batched forward pass.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)})
 	m.reg.MustRegister(m.requests, m.tokens, m.prefillRate, m.decodeRate, m.queueWait, m.policyPerStep,
-		m.pluginFailures, m.active, m.queued, m.cancelled, m.cancelPolls,
+		m.pluginFailures, m.active, m.queued, m.cancelled, m.cancelPolls, m.passSeconds, m.passSequences, m.passTokens,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -29,6 +29,9 @@ type samplingFields struct {
 	// previous request's longest common prefix (default true; only ever
 	// the same tenant's).
 	CachePrompt *bool `json:"cache_prompt"`
+	// IgnoreEOS is llama.cpp's ignore_eos: end-of-generation ids are
+	// masked, so the turn runs to max_tokens, the context or a stop string.
+	IgnoreEOS bool `json:"ignore_eos"`
 	// ResponseFormat is {"type": "text"} (no-op) or {"type": "json_object"}
 	// (JSON mode: the embedded json processor masks every token that would
 	// break the JSON); json_schema is refused (responseFormat).

@@ -7,20 +7,25 @@ import (
 	"time"
 )
 
-// Scheduler hands out the model, one request at a time. Waiting requests
-// form a bounded queue that is round-robin across tenants and FIFO within a
-// tenant: when the model is released, the tenant at the head of the ring
-// gets it for its oldest request and moves to the back of the ring. A
-// tenant with 16 queued requests therefore delays another tenant's single
-// request by at most one turn.
+// Scheduler hands out the places of the batch: at most places requests
+// hold one at once (they decode together, one sequence each), and a tenant
+// holds at most its cap of them. Waiting requests form a bounded queue that
+// is round-robin across tenants and FIFO within a tenant: when a place
+// frees, the first tenant in the ring that is under its cap gets it for its
+// oldest request and moves to the back of the ring. A tenant with 16 queued
+// requests therefore never holds more than its cap, and another tenant's
+// request takes the next free place.
 //
 // Safe for concurrent use.
 type Scheduler struct {
 	mu       sync.Mutex
 	capacity int
+	places   int
+	capOf    func(tenant string) int
 	queued   int
-	busy     bool
-	ring     []string // tenants with waiters, in service order
+	busy     int            // places held
+	held     map[string]int // places held per tenant
+	ring     []string       // tenants with waiters, in service order
 	queues   map[string][]*waiter
 	// turn estimates one request's time, for Retry-After.
 	turn time.Duration
@@ -31,25 +36,43 @@ type waiter struct {
 	granted bool
 }
 
-// NewScheduler returns a Scheduler whose queue holds at most capacity
-// waiting requests (the running one not counted). capacity < 1 means 1.
-func NewScheduler(capacity int) *Scheduler {
-	return &Scheduler{capacity: max(capacity, 1), queues: map[string][]*waiter{}, turn: time.Second}
+// NewScheduler returns a Scheduler with one place whose queue holds at most
+// capacity waiting requests (the running one not counted). capacity < 1
+// means 1.
+func NewScheduler(capacity int) *Scheduler { return NewBatchScheduler(capacity, 1, nil) }
+
+// NewBatchScheduler returns a Scheduler with places places (< 1 means 1),
+// a queue of at most capacity waiters (< 1 means 1) and capOf(tenant) as
+// each tenant's most places at once (nil, or a value < 1, means places).
+func NewBatchScheduler(capacity, places int, capOf func(tenant string) int) *Scheduler {
+	return &Scheduler{capacity: max(capacity, 1), places: max(places, 1), capOf: capOf,
+		held: map[string]int{}, queues: map[string][]*waiter{}, turn: time.Second}
 }
 
-// Acquire waits for the model on behalf of tenant and returns the function
+// tenantCap is the most places tenant may hold.
+func (s *Scheduler) tenantCap(tenant string) int {
+	if s.capOf == nil {
+		return s.places
+	}
+	if c := s.capOf(tenant); c >= 1 {
+		return min(c, s.places)
+	}
+	return s.places
+}
+
+// Acquire waits for a place on behalf of tenant and returns the function
 // that releases it (call it exactly once). A full queue is a 429 with
 // Retry-After; ctx ending while queued returns ctx's error and leaves the
 // queue.
 func (s *Scheduler) Acquire(ctx context.Context, tenant string) (release func(), err error) {
 	s.mu.Lock()
-	if !s.busy && s.queued == 0 {
-		s.busy = true
+	if s.busy < s.places && len(s.queues[tenant]) == 0 && s.held[tenant] < s.tenantCap(tenant) && s.queued == 0 {
+		s.take(tenant)
 		s.mu.Unlock()
-		return s.release, nil
+		return s.releaser(tenant), nil
 	}
 	if s.queued >= s.capacity {
-		retry := s.turn * time.Duration(s.queued+1)
+		retry := s.turn * time.Duration(s.queued/s.places+1)
 		s.mu.Unlock()
 		return nil, &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "queue_full",
 			RetryAfter: retry, Message: "the server's queue is full; retry later"}
@@ -60,23 +83,36 @@ func (s *Scheduler) Acquire(ctx context.Context, tenant string) (release func(),
 	}
 	s.queues[tenant] = append(s.queues[tenant], w)
 	s.queued++
+	s.grant()
 	s.mu.Unlock()
 
 	select {
 	case <-w.ready:
-		return s.release, nil
+		return s.releaser(tenant), nil
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
 	if w.granted {
-		// Granted while we were giving up: pass the model on.
+		// Granted while we were giving up: pass the place on.
 		s.mu.Unlock()
-		s.release()
+		s.releaser(tenant)()
 		return nil, ctx.Err()
 	}
 	s.remove(tenant, w)
 	s.mu.Unlock()
 	return nil, ctx.Err()
+}
+
+// take counts a place held by tenant.
+func (s *Scheduler) take(tenant string) {
+	s.busy++
+	s.held[tenant]++
+}
+
+// releaser returns the once-only release of one of tenant's places.
+func (s *Scheduler) releaser(tenant string) func() {
+	var once sync.Once
+	return func() { once.Do(func() { s.release(tenant) }) }
 }
 
 // remove takes a waiter that was never granted out of the queue.
@@ -102,28 +138,44 @@ func (s *Scheduler) remove(tenant string, w *waiter) {
 	}
 }
 
-// release gives the model to the next waiter, or marks it idle.
-func (s *Scheduler) release() {
+// release frees one of tenant's places and hands free places on.
+func (s *Scheduler) release(tenant string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.ring) == 0 {
-		s.busy = false
-		return
+	s.busy--
+	if s.held[tenant]--; s.held[tenant] <= 0 {
+		delete(s.held, tenant)
 	}
-	tenant := s.ring[0]
-	s.ring = s.ring[1:]
-	q := s.queues[tenant]
-	w := q[0]
-	q = q[1:]
-	if len(q) > 0 {
-		s.queues[tenant] = q
-		s.ring = append(s.ring, tenant)
-	} else {
-		delete(s.queues, tenant)
+	s.grant()
+}
+
+// grant gives free places to waiters: the first tenant in the ring under
+// its cap gets one for its oldest request and moves to the back.
+func (s *Scheduler) grant() {
+	for s.busy < s.places {
+		i := 0
+		for i < len(s.ring) && s.held[s.ring[i]] >= s.tenantCap(s.ring[i]) {
+			i++
+		}
+		if i == len(s.ring) {
+			return
+		}
+		tenant := s.ring[i]
+		s.ring = append(s.ring[:i], s.ring[i+1:]...)
+		q := s.queues[tenant]
+		w := q[0]
+		q = q[1:]
+		if len(q) > 0 {
+			s.queues[tenant] = q
+			s.ring = append(s.ring, tenant)
+		} else {
+			delete(s.queues, tenant)
+		}
+		s.queued--
+		s.take(tenant)
+		w.granted = true
+		close(w.ready)
 	}
-	s.queued--
-	w.granted = true
-	close(w.ready)
 }
 
 // Queued is the number of waiting requests.
@@ -131,6 +183,20 @@ func (s *Scheduler) Queued() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.queued
+}
+
+// Held is the number of places tenant holds now.
+func (s *Scheduler) Held(tenant string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[tenant]
+}
+
+// retryAfter estimates when a place frees: one turn.
+func (s *Scheduler) retryAfter() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn
 }
 
 // observeTurn updates the turn estimate used for Retry-After (an

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,12 +20,21 @@ import (
 type Model struct {
 	// ID is the name clients pass as "model" (GET /v1/models lists it).
 	ID string
-	// Forward is the forward requests take turns on (the first slot's).
+	// Forward is the model's first forward (its context length is the
+	// server's); without NewForward it is the only one, and requests take
+	// turns on it.
 	Forward engine.ArchForward
 	// NewForward, when set, makes a further forward over the same weights
 	// with a KV cache of its own (model.Model.NewStep behind a
-	// StepForward), for Config.Slots > 1; nil means one slot, Forward.
+	// StepForward): one per running sequence and per idle slot. Forwards
+	// that are *engine.StepForward over steps implementing
+	// engine.StepBatcher decode together in one batched pass. nil means one
+	// sequence at a time on Forward.
 	NewForward func() (engine.ArchForward, error)
+	// KVBytesPerPosition is one position's KV cache across all layers, in
+	// bytes (model.Model.KVBytesPerPosition), for the KV budget; 0 means
+	// unknown (no budget is enforced).
+	KVBytesPerPosition int64
 	// Tokenizer is the model's vocabulary.
 	Tokenizer *tokenizer.Tokenizer
 }
@@ -37,75 +45,128 @@ type Config struct {
 	Store    Store
 	Host     *host.Host
 	Builtins Builtins
-	// Queue is the most requests waiting for the model; 0 means 64.
+	// Queue is the most requests waiting for a place in the batch; 0 means 64.
 	Queue int
-	// Slots is how many KV caches the server keeps, one per tenant, the
-	// least recently used given to a new tenant when all are taken; 0 means
-	// 1. More slots keep more tenants' prompt caches when they take turns,
-	// at the cost of one KV cache each (it grows to the longest turn), and
-	// need Model.NewForward.
+	// Parallel is the most sequences decoding together in one batched pass
+	// (the places of the batch); 0 means DefaultParallel. Each running
+	// sequence holds a KV cache of its own. Without Model.NewForward it is 1.
+	Parallel int
+	// BatchTokens is the most token rows one pass processes: every running
+	// sequence's decode token, then chunks of new prompts (chunked prefill),
+	// so a long prompt never stalls the others for its whole prefill; 0
+	// means DefaultBatchTokens.
+	BatchTokens int
+	// Slots is how many idle KV caches the server keeps after their turns,
+	// each holding one tenant's last tokens, so that the tenant's next
+	// request reuses its prefix (the least recently used is dropped first);
+	// 0 means Parallel.
 	Slots int
+	// KVMemory caps the bytes of all KV caches together (running and
+	// idle); 0 means no cap. Idle caches are dropped to make room; a
+	// request that still does not fit gets a 429 with Retry-After (or a 400
+	// when it could never fit). Needs Model.KVBytesPerPosition.
+	KVMemory int64
 	// Logger receives one line per request; nil means slog.Default().
 	Logger *slog.Logger
 }
 
+// DefaultParallel and DefaultBatchTokens are Config's defaults, measured as
+// the best on the project's 2-core test machine (BENCHMARKS.md).
+const (
+	DefaultParallel    = 8
+	DefaultBatchTokens = 64
+)
+
 // Server is the HTTP server's handler. Create it with New, make it ready
 // with SetModel once the model is loaded (until then generation endpoints
-// answer 503 and /ready is not ready).
+// answer 503 and /ready is not ready). Turn execution and the KV slots
+// belong to its batcher.
 type Server struct {
 	tenants  *Tenants
 	store    Store
 	host     *host.Host
 	builtins Builtins
 	log      *slog.Logger
+	cfg      Config
 	sched    *Scheduler
 	metrics  *metrics
 	mux      *http.ServeMux
 	created  int64
 
 	ready atomic.Bool
-	model *Model // set once by SetModel, before ready
+	model *Model   // set once by SetModel, before ready
+	batch *batcher // set once by SetModel, before ready
 
 	idSeq atomic.Uint64
-
-	// slots are the Sessions turns run on, each over a forward of its own
-	// and holding one tenant's tokens, made as tenants come (at most
-	// maxSlots); used only by the request that holds the scheduler.
-	slots    []*slot
-	maxSlots int
-	turns    uint64         // counts turns, for least-recently-used eviction
-	wg       sync.WaitGroup // turns in flight
 }
 
-// New returns a Server for cfg.
+// New returns a Server for cfg. A negative Queue, Parallel, BatchTokens,
+// Slots or KVMemory is an error.
 func New(cfg Config) (*Server, error) {
 	if cfg.Tenants == nil || cfg.Store == nil || cfg.Host == nil || cfg.Builtins == nil {
 		return nil, errors.New("server: Config needs Tenants, Store, Host and Builtins")
 	}
+	if cfg.Queue < 0 || cfg.Parallel < 0 || cfg.BatchTokens < 0 || cfg.Slots < 0 || cfg.KVMemory < 0 {
+		return nil, fmt.Errorf("server: Queue %d, Parallel %d, BatchTokens %d, Slots %d, KVMemory %d: none may be negative",
+			cfg.Queue, cfg.Parallel, cfg.BatchTokens, cfg.Slots, cfg.KVMemory)
+	}
 	if cfg.Queue == 0 {
 		cfg.Queue = 64
+	}
+	if cfg.Parallel == 0 {
+		cfg.Parallel = DefaultParallel
+	}
+	if cfg.BatchTokens == 0 {
+		cfg.BatchTokens = DefaultBatchTokens
+	}
+	if cfg.Slots == 0 {
+		cfg.Slots = cfg.Parallel
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Slots < 0 {
-		return nil, fmt.Errorf("server: Slots is %d, must be >= 0", cfg.Slots)
-	}
-	s := &Server{tenants: cfg.Tenants, store: cfg.Store, host: cfg.Host, builtins: cfg.Builtins, maxSlots: max(cfg.Slots, 1),
-		log: cfg.Logger, sched: NewScheduler(cfg.Queue), mux: http.NewServeMux(), created: time.Now().Unix()}
-	s.metrics = newMetrics(func() float64 { return float64(s.sched.Queued()) })
+	s := &Server{tenants: cfg.Tenants, store: cfg.Store, host: cfg.Host, builtins: cfg.Builtins, cfg: cfg,
+		log: cfg.Logger, mux: http.NewServeMux(), created: time.Now().Unix()}
+	s.metrics = newMetrics(func() float64 {
+		if s.sched == nil {
+			return 0
+		}
+		return float64(s.sched.Queued())
+	})
 	s.routes()
 	return s, nil
 }
 
-// SetModel makes the server ready to generate with m. Call it once.
+// SetModel makes the server ready to generate with m and starts its
+// batcher. Call it once.
 func (s *Server) SetModel(m *Model) {
+	parallel := s.cfg.Parallel
+	if m.NewForward == nil {
+		parallel = 1
+	}
+	defaultCap := max(parallel/2, 1)
+	s.sched = NewBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
+		if t := s.tenants.tenant(tenant); t != nil && t.Limits.MaxSequences > 0 {
+			return t.Limits.MaxSequences
+		}
+		return defaultCap
+	})
+	cfg := s.cfg
+	cfg.Parallel = parallel
+	s.batch = newBatcher(m, s.sched, s.metrics, cfg)
 	s.model = m
 	s.ready.Store(true)
 }
 
-// Wait blocks until no turn is running (after the http.Server has shut down).
-func (s *Server) Wait() { s.wg.Wait() }
+// Wait blocks until no turn is running (after the http.Server has shut
+// down), then stops the batcher.
+func (s *Server) Wait() {
+	if s.batch == nil {
+		return
+	}
+	s.batch.wg.Wait()
+	s.batch.close()
+}
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }

@@ -33,6 +33,10 @@ type Limits struct {
 	MaxConcurrent int `json:"max_concurrent"`
 	// RequestsPerMinute is the sustained request rate (burst: one minute's worth).
 	RequestsPerMinute int `json:"requests_per_minute"`
+	// MaxSequences is the most places of the batch the tenant holds at
+	// once (its requests decoding together); the rest wait in the queue,
+	// under MaxConcurrent. 0 means half of the server's Parallel, at least 1.
+	MaxSequences int `json:"max_sequences"`
 }
 
 // DefaultLimits are generous limits for a trusted deployment: 4 MiB
@@ -64,7 +68,7 @@ func (l Limits) or(d Limits) Limits {
 }
 
 func (l Limits) check() error {
-	if l.MaxPluginBytes < 0 || l.StepDeadline < 0 || l.MaxConcurrent < 0 || l.RequestsPerMinute < 0 || l.MemoryPages > 65536 {
+	if l.MaxPluginBytes < 0 || l.StepDeadline < 0 || l.MaxConcurrent < 0 || l.RequestsPerMinute < 0 || l.MaxSequences < 0 || l.MemoryPages > 65536 {
 		return fmt.Errorf("limits out of range: %+v", l)
 	}
 	return nil
@@ -254,6 +258,14 @@ func (ts *Tenants) Authenticate(authorization string) (*Tenant, error) {
 			Message: "invalid API key"}
 	}
 	return t, nil
+}
+
+// tenant returns the tenant named name, or nil.
+func (ts *Tenants) tenant(name string) *Tenant {
+	if ts.anonymous != nil && ts.anonymous.Name == name {
+		return ts.anonymous
+	}
+	return ts.byName[name]
 }
 
 // All returns every tenant.

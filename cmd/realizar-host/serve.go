@@ -30,6 +30,9 @@ type serveOptions struct {
 	pluginDir string
 	queue     int
 	slots     int
+	parallel  int
+	batchTok  int
+	kvMiB     int64
 	grace     time.Duration
 	logJSON   bool
 }
@@ -52,8 +55,11 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address")
 	f.StringVar(&o.tenants, "tenants", "", "tenants file (JSON: names, API key sha256s, limits)")
 	f.StringVar(&o.pluginDir, "plugin-dir", "", "directory of uploaded plugins and compiled code (default: in memory)")
-	f.IntVar(&o.queue, "queue", 64, "most requests waiting for the model; more get 429")
-	f.IntVar(&o.slots, "slots", 1, "KV caches kept, one per tenant, so tenants taking turns keep their prompt caches (each costs a KV cache; CPU only)")
+	f.IntVar(&o.queue, "queue", 64, "most requests waiting for a place in the batch; more get 429")
+	f.IntVar(&o.parallel, "parallel", server.DefaultParallel, "sequences decoding together in one batched pass (continuous batching; each holds a KV cache; the GPU forward runs 1)")
+	f.IntVar(&o.batchTok, "batch-tokens", server.DefaultBatchTokens, "most token rows per pass: decode tokens first, then chunks of new prompts")
+	f.IntVar(&o.slots, "slots", 0, "idle KV caches kept after their turns, each with one tenant's prompt cache (default: --parallel)")
+	f.Int64Var(&o.kvMiB, "kv-memory", 0, "MiB all KV caches together may take (running and idle); 0: no cap. Idle caches go first, then requests get 429")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "on shutdown, how long running requests may finish")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	return cmd
@@ -66,11 +72,15 @@ func serve(ctx context.Context, o *serveOptions) error {
 	if o.queue < 1 {
 		return usage(fmt.Errorf("--queue %d: must be >= 1", o.queue))
 	}
-	if o.slots < 1 {
-		return usage(fmt.Errorf("--slots %d: must be >= 1", o.slots))
-	}
-	if o.slots > 1 && o.model.gpu {
-		return usage(fmt.Errorf("--slots %d: the GPU forward has one KV cache; use --slots 1 with --gpu", o.slots))
+	switch {
+	case o.parallel < 1:
+		return usage(fmt.Errorf("--parallel %d: must be >= 1", o.parallel))
+	case o.batchTok < 1:
+		return usage(fmt.Errorf("--batch-tokens %d: must be >= 1", o.batchTok))
+	case o.slots < 0:
+		return usage(fmt.Errorf("--slots %d: must be >= 0", o.slots))
+	case o.kvMiB < 0:
+		return usage(fmt.Errorf("--kv-memory %d: must be >= 0", o.kvMiB))
 	}
 	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if o.logJSON {
@@ -104,7 +114,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	defer h.Close(context.Background())
 	srv, err := server.New(server.Config{Tenants: tenants, Store: store, Host: h, Builtins: plugins.Builtin,
-		Queue: o.queue, Slots: o.slots, Logger: log})
+		Queue: o.queue, Parallel: o.parallel, BatchTokens: o.batchTok, Slots: o.slots, KVMemory: o.kvMiB << 20, Logger: log})
 	if err != nil {
 		return failure(err)
 	}
@@ -127,10 +137,13 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer l.Close()
-	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok}
+	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok,
+		KVBytesPerPosition: l.model.KVBytesPerPosition()}
 	if l.gpu == nil {
-		// Each further slot: a step of its own (a KV cache) over the same weights.
+		// Each further sequence: a step of its own (a KV cache) over the same weights.
 		m.NewForward = func() (engine.ArchForward, error) { return l.newCPUForward(&o.model) }
+	} else if o.parallel > 1 {
+		log.Warn("the GPU forward has one KV cache: requests run one at a time", "parallel", o.parallel)
 	}
 	srv.SetModel(m)
 	log.Info("ready", "model", m.ID, "context", m.Forward.ContextLength(), "vocab", m.Tokenizer.Size())

@@ -154,9 +154,11 @@ func TestServeRefusesOpenAddressWithoutTenants(t *testing.T) {
 	_, stderr, code := runBinary(t, bin, "serve", "--model", "x.gguf", "--addr", "0.0.0.0:0")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "loopback only")
-	_, stderr, code = runBinary(t, bin, "serve", "--model", "x.gguf", "--slots", "0")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, "--slots 0")
+	for _, args := range [][]string{{"--slots", "-1"}, {"--parallel", "0"}, {"--batch-tokens", "0"}, {"--kv-memory", "-1"}} {
+		_, stderr, code = runBinary(t, bin, append([]string{"serve", "--model", "x.gguf"}, args...)...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Contains(t, stderr, args[0]+" "+args[1], "%v", args)
+	}
 }
 
 // TestServeShutdownCancelsAfterGrace: SIGTERM during a long stream exits 0

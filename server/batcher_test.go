@@ -1,0 +1,177 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// batchTenantsFile lets every tenant hold all 8 places.
+func batchTenantsFile() []byte {
+	return fmt.Appendf(nil, `{
+  "defaults": {"step_deadline": "2s", "max_concurrent": 32, "requests_per_minute": 100000, "memory_pages": 64, "max_sequences": 8},
+  "tenants": [
+    {"name": "a", "key_sha256": [%q]},
+    {"name": "b", "key_sha256": [%q]},
+    {"name": "c", "key_sha256": [%q]}
+  ]
+}`, HashKey(keyA), HashKey(keyB), HashKey(keyC))
+}
+
+// completion posts body for key and returns the response.
+func completion(t *testing.T, s *testServer, key, body string) (int, completionResponse, []byte) {
+	t.Helper()
+	code, b := s.do(t, "POST", "/v1/completions", key, []byte(body))
+	var r completionResponse
+	if code == http.StatusOK {
+		require.NoError(t, json.Unmarshal(b, &r), string(b))
+	}
+	return code, r, b
+}
+
+// passHistogram reads a histogram's sample count and sum.
+func passHistogram(t *testing.T, s *testServer, get func(m *metrics) interface{ Write(*dto.Metric) error }) (uint64, float64) {
+	var m dto.Metric
+	require.NoError(t, get(s.srv.metrics).Write(&m))
+	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+}
+
+// TestBatchSameTextAloneAndWithNeighbours: a request's greedy text is the
+// same alone and decoding beside 7 neighbours of mixed prompt lengths and
+// budgets, from three tenants; the passes did hold several sequences, and
+// a long prompt went in chunks of at most --batch-tokens rows.
+func TestBatchSameTextAloneAndWithNeighbours(t *testing.T) {
+	for _, batchTokens := range []int{64, 5} {
+		t.Run(fmt.Sprintf("batch-tokens %d", batchTokens), func(t *testing.T) {
+			s := startServerConfig(t, batchTenantsFile(), Config{Parallel: 8, BatchTokens: batchTokens})
+			keys := []string{keyA, keyB, keyC}
+			bodies := make([]string, 8)
+			for i := range bodies {
+				prompt := strings.Repeat(fmt.Sprintf("Story %d, part %d. ", i, i), 1+3*(i%4))
+				bodies[i] = fmt.Sprintf(`{"prompt": %q, "max_tokens": %d, "temperature": 0, "cache_prompt": false}`, prompt, 8+5*i)
+			}
+			alone := make([]string, len(bodies))
+			for i, body := range bodies {
+				code, r, b := completion(t, s, keys[i%3], body)
+				require.Equal(t, http.StatusOK, code, string(b))
+				alone[i] = r.Choices[0].Text
+			}
+			n0, _ := passHistogram(t, s, func(m *metrics) interface{ Write(*dto.Metric) error } { return m.passSequences })
+			together := make([]string, len(bodies))
+			var wg sync.WaitGroup
+			for i, body := range bodies {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					code, r, b := completion(t, s, keys[i%3], body)
+					if assert.Equal(t, http.StatusOK, code, string(b)) {
+						together[i] = r.Choices[0].Text
+					}
+				}()
+			}
+			wg.Wait()
+			assert.Equal(t, alone, together)
+			n, sum := passHistogram(t, s, func(m *metrics) interface{ Write(*dto.Metric) error } { return m.passSequences })
+			require.Greater(t, n, n0)
+			t.Logf("passes: %d, %.2f sequences each on average", n, sum/float64(n))
+			assert.Greater(t, sum/float64(n), 1.0, "no pass batched two sequences")
+			var m dto.Metric
+			require.NoError(t, s.srv.metrics.passTokens.Write(&m))
+			for _, bk := range m.GetHistogram().GetBucket() {
+				if bk.GetUpperBound() < float64(batchTokens) {
+					continue
+				}
+				assert.Equal(t, m.GetHistogram().GetSampleCount(), bk.GetCumulativeCount(),
+					"a pass held more than %d token rows", batchTokens)
+				break
+			}
+		})
+	}
+}
+
+// TestBatchIgnoreEOS: llama.cpp's ignore_eos runs a turn past the
+// end-of-generation token a logit bias forces.
+func TestBatchIgnoreEOS(t *testing.T) {
+	s := startServer(t, nil, 64)
+	eos := s.model.Tokenizer.EOS()
+	for _, ignore := range []bool{false, true} {
+		body := fmt.Sprintf(`{"prompt": "Once", "max_tokens": 6, "logit_bias": {"%d": 100}, "ignore_eos": %v}`, eos, ignore)
+		code, r, b := completion(t, s, "", body)
+		require.Equal(t, http.StatusOK, code, string(b))
+		if ignore {
+			assert.Equal(t, 6, r.Usage.CompletionTokens)
+			assert.Equal(t, "length", *r.Choices[0].FinishReason)
+		} else {
+			assert.Equal(t, 1, r.Usage.CompletionTokens)
+			assert.Equal(t, "stop", *r.Choices[0].FinishReason)
+		}
+	}
+}
+
+// TestBatchKVBudget: a request that can never fit the KV budget is a 400;
+// one that does not fit beside a running one is a 429 with Retry-After;
+// the idle caches are dropped to make room, and nothing crashes.
+func TestBatchKVBudget(t *testing.T) {
+	perPos := int64(0)
+	{
+		m := loadModel(t)
+		perPos = m.KVBytesPerPosition
+	}
+	ctxLen := 256 // the fixture's context
+	s := startServerConfig(t, batchTenantsFile(), Config{Parallel: 8, KVMemory: perPos * int64(ctxLen+ctxLen/4)})
+
+	// Fits alone, many times over (idle caches are evicted for it).
+	for _, key := range []string{keyA, keyB, keyC, keyA} {
+		code, _, b := completion(t, s, key, `{"prompt": "Once", "max_tokens": 160}`)
+		require.Equal(t, http.StatusOK, code, string(b))
+	}
+
+	// A long stream holds 162 positions; a second one of 162 does not fit.
+	started := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		req, _ := http.NewRequest("POST", s.URL+"/v1/completions", strings.NewReader(
+			`{"prompt": "Once", "max_tokens": 160, "stream": true, "logit_bias": {"2": -100}}`))
+		req.Header.Set("Authorization", "Bearer "+keyA)
+		resp, err := http.DefaultClient.Do(req)
+		if !assert.NoError(t, err) {
+			close(started)
+			done <- 0
+			return
+		}
+		defer resp.Body.Close()
+		buf := make([]byte, 1)
+		_, _ = resp.Body.Read(buf)
+		close(started)
+		var all []byte
+		for {
+			n, err := resp.Body.Read(buf)
+			all = append(all, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		done <- resp.StatusCode
+	}()
+	<-started
+	code, b := s.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 160}`))
+	assert.Equal(t, http.StatusTooManyRequests, code, string(b))
+	assert.Equal(t, "kv_cache_full", errorOf(t, b).Code)
+	assert.Equal(t, http.StatusOK, <-done)
+
+	code, b = s.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 20}`))
+	assert.Equal(t, http.StatusOK, code, string(b))
+
+	small := startServerConfig(t, batchTenantsFile(), Config{Parallel: 8, KVMemory: perPos * 100})
+	code, b = small.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 160}`))
+	assert.Equal(t, http.StatusBadRequest, code, string(b), "never fits")
+	code, b = small.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 60}`))
+	assert.Equal(t, http.StatusOK, code, string(b))
+}
