@@ -2,6 +2,7 @@ package plugins_test
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -259,6 +260,11 @@ func TestCrossLanguage(t *testing.T) {
 			distinct := map[int32]bool{}
 			for step := range steps {
 				logits := randomLogits(&r, v.n)
+				if step%4 == 1 { // masked ids (ignore_eos, a grammar): -Inf logits
+					for j := range 1 + step%3 {
+						logits[(step*7+j*331)%v.n] = float32(math.Inf(-1))
+					}
+				}
 				idC, idG := sample(t, c, logits), sample(t, g, logits)
 				idR := refSample(ref, prev, logits)
 				require.Equal(t, idR, idC, "step %d: C vs native", step)

@@ -30,7 +30,9 @@
  *    would go on among them gives up.
  *
  * whole_vocab returns the chosen id, or -1 (the caller then runs the full
- * sort) on a non-finite logit or such a walk; *u is the uniform when it
+ * sort) on a NaN or +Inf logit, on logits that are all -Inf, or on such a
+ * walk (a -Inf logit, a masked id, has probability 0 and is never looked
+ * at); *u is the uniform when it
  * has been drawn. Loops over the vocabulary do many entries per iteration
  * (ABI section 6: each costs a call into the engine) and use wasm SIMD.
  * typical_p < 1 still sorts everything (its order is by another key). */
@@ -287,12 +289,13 @@ static __attribute__((noinline)) int32_t whole_vocab(double *u) {
     /* max, min, finiteness */
     float mx = l[0], mn = l[0];
     int bad = 0;
-    v128_t vmx = wasm_f32x4_splat(mx), vmn = vmx, vbad = wasm_i32x4_splat(0);
+    v128_t vmx = wasm_f32x4_splat(mx), vmn = vmx, vbad = wasm_i32x4_splat(0), vinf = wasm_f32x4_splat(__builtin_inff());
     for (; i + 64 <= n; i += 64) {
 #pragma clang loop unroll(full)
         for (int j = 0; j < 64; j += 4) {
             v128_t x = wasm_v128_load(l + i + j);
-            vbad = wasm_v128_or(vbad, wasm_f32x4_ne(wasm_f32x4_sub(x, x), wasm_f32x4_splat(0)));
+            /* NaN or +Inf; -Inf (a masked id: probability 0) lands among the ids never looked at */
+            vbad = wasm_v128_or(vbad, wasm_v128_or(wasm_f32x4_ne(x, x), wasm_f32x4_eq(x, vinf)));
             vmx = wasm_f32x4_pmax(vmx, x);
             vmn = wasm_f32x4_pmin(vmn, x);
         }
@@ -308,11 +311,11 @@ static __attribute__((noinline)) int32_t whole_vocab(double *u) {
     }
     for (; i < n; i++) {
         float x = l[i];
-        bad |= x - x != 0;
+        bad |= x != x || x == __builtin_inff();
         mx = x > mx ? x : mx;
         mn = x < mn ? x : mn;
     }
-    if (bad) return -1;
+    if (bad || mx == -__builtin_inff()) return -1;
     wm = (double)mx;
 
     /* buckets */
