@@ -26,6 +26,21 @@
 //   - A failed forward makes the next turn replay from 0; a policy failure
 //     ends the turn with a *PolicyError and leaves the Session usable.
 //
+// # Step by step, and many sequences in one pass
+//
+// Session.Begin starts the same turn as a Run that a driver advances: Next
+// gives the span to forward (the turn's tokens and the position to resume
+// at), Feed takes that forward's logits and runs one decode step, Result
+// ends it. Generate is exactly that loop over the Session's own forward, so
+// both keep the rules above (the cancellation falsifiers included). The
+// server's batcher drives one Run per request and forwards their spans
+// together: ForwardBatch takes spans of several StepForwards (each its own
+// KV cache over one model) and, when their steps implement StepBatcher, runs
+// them in one pass in which each weight is read once for every row; a span
+// may be cut (Span.Max) so a long prompt goes in chunks between other
+// sequences' decode steps. Each span keeps StepForward's bookkeeping, fails
+// alone, and on the CPU gets the bits it would get alone.
+//
 // Session.Score runs a token list teacher-forced through the same forward
 // rules, for perplexity.
 //
