@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
@@ -76,5 +77,45 @@ func BenchmarkPrefill(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*span)/b.Elapsed().Seconds(), "tok/s")
 		})
+	}
+}
+
+// BenchmarkDecodeBatch measures StepBatch decoding B sequences together,
+// one token each per pass, at positions cycling through 0..255: one op is
+// one pass; tok/s counts all B tokens (the aggregate). Compare with
+// BenchmarkDecode's tok/s at the same threads.
+func BenchmarkDecodeBatch(b *testing.B) {
+	path := benchSpec().write(b)
+	for _, threads := range []int{1, 2} {
+		for _, batch := range []int{1, 2, 4, 8} {
+			b.Run(fmt.Sprintf("threads=%d/B=%d", threads, batch), func(b *testing.B) {
+				m := open(b, path, Options{Threads: threads})
+				steps := make([]*Step, batch)
+				for i := range steps {
+					steps[i] = m.NewStep()
+					_, err := steps[i].Reserve(256)
+					require.NoError(b, err)
+				}
+				rows := make([]engine.StepRows, batch)
+				toks := make([]int32, batch)
+				b.SetBytes(m.weightBytes())
+				b.ResetTimer()
+				pos := 0
+				for b.Loop() {
+					if pos == 256 {
+						pos = 0
+					}
+					for i, st := range steps {
+						toks[i] = int32((pos + i*31) % m.cfg.Vocab)
+						rows[i] = engine.StepRows{Step: st, Start: pos, Tokens: toks[i : i+1], Logits: true}
+					}
+					if err := steps[0].StepBatch(rows); err != nil {
+						b.Fatal(err)
+					}
+					pos++
+				}
+				b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
 	}
 }

@@ -165,3 +165,44 @@ func TestFairnessOverHTTP(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0)
 	assert.LessOrEqual(t, i, capA+1, "b finished after %d of a's requests: %v", i, order)
 }
+
+// TestBatchSchedulerCaps: with 4 places and a cap of 2 per tenant, tenant
+// a's third request queues while places are free, b's are granted at once,
+// and a freed place goes to the first tenant in the ring under its cap.
+func TestBatchSchedulerCaps(t *testing.T) {
+	s := NewBatchScheduler(64, 4, func(string) int { return 2 })
+	ctx := context.Background()
+	a1, err := s.Acquire(ctx, "a")
+	require.NoError(t, err)
+	a2, err := s.Acquire(ctx, "a")
+	require.NoError(t, err)
+	granted := make(chan string, 8)
+	wait := func(tenant string) {
+		go func() {
+			release, err := s.Acquire(ctx, tenant)
+			if assert.NoError(t, err) {
+				granted <- tenant
+				t.Cleanup(release)
+			}
+		}()
+	}
+	wait("a") // a3: over a's cap
+	waitQueued(t, s, 1)
+	assert.Equal(t, 2, s.Held("a"))
+	b1, err := s.Acquire(ctx, "b")
+	require.NoError(t, err, "b takes a free place past a's queued request")
+	wait("b") // b2: the fourth place
+	assert.Equal(t, "b", <-granted)
+	wait("b") // b3: over b's cap and no place
+	waitQueued(t, s, 2)
+	a1() // a3 goes first: it is first in the ring and under a's cap again
+	assert.Equal(t, "a", <-granted)
+	assert.Equal(t, 2, s.Held("a"))
+	b1() // b3 now
+	assert.Equal(t, "b", <-granted)
+	assert.Equal(t, 0, s.Queued())
+	a1() // a release is once only
+	assert.Equal(t, 2, s.Held("a"))
+	a2()
+	assert.Equal(t, 1, s.Held("a"))
+}
