@@ -86,12 +86,16 @@ func (a *actCache) encode(w *linear) []byte {
 		return e
 	}
 	need := w.actSize * a.batch
+	room := need // a batch keeps q4k.ColsPadding vectors of room past its end
+	if a.batch > 1 {
+		room += w.actSize * q4k.ColsPadding
+	}
 	b := a.buf[t]
-	if cap(b) < need {
-		b = make([]byte, need)
+	if cap(b) < room {
+		b = make([]byte, room)
 		a.buf[t] = b
 	}
-	b = b[:need]
+	b = b[:room]
 	for i := range a.batch {
 		encodeActs(w.typ, b[i*w.actSize:(i+1)*w.actSize], a.x[i*a.cols:(i+1)*a.cols])
 	}
@@ -164,7 +168,7 @@ func (j *matJob) rows(acts *actCache, a, b int) {
 			t1 := min(t0+rowTile, b)
 			for c0 := 0; c0 < acts.batch; c0 += colTile {
 				c1 := min(c0+colTile, acts.batch)
-				cols := enc[c0*w.actSize : c1*w.actSize]
+				cols := enc[c0*w.actSize:] // with the padding past c1 (q4k.ColsPadding)
 				for r := t0; r < t1; r++ {
 					w.dotCols(j.out[c0*w.rows+r:], w.rows, w.data[r*w.rowSize:(r+1)*w.rowSize], cols, w.cols, c1-c0)
 				}

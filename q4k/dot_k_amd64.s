@@ -518,6 +518,7 @@ TEXT ·dotQ4KAVX2x4(SB), NOSPLIT, $0-48
 q4k4loop:
 	TESTQ CX, CX
 	JZ q4k4done
+	PREFETCH_Q4K(SI) // decode of a few sequences streams the row as the row kernel does
 	ACT_PTRS
 
 	// Scales and mins as in dotQ4KAVX2.
@@ -689,6 +690,7 @@ TEXT ·dotQ6KAVX2x4(SB), NOSPLIT, $0-48
 q6k4loop:
 	TESTQ CX, CX
 	JZ q6k4done
+	PREFETCH_Q6K(SI)
 	ACT_PTRS
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1

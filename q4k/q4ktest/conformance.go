@@ -292,6 +292,24 @@ func compareDotCols(t *testing.T, name string, typ q4k.Type, ref q4k.DotFunc, co
 				}
 			}
 			dst.check(t, "dst")
+			// With q4k.ColsPadding vectors of room (random bytes) past the
+			// last, a tail of two or three may run through the four-vector
+			// kernel: the same bits, and nothing written past nc entries.
+			pad := newGuarded(len(a0) + q4k.ColsPadding*as)
+			copy(pad.b, a0)
+			for i := len(a0); i < len(pad.b); i++ {
+				pad.b[i] = byte(r.IntN(256))
+			}
+			padDst := newGuarded(4 * nc)
+			fp := unsafeFloats(padDst.b)
+			cols(fp, 1, w.b, pad.b, n, nc)
+			for c := range nc {
+				if math.Float32bits(fp[c]) != math.Float32bits(got[c]) {
+					t.Errorf("%s %v n=%d vector %d of %d with padding: got %v, without %v", name, typ, n, c, nc, fp[c], got[c])
+				}
+			}
+			padDst.check(t, "padded dst")
+			pad.check(t, "padded acts")
 			w.check(t, "w")
 			a.check(t, "acts")
 			if !bytes.Equal(w.b, w0) || !bytes.Equal(a.b, a0) {
