@@ -144,7 +144,12 @@ func (s *Server) SetModel(m *Model) {
 	if m.NewForward == nil {
 		parallel = 1
 	}
+	// Half the places by default, so that one tenant leaves room for
+	// others; all of them when there is only one tenant (the anonymous one).
 	defaultCap := max(parallel/2, 1)
+	if len(s.tenants.All()) <= 1 {
+		defaultCap = parallel
+	}
 	s.sched = NewBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
 		if t := s.tenants.tenant(tenant); t != nil && t.Limits.MaxSequences > 0 {
 			return t.Limits.MaxSequences

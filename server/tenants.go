@@ -35,7 +35,8 @@ type Limits struct {
 	RequestsPerMinute int `json:"requests_per_minute"`
 	// MaxSequences is the most places of the batch the tenant holds at
 	// once (its requests decoding together); the rest wait in the queue,
-	// under MaxConcurrent. 0 means half of the server's Parallel, at least 1.
+	// under MaxConcurrent. 0 means half of the server's Parallel, at least
+	// 1, or all of it when the server has one tenant.
 	MaxSequences int `json:"max_sequences"`
 }
 
