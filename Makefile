@@ -8,7 +8,7 @@ BIN      := bin/realizar-host
 RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./server/...
 FUZZTIME ?= 10s
 
-.PHONY: all ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref lint bench demo clean
+.PHONY: all ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref lint bench llama-native demo clean
 
 all: build
 
@@ -86,6 +86,12 @@ gpu-dryrun: gpu-bundle
 ## ref-install: the llama.cpp reference into .cache/llamaref (idempotent).
 ref-install:
 	tools/llamaref/install.sh
+
+## llama-native: llama.cpp v0.5.0's llama-bench, llama-batched-bench, llama-server and
+## llama-completion, built -DGGML_NATIVE=ON from node-llama-cpp@3.22.1's source bundle into
+## .cache/llama-native/bin (idempotent; ~25 min on 2 cores at nice 19; not part of CI).
+llama-native:
+	scripts/llama-native.sh
 
 ## bench: Go benchmarks, then our forward against llama.cpp in the same run, same file and
 ## thread counts (the 110M and 1.1B fixtures, built on demand into .cache/bench; needs the
