@@ -4,6 +4,30 @@ package model
 type attnScratch struct {
 	q      []float32 // [headDim] the query rounded to f16
 	scores []float32 // [positions] scores, then probabilities rounded to f16
+	pad    f16Pad    // the value products' partial vectors
+}
+
+// f16Pad holds, for simd.dotF16Rows, each row's zero-padded partial last
+// vector (px: 8 f16, 16 bytes a row) and y's (py: 8 float32).
+type f16Pad struct {
+	px []byte
+	py [8]float32
+}
+
+// fill copies the partial vectors of rows rows of x (xstride bytes apart)
+// and of y, for products over np elements, zero-padded to 8 lanes.
+func (p *f16Pad) fill(x []byte, xstride int, y []float32, np, rows int) {
+	i := np - np%8
+	if len(p.px) < 16*rows {
+		p.px = make([]byte, 16*max(rows, 2*len(p.px)/16))
+	}
+	clear(p.py[:])
+	copy(p.py[:], y[i:np])
+	for r := range rows {
+		dst := p.px[16*r : 16*r+16]
+		k := copy(dst, x[r*xstride+2*i:r*xstride+2*np])
+		clear(dst[k:])
+	}
 }
 
 func (s *attnScratch) ensure(headDim, positions int) {
@@ -31,14 +55,15 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale f
 	}
 	off := kvHead * headDim
 	scores := s.scores[:n]
-	for t := range n {
-		scores[t] = simdWidth.dotF16(c.key(l, t, off, headDim), q16, headDim, false) * scale
+	// Keys are position-major: row t of the key products is position t.
+	simdWidth.dotF16Rows(scores, c.keys(l, off), 2*c.kvDim, q16, headDim, false, &s.pad)
+	for t := range scores {
+		scores[t] *= scale
 	}
 	simdWidth.softmax(scores)
 	for t, p := range scores {
 		scores[t] = roundF16(p)
 	}
-	for d := range headDim {
-		out[d] = simdWidth.dotF16(c.values(l, off+d, n), scores, n, true)
-	}
+	// Values are transposed: row d of the value products is dimension off+d.
+	simdWidth.dotF16Rows(out[:headDim], c.valueRows(l, off), 2*c.capacity, scores, n, true, &s.pad)
 }

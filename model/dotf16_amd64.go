@@ -19,6 +19,30 @@ func dotF16Sum16(x *byte, y *float32, vecs int, px *byte, py *float32) float32
 //go:noescape
 func dotF16Sum8(x *byte, y *float32, vecs int, px *byte, py *float32) float32
 
+//go:noescape
+func dotF16Rows8(x *byte, xstride int, y *float32, vecs int, px *byte, py *float32, rows int, out *float32)
+
+// dotF16Rows is rows calls of dotF16Sum over np elements in one assembly
+// call: out[r] gets dotF16Sum(lanes, x[r*xstride:], y, np) for r < rows, the
+// partial vector of row r (np not a multiple of lanes) taken from
+// pad.px[16*r:] after fill. ok is false where the assembly is unavailable
+// (or for 16 lanes, which has no rows kernel yet): the caller loops.
+func dotF16Rows(lanes int, out []float32, x []byte, xstride int, y []float32, np, rows int, pad *f16Pad) bool {
+	if !useAsm || lanes != 8 || rows <= 0 {
+		return false
+	}
+	vecs, m := np/8, np%8
+	_, _, _ = x[:(rows-1)*xstride+2*np], y[:np], out[:rows]
+	var pxp *byte
+	var pyp *float32
+	if m > 0 {
+		pad.fill(x, xstride, y, np, rows)
+		pxp, pyp = &pad.px[0], &pad.py[0]
+	}
+	dotF16Rows8(unsafe.SliceData(x), xstride, unsafe.SliceData(y), vecs, pxp, pyp, rows, unsafe.SliceData(out))
+	return true
+}
+
 // dotF16Sum is the vector part of simd.dotF16 over its first np elements
 // and simd.reduceVectors, in registers: ok is false when the assembly is
 // unavailable. The last, partial vector (np not a multiple of lanes) goes

@@ -177,3 +177,90 @@ s8reduce:
 	VZEROUPPER
 	MOVSS X0, ret+40(FP)
 	RET
+
+// func dotF16Rows8(x *byte, xstride int, y *float32, vecs int, px *byte, py *float32, rows int, out *float32)
+//
+// dotF16Sum8 for rows rows of x, xstride bytes apart, against one y: out[r]
+// gets exactly what dotF16Sum8(x+r*xstride, y, vecs, px+16*r, py) returns
+// (px nil: no partial vector). One call instead of one a row: attention's
+// products of one query with every key, and of the probabilities with
+// every value dimension.
+TEXT ·dotF16Rows8(SB), NOSPLIT, $0-64
+	MOVQ x+0(FP), R10
+	MOVQ xstride+8(FP), R11
+	MOVQ y+16(FP), R12
+	MOVQ vecs+24(FP), R13
+	MOVQ px+32(FP), R14
+	MOVQ py+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ out+56(FP), DX
+
+r8row:
+	TESTQ BX, BX
+	JZ    r8done
+	MOVQ  R10, SI
+	MOVQ  R12, DI
+	MOVQ  R13, CX
+	MOVQ  R14, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+r8loop:
+	CMPQ CX, $4
+	JLT  r8tail
+	F16_ACC(0, Y0)
+	F16_ACC(1, Y1)
+	F16_ACC(2, Y2)
+	F16_ACC(3, Y3)
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $4, CX
+	JMP  r8loop
+
+r8tail:
+	TESTQ CX, CX
+	JNZ   r8t1
+	PARTIAL8(Y0, r8reduce)
+
+r8t1:
+	F16_ACC(0, Y0)
+	CMPQ CX, $1
+	JNE  r8t2
+	PARTIAL8(Y1, r8reduce)
+
+r8t2:
+	F16_ACC(1, Y1)
+	CMPQ CX, $2
+	JNE  r8t3
+	PARTIAL8(Y2, r8reduce)
+
+r8t3:
+	F16_ACC(2, Y2)
+	PARTIAL8(Y3, r8reduce)
+
+r8reduce:
+	VADDPS Y2, Y0, Y0 // acc0+acc2
+	VADDPS Y3, Y1, Y1 // acc1+acc3
+	VADDPS Y1, Y0, Y0 // v
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0 // t
+	VMOVSHDUP X0, X1
+	VADDPS X1, X0, X0 // t0+t1 in lane 0, t2+t3 in lane 2
+	VPERMILPS $0x4E, X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (DX)
+	ADDQ  $4, DX
+	ADDQ  R11, R10
+	TESTQ R14, R14
+	JZ    r8next
+	ADDQ  $16, R14
+
+r8next:
+	DECQ BX
+	JMP  r8row
+
+r8done:
+	VZEROUPPER
+	RET

@@ -14,6 +14,8 @@ import (
 // bits, for both
 // vector widths, padded or not, over lengths around the group boundaries
 // and values of wide range (so that any change of association shows).
+var useAsmCPU = useAsm
+
 func TestDotF16AsmEqualsGo(t *testing.T) {
 	if !useAsm {
 		t.Skip("no AVX2/F16C on this CPU: the Go loop is the only path")
@@ -36,6 +38,45 @@ func TestDotF16AsmEqualsGo(t *testing.T) {
 				want := s.dotF16(x, y, n, padded)
 				useAsm = true
 				require.Equal(t, math.Float32bits(want), math.Float32bits(got), "lanes %d n %d padded %v", s.lanes, n, padded)
+			}
+		}
+	}
+}
+
+// dotF16Rows gives every row the bits dotF16 gives it alone (the Go loop's
+// too), for both widths, padded or not, rows strided through a wider
+// buffer (as attention's keys and transposed values are), lengths around
+// the vector and group boundaries.
+func TestDotF16RowsEqualsDotF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	var pad f16Pad
+	for _, s := range widths {
+		for _, n := range []int{1, 7, 8, 9, 31, 32, 33, 64, 65, 127, 128, 129, 257} {
+			for _, rows := range []int{1, 3, 64} {
+				stride := 2*n + 2*rng.IntN(9) // bytes; gaps of garbage between rows
+				buf := randVec(rng, (rows*stride)/2+n)
+				for i := range buf {
+					buf[i] *= float32(math.Exp2(float64(rng.IntN(24) - 12)))
+				}
+				x := f16Bytes(buf)
+				yb := f16Bytes(randVec(rng, n))
+				y := make([]float32, n)
+				for i := range y {
+					y[i] = f16At(yb, i)
+				}
+				for _, padded := range []bool{false, true} {
+					got := make([]float32, rows)
+					s.dotF16Rows(got, x, stride, y, n, padded, &pad)
+					for r := range rows {
+						want := s.dotF16(x[r*stride:], y, n, padded)
+						useAsm = false
+						goWant := s.dotF16(x[r*stride:], y, n, padded)
+						useAsm = useAsmCPU
+						require.Equal(t, math.Float32bits(want), math.Float32bits(got[r]),
+							"lanes %d n %d rows %d row %d padded %v", s.lanes, n, rows, r, padded)
+						require.Equal(t, math.Float32bits(goWant), math.Float32bits(got[r]), "against the Go loop")
+					}
+				}
 			}
 		}
 	}

@@ -88,6 +88,19 @@ func (s simd) dotF16(x []byte, y []float32, n int, padded bool) float32 {
 	return float32(sum)
 }
 
+// dotF16Rows sets out[r] = s.dotF16(x[r*xstride:], y, n, padded) for every
+// r < len(out), bit for bit, in one assembly call where the build has one
+// and n needs no scalar tail (padded, or n a multiple of 4*lanes); pad is
+// the caller's scratch for the rows' partial vectors.
+func (s simd) dotF16Rows(out []float32, x []byte, xstride int, y []float32, n int, padded bool, pad *f16Pad) {
+	if (padded || n%(4*s.lanes) == 0) && dotF16Rows(s.lanes, out, x, xstride, y, n, len(out), pad) {
+		return
+	}
+	for r := range out {
+		out[r] = s.dotF16(x[r*xstride:], y, n, padded)
+	}
+}
+
 // reduceVectors is GGML_F32x16_REDUCE / GGML_F32x8_REDUCE over four
 // accumulator vectors: v0+v2, v1+v3, then their sum, then the lanes.
 func (s simd) reduceVectors(acc *[4][16]float32) float32 {

@@ -64,6 +64,14 @@ func (c *kvCache) key(l, pos, off, n int) []byte {
 	return c.k[l][base : base+2*n]
 }
 
+// keys returns layer l's keys from value off of position 0 on (rows of
+// kvDim f16, position-major).
+func (c *kvCache) keys(l, off int) []byte { return c.k[l][2*off:] }
+
+// valueRows returns layer l's values from dimension off on (rows of
+// capacity f16, one a dimension).
+func (c *kvCache) valueRows(l, off int) []byte { return c.v[l][2*off*c.capacity:] }
+
 // values returns dimension d of layer l's values for positions 0..n-1
 // (n f16).
 func (c *kvCache) values(l, d, n int) []byte {
