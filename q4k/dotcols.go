@@ -16,9 +16,9 @@ import "fmt"
 // orders) or a four-vector kernel (Q4_K, Q6_K and Q8_0 with AVX2, both
 // orders), each weight block is decoded once for eight or four vectors;
 // the vectors left over, and the other types, run the row kernel once per
-// vector — except two or three left over when acts holds room for four
-// there (ColsPadding): they go through the four-vector kernel, which reads
-// the padding and drops its products.
+// vector — except three left over when acts holds room for four there
+// (ColsPadding): they go through the four-vector kernel, which reads the
+// padding and drops its product.
 //
 // # Notes
 //
@@ -30,7 +30,7 @@ import "fmt"
 type DotColsFunc func(dst []float32, stride int, w, acts []byte, n, cols int)
 
 // ColsPadding is the vectors of room past the last one that lets a
-// DotColsFunc run a tail of two or three vectors through its four-vector
+// DotColsFunc run a tail of three vectors through its four-vector
 // kernel: callers that can, allocate acts with this many more vectors (any
 // contents; their products are never written).
 const ColsPadding = 3
@@ -79,10 +79,10 @@ func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
 					dst[(c+i)*stride] = v
 				}
 			}
-			// Two or three vectors left, and acts has room for four
-			// there: one four-vector call beats two or three row calls;
-			// the padding's products are not written.
-			if cols-c >= 2 && len(acts) >= (c+4)*as {
+			// Three vectors left, and acts has room for four there: one
+			// four-vector call (about two row calls' time) beats three row
+			// calls; the padding's product is not written.
+			if cols-c == 3 && len(acts) >= (c+4)*as {
 				dotFour(t, amx, &out, w, acts[c*as:(c+4)*as], as, nb)
 				for i := range cols - c {
 					dst[(c+i)*stride] = out[i]
