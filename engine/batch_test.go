@@ -334,3 +334,38 @@ func TestRunCancelFalsifiers(t *testing.T) {
 		})
 	}
 }
+
+// A driver that gives up on a span (the request ended between the chunks
+// of its prompt) feeds an error wrapping ErrCancelled: the turn ends as
+// cancelled with that cause, not as a failure, and the Session forgets what
+// its forward holds, so the next turn replays from 0 (the chunk it did
+// forward is not taken for the old tokens).
+func TestRunFeedCancelledSpan(t *testing.T) {
+	q := newBatchSeq(t, 64, 0, nil)
+	prompt := []int32{1, 2, 3, 4, 5, 6}
+	first, err := q.sess.Generate(prompt, engine.GenerateConfig{MaxTokens: 2, Seed: seed(1)})
+	require.NoError(t, err)
+
+	run, err := q.sess.Begin(append(slices.Clone(first.Tokens), 9, 9, 9), engine.GenerateConfig{MaxTokens: 4, Seed: seed(1)})
+	require.NoError(t, err)
+	tokens, start, ok := run.Next()
+	require.True(t, ok)
+	spans := []engine.Span{{Fwd: q.fwd, Tokens: tokens, Start: start, Max: 1}} // one chunk, then give up
+	engine.ForwardBatch(spans)
+	require.NoError(t, spans[0].Err)
+	require.Nil(t, spans[0].Logits)
+	cause := fmt.Errorf("%w: client went away", engine.ErrCancelled)
+	run.Feed(nil, spans[0].Took, cause)
+	_, _, ok = run.Next()
+	assert.False(t, ok)
+	turn, err := run.Result()
+	require.NoError(t, err, "a cancelled span is a stop reason, not a failure")
+	assert.Equal(t, engine.StopCancelled, turn.Stop)
+	assert.ErrorIs(t, turn.Cause, engine.ErrCancelled)
+	assert.Equal(t, 0, turn.Generated)
+
+	again, err := q.sess.Generate(prompt, engine.GenerateConfig{MaxTokens: 2, Seed: seed(1)})
+	require.NoError(t, err)
+	assert.Equal(t, 0, again.Reused, "the Session forgot the partly overwritten state")
+	assert.Equal(t, first.Tokens, again.Tokens)
+}
