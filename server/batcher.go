@@ -18,8 +18,9 @@ import (
 // comes back; it never holds the others for longer.
 const gatherWait = 10 * time.Millisecond
 
-// prefillShare is the most prompt rows a pass takes per sequence in it
-// when sequences are decoding (see build).
+// prefillShare is the most prompt rows a pass takes per decoding sequence
+// (or per waiting prompt, when more wait) beside decoding sequences (see
+// build).
 const prefillShare = 2
 
 // batcher runs the turns of admitted requests, each a sequence with a KV
@@ -306,8 +307,9 @@ func (b *batcher) ready(now time.Time) (wait time.Duration, ok bool) {
 
 // build takes the pending spans into a pass under the token budget:
 // decode tokens first, then chunks of prompts in arrival order, at most
-// prefillShare prompt rows per sequence of the pass while sequences are
-// decoding (a pass of prompts alone takes the whole budget). A
+// prefillShare prompt rows per decoding sequence (or per prompt, when more
+// wait) while sequences are decoding (a pass of prompts alone takes the
+// whole budget). A
 // sequence whose request has ended is answered at once with a
 // cancellation (its run ends as cancelled, its slot forgets).
 func (b *batcher) build() ([]engine.Span, []*sequence) {
@@ -339,11 +341,12 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 	}
 	if decodes := len(spans); decodes > 0 {
 		// Beside running sequences a pass takes at most prefillShare
-		// prompt rows per sequence in it (decoding or prompting): a lone
-		// long prompt raises the running sequences' time between tokens
-		// by about that factor at most (a pass's cost grows with its
-		// rows), and many new prompts still join in few passes.
-		budget = min(budget, prefillShare*(decodes+len(prompts)))
+		// prompt rows per decoding sequence, or per waiting prompt when
+		// they are more: a lone long prompt raises the running sequences'
+		// time between tokens about (1+prefillShare)-fold at most (a
+		// pass's cost grows with its rows), and many new prompts still
+		// join in few passes.
+		budget = min(budget, prefillShare*max(decodes, len(prompts)))
 	}
 	for _, q := range prompts {
 		if budget <= 0 && len(spans) > 0 {
