@@ -17,17 +17,15 @@ package engine
 //
 // An ArchForward is driven by one Session and need not be safe for
 // concurrent use.
+//
+// It holds what the Session calls; StepForward, the implementation over a
+// TokenStep, adds what its owners read (Arch, Notices, BatchedPrefills,
+// Held).
 type ArchForward interface {
-	// Arch is the architecture name as GGUF spells it ("llama", "qwen2").
-	Arch() string
 	// OnGPU reports whether logits currently come from a GPU backend.
 	OnGPU() bool
 	// ContextLength is the number of positions the forward can hold.
 	ContextLength() int
-	// BatchedPrefills counts the multi-token spans processed in one batched pass.
-	BatchedPrefills() int
-	// Notices are human-readable lines: "Backend: <name>", then one per fallback.
-	Notices() []string
 	// Reserve sizes the state for positions tokens (the Session calls it once
 	// per turn with len(prompt)+budget, before any Forward). dropped reports
 	// that the held state was discarded (the caller must then forward from
