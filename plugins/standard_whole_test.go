@@ -99,8 +99,23 @@ var wholeLogits = []struct {
 	{"inf", func(r *abi.RNG, n int) []float32 {
 		out := randomLogits(r, n)
 		out[int(r.Uniform()*float64(n))] = negInf
-		if r.Uniform() < 0.5 {
-			out[int(r.Uniform()*float64(n))] = posInf
+		out[int(r.Uniform()*float64(n))] = posInf
+		return out
+	}},
+	{"masked", func(r *abi.RNG, n int) []float32 { // ids masked to -Inf (ignore_eos, a grammar); one stays finite
+		out := randomLogits(r, n)
+		for range min(n-1, 1+int(r.Uniform()*3)) {
+			out[int(r.Uniform()*float64(n))] = negInf
+		}
+		if n > 0 && math.IsInf(float64(out[0]), -1) {
+			out[0] = 0
+		}
+		return out
+	}},
+	{"all-masked", func(r *abi.RNG, n int) []float32 {
+		out := randomLogits(r, n)
+		for i := range out {
+			out[i] = negInf
 		}
 		return out
 	}},
