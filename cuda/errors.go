@@ -13,6 +13,10 @@ var (
 	ErrUnavailable = errors.New("cuda: GPU backend unavailable")
 	// ErrUnsupportedType: a tensor's ggml type has no GPU kernel.
 	ErrUnsupportedType = errors.New("cuda: unsupported tensor type")
+	// ErrUnsupportedArch: the GPU forward does not compute the model's
+	// architecture (qwen3's per-head Q/K norms); NewStep then runs on the
+	// CPU, loudly, as after a device failure.
+	ErrUnsupportedArch = errors.New("cuda: unsupported architecture")
 	// ErrParity: the GPU's logits disagree with the CPU forward's (see
 	// Judge).
 	ErrParity = errors.New("cuda: GPU parity gate rejected the device")

@@ -79,9 +79,13 @@ var (
 // NewCudaQ4kStep uploads m's weights to device opts.Device and returns the
 // bare device step (no gate, no fallback).
 //
-// Errors: ErrUnavailable (no usable device); a *TensorError naming a
-// tensor whose type has no kernel; an allocation, copy or JIT error.
+// Errors: ErrUnsupportedArch (see CheckArch); ErrUnavailable (no usable
+// device); a *TensorError naming a tensor whose type has no kernel; an
+// allocation, copy or JIT error.
 func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
+	if err := CheckArch(m.Config()); err != nil {
+		return nil, err
+	}
 	w := m.Weights()
 	tensors, err := poolTensors(m.Config(), w)
 	if err != nil {

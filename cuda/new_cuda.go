@@ -11,7 +11,9 @@ import (
 // NewStep uploads m to the GPU at opts.Device, runs the parity gate (or
 // takes its cached verdict) and returns the gated Step: on the GPU when the
 // gate passes, on the CPU (loudly, see Step) when it rejects the device or
-// the device fails after it was found (out of memory, a JIT error).
+// the device fails after it was found (out of memory, a JIT error), and
+// for an architecture the GPU forward does not compute (ErrUnsupportedArch:
+// qwen3).
 //
 // Errors (nothing to fall back from, so an explicit GPU request fails):
 // ErrUnavailable when there is no usable device; a *TensorError naming a

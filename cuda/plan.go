@@ -3,8 +3,21 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
 )
+
+// CheckArch reports whether the GPU forward computes c's architecture: the
+// llama block, with qwen2's biases and NEOX RoPE. qwen3's per-head Q/K
+// RMSNorm has no kernel here.
+//
+// Errors: wraps ErrUnsupportedArch naming the architecture.
+func CheckArch(c model.Config) error {
+	if c.QKNorm || (c.Arch != "llama" && c.Arch != "qwen2") {
+		return fmt.Errorf("%w %q (the GPU forward runs llama and qwen2; the CPU forward runs it)", ErrUnsupportedArch, c.Arch)
+	}
+	return nil
+}
 
 // PoolAlign is the alignment in bytes of every tensor's offset in the
 // pooled device allocation (the driver's allocation granularity for

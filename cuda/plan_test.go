@@ -7,8 +7,30 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
 )
+
+func TestCheckArch(t *testing.T) {
+	for _, tc := range []struct {
+		cfg model.Config
+		ok  bool
+	}{
+		{model.Config{Arch: "llama"}, true},
+		{model.Config{Arch: "qwen2"}, true},
+		{model.Config{Arch: "qwen3", QKNorm: true}, false},
+		{model.Config{Arch: "llama", QKNorm: true}, false},
+		{model.Config{Arch: "gemma3"}, false},
+	} {
+		err := CheckArch(tc.cfg)
+		if tc.ok {
+			assert.NoError(t, err, tc.cfg.Arch)
+			continue
+		}
+		require.ErrorIs(t, err, ErrUnsupportedArch, tc.cfg.Arch)
+		assert.Contains(t, err.Error(), `"`+tc.cfg.Arch+`"`)
+	}
+}
 
 func TestPlanPoolSizes(t *testing.T) {
 	// Bytes per row of 256 values, per type (ggml's block sizes).

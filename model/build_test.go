@@ -21,6 +21,7 @@ type spec struct {
 	arch              string
 	embd, ffn, layers int
 	heads, kvHeads    int
+	headDim           int // attention.key_length/value_length when nonzero (else embd/heads)
 	vocab, ctx        int
 	weight            q4k.Type // type of every matrix; F32 when 0 is meant
 	embdType          q4k.Type // type of token_embd (default: weight)
@@ -59,6 +60,10 @@ func (s spec) metadata() []gguf.KV {
 		{Key: a + ".attention.head_count_kv", Value: uint32(s.kvHeads)},
 		{Key: a + ".attention.layer_norm_rms_epsilon", Value: float32(1e-5)},
 	}
+	if s.headDim != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".attention.key_length", Value: uint32(s.headDim)},
+			gguf.KV{Key: a + ".attention.value_length", Value: uint32(s.headDim)})
+	}
 	if s.ropeBase != 0 {
 		kv = append(kv, gguf.KV{Key: a + ".rope.freq_base", Value: s.ropeBase})
 	}
@@ -70,7 +75,10 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(s.seed, 77))
 	hd := s.embd / s.heads
-	kvDim := s.kvHeads * hd
+	if s.headDim != 0 {
+		hd = s.headDim
+	}
+	qDim, kvDim := s.heads*hd, s.kvHeads*hd
 	var tensors []gguf.Tensor
 	add := func(name string, typ q4k.Type, dims []int64, values []float32) {
 		if s.omit[name] {
@@ -108,15 +116,19 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 	for l := range s.layers {
 		n := func(f string) string { return fmt.Sprintf(f, l) }
 		vector(n("blk.%d.attn_norm.weight"), s.embd, 0.1, 1)
-		matrix(n("blk.%d.attn_q.weight"), s.embd, s.embd)
+		matrix(n("blk.%d.attn_q.weight"), qDim, s.embd)
 		matrix(n("blk.%d.attn_k.weight"), kvDim, s.embd)
 		matrix(n("blk.%d.attn_v.weight"), kvDim, s.embd)
 		if s.biases {
-			vector(n("blk.%d.attn_q.bias"), s.embd, 0.5, 0)
+			vector(n("blk.%d.attn_q.bias"), qDim, 0.5, 0)
 			vector(n("blk.%d.attn_k.bias"), kvDim, 0.5, 0)
 			vector(n("blk.%d.attn_v.bias"), kvDim, 0.5, 0)
 		}
-		matrix(n("blk.%d.attn_output.weight"), s.embd, s.embd)
+		if s.arch == "qwen3" {
+			vector(n("blk.%d.attn_q_norm.weight"), hd, 0.1, 1)
+			vector(n("blk.%d.attn_k_norm.weight"), hd, 0.1, 1)
+		}
+		matrix(n("blk.%d.attn_output.weight"), s.embd, qDim)
 		vector(n("blk.%d.ffn_norm.weight"), s.embd, 0.1, 1)
 		matrix(n("blk.%d.ffn_gate.weight"), s.ffn, s.embd)
 		matrix(n("blk.%d.ffn_up.weight"), s.ffn, s.embd)

@@ -3,13 +3,15 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/realizar-host/realizar-host/gguf"
 )
 
 // Config is the shape of a model, decoded once from GGUF metadata.
 type Config struct {
-	Arch          string   // general.architecture: "llama" or "qwen2"
+	Arch          string   // general.architecture: "llama", "qwen2" or "qwen3"
 	Layers        int      // transformer blocks (n_layer)
 	Embd          int      // model width (n_embd)
 	FFN           int      // feed-forward width (n_ff)
@@ -21,6 +23,7 @@ type Config struct {
 	RopeBase      float32  // rope.freq_base; default 10000
 	RopeFreqScale float32  // 1/rope.scaling.factor; 1 when unscaled
 	RMSEps        float32  // RMSNorm epsilon
+	QKNorm        bool     // per-head RMSNorm of Q and K before RoPE (qwen3), fixed by Arch
 	ContextLength int      // trained context length in positions (n_ctx_train)
 	Vocab         int      // n_vocab: rows of token_embd.weight
 }
@@ -31,11 +34,28 @@ func (c Config) QDim() int { return c.Heads * c.HeadDim }
 // KVDim is the width of all key (or value) heads together (KVHeads*HeadDim).
 func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
 
-// architectures maps each supported general.architecture to its RoPE
-// pairing, as llama.cpp's llama_model_rope_type does.
-var architectures = map[string]RopeType{
-	"llama": RopeNorm,
-	"qwen2": RopeNeox,
+// archInfo is what an architecture fixes beyond its metadata.
+type archInfo struct {
+	rope   RopeType // pairing of rotated values, as llama.cpp's llama_model_rope_type
+	qkNorm bool     // blk.N.attn_q_norm/attn_k_norm gains, required
+}
+
+// architectures maps each supported general.architecture to its fixed
+// features.
+var architectures = map[string]archInfo{
+	"llama": {rope: RopeNorm},
+	"qwen2": {rope: RopeNeox},
+	"qwen3": {rope: RopeNeox, qkNorm: true},
+}
+
+// Architectures lists the supported general.architecture values, sorted.
+func Architectures() []string {
+	names := make([]string, 0, len(architectures))
+	for n := range architectures {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // metadata is what decodeConfig reads of a GGUF file. A missing key is an
@@ -59,11 +79,11 @@ func decodeConfig(md metadata) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	ropeType, ok := architectures[arch]
+	info, ok := architectures[arch]
 	if !ok {
-		return Config{}, fmt.Errorf("%w %q (supported: llama, qwen2)", ErrUnsupportedArch, arch)
+		return Config{}, fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedArch, arch, strings.Join(Architectures(), ", "))
 	}
-	c := Config{Arch: arch, RopeType: ropeType, RopeBase: 10000, RopeFreqScale: 1}
+	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, RopeBase: 10000, RopeFreqScale: 1}
 	d := configDecoder{md: md, arch: arch}
 
 	c.Layers = d.count(keyBlockCount, nil)

@@ -1,12 +1,16 @@
 // Package model holds the CPU forward passes of the decoder-only
 // architectures realizar-host runs: "llama" (also Mistral and TinyLlama
-// files, which GGUF labels llama) and "qwen2".
+// files, which GGUF labels llama), "qwen2" and "qwen3" (dense Qwen3).
 //
-// Both share one transformer block parameterized by a Config decoded once
+// All share one transformer block parameterized by a Config decoded once
 // from GGUF metadata: pre-RMSNorm, grouped-query attention over an f16 KV
 // cache with rotary position embeddings, and a SwiGLU feed-forward. qwen2
 // differs from llama only in its data: Q/K/V biases (present as tensors) and
-// NEOX RoPE (chosen per architecture, as llama.cpp does).
+// NEOX RoPE (chosen per architecture, as llama.cpp does). qwen3 has no
+// biases and adds a per-head RMSNorm of Q and K (attn_q_norm, attn_k_norm,
+// [head_dim] gains) after the projections and before RoPE; its head_dim
+// (attention.key_length) may differ from n_embd/n_head, so Q is n_head·head_dim
+// wide and attn_output maps that width back to n_embd.
 //
 // # Numerics
 //

@@ -41,6 +41,8 @@ const (
 	tensorAttnQB   = "blk.%d.attn_q.bias"
 	tensorAttnKB   = "blk.%d.attn_k.bias"
 	tensorAttnVB   = "blk.%d.attn_v.bias"
+	tensorAttnQN   = "blk.%d.attn_q_norm.weight"
+	tensorAttnKN   = "blk.%d.attn_k_norm.weight"
 	tensorAttnOut  = "blk.%d.attn_output.weight"
 	tensorAttnOutB = "blk.%d.attn_output.bias"
 	tensorFFNNorm  = "blk.%d.ffn_norm.weight"

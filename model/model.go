@@ -20,7 +20,7 @@ type Options struct {
 	BatchSize int
 }
 
-// Model is a loaded llama or qwen2 model: its config and views of its
+// Model is a loaded llama, qwen2 or qwen3 model: its config and views of its
 // weights. It is read-only and safe for concurrent use by many Steps.
 type Model struct {
 	cfg       Config
@@ -43,6 +43,7 @@ type Model struct {
 type layer struct {
 	attnNorm       []float32 // [Embd]
 	q, k, v, o     linear
+	qNorm, kNorm   []float32 // [HeadDim] per-head Q/K gains (QKNorm), else nil
 	ffnNorm        []float32 // [Embd]
 	gate, up, down linear
 }
@@ -147,6 +148,10 @@ func (l *loader) layer(i int, c *Config) layer {
 		gate:     l.matrix(n(tensorFFNGate), c.FFN, c.Embd),
 		up:       l.matrix(n(tensorFFNUp), c.FFN, c.Embd),
 		down:     l.matrix(n(tensorFFNDown), c.Embd, c.FFN),
+	}
+	if c.QKNorm {
+		ly.qNorm = l.vector(n(tensorAttnQN), c.HeadDim, true)
+		ly.kNorm = l.vector(n(tensorAttnKN), c.HeadDim, true)
 	}
 	ly.q.bias = l.vector(n(tensorAttnQB), c.QDim(), false)
 	ly.k.bias = l.vector(n(tensorAttnKB), c.KVDim(), false)

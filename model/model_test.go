@@ -31,20 +31,30 @@ func stepAll(t testing.TB, s *Step, tokens []int32) [][]float32 {
 
 func TestLoadConfig(t *testing.T) {
 	tests := []struct {
-		arch string
-		rope RopeType
-	}{{"llama", RopeNorm}, {"qwen2", RopeNeox}}
+		arch    string
+		rope    RopeType
+		qkNorm  bool
+		headDim int // 0: embd/heads (16)
+	}{
+		{"llama", RopeNorm, false, 0},
+		{"qwen2", RopeNeox, false, 0},
+		{"qwen3", RopeNeox, true, 0},
+		{"qwen3", RopeNeox, true, 32}, // Q wider than the residual stream
+	}
 	for _, tt := range tests {
 		t.Run(tt.arch, func(t *testing.T) {
 			sp := tinySpec(tt.arch)
 			sp.ropeBase = 500000
+			sp.headDim = tt.headDim
+			hd := max(tt.headDim, 16)
 			m := open(t, sp.write(t), Options{Threads: 1})
 			assert.Equal(t, Config{
-				Arch: tt.arch, Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16,
-				RopeDims: 16, RopeType: tt.rope, RopeBase: 500000, RopeFreqScale: 1, RMSEps: 1e-5,
-				ContextLength: 64, Vocab: 80,
+				Arch: tt.arch, Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: hd,
+				RopeDims: hd, RopeType: tt.rope, RopeBase: 500000, RopeFreqScale: 1, RMSEps: 1e-5,
+				QKNorm: tt.qkNorm, ContextLength: 64, Vocab: 80,
 			}, m.Config())
-			assert.Equal(t, 32, m.Config().KVDim())
+			assert.Equal(t, 2*hd, m.Config().KVDim())
+			assert.Equal(t, 4*hd, m.Config().QDim())
 		})
 	}
 }
@@ -71,6 +81,10 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"llama q5_0", func(s *spec) { s.weight = q4k.Q5_0 }, 0.999},
 		{"llama q4_0", func(s *spec) { s.weight = q4k.Q4_0 }, 0.999},
 		{"qwen2 q4_k", func(s *spec) { *s = kSpec("qwen2", q4k.Q4_K); s.biases = true }, 0.999},
+		{"qwen3 f32", func(s *spec) { s.arch = "qwen3" }, 0.99999},
+		{"qwen3 f32 head_dim 32", func(s *spec) { s.arch, s.headDim = "qwen3", 32 }, 0.99999},
+		{"qwen3 f16 head_dim 32 tied", func(s *spec) { s.arch, s.headDim, s.weight, s.tied = "qwen3", 32, q4k.F16, true }, 0.99999},
+		{"qwen3 q4_k head_dim 128", func(s *spec) { *s = kSpec("qwen3", q4k.Q4_K); s.headDim = 128 }, 0.999},
 		{"llama q5_k", func(s *spec) { *s = kSpec("llama", q4k.Q5_K) }, 0.999},
 		{"llama q6_k tied", func(s *spec) { *s = kSpec("llama", q4k.Q6_K); s.tied = true }, 0.999},
 	}
@@ -96,6 +110,14 @@ func TestForwardMatchesNaive(t *testing.T) {
 // kSpec is a tiny model whose widths are whole K-quant super-blocks.
 func kSpec(arch string, weight q4k.Type) spec {
 	return spec{arch: arch, embd: 256, ffn: 512, layers: 2, heads: 4, kvHeads: 2, vocab: 80, ctx: 64, seed: 3, weight: weight}
+}
+
+// qwen3Spec is a Q4_K qwen3 whose heads (128 wide) make Q twice the
+// residual stream's width.
+func qwen3Spec() spec {
+	s := kSpec("qwen3", q4k.Q4_K)
+	s.headDim, s.tied = 128, true
+	return s
 }
 
 func TestTiedOutput(t *testing.T) {
@@ -144,7 +166,7 @@ func TestStepAllocs(t *testing.T) {
 // row kernels, of 3 and 64 the batched ones; Q4_K, Q6_K and the tiny
 // model's types).
 func TestPrefillEqualsStep(t *testing.T) {
-	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama")} {
+	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec()} {
 		path := sp.write(t)
 		for _, batch := range []int{1, 3, 64} {
 			m := open(t, path, Options{Threads: 2, BatchSize: batch})
@@ -239,6 +261,11 @@ func TestStepErrors(t *testing.T) {
 	assert.False(t, onGPU)
 }
 
+// f32Matrix is a zero [cols, rows] F32 tensor.
+func f32Matrix(name string, cols, rows int64) gguf.Tensor {
+	return gguf.Tensor{Name: name, Type: gguf.TypeF32, Dims: []int64{cols, rows}, Data: make([]byte, 4*cols*rows)}
+}
+
 func TestLoadErrors(t *testing.T) {
 	randomBlocks := func(typ gguf.TensorType, rowLen, rows int64) gguf.Tensor {
 		rs, ok := typ.RowSize(rowLen)
@@ -280,6 +307,31 @@ func TestLoadErrors(t *testing.T) {
 			name:     "yarn rope scaling",
 			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: "yarn"}} },
 			sentinel: ErrConfig, mention: "llama.rope.scaling.type",
+		},
+		{
+			name: "qwen3 without attn_q_norm",
+			mutate: func(s *spec) {
+				s.arch = "qwen3"
+				s.omit = map[string]bool{"blk.1.attn_q_norm.weight": true}
+			},
+			sentinel: ErrMissingTensor, mention: "blk.1.attn_q_norm.weight",
+		},
+		{
+			name: "qwen3 attn_k_norm of embd/heads with key_length 32",
+			mutate: func(s *spec) {
+				s.arch, s.headDim = "qwen3", 32
+				s.override = map[string]gguf.Tensor{"blk.0.attn_k_norm.weight": {
+					Name: "blk.0.attn_k_norm.weight", Type: gguf.TypeF32, Dims: []int64{16}, Data: make([]byte, 4*16)}}
+			},
+			sentinel: ErrShape, mention: "blk.0.attn_k_norm.weight",
+		},
+		{
+			name: "qwen3 attn_q of embd rows with key_length 32",
+			mutate: func(s *spec) {
+				s.arch, s.headDim = "qwen3", 32
+				s.override = map[string]gguf.Tensor{"blk.0.attn_q.weight": f32Matrix("blk.0.attn_q.weight", 64, 64)}
+			},
+			sentinel: ErrShape, mention: "blk.0.attn_q.weight",
 		},
 		{
 			name:     "heads not a multiple of kv heads",

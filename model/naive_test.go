@@ -36,6 +36,9 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		base = float64(b)
 	}
 	hd := embd / heads
+	if v, err := f.Uint32(arch + ".attention.key_length"); err == nil {
+		hd = int(v)
+	}
 	group := heads / kvHeads
 
 	// get returns a tensor dequantized as rows, or nil when absent.
@@ -104,7 +107,7 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 					theta /= factors[i]
 				}
 				a, b := h+2*i, h+2*i+1 // llama: adjacent pairs
-				if arch == "qwen2" {
+				if arch == "qwen2" || arch == "qwen3" {
 					a, b = h+i, h+i+hd/2 // NEOX: half a head apart
 				}
 				c, s := math.Cos(theta), math.Sin(theta)
@@ -120,6 +123,7 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 	}
 	type layerW struct {
 		attnNorm, ffnNorm, bq, bk, bv []float64
+		qNorm, kNorm                  []float64 // qwen3
 		q, k, v, o, gate, up, down    [][]float64
 	}
 	ls := make([]layerW, layers)
@@ -127,6 +131,7 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		n := func(s string) string { return fmt.Sprintf("blk.%d.%s", l, s) }
 		ls[l] = layerW{
 			attnNorm: vec(n("attn_norm.weight")), ffnNorm: vec(n("ffn_norm.weight")),
+			qNorm: vec(n("attn_q_norm.weight")), kNorm: vec(n("attn_k_norm.weight")),
 			bq: vec(n("attn_q.bias")), bk: vec(n("attn_k.bias")), bv: vec(n("attn_v.bias")),
 			q: get(n("attn_q.weight")), k: get(n("attn_k.weight")), v: get(n("attn_v.weight")),
 			o: get(n("attn_output.weight")), gate: get(n("ffn_gate.weight")),
@@ -142,6 +147,14 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		for l, w := range ls {
 			xn := norm(x, w.attnNorm)
 			q, k, v := mul(w.q, xn, w.bq), mul(w.k, xn, w.bk), mul(w.v, xn, w.bv)
+			if w.qNorm != nil {
+				for h := 0; h < len(q); h += hd {
+					copy(q[h:h+hd], norm(q[h:h+hd], w.qNorm))
+				}
+				for h := 0; h < len(k); h += hd {
+					copy(k[h:h+hd], norm(k[h:h+hd], w.kNorm))
+				}
+			}
 			rope(q, pos)
 			rope(k, pos)
 			for i := range k {

@@ -17,6 +17,17 @@ func rmsNorm(y, x, w []float32, eps float32) {
 	}
 }
 
+// headNorm RMS-normalizes each len(w)-wide head of x in place and scales
+// it by w, as ggml_rms_norm over a [head_dim, heads, tokens] view followed
+// by ggml_mul does (qwen3's attn_q_norm and attn_k_norm).
+func headNorm(x, w []float32, eps float32) {
+	hd := len(w)
+	for off := 0; off+hd <= len(x); off += hd {
+		h := x[off : off+hd]
+		rmsNorm(h, h, w, eps)
+	}
+}
+
 // addTo adds src into dst element-wise (the residual connection).
 func addTo(dst, src []float32) {
 	for i, v := range src {

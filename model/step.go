@@ -247,7 +247,7 @@ func (s *Step) pass(seqs []passSeq) {
 
 // block runs transformer block l over the pass's n rows (s.rowSeq, s.rowPos):
 //
-//	x += Wo · attention(rope(Wq·norm(x)), rope(Wk·norm(x)), Wv·norm(x))
+//	x += Wo · attention(rope(qn(Wq·norm(x))), rope(kn(Wk·norm(x))), Wv·norm(x))
 //	x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 func (s *Step) block(l, n int) {
 	m, c := s.m, &s.m.cfg
@@ -262,6 +262,12 @@ func (s *Step) block(l, n int) {
 	}
 	s.acts.reset(xn, embd, n)
 	matmul(m.pool, s.acts, matJob{&ly.q, q}, matJob{&ly.k, k}, matJob{&ly.v, v})
+	if ly.qNorm != nil {
+		// qwen3: each head of Q and K is RMS-normalized over HeadDim
+		// before RoPE.
+		headNorm(q, ly.qNorm, c.RMSEps)
+		headNorm(k, ly.kNorm, c.RMSEps)
+	}
 	for b := range n {
 		pos := s.rowPos[b]
 		m.rope.table(s.ropeCS, pos)
@@ -287,6 +293,8 @@ func (s *Step) block(l, n int) {
 	matmul(m.pool, s.acts, matJob{&ly.down, proj})
 	addTo(x, proj)
 }
+
+// (qn and kn, qwen3's per-head norms, are the identity elsewhere.)
 
 // attention computes every query head of the pass's n rows, each over its
 // sequence's positions up to and including its own (causal), in parallel

@@ -20,6 +20,7 @@ type Weight struct {
 type LayerWeights struct {
 	AttnNorm       []float32 // [Embd] attn_norm gains
 	Q, K, V, O     Weight    // attention projections (Q, K, V may carry biases: qwen2)
+	QNorm, KNorm   []float32 // [HeadDim] per-head Q/K RMSNorm gains (qwen3), else nil
 	FFNNorm        []float32 // [Embd] ffn_norm gains
 	Gate, Up, Down Weight    // SwiGLU feed-forward
 }
@@ -50,7 +51,7 @@ func (m *Model) Weights() Weights {
 	}
 	for i, l := range m.layers {
 		w.Layers[i] = LayerWeights{
-			AttnNorm: l.attnNorm, FFNNorm: l.ffnNorm,
+			AttnNorm: l.attnNorm, FFNNorm: l.ffnNorm, QNorm: l.qNorm, KNorm: l.kNorm,
 			Q: l.q.export(), K: l.k.export(), V: l.v.export(), O: l.o.export(),
 			Gate: l.gate.export(), Up: l.up.export(), Down: l.down.export(),
 		}

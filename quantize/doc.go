@@ -1,8 +1,9 @@
 // Package quantize converts a GGUF model with float weights (F32, F16 or
 // BF16) into a quantized GGUF file, choosing the type of every tensor by
 // llama.cpp's rules for its file types (llama_model_quantize in llama.cpp
-// v0.5.0, without an importance matrix), for the llama and qwen2
-// architectures.
+// v0.5.0, without an importance matrix), for the llama, qwen2 and qwen3
+// architectures (llama.cpp has no qwen3-specific rules: no qwen3 is of its
+// 70B type).
 //
 // # File types
 //

@@ -193,6 +193,12 @@ func TestPlanTypes(t *testing.T) {
 			"token_embd.weight": q6k, "blk.0.attn_q.bias": f32, "blk.1.attn_v.weight": q6k,
 		}},
 		{fixture.Qwen2Tiny(), quantize.Q8_0, map[string]gguf.TensorType{"token_embd.weight": q80}},
+		// qwen3: the per-head norms stay F32; Q (512 wide) and attn_output
+		// (rows of 512) take the default type.
+		{fixture.Qwen3Tiny(), quantize.Q4_KM, map[string]gguf.TensorType{
+			"token_embd.weight": q6k, "blk.0.attn_q_norm.weight": f32, "blk.1.attn_k_norm.weight": f32,
+			"blk.0.attn_q.weight": q4k, "blk.0.attn_output.weight": q4k, "blk.1.attn_v.weight": q6k,
+		}},
 		// stories260K's shape: ffn_down rows of 172 stay F16 (as F16 from F32).
 		{narrow(), quantize.Q8_0, map[string]gguf.TensorType{
 			"blk.0.ffn_down.weight": f16, "blk.0.ffn_up.weight": q80, "output.weight": q80,

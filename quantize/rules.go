@@ -166,8 +166,8 @@ func readModel(f *gguf.File) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	if arch != "llama" && arch != "qwen2" {
-		return nil, fmt.Errorf("%w: %q (llama and qwen2 have type rules here)", ErrArchitecture, arch)
+	if arch != "llama" && arch != "qwen2" && arch != "qwen3" {
+		return nil, fmt.Errorf("%w: %q (llama, qwen2 and qwen3 have type rules here)", ErrArchitecture, arch)
 	}
 	if n, err := f.Uint32(gguf.ArchKey(arch, "expert_count")); err == nil && n > 1 {
 		return nil, fmt.Errorf("%w: %s with %d experts", ErrArchitecture, arch, n)

@@ -119,6 +119,7 @@ type hyperparameters struct {
 	FeedForwardLength *uint32  `json:"feed_forward_length,omitempty"`
 	HeadCount         *uint32  `json:"head_count,omitempty"`
 	HeadCountKV       *uint32  `json:"head_count_kv,omitempty"`
+	KeyLength         *uint32  `json:"key_length,omitempty"` // head_dim when not embedding_length/head_count (qwen3)
 	RopeFreqBase      *float32 `json:"rope_freq_base,omitempty"`
 	RMSEpsilon        *float32 `json:"rms_epsilon,omitempty"`
 	VocabSize         *uint32  `json:"vocab_size,omitempty"`
@@ -162,6 +163,7 @@ func inspect(path string) (*report, error) {
 		{gguf.SuffixFeedForwardLength, &hp.FeedForwardLength},
 		{gguf.SuffixHeadCount, &hp.HeadCount},
 		{gguf.SuffixHeadCountKV, &hp.HeadCountKV},
+		{gguf.SuffixKeyLength, &hp.KeyLength},
 		{gguf.SuffixVocabSize, &hp.VocabSize},
 	} {
 		if *u.dst, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, u.suffix))); err != nil {
@@ -249,6 +251,9 @@ func (r *report) writeText(out io.Writer) error {
 		{"vocab_size", hp.VocabSize},
 	} {
 		fmt.Fprintf(w, "%s:\t%s\n", row.name, deref(row.v))
+		if row.name == "head_count_kv" && hp.KeyLength != nil {
+			fmt.Fprintf(w, "key_length:\t%d\n", *hp.KeyLength) // only when the file sets it
+		}
 	}
 	model := r.Tokenizer.Model
 	if model == "" {
