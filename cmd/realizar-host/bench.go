@@ -143,15 +143,11 @@ func newSpread(xs []float64) spread {
 // bench runs reps+1 turns and summarizes all but the first. The Session
 // forgets its state before each, so every run prefills the whole prompt.
 func bench(ctx context.Context, m *loaded, promptTokens, genTokens, reps int) (*benchResult, error) {
-	h, err := host.New(ctx, host.NewConfig())
-	if err != nil {
-		return nil, failure(err)
-	}
-	defer h.Close(ctx)
-	pl, err := loadPolicy(ctx, h, builtinGreedy, abi.KindSampler, nil, "bench")
+	h, pl, err := benchGreedy(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer h.Close(ctx)
 	sampler, err := host.NewSampler(m.tok, pl)
 	if err != nil {
 		return nil, badPlugin(err)
@@ -191,6 +187,21 @@ func bench(ctx context.Context, m *loaded, promptTokens, genTokens, reps int) (*
 	res.Prefill, res.Decode, res.Policies = newSpread(pre), newSpread(dec), newSpread(pol).Median
 	res.Backend = backendName(m.fwd.Notices())
 	return res, nil
+}
+
+// benchGreedy starts a plugin host and loads the embedded greedy sampler,
+// bench's policy, into it; the caller closes the host.
+func benchGreedy(ctx context.Context) (*host.Host, *host.Plugin, error) {
+	h, err := host.New(ctx, host.NewConfig())
+	if err != nil {
+		return nil, nil, failure(err)
+	}
+	pl, err := loadPolicy(ctx, h, builtinGreedy, abi.KindSampler, nil, "bench")
+	if err != nil {
+		_ = h.Close(ctx)
+		return nil, nil, err
+	}
+	return h, pl, nil
 }
 
 // checkPrefill refuses a turn that did not prefill all of its want-token
@@ -278,15 +289,11 @@ type benchSeq struct {
 // for each, one warm-up round and reps measured rounds, and the medians of
 // their aggregate decode speeds.
 func benchParallel(ctx context.Context, m *loaded, mf *modelFlags, sizes []int, promptTokens, genTokens, reps int) ([]parallelPace, error) {
-	h, err := host.New(ctx, host.NewConfig())
-	if err != nil {
-		return nil, failure(err)
-	}
-	defer h.Close(ctx)
-	pl, err := loadPolicy(ctx, h, builtinGreedy, abi.KindSampler, nil, "bench")
+	h, pl, err := benchGreedy(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer h.Close(ctx)
 	seqs, err := newBenchSeqs(m, mf, pl, sizes[len(sizes)-1], promptTokens)
 	defer closeBenchSeqs(seqs)
 	if err != nil {
