@@ -184,7 +184,8 @@ func TestForwardBatchRunsMatchGenerate(t *testing.T) {
 					assert.Equal(t, passes, *calls, "one StepBatch call per pass")
 				}
 				for i, run := range runs {
-					assert.True(t, run.Done())
+					_, _, more := run.Next()
+					assert.False(t, more, "sequence %d has ended", i)
 					got, err := run.Result()
 					require.NoError(t, err, "sequence %d", i)
 					assert.Equal(t, want[i].Tokens, got.Tokens, "sequence %d", i)

@@ -85,9 +85,6 @@ func (x *Run) Feed(logits []float32, took time.Duration, err error) {
 	r.feed(logits, took, err)
 }
 
-// Done reports whether the turn has ended (Next would report !ok).
-func (x *Run) Done() bool { return x.r.done || x.finished }
-
 // Result ends the run and releases the Session: the Turn (Text is a copy of
 // the released text) and the turn's error, as Generate returns them. A turn
 // that had not ended is ended as if cancelled (StopCancelled, Cause

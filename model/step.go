@@ -249,6 +249,8 @@ func (s *Step) pass(seqs []passSeq) {
 //
 //	x += Wo · attention(rope(qn(Wq·norm(x))), rope(kn(Wk·norm(x))), Wv·norm(x))
 //	x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
+//
+// qn and kn are qwen3's per-head norms, the identity elsewhere.
 func (s *Step) block(l, n int) {
 	m, c := s.m, &s.m.cfg
 	ly := &m.layers[l]
@@ -293,8 +295,6 @@ func (s *Step) block(l, n int) {
 	matmul(m.pool, s.acts, matJob{&ly.down, proj})
 	addTo(x, proj)
 }
-
-// (qn and kn, qwen3's per-head norms, are the identity elsewhere.)
 
 // attention computes every query head of the pass's n rows, each over its
 // sequence's positions up to and including its own (causal), in parallel

@@ -57,7 +57,6 @@ type batcher struct {
 	active  map[*sequence]struct{} // joined sequences
 	pending []*sequence            // sequences waiting for a pass, in arrival order
 	idle    []*slot                // idle slots, least recently used first
-	slots   int                    // slots in existence (active and idle)
 	kvUsed  int64                  // bytes of every slot's KV cache
 	first   *slot                  // the slot over Model.Forward, when NewForward is nil
 	lastEnd time.Time              // when the last pass ended
@@ -151,7 +150,6 @@ func (b *batcher) acquire(tenant string, reuse bool, positions int) (*slot, erro
 			}
 			b.first = &slot{sess: sess, fwd: b.model.Forward}
 			b.first.step, _ = b.model.Forward.(*engine.StepForward)
-			b.slots++
 		} else if i := slices.Index(b.idle, b.first); i >= 0 {
 			b.idle = slices.Delete(b.idle, i, i+1)
 		}
@@ -181,7 +179,6 @@ func (b *batcher) acquire(tenant string, reuse bool, positions int) (*slot, erro
 		}
 		sl = &slot{sess: sess, fwd: fwd}
 		sl.step, _ = fwd.(*engine.StepForward)
-		b.slots++
 	}
 	b.kvUsed += need
 	sl.positions = max(sl.positions, positions)
@@ -220,7 +217,6 @@ func (b *batcher) evict(i int) {
 		return
 	}
 	b.kvUsed -= int64(sl.positions) * b.kvPerPos
-	b.slots--
 	_ = sl.sess.Close()
 }
 
