@@ -17,9 +17,6 @@ var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func dotF16Sum16(x *byte, y *float32, vecs int, px *byte, py *float32) float32
 
 //go:noescape
-func dotF16Sum8(x *byte, y *float32, vecs int, px *byte, py *float32) float32
-
-//go:noescape
 func dotF16Rows8(x *byte, xstride int, y *float32, vecs int, px *byte, py *float32, rows int, out *float32)
 
 // dotF16Rows is rows calls of dotF16Sum over np elements in one assembly
@@ -67,5 +64,7 @@ func dotF16Sum(lanes int, x []byte, y []float32, np int) (sum float32, ok bool) 
 	if lanes == 16 {
 		return dotF16Sum16(xp, yp, vecs, pxp, pyp), true
 	}
-	return dotF16Sum8(xp, yp, vecs, pxp, pyp), true
+	var out float32 // one row of the rows kernel: the same arithmetic
+	dotF16Rows8(xp, 0, yp, vecs, pxp, pyp, 1, &out)
+	return out, true
 }

@@ -117,74 +117,14 @@ s16reduce:
 	F16_ACC(0, ACC); \
 	JMP   done
 
-// func dotF16Sum8(x *byte, y *float32, vecs int, px *byte, py *float32) float32
-//
-// dotF16Sum16 for 8 lanes (partial vector of 8 elements, reduceAcc8's tree).
-TEXT ·dotF16Sum8(SB), NOSPLIT, $0-44
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DI
-	MOVQ vecs+16(FP), CX
-	MOVQ px+24(FP), R8
-	MOVQ py+32(FP), R9
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-s8loop:
-	CMPQ CX, $4
-	JLT  s8tail
-	F16_ACC(0, Y0)
-	F16_ACC(1, Y1)
-	F16_ACC(2, Y2)
-	F16_ACC(3, Y3)
-	ADDQ $64, SI
-	ADDQ $128, DI
-	SUBQ $4, CX
-	JMP  s8loop
-
-s8tail:
-	TESTQ CX, CX
-	JNZ   s8t1
-	PARTIAL8(Y0, s8reduce)
-
-s8t1:
-	F16_ACC(0, Y0)
-	CMPQ CX, $1
-	JNE  s8t2
-	PARTIAL8(Y1, s8reduce)
-
-s8t2:
-	F16_ACC(1, Y1)
-	CMPQ CX, $2
-	JNE  s8t3
-	PARTIAL8(Y2, s8reduce)
-
-s8t3:
-	F16_ACC(2, Y2)
-	PARTIAL8(Y3, s8reduce)
-
-s8reduce:
-	VADDPS Y2, Y0, Y0 // acc0+acc2
-	VADDPS Y3, Y1, Y1 // acc1+acc3
-	VADDPS Y1, Y0, Y0 // v
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0 // t
-	VMOVSHDUP X0, X1
-	VADDPS X1, X0, X0 // t0+t1 in lane 0, t2+t3 in lane 2
-	VPERMILPS $0x4E, X0, X1
-	VADDSS X1, X0, X0
-	VZEROUPPER
-	MOVSS X0, ret+40(FP)
-	RET
-
 // func dotF16Rows8(x *byte, xstride int, y *float32, vecs int, px *byte, py *float32, rows int, out *float32)
 //
-// dotF16Sum8 for rows rows of x, xstride bytes apart, against one y: out[r]
-// gets exactly what dotF16Sum8(x+r*xstride, y, vecs, px+16*r, py) returns
-// (px nil: no partial vector). One call instead of one a row: attention's
-// products of one query with every key, and of the probabilities with
-// every value dimension.
+// dotF16Sum16 for 8 lanes (partial vector of 8 elements, reduceAcc8's
+// tree), over rows rows of x, xstride bytes apart, against one y: out[r]
+// is row r's sum, its partial vector at px+16*r (px nil: none). One call
+// for all of attention's products of one query with every key, or of the
+// probabilities with every value dimension; dotF16Sum's 8-lane case is
+// rows = 1.
 TEXT ·dotF16Rows8(SB), NOSPLIT, $0-64
 	MOVQ x+0(FP), R10
 	MOVQ xstride+8(FP), R11
