@@ -63,6 +63,14 @@ type batcher struct {
 	turns   uint64
 	done    chan struct{}
 	wg      sync.WaitGroup // turns in flight
+
+	// A pass's spans and sequences, kept between passes so that a pass
+	// allocates nothing of its own (build under mu, pass on the loop).
+	spans       []engine.Span
+	seqs        []*sequence
+	prompts     []*sequence
+	batched     []engine.Span
+	batchedSeqs []*sequence
 }
 
 // slot is a Session over a forward of its own, holding one tenant's tokens.
@@ -315,14 +323,13 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		}
 	}
 	budget := b.batchTokens
-	var spans []engine.Span
-	var seqs []*sequence
+	spans, seqs := b.spans[:0], b.seqs[:0]
 	take := func(q *sequence, max int) {
 		spans = append(spans, engine.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Max: max})
 		seqs = append(seqs, q)
 	}
 	rest := b.pending[:0]
-	var prompts []*sequence
+	prompts := b.prompts[:0]
 	for _, q := range b.pending {
 		switch {
 		case q.ctx.Err() != nil:
@@ -354,6 +361,7 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		budget -= n
 	}
 	b.pending = rest
+	b.spans, b.seqs, b.prompts = spans, seqs, prompts
 	return spans, seqs
 }
 
@@ -365,8 +373,8 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		return
 	}
 	t0 := time.Now()
-	var batched []engine.Span
-	var batchedSeqs []*sequence
+	batched, batchedSeqs := b.batched[:0], b.batchedSeqs[:0]
+	defer func() { b.batched, b.batchedSeqs = batched, batchedSeqs }()
 	for i, sp := range spans {
 		if sp.Fwd != nil {
 			batched = append(batched, sp)
