@@ -3,6 +3,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -82,14 +83,19 @@ func TestDotF16RowsEqualsDotF16(t *testing.T) {
 	}
 }
 
-// The assembly swiglu gives the Go loop's bits for the 16-lane build, over
-// ordinary activations and the edges of expf: overflow and underflow of the
-// exponent, subnormal results, infinities and NaN.
+// The assembly swiglu gives the Go loop's bits for the 16-lane and the
+// 8-lane build, over ordinary activations and the edges of expf: overflow
+// and underflow of the exponent, subnormal results, infinities and NaN.
 func TestSwigluAsmEqualsGo(t *testing.T) {
 	if !useAsm {
 		t.Skip("no AVX2/F16C on this CPU: the Go loop is the only path")
 	}
-	s := simd{lanes: 16}
+	for _, lanes := range []int{16, 8} {
+		t.Run(fmt.Sprintf("lanes=%d", lanes), func(t *testing.T) { testSwigluAsmEqualsGo(t, simd{lanes: lanes}) })
+	}
+}
+
+func testSwigluAsmEqualsGo(t *testing.T, s simd) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	const n = 4096 + 13
 	gate, up := make([]float32, n), make([]float32, n)

@@ -10,3 +10,6 @@ func dotF16Rows(int, []float32, []byte, int, []float32, int, int, *f16Pad) bool 
 
 // swigluVec does nothing in this build: simd.swiglu's Go loop runs.
 func swigluVec(_, _, _ []float32, _ int) int { return 0 }
+
+// swigluVec8 does nothing in this build: simd.swiglu's Go loop runs.
+func swigluVec8(_, _, _ []float32, _ int) int { return 0 }

@@ -172,6 +172,8 @@ func (s simd) swiglu(h, gate, up []float32) {
 	i0 := 0
 	if s.lanes == 16 {
 		i0 = swigluVec(h, gate, up, nv)
+	} else {
+		i0 = swigluVec8(h, gate, up, nv)
 	}
 	for i := i0; i < nv; i++ {
 		g := gate[i]

@@ -17,3 +17,17 @@ func swigluVec(h, gate, up []float32, n int) int {
 	swiglu16(&h[0], &gate[0], &up[0], n/4)
 	return n
 }
+
+//go:noescape
+func swiglu8(h, gate, up *float32, quads int)
+
+// swigluVec8 is swigluVec for the 8-lane (AVX2) simd.swiglu.
+func swigluVec8(h, gate, up []float32, n int) int {
+	if !useAsm || n < 4 {
+		return 0
+	}
+	n &^= 3
+	_, _, _ = h[n-1], gate[n-1], up[n-1]
+	swiglu8(&h[0], &gate[0], &up[0], n/4)
+	return n
+}

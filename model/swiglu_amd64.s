@@ -88,6 +88,31 @@ DATA fAbs<>+4(SB)/4, $0x7fffffff
 DATA fAbs<>+8(SB)/4, $0x7fffffff
 DATA fAbs<>+12(SB)/4, $0x7fffffff
 GLOBL fAbs<>(SB), RODATA|NOPTR, $16
+DATA f126<>+0(SB)/4, $0x42fc0000
+DATA f126<>+4(SB)/4, $0x42fc0000
+DATA f126<>+8(SB)/4, $0x42fc0000
+DATA f126<>+12(SB)/4, $0x42fc0000
+GLOBL f126<>(SB), RODATA|NOPTR, $16
+DATA eC5f<>+0(SB)/4, $0x3f7ffff6
+DATA eC5f<>+4(SB)/4, $0x3f7ffff6
+DATA eC5f<>+8(SB)/4, $0x3f7ffff6
+DATA eC5f<>+12(SB)/4, $0x3f7ffff6
+GLOBL eC5f<>(SB), RODATA|NOPTR, $16
+DATA iOne<>+0(SB)/4, $0x3f800000
+DATA iOne<>+4(SB)/4, $0x3f800000
+DATA iOne<>+8(SB)/4, $0x3f800000
+DATA iOne<>+12(SB)/4, $0x3f800000
+GLOBL iOne<>(SB), RODATA|NOPTR, $16
+DATA iNeg<>+0(SB)/4, $0x82000000
+DATA iNeg<>+4(SB)/4, $0x82000000
+DATA iNeg<>+8(SB)/4, $0x82000000
+DATA iNeg<>+12(SB)/4, $0x82000000
+GLOBL iNeg<>(SB), RODATA|NOPTR, $16
+DATA iBig<>+0(SB)/4, $0x7f000000
+DATA iBig<>+4(SB)/4, $0x7f000000
+DATA iBig<>+8(SB)/4, $0x7f000000
+DATA iBig<>+12(SB)/4, $0x7f000000
+GLOBL iBig<>(SB), RODATA|NOPTR, $16
 DATA fInf<>+0(SB)/4, $0x7f800000
 DATA fInf<>+4(SB)/4, $0x7f800000
 DATA fInf<>+8(SB)/4, $0x7f800000
@@ -179,5 +204,98 @@ swloop:
 	JMP  swloop
 
 swdone:
+	VZEROUPPER
+	RET
+
+// func swiglu8(h, gate, up *float32, quads int)
+//
+// simd.swiglu's vector part for 8-lane (AVX2) builds: ggml_v_silu with the
+// AVX2 ggml_v_expf, four elements per step, every fma32 a float64 VFMADD
+// rounded back to f32 as in swiglu16. 2^n is built in the exponent bits of
+// z (k); |n| > 126 takes the two-factor scaling and |n| > 192 s1*s1, as
+// simd.expf's AVX2 branch.
+TEXT ·swiglu8(SB), NOSPLIT, $0-32
+	MOVQ h+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), DX
+	MOVQ quads+24(FP), CX
+	VMOVUPD eLog2e<>(SB), Y15
+	VMOVUPD eLn2hi<>(SB), Y14
+	VMOVUPD eLn2lo<>(SB), Y13
+	VMOVUPD eC1<>(SB), Y12
+	VMOVUPD eC3<>(SB), Y11
+	VMOVUPD eC5<>(SB), Y10
+	VXORPS X9, X9, X9 // f32 zeros
+
+sw8loop:
+	TESTQ CX, CX
+	JZ    sw8done
+	VMOVUPS (SI), X0     // g
+	VSUBPS X0, X9, X1    // x = 0 - g
+	VCVTPS2PD X1, Y1     // xd
+	VMOVAPD Y1, Y2
+	VFMADD213PD eR<>(SB), Y15, Y2 // z = fma32(x, log2e, r)
+	VCVTPD2PSY Y2, X8            // z (f32)
+	VSUBPS fR<>(SB), X8, X2      // n = z - r
+	VCVTPS2PD X2, Y3
+	VXORPD eSign<>(SB), Y3, Y3   // -n
+	VMOVAPD Y1, Y4
+	VFMADD231PD Y14, Y3, Y4      // fma32(-n, ln2hi, x)
+	ROUND(Y4, X4)
+	VFMADD231PD Y13, Y3, Y4      // b = fma32(-n, ln2lo, ·)
+	VCVTPD2PSY Y4, X4
+	VMULPS X4, X4, X5            // u = b*b
+	VMULPS eC5f<>(SB), X4, X6    // c5*b (f32)
+	VCVTPS2PD X4, Y4             // bd
+	VCVTPS2PD X5, Y5             // ud
+	VCVTPS2PD X6, Y6
+	VMOVAPD Y4, Y1
+	VFMADD213PD eC2<>(SB), Y12, Y1 // fma32(c1, b, c2)
+	ROUND(Y1, X1)
+	VMOVAPD Y4, Y3
+	VFMADD213PD eC4<>(SB), Y11, Y3 // fma32(c3, b, c4)
+	ROUND(Y3, X3)
+	VFMADD231PD Y5, Y1, Y3         // fma32(·, u, ·)
+	ROUND(Y3, X3)
+	VFMADD231PD Y5, Y3, Y6         // j = fma32(·, u, c5*b)
+	VCVTPD2PSY Y6, X6              // j (f32)
+
+	VPSLLD $23, X8, X7        // e = bits(z) << 23
+	VPADDD iOne<>(SB), X7, X1 // k = e + bits(1)
+	// r1 = fma32(j, k, k)
+	VCVTPS2PD X6, Y4
+	VCVTPS2PD X1, Y3
+	VFMADD213PD Y3, Y3, Y4
+	VCVTPD2PSY Y4, X4 // r1
+	// g = n <= 0 ? 0x82000000 : 0; s1 = g + 0x7f000000; s2 = e - g
+	VCMPPS $0x02, X9, X2, X5 // n <= 0 (false for NaN)
+	VANDPS iNeg<>(SB), X5, X5
+	VPADDD iBig<>(SB), X5, X1 // s1
+	VPSUBD X5, X7, X7         // s2
+	// r2 = fma32(s2, j, s2) * s1
+	VCVTPS2PD X7, Y3
+	VCVTPS2PD X6, Y5
+	VFMADD213PD Y3, Y3, Y5
+	VCVTPD2PSY Y5, X5
+	VMULPS X1, X5, X5 // r2
+	VMULPS X1, X1, X1 // r3 = s1*s1
+	VANDPS fAbs<>(SB), X2, X3 // |n|
+	VCMPPS $0x1E, f126<>(SB), X3, X6 // |n| > 126 (ordered)
+	VBLENDVPS X6, X5, X4, X4
+	VCMPPS $0x1E, f192<>(SB), X3, X6 // |n| > 192 (ordered)
+	VBLENDVPS X6, X1, X4, X4 // expf(x)
+
+	VADDPS fOne<>(SB), X4, X4 // 1 + e
+	VDIVPS X4, X0, X0         // g / (1+e)
+	VMULPS (DX), X0, X0       // * up
+	VMOVUPS X0, (DI)
+
+	ADDQ $16, SI
+	ADDQ $16, DX
+	ADDQ $16, DI
+	DECQ CX
+	JMP  sw8loop
+
+sw8done:
 	VZEROUPPER
 	RET

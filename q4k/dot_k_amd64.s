@@ -464,6 +464,39 @@ q5kret:
 	VPADDD Y8, ACC, ACC; \
 	VPADDD Y9, ACC, ACC
 
+// ZERO_ACC64 zeroes the 64 float32 accumulators at (AX).
+#define ZERO_ACC64 \
+	VXORPS Y0, Y0, Y0; \
+	VMOVUPS Y0, 0(AX); \
+	VMOVUPS Y0, 32(AX); \
+	VMOVUPS Y0, 64(AX); \
+	VMOVUPS Y0, 96(AX); \
+	VMOVUPS Y0, 128(AX); \
+	VMOVUPS Y0, 160(AX); \
+	VMOVUPS Y0, 192(AX); \
+	VMOVUPS Y0, 224(AX)
+
+// HSUM8_AT stores hsum8 of the accumulators at acc(AX) to outoff(BX)
+// (HSUM8: the row kernels' end, order.go's hsum8).
+#define HSUM8_AT(acc, outoff) \
+	VMOVUPS acc(AX), Y0; \
+	HSUM8; \
+	VMOVSS X0, outoff(BX)
+
+// HSUM8_MINS stores hsum8 of the accumulators at acc(AX) plus
+// (m0+m2)+(m1+m3) of the four mins lanes at acc+32(AX) to outoff(BX): the
+// Q4_K row kernel's end.
+#define HSUM8_MINS(acc, outoff) \
+	VMOVUPS acc(AX), Y0; \
+	HSUM8; \
+	VMOVUPS acc+32(AX), X2; \
+	VMOVHLPS X2, X2, X3; \
+	VADDPS X3, X2, X2; \
+	VMOVSHDUP X2, X3; \
+	VADDSS X3, X2, X2; \
+	VADDSS X2, X0, X0; \
+	VMOVSS X0, outoff(BX)
+
 // Q4K4_PAIR is Q4K_PAIR for four vectors.
 #define Q4K4_PAIR(off4, off8lo, off8hi, mlo, mhi) \
 	VMOVDQU off4(SI), Y4; \
@@ -503,8 +536,12 @@ q5kret:
 	VFNMADD231PS X6, X8, X9; \
 	VMOVUPS X9, off+32(AX)
 
-// func dotQ4KAVX2x4(acc *[64]float32, w, a *byte, stride, nb, amx int)
-TEXT ·dotQ4KAVX2x4(SB), NOSPLIT, $0-48
+// func dotQ4KAVX2x4(out *[4]float32, w, a *byte, stride, nb, amx int)
+//
+// The plain order's per-vector float32 accumulators (8 lanes, then the 4
+// mins lanes) live in the 256-byte frame; the end reduces each as the row
+// kernel's Go caller does (hsum8, then (m0+m2)+(m1+m3)) and writes out.
+TEXT ·dotQ4KAVX2x4(SB), NOSPLIT, $256-48
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
 	MOVQ stride+24(FP), R13
@@ -513,7 +550,8 @@ TEXT ·dotQ4KAVX2x4(SB), NOSPLIT, $0-48
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
-	MOVQ acc+0(FP), AX
+	LEAQ 0(SP), AX
+	ZERO_ACC64
 
 q4k4loop:
 	TESTQ CX, CX
@@ -599,11 +637,18 @@ q4k4next:
 	JMP  q4k4loop
 
 q4k4done:
+	MOVQ out+0(FP), BX
 	CMPQ amx+40(FP), $0
-	JE   q4k4ret
-	VMOVUPS X12, (AX)
+	JE   q4k4plain
+	VMOVUPS X12, (BX)
+	VZEROUPPER
+	RET
 
-q4k4ret:
+q4k4plain:
+	HSUM8_MINS(0, 0)
+	HSUM8_MINS(64, 4)
+	HSUM8_MINS(128, 8)
+	HSUM8_MINS(192, 12)
 	VZEROUPPER
 	RET
 
@@ -672,8 +717,11 @@ q4k4ret:
 	VFMADD231PS Y7, Y, Y8; \
 	VMOVUPS Y8, off(AX)
 
-// func dotQ6KAVX2x4(acc *[64]float32, w, a *byte, stride, nb, amx int)
-TEXT ·dotQ6KAVX2x4(SB), NOSPLIT, $0-48
+// func dotQ6KAVX2x4(out *[4]float32, w, a *byte, stride, nb, amx int)
+//
+// As dotQ4KAVX2x4: plain-order accumulators in the frame, reduced by hsum8
+// at the end.
+TEXT ·dotQ6KAVX2x4(SB), NOSPLIT, $256-48
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
 	MOVQ stride+24(FP), R13
@@ -685,7 +733,8 @@ TEXT ·dotQ6KAVX2x4(SB), NOSPLIT, $0-48
 	MOVL $0x30303030, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	MOVQ acc+0(FP), AX
+	LEAQ 0(SP), AX
+	ZERO_ACC64
 
 q6k4loop:
 	TESTQ CX, CX
@@ -730,10 +779,17 @@ q6k4next:
 	JMP  q6k4loop
 
 q6k4done:
+	MOVQ out+0(FP), BX
 	CMPQ amx+40(FP), $0
-	JE   q6k4ret
-	VMOVUPS X12, (AX)
+	JE   q6k4plain
+	VMOVUPS X12, (BX)
+	VZEROUPPER
+	RET
 
-q6k4ret:
+q6k4plain:
+	HSUM8_AT(0, 0)
+	HSUM8_MINS(64, 4)
+	HSUM8_AT(128, 8)
+	HSUM8_AT(192, 12)
 	VZEROUPPER
 	RET

@@ -301,10 +301,10 @@ func dotQ4_0AMX(w, a []byte, nb int) float32 {
 }
 
 //go:noescape
-func dotQ4KAVX2x4(acc *[64]float32, w, a *byte, stride, nb, amx int)
+func dotQ4KAVX2x4(out *[4]float32, w, a *byte, stride, nb, amx int)
 
 //go:noescape
-func dotQ6KAVX2x4(acc *[64]float32, w, a *byte, stride, nb, amx int)
+func dotQ6KAVX2x4(out *[4]float32, w, a *byte, stride, nb, amx int)
 
 //go:noescape
 func dotQ80AVX2x4(out *[4]float32, w, a *byte, stride, nb, amx int)
@@ -321,29 +321,13 @@ func dotFour(t Type, amx bool, out *[4]float32, w, a []byte, as, nb int) {
 	if amx {
 		x = 1
 	}
-	var acc [64]float32
 	switch t {
 	case Q4_K:
 		_, _ = w[144*nb-1], a[3*as+292*nb-1]
-		dotQ4KAVX2x4(&acc, &w[0], &a[0], as, nb, x)
-		if amx {
-			copy(out[:], acc[:4])
-			return
-		}
-		for c := range out { // dotQ4KAVX2's end: hsum8, then the mins
-			m := acc[16*c+8 : 16*c+12]
-			out[c] = hsum8((*[8]float32)(acc[16*c:])) + ((m[0] + m[2]) + (m[1] + m[3]))
-		}
+		dotQ4KAVX2x4(out, &w[0], &a[0], as, nb, x)
 	case Q6_K:
 		_, _ = w[210*nb-1], a[3*as+292*nb-1]
-		dotQ6KAVX2x4(&acc, &w[0], &a[0], as, nb, x)
-		if amx {
-			copy(out[:], acc[:4])
-			return
-		}
-		for c := range out {
-			out[c] = hsum8((*[8]float32)(acc[16*c:]))
-		}
+		dotQ6KAVX2x4(out, &w[0], &a[0], as, nb, x)
 	case Q8_0:
 		_, _ = w[34*nb-1], a[3*as+34*nb-1]
 		dotQ80AVX2x4(out, &w[0], &a[0], as, nb, x)
