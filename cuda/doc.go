@@ -51,7 +51,8 @@
 // threads, so every driver call is made from a goroutine pinned to its
 // thread with the device's context made current there first; callers need
 // not care which goroutine they are on (one at a time: a step is not safe
-// for concurrent use). Options.SyncEachLaunch makes every launch wait for
+// for concurrent use; the sequences of one upload, CudaQ4kStep.NewSequence,
+// take turns on the device under one lock). Options.SyncEachLaunch makes every launch wait for
 // its kernel, so that a kernel fault is reported with the kernel's name.
 //
 // A token runs on one stream with no synchronization between kernels: one

@@ -3,8 +3,10 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/realizar-host/realizar-host/engine"
@@ -28,13 +30,34 @@ type devLayer struct {
 	q, k, v, o, gate, up, down devWeight
 }
 
-// CudaQ4kStep is the quantized forward of a model.Model on one GPU: the
-// weights in one pooled device allocation, the KV cache and scratch on the
-// device. It implements engine.TokenStep, engine.Prefiller, engine.Reserver
-// and engine.BackendReporter with the numerics described in the package
-// doc. NewStep wraps it in the parity gate; use it bare only to test the
-// device itself. Not safe for concurrent use.
+// CudaQ4kStep is one sequence of the quantized forward of a model.Model on
+// one GPU: the weights in one pooled device allocation and the activation
+// scratch, shared by every sequence made with NewSequence, and this
+// sequence's KV cache on the device. It implements engine.TokenStep,
+// engine.Prefiller, engine.Reserver, engine.StepBatcher and
+// engine.BackendReporter with the numerics described in the package doc.
+// NewStep wraps it in the parity gate; use it bare only to test the device
+// itself. One sequence is not safe for concurrent use; calls on different
+// sequences of one model take turns on the device.
 type CudaQ4kStep struct {
+	*devModel
+
+	capacity int  // positions the cache holds
+	cache    dptr // per layer: K then V, each [capacity][KVDim] f16
+	scores   dptr // [maxBatch*Heads*capacity] f32
+	held     int
+	closed   bool
+
+	hostLogits []float32
+}
+
+// devModel is what the sequences of one upload share: the device, the
+// weights, the scratch of one pass. mu serializes the sequences' calls (the
+// scratch is one); refs counts the open sequences, and the last Close
+// frees the device memory.
+type devModel struct {
+	mu         sync.Mutex
+	refs       int
 	d          backend
 	cfg        model.Config
 	thetaScale float32
@@ -60,12 +83,6 @@ type CudaQ4kStep struct {
 	logits   dptr // [Vocab] f32
 	best     dptr // argmax result, int32
 
-	capacity int  // positions the cache holds
-	cache    dptr // per layer: K then V, each [capacity][KVDim] f16
-	scores   dptr // [maxBatch*Heads*capacity] f32
-	held     int
-
-	hostLogits []float32
 	hostTokens []int32
 }
 
@@ -74,7 +91,11 @@ var (
 	_ engine.Prefiller       = (*CudaQ4kStep)(nil)
 	_ engine.Reserver        = (*CudaQ4kStep)(nil)
 	_ engine.BackendReporter = (*CudaQ4kStep)(nil)
+	_ engine.StepBatcher     = (*CudaQ4kStep)(nil)
 )
+
+// ErrClosed is a call on a CudaQ4kStep after its Close.
+var ErrClosed = errors.New("cuda: step closed")
 
 // NewCudaQ4kStep uploads m's weights to device opts.Device and returns the
 // bare device step (no gate, no fallback).
@@ -100,25 +121,48 @@ func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
 		return nil, err
 	}
 	defer d.enter()()
-	s := &CudaQ4kStep{d: d, cfg: m.Config(), thetaScale: m.RopeThetaScale(), plan: plan, maxBatch: opts.BatchSize}
-	if s.maxBatch <= 0 {
-		s.maxBatch = 64
+	dm := &devModel{d: d, cfg: m.Config(), thetaScale: m.RopeThetaScale(), plan: plan, maxBatch: opts.BatchSize, refs: 1}
+	if dm.maxBatch <= 0 {
+		dm.maxBatch = 64
 	}
-	if err := s.upload(w); err != nil {
+	s := &CudaQ4kStep{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
+	if err := dm.upload(w); err != nil {
 		s.release()
 		return nil, err
 	}
-	if err := s.allocScratch(); err != nil {
+	if err := dm.allocScratch(); err != nil {
 		s.release()
 		return nil, err
 	}
-	if err := s.grow(min(256, s.cfg.ContextLength)); err != nil {
+	if err := s.grow(min(256, dm.cfg.ContextLength)); err != nil {
 		s.release()
 		return nil, err
 	}
-	s.hostLogits = make([]float32, s.cfg.Vocab)
-	s.hostTokens = make([]int32, s.maxBatch)
+	dm.hostTokens = make([]int32, dm.maxBatch)
 	return s, nil
+}
+
+// newSequence is NewSequence for the gated Step.
+func (s *CudaQ4kStep) newSequence() (gpuBackend, error) { return s.NewSequence() }
+
+// NewSequence returns another sequence over s's weights on the device: its
+// own KV cache (sized as a new step's), nothing held. The weights are freed
+// when the last sequence is closed.
+//
+// Errors: ErrClosed after s's Close; a device allocation error.
+func (s *CudaQ4kStep) NewSequence() (*CudaQ4kStep, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	defer s.d.enter()()
+	n := &CudaQ4kStep{devModel: s.devModel, hostLogits: make([]float32, s.cfg.Vocab)}
+	if err := n.grow(min(256, s.cfg.ContextLength)); err != nil {
+		return nil, err
+	}
+	s.refs++
+	return n, nil
 }
 
 // poolTensors lists every tensor of w in pool order: the matrices, then the
@@ -156,7 +200,7 @@ func poolTensors(c model.Config, w model.Weights) ([]PoolTensor, error) {
 }
 
 // upload allocates the pool and copies every tensor to its offset.
-func (s *CudaQ4kStep) upload(w model.Weights) error {
+func (s *devModel) upload(w model.Weights) error {
 	var err error
 	if s.pool, err = s.d.alloc(s.plan.Size, "weights"); err != nil {
 		return err
@@ -229,7 +273,7 @@ func (s *CudaQ4kStep) upload(w model.Weights) error {
 
 // allocScratch makes the activation buffers for maxBatch tokens, in one
 // allocation.
-func (s *CudaQ4kStep) allocScratch() error {
+func (s *devModel) allocScratch() error {
 	c, n := &s.cfg, int64(s.maxBatch)
 	widest := int64(max(c.Embd, c.QDim(), c.FFN))
 	sizes := []struct {
@@ -300,7 +344,7 @@ func (s *CudaQ4kStep) grow(positions int) error {
 
 // layerCache is the start of layer l's keys (part 0) or values (part 1) in
 // a cache of capacity positions.
-func (s *CudaQ4kStep) layerCache(base dptr, capacity, l, part int) dptr {
+func (s *devModel) layerCache(base dptr, capacity, l, part int) dptr {
 	per := int64(capacity) * int64(s.cfg.KVDim()) * 2
 	return base + dptr((2*int64(l)+int64(part))*per)
 }
@@ -320,7 +364,11 @@ func (s *CudaQ4kStep) PoolBytes() int64 { return s.plan.Size }
 func (s *CudaQ4kStep) Backend() (string, bool) { return "cuda", true }
 
 // Reset forgets every held position.
-func (s *CudaQ4kStep) Reset() { s.held = 0 }
+func (s *CudaQ4kStep) Reset() {
+	s.mu.Lock()
+	s.held = 0
+	s.mu.Unlock()
+}
 
 // Reserve sizes the KV cache for positions (1 <= positions <=
 // ContextLength). Growing reallocates the cache without copying: dropped
@@ -331,6 +379,11 @@ func (s *CudaQ4kStep) Reserve(positions int) (dropped bool, err error) {
 	}
 	if positions < 1 {
 		return false, fmt.Errorf("%w: reserve %d positions", model.ErrPosition, positions)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, ErrClosed
 	}
 	if positions <= s.capacity {
 		return false, nil
@@ -345,7 +398,7 @@ func (s *CudaQ4kStep) Reserve(positions int) (dropped bool, err error) {
 // [Vocab]float32, valid until the next call. Errors as model.Step.Step,
 // plus device errors.
 func (s *CudaQ4kStep) Step(token int32, position int) ([]float32, error) {
-	return s.run([]int32{token}, position)
+	return s.run([]int32{token}, position, true)
 }
 
 // Prefill processes tokens[start:] in passes of up to Options.BatchSize
@@ -354,11 +407,56 @@ func (s *CudaQ4kStep) Prefill(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: prefill from %d of %d tokens", model.ErrPosition, start, len(tokens))
 	}
-	return s.run(tokens[start:], start)
+	return s.run(tokens[start:], start, true)
 }
 
-// run checks a span, then forwards it in batches.
-func (s *CudaQ4kStep) run(tokens []int32, start int) ([]float32, error) {
+// StepBatch runs the rows of several sequences of s's upload (s among them
+// or not), one sequence after another on the device: each row's logits are
+// those of its sequence alone, bit for bit (the same kernels on the same
+// inputs). A row fails alone, with Err set: a step that is not a
+// CudaQ4kStep of this upload or appears twice (model.ErrForeignStep), or
+// one that fails Step's checks or the device. StepBatch itself fails only
+// after Close.
+//
+// The sequences take turns: one pass over the rows of all of them with the
+// weights read once is the GPU issue's batched kernels.
+func (s *CudaQ4kStep) StepBatch(rows []engine.StepRows) error {
+	for i := range rows {
+		r := &rows[i]
+		r.Out, r.Err = nil, nil
+		st, ok := r.Step.(*CudaQ4kStep)
+		switch {
+		case !ok || st == nil || st.devModel != s.devModel:
+			r.Err = fmt.Errorf("%w (row %d: %T)", model.ErrForeignStep, i, r.Step)
+			continue
+		case len(r.Tokens) == 0:
+			r.Err = fmt.Errorf("%w: row %d has no tokens", model.ErrPosition, i)
+			continue
+		}
+		for j := range i {
+			if rows[j].Step == r.Step && rows[j].Err == nil {
+				r.Err = fmt.Errorf("%w (row %d: the same step twice)", model.ErrForeignStep, i)
+			}
+		}
+		if r.Err != nil {
+			continue
+		}
+		r.Out, r.Err = st.run(r.Tokens, r.Start, r.Logits)
+		if !r.Logits {
+			r.Out = nil
+		}
+	}
+	return nil
+}
+
+// run checks a span, then forwards it in batches; with logits it copies
+// the last token's logits back.
+func (s *CudaQ4kStep) run(tokens []int32, start int, logits bool) ([]float32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
 	c := &s.cfg
 	if start < 0 || start > s.held {
 		return nil, fmt.Errorf("%w: position %d with %d held", model.ErrPosition, start, s.held)
@@ -387,9 +485,11 @@ func (s *CudaQ4kStep) run(tokens []int32, start int) ([]float32, error) {
 		}
 		s.held = start + hi
 	}
-	if err := s.d.dtoh(unsafe.Pointer(&s.hostLogits[0]), s.logits, int64(4*c.Vocab)); err != nil {
-		s.held = 0
-		return nil, fmt.Errorf("cuda: copy logits: %w", err)
+	if logits {
+		if err := s.d.dtoh(unsafe.Pointer(&s.hostLogits[0]), s.logits, int64(4*c.Vocab)); err != nil {
+			s.held = 0
+			return nil, fmt.Errorf("cuda: copy logits: %w", err)
+		}
 	}
 	if err := s.d.sync(); err != nil {
 		s.held = 0
@@ -398,9 +498,15 @@ func (s *CudaQ4kStep) run(tokens []int32, start int) ([]float32, error) {
 	return s.hostLogits, nil
 }
 
-// Argmax returns the index of the largest logit of the last forward,
+// Argmax returns the index of the largest logit of the last forward of
+// s's upload (any of its sequences': call it right after s's own),
 // computed on the device (4 bytes copied back).
 func (s *CudaQ4kStep) Argmax() (int32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
 	defer s.d.enter()()
 	if err := s.d.launch("argmax", 1, 1, 1024, 1, ptr(s.logits), i64(s.cfg.Vocab), ptr(s.best)); err != nil {
 		return 0, err
@@ -415,24 +521,38 @@ func (s *CudaQ4kStep) Argmax() (int32, error) {
 	return best, nil
 }
 
-// Close frees the device memory and releases the context.
+// Close frees this sequence's KV cache; the last sequence of an upload to
+// close frees the weights and the scratch and releases the context. A
+// second Close does nothing.
 func (s *CudaQ4kStep) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
 	defer s.d.enter()()
 	s.release()
 	return nil
 }
 
+// release frees the sequence's cache and, with the last reference, the
+// upload (mu held, or the step not yet shared).
 func (s *CudaQ4kStep) release() {
+	s.closed = true
 	_ = s.d.sync()
-	s.d.free(&s.pool)
-	s.d.free(&s.scratch)
 	s.d.free(&s.cache)
 	s.d.free(&s.scores)
+	s.refs--
+	if s.refs > 0 {
+		return
+	}
+	s.d.free(&s.pool)
+	s.d.free(&s.scratch)
 	s.d.close()
 }
 
 // ropeKernel is the RoPE kernel of the model's pairing.
-func (s *CudaQ4kStep) ropeKernel() string {
+func (s *devModel) ropeKernel() string {
 	if s.cfg.RopeType == model.RopeNeox {
 		return "rope_neox"
 	}
@@ -497,7 +617,7 @@ type gemvJob struct {
 // (actEncoder) any job needs, the encoding of in into the Q8 buffers and
 // the products of the jobs that take it. The stream runs them in order, so
 // the buffers are reused safely.
-func (s *CudaQ4kStep) matmul(l *launcher, in dptr, cols, n int, jobs ...gemvJob) {
+func (s *devModel) matmul(l *launcher, in dptr, cols, n int, jobs ...gemvJob) {
 	for _, enc := range []string{"", "quantize_q8k", "quantize_q8"} {
 		encoded := false
 		for _, j := range jobs {

@@ -68,7 +68,14 @@ type Step struct {
 	pending []string // notices made before OnFallback was set
 }
 
+// sequencer is a gpuBackend that opens further sequences over its upload
+// (CudaQ4kStep).
+type sequencer interface {
+	newSequence() (gpuBackend, error)
+}
+
 var (
+	_ engine.StepBatcher     = (*Step)(nil)
 	_ engine.TokenStep       = (*Step)(nil)
 	_ engine.Prefiller       = (*Step)(nil)
 	_ engine.Reserver        = (*Step)(nil)
@@ -294,4 +301,132 @@ func (s *Step) Reserve(positions int) (dropped bool, err error) {
 		return true, nil
 	}
 	return s.cpu.Reserve(positions)
+}
+
+// NewSequence returns another gated step over the same model and GPU
+// upload: a KV cache of its own on the device, a CPU step of its own for
+// its fallback, the load's verdict. When s is on the CPU, or the device
+// cannot hold another sequence, the new step runs on the CPU (the latter
+// loudly, as any fallback).
+func (s *Step) NewSequence() *Step {
+	n := &Step{m: s.m, cpu: s.m.NewStep(), device: s.device, verdict: s.verdict, stderr: s.stderr}
+	if s.gpu == nil {
+		n.reason = s.reason
+		return n
+	}
+	sq, ok := s.gpu.(sequencer)
+	if !ok {
+		n.fallBack(fmt.Errorf("cuda: %T has one sequence", s.gpu))
+		return n
+	}
+	g, err := sq.newSequence()
+	if err != nil {
+		n.fallBack(fmt.Errorf("cuda: another sequence on %s: %w", s.device, err))
+		return n
+	}
+	n.gpu = g
+	return n
+}
+
+// StepBatch runs the rows of several sequences of one model (Steps made by
+// NewStep and NewSequence): the rows of sequences on the GPU go to the
+// device forward's StepBatch, those of sequences on the CPU to one batched
+// CPU pass, so each row's logits are its sequence's alone. A row fails
+// alone (Err set): a step that is not a *Step of s's model or appears twice
+// (model.ErrForeignStep), Step's checks, or, for a row on the GPU, a device
+// error, after which that sequence falls back and replays on the CPU as
+// Step and Prefill do (the row then gets the CPU's logits).
+func (s *Step) StepBatch(rows []engine.StepRows) error {
+	var gpuRows, cpuRows []engine.StepRows
+	var gpuIdx, cpuIdx []int
+	for i := range rows {
+		r := &rows[i]
+		r.Out, r.Err = nil, nil
+		st, ok := r.Step.(*Step)
+		switch {
+		case !ok || st == nil || st.m != s.m:
+			r.Err = fmt.Errorf("%w (row %d: %T)", model.ErrForeignStep, i, r.Step)
+			continue
+		case len(r.Tokens) == 0 || r.Start < 0 || r.Start > len(st.tokens):
+			r.Err = fmt.Errorf("%w: row %d: %d tokens at %d with %d held", model.ErrPosition, i, len(r.Tokens), r.Start, len(st.tokens))
+			continue
+		}
+		for j := range i {
+			if rows[j].Step == r.Step && rows[j].Err == nil {
+				r.Err = fmt.Errorf("%w (row %d: the same step twice)", model.ErrForeignStep, i)
+			}
+		}
+		if r.Err != nil {
+			continue
+		}
+		st.tokens = st.tokens[:r.Start]
+		row := engine.StepRows{Start: r.Start, Tokens: r.Tokens, Logits: r.Logits}
+		if st.gpu != nil {
+			row.Step = st.gpu
+			gpuRows, gpuIdx = append(gpuRows, row), append(gpuIdx, i)
+		} else {
+			row.Step = st.cpu
+			cpuRows, cpuIdx = append(cpuRows, row), append(cpuIdx, i)
+		}
+	}
+	if len(gpuRows) > 0 {
+		var passErr error
+		if b, ok := gpuRows[0].Step.(engine.StepBatcher); ok {
+			passErr = b.StepBatch(gpuRows)
+		} else {
+			for j := range gpuRows {
+				g := &gpuRows[j]
+				g.Out, g.Err = rows[gpuIdx[j]].Step.(*Step).gpuAlone(g.Start, g.Tokens)
+			}
+		}
+		for j, g := range gpuRows {
+			r := &rows[gpuIdx[j]]
+			st := r.Step.(*Step)
+			err := g.Err
+			if passErr != nil {
+				err = passErr
+			}
+			switch {
+			case err == nil:
+				st.tokens = append(st.tokens, r.Tokens...)
+				r.Out = g.Out
+			case callerError(err):
+				r.Err = err
+			default:
+				st.fallBack(err)
+				out, rerr := st.replay(append(st.tokens, r.Tokens...))
+				r.Err = rerr
+				if rerr == nil && r.Logits {
+					r.Out = out
+				}
+			}
+		}
+	}
+	if len(cpuRows) > 0 {
+		passErr := cpuRows[0].Step.(*model.Step).StepBatch(cpuRows)
+		for j, c := range cpuRows {
+			r := &rows[cpuIdx[j]]
+			st := r.Step.(*Step)
+			switch {
+			case passErr != nil:
+				r.Err = passErr
+			case c.Err != nil:
+				r.Err = c.Err
+			default:
+				st.tokens = append(st.tokens, r.Tokens...)
+				r.Out = c.Out
+			}
+		}
+	}
+	return nil
+}
+
+// gpuAlone runs tokens at start on the device step alone (a device forward
+// without StepBatch); s.tokens holds positions 0..start-1.
+func (s *Step) gpuAlone(start int, tokens []int32) ([]float32, error) {
+	if len(tokens) == 1 {
+		return s.gpu.Step(tokens[0], start)
+	}
+	all := append(s.tokens[:start:start], tokens...)
+	return s.gpu.Prefill(all, start)
 }

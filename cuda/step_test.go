@@ -282,3 +282,59 @@ func TestGateDeviceErrorNotCached(t *testing.T) {
 	assert.Contains(t, stderr.String(), "gate on gpu: probe position 9: device: illegal address")
 	assert.Empty(t, cache.m)
 }
+
+// StepBatch over gated steps: rows of steps on the device and on the CPU
+// each get their sequence's logits alone; a device error in one row falls
+// that sequence back (loudly) and replays it on the CPU, the other rows
+// unaffected; a foreign row fails alone. NewSequence of a device forward
+// that has one sequence is a CPU step, loudly.
+func TestGatedStepBatch(t *testing.T) {
+	m := loadTiny(t)
+	ga, gb := &standIn{cpu: m.NewStep()}, &standIn{cpu: m.NewStep()}
+	a, _ := gated(t, m, ga, nil)
+	b, stderrB := gated(t, m, gb, nil)
+	require.True(t, a.OnGPU())
+	require.True(t, b.OnGPU())
+	c := a.NewSequence()
+	assert.False(t, c.OnGPU())
+	assert.Contains(t, c.FallbackReason(), "has one sequence")
+
+	probe := ProbeSequence(m.Config().Vocab, 16)
+	prompts := [][]int32{probe[:5:5], probe[5:8:8], probe[8:14:14]}
+	alone := func(p []int32) []float32 {
+		st := m.NewStep()
+		out, err := st.Prefill(p, 0)
+		require.NoError(t, err)
+		return append([]float32(nil), out...)
+	}
+	rows := []engine.StepRows{
+		{Step: a, Tokens: prompts[0], Logits: true},
+		{Step: b, Tokens: prompts[1], Logits: true},
+		{Step: c, Tokens: prompts[2], Logits: true},
+		{Step: m.NewStep(), Tokens: prompts[0], Logits: true},
+	}
+	require.NoError(t, a.StepBatch(rows))
+	for i, p := range prompts {
+		require.NoError(t, rows[i].Err, "row %d", i)
+		assert.Equal(t, alone(p), rows[i].Out, "row %d", i)
+	}
+	assert.ErrorIs(t, rows[3].Err, model.ErrForeignStep)
+
+	// b's device fails on its next call: b falls back and replays; a stays.
+	gb.failAt = gb.calls + 1
+	next := []int32{probe[14], probe[15], probe[1]}
+	rows = rows[:3]
+	for i := range rows {
+		rows[i] = engine.StepRows{Step: rows[i].Step, Start: len(prompts[i]), Tokens: next[i : i+1], Logits: true}
+		prompts[i] = append(prompts[i], next[i])
+	}
+	require.NoError(t, c.StepBatch(rows))
+	for i, p := range prompts {
+		require.NoError(t, rows[i].Err, "row %d", i)
+		assert.Equal(t, alone(p), rows[i].Out, "row %d", i)
+	}
+	assert.True(t, a.OnGPU())
+	assert.False(t, b.OnGPU())
+	assert.Contains(t, stderrB.String(), "Fallback: cuda → cpu")
+	assert.True(t, gb.closed)
+}

@@ -1,0 +1,147 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/model"
+)
+
+func clone(x []int32) []int32 { return append([]int32(nil), x...) }
+
+// sameBits fails t unless got and want are the same float32 bits.
+func sameBits(t *testing.T, want, got []float32, msg string, args ...any) {
+	t.Helper()
+	require.Len(t, got, len(want), fmt.Sprintf(msg, args...))
+	for i := range want {
+		if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+			require.Failf(t, "logits differ", "%s: logit %d: %v alone, %v batched", fmt.Sprintf(msg, args...), i, want[i], got[i])
+		}
+	}
+}
+
+// Sequences of one upload (NewSequence) in one StepBatch: three prompts of
+// different lengths prefilled together, then decoded together, give every
+// row the logits of its sequence alone, bit for bit; a foreign row fails
+// alone; the weights outlive the first sequence's Close and ErrClosed
+// follows a sequence's own.
+func TestGPUStepBatchEqualsAlone(t *testing.T) {
+	path := platformFixtures(t)[0]
+	m := loadPath(t, path)
+	root := newTestStep(t, m, "batch", path)
+	seqs := []*CudaQ4kStep{root}
+	for range 2 {
+		n, err := root.NewSequence()
+		failLine(t, err, "batch", path)
+		t.Cleanup(func() { n.Close() })
+		seqs = append(seqs, n)
+	}
+	probe := ProbeSequence(m.Config().Vocab, 24)
+	prompts := [][]int32{clone(probe[:3]), clone(probe[3:8]), clone(probe[7:8])}
+	// Each prompt alone, on a sequence of its own that then decodes alone.
+	alone := make([]*CudaQ4kStep, len(prompts))
+	want := make([][]float32, len(prompts))
+	for i, p := range prompts {
+		var err error
+		alone[i], err = root.NewSequence()
+		failLine(t, err, "batch", path)
+		t.Cleanup(func() { alone[i].Close() })
+		out, err := alone[i].Prefill(p, 0)
+		if len(p) == 1 {
+			out, err = alone[i].Step(p[0], 0)
+		}
+		require.NoError(t, err)
+		want[i] = append([]float32(nil), out...)
+	}
+
+	rows := make([]engine.StepRows, 0, len(seqs)+1)
+	for i, s := range seqs {
+		rows = append(rows, engine.StepRows{Step: s, Start: 0, Tokens: prompts[i], Logits: true})
+	}
+	rows = append(rows, engine.StepRows{Step: m.NewStep(), Start: 0, Tokens: probe[:2], Logits: true})
+	require.NoError(t, root.StepBatch(rows))
+	for i := range seqs {
+		require.NoError(t, rows[i].Err, "row %d", i)
+		sameBits(t, want[i], rows[i].Out, "prefill, sequence %d", i)
+	}
+	assert.ErrorIs(t, rows[len(seqs)].Err, model.ErrForeignStep)
+
+	// Decode two steps together, against each sequence stepped alone.
+	for step := range 2 {
+		rows = rows[:0]
+		for i, s := range seqs {
+			tok := probe[20+step+i]
+			rows = append(rows, engine.StepRows{Step: s, Start: len(prompts[i]), Tokens: []int32{tok}, Logits: true})
+			out, err := alone[i].Step(tok, len(prompts[i]))
+			require.NoError(t, err)
+			want[i] = append(want[i][:0], out...)
+			prompts[i] = append(prompts[i], tok)
+		}
+		require.NoError(t, seqs[1].StepBatch(rows))
+		for i := range prompts {
+			require.NoError(t, rows[i].Err)
+			sameBits(t, want[i], rows[i].Out, "decode step %d, sequence %d", step, i)
+		}
+	}
+	fmt.Printf("batch %s: %d sequences of one upload, prefill and 2 decode steps bit-identical to alone\n", filepath.Base(path), len(seqs))
+
+	// The upload outlives its first sequence.
+	require.NoError(t, root.Close())
+	_, err := root.Step(probe[0], 0)
+	assert.ErrorIs(t, err, ErrClosed)
+	out, err := seqs[1].Step(probe[0], 0)
+	require.NoError(t, err)
+	assert.Len(t, out, m.Config().Vocab)
+}
+
+// Gated steps: NewSequence of a step on the GPU is on the GPU too, and
+// StepBatch over gated sequences gives each its logits alone; a sequence
+// made from a fallen step is on the CPU without a new notice.
+func TestGPUGatedSequences(t *testing.T) {
+	path := platformFixtures(t)[0]
+	m := loadPath(t, path)
+	// A cached passing verdict: the gate itself is TestGPUNewStep's.
+	sum, err := FileSHA256(path)
+	require.NoError(t, err)
+	cache, err := OpenVerdictCache(filepath.Join(t.TempDir(), "v.json"))
+	require.NoError(t, err)
+	opts := testOptions()
+	opts.FileSHA256, opts.Verdicts = sum, cache
+	g, err := NewCudaQ4kStep(m, opts)
+	failLine(t, err, "sequences", path)
+	require.NoError(t, cache.Put(VerdictKey{FileSHA256: sum, Device: g.DeviceName(), KernelHash: KernelHash()}, Verdict{OK: true}))
+	require.NoError(t, g.Close())
+	s, err := NewStep(m, opts)
+	failLine(t, err, "sequences", path)
+	defer s.Close()
+	require.True(t, s.OnGPU(), s.FallbackReason())
+	n := s.NewSequence()
+	defer n.Close()
+	assert.True(t, n.OnGPU(), n.FallbackReason())
+
+	probe := ProbeSequence(m.Config().Vocab, 12)
+	a, b := clone(probe[:3]), clone(probe[3:5])
+	rows := []engine.StepRows{{Step: s, Tokens: a, Logits: true}, {Step: n, Tokens: b, Logits: true}}
+	require.NoError(t, s.StepBatch(rows))
+	for i, p := range [][]int32{a, b} {
+		require.NoError(t, rows[i].Err)
+		alone := s.NewSequence()
+		want, err := alone.Prefill(p, 0)
+		require.NoError(t, err)
+		sameBits(t, want, rows[i].Out, "gated sequence %d", i)
+		alone.Close()
+	}
+	// Resume the second at exactly what it holds.
+	rows = []engine.StepRows{{Step: n, Start: len(b), Tokens: probe[9:10], Logits: true}}
+	require.NoError(t, s.StepBatch(rows))
+	require.NoError(t, rows[0].Err)
+	assert.Len(t, rows[0].Out, m.Config().Vocab)
+}
