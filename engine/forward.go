@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io"
 )
 
 // StepOptions configures NewStepForward.
@@ -99,6 +100,17 @@ func (f *StepForward) Notices() []string { return append([]string(nil), f.notice
 // (a GPU step falling back to the CPU) records it here, e.g.
 // "Fallback: cuda → cpu: out of memory".
 func (f *StepForward) AddNotice(line string) { f.notices = append(f.notices, line) }
+
+// Close releases the step's resources when it has any to release (an
+// io.Closer: a GPU sequence's device memory) and forgets what it held; a
+// step without Close has nothing to release. Use the forward no more after.
+func (f *StepForward) Close() error {
+	f.held = 0
+	if c, ok := f.step.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
 
 // Held is the number of positions the step holds (0 after a reset, a failed
 // step or a dropping Reserve).

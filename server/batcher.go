@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -226,6 +227,9 @@ func (b *batcher) evict(i int) {
 	}
 	b.kvUsed -= int64(sl.positions) * b.kvPerPos
 	_ = sl.sess.Close()
+	if c, ok := sl.fwd.(io.Closer); ok {
+		_ = c.Close() // a GPU sequence's KV cache lives in device memory
+	}
 }
 
 // join adds a running turn's sequence to the batch.

@@ -6,11 +6,15 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/model"
 )
 
 // batchTenantsFile lets every tenant hold all 8 places.
@@ -174,4 +178,35 @@ func TestBatchKVBudget(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, code, string(b), "never fits")
 	code, b = small.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 60}`))
 	assert.Equal(t, http.StatusOK, code, string(b))
+}
+
+// closingStep is a step with a Close (as a GPU sequence's, whose KV cache
+// is device memory), counting its calls; it offers no StepBatch, so its
+// spans run alone.
+type closingStep struct {
+	engine.TokenStep
+	engine.Prefiller
+	closed *atomic.Int32
+}
+
+func (c closingStep) Close() error { c.closed.Add(1); return nil }
+
+// An idle slot dropped beyond --slots closes its forward, so a step that
+// holds memory outside the Go heap frees it then, not at exit.
+func TestBatchEvictClosesForward(t *testing.T) {
+	var made, closed atomic.Int32
+	s := startServerWith(t, batchTenantsFile(), Config{Parallel: 2, Slots: 1}, func(m *Model, mdl *model.Model) {
+		m.NewForward = func() (engine.ArchForward, error) {
+			made.Add(1)
+			st := mdl.NewStep()
+			return engine.NewStepForward(closingStep{st, st, &closed},
+				engine.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
+		}
+	})
+	for _, key := range []string{keyA, keyB, keyC} {
+		code, _, b := completion(t, s, key, `{"prompt": "Once", "max_tokens": 4}`)
+		require.Equal(t, http.StatusOK, code, string(b))
+	}
+	assert.Equal(t, int32(3), made.Load(), "a slot per tenant")
+	assert.Equal(t, int32(2), closed.Load(), "one idle slot kept, the two before it closed")
 }

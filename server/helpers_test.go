@@ -85,6 +85,12 @@ type testServer struct {
 
 // loadModel opens the fixture as the server's Model.
 func loadModel(t testing.TB) *Model {
+	m, _ := loadModelWeights(t)
+	return m
+}
+
+// loadModelWeights is loadModel with the model.Model under it.
+func loadModelWeights(t testing.TB) (*Model, *model.Model) {
 	f, err := gguf.Open(fixturePath)
 	require.NoError(t, err)
 	tok, err := tokenizer.FromGGUF(f)
@@ -99,7 +105,7 @@ func loadModel(t testing.TB) *Model {
 	fwd, err := newForward()
 	require.NoError(t, err)
 	return &Model{ID: "serve-fixture", Forward: fwd, NewForward: newForward, Tokenizer: tok,
-		KVBytesPerPosition: mdl.KVBytesPerPosition()}
+		KVBytesPerPosition: mdl.KVBytesPerPosition()}, mdl
 }
 
 // startServer starts a server with the test tenants (or anonymous when
@@ -116,6 +122,12 @@ func startServerSlots(t testing.TB, tenants []byte, queue, slots int) *testServe
 // startServerConfig is startServer with cfg's Queue, Parallel,
 // BatchTokens, Slots and KVMemory.
 func startServerConfig(t testing.TB, tenants []byte, cfg Config) *testServer {
+	return startServerWith(t, tenants, cfg, nil)
+}
+
+// startServerWith is startServerConfig with the model passed through wrap
+// (when not nil) before the server takes it.
+func startServerWith(t testing.TB, tenants []byte, cfg Config, wrap func(*Model, *model.Model)) *testServer {
 	ctx := context.Background()
 	h, err := host.New(ctx, host.NewConfig())
 	require.NoError(t, err)
@@ -133,7 +145,10 @@ func startServerConfig(t testing.TB, tenants []byte, cfg Config) *testServer {
 	cfg.Tenants, cfg.Store, cfg.Host, cfg.Builtins, cfg.Logger = ts, store, h, plugins.Builtin, log
 	srv, err := New(cfg)
 	require.NoError(t, err)
-	m := loadModel(t)
+	m, mdl := loadModelWeights(t)
+	if wrap != nil {
+		wrap(m, mdl)
+	}
 	srv.SetModel(m)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() {

@@ -52,8 +52,6 @@ func newBenchCmd() *cobra.Command {
 				return usage(fmt.Errorf("--parallel %d is negative (0 is off)", parallel))
 			case parallel > 0 && genTok < 2:
 				return usage(errors.New("--parallel needs --gen-tokens >= 2: the decode passes are those after the first generated token"))
-			case parallel > 0 && mf.gpu:
-				return usage(errors.New("--parallel measures the CPU forward's batched passes; it does not combine with --gpu"))
 			}
 			m, err := loadModel(&mf, cmd.ErrOrStderr())
 			if err != nil {
@@ -325,13 +323,20 @@ func benchParallel(ctx context.Context, m *loaded, mf *modelFlags, sizes []int, 
 func newBenchSeqs(m *loaded, mf *modelFlags, pl *host.Plugin, n, promptTokens int) ([]benchSeq, error) {
 	seqs := make([]benchSeq, 0, n)
 	for i := range n {
-		fwd, err := m.forward(m.model.NewStep(), mf)
+		var fwd *engine.StepForward
+		var err error
+		if m.gpu != nil {
+			fwd, err = m.newGPUForward(mf) // a KV cache of its own on the device
+		} else {
+			fwd, err = m.forward(m.model.NewStep(), mf)
+		}
 		if err != nil {
 			return seqs, failure(err)
 		}
 		// One sampler per Session: a plugin instance serves one turn at a time.
 		sampler, err := host.NewSampler(m.tok, pl)
 		if err != nil {
+			_ = fwd.Close()
 			return seqs, badPlugin(err)
 		}
 		seqs = append(seqs, benchSeq{fwd: fwd, sampler: sampler, prompt: benchPromptAt(m.tok, promptTokens, i)})
@@ -342,10 +347,14 @@ func newBenchSeqs(m *loaded, mf *modelFlags, pl *host.Plugin, n, promptTokens in
 	return seqs, nil
 }
 
-// closeBenchSeqs closes the sequences' samplers.
+// closeBenchSeqs closes the sequences' samplers and forwards (a GPU
+// sequence's device memory).
 func closeBenchSeqs(seqs []benchSeq) {
 	for _, q := range seqs {
-		_ = q.sampler.Close()
+		if q.sampler != nil {
+			_ = q.sampler.Close()
+		}
+		_ = q.fwd.Close()
 	}
 }
 

@@ -139,7 +139,6 @@ func TestBenchParallelUsage(t *testing.T) {
 	}{
 		{"negative", []string{"--parallel", "-1"}, "--parallel -1 is negative"},
 		{"one generated token", []string{"--parallel", "2", "--gen-tokens", "1"}, "--parallel needs --gen-tokens >= 2"},
-		{"with --gpu", []string{"--parallel", "2", "--gpu"}, "does not combine with --gpu"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -168,6 +168,21 @@ func (l *loaded) newCPUForward(flags *modelFlags) (engine.ArchForward, error) {
 	return l.forward(l.model.NewStep(), flags)
 }
 
+// newGPUForward is a further forward over the weights uploaded to the GPU,
+// with a KV cache of its own on the device (the server's extra slots under
+// --gpu); it falls back to the CPU on its own, loudly, as the first one
+// does. Close it to free its device memory.
+func (l *loaded) newGPUForward(flags *modelFlags) (*engine.StepForward, error) {
+	st := l.gpu.NewSequence()
+	fwd, err := l.forward(st, flags)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	st.OnFallback(fwd.AddNotice)
+	return fwd, nil
+}
+
 // openGPU uploads m to the CUDA device --gpu names, behind the CPU parity
 // gate whose verdicts are cached in the user's cache folder. An explicit
 // --gpu that cannot be met (a build without -tags cuda, no driver, a tensor

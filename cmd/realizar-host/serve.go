@@ -139,11 +139,17 @@ func serve(ctx context.Context, o *serveOptions) error {
 	defer l.Close()
 	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok,
 		KVBytesPerPosition: l.model.KVBytesPerPosition()}
-	if l.gpu == nil {
-		// Each further sequence: a step of its own (a KV cache) over the same weights.
-		m.NewForward = func() (engine.ArchForward, error) { return l.newCPUForward(&o.model) }
-	} else if o.parallel > 1 {
-		log.Warn("the GPU forward has one KV cache: requests run one at a time", "parallel", o.parallel)
+	// Each further sequence: a step of its own (a KV cache, on the device
+	// under --gpu) over the same weights.
+	m.NewForward = func() (engine.ArchForward, error) { return l.newCPUForward(&o.model) }
+	if l.gpu != nil {
+		m.NewForward = func() (engine.ArchForward, error) {
+			f, err := l.newGPUForward(&o.model)
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		}
 	}
 	srv.SetModel(m)
 	log.Info("ready", "model", m.ID, "context", m.Forward.ContextLength(), "vocab", m.Tokenizer.Size())
