@@ -1,16 +1,17 @@
 package host
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
+	mathbits "math/bits"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 )
 
-// negInfs fills a run of disallowed logits with one copy.
-var negInfs = func() (a [32]float32) {
+// negInfs is a run of -Inf that fills disallowed logits a copy at a time
+// (128 mask words' worth).
+var negInfs = func() (a [128 * 32]float32) {
 	for k := range a {
 		a[k] = float32(math.Inf(-1))
 	}
@@ -31,42 +32,48 @@ func (i *instance) readMask(addr uint32, words []uint32) error {
 			ErrBadResult, addr, memSize-addr, size, len(words), i.nVocab)
 	}
 	b, _ := i.mem.Read(addr, size)
-	for k := range words {
-		words[k] = binary.LittleEndian.Uint32(b[4*k:])
-	}
+	getU32s(words, b)
 	return nil
 }
 
 // applyMask sets every logit whose bit in words is clear to -Inf (bits at
 // or past len(logits) are ignored) and reports whether an allowed token
-// with a logit above -Inf remains (a NaN logit does not count).
+// with a logit above -Inf remains (a NaN logit does not count). A run of
+// zero words is one copy from negInfs; a mixed word visits only its
+// clear bits.
 func applyMask(logits []float32, words []uint32) (live bool) {
 	n := len(logits)
-	for w, bits := range words {
+	words = words[:min(len(words), (n+31)/32)]
+	for w := 0; w < len(words); {
+		bits := words[w]
+		if live && bits == math.MaxUint32 {
+			for w++; w < len(words) && words[w] == math.MaxUint32; w++ {
+			}
+			continue
+		}
+		if bits == 0 {
+			run := 1
+			for w+run < len(words) && run < len(negInfs)/32 && words[w+run] == 0 {
+				run++
+			}
+			i0 := 32 * w
+			copy(logits[i0:min(i0+32*run, n)], negInfs[:])
+			w += run
+			continue
+		}
 		i0 := 32 * w
-		if i0 >= n {
-			break
-		}
 		seg := logits[i0:min(i0+32, n)]
-		switch bits {
-		case 0:
-			copy(seg, negInfs[:])
-			continue
-		case math.MaxUint32:
-			if !live {
-				for _, l := range seg {
-					live = live || l > float32(math.Inf(-1))
-				}
-			}
-			continue
+		valid := uint32(math.MaxUint32)
+		if len(seg) < 32 {
+			valid = 1<<len(seg) - 1
 		}
-		for k := range seg {
-			if bits&(1<<k) == 0 {
-				seg[k] = float32(math.Inf(-1))
-			} else if seg[k] > float32(math.Inf(-1)) {
-				live = true
-			}
+		for z := ^bits & valid; z != 0; z &= z - 1 {
+			seg[mathbits.TrailingZeros32(z)] = float32(math.Inf(-1))
 		}
+		for a := bits & valid; a != 0 && !live; a &= a - 1 {
+			live = seg[mathbits.TrailingZeros32(a)] > float32(math.Inf(-1))
+		}
+		w++
 	}
 	return live
 }

@@ -172,48 +172,64 @@ func (s *Sampler) Sample(logits []float32) (int32, error) {
 	}
 	last := len(s.stages) - 1
 	s.masked = false
-	for k, st := range s.stages {
-		i := st.inst
-		if i == nil {
-			return 0, &engine.PolicyError{Policy: st.p.label, Err: ErrNoInstance}
-		}
-		count := 0
-		if i.out != abi.OutputMask {
-			count = s.writeInput(i, logits)
-		}
-		i.stack[0], i.stack[1] = uint64(uint32(s.prev)), uint64(uint32(count))
-		if st.p.meta.ABI >= abi.Version2 {
-			i.stack[0] = uint64(uint32(len(s.accepted)))
-			i.st.accepted = s.accepted
-		}
-		err := i.call(i.step)
-		i.st.accepted = nil
-		if err != nil {
-			return 0, st.fail("step", err)
-		}
-		r := int32(i.stack[0])
-		if k == last {
-			if r < 0 || int(r) >= n {
-				return 0, &engine.PolicyError{Policy: st.p.label,
-					Err: fmt.Errorf("%w: %s returned %d, vocabulary has %d", engine.ErrBadToken, abi.ExportSample, r, n)}
-			}
-			if s.masked && !allowedBy(s.allowed, r) {
-				return 0, &engine.PolicyError{Policy: st.p.label,
-					Err: fmt.Errorf("%w: %s returned %d, which a processor's mask disallows", engine.ErrBadToken, abi.ExportSample, r)}
-			}
-			s.accepted = s.accepted[:0]
-			return r, nil
-		}
-		if i.out == abi.OutputMask {
-			err = s.maskStep(st, r, logits)
-		} else {
-			err = s.applyEdits(st, r, logits)
-		}
-		if err != nil {
+	for _, st := range s.stages[:last] {
+		if err := s.process(st, logits); err != nil {
 			return 0, err
 		}
 	}
-	panic("unreachable: a chain ends with a sampler")
+	st := s.stages[last]
+	r, err := s.call(st, logits)
+	if err != nil {
+		return 0, err
+	}
+	if r < 0 || int(r) >= n {
+		return 0, &engine.PolicyError{Policy: st.p.label,
+			Err: fmt.Errorf("%w: %s returned %d, vocabulary has %d", engine.ErrBadToken, abi.ExportSample, r, n)}
+	}
+	if s.masked && !allowedBy(s.allowed, r) {
+		return 0, &engine.PolicyError{Policy: st.p.label,
+			Err: fmt.Errorf("%w: %s returned %d, which a processor's mask disallows", engine.ErrBadToken, abi.ExportSample, r)}
+	}
+	s.accepted = s.accepted[:0]
+	return r, nil
+}
+
+// process runs one processor stage on logits and applies its answer: its
+// edits, or (v2 mask mode) its allowed-token mask.
+func (s *Sampler) process(st *stage, logits []float32) error {
+	r, err := s.call(st, logits)
+	if err != nil {
+		return err
+	}
+	if st.inst.out == abi.OutputMask {
+		return s.maskStep(st, r, logits)
+	}
+	return s.applyEdits(st, r, logits)
+}
+
+// call copies a stage's input and makes its step call: (prev, count) for
+// v1, (n_accepted, count) for v2, with the accepted tokens readable
+// through realizar.accepted_get during the call.
+func (s *Sampler) call(st *stage, logits []float32) (int32, error) {
+	i := st.inst
+	if i == nil {
+		return 0, &engine.PolicyError{Policy: st.p.label, Err: ErrNoInstance}
+	}
+	count := 0
+	if i.out != abi.OutputMask {
+		count = s.writeInput(i, logits)
+	}
+	i.stack[0], i.stack[1] = uint64(uint32(s.prev)), uint64(uint32(count))
+	if st.p.meta.ABI >= abi.Version2 {
+		i.stack[0] = uint64(uint32(len(s.accepted)))
+		i.st.accepted = s.accepted
+	}
+	err := i.call(i.step)
+	i.st.accepted = nil
+	if err != nil {
+		return 0, st.fail("step", err)
+	}
+	return int32(i.stack[0]), nil
 }
 
 // writeInput copies logits, or their top-N candidates, into the input

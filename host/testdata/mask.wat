@@ -1,4 +1,4 @@
-;; meta: -abi 2 -kind processor -name mask -version 1.0.0 -description "ABI 2 mask-mode processor: allows 1, 3, 5, every EOG token, 100+n_accepted and 200+sum(accepted); misbehaves by seed" -x "x-test=true"
+;; meta: -abi 2 -kind processor -name mask -version 1.0.0 -description "ABI 2 mask-mode processor: allows 1, 3, 5, every EOG token, 100+n_accepted and 200+sum(accepted); other masks and misbehaviours by seed" -x "x-test=true"
 ;; The ABI 2 test processor. realizar_init asks for the mask output mode
 ;; (PackInitV2(0, 0, OutputMask) = 1<<45), answers -5 (feature) unless the
 ;; host announces the mask and token_attrs features, reads every token's
@@ -11,8 +11,9 @@
 ;;   1 a mask address outside memory       4 mask B: only bits past n_vocab
 ;;   2 a mask that runs past memory's end   5 returns -1 (failed)
 ;;   3 traps (unreachable)                  6 returns 0 (no mask this step)
-;; Memory: 256 accepted tokens (64); 65536 mask A; then mask B; then the
-;; attribute words.
+;; and seed 7 returns mask C, which allows every token (benchmarks: the
+;; host's cost for a dense mask). Memory: 256 accepted tokens (64); 65536
+;; mask A; then masks B and C; then the attribute words.
 (module
   (import "realizar" "token_attrs" (func $token_attrs (param i32 i32 i32) (result i32)))
   (import "realizar" "accepted_get" (func $accepted_get (param i32 i32) (result i32)))
@@ -20,6 +21,7 @@
   (global $n (mut i32) (i32.const 0))
   (global $words (mut i32) (i32.const 0))
   (global $b (mut i32) (i32.const 0))
+  (global $c (mut i32) (i32.const 0))
   (global $mode (mut i32) (i32.const 0))
   (global $d1 (mut i32) (i32.const -1))
   (global $d2 (mut i32) (i32.const -1))
@@ -43,7 +45,8 @@
     (global.set $n (local.get $n))
     (global.set $words (i32.shr_u (i32.add (local.get $n) (i32.const 31)) (i32.const 5)))
     (global.set $b (i32.add (i32.const 65536) (i32.shl (global.get $words) (i32.const 2))))
-    (local.set $attrs (i32.add (global.get $b) (i32.shl (global.get $words) (i32.const 2))))
+    (global.set $c (i32.add (global.get $b) (i32.shl (global.get $words) (i32.const 2))))
+    (local.set $attrs (i32.add (global.get $c) (i32.shl (global.get $words) (i32.const 2))))
     (local.set $end (i32.add (local.get $attrs) (i32.shl (local.get $n) (i32.const 2))))
     (if (i32.lt_s (memory.grow (i32.sub (i32.shr_u (i32.add (local.get $end) (i32.const 65535)) (i32.const 16)) (i32.const 1)))
         (i32.const 0))
@@ -63,6 +66,7 @@
     (if (i32.and (local.get $n) (i32.const 31))
       (then (i32.store (call $word (global.get $b) (i32.sub (local.get $n) (i32.const 1)))
         (i32.shl (i32.const -1) (i32.and (local.get $n) (i32.const 31))))))
+    (memory.fill (global.get $c) (i32.const 0xff) (i32.shl (global.get $words) (i32.const 2)))
     (i64.const 35184372088832))
   (func (export "realizar_reset") (param $seed i64) (param i32) (result i32)
     (global.set $mode (i32.wrap_i64 (local.get $seed)))
@@ -77,6 +81,7 @@
     (if (i32.eq (global.get $mode) (i32.const 4)) (then (return (global.get $b))))
     (if (i32.eq (global.get $mode) (i32.const 5)) (then (return (i32.const -1))))
     (if (i32.eq (global.get $mode) (i32.const 6)) (then (return (i32.const 0))))
+    (if (i32.eq (global.get $mode) (i32.const 7)) (then (return (global.get $c))))
     (if (i32.ge_s (global.get $d1) (i32.const 0)) (then (call $clear (i32.const 65536) (global.get $d1))))
     (if (i32.ge_s (global.get $d2) (i32.const 0)) (then (call $clear (i32.const 65536) (global.get $d2))))
     (global.set $d1 (i32.const -1))
