@@ -37,8 +37,8 @@ CFLAGS=(--target=wasm32 -mbulk-memory -std=c11 -O2 -nostdlib -ffp-contract=off -
   -fno-ident -g0 -ffile-prefix-map="$root"=. -Wall -Wextra -Werror
   -Iabi/guest/c -Wl,--no-entry -Wl,--strip-all -Wl,-z,stack-size=65536)
 
-meta() { # kind name version description in out
-  "$tmp/wasmmeta" -kind "$1" -name "$2" -version "$3" -description "$4" "$5" "$6"
+meta() { # kind name version description in out (ABI=2 for an ABI 2 module)
+  "$tmp/wasmmeta" -abi "${ABI:-1}" -kind "$1" -name "$2" -version "$3" -description "$4" "$5" "$6"
 }
 
 build_c() { # name kind source description [extra clang flags...]
@@ -100,6 +100,8 @@ if [ "$what" = c ] || [ "$what" = all ]; then
     "stops when a pattern of up to max_pattern tokens repeats; C"
   build_c json processor plugins/processor/json/json.c \
     "JSON mode: masks every token that would make the text stop being a prefix of a JSON value (RFC 8259); C"
+  ABI=2 build_c allow processor plugins/processor/allow/allow.c \
+    "ABI 2 example: allows only a fixed set of tokens (and end-of-generation), as a cached allowed-token mask; C"
 fi
 if [ "$what" = go ] || [ "$what" = all ]; then
   build_go standard-go sampler ./plugins/sampler/standard/wasm \
