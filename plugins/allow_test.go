@@ -12,18 +12,25 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 )
 
-// The ABI 2 example processor allow (C): through the real host, greedy
-// after it only ever picks a listed token or the end-of-generation token
-// it found through token_attrs; with once, each listed token at most once,
-// counting every token accepted since the previous step.
+// The ABI 2 example processor allow, its C and its Go build: through the
+// real host, greedy after it only ever picks a listed token or the
+// end-of-generation token it found through token_attrs; with once, each
+// listed token at most once, counting every token accepted since the
+// previous step.
 func TestAllowProcessor(t *testing.T) {
+	for _, name := range []string{"allow", "allow-go"} {
+		t.Run(name, func(t *testing.T) { testAllow(t, name) })
+	}
+}
+
+func testAllow(t *testing.T, name string) {
 	h := newHost(t, host.NewConfig())
 	greedy := load(t, h, "greedy", "")
 	v := vocab{n: 1000, eog: 999}
 	set := []int32{3, 17, 42}
 
 	t.Run("fixed set", func(t *testing.T) {
-		p := load(t, h, "allow", `{"tokens":[3, 17,42]}`)
+		p := load(t, h, name, `{"tokens":[3, 17,42]}`)
 		assert.Equal(t, abi.Version2, p.ABI())
 		s := newSampler(t, v, greedy, p)
 		require.NoError(t, s.Reset(1, []int32{5}))
@@ -46,7 +53,7 @@ func TestAllowProcessor(t *testing.T) {
 		{"once, nothing left", `{"tokens":[3,17,42],"once":true,"eog":false}`, engine.ErrNoTokenAllowed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSampler(t, v, greedy, load(t, h, "allow", tc.config))
+			s := newSampler(t, v, greedy, load(t, h, name, tc.config))
 			for turn := range 2 { // each turn starts from the whole set again
 				require.NoError(t, s.Reset(uint64(turn), nil))
 				logits := make([]float32, v.n)
@@ -67,7 +74,7 @@ func TestAllowProcessor(t *testing.T) {
 				got, err = s.Sample(make([]float32, v.n))
 				if tc.last != nil {
 					require.ErrorIs(t, err, tc.last)
-					assert.Contains(t, err.Error(), "processor allow")
+					assert.Contains(t, err.Error(), "processor "+name+" 1.0.0")
 					continue
 				}
 				require.NoError(t, err)
@@ -85,7 +92,7 @@ func TestAllowProcessor(t *testing.T) {
 		{"eog not a bool", `{"tokens":[1],"eog":1}`},
 	} {
 		t.Run("refuses "+tc.name, func(t *testing.T) {
-			p, err := h.Load(context.Background(), wasm(t, "allow"), host.LoadOptions{Config: []byte(tc.config)})
+			p, err := h.Load(context.Background(), wasm(t, name), host.LoadOptions{Config: []byte(tc.config)})
 			require.NoError(t, err)
 			s := newSampler(t, v, greedy, p)
 			require.ErrorIs(t, s.Reset(0, nil), host.ErrBadConfig)
