@@ -12,7 +12,11 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/tokenizer"
 )
+
+// The tokenizer gives the control and byte attributes.
+var _ host.TokenTyper = (*tokenizer.Tokenizer)(nil)
 
 // typedVocab is testVocab with end-of-generation, control and byte tokens
 // (host.TokenTyper).
