@@ -12,13 +12,13 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 )
 
-// The ABI 2 example processor allow, its C and its Go build: through the
-// real host, greedy after it only ever picks a listed token or the
-// end-of-generation token it found through token_attrs; with once, each
-// listed token at most once, counting every token accepted since the
-// previous step.
+// The ABI 2 example processor allow, built with each SDK (C, Go, Rust,
+// AssemblyScript): through the real host, greedy after it only ever picks
+// a listed token or the end-of-generation token it found through
+// token_attrs; with once, each listed token at most once, counting every
+// token accepted since the previous step.
 func TestAllowProcessor(t *testing.T) {
-	for _, name := range []string{"allow", "allow-go"} {
+	for _, name := range []string{"allow", "allow-go", "allow-rust", "allow-as"} {
 		t.Run(name, func(t *testing.T) { testAllow(t, name) })
 	}
 }

@@ -124,9 +124,13 @@ if [ "$what" = rust ] || [ "$what" = all ]; then
     "keeps tokens at least min_p times as likely as the top one, then a seeded draw at a temperature; Rust"
   build_rust logit-bias processor plugins/processor/bias/bias.rs \
     "adds a bias to chosen tokens' logits, or bans them (OpenAI logit_bias); Rust"
+  ABI=2 build_rust allow-rust processor plugins/processor/allow/allow.rs \
+    "ABI 2 example (as allow), built with the Rust SDK"
 fi
 if [ "$what" = as ] || [ "$what" = all ]; then
   scripts/guests-install.sh as
   build_as max-lines stop plugins/stop/maxlines/maxlines.ts \
     "stops at the lines-th newline of the generated text; AssemblyScript"
+  ABI=2 build_as allow-as processor plugins/processor/allow/allow.ts \
+    "ABI 2 example (as allow), built with the AssemblyScript SDK"
 fi
