@@ -194,3 +194,75 @@ func TestMaskProcessorHostile(t *testing.T) {
 		assert.Contains(t, pe.Policy, "sampler nop")
 	})
 }
+
+// A v2 sampler receives the number of tokens accepted since its previous
+// call and reads every one of them through accepted_get (testdata/acc2.wat
+// answers n_accepted*100 + their sum); the count restarts at each Reset.
+func TestV2SamplerAccepted(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	s := newSampler(t, testVocab{n: 1000}, load(t, h, "acc2", host.LoadOptions{}))
+	require.NoError(t, s.Reset(0, []int32{9, 9, 9}))
+	for _, step := range []struct {
+		accept []int32
+		want   int32
+	}{
+		{nil, 0},
+		{[]int32{5}, 105},
+		{[]int32{1, 2, 3, 4}, 410},
+		{nil, 0},
+		{[]int32{7, 7}, 214},
+	} {
+		for _, tok := range step.accept {
+			s.Accept(tok)
+		}
+		got, err := s.Sample(make([]float32, 1000))
+		require.NoError(t, err)
+		assert.Equal(t, step.want, got)
+	}
+	s.Accept(3)
+	require.NoError(t, s.Reset(1, nil))
+	got, err := s.Sample(make([]float32, 1000))
+	require.NoError(t, err)
+	assert.Equal(t, int32(0), got, "Reset forgets what was accepted before it")
+}
+
+// A v2 stop policy finds the control tokens itself through token_attrs
+// (testdata/ctlstop2.wat): no list of special tokens in its config.
+func TestV2StopTokenAttrs(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	sp, err := host.NewStopPolicy(maskVocab, load(t, h, "ctlstop2", host.LoadOptions{}))
+	require.NoError(t, err)
+	defer sp.Close()
+	require.NoError(t, sp.Reset())
+	for token, want := range map[int32]engine.StopAction{42: engine.Continue, 10: engine.Continue, 999: engine.Continue, 0: engine.StopKeep} {
+		d, err := sp.Check(token, maskVocab.Piece(token))
+		require.NoError(t, err)
+		assert.Equal(t, want, d.Action, token)
+	}
+}
+
+// realizar_init answers the ABI 2 checks refuse, each a bad result naming
+// the plugin.
+func TestV2BadInit(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	greedy := load(t, h, "greedy", host.LoadOptions{})
+	for _, tc := range []struct {
+		module, msg string
+		chain       func(p *host.Plugin) (*host.Sampler, error)
+	}{
+		{"badinit2", "has no input region", func(p *host.Plugin) (*host.Sampler, error) { return host.NewSampler(maskVocab, greedy, p) }},
+		{"masksampler2", "processors only", func(p *host.Plugin) (*host.Sampler, error) { return host.NewSampler(maskVocab, p) }},
+	} {
+		t.Run(tc.module, func(t *testing.T) {
+			s, err := tc.chain(load(t, h, tc.module, host.LoadOptions{}))
+			require.NoError(t, err)
+			defer s.Close()
+			err = s.Reset(0, nil)
+			require.ErrorIs(t, err, host.ErrBadResult)
+			var pe *engine.PolicyError
+			require.True(t, errors.As(err, &pe))
+			assert.Contains(t, pe.Policy, tc.module)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
