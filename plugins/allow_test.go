@@ -9,6 +9,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -96,6 +97,45 @@ func testAllow(t *testing.T, name string) {
 			require.NoError(t, err)
 			s := newSampler(t, v, greedy, p)
 			require.ErrorIs(t, s.Reset(0, nil), host.ErrBadConfig)
+		})
+	}
+}
+
+// Through engine.Session: a turn under allow with once generates each
+// listed token at most once and then ends at the end-of-generation token
+// the plugin found itself; without eog it ends with an error wrapping
+// engine.ErrNoTokenAllowed instead of sampling from an empty set.
+func TestAllowSession(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	table := []string{"", "a", "b", "c", "d", "e", "f", "g", "</s>"}
+	v := enginetest.NewVocab(table, 8)
+	for _, tc := range []struct {
+		config string
+		stop   engine.StopReason
+		err    error
+	}{
+		{`{"tokens":[2,5,7],"once":true}`, engine.StopEOG, nil},
+		{`{"tokens":[2,5,7],"once":true,"eog":false}`, engine.StopNone, engine.ErrNoTokenAllowed},
+	} {
+		t.Run(tc.config, func(t *testing.T) {
+			fwd, err := engine.NewStepForward(enginetest.NewCountingStep(v.Size()), engine.StepOptions{ModelContext: 32})
+			require.NoError(t, err)
+			smp, err := host.NewSampler(v, load(t, h, "greedy", ""), load(t, h, "allow", tc.config))
+			require.NoError(t, err)
+			sess, err := engine.NewSession(fwd, v, engine.WithSampler(smp))
+			require.NoError(t, err)
+			defer sess.Close()
+			turn, err := sess.Generate([]int32{1}, engine.GenerateConfig{MaxTokens: 10})
+			gen := turn.Tokens[1:]
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				assert.ElementsMatch(t, []int32{2, 5, 7}, gen)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.stop, turn.Stop)
+			assert.ElementsMatch(t, []int32{2, 5, 7, 8}, gen)
+			assert.Equal(t, int32(8), gen[len(gen)-1])
 		})
 	}
 }
