@@ -2,7 +2,8 @@ package abi
 
 import "strconv"
 
-// Version is the ABI version this package describes.
+// Version is ABI version 1, the first. This package describes it and
+// version 2 (Version2, v2.go), which adds to it.
 const Version = 1
 
 // Kind is what a plugin does.
@@ -179,6 +180,8 @@ func (c ErrCode) String() string {
 		return "vocab"
 	case ErrState:
 		return "state"
+	case ErrFeature:
+		return "feature"
 	}
 	return "code(" + strconv.Itoa(int(c)) + ")"
 }

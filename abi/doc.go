@@ -1,5 +1,8 @@
-// Package abi is the plugin contract, version 1: the constants, encodings
-// and reference arithmetic that a realizar-host plugin and the host agree on.
+// Package abi is the plugin contract, versions 1 and 2: the constants,
+// encodings and reference arithmetic that a realizar-host plugin and the
+// host agree on. Version 2 (v2.go) adds the host's features at init, the
+// allowed-token mask output, token attributes and the tokens accepted
+// since the previous step.
 //
 // The normative text is ABI.md in this directory; this package is its Go
 // transcription. It imports nothing outside the standard library (and no

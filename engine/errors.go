@@ -13,6 +13,11 @@ var (
 	ErrContextExceeded = errors.New("engine: context length exceeded")
 	// ErrEmptyPrompt: a turn was asked for with no prompt tokens.
 	ErrEmptyPrompt = errors.New("engine: empty prompt")
+	// ErrNoTokenAllowed: a processor's allowed-token mask (ABI 2) left no
+	// token that can be sampled (it allows none, or only tokens whose
+	// logit is already -Inf). The turn ends rather than sampling from an
+	// empty set.
+	ErrNoTokenAllowed = errors.New("engine: the token mask allows no token")
 	// ErrCancelled: the turn's CancelToken fired.
 	ErrCancelled = errors.New("engine: cancelled")
 )

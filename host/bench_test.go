@@ -81,3 +81,47 @@ func BenchmarkCompile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMaskStep measures one decode step of an ABI 2 mask-mode
+// processor (testdata/mask.wat, which keeps its mask in its memory and
+// updates two bits a step) followed by the top-40 sampler, against the
+// sampler alone: the difference is the processor's per-step cost — the
+// call, reading ceil(n_vocab/32) words from guest memory and applying them
+// to the logits. sparse allows six tokens (the host writes -Inf over the
+// whole vocabulary), dense allows every token, none answers "no mask".
+//
+//	go test -run '^$' -bench MaskStep ./host
+func BenchmarkMaskStep(b *testing.B) {
+	h := newHost(b, host.NewConfig())
+	top := load(b, h, "topn", host.LoadOptions{})
+	mask := load(b, h, "mask", host.LoadOptions{})
+	for _, n := range []int{32000, 151936} {
+		v := typedVocab{testVocab: testVocab{n: n}, eog: map[int32]bool{int32(n - 1): true}}
+		logits := randomLogits(1, n)
+		for _, tc := range []struct {
+			name  string
+			seed  uint64
+			chain []*host.Plugin
+		}{
+			{"sampler-alone", 0, nil},
+			{"mask-sparse", 0, []*host.Plugin{mask}},
+			{"mask-dense", 7, []*host.Plugin{mask}},
+			{"mask-none", 6, []*host.Plugin{mask}},
+		} {
+			b.Run("vocab="+strconv.Itoa(n)+"/"+tc.name, func(b *testing.B) {
+				s := newSampler(b, v, top, tc.chain...)
+				require.NoError(b, s.Reset(tc.seed, nil))
+				work := make([]float32, n)
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(work, logits) // the Session hands each step a fresh copy
+					id, err := s.Sample(work)
+					if err != nil {
+						b.Fatal(err)
+					}
+					s.Accept(id)
+				}
+			})
+		}
+	}
+}

@@ -21,6 +21,14 @@ func putI32s(dst []byte, src []int32) {
 	}
 }
 
+// getU32s reads len(dst) little-endian u32 from src (len(src) >=
+// 4*len(dst)).
+func getU32s(dst []uint32, src []byte) {
+	for i := range dst {
+		dst[i] = binary.LittleEndian.Uint32(src[4*i:])
+	}
+}
+
 // applyEditBytes applies the n edits in src (8 bytes each, len(src) >=
 // 8n) to logits, in order. It stops at the first id outside
 // [0, len(logits)) and returns its index and id; bad is -1 when all

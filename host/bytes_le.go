@@ -21,6 +21,15 @@ func putI32s(dst []byte, src []int32) {
 	copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src)))
 }
 
+// getU32s reads len(dst) little-endian u32 from src (len(src) >=
+// 4*len(dst)). On little-endian machines it is one memmove.
+func getU32s(dst []uint32, src []byte) {
+	if len(dst) == 0 {
+		return
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src)
+}
+
 // edit is one (i32 id, f32 logit) processor edit as it lies in guest memory.
 type edit struct {
 	id    int32

@@ -1,5 +1,6 @@
-// Package host runs realizar-host plugins (abi/ABI.md, version 1) in a
-// wazero sandbox and adapts them to the engine's Sampler and StopPolicy.
+// Package host runs realizar-host plugins (abi/ABI.md, versions 1 and 2,
+// each module at the version it declares) in a wazero sandbox and adapts
+// them to the engine's Sampler and StopPolicy.
 //
 // The life of a plugin:
 //
@@ -23,7 +24,10 @@
 // wrapping ErrPluginTrap, ErrPluginTimeout or ErrPluginMemory, and the next
 // Reset instantiates afresh from the compiled module. A token id outside
 // [0, n_vocab) wraps engine.ErrBadToken. The host never reads the guest's
-// input region back; it reads only results and a processor's output region.
+// input region back; it reads only results and a processor's output region
+// or (ABI 2) its allowed-token mask, which it applies before the next
+// stage; a mask that leaves no token to sample wraps
+// engine.ErrNoTokenAllowed.
 //
 // A Host, and a Plugin, are safe for concurrent use; a Sampler or StopPolicy
 // is used by one goroutine at a time.

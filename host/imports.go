@@ -31,6 +31,9 @@ var realizarFuncs = []hostFunc{
 	{abi.ImportPromptGet, []api.ValueType{i32, i32}, []api.ValueType{i32}, promptGet},
 	{abi.ImportLog, []api.ValueType{i32, i32, i32}, nil, logLine},
 	{abi.ImportClockNs, nil, []api.ValueType{i64}, clockNs},
+	// ABI 2 (checkImports refuses them in a v1 module).
+	{abi.ImportTokenAttrs, []api.ValueType{i32, i32, i32}, []api.ValueType{i32}, tokenAttrs},
+	{abi.ImportAcceptedGet, []api.ValueType{i32, i32}, []api.ValueType{i32}, acceptedGet},
 }
 
 // trap aborts the guest's call: wazero turns a panic in a host function
@@ -85,17 +88,42 @@ func vocabPiece(ctx context.Context, mod api.Module, stack []uint64) {
 }
 
 func promptGet(ctx context.Context, mod api.Module, stack []uint64) {
-	p := stateOf(ctx).prompt
+	copyTokens(mod, abi.ImportPromptGet, stateOf(ctx).prompt, stack)
+}
+
+func acceptedGet(ctx context.Context, mod api.Module, stack []uint64) {
+	copyTokens(mod, abi.ImportAcceptedGet, stateOf(ctx).accepted, stack)
+}
+
+// copyTokens copies the first min(len(p), limit) tokens of p to buf as
+// little-endian i32 and answers len(p): (buf, limit i32) -> i32.
+func copyTokens(mod api.Module, fn string, p []int32, stack []uint64) {
 	buf, limit := uint32(stack[0]), uint32(stack[1])
 	n := uint32(len(p))
 	if n > limit {
 		n = limit
 	}
-	dst := read(mod, abi.ImportPromptGet, buf, n*4)
+	dst := read(mod, fn, buf, n*4)
 	for i, t := range p[:n] {
 		binary.LittleEndian.PutUint32(dst[4*i:], uint32(t))
 	}
 	stack[0] = uint64(uint32(len(p)))
+}
+
+func tokenAttrs(ctx context.Context, mod api.Module, stack []uint64) {
+	st := stateOf(ctx)
+	first, buf, count := int32(stack[0]), uint32(stack[1]), int32(stack[2])
+	nv := int32(st.vocab.Size())
+	if first < 0 || first >= nv {
+		stack[0] = uint64(0xffffffff)
+		return
+	}
+	n := min(max(count, 0), nv-first)
+	dst := read(mod, abi.ImportTokenAttrs, buf, uint32(n)*4)
+	for i, a := range st.tokenAttrs()[first : first+n] {
+		binary.LittleEndian.PutUint32(dst[4*i:], uint32(a))
+	}
+	stack[0] = uint64(uint32(n))
 }
 
 func logLine(ctx context.Context, mod api.Module, stack []uint64) {

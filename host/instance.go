@@ -38,7 +38,8 @@ type instance struct {
 	timer    *time.Timer
 	timedOut atomic.Bool
 
-	addr     uint32 // input region
+	addr     uint32     // input region
+	out      abi.Output // a v2 processor's output mode
 	topN     int
 	inSize   int // bytes
 	outSize  int // bytes, processors only
@@ -59,7 +60,7 @@ func (p *Plugin) instantiate(vocab engine.Vocab, maxPiece int, log *logBuffer) (
 	i := &instance{
 		p: p, st: st, nVocab: vocab.Size(), maxPiece: maxPiece,
 		alloc: &capAllocator{capBytes: uint64(p.limits.MemoryPages) * 65536, live: &p.h.memories},
-		stack: make([]uint64, 4),
+		stack: make([]uint64, 5),
 	}
 	base := context.WithValue(context.Background(), stateKey{}, st)
 	i.ctx, i.cancel = context.WithCancel(base)
@@ -117,10 +118,15 @@ func (i *instance) start() error {
 		}
 	}
 	i.stack[0], i.stack[1], i.stack[2], i.stack[3] = uint64(i.nVocab), uint64(i.maxPiece), uint64(cfgPtr), uint64(cfgLen)
+	i.stack[4] = uint64(abi.HostFeatures) // read by a v2 init only
 	if err := mod.ExportedFunction(abi.ExportInit).CallWithStack(i.ctx, i.stack); err != nil {
 		return err
 	}
 	addr, topN, code, ok := abi.UnpackInit(int64(i.stack[0]))
+	out := abi.OutputEdits
+	if p.meta.ABI >= abi.Version2 {
+		addr, topN, out, code, ok = abi.UnpackInitV2(int64(i.stack[0]))
+	}
 	switch {
 	case !ok && code == abi.ErrConfig:
 		return fmt.Errorf("%w: %s refused its config", ErrBadConfig, p.meta.Name)
@@ -130,8 +136,15 @@ func (i *instance) start() error {
 		return fmt.Errorf("%w: %s returned %#x", ErrBadResult, abi.ExportInit, i.stack[0])
 	case topN > 0 && p.kind == abi.KindStop:
 		return fmt.Errorf("%w: a stop policy asked for top-%d candidates", ErrBadResult, topN)
+	case out == abi.OutputMask && p.kind != abi.KindProcessor:
+		return fmt.Errorf("%w: a %s asked for the mask output mode (processors only)", ErrBadResult, p.kind)
+	case out == abi.OutputMask && (addr != 0 || topN != 0):
+		return fmt.Errorf("%w: a mask-mode processor answered address %d and top-%d (it has no input region: both 0)", ErrBadResult, addr, topN)
 	}
-	i.addr, i.topN = addr, topN
+	i.addr, i.topN, i.out = addr, topN, out
+	if out == abi.OutputMask {
+		return nil // no input or output region
+	}
 	i.inSize = abi.InputSize(p.kind, i.nVocab, topN, i.maxPiece)
 	i.outSize = abi.OutputSize(p.kind, i.nVocab, topN)
 	if uint64(addr)+uint64(i.inSize)+uint64(i.outSize) > uint64(i.mem.Size()) {
@@ -190,7 +203,7 @@ func (i *instance) classify(phase string, err error) error {
 }
 
 func isOurs(err error) bool {
-	for _, s := range []error{ErrBadConfig, ErrPluginFailed, ErrBadResult, ErrPluginMemory} {
+	for _, s := range []error{ErrBadConfig, ErrPluginFailed, ErrBadResult, ErrPluginMemory, engine.ErrNoTokenAllowed} {
 		if errors.Is(err, s) {
 			return true
 		}

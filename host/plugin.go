@@ -53,6 +53,9 @@ func (p *Plugin) Meta() wasmfile.Meta { return p.meta }
 // Kind is the plugin's kind.
 func (p *Plugin) Kind() abi.Kind { return p.kind }
 
+// ABI is the ABI version the module declares (abi.Version or abi.Version2).
+func (p *Plugin) ABI() int { return p.meta.ABI }
+
 // SHA256 is the hex sha256 of the module bytes, the plugin's identity.
 func (p *Plugin) SHA256() string { return hex.EncodeToString(p.sum[:]) }
 
@@ -103,7 +106,7 @@ func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptio
 	if opts.Kind != 0 && opts.Kind != kind {
 		return nil, loadErr(src, ErrKind, "plugin %s is a %s, not a %s", meta.Name, kind, opts.Kind)
 	}
-	if err := h.checkImports(mod); err != nil {
+	if err := h.checkImports(mod, meta.ABI); err != nil {
 		return nil, &LoadError{Source: src, Err: err}
 	}
 	if len(mod.Memories) != 1 {
@@ -122,7 +125,7 @@ func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptio
 		}
 		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
 	}
-	if err := checkExportTypes(compiled, kind); err != nil {
+	if err := checkExportTypes(compiled, kind, meta.ABI); err != nil {
 		return nil, &LoadError{Source: src, Err: err}
 	}
 	_, hasAlloc := compiled.ExportedFunctions()[abi.ExportAlloc]
@@ -156,11 +159,14 @@ func (p *Plugin) with(src string, opts LoadOptions) (*Plugin, error) {
 	q := *p
 	q.config, q.values, q.limits = config, values, limits
 	q.label = fmt.Sprintf("%s %s %s (sha256 %s)", q.kind, q.meta.Name, q.meta.Version, q.SHA256()[:12])
+	if q.meta.ABI >= abi.Version2 {
+		q.label = fmt.Sprintf("%s %s %s (abi %d, sha256 %s)", q.kind, q.meta.Name, q.meta.Version, q.meta.ABI, q.SHA256()[:12])
+	}
 	return &q, nil
 }
 
 // identify reads the metadata section and the marker export and checks
-// that they agree.
+// that they agree: same kind, same ABI version, a version the host accepts.
 func identify(mod *wasmfile.Module) (wasmfile.Meta, abi.Kind, error) {
 	var markers []string
 	for _, e := range mod.Exports {
@@ -170,7 +176,7 @@ func identify(mod *wasmfile.Module) (wasmfile.Meta, abi.Kind, error) {
 	}
 	payload, ok := mod.CustomSection(abi.MetaSection)
 	if !ok {
-		if len(markers) > 0 && !slices.ContainsFunc(markers, isV1Marker) {
+		if len(markers) > 0 && !slices.ContainsFunc(markers, isKnownMarker) {
 			return wasmfile.Meta{}, 0, fmt.Errorf("%w: marker %s", ErrABIVersion, markers[0])
 		}
 		return wasmfile.Meta{}, 0, fmt.Errorf("%w: no %s custom section", ErrMetadata, abi.MetaSection)
@@ -179,41 +185,57 @@ func identify(mod *wasmfile.Module) (wasmfile.Meta, abi.Kind, error) {
 	if err != nil {
 		return meta, 0, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
-	if meta.ABI != abi.Version {
-		return meta, 0, fmt.Errorf("%w: metadata says ABI %d, host speaks %d", ErrABIVersion, meta.ABI, abi.Version)
+	if !slices.Contains(abi.Versions[:], meta.ABI) {
+		return meta, 0, fmt.Errorf("%w: metadata says ABI %d, host speaks %v", ErrABIVersion, meta.ABI, abi.Versions)
 	}
 	if err := meta.Validate(); err != nil {
 		return meta, 0, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
 	kind, _ := abi.ParseKind(meta.Kind)
+	marker := kind.MarkerV(meta.ABI)
 	switch {
-	case slices.Contains(markers, kind.Marker()):
-	case len(markers) > 0 && !slices.ContainsFunc(markers, isV1Marker):
+	case slices.Contains(markers, marker):
+	case len(markers) > 0 && !slices.ContainsFunc(markers, isKnownMarker):
 		return meta, 0, fmt.Errorf("%w: marker %s", ErrABIVersion, markers[0])
+	case len(markers) > 0 && slices.ContainsFunc(markers, func(m string) bool { return strings.HasSuffix(m, "_"+kind.String()) }):
+		return meta, 0, fmt.Errorf("%w: marker %s, but the metadata says ABI %d", ErrABIVersion, markers[0], meta.ABI)
 	default:
-		return meta, 0, fmt.Errorf("%w: marker %s (the metadata says %s)", ErrMissingExport, kind.Marker(), kind)
+		return meta, 0, fmt.Errorf("%w: marker %s (the metadata says %s)", ErrMissingExport, marker, kind)
 	}
 	if len(markers) > 1 {
 		return meta, 0, fmt.Errorf("%w: several marker exports %v", ErrMetadata, markers)
 	}
-	if e, _ := mod.Export(kind.Marker()); e.Kind != wasmfile.ExternFunc {
-		return meta, 0, fmt.Errorf("%w: marker %s is not a function", ErrMissingExport, kind.Marker())
+	if e, _ := mod.Export(marker); e.Kind != wasmfile.ExternFunc {
+		return meta, 0, fmt.Errorf("%w: marker %s is not a function", ErrMissingExport, marker)
 	}
 	return meta, kind, nil
 }
 
-func isV1Marker(name string) bool {
-	return strings.HasPrefix(name, abi.MarkerPrefix+strconv.Itoa(abi.Version)+"_")
+// isKnownMarker reports whether name is a marker of a version the host accepts.
+func isKnownMarker(name string) bool {
+	for _, v := range abi.Versions {
+		if strings.HasPrefix(name, abi.MarkerPrefix+strconv.Itoa(v)+"_") {
+			return true
+		}
+	}
+	return false
 }
 
+// v2Imports are the functions of module "realizar" that only a v2 module
+// may import.
+var v2Imports = []string{abi.ImportTokenAttrs, abi.ImportAcceptedGet}
+
 // checkImports refuses any import that is not a function of the allow-list
-// with exactly the host's type.
-func (h *Host) checkImports(mod *wasmfile.Module) error {
+// of the module's ABI version with exactly the host's type.
+func (h *Host) checkImports(mod *wasmfile.Module, version int) error {
 	for _, imp := range mod.Imports {
 		if imp.Kind != wasmfile.ExternFunc {
 			return fmt.Errorf("%w: %s.%s is not a function (only functions may be imported)", ErrForbiddenImport, imp.Module, imp.Name)
 		}
 		def, ok := h.allowed[imp.Module+"\x00"+imp.Name]
+		if ok && version < abi.Version2 && imp.Module == abi.ImportModule && slices.Contains(v2Imports, imp.Name) {
+			return fmt.Errorf("%w: %s.%s is an ABI %d function (the module is ABI %d)", ErrForbiddenImport, imp.Module, imp.Name, abi.Version2, version)
+		}
 		if !ok {
 			return fmt.Errorf("%w: %s.%s", ErrForbiddenImport, imp.Module, imp.Name)
 		}
@@ -241,7 +263,7 @@ func requiredExports(k abi.Kind) []string {
 
 // exportTypes are the required (and optional) exported function types.
 var exportTypes = map[string][2][]api.ValueType{
-	abi.ExportInit:    {{i32, i32, i32, i32}, {i64}},
+	abi.ExportInit:    {{i32, i32, i32, i32}, {i64}}, // v1; v2 adds an i64 (initV2Type)
 	abi.ExportReset:   {{i64, i32}, {i32}},
 	abi.ExportAlloc:   {{i32}, {i32}},
 	abi.ExportSample:  {{i32, i32}, {i32}},
@@ -249,7 +271,11 @@ var exportTypes = map[string][2][]api.ValueType{
 	abi.ExportCheck:   {{i32, i32}, {i32}},
 }
 
-func checkExportTypes(c wazero.CompiledModule, k abi.Kind) error {
+// initV2Type is realizar_init's type from ABI 2: the host's features follow
+// v1's four arguments.
+var initV2Type = [2][]api.ValueType{{i32, i32, i32, i32, i64}, {i64}}
+
+func checkExportTypes(c wazero.CompiledModule, k abi.Kind, version int) error {
 	fns := c.ExportedFunctions()
 	if _, ok := c.ExportedMemories()[abi.ExportMemory]; !ok {
 		return fmt.Errorf("%w: memory is not exported as %q", ErrMissingExport, abi.ExportMemory)
@@ -263,6 +289,9 @@ func checkExportTypes(c wazero.CompiledModule, k abi.Kind) error {
 			return fmt.Errorf("%w: %s", ErrMissingExport, name)
 		}
 		want := exportTypes[name]
+		if name == abi.ExportInit && version >= abi.Version2 {
+			want = initV2Type
+		}
 		if !slices.Equal(def.ParamTypes(), want[0]) || !slices.Equal(def.ResultTypes(), want[1]) {
 			return fmt.Errorf("%w: %s has type %v -> %v, want %v -> %v", ErrMissingExport, name,
 				typeNames(def.ParamTypes()), typeNames(def.ResultTypes()), typeNames(want[0]), typeNames(want[1]))

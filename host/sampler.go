@@ -15,15 +15,26 @@ import (
 // goroutine at a time. Close it when the Session ends.
 //
 // Per step it copies the logits (or the top-N candidates, selected here) once
-// into each plugin's input region and makes one call per plugin, passing the
-// token accepted since the previous step (-1 at the first step of a turn).
-// A processor's edits are applied to the Session's logits in place.
+// into each plugin's input region and makes one call per plugin. A v1
+// plugin is passed the last token accepted (-1 at the first step of a
+// turn); a v2 plugin the number of tokens accepted since the previous step,
+// which it reads through realizar.accepted_get. A processor's edits are
+// applied to the Session's logits in place; so is a v2 processor's
+// allowed-token mask (disallowed logits become -Inf), and the sampler's
+// choice is then checked against every mask of the step.
 type Sampler struct {
 	vocab    engine.Vocab
 	maxPiece int
 	stages   []*stage // processors, then the sampler
 	prev     int32
+	accepted []int32 // tokens accepted since the last Sample, for v2 plugins
 	closed   bool
+
+	// Masks (v2 processors in mask mode): the current one, and the AND of
+	// this step's, against which the sampler's choice is checked.
+	words   []uint32
+	allowed []uint32
+	masked  bool
 
 	// Scratch for top-N selection, sized for the largest N in the chain.
 	ids  []int32
@@ -85,9 +96,14 @@ func (s *Sampler) Reset(seed uint64, prompt []int32) error {
 		return ErrClosed
 	}
 	s.prev = -1
+	s.accepted = s.accepted[:0]
 	for _, st := range s.stages {
 		if err := st.ensure(s.vocab, s.maxPiece); err != nil {
 			return err
+		}
+		if st.inst.out == abi.OutputMask && s.words == nil {
+			s.words = make([]uint32, abi.MaskWords(s.vocab.Size()))
+			s.allowed = make([]uint32, len(s.words))
 		}
 		if err := st.resetTurn(seed, prompt); err != nil {
 			return err
@@ -155,29 +171,65 @@ func (s *Sampler) Sample(logits []float32) (int32, error) {
 		return 0, fmt.Errorf("host: Sample got %d logits for a vocabulary of %d", len(logits), n)
 	}
 	last := len(s.stages) - 1
-	for k, st := range s.stages {
-		i := st.inst
-		if i == nil {
-			return 0, &engine.PolicyError{Policy: st.p.label, Err: ErrNoInstance}
-		}
-		count := s.writeInput(i, logits)
-		i.stack[0], i.stack[1] = uint64(uint32(s.prev)), uint64(uint32(count))
-		if err := i.call(i.step); err != nil {
-			return 0, st.fail("step", err)
-		}
-		r := int32(i.stack[0])
-		if k == last {
-			if r < 0 || int(r) >= n {
-				return 0, &engine.PolicyError{Policy: st.p.label,
-					Err: fmt.Errorf("%w: %s returned %d, vocabulary has %d", engine.ErrBadToken, abi.ExportSample, r, n)}
-			}
-			return r, nil
-		}
-		if err := s.applyEdits(st, r, logits); err != nil {
+	s.masked = false
+	for _, st := range s.stages[:last] {
+		if err := s.process(st, logits); err != nil {
 			return 0, err
 		}
 	}
-	panic("unreachable: a chain ends with a sampler")
+	st := s.stages[last]
+	r, err := s.call(st, logits)
+	if err != nil {
+		return 0, err
+	}
+	if r < 0 || int(r) >= n {
+		return 0, &engine.PolicyError{Policy: st.p.label,
+			Err: fmt.Errorf("%w: %s returned %d, vocabulary has %d", engine.ErrBadToken, abi.ExportSample, r, n)}
+	}
+	if s.masked && !allowedBy(s.allowed, r) {
+		return 0, &engine.PolicyError{Policy: st.p.label,
+			Err: fmt.Errorf("%w: %s returned %d, which a processor's mask disallows", engine.ErrBadToken, abi.ExportSample, r)}
+	}
+	s.accepted = s.accepted[:0]
+	return r, nil
+}
+
+// process runs one processor stage on logits and applies its answer: its
+// edits, or (v2 mask mode) its allowed-token mask.
+func (s *Sampler) process(st *stage, logits []float32) error {
+	r, err := s.call(st, logits)
+	if err != nil {
+		return err
+	}
+	if st.inst.out == abi.OutputMask {
+		return s.maskStep(st, r, logits)
+	}
+	return s.applyEdits(st, r, logits)
+}
+
+// call copies a stage's input and makes its step call: (prev, count) for
+// v1, (n_accepted, count) for v2, with the accepted tokens readable
+// through realizar.accepted_get during the call.
+func (s *Sampler) call(st *stage, logits []float32) (int32, error) {
+	i := st.inst
+	if i == nil {
+		return 0, &engine.PolicyError{Policy: st.p.label, Err: ErrNoInstance}
+	}
+	count := 0
+	if i.out != abi.OutputMask {
+		count = s.writeInput(i, logits)
+	}
+	i.stack[0], i.stack[1] = uint64(uint32(s.prev)), uint64(uint32(count))
+	if st.p.meta.ABI >= abi.Version2 {
+		i.stack[0] = uint64(uint32(len(s.accepted)))
+		i.st.accepted = s.accepted
+	}
+	err := i.call(i.step)
+	i.st.accepted = nil
+	if err != nil {
+		return 0, st.fail("step", err)
+	}
+	return int32(i.stack[0]), nil
 }
 
 // writeInput copies logits, or their top-N candidates, into the input
@@ -226,8 +278,13 @@ func applyEditBytesSlow(src []byte, n int, logits []float32) (bad int, id int32)
 	return -1, 0
 }
 
-// Accept records token; it reaches the plugins as prev in the next step.
-func (s *Sampler) Accept(token int32) { s.prev = token }
+// Accept records that token joined the context: v1 plugins see it as prev
+// in the next step, v2 plugins among the tokens accepted since their last
+// call (every one of them, however many Accepts come between two steps).
+func (s *Sampler) Accept(token int32) {
+	s.prev = token
+	s.accepted = append(s.accepted, token)
+}
 
 // Log returns a copy of the log of each stage (processors first), the last
 // bytes of what the guest wrote through realizar.log, stdout and stderr.

@@ -14,8 +14,10 @@ type instState struct {
 	vocab    engine.Vocab
 	config   map[string][]byte
 	log      *logBuffer
-	prompt   []int32 // set only during realizar_reset
-	random   abi.RNG // fills WASI random_get
+	prompt   []int32         // set only during realizar_reset
+	accepted []int32         // set only during a v2 realizar_sample or realizar_process
+	attrs    []abi.TokenAttr // token_attrs' answers, computed at its first call
+	random   abi.RNG         // fills WASI random_get
 	nanotime func() int64
 }
 
@@ -23,6 +25,44 @@ type stateKey struct{}
 
 func stateOf(ctx context.Context) *instState {
 	return ctx.Value(stateKey{}).(*instState)
+}
+
+// tokenAttrs returns the attribute word of every token, computing them once.
+func (s *instState) tokenAttrs() []abi.TokenAttr {
+	if s.attrs == nil {
+		s.attrs = TokenAttrs(s.vocab)
+	}
+	return s.attrs
+}
+
+// TokenTyper is an optional engine.Vocab capability: which tokens are
+// control (or unknown) tokens and which are byte-fallback tokens. Without
+// it realizar.token_attrs reports neither flag. *tokenizer.Tokenizer has it.
+type TokenTyper interface {
+	IsControl(id int32) bool
+	IsByte(id int32) bool
+}
+
+// TokenAttrs is what realizar.token_attrs (ABI 2) reports for each token of
+// v: end-of-generation from Vocab.IsEOG, control and byte from TokenTyper
+// when v has it, and the piece length.
+func TokenAttrs(v engine.Vocab) []abi.TokenAttr {
+	out := make([]abi.TokenAttr, v.Size())
+	tt, typed := v.(TokenTyper)
+	for id := range out {
+		var f abi.TokenAttr
+		if v.IsEOG(int32(id)) {
+			f |= abi.AttrEOG
+		}
+		if typed && tt.IsControl(int32(id)) {
+			f |= abi.AttrControl
+		}
+		if typed && tt.IsByte(int32(id)) {
+			f |= abi.AttrByte
+		}
+		out[id] = abi.PackTokenAttr(f, len(v.Piece(int32(id))))
+	}
+	return out
 }
 
 // now is the instance's monotonic clock in nanoseconds.

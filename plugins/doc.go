@@ -12,6 +12,8 @@
 //	processor/dry         dry          llama.cpp's DRY repetition penalty (C, embedded)
 //	processor/bias        logit-bias   OpenAI's logit_bias: add to or ban chosen tokens (Rust)
 //	processor/json        json         JSON mode: masks tokens that would break a JSON prefix (C, embedded)
+//	processor/allow       allow        ABI 2 example: only a fixed token set, as a cached mask
+//	                                   (C; Go: allow-go, Rust: allow-rust, AssemblyScript: allow-as)
 //	stop/strings          strings      stop strings over the detokenized bytes (C, embedded; Go: strings-go)
 //	stop/regex            regex        RE2 stop patterns (Go)
 //	stop/repetition       repetition   stops an n-gram loop (C, embedded)
@@ -19,7 +21,8 @@
 //	stop/maxlines         max-lines    stops at the n-th newline (AssemblyScript)
 //
 // The Rust and AssemblyScript policies are examples that the ABI is
-// language-neutral: files in plugins/wasm, not embedded.
+// language-neutral, and allow the example of ABI 2's allowed-token mask:
+// files in plugins/wasm, not embedded.
 //
 // Builtin returns an embedded module's bytes for host.Host.Load; Names
 // lists them. Each policy's config keys are documented in its source;

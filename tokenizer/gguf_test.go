@@ -38,6 +38,12 @@ func TestOpenSynthetic(t *testing.T) {
 	assert.False(t, tok.AddBOS())
 	assert.Equal(t, []int32{2, 4}, tok.EOG())
 	assert.Equal(t, []int32{0, 1, 2, 4}, tok.Control(), "unknown and control tokens, not the normal ▁a")
+	for id, want := range []bool{true, true, true, false, true} {
+		assert.Equal(t, want, tok.IsControl(int32(id)), id)
+		assert.False(t, tok.IsByte(int32(id)), id)
+	}
+	assert.False(t, tok.IsControl(-1))
+	assert.False(t, tok.IsControl(5))
 	assert.Equal(t, []int32{3}, tok.Encode("a", EncodeOptions{AddSpecial: true}))
 	out, used, cause := tok.ApplyChat([]Message{{Role: "user", Content: "hi"}}, true)
 	require.NoError(t, cause)

@@ -176,3 +176,19 @@ func TestMergePaths(t *testing.T) {
 		require.Equal(t, fast.Encode(s, EncodeOptions{}), slow.Encode(s, EncodeOptions{}), "%q", s)
 	}
 }
+
+// IsControl and IsByte follow the token types (the host's token
+// attributes); Piece of a byte token is its one byte.
+func TestTinySPMTokenTypes(t *testing.T) {
+	tok := tinySPM(t)
+	imEnd, _ := tok.TokenID("<|im_end|>")
+	hello, _ := tok.TokenID("▁hello")
+	for _, tc := range []struct {
+		id            int32
+		control, byte bool
+	}{{0, true, false}, {1, true, false}, {3 + 0x0A, false, true}, {hello, false, false}, {imEnd, true, false}, {-1, false, false}} {
+		require.Equal(t, tc.control, tok.IsControl(tc.id), tc.id)
+		require.Equal(t, tc.byte, tok.IsByte(tc.id), tc.id)
+	}
+	require.Equal(t, []byte{0x0A}, tok.Piece(3+0x0A))
+}

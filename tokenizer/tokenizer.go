@@ -299,6 +299,19 @@ func (t *Tokenizer) Control() []int32 {
 	return out
 }
 
+// IsControl reports whether id is a control or unknown token, one that
+// Control lists; false for ids out of range. With IsByte it gives the host
+// the token attributes of plugin ABI 2 (host.TokenTyper).
+func (t *Tokenizer) IsControl(id int32) bool {
+	return id >= 0 && int(id) < len(t.attrs) && t.attrs[id]&(attrControl|attrUnknown) != 0
+}
+
+// IsByte reports whether id is a byte-fallback token ("<0x0A>"); false for
+// ids out of range.
+func (t *Tokenizer) IsByte(id int32) bool {
+	return id >= 0 && int(id) < len(t.attrs) && t.attrs[id]&attrByte != 0
+}
+
 // Size is n_vocab; valid ids are 0 <= id < Size().
 func (t *Tokenizer) Size() int { return len(t.tokens) }
 

@@ -29,6 +29,10 @@ func TestAssemblyScriptConstants(t *testing.T) {
 		"ERR_FAILED": int64(abi.ErrFailed), "ERR_CONFIG": int64(abi.ErrConfig), "ERR_VOCAB": int64(abi.ErrVocab), "ERR_STATE": int64(abi.ErrState),
 		"STOP_CONTINUE": int64(abi.StopContinue), "STOP_KEEP": int64(abi.StopKeep), "STOP_TRIM": int64(abi.StopTrim),
 		"LOG_DEBUG": int64(abi.LogDebug), "LOG_INFO": int64(abi.LogInfo), "LOG_WARN": int64(abi.LogWarn), "LOG_ERROR": int64(abi.LogError),
+		"ERR_FEATURE": int64(abi.ErrFeature), "ABI_VERSION2": abi.Version2,
+		"FEATURE_MASK": int64(abi.FeatureMask), "FEATURE_TOKEN_ATTRS": int64(abi.FeatureTokenAttrs), "FEATURE_ACCEPTED": int64(abi.FeatureAccepted),
+		"OUTPUT_EDITS": int64(abi.OutputEdits), "OUTPUT_MASK": int64(abi.OutputMask),
+		"ATTR_EOG": int64(abi.AttrEOG), "ATTR_CONTROL": int64(abi.AttrControl), "ATTR_BYTE": int64(abi.AttrByte),
 	} {
 		got, ok := defs[name]
 		if assert.True(t, ok, "realizar.ts does not define %s", name) {
@@ -36,7 +40,7 @@ func TestAssemblyScriptConstants(t *testing.T) {
 		}
 	}
 	for _, name := range []string{abi.ImportConfigGet, abi.ImportVocabSize, abi.ImportVocabPiece,
-		abi.ImportPromptGet, abi.ImportLog, abi.ImportClockNs} {
+		abi.ImportPromptGet, abi.ImportLog, abi.ImportClockNs, abi.ImportTokenAttrs, abi.ImportAcceptedGet} {
 		assert.Contains(t, string(src), `@external("`+abi.ImportModule+`", "`+name+`")`)
 	}
 }

@@ -55,6 +55,16 @@ func TestCHeaderConstants(t *testing.T) {
 	assert.EqualValues(t, abi.ErrConfig, num("REALIZAR_ERR_CONFIG"))
 	assert.EqualValues(t, abi.ErrVocab, num("REALIZAR_ERR_VOCAB"))
 	assert.EqualValues(t, abi.ErrState, num("REALIZAR_ERR_STATE"))
+	assert.EqualValues(t, abi.ErrFeature, num("REALIZAR_ERR_FEATURE"))
+	assert.EqualValues(t, abi.Version2, num("REALIZAR_ABI_VERSION2"))
+	assert.EqualValues(t, abi.FeatureMask, num("REALIZAR_FEATURE_MASK"))
+	assert.EqualValues(t, abi.FeatureTokenAttrs, num("REALIZAR_FEATURE_TOKEN_ATTRS"))
+	assert.EqualValues(t, abi.FeatureAccepted, num("REALIZAR_FEATURE_ACCEPTED"))
+	assert.EqualValues(t, abi.OutputEdits, num("REALIZAR_OUTPUT_EDITS"))
+	assert.EqualValues(t, abi.OutputMask, num("REALIZAR_OUTPUT_MASK"))
+	assert.EqualValues(t, abi.AttrEOG, num("REALIZAR_ATTR_EOG"))
+	assert.EqualValues(t, abi.AttrControl, num("REALIZAR_ATTR_CONTROL"))
+	assert.EqualValues(t, abi.AttrByte, num("REALIZAR_ATTR_BYTE"))
 	assert.EqualValues(t, abi.StopContinue, num("REALIZAR_STOP_CONTINUE"))
 	assert.EqualValues(t, abi.StopKeep, num("REALIZAR_STOP_KEEP"))
 	assert.EqualValues(t, abi.StopTrim, num("REALIZAR_STOP_TRIM"))
@@ -67,8 +77,9 @@ func TestCHeaderConstants(t *testing.T) {
 	assert.Equal(t, abi.ExpMin, flt("REALIZAR_EXP_MIN"))
 	// The marker macro spells abi's marker names.
 	assert.Contains(t, string(src), `"`+strings.TrimSuffix(abi.KindSampler.Marker(), "sampler")+`" #kind`)
+	assert.Contains(t, string(src), `"`+strings.TrimSuffix(abi.KindSampler.MarkerV(abi.Version2), "sampler")+`" #kind`)
 	for _, name := range []string{abi.ImportConfigGet, abi.ImportVocabSize, abi.ImportVocabPiece,
-		abi.ImportPromptGet, abi.ImportLog, abi.ImportClockNs} {
+		abi.ImportPromptGet, abi.ImportLog, abi.ImportClockNs, abi.ImportTokenAttrs, abi.ImportAcceptedGet} {
 		assert.Contains(t, string(src), `REALIZAR_IMPORT("`+name+`")`)
 	}
 }

@@ -1,12 +1,14 @@
 // Package guest is the Go SDK for writing realizar-host plugins (abi/ABI.md,
-// version 1) that compile with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared.
+// versions 1 and 2) that compile with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared.
 //
 // A plugin is a main package that defines the exports of its kind with
 // //go:wasmexport (the marker, realizar_init, realizar_reset and the step
 // export) and uses this package for the rest:
 //
 //   - the host functions of ABI §7 (ConfigRaw, ConfigFloat, ConfigInt,
-//     ConfigBool, ConfigStrings, VocabPiece, Prompt, LogMsg, ClockNs);
+//     ConfigBool, ConfigStrings, VocabPiece, Prompt, LogMsg, ClockNs) and
+//     of ABI 2, §11 (TokenAttrs, Accepted), with Mask and MaskAddress for
+//     a mask-mode processor (plugins/processor/allow/wasm is one);
 //   - the contract's arithmetic, from package abi (abi.NewRNG, abi.Exp,
 //     abi.SortCandidates, abi.Softmax, abi.Draw), plus Log, the SDK's
 //     natural logarithm, which the C SDK (abi/guest/c) computes with the same

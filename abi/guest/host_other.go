@@ -2,7 +2,11 @@
 
 package guest
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/realizar-host/realizar-host/abi"
+)
 
 // Fake stands in for the host outside wasip1, so that a plugin's logic can
 // be tested natively: the host functions read and write it. Tests set its
@@ -17,6 +21,9 @@ type FakeHost struct {
 	Prompt []int32           // prompt_get's answer
 	Clock  int64             // clock_ns's answer
 	Logged []string          // LogMsg lines
+
+	Attrs    []abi.TokenAttr // token_attrs' answers, by id (ABI 2)
+	Accepted []int32         // accepted_get's answer (ABI 2)
 }
 
 // ConfigRaw returns Fake.Config[key].
@@ -56,4 +63,21 @@ func ClockNs() int64 {
 	Fake.mu.Lock()
 	defer Fake.mu.Unlock()
 	return Fake.Clock
+}
+
+// TokenAttrs copies Fake.Attrs[first:].
+func TokenAttrs(first int32, buf []abi.TokenAttr) int {
+	Fake.mu.Lock()
+	defer Fake.mu.Unlock()
+	if first < 0 || int(first) >= len(Fake.Attrs) {
+		return -1
+	}
+	return copy(buf, Fake.Attrs[first:])
+}
+
+// Accepted returns a copy of Fake.Accepted in buf; n is ignored.
+func Accepted(buf []int32, n int32) []int32 {
+	Fake.mu.Lock()
+	defer Fake.mu.Unlock()
+	return append(buf[:0], Fake.Accepted...)
 }

@@ -134,6 +134,16 @@ func TestRustConstants(t *testing.T) {
 	assert.EqualValues(t, abi.ErrConfig, num("ERR_CONFIG"))
 	assert.EqualValues(t, abi.ErrVocab, num("ERR_VOCAB"))
 	assert.EqualValues(t, abi.ErrState, num("ERR_STATE"))
+	assert.EqualValues(t, abi.ErrFeature, num("ERR_FEATURE"))
+	assert.EqualValues(t, abi.Version2, num("ABI_VERSION2"))
+	assert.EqualValues(t, abi.FeatureMask, num("FEATURE_MASK"))
+	assert.EqualValues(t, abi.FeatureTokenAttrs, num("FEATURE_TOKEN_ATTRS"))
+	assert.EqualValues(t, abi.FeatureAccepted, num("FEATURE_ACCEPTED"))
+	assert.EqualValues(t, abi.OutputEdits, num("OUTPUT_EDITS"))
+	assert.EqualValues(t, abi.OutputMask, num("OUTPUT_MASK"))
+	assert.EqualValues(t, abi.AttrEOG, num("ATTR_EOG"))
+	assert.EqualValues(t, abi.AttrControl, num("ATTR_CONTROL"))
+	assert.EqualValues(t, abi.AttrByte, num("ATTR_BYTE"))
 	assert.EqualValues(t, abi.StopContinue, num("STOP_CONTINUE"))
 	assert.EqualValues(t, abi.StopKeep, num("STOP_KEEP"))
 	assert.EqualValues(t, abi.StopTrim, num("STOP_TRIM"))
@@ -145,11 +155,12 @@ func TestRustConstants(t *testing.T) {
 	// The host imports: one extern block of module "realizar", named as abi's.
 	assert.Contains(t, string(src), `#[link(wasm_import_module = "`+abi.ImportModule+`")]`)
 	for _, name := range []string{abi.ImportConfigGet, abi.ImportVocabSize, abi.ImportVocabPiece,
-		abi.ImportPromptGet, abi.ImportLog, abi.ImportClockNs} {
+		abi.ImportPromptGet, abi.ImportLog, abi.ImportClockNs, abi.ImportTokenAttrs, abi.ImportAcceptedGet} {
 		assert.Contains(t, string(src), "pub fn "+name+"(")
 	}
-	// The marker macro spells abi's marker names.
+	// The marker macros spell abi's marker names.
 	for _, k := range []abi.Kind{abi.KindSampler, abi.KindProcessor, abi.KindStop} {
 		assert.Contains(t, string(src), "pub extern \"C\" fn "+k.Marker()+"()")
+		assert.Contains(t, string(src), "pub extern \"C\" fn "+k.MarkerV(abi.Version2)+"()")
 	}
 }

@@ -1,6 +1,7 @@
 package wasmfile_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -126,4 +127,46 @@ func FuzzParse(f *testing.F) {
 		_, ok := m.CustomSection("realizar.meta")
 		require.True(t, ok)
 	})
+}
+
+// From ABI 2 the metadata tolerates x- keys, keeps them in X and writes them
+// back sorted after the five keys; other unknown keys stay refused, and a v1
+// object refuses x- keys too.
+func TestMetaExtensionKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		ok       bool
+		x        map[string]string
+	}{
+		{"v1 plain", `{"abi":1,"kind":"stop","name":"x","version":"","description":""}`, true, nil},
+		{"v1 x- key", `{"abi":1,"kind":"stop","name":"x","x-tool":"a"}`, false, nil},
+		{"v2 x- keys", `{"x-b":[1, 2],"abi":2,"kind":"processor","name":"x","version":"1","description":"d","x-a":{"k":true}}`, true,
+			map[string]string{"x-a": `{"k":true}`, "x-b": `[1, 2]`}},
+		{"v2 unknown key", `{"abi":2,"kind":"stop","name":"x","extra":1}`, false, nil},
+		{"v2 bad type", `{"abi":2,"kind":3,"name":"x","x-a":1}`, false, nil},
+		{"v2 trailing", `{"abi":2,"kind":"stop","name":"x","x-a":1} {}`, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := wasmfile.UnmarshalMeta([]byte(tc.in))
+			if !tc.ok {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, m.Validate())
+			require.Len(t, m.X, len(tc.x))
+			for k, v := range tc.x {
+				assert.JSONEq(t, v, string(m.X[k]))
+			}
+		})
+	}
+	out, err := wasmfile.MarshalMeta(wasmfile.Meta{ABI: 2, Kind: "processor", Name: "allow",
+		X: map[string]json.RawMessage{"x-z": []byte(` 1 `), "x-a": []byte(`{"k": [true]}`)}})
+	require.NoError(t, err)
+	assert.Equal(t, `{"abi":2,"kind":"processor","name":"allow","version":"","description":"","x-a":{"k":[true]},"x-z":1}`, string(out))
+	back, err := wasmfile.UnmarshalMeta(out)
+	require.NoError(t, err)
+	assert.Len(t, back.X, 2)
+	assert.Error(t, wasmfile.Meta{ABI: 1, Kind: "stop", Name: "x", X: map[string]json.RawMessage{"x-a": []byte("1")}}.Validate())
+	assert.Error(t, wasmfile.Meta{ABI: 2, Kind: "stop", Name: "x", X: map[string]json.RawMessage{"a": []byte("1")}}.Validate())
 }

@@ -20,6 +20,10 @@ func TestPluginCheckLanguages(t *testing.T) {
 		{"min-p", `{"min_p":0.1,"temperature":0.7}`, "ok: sampler min-p 1.0.0 (ABI v1)"},
 		{"logit-bias", `{"logit_bias":{"5":2,"6":false}}`, "ok: processor logit-bias 1.0.0 (ABI v1)"},
 		{"max-lines", `{"lines":2,"keep_newline":true}`, "ok: stop max-lines 1.0.0 (ABI v1)"},
+		// ABI 2, the allowed-token mask: C, Rust, AssemblyScript.
+		{"allow", `{"tokens":[1,2,3]}`, "ok: processor allow 1.0.0 (ABI v2)"},
+		{"allow-rust", `{"tokens":[1,2,3,4,5,6,7,8,9,10],"once":true}`, "ok: processor allow-rust 1.0.0 (ABI v2)"},
+		{"allow-as", `{"tokens":[4,5],"eog":false}`, "ok: processor allow-as 1.0.0 (ABI v2)"},
 	}
 	for _, tt := range tests {
 		path := "../../plugins/wasm/" + tt.file + ".wasm"

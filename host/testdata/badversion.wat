@@ -1,7 +1,7 @@
-;; meta: -abi 2 -kind sampler -name badversion -version 1.0.0 -description "built for ABI v2"
+;; meta: -abi 3 -kind sampler -name badversion -version 1.0.0 -description "built for ABI v3"
 (module
   (memory (export "memory") 1)
-  (func (export "realizar_abi_v2_sampler"))
+  (func (export "realizar_abi_v3_sampler"))
   (func (export "realizar_init") (param i32 i32 i32 i32) (result i64) (i64.const 1024))
   (func (export "realizar_reset") (param i64 i32) (result i32) (i32.const 0))
   (func (export "realizar_sample") (param i32 i32) (result i32) (i32.const 0))

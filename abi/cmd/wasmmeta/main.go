@@ -6,13 +6,18 @@
 //	go run ./abi/cmd/wasmmeta -kind sampler -name greedy -version 1.0.0 \
 //	    -description "argmax" in.wasm out.wasm
 //
+// -abi 2 writes ABI version 2 metadata, which may carry extension keys:
+// each -x x-key=JSON adds one (repeatable; written sorted, compact).
+//
 // With -print it prints the metadata of in.wasm and writes nothing.
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
@@ -34,6 +39,17 @@ func run(args []string) error {
 	fs.StringVar(&m.Description, "description", "", "one line for humans")
 	fs.IntVar(&m.ABI, "abi", abi.Version, "ABI version (tests write other values)")
 	show := fs.Bool("print", false, "print the metadata of in.wasm and exit")
+	fs.Func("x", "an extension key of ABI 2 metadata, x-key=JSON (repeatable)", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !json.Valid([]byte(v)) {
+			return fmt.Errorf("-x %q: want x-key=JSON", kv)
+		}
+		if m.X == nil {
+			m.X = map[string]json.RawMessage{}
+		}
+		m.X[k] = json.RawMessage(v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

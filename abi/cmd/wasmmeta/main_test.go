@@ -41,3 +41,20 @@ func TestRunRefuses(t *testing.T) {
 	assert.Error(t, run([]string{"-kind", "filter", "-name", "x", in, filepath.Join(dir, "o")}), "bad kind")
 	assert.Error(t, run([]string{"-kind", "stop", in}), "missing output")
 }
+
+// -abi 2 with -x keys writes them sorted after the five keys; -x on ABI 1
+// metadata is refused.
+func TestRunExtensionKeys(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.wasm"), filepath.Join(dir, "out.wasm")
+	require.NoError(t, os.WriteFile(in, wasmfile.Magic, 0o644))
+	require.NoError(t, run([]string{"-abi", "2", "-kind", "processor", "-name", "allow", "-x", `x-tool={"v": 1}`, "-x", "x-a=true", in, out}))
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	m, err := wasmfile.Parse(b)
+	require.NoError(t, err)
+	p, _ := m.CustomSection(abi.MetaSection)
+	assert.Equal(t, `{"abi":2,"kind":"processor","name":"allow","version":"","description":"","x-a":true,"x-tool":{"v":1}}`, string(p))
+	assert.Error(t, run([]string{"-kind", "stop", "-name", "x", "-x", "x-a=1", in, out}), "x- keys on ABI 1")
+	assert.Error(t, run([]string{"-abi", "2", "-kind", "stop", "-name", "x", "-x", "x-a={", in, out}), "not JSON")
+}

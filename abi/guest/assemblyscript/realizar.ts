@@ -1,5 +1,5 @@
 // realizar: the AssemblyScript guest SDK for the realizar-host plugin ABI,
-// version 1 (abi/ABI.md). Import it from a policy's entry file:
+// versions 1 and 2 (abi/ABI.md; version 2 is §11). Import it from a policy's entry file:
 //
 //   import { packStop, STOP_CONTINUE, configI32 } from "../../../abi/guest/assemblyscript/realizar";
 //
@@ -32,6 +32,8 @@ export const ERR_FAILED: i32 = -1;
 export const ERR_CONFIG: i32 = -2;
 export const ERR_VOCAB: i32 = -3;
 export const ERR_STATE: i32 = -4;
+// ABI 2: the host did not announce a feature the policy needs.
+export const ERR_FEATURE: i32 = -5;
 
 // Stop actions (abi.StopAction): go on holding back n bytes; stop and keep
 // the text (n = 0); stop and remove the last n bytes.
@@ -56,6 +58,61 @@ export function packStop(action: i32, n: i32): i32 {
   return (n << 2) | action;
 }
 
+// ---- ABI 2 (§11) ----
+// realizar_init gains a fifth argument, the host's features:
+//   export function realizar_init(nVocab: i32, maxPiece: i32, configPtr: i32,
+//                                 configLen: i32, features: i64): i64
+// and realizar_sample / realizar_process receive (nAccepted, count).
+
+// ABI version 2 (abi.Version2); the marker export is realizar_abi_v2_<kind>.
+export const ABI_VERSION2: i32 = 2;
+// Feature bits the host announces (abi.Feature).
+export const FEATURE_MASK: i32 = 1;
+export const FEATURE_TOKEN_ATTRS: i32 = 2;
+export const FEATURE_ACCEPTED: i32 = 4;
+// A processor's output mode (abi.Output): v1's edits, or the allowed-token
+// mask returned by address from realizar_process.
+export const OUTPUT_EDITS: i32 = 0;
+export const OUTPUT_MASK: i32 = 1;
+// Token attribute flags (abi.TokenAttr); the piece length is bits 8..31.
+export const ATTR_EOG: i32 = 1;
+export const ATTR_CONTROL: i32 = 2;
+export const ATTR_BYTE: i32 = 4;
+
+// A v2 realizar_init answer (abi.PackInitV2); a mask-mode processor answers
+// packInitV2(0, 0, OUTPUT_MASK).
+export function packInitV2(addr: usize, topN: i32, output: i32): i64 {
+  return packInit(addr, topN) | ((<i64>(output & 3)) << 45);
+}
+
+// The piece length carried by a token attribute word.
+export function attrPieceLen(attr: u32): i32 {
+  return <i32>(attr >> 8);
+}
+
+// Words of an allowed-token mask over nVocab tokens (abi.MaskWords); bit
+// id%32 of word id/32 allows token id.
+export function maskWords(nVocab: i32): i32 {
+  return (nVocab + 31) >>> 5;
+}
+
+// Sets token id's bit in the mask at address mask.
+export function maskAllow(mask: usize, id: i32): void {
+  const p = mask + (<usize>(id >>> 5) << 2);
+  store<u32>(p, load<u32>(p) | (<u32>1 << (id & 31)));
+}
+
+// Clears token id's bit.
+export function maskDeny(mask: usize, id: i32): void {
+  const p = mask + (<usize>(id >>> 5) << 2);
+  store<u32>(p, load<u32>(p) & ~(<u32>1 << (id & 31)));
+}
+
+// Whether token id's bit is set.
+export function maskAllows(mask: usize, id: i32): bool {
+  return ((load<u32>(mask + (<usize>(id >>> 5) << 2)) >>> (id & 31)) & 1) != 0;
+}
+
 // ---- §7 host functions, module "realizar" ----
 
 // Copies top-level config key's value into buf (a string decoded, anything
@@ -77,6 +134,14 @@ export declare function log_bytes(level: i32, msg: usize, len: i32): void;
 // Monotonic nanoseconds since the instance was created.
 @external("realizar", "clock_ns")
 export declare function clock_ns(): i64;
+// ABI 2: writes the attribute words (u32) of ids first.. into buf and
+// returns their number, min(count, n_vocab-first); -1 for first out of range.
+@external("realizar", "token_attrs")
+export declare function token_attrs(first: i32, buf: usize, count: i32): i32;
+// ABI 2: during a step call, copies the tokens (i32) accepted since the
+// previous one; their number.
+@external("realizar", "accepted_get")
+export declare function accepted_get(buf: usize, limit: i32): i32;
 
 // Appends msg (UTF-8) to the instance's log at level.
 export function log(level: i32, msg: string): void {

@@ -1,6 +1,6 @@
 /*
- * realizar.h — the C guest SDK for the realizar-host plugin ABI, version 1
- * (abi/ABI.md). Pair it with realizar.c.
+ * realizar.h — the C guest SDK for the realizar-host plugin ABI, versions 1
+ * and 2 (abi/ABI.md; version 2 is §11). Pair it with realizar.c.
  *
  * It carries the contract's constants, its arithmetic (the RNG of §9.1, Exp
  * of §9.2, the candidate order of §4.2, softmax and the draw of §9.3), the
@@ -29,11 +29,12 @@
 #define REALIZAR_MAX_TOP_N 4096
 #define REALIZAR_MAX_STOP_N 536870911 /* 2^29 - 1 */
 
-/* Error codes (negative results), abi.ErrCode. */
+/* Error codes (negative results), abi.ErrCode. FEATURE is ABI 2's. */
 #define REALIZAR_ERR_FAILED (-1)
 #define REALIZAR_ERR_CONFIG (-2)
 #define REALIZAR_ERR_VOCAB (-3)
 #define REALIZAR_ERR_STATE (-4)
+#define REALIZAR_ERR_FEATURE (-5)
 
 /* Stop actions, abi.StopAction. */
 #define REALIZAR_STOP_CONTINUE 0
@@ -66,10 +67,55 @@ static inline int32_t realizar_pack_stop(int32_t action, int32_t n) {
 
 /* Export and marker helpers:
  *   REALIZAR_EXPORT("realizar_init") int64_t init(...) { ... }
- *   REALIZAR_MARKER(sampler)  defines the export realizar_abi_v1_sampler. */
+ *   REALIZAR_MARKER(sampler)     defines the export realizar_abi_v1_sampler;
+ *   REALIZAR_MARKER_V2(processor) realizar_abi_v2_processor (build the
+ *   module's metadata with wasmmeta -abi 2). */
 #define REALIZAR_EXPORT(name) __attribute__((export_name(name)))
 #define REALIZAR_MARKER(kind) \
     REALIZAR_EXPORT("realizar_abi_v1_" #kind) void realizar_marker_##kind(void) {}
+#define REALIZAR_MARKER_V2(kind) \
+    REALIZAR_EXPORT("realizar_abi_v2_" #kind) void realizar_marker_v2_##kind(void) {}
+
+/* ---- ABI 2 (§11) ----
+ * realizar_init gains a fifth argument, the host's features (int64_t):
+ *   int64_t realizar_init(int32_t n_vocab, int32_t max_piece,
+ *                         int32_t config_ptr, int32_t config_len, int64_t features)
+ * realizar_sample and realizar_process receive (n_accepted, count): the
+ * number of tokens accepted since the previous call (read them with
+ * realizar_accepted_get during the call) instead of v1's prev. */
+#define REALIZAR_ABI_VERSION2 2
+
+/* Features the host announces (abi.Feature). */
+#define REALIZAR_FEATURE_MASK 1        /* the mask output mode */
+#define REALIZAR_FEATURE_TOKEN_ATTRS 2 /* the token_attrs import */
+#define REALIZAR_FEATURE_ACCEPTED 4    /* n_accepted and accepted_get */
+
+/* A processor's output mode (abi.Output), bits 45..46 of init's answer. */
+#define REALIZAR_OUTPUT_EDITS 0
+#define REALIZAR_OUTPUT_MASK 1
+
+/* Token attribute flags (abi.TokenAttr); the piece length is bits 8..31. */
+#define REALIZAR_ATTR_EOG 1
+#define REALIZAR_ATTR_CONTROL 2
+#define REALIZAR_ATTR_BYTE 4
+
+/* A v2 realizar_init answer (abi.PackInitV2). A mask-mode processor
+ * answers realizar_pack_init_v2(0, 0, REALIZAR_OUTPUT_MASK). */
+static inline int64_t realizar_pack_init_v2(uint32_t addr, int32_t top_n, int32_t output) {
+    return realizar_pack_init(addr, top_n) | ((int64_t)(output & 3) << 45);
+}
+
+static inline int32_t realizar_attr_piece_len(uint32_t attr) { return (int32_t)(attr >> 8); }
+
+/* The allowed-token mask: ceil(n_vocab/32) little-endian u32 words, bit
+ * id%32 of word id/32 allows token id; bits past n_vocab are ignored. A
+ * mask-mode realizar_process returns the mask's address (or 0 for "every
+ * token allowed this step"); keep the mask in memory between calls and
+ * change only the bits that change. */
+static inline int32_t realizar_mask_words(int32_t n_vocab) { return (n_vocab + 31) / 32; }
+static inline void realizar_mask_allow(uint32_t *mask, int32_t id) { mask[id >> 5] |= 1u << (id & 31); }
+static inline void realizar_mask_deny(uint32_t *mask, int32_t id) { mask[id >> 5] &= ~(1u << (id & 31)); }
+static inline int realizar_mask_allows(const uint32_t *mask, int32_t id) { return (mask[id >> 5] >> (id & 31)) & 1; }
 
 /* ---- §9.1 RNG: xoshiro256** seeded by SplitMix64 ---- */
 
@@ -174,6 +220,13 @@ REALIZAR_IMPORT("vocab_piece") int32_t realizar_vocab_piece(int32_t id, void *bu
 REALIZAR_IMPORT("prompt_get") int32_t realizar_prompt_get(void *buf, int32_t limit);
 REALIZAR_IMPORT("log") void realizar_log_msg(int32_t level, const void *msg, int32_t len);
 REALIZAR_IMPORT("clock_ns") int64_t realizar_clock_ns(void);
+/* ABI 2 only (a v1 module importing them is refused). token_attrs writes
+ * the attribute words of ids first..first+n-1, n = min(count,
+ * n_vocab-first), and returns n (-1 for first out of range); accepted_get
+ * copies the tokens accepted since the previous step call, during
+ * realizar_sample or realizar_process, and returns their number. */
+REALIZAR_IMPORT("token_attrs") int32_t realizar_token_attrs(int32_t first, uint32_t *buf, int32_t count);
+REALIZAR_IMPORT("accepted_get") int32_t realizar_accepted_get(int32_t *buf, int32_t limit);
 
 /* Logs a NUL-terminated message. */
 void realizar_logs(int32_t level, const char *msg);

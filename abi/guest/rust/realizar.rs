@@ -1,5 +1,5 @@
-//! realizar: the Rust guest SDK for the realizar-host plugin ABI, version 1
-//! (abi/ABI.md). One file, `no_std`, no dependencies, so that plain `rustc`
+//! realizar: the Rust guest SDK for the realizar-host plugin ABI, versions 1
+//! and 2 (abi/ABI.md; version 2 is §11). One file, `no_std`, no dependencies, so that plain `rustc`
 //! builds it (Debian bookworm: `apt-get install rustc libstd-rust-dev-wasm32`):
 //!
 //! ```sh
@@ -39,6 +39,8 @@ pub const ERR_CONFIG: i32 = -2;
 pub const ERR_VOCAB: i32 = -3;
 /// Called out of order.
 pub const ERR_STATE: i32 = -4;
+/// ABI 2: the host did not announce a feature the policy needs.
+pub const ERR_FEATURE: i32 = -5;
 
 /// Stop actions (abi.StopAction): go on, holding back n bytes.
 pub const STOP_CONTINUE: i32 = 0;
@@ -73,6 +75,80 @@ pub fn pack_init(addr: u32, top_n: i32) -> i64 {
 /// realizar_check's answer (abi.PackStop): n << 2 | action.
 pub fn pack_stop(action: i32, n: i32) -> i32 {
     ((n as u32) << 2) as i32 | action
+}
+
+// ---- ABI 2 (§11) ----
+//
+// realizar_init gains a fifth argument, the host's features:
+//   extern "C" fn realizar_init(n_vocab: i32, max_piece: i32, config_ptr: i32,
+//                               config_len: i32, features: i64) -> i64
+// and realizar_sample / realizar_process receive (n_accepted, count).
+
+/// ABI version 2 (abi.Version2).
+pub const ABI_VERSION2: i32 = 2;
+/// Feature bits the host announces (abi.Feature): the mask output mode.
+pub const FEATURE_MASK: i64 = 1;
+/// The token_attrs import.
+pub const FEATURE_TOKEN_ATTRS: i64 = 2;
+/// n_accepted and the accepted_get import.
+pub const FEATURE_ACCEPTED: i64 = 4;
+/// A processor's output mode (abi.Output): v1's edits.
+pub const OUTPUT_EDITS: i32 = 0;
+/// The allowed-token mask, returned by address from realizar_process.
+pub const OUTPUT_MASK: i32 = 1;
+/// Token attribute flags (abi.TokenAttr); the piece length is bits 8..31.
+pub const ATTR_EOG: u32 = 1;
+/// A control or unknown token.
+pub const ATTR_CONTROL: u32 = 2;
+/// A byte-fallback token.
+pub const ATTR_BYTE: u32 = 4;
+
+/// A v2 realizar_init answer (abi.PackInitV2); a mask-mode processor
+/// answers `pack_init_v2(0, 0, OUTPUT_MASK)`.
+pub fn pack_init_v2(addr: u32, top_n: i32, output: i32) -> i64 {
+    pack_init(addr, top_n) | (((output & 3) as i64) << 45)
+}
+
+/// The piece length carried by a token attribute word.
+pub fn attr_piece_len(attr: u32) -> i32 {
+    (attr >> 8) as i32
+}
+
+/// Words of an allowed-token mask over n_vocab tokens (abi.MaskWords).
+pub fn mask_words(n_vocab: i32) -> usize {
+    ((n_vocab as usize) + 31) / 32
+}
+
+/// Sets token id's bit in mask (bit id%32 of word id/32 allows it).
+pub fn mask_allow(mask: &mut [u32], id: i32) {
+    mask[(id >> 5) as usize] |= 1 << (id & 31);
+}
+
+/// Clears token id's bit.
+pub fn mask_deny(mask: &mut [u32], id: i32) {
+    mask[(id >> 5) as usize] &= !(1u32 << (id & 31));
+}
+
+/// Whether token id's bit is set.
+pub fn mask_allows(mask: &[u32], id: i32) -> bool {
+    mask[(id >> 5) as usize] >> (id & 31) & 1 != 0
+}
+
+/// Defines the ABI 2 marker export, `realizar_abi_v2_<kind>` (ABI §11.1).
+#[macro_export]
+macro_rules! marker_v2 {
+    (sampler) => {
+        #[no_mangle]
+        pub extern "C" fn realizar_abi_v2_sampler() {}
+    };
+    (processor) => {
+        #[no_mangle]
+        pub extern "C" fn realizar_abi_v2_processor() {}
+    };
+    (stop) => {
+        #[no_mangle]
+        pub extern "C" fn realizar_abi_v2_stop() {}
+    };
 }
 
 /// Defines the kind marker export, `realizar_abi_v1_<kind>` (ABI §2):
@@ -512,6 +588,12 @@ mod wasm {
             pub fn log(level: i32, msg: *const u8, len: i32);
             /// Monotonic nanoseconds since the instance was created.
             pub fn clock_ns() -> i64;
+            /// ABI 2: the attribute words of ids first.. (min(count, n_vocab-first)
+            /// of them, returned), -1 for first out of range.
+            pub fn token_attrs(first: i32, buf: *mut u32, count: i32) -> i32;
+            /// ABI 2: during a step call, copies the tokens accepted since the
+            /// previous one; their number.
+            pub fn accepted_get(buf: *mut i32, limit: i32) -> i32;
         }
     }
 
