@@ -1,0 +1,56 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestRoute(t *testing.T) {
+	tests := []struct {
+		name string
+		p    []float32
+		used int
+		sel  []int32
+		w    []float32
+	}{
+		{"top two, best first", []float32{0.1, 0.4, 0.2, 0.3}, 2, []int32{1, 3}, []float32{0.4 / 0.7, 0.3 / 0.7}},
+		{"one used weighs one", []float32{0.25, 0.5, 0.25}, 1, []int32{1}, []float32{1}},
+		{"a tie goes to the lower index", []float32{0.2, 0.3, 0.3, 0.2}, 3, []int32{1, 2, 0}, []float32{0.3 / 0.8, 0.3 / 0.8, 0.2 / 0.8}},
+		{"a sum below 2^-14 is clamped", []float32{1e-6, 2e-6}, 2, []int32{1, 0}, []float32{2e-6 / minExpertWeightSum, 1e-6 / minExpertWeightSum}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sel, w := make([]int32, tt.used), make([]float32, tt.used)
+			route(sel, w, tt.p)
+			assert.Equal(t, tt.sel, sel)
+			assert.InDeltaSlice(t, tt.w, w, 1e-6)
+		})
+	}
+}
+
+// softmaxRow sums to one and keeps the order of its inputs, for rows of
+// whole vectors, a tail only, and both, at both vector widths.
+func TestSoftmaxRow(t *testing.T) {
+	for _, s := range []simd{{lanes: 8}, {lanes: 16}} {
+		for _, n := range []int{3, 8, 16, 19, 128} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(math.Sin(float64(i)*1.7)) * 4
+			}
+			p := append([]float32(nil), x...)
+			s.softmaxRow(p)
+			var sum float64
+			for i := range p {
+				sum += float64(p[i])
+				for j := range p {
+					if x[i] < x[j] {
+						assert.LessOrEqual(t, p[i], p[j])
+					}
+				}
+			}
+			assert.InDelta(t, 1, sum, 1e-6, "lanes %d n %d", s.lanes, n)
+		}
+	}
+}
