@@ -1,0 +1,89 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/gguf"
+)
+
+// moeModel writes a one-layer qwen3moe-tiny (n_embd 64) with the embedded
+// llama vocabulary, which keeps the file at about 9 MB.
+func moeModel(t *testing.T) string {
+	t.Helper()
+	vocab, err := fixture.LlamaVocab()
+	require.NoError(t, err)
+	defer vocab.Close()
+	c := fixture.Qwen3MoETiny()
+	c.Embd, c.Layers, c.Context = 64, 1, 128
+	path := filepath.Join(t.TempDir(), "qwen3moe.gguf")
+	require.NoError(t, fixture.GenerateFile(path, c, vocab))
+	return path
+}
+
+// inspect names the architecture and shows its expert counts.
+func TestInspectMoE(t *testing.T) {
+	path := moeModel(t)
+	rep, err := inspect(path)
+	require.NoError(t, err)
+	assert.Equal(t, "qwen3moe", rep.Architecture)
+	hp := rep.Hyperparameters
+	for name, got := range map[string]*uint32{"expert_count": hp.ExpertCount, "expert_used_count": hp.ExpertUsedCount, "expert_feed_forward_length": hp.ExpertFFNLength} {
+		require.NotNil(t, got, name)
+	}
+	assert.Equal(t, []uint32{8, 2, 256}, []uint32{*hp.ExpertCount, *hp.ExpertUsedCount, *hp.ExpertFFNLength})
+
+	var text strings.Builder
+	require.NoError(t, rep.writeText(&text))
+	for _, want := range []string{"qwen3moe", "expert_count:", "expert_used_count:", "expert_feed_forward_length:"} {
+		assert.Contains(t, text.String(), want)
+	}
+
+	// A dense file has no expert rows.
+	dense, err := inspect(storiesModel(t))
+	require.NoError(t, err)
+	text.Reset()
+	require.NoError(t, dense.writeText(&text))
+	assert.NotContains(t, text.String(), "expert_count")
+}
+
+// run works on a qwen3moe file end to end (the embedded greedy sampler and
+// stop policy), and bad expert metadata is exit 3 naming the key.
+func TestRunMoE(t *testing.T) {
+	path := moeModel(t)
+	stdout, stderr, code := runIn(t, "", "run", "-m", path, "-p", "Once upon a time", "-n", "8", "--sampler", "greedy")
+	require.Equal(t, 0, code, stderr)
+	assert.NotEmpty(t, stdout)
+
+	withKey := func(key string, v uint32) string {
+		return rewriteStories(t, path, func(kv []gguf.KV, _ []gguf.Tensor) {
+			for i := range kv {
+				if kv[i].Key == key {
+					kv[i].Value = v
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name, key string
+		value     uint32
+		msg       string
+	}{
+		{"no experts", "qwen3moe.expert_count", 0, "qwen3moe.expert_count = 0 out of range"},
+		{"more used than there are", "qwen3moe.expert_used_count", 9, "qwen3moe.expert_used_count = 9 exceeds qwen3moe.expert_count = 8"},
+		{"none used", "qwen3moe.expert_used_count", 0, "qwen3moe.expert_used_count = 0 out of range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runIn(t, "", "run", "-m", withKey(tc.key, tc.value), "-p", "Once", "-n", "2")
+			assert.Equal(t, exitBadFile, code, stderr)
+			assert.Contains(t, stderr, tc.msg)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+			assert.Empty(t, stdout)
+		})
+	}
+}
