@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -86,4 +88,59 @@ func TestRunMoE(t *testing.T) {
 			assert.Empty(t, stdout)
 		})
 	}
+}
+
+// llamaref finds the llama.cpp reference (make ref-install): $LLAMAREF_DIR,
+// then <repo>/.cache/llamaref. Without it the test is skipped, except under
+// CI=true where that is a failure.
+func llamaref(t *testing.T) string {
+	t.Helper()
+	var dirs []string
+	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
+		dirs = append(dirs, d)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", "..", ".cache", "llamaref"))
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "vocab", qwen2VocabName)); err == nil {
+			return d
+		}
+	}
+	msg := "the llama.cpp reference is not installed (make ref-install or LLAMAREF_DIR); looked in " + strings.Join(dirs, ", ")
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// run --chat on qwen3moe-tiny (one layer, n_embd 64) with the Qwen3 family's
+// real vocabulary and chat template (llama.cpp's
+// models/templates/Qwen-Qwen3-0.6B.jinja): the prompt is rendered as Qwen3's
+// ChatML turn and the turn runs through the WASM policies.
+func TestChatMoE(t *testing.T) {
+	ref := llamaref(t)
+	tmpl, err := os.ReadFile(filepath.Join(ref, "llama.cpp", "models", "templates", "Qwen-Qwen3-0.6B.jinja"))
+	require.NoError(t, err)
+	vocab, err := gguf.Open(filepath.Join(ref, "vocab", qwen2VocabName))
+	require.NoError(t, err)
+	defer vocab.Close()
+	c := fixture.Qwen3MoETiny()
+	c.Embd, c.Layers, c.Context = 64, 1, 128
+	src := filepath.Join(t.TempDir(), "qwen3moe.gguf")
+	require.NoError(t, fixture.GenerateFile(src, c, vocab))
+	replaced := false
+	path := rewriteStories(t, src, func(kv []gguf.KV, _ []gguf.Tensor) {
+		for i := range kv {
+			if kv[i].Key == gguf.KeyChatTemplate {
+				kv[i].Value, replaced = string(tmpl), true
+			}
+		}
+	})
+	require.True(t, replaced, "the qwen2 vocabulary carries a chat template to replace")
+
+	stdout, stderr, code := runIn(t, "", "run", "-m", path, "--chat", "-p", "Hello there", "-n", "4", "--echo")
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n"), "%q", stdout)
+	assert.Contains(t, stderr, "prompt 10 tok")
 }
