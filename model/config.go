@@ -94,7 +94,7 @@ type metadata interface {
 func decodeConfig(md metadata) (Config, error) {
 	arch, err := md.String(keyArchitecture)
 	if err != nil {
-		return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
+		return Config{}, &ConfigError{Key: keyArchitecture, Err: err}
 	}
 	info, ok := architectures[arch]
 	if !ok {
@@ -143,17 +143,24 @@ func decodeConfig(md metadata) (Config, error) {
 	default:
 		return Config{}, configErr(arch+keyRopeScaling, "%s%s = %q: only none and linear RoPE scaling are supported", arch, keyRopeScaling, scaling)
 	}
+	ranges := func(key string) error {
+		return configErr(arch+key, "rms epsilon %g, rope base %g, rope scale %g out of range", c.RMSEps, c.RopeBase, c.RopeFreqScale)
+	}
 	switch {
 	case c.KVHeads > c.Heads || c.Heads%c.KVHeads != 0:
-		return Config{}, fmt.Errorf("%w: head_count %d is not a multiple of head_count_kv %d", ErrConfig, c.Heads, c.KVHeads)
+		return Config{}, configErr(arch+keyHeadCountKV, "head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
 	case valueDim != c.HeadDim:
-		return Config{}, fmt.Errorf("%w: value_length %d differs from key_length %d", ErrConfig, valueDim, c.HeadDim)
+		return Config{}, configErr(arch+keyValueLength, "value_length %d differs from key_length %d", valueDim, c.HeadDim)
 	case c.HeadDim%2 != 0:
-		return Config{}, fmt.Errorf("%w: key_length %d is odd (RoPE needs pairs)", ErrConfig, c.HeadDim)
+		return Config{}, configErr(arch+keyKeyLength, "key_length %d is odd (RoPE needs pairs)", c.HeadDim)
 	case c.RopeDims != c.HeadDim:
-		return Config{}, fmt.Errorf("%w: rope.dimension_count %d differs from key_length %d", ErrConfig, c.RopeDims, c.HeadDim)
-	case !(c.RMSEps >= 0) || !(c.RopeBase > 0) || !(c.RopeFreqScale > 0):
-		return Config{}, fmt.Errorf("%w: rms epsilon %g, rope base %g, rope scale %g out of range", ErrConfig, c.RMSEps, c.RopeBase, c.RopeFreqScale)
+		return Config{}, configErr(arch+keyRopeDims, "rope.dimension_count %d differs from key_length %d", c.RopeDims, c.HeadDim)
+	case !(c.RMSEps >= 0):
+		return Config{}, ranges(keyRMSEps)
+	case !(c.RopeBase > 0):
+		return Config{}, ranges(keyRopeFreqBase)
+	case !(c.RopeFreqScale > 0):
+		return Config{}, ranges(keyRopeFactor)
 	}
 	return c, nil
 }

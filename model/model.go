@@ -16,7 +16,8 @@ type Options struct {
 	Threads int
 	// BatchSize is the most tokens one Prefill pass processes together;
 	// longer spans run in several passes. 0 means 64. Scratch memory grows
-	// with it (about BatchSize*(4*Embd + 3*FFN) float32 per Step).
+	// with it (about BatchSize*(4*Embd + 3*FFN) float32 per Step; for a
+	// mixture of experts FFN is 2*ExpertFFN and ExpertsUsed*Embd more).
 	BatchSize int
 }
 
@@ -98,7 +99,7 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	}
 	cfg.Vocab = int(dims[1])
 	if v, err := src.Uint32(cfg.Arch + keyVocabSize); err == nil && int(v) != cfg.Vocab {
-		return nil, fmt.Errorf("%w: %s%s = %d but %s has %d rows", ErrConfig, cfg.Arch, keyVocabSize, v, tensorTokenEmbd, cfg.Vocab)
+		return nil, configErr(cfg.Arch+keyVocabSize, "%s%s = %d but %s has %d rows", cfg.Arch, keyVocabSize, v, tensorTokenEmbd, cfg.Vocab)
 	}
 	m.cfg = cfg
 
