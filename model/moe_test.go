@@ -1,10 +1,16 @@
 package model
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/gguf"
 )
 
 func TestRoute(t *testing.T) {
@@ -53,4 +59,44 @@ func TestSoftmaxRow(t *testing.T) {
 			assert.InDelta(t, 1, sum, 1e-6, "lanes %d n %d", s.lanes, n)
 		}
 	}
+}
+
+// A token's step reads only the experts the router chose: with every other
+// expert's weights replaced by NaN, the logits are the same bits.
+func TestMoEReadsOnlyChosenExperts(t *testing.T) {
+	sp := tinySpec("llama")
+	tinyMoE(&sp)
+	sp.layers = 1
+	m := open(t, sp.write(t), Options{Threads: 2})
+	s := m.NewStep()
+	want, err := s.Step(42, 0)
+	require.NoError(t, err)
+	want = append([]float32(nil), want...)
+	chosen := append([]int32(nil), s.moe.sel[:sp.used]...)
+	require.Len(t, chosen, 2)
+
+	poisoned := sp
+	poisoned.override = map[string]gguf.Tensor{}
+	for _, tn := range sp.tensors(t) {
+		if !strings.Contains(tn.Name, "_exps.") {
+			continue
+		}
+		data := append([]byte(nil), tn.Data...)
+		per := len(data) / sp.experts
+		nan := math.Float32bits(float32(math.NaN()))
+		for e := range sp.experts {
+			if slices.Contains(chosen, int32(e)) {
+				continue
+			}
+			for i := e * per; i < (e+1)*per; i += 4 {
+				binary.LittleEndian.PutUint32(data[i:], nan)
+			}
+		}
+		tn.Data = data
+		poisoned.override[tn.Name] = tn
+	}
+	require.Len(t, poisoned.override, 3)
+	got, err := open(t, poisoned.write(t), Options{Threads: 2}).NewStep().Step(42, 0)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 }
