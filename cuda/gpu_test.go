@@ -436,9 +436,9 @@ func TestGPUNewStep(t *testing.T) {
 	assert.False(t, dropped, "nothing held yet")
 }
 
-// NewStep on a qwen3 model, whose per-head Q/K norms the GPU forward does
-// not compute, runs on the CPU, loudly (ErrUnsupportedArch), and its logits
-// are the CPU forward's.
+// NewStep on a qwen3 or qwen3moe model, whose per-head Q/K norms (and
+// experts) the GPU forward does not compute, runs on the CPU, loudly
+// (ErrUnsupportedArch), and its logits are the CPU forward's.
 func TestGPUNewStepFallsBackOnQwen3(t *testing.T) {
 	dir := t.TempDir()
 	tokens := make([]string, 256)
@@ -450,26 +450,30 @@ func TestGPUNewStepFallsBackOnQwen3(t *testing.T) {
 	vocab, err := gguf.Open(vocabPath)
 	require.NoError(t, err)
 	defer vocab.Close()
-	c := fixture.Qwen3Tiny()
-	c.Layers, c.Context = 1, 64
-	path := filepath.Join(dir, "qwen3.gguf")
-	require.NoError(t, fixture.GenerateFile(path, c, vocab))
-	m := loadPath(t, path)
+	for _, c := range []fixture.Config{fixture.Qwen3Tiny(), fixture.Qwen3MoETiny()} {
+		t.Run(c.Arch, func(t *testing.T) {
+			c.Layers, c.Context = 1, 64
+			path := filepath.Join(dir, c.Arch+".gguf")
+			require.NoError(t, fixture.GenerateFile(path, c, vocab))
+			m := loadPath(t, path)
 
-	var stderr bytes.Buffer
-	opts := testOptions()
-	opts.Stderr = &stderr
-	s, err := NewStep(m, opts)
-	require.NoError(t, err)
-	defer s.Close()
-	assert.False(t, s.OnGPU())
-	assert.Contains(t, s.FallbackReason(), ErrUnsupportedArch.Error())
-	assert.Contains(t, stderr.String(), "Fallback: cuda → cpu")
-	got, err := s.Step(3, 0)
-	require.NoError(t, err)
-	want, err := m.NewStep().Step(3, 0)
-	require.NoError(t, err)
-	assert.Equal(t, want, got)
+			var stderr bytes.Buffer
+			opts := testOptions()
+			opts.Stderr = &stderr
+			s, err := NewStep(m, opts)
+			require.NoError(t, err)
+			defer s.Close()
+			assert.False(t, s.OnGPU())
+			assert.Contains(t, s.FallbackReason(), ErrUnsupportedArch.Error())
+			assert.Contains(t, s.FallbackReason(), `"`+c.Arch+`"`)
+			assert.Contains(t, stderr.String(), "Fallback: cuda → cpu")
+			got, err := s.Step(3, 0)
+			require.NoError(t, err)
+			want, err := m.NewStep().Step(3, 0)
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+		})
+	}
 }
 
 func logSuffixReason(reason string) string {

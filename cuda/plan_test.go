@@ -19,6 +19,8 @@ func TestCheckArch(t *testing.T) {
 		{model.Config{Arch: "llama"}, true},
 		{model.Config{Arch: "qwen2"}, true},
 		{model.Config{Arch: "qwen3", QKNorm: true}, false},
+		{model.Config{Arch: "qwen3moe", QKNorm: true, Experts: 8, ExpertsUsed: 2}, false},
+		{model.Config{Arch: "qwen2", Experts: 8, ExpertsUsed: 2}, false},
 		{model.Config{Arch: "llama", QKNorm: true}, false},
 		{model.Config{Arch: "gemma3"}, false},
 	} {

@@ -38,6 +38,10 @@ const (
 	SuffixValueLength       = "attention.value_length"           // uint32, head dim of V
 	SuffixRopeDimension     = "rope.dimension_count"             // uint32, rotated dims per head
 	SuffixRopeFreqBase      = "rope.freq_base"                   // float32, theta
+
+	SuffixExpertCount       = "expert_count"               // uint32, experts per MoE layer
+	SuffixExpertUsedCount   = "expert_used_count"          // uint32, experts each token is routed to
+	SuffixExpertFeedForward = "expert_feed_forward_length" // uint32, hidden width of one expert
 )
 
 // ArchKey returns the key "<arch>.<suffix>".

@@ -119,7 +119,10 @@ type hyperparameters struct {
 	FeedForwardLength *uint32  `json:"feed_forward_length,omitempty"`
 	HeadCount         *uint32  `json:"head_count,omitempty"`
 	HeadCountKV       *uint32  `json:"head_count_kv,omitempty"`
-	KeyLength         *uint32  `json:"key_length,omitempty"` // head_dim when not embedding_length/head_count (qwen3)
+	KeyLength         *uint32  `json:"key_length,omitempty"`                 // head_dim when not embedding_length/head_count (qwen3)
+	ExpertCount       *uint32  `json:"expert_count,omitempty"`               // mixture of experts (qwen3moe)
+	ExpertUsedCount   *uint32  `json:"expert_used_count,omitempty"`          // experts routed per token
+	ExpertFFNLength   *uint32  `json:"expert_feed_forward_length,omitempty"` // one expert's hidden width
 	RopeFreqBase      *float32 `json:"rope_freq_base,omitempty"`
 	RMSEpsilon        *float32 `json:"rms_epsilon,omitempty"`
 	VocabSize         *uint32  `json:"vocab_size,omitempty"`
@@ -164,6 +167,9 @@ func inspect(path string) (*report, error) {
 		{gguf.SuffixHeadCount, &hp.HeadCount},
 		{gguf.SuffixHeadCountKV, &hp.HeadCountKV},
 		{gguf.SuffixKeyLength, &hp.KeyLength},
+		{gguf.SuffixExpertCount, &hp.ExpertCount},
+		{gguf.SuffixExpertUsedCount, &hp.ExpertUsedCount},
+		{gguf.SuffixExpertFeedForward, &hp.ExpertFFNLength},
 		{gguf.SuffixVocabSize, &hp.VocabSize},
 	} {
 		if *u.dst, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, u.suffix))); err != nil {
@@ -253,6 +259,12 @@ func (r *report) writeText(out io.Writer) error {
 		fmt.Fprintf(w, "%s:\t%s\n", row.name, deref(row.v))
 		if row.name == "head_count_kv" && hp.KeyLength != nil {
 			fmt.Fprintf(w, "key_length:\t%d\n", *hp.KeyLength) // only when the file sets it
+		}
+		if row.name == "feed_forward_length" && hp.ExpertCount != nil {
+			// Only for a mixture of experts.
+			fmt.Fprintf(w, "expert_count:\t%s\n", deref(hp.ExpertCount))
+			fmt.Fprintf(w, "expert_used_count:\t%s\n", deref(hp.ExpertUsedCount))
+			fmt.Fprintf(w, "expert_feed_forward_length:\t%s\n", deref(hp.ExpertFFNLength))
 		}
 	}
 	model := r.Tokenizer.Model
