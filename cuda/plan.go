@@ -9,12 +9,16 @@ import (
 
 // CheckArch reports whether the GPU forward computes c's architecture: the
 // llama block, with qwen2's biases and NEOX RoPE. qwen3's per-head Q/K
-// RMSNorm and qwen3moe's experts have no kernels here.
+// RMSNorm, qwen3moe's experts and YaRN's RoPE have no kernels here.
 //
 // Errors: wraps ErrUnsupportedArch naming the architecture.
 func CheckArch(c model.Config) error {
 	if c.QKNorm || c.MoE() || (c.Arch != "llama" && c.Arch != "qwen2") {
 		return fmt.Errorf("%w %q (the GPU forward runs llama and qwen2; the CPU forward runs it)", ErrUnsupportedArch, c.Arch)
+	}
+	if c.RopeYaRN || c.RopeAttnFactor != 1 {
+		return fmt.Errorf("%w %q with YaRN RoPE scaling or a RoPE attn_factor (the GPU's RoPE has neither; the CPU forward runs it)",
+			ErrUnsupportedArch, c.Arch)
 	}
 	return nil
 }

@@ -16,8 +16,10 @@ func TestCheckArch(t *testing.T) {
 		cfg model.Config
 		ok  bool
 	}{
-		{model.Config{Arch: "llama"}, true},
-		{model.Config{Arch: "qwen2"}, true},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1}, true},
+		{model.Config{Arch: "qwen2", RopeAttnFactor: 1}, true},
+		{model.Config{Arch: "qwen2", RopeAttnFactor: 1, RopeYaRN: true}, false},
+		{model.Config{Arch: "llama", RopeAttnFactor: 0.5}, false},
 		{model.Config{Arch: "qwen3", QKNorm: true}, false},
 		{model.Config{Arch: "qwen3moe", QKNorm: true, Experts: 8, ExpertsUsed: 2}, false},
 		{model.Config{Arch: "qwen2", Experts: 8, ExpertsUsed: 2}, false},

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -22,10 +23,22 @@ type Config struct {
 	RopeType      RopeType // pairing of rotated values, fixed by Arch
 	RopeBase      float32  // rope.freq_base; default 10000
 	RopeFreqScale float32  // 1/rope.scaling.factor; 1 when unscaled
-	RMSEps        float32  // RMSNorm epsilon
-	QKNorm        bool     // per-head RMSNorm of Q and K before RoPE (qwen3), fixed by Arch
-	ContextLength int      // trained context length in positions (n_ctx_train)
-	Vocab         int      // n_vocab: rows of token_embd.weight
+	// RopeYaRN is rope.scaling.type = yarn: each pair's angle mixes the
+	// interpolated (RopeFreqScale) and the original angle by YaRN's ramp
+	// over the correction dims of RopeOrigCtx, and cos and sin take YaRN's
+	// magnitude correction (as ggml's rope with ext_factor 1).
+	RopeYaRN bool
+	// RopeOrigCtx is rope.scaling.original_context_length, the context the
+	// model was trained at before YaRN; ContextLength when absent.
+	RopeOrigCtx int
+	// RopeAttnFactor multiplies every cos and sin of RoPE: llama.cpp's
+	// yarn_attn_factor, rope.scaling.attn_factor (default 1) times, under
+	// YaRN, get_mscale(factor)/(1+0.1·ln factor). 1 for most models.
+	RopeAttnFactor float32
+	RMSEps         float32 // RMSNorm epsilon
+	QKNorm         bool    // per-head RMSNorm of Q and K before RoPE (qwen3), fixed by Arch
+	ContextLength  int     // trained context length in positions (n_ctx_train)
+	Vocab          int     // n_vocab: rows of token_embd.weight
 
 	// Mixture of experts (qwen3moe); all 0 for dense architectures.
 	Experts     int // expert_count: experts per layer (n_expert)
@@ -100,7 +113,7 @@ func decodeConfig(md metadata) (Config, error) {
 	if !ok {
 		return Config{}, fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedArch, arch, strings.Join(Architectures(), ", "))
 	}
-	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, RopeBase: 10000, RopeFreqScale: 1}
+	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, RopeBase: 10000, RopeFreqScale: 1, RopeAttnFactor: 1}
 	d := configDecoder{md: md, arch: arch}
 
 	c.Layers = d.count(keyBlockCount, nil)
@@ -131,17 +144,29 @@ func decodeConfig(md metadata) (Config, error) {
 	if factor == 0 {
 		factor = d.float(keyRopeScaleLin, &none)
 	}
+	one := float32(1)
+	attnFactor := d.float(keyRopeAttnFact, &one)
+	c.RopeOrigCtx = d.count(keyRopeOrigCtx, &c.ContextLength)
 	if d.err != nil {
 		return Config{}, d.err
 	}
 
+	if factor != 0 {
+		c.RopeFreqScale = 1 / factor
+	}
 	switch scaling {
-	case "none", "linear":
-		if factor != 0 {
-			c.RopeFreqScale = 1 / factor
-		}
+	case "linear":
+	case "none":
+		c.RopeFreqScale = 1 // llama.cpp: never scale when the type is none
+	case "yarn":
+		c.RopeYaRN = true
+		c.RopeAttnFactor = yarnAttnFactor(c.RopeFreqScale)
 	default:
-		return Config{}, configErr(arch+keyRopeScaling, "%s%s = %q: only none and linear RoPE scaling are supported", arch, keyRopeScaling, scaling)
+		return Config{}, configErr(arch+keyRopeScaling, "%s%s = %q: only none, linear and yarn RoPE scaling are supported", arch, keyRopeScaling, scaling)
+	}
+	c.RopeAttnFactor = float32(c.RopeAttnFactor * attnFactor)
+	if !(attnFactor > 0) {
+		return Config{}, configErr(arch+keyRopeAttnFact, "%s%s = %g out of range", arch, keyRopeAttnFact, attnFactor)
 	}
 	ranges := func(key string) error {
 		return configErr(arch+key, "rms epsilon %g, rope base %g, rope scale %g out of range", c.RMSEps, c.RopeBase, c.RopeFreqScale)
@@ -164,6 +189,26 @@ func decodeConfig(md metadata) (Config, error) {
 	}
 	return c, nil
 }
+
+// yarnAttnFactor is llama.cpp's yarn_attn_factor under YaRN before
+// rope.scaling.attn_factor: get_mscale(factor, 1) = 1 + 0.1·ln(factor) (1
+// for factor <= 1), divided by the 1 + 0.1·ln(factor) ggml's rope
+// multiplies in again. Each float32 step rounds on its own, as libllama's
+// generic x86-64 build computes it (no FMA).
+func yarnAttnFactor(freqScale float32) float32 {
+	factor := 1 / freqScale
+	ms := float32(1)
+	if factor > 1 {
+		ms = float32(float32(0.1)*logf(factor)) + 1
+	}
+	cancel := 1 / (float32(float32(0.1)*logf(factor)) + 1)
+	return float32(ms * cancel)
+}
+
+// logf is glibc's logf for the arguments RoPE scaling takes (scaling
+// factors, bases, n_ctx_orig/(beta·2π)): float64's log rounded once to
+// float32, which testdata/logf_glibc.txt checks against glibc.
+func logf(x float32) float32 { return float32(math.Log(float64(x))) }
 
 // configDecoder reads per-architecture keys, remembering the first error.
 type configDecoder struct {

@@ -24,6 +24,8 @@ const (
 	keyRopeScaling   = ".rope.scaling.type"
 	keyRopeFactor    = ".rope.scaling.factor"
 	keyRopeScaleLin  = ".rope.scale_linear"
+	keyRopeAttnFact  = ".rope.scaling.attn_factor"
+	keyRopeOrigCtx   = ".rope.scaling.original_context_length"
 
 	keyExpertCount     = ".expert_count"
 	keyExpertUsedCount = ".expert_used_count"

@@ -122,7 +122,8 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	m.rope = newRope(cfg.RopeType, cfg.RopeDims, cfg.RopeBase, cfg.RopeFreqScale, factors)
+	m.rope = newRope(ropeParams{kind: cfg.RopeType, dims: cfg.RopeDims, base: cfg.RopeBase, freqScale: cfg.RopeFreqScale,
+		attnFactor: cfg.RopeAttnFactor, yarn: cfg.RopeYaRN, origCtx: cfg.RopeOrigCtx}, factors)
 
 	threads := opts.Threads
 	if threads <= 0 {

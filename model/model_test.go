@@ -51,7 +51,7 @@ func TestLoadConfig(t *testing.T) {
 			want := Config{
 				Arch: tt.arch, Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: max(tt.headDim, 16),
 				RopeDims: max(tt.headDim, 16), RopeType: tt.rope, RopeBase: 500000, RopeFreqScale: 1, RMSEps: 1e-5,
-				QKNorm: tt.qkNorm, ContextLength: 64, Vocab: 80,
+				RopeAttnFactor: 1, RopeOrigCtx: 64, QKNorm: tt.qkNorm, ContextLength: 64, Vocab: 80,
 			}
 			if tt.arch == "qwen3moe" {
 				tinyMoE(&sp)
@@ -337,8 +337,8 @@ func TestLoadErrors(t *testing.T) {
 			sentinel: ErrMissingTensor, mention: "blk.0.attn_k.weight",
 		},
 		{
-			name:     "yarn rope scaling",
-			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: "yarn"}} },
+			name:     "longrope rope scaling",
+			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: "longrope"}} },
 			sentinel: ErrConfig, mention: "llama.rope.scaling.type",
 		},
 		{

@@ -124,6 +124,9 @@ type hyperparameters struct {
 	ExpertUsedCount   *uint32  `json:"expert_used_count,omitempty"`          // experts routed per token
 	ExpertFFNLength   *uint32  `json:"expert_feed_forward_length,omitempty"` // one expert's hidden width
 	RopeFreqBase      *float32 `json:"rope_freq_base,omitempty"`
+	RopeScalingType   *string  `json:"rope_scaling_type,omitempty"`   // "linear", "yarn" (only when the file sets it)
+	RopeScalingFactor *float32 `json:"rope_scaling_factor,omitempty"` // context extension factor
+	RopeOrigContext   *uint32  `json:"rope_original_context_length,omitempty"`
 	RMSEpsilon        *float32 `json:"rms_epsilon,omitempty"`
 	VocabSize         *uint32  `json:"vocab_size,omitempty"`
 }
@@ -180,6 +183,15 @@ func inspect(path string) (*report, error) {
 		return nil, err
 	}
 	if hp.RMSEpsilon, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRMSEpsilon))); err != nil {
+		return nil, err
+	}
+	if hp.RopeScalingType, err = optionalPtr(f.String(gguf.ArchKey(arch, gguf.SuffixRopeScalingType))); err != nil {
+		return nil, err
+	}
+	if hp.RopeScalingFactor, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeScalingFactor))); err != nil {
+		return nil, err
+	}
+	if hp.RopeOrigContext, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, gguf.SuffixRopeScalingOrigCtx))); err != nil {
 		return nil, err
 	}
 	if rep.Tokenizer.Model, err = optional(f.String(gguf.KeyTokenizerModel)); err != nil {
@@ -257,6 +269,14 @@ func (r *report) writeText(out io.Writer) error {
 		{"vocab_size", hp.VocabSize},
 	} {
 		fmt.Fprintf(w, "%s:\t%s\n", row.name, deref(row.v))
+		if row.name == "rope_freq_base" && hp.RopeScalingType != nil {
+			// Only when the file scales RoPE.
+			fmt.Fprintf(w, "rope_scaling:\t%s, factor %s", *hp.RopeScalingType, deref(hp.RopeScalingFactor))
+			if hp.RopeOrigContext != nil {
+				fmt.Fprintf(w, ", original context %d", *hp.RopeOrigContext)
+			}
+			fmt.Fprintln(w)
+		}
 		if row.name == "head_count_kv" && hp.KeyLength != nil {
 			fmt.Fprintf(w, "key_length:\t%d\n", *hp.KeyLength) // only when the file sets it
 		}

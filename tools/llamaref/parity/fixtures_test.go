@@ -31,7 +31,7 @@ var allFileTypes = []string{"Q4_K_M", "Q4_K_S", "Q8_0", "Q4_0", "F16", "BF16"}
 // Q/K norms, Q wider than n_embd) in the types its forward is compared on;
 // qwen3moe-tiny (8 experts, 2 used) in those and Q4_K_S and Q4_0 too, whose
 // 8-expert rules differ (attn_output Q5_K in Q4_K_S, attn_k/attn_v Q8_0 in
-// Q4_0).
+// Q4_0); tiny-yarn (YaRN RoPE scaling) in Q8_0.
 var fixturePresets = []struct {
 	preset string
 	ftypes []string
@@ -41,6 +41,7 @@ var fixturePresets = []struct {
 	{"qwen2-tiny", []string{"Q4_K_M", "Q4_K_S", "Q8_0"}},
 	{"qwen3-tiny", []string{"Q4_K_M", "Q8_0", "F16"}},
 	{"qwen3moe-tiny", []string{"Q4_K_M", "Q8_0", "F16", "Q4_K_S", "Q4_0"}},
+	{"tiny-yarn", []string{"Q8_0"}},
 }
 
 var (

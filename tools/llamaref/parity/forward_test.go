@@ -88,6 +88,8 @@ var forwardFiles = []struct{ source, ftype string }{
 	{"fixture-qwen3moe-tiny-F32.gguf", "F16"},
 	{"fixture-qwen3moe-tiny-F32.gguf", "Q8_0"},
 	{"fixture-qwen3moe-tiny-F32.gguf", "Q4_K_M"},
+	{"fixture-tiny-yarn-F32.gguf", "F32"},
+	{"fixture-tiny-yarn-F32.gguf", "Q8_0"},
 }
 
 // target is one model file the forward is compared on.
