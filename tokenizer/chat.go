@@ -142,11 +142,19 @@ func DetectFormat(template string) ChatFormat {
 // the built-in format DetectFormat picks for it. It returns the format used
 // and, when it fell back from the file's template, the error that caused
 // the fallback (so callers can say so); err is then nil.
+//
+// When Encode with AddSpecial adds BOS (AddBOS), a bos_token the template
+// renders at the very start is removed, as llama.cpp's
+// common_chat_templates_apply does, so that encoding the prompt with
+// AddSpecial gives one BOS, not two.
 func (t *Tokenizer) ApplyChat(msgs []Message, addGenerationPrompt bool) (prompt string, used ChatFormat, fallbackCause error) {
 	opts := ChatOptions{AddGenerationPrompt: addGenerationPrompt, BOS: t.TokenText(t.bos), EOS: t.TokenText(t.eos)}
 	if t.chatTemplate != "" {
 		out, err := RenderJinja(t.chatTemplate, msgs, opts)
 		if err == nil {
+			if t.AddBOS() && opts.BOS != "" {
+				out = strings.TrimPrefix(out, opts.BOS)
+			}
 			return out, FormatJinja, nil
 		}
 		fallbackCause = err
