@@ -46,7 +46,7 @@ const prefillShareNum, prefillShareDen = 3, 2
 // on one goroutine (loop).
 type batcher struct {
 	model   *Model
-	sched   *Scheduler
+	sched   *scheduler
 	metrics *metrics
 
 	parallel    int
@@ -108,7 +108,7 @@ type spanResult struct {
 }
 
 // newBatcher starts the pass loop for m.
-func newBatcher(m *Model, sched *Scheduler, mt *metrics, cfg Config) *batcher {
+func newBatcher(m *Model, sched *scheduler, mt *metrics, cfg Config) *batcher {
 	b := &batcher{model: m, sched: sched, metrics: mt, parallel: cfg.Parallel, batchTokens: cfg.BatchTokens,
 		maxIdle: cfg.Slots, kvBudget: cfg.KVMemory, kvPerPos: m.KVBytesPerPosition,
 		wake: make(chan struct{}, 1), active: map[*sequence]struct{}{}, done: make(chan struct{})}

@@ -88,7 +88,7 @@ type Server struct {
 	builtins Builtins
 	log      *slog.Logger
 	cfg      Config
-	sched    *Scheduler
+	sched    *scheduler
 	metrics  *metrics
 	mux      *http.ServeMux
 	created  int64
@@ -150,7 +150,7 @@ func (s *Server) SetModel(m *Model) {
 	if len(s.tenants.All()) <= 1 {
 		defaultCap = parallel
 	}
-	s.sched = NewBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
+	s.sched = newBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
 		if t := s.tenants.tenant(tenant); t != nil && t.Limits.MaxSequences > 0 {
 			return t.Limits.MaxSequences
 		}
