@@ -290,7 +290,7 @@ func TestStepErrors(t *testing.T) {
 	assert.ErrorIs(t, err, engine.ErrContextExceeded)
 
 	name, onGPU := s.Backend()
-	assert.Equal(t, "cpu-"+q4k.Fast.Name, name)
+	assert.Equal(t, "cpu-"+q4k.Fast().Name, name)
 	assert.False(t, onGPU)
 }
 

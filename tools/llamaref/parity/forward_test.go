@@ -56,7 +56,7 @@ const (
 // greedy prefix instead of failing; the cosine and max-abs bounds still
 // hold.
 func knownOrderGap(name string) (gap string, ok bool) {
-	if q4k.Fast.Name != "avx2" {
+	if q4k.Fast().Name != "avx2" {
 		// ggml's NEON, AVX-only and scalar builds sum in orders q4k does not follow.
 		return "ggml orders of non-AVX2 builds", true
 	}
