@@ -96,7 +96,7 @@ func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key VerdictKey) 
 	}
 	if !cached {
 		var err error
-		v, err = RunGate(gpu, s.cpu, ProbeSequence(m.Config().Vocab, ProbeTokens))
+		v, err = runGate(gpu, s.cpu, probeSequence(m.Config().Vocab, probeTokens))
 		if err != nil {
 			s.fallBack(err)
 			return s

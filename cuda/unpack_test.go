@@ -40,7 +40,7 @@ func TestKernelUnpackMatchesQ4K(t *testing.T) {
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	for typ, name := range KernelTypes {
+	for typ, name := range kernelTypes {
 		t.Run(name, func(t *testing.T) {
 			rb, err := typ.RowSize(cols)
 			require.NoError(t, err)
