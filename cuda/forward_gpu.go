@@ -425,20 +425,7 @@ func (s *CudaQ4kStep) StepBatch(rows []engine.StepRows) error {
 		r := &rows[i]
 		r.Out, r.Err = nil, nil
 		st, ok := r.Step.(*CudaQ4kStep)
-		switch {
-		case !ok || st == nil || st.devModel != s.devModel:
-			r.Err = fmt.Errorf("%w (row %d: %T)", model.ErrForeignStep, i, r.Step)
-			continue
-		case len(r.Tokens) == 0:
-			r.Err = fmt.Errorf("%w: row %d has no tokens", model.ErrPosition, i)
-			continue
-		}
-		for j := range i {
-			if rows[j].Step == r.Step && rows[j].Err == nil {
-				r.Err = fmt.Errorf("%w (row %d: the same step twice)", model.ErrForeignStep, i)
-			}
-		}
-		if r.Err != nil {
+		if r.Err = rowErr(rows, i, ok && st != nil && st.devModel == s.devModel, -1); r.Err != nil {
 			continue
 		}
 		r.Out, r.Err = st.run(r.Tokens, r.Start, r.Logits)

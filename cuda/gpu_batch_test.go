@@ -117,7 +117,7 @@ func TestGPUGatedSequences(t *testing.T) {
 	opts.FileSHA256, opts.Verdicts = sum, cache
 	g, err := NewCudaQ4kStep(m, opts)
 	failLine(t, err, "sequences", path)
-	require.NoError(t, cache.Put(VerdictKey{FileSHA256: sum, Device: g.DeviceName(), kernelHash: kernelHash()}, Verdict{OK: true}))
+	require.NoError(t, cache.Put(VerdictKey{FileSHA256: sum, Device: g.DeviceName(), KernelHash: kernelHash()}, Verdict{OK: true}))
 	require.NoError(t, g.Close())
 	s, err := NewStep(m, opts)
 	failLine(t, err, "sequences", path)

@@ -423,7 +423,7 @@ func TestGPUNewStep(t *testing.T) {
 	defer s.Close()
 	fmt.Printf("newstep %s on %s: on GPU %v, verdict %s%s\n", filepath.Base(path), s.Device(), s.OnGPU(), s.Verdict(), logSuffixReason(s.FallbackReason()))
 	assert.True(t, s.OnGPU(), s.FallbackReason())
-	_, ok := cache.Get(VerdictKey{FileSHA256: sum, Device: s.Device(), kernelHash: kernelHash()})
+	_, ok := cache.Get(VerdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: kernelHash()})
 	assert.True(t, ok)
 	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)

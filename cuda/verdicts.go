@@ -17,14 +17,14 @@ import (
 type VerdictKey struct {
 	FileSHA256 string // hex sha256 of the GGUF file
 	Device     string // the driver's device name, e.g. "NVIDIA H200"
-	kernelHash string // kernelHash() of the build
+	KernelHash string // kernelHash() of the build
 }
 
 // String is the key as stored: the three parts joined by "|".
-func (k VerdictKey) String() string { return k.FileSHA256 + "|" + k.Device + "|" + k.kernelHash }
+func (k VerdictKey) String() string { return k.FileSHA256 + "|" + k.Device + "|" + k.KernelHash }
 
 // valid reports whether every part is set (an empty part is never cached).
-func (k VerdictKey) valid() bool { return k.FileSHA256 != "" && k.Device != "" && k.kernelHash != "" }
+func (k VerdictKey) valid() bool { return k.FileSHA256 != "" && k.Device != "" && k.KernelHash != "" }
 
 // VerdictCache remembers parity verdicts in a JSON file, so that a model
 // already judged on a device with the same kernels loads without the

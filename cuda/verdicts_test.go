@@ -10,15 +10,15 @@ import (
 )
 
 func TestVerdictKey(t *testing.T) {
-	k := VerdictKey{FileSHA256: "ab", Device: "NVIDIA H200", kernelHash: "cd"}
+	k := VerdictKey{FileSHA256: "ab", Device: "NVIDIA H200", KernelHash: "cd"}
 	assert.Equal(t, "ab|NVIDIA H200|cd", k.String())
 	for _, tc := range []struct {
 		k     VerdictKey
 		valid bool
 	}{
 		{k, true},
-		{VerdictKey{Device: "d", kernelHash: "h"}, false},
-		{VerdictKey{FileSHA256: "f", kernelHash: "h"}, false},
+		{VerdictKey{Device: "d", KernelHash: "h"}, false},
+		{VerdictKey{FileSHA256: "f", KernelHash: "h"}, false},
 		{VerdictKey{FileSHA256: "f", Device: "d"}, false},
 	} {
 		assert.Equal(t, tc.valid, tc.k.valid(), tc.k.String())
@@ -28,9 +28,9 @@ func TestVerdictKey(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Put(k, Verdict{OK: true, Positions: 64}))
 	for _, other := range []VerdictKey{
-		{FileSHA256: "ab2", Device: k.Device, kernelHash: k.kernelHash},
-		{FileSHA256: k.FileSHA256, Device: "NVIDIA A100", kernelHash: k.kernelHash},
-		{FileSHA256: k.FileSHA256, Device: k.Device, kernelHash: "ce"},
+		{FileSHA256: "ab2", Device: k.Device, KernelHash: k.KernelHash},
+		{FileSHA256: k.FileSHA256, Device: "NVIDIA A100", KernelHash: k.KernelHash},
+		{FileSHA256: k.FileSHA256, Device: k.Device, KernelHash: "ce"},
 	} {
 		_, ok := c.Get(other)
 		assert.False(t, ok, other.String())
@@ -44,10 +44,10 @@ func TestVerdictCacheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "verdicts.json")
 	c, err := OpenVerdictCache(path)
 	require.NoError(t, err, "a missing file is an empty cache")
-	k := VerdictKey{FileSHA256: "f", Device: "d", kernelHash: kernelHash()}
+	k := VerdictKey{FileSHA256: "f", Device: "d", KernelHash: kernelHash()}
 	bad := Verdict{Reason: "position 3: cosine 0.50000 < 0.95", MinCos: 0.5, WorstPos: 3, Positions: 64}
 	require.NoError(t, c.Put(k, bad))
-	require.NoError(t, c.Put(VerdictKey{Device: "d", kernelHash: "h"}, Verdict{OK: true}), "an incomplete key is ignored")
+	require.NoError(t, c.Put(VerdictKey{Device: "d", KernelHash: "h"}, Verdict{OK: true}), "an incomplete key is ignored")
 
 	again, err := OpenVerdictCache(path)
 	require.NoError(t, err)

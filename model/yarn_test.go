@@ -1,11 +1,7 @@
 package model
 
 import (
-	"bufio"
-	"fmt"
 	"math"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,22 +13,12 @@ import (
 // logf gives glibc's logf bits (testdata/logf_glibc.txt, from glibc 2.36
 // on x86-64) for every value RoPE scaling takes it of.
 func TestLogfMatchesGlibc(t *testing.T) {
-	f, err := os.Open("testdata/logf_glibc.txt")
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
 	n := 0
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "#") {
-			continue
-		}
-		var x, want uint32
-		_, err := fmt.Sscanf(sc.Text(), "%x %x", &x, &want)
-		require.NoError(t, err)
-		assert.Equal(t, want, math.Float32bits(logf(math.Float32frombits(x))), "logf(%g)", math.Float32frombits(x))
+	for _, row := range glibcTable(t, "testdata/logf_glibc.txt", 2) {
+		x := math.Float32frombits(row[0])
+		assert.Equal(t, row[1], math.Float32bits(logf(x)), "logf(%g)", x)
 		n++
 	}
-	require.NoError(t, sc.Err())
 	assert.Greater(t, n, 40)
 }
 
