@@ -90,6 +90,9 @@ var architectures = map[string]archInfo{
 	"phi3":     {rope: RopeNeox, phi3: true},
 }
 
+// phi3 reports whether c is Phi-3's block (see archInfo.phi3).
+func (c *Config) phi3() bool { return architectures[c.Arch].phi3 }
+
 // maxExperts is llama.cpp's LLAMA_MAX_EXPERTS.
 const maxExperts = 512
 
@@ -118,7 +121,9 @@ type metadata interface {
 // from token_embd.weight). A MoE architecture requires expert_count and
 // expert_used_count; feed_forward_length is optional there and
 // expert_feed_forward_length defaults to feed_forward_length/expert_used_count,
-// as in llama.cpp.
+// as in llama.cpp. phi3 may rotate fewer values than a head holds
+// (rope.dimension_count, even, at most key_length); its
+// attention.sliding_window is read (0 when absent) but not applied.
 //
 // Errors: ErrUnsupportedArch naming the architecture; a *ConfigError
 // (wrapping ErrConfig) naming the key for a missing required key or an

@@ -132,7 +132,7 @@ func load(src tensorSource, opts Options) (*Model, error) {
 		m.fusedQKV = m.fusedQKV || ly.qkv.data != nil
 	}
 	m.ropeFrom = tensorRopeFreqs
-	if cfg.FusedFFN { // phi3: LongRoPE
+	if cfg.phi3() { // LongRoPE
 		m.ropeFrom = longRoPEFactors(cfg, opts.ContextSize)
 	}
 	factors := l.vector(m.ropeFrom, cfg.RopeDims/2, false)
@@ -185,7 +185,7 @@ func (l *loader) layer(i int, c *Config) layer {
 	n := func(format string) string { return fmt.Sprintf(format, i) }
 	ly := layer{attnNorm: l.vector(n(tensorAttnNorm), c.Embd, true)}
 	qkvDim := c.QDim() + 2*c.KVDim()
-	if c.FusedFFN && l.has(n(tensorAttnQKV)) {
+	if c.phi3() && l.has(n(tensorAttnQKV)) {
 		// phi3: one product for Q, K and V, split by rows afterwards.
 		ly.qkv = l.matrix(n(tensorAttnQKV), qkvDim, c.Embd)
 	} else {
@@ -223,7 +223,7 @@ func (l *loader) layer(i int, c *Config) layer {
 	} else {
 		ly.q.bias, ly.k.bias, ly.v.bias = qb, kb, vb
 	}
-	if c.FusedFFN {
+	if c.phi3() {
 		return ly // phi3's attn_output and FFN have no biases in llama.cpp
 	}
 	ly.o.bias = l.vector(n(tensorAttnOutB), c.Embd, false)
