@@ -24,6 +24,8 @@ func TestCheckArch(t *testing.T) {
 		{model.Config{Arch: "qwen3moe", QKNorm: true, Experts: 8, ExpertsUsed: 2}, false},
 		{model.Config{Arch: "qwen2", Experts: 8, ExpertsUsed: 2}, false},
 		{model.Config{Arch: "llama", QKNorm: true}, false},
+		{model.Config{Arch: "phi3", RopeAttnFactor: 1, ScaleQ: true, FusedFFN: true}, false},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1, FusedFFN: true}, false},
 		{model.Config{Arch: "gemma3"}, false},
 	} {
 		err := CheckArch(tc.cfg)

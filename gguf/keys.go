@@ -43,6 +43,7 @@ const (
 	SuffixRopeScalingFactor     = "rope.scaling.factor"                  // float32, context extension factor
 	SuffixRopeScalingAttnFactor = "rope.scaling.attn_factor"             // float32, multiplies RoPE's cos and sin
 	SuffixRopeScalingOrigCtx    = "rope.scaling.original_context_length" // uint32, YaRN's pre-extension context
+	SuffixSlidingWindow         = "attention.sliding_window"             // uint32, positions a windowed layer attends to
 
 	SuffixExpertCount       = "expert_count"               // uint32, experts per MoE layer
 	SuffixExpertUsedCount   = "expert_used_count"          // uint32, experts each token is routed to

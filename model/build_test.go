@@ -31,6 +31,11 @@ type spec struct {
 	ropeBase          float32  // 0: key absent (10000)
 	experts, used     int      // qwen3moe: expert_count, expert_used_count (0: keys absent)
 	expertFFN         int      // qwen3moe: expert_feed_forward_length (0: key absent)
+	ropeDims          int      // rope.dimension_count when nonzero (phi3's partial rotary)
+	longRoPE          bool     // phi3: rope_factors_long/short.weight
+	origCtx           int      // rope.scaling.original_context_length when nonzero
+	attnFactor        float32  // rope.scaling.attn_factor when nonzero
+	separateQKV       bool     // phi3: attn_q/k/v instead of attn_qkv
 	seed              uint64
 	extraKV           []gguf.KV
 	override          map[string]gguf.Tensor // replaces a tensor by name
@@ -68,6 +73,15 @@ func (s spec) metadata() []gguf.KV {
 	}
 	if s.ropeBase != 0 {
 		kv = append(kv, gguf.KV{Key: a + ".rope.freq_base", Value: s.ropeBase})
+	}
+	if s.ropeDims != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".rope.dimension_count", Value: uint32(s.ropeDims)})
+	}
+	if s.origCtx != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".rope.scaling.original_context_length", Value: uint32(s.origCtx)})
+	}
+	if s.attnFactor != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".rope.scaling.attn_factor", Value: s.attnFactor})
 	}
 	if s.experts != 0 {
 		kv = append(kv, gguf.KV{Key: a + ".expert_count", Value: uint32(s.experts)})
@@ -124,12 +138,29 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 		}
 		add("rope_freqs.weight", q4k.F32, []int64{int64(hd / 2)}, f)
 	}
+	if s.longRoPE {
+		rd := hd
+		if s.ropeDims != 0 {
+			rd = s.ropeDims
+		}
+		long, short := make([]float32, rd/2), make([]float32, rd/2)
+		for i := range long {
+			long[i], short[i] = 1+float32(i)/2, 1+float32(i%2)/4
+		}
+		add("rope_factors_long.weight", q4k.F32, []int64{int64(rd / 2)}, long)
+		add("rope_factors_short.weight", q4k.F32, []int64{int64(rd / 2)}, short)
+	}
+	phi3 := s.arch == "phi3"
 	for l := range s.layers {
 		n := func(f string) string { return fmt.Sprintf(f, l) }
 		vector(n("blk.%d.attn_norm.weight"), s.embd, 0.1, 1)
-		matrix(n("blk.%d.attn_q.weight"), qDim, s.embd)
-		matrix(n("blk.%d.attn_k.weight"), kvDim, s.embd)
-		matrix(n("blk.%d.attn_v.weight"), kvDim, s.embd)
+		if phi3 && !s.separateQKV {
+			matrix(n("blk.%d.attn_qkv.weight"), qDim+2*kvDim, s.embd)
+		} else {
+			matrix(n("blk.%d.attn_q.weight"), qDim, s.embd)
+			matrix(n("blk.%d.attn_k.weight"), kvDim, s.embd)
+			matrix(n("blk.%d.attn_v.weight"), kvDim, s.embd)
+		}
 		if s.biases {
 			vector(n("blk.%d.attn_q.bias"), qDim, 0.5, 0)
 			vector(n("blk.%d.attn_k.bias"), kvDim, 0.5, 0)
@@ -159,8 +190,12 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 			experts(n("blk.%d.ffn_down_exps.weight"), s.embd, ff)
 			continue
 		}
-		matrix(n("blk.%d.ffn_gate.weight"), s.ffn, s.embd)
-		matrix(n("blk.%d.ffn_up.weight"), s.ffn, s.embd)
+		if phi3 {
+			matrix(n("blk.%d.ffn_up.weight"), 2*s.ffn, s.embd) // gate's rows, then up's
+		} else {
+			matrix(n("blk.%d.ffn_gate.weight"), s.ffn, s.embd)
+			matrix(n("blk.%d.ffn_up.weight"), s.ffn, s.embd)
+		}
 		matrix(n("blk.%d.ffn_down.weight"), s.embd, s.ffn)
 	}
 	return tensors

@@ -12,14 +12,14 @@ import (
 
 // Config is the shape of a model, decoded once from GGUF metadata.
 type Config struct {
-	Arch          string   // general.architecture: "llama", "qwen2", "qwen3" or "qwen3moe"
+	Arch          string   // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe" or "phi3"
 	Layers        int      // transformer blocks (n_layer)
 	Embd          int      // model width (n_embd)
 	FFN           int      // feed-forward width (n_ff); 0 when a MoE file omits it
 	Heads         int      // query heads (n_head)
 	KVHeads       int      // key/value heads (n_head_kv); Heads is a multiple
 	HeadDim       int      // values per head, for keys and values alike
-	RopeDims      int      // rotated values per head (n_rot); equals HeadDim here
+	RopeDims      int      // rotated values per head (n_rot): HeadDim, or fewer in phi3 (partial rotary)
 	RopeType      RopeType // pairing of rotated values, fixed by Arch
 	RopeBase      float32  // rope.freq_base; default 10000
 	RopeFreqScale float32  // 1/rope.scaling.factor; 1 when unscaled
@@ -37,8 +37,21 @@ type Config struct {
 	RopeAttnFactor float32
 	RMSEps         float32 // RMSNorm epsilon
 	QKNorm         bool    // per-head RMSNorm of Q and K before RoPE (qwen3), fixed by Arch
-	ContextLength  int     // trained context length in positions (n_ctx_train)
-	Vocab          int     // n_vocab: rows of token_embd.weight
+	// ScaleQ is phi3's query scaling: Q is multiplied by 1/sqrt(HeadDim)
+	// after RoPE and the scores are not scaled, instead of the scores being
+	// scaled (which rounds differently). Fixed by Arch.
+	ScaleQ bool
+	// FusedFFN is phi3's feed-forward: one ffn_up of 2·FFN rows, the gate's
+	// rows first and the up projection's after them, and no ffn_gate.
+	// Fixed by Arch.
+	FusedFFN bool
+	// SlidingWindow is attention.sliding_window as the file says (0 when
+	// absent). llama.cpp disables Phi-3's sliding window (every layer
+	// attends to the whole context), and so does this package: it is
+	// reported, not applied.
+	SlidingWindow int
+	ContextLength int // trained context length in positions (n_ctx_train)
+	Vocab         int // n_vocab: rows of token_embd.weight
 
 	// Mixture of experts (qwen3moe); all 0 for dense architectures.
 	Experts     int // expert_count: experts per layer (n_expert)
@@ -60,6 +73,11 @@ type archInfo struct {
 	rope   RopeType // pairing of rotated values, as llama.cpp's llama_model_rope_type
 	qkNorm bool     // blk.N.attn_q_norm/attn_k_norm gains, required
 	moe    bool     // routed expert FFNs (ffn_gate_inp, ffn_*_exps), expert_count required
+	// phi3 is Phi-3's block: attn_qkv (or attn_q/k/v), the fused gate-up
+	// ffn_up, LongRoPE's rope_factors_long/short, the query scaled before
+	// attention, partial rotary (rope.dimension_count < key_length), and
+	// attention.sliding_window read but not applied.
+	phi3 bool
 }
 
 // architectures maps each supported general.architecture to its fixed
@@ -69,7 +87,11 @@ var architectures = map[string]archInfo{
 	"qwen2":    {rope: RopeNeox},
 	"qwen3":    {rope: RopeNeox, qkNorm: true},
 	"qwen3moe": {rope: RopeNeox, qkNorm: true, moe: true},
+	"phi3":     {rope: RopeNeox, phi3: true},
 }
+
+// phi3 reports whether c is Phi-3's block (see archInfo.phi3).
+func (c *Config) phi3() bool { return architectures[c.Arch].phi3 }
 
 // maxExperts is llama.cpp's LLAMA_MAX_EXPERTS.
 const maxExperts = 512
@@ -99,7 +121,9 @@ type metadata interface {
 // from token_embd.weight). A MoE architecture requires expert_count and
 // expert_used_count; feed_forward_length is optional there and
 // expert_feed_forward_length defaults to feed_forward_length/expert_used_count,
-// as in llama.cpp.
+// as in llama.cpp. phi3 may rotate fewer values than a head holds
+// (rope.dimension_count, even, at most key_length); its
+// attention.sliding_window is read (0 when absent) but not applied.
 //
 // Errors: ErrUnsupportedArch naming the architecture; a *ConfigError
 // (wrapping ErrConfig) naming the key for a missing required key or an
@@ -113,7 +137,8 @@ func decodeConfig(md metadata) (Config, error) {
 	if !ok {
 		return Config{}, fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedArch, arch, strings.Join(Architectures(), ", "))
 	}
-	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, RopeBase: 10000, RopeFreqScale: 1, RopeAttnFactor: 1}
+	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, ScaleQ: info.phi3, FusedFFN: info.phi3,
+		RopeBase: 10000, RopeFreqScale: 1, RopeAttnFactor: 1}
 	d := configDecoder{md: md, arch: arch}
 
 	c.Layers = d.count(keyBlockCount, nil)
@@ -136,6 +161,10 @@ func decodeConfig(md metadata) (Config, error) {
 	c.RopeDims = d.count(keyRopeDims, &c.HeadDim)
 	if info.moe {
 		d.experts(&c)
+	}
+	if info.phi3 {
+		var none int
+		c.SlidingWindow = d.count0(keySlidingWindow, &none)
 	}
 	c.RopeBase = d.float(keyRopeFreqBase, &c.RopeBase)
 	scaling := d.str(keyRopeScaling, "linear")
@@ -178,8 +207,10 @@ func decodeConfig(md metadata) (Config, error) {
 		return Config{}, configErr(arch+keyValueLength, "value_length %d differs from key_length %d", valueDim, c.HeadDim)
 	case c.HeadDim%2 != 0:
 		return Config{}, configErr(arch+keyKeyLength, "key_length %d is odd (RoPE needs pairs)", c.HeadDim)
-	case c.RopeDims != c.HeadDim:
-		return Config{}, configErr(arch+keyRopeDims, "rope.dimension_count %d differs from key_length %d", c.RopeDims, c.HeadDim)
+	case c.RopeDims != c.HeadDim && !info.phi3:
+		return Config{}, configErr(arch+keyRopeDims, "%s%s = %d differs from key_length %d", arch, keyRopeDims, c.RopeDims, c.HeadDim)
+	case c.RopeDims > c.HeadDim || c.RopeDims%2 != 0:
+		return Config{}, configErr(arch+keyRopeDims, "%s%s = %d: want an even count up to key_length %d", arch, keyRopeDims, c.RopeDims, c.HeadDim)
 	case !(c.RMSEps >= 0):
 		return Config{}, ranges(keyRMSEps)
 	case !(c.RopeBase > 0):
@@ -233,6 +264,27 @@ func (d *configDecoder) count(suffix string, def *int) int {
 		return 0
 	case v == 0 || v > 1<<24:
 		d.err = configErr(key, "%s = %d out of range [1, %d]", key, v, 1<<24)
+		return 0
+	}
+	return int(v)
+}
+
+// count0 is count for a key whose value may be 0 (as the file's "no
+// window").
+func (d *configDecoder) count0(suffix string, def *int) int {
+	if d.err != nil {
+		return 0
+	}
+	key := d.arch + suffix
+	v, err := d.md.Uint32(key)
+	switch {
+	case err != nil && def != nil && isNotFound(err):
+		return *def
+	case err != nil:
+		d.err = &ConfigError{Key: key, Err: err}
+		return 0
+	case v > 1<<24:
+		d.err = configErr(key, "%s = %d out of range [0, %d]", key, v, 1<<24)
 		return 0
 	}
 	return int(v)

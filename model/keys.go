@@ -27,6 +27,8 @@ const (
 	keyRopeAttnFact  = ".rope.scaling.attn_factor"
 	keyRopeOrigCtx   = ".rope.scaling.original_context_length"
 
+	keySlidingWindow = ".attention.sliding_window"
+
 	keyExpertCount     = ".expert_count"
 	keyExpertUsedCount = ".expert_used_count"
 	keyExpertFFNLength = ".expert_feed_forward_length"
@@ -39,8 +41,14 @@ const (
 	tensorOutput     = "output.weight"
 	tensorOutputBias = "output.bias"
 	tensorRopeFreqs  = "rope_freqs.weight"
+	// LongRoPE (phi3): the divisors of each pair's angle for contexts past
+	// rope.scaling.original_context_length, and for those within it.
+	tensorRopeLong  = "rope_factors_long.weight"
+	tensorRopeShort = "rope_factors_short.weight"
 
 	tensorAttnNorm = "blk.%d.attn_norm.weight"
+	tensorAttnQKV  = "blk.%d.attn_qkv.weight" // phi3: Q, K and V rows in that order
+	tensorAttnQKVB = "blk.%d.attn_qkv.bias"
 	tensorAttnQ    = "blk.%d.attn_q.weight"
 	tensorAttnK    = "blk.%d.attn_k.weight"
 	tensorAttnV    = "blk.%d.attn_v.weight"

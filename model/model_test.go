@@ -98,6 +98,12 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"qwen3moe f32 expert width from n_ff", func(s *spec) { tinyMoE(s); s.expertFFN, s.ffn = 0, 64 }, 0.99999},
 		{"qwen3moe f16 all experts used", func(s *spec) { tinyMoE(s); s.used, s.weight = 8, q4k.F16 }, 0.99999},
 		{"qwen3moe q4_k", func(s *spec) { *s = moeSpec() }, 0.999},
+		{"phi3 f32", tinyPhi3, 0.99999},
+		{"phi3 f32 short factors", func(s *spec) { tinyPhi3(s); s.origCtx = 256 }, 0.99999},
+		{"phi3 f32 no factors, full rotary", func(s *spec) { tinyPhi3(s); s.longRoPE, s.ropeDims = false, 0 }, 0.99999},
+		{"phi3 f32 separate q/k/v", func(s *spec) { tinyPhi3(s); s.separateQKV = true }, 0.99999},
+		{"phi3 f16 tied", func(s *spec) { tinyPhi3(s); s.weight, s.tied = q4k.F16, true }, 0.99999},
+		{"phi3 q4_k", func(s *spec) { *s = phi3Spec() }, 0.999},
 		{"llama q5_k", func(s *spec) { *s = kSpec("llama", q4k.Q5_K) }, 0.999},
 		{"llama q6_k tied", func(s *spec) { *s = kSpec("llama", q4k.Q6_K); s.tied = true }, 0.999},
 	}
@@ -137,6 +143,21 @@ func moeSpec() spec {
 // tinyMoE makes s a tiny qwen3moe: 8 experts of 32, 2 used.
 func tinyMoE(s *spec) {
 	s.arch, s.experts, s.used, s.expertFFN = "qwen3moe", 8, 2, 32
+}
+
+// tinyPhi3 makes s a tiny phi3: fused attn_qkv and gate-up, 12 of 16
+// values per head rotated, LongRoPE factors (the long ones: the context
+// padded to 256 exceeds the original 32) and an attn_factor.
+func tinyPhi3(s *spec) {
+	s.arch, s.ropeDims, s.longRoPE, s.origCtx, s.attnFactor = "phi3", 12, true, 32, 1.19
+}
+
+// phi3Spec is a Q4_K phi3: heads of 64 with 48 rotated, 2 KV heads,
+// LongRoPE's long factors and an attn_factor.
+func phi3Spec() spec {
+	s := kSpec("phi3", q4k.Q4_K)
+	s.ropeDims, s.longRoPE, s.origCtx, s.attnFactor = 48, true, 32, 1.19
+	return s
 }
 
 // qwen3Spec is a Q4_K qwen3 whose heads (128 wide) make Q twice the
@@ -199,7 +220,7 @@ func stepAllocs(t *testing.T, sp spec) {
 // row kernels, of 3 and 64 the batched ones; Q4_K, Q6_K and the tiny
 // model's types).
 func TestPrefillEqualsStep(t *testing.T) {
-	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec()} {
+	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec()} {
 		path := sp.write(t)
 		for _, batch := range []int{1, 3, 64} {
 			m := open(t, path, Options{Threads: 2, BatchSize: batch})
@@ -417,6 +438,54 @@ func TestLoadErrors(t *testing.T) {
 			name:     "qwen3moe without its router",
 			mutate:   func(s *spec) { tinyMoE(s); s.omit = map[string]bool{"blk.0.ffn_gate_inp.weight": true} },
 			sentinel: ErrMissingTensor, mention: "blk.0.ffn_gate_inp.weight",
+		},
+		{
+			name:     "phi3 rotating more than a head",
+			mutate:   func(s *spec) { tinyPhi3(s); s.ropeDims = 18 },
+			sentinel: ErrConfig, mention: "phi3.rope.dimension_count",
+		},
+		{
+			name:     "phi3 rotating an odd count",
+			mutate:   func(s *spec) { tinyPhi3(s); s.ropeDims = 11; s.longRoPE = false },
+			sentinel: ErrConfig, mention: "phi3.rope.dimension_count",
+		},
+		{
+			name:     "llama rotating part of a head",
+			mutate:   func(s *spec) { s.ropeDims = 12 },
+			sentinel: ErrConfig, mention: "llama.rope.dimension_count",
+		},
+		{
+			name: "phi3 ffn_up of n_ff rows (not gate and up)",
+			mutate: func(s *spec) {
+				tinyPhi3(s)
+				s.override = map[string]gguf.Tensor{"blk.1.ffn_up.weight": f32Matrix("blk.1.ffn_up.weight", 64, 96)}
+			},
+			sentinel: ErrShape, mention: "blk.1.ffn_up.weight",
+		},
+		{
+			name: "phi3 attn_qkv without the V rows",
+			mutate: func(s *spec) {
+				tinyPhi3(s)
+				s.override = map[string]gguf.Tensor{"blk.0.attn_qkv.weight": f32Matrix("blk.0.attn_qkv.weight", 64, 96)}
+			},
+			sentinel: ErrShape, mention: "blk.0.attn_qkv.weight",
+		},
+		{
+			name: "phi3 rope_factors_long of the wrong length",
+			mutate: func(s *spec) {
+				tinyPhi3(s)
+				s.override = map[string]gguf.Tensor{"rope_factors_long.weight": {
+					Name: "rope_factors_long.weight", Type: gguf.TypeF32, Dims: []int64{8}, Data: make([]byte, 32)}}
+			},
+			sentinel: ErrShape, mention: "rope_factors_long.weight",
+		},
+		{
+			name: "phi3 sliding_window of the wrong type",
+			mutate: func(s *spec) {
+				tinyPhi3(s)
+				s.extraKV = []gguf.KV{{Key: "phi3.attention.sliding_window", Value: "2047"}}
+			},
+			sentinel: ErrConfig, mention: "phi3.attention.sliding_window",
 		},
 		{
 			name:     "heads not a multiple of kv heads",

@@ -223,6 +223,20 @@ func TestPlanTypes(t *testing.T) {
 		{fixture.Qwen3MoETiny(), quantize.F16, map[string]gguf.TensorType{
 			"blk.0.ffn_gate_inp.weight": f32, "blk.0.ffn_down_exps.weight": f16, "blk.0.attn_k.weight": f16,
 		}},
+		// phi3: attn_qkv takes attn_v's rules (llama.cpp's attn_v category
+		// catches it before its own), the fused ffn_up the default type,
+		// LongRoPE's factors (1-D) stay F32.
+		{fixture.Phi3Tiny(), quantize.Q4_KM, map[string]gguf.TensorType{
+			"token_embd.weight": q4k, "output.weight": q6k, "rope_factors_long.weight": f32, "rope_factors_short.weight": f32,
+			"blk.0.attn_qkv.weight": q4k, "blk.1.attn_qkv.weight": q6k, "blk.0.ffn_up.weight": q4k,
+			"blk.1.ffn_down.weight": q6k, "blk.0.attn_output.weight": q4k,
+		}},
+		{fixture.Phi3Tiny(), quantize.Q4_KS, map[string]gguf.TensorType{
+			"blk.0.attn_qkv.weight": q5k, "blk.1.attn_qkv.weight": q5k, "blk.1.ffn_up.weight": q4k,
+		}},
+		{fixture.Phi3Tiny(), quantize.Q8_0, map[string]gguf.TensorType{
+			"blk.0.attn_qkv.weight": q80, "rope_factors_short.weight": f32, "output.weight": q80,
+		}},
 		// stories260K's shape: ffn_down rows of 172 stay F16 (as F16 from F32).
 		{narrow(), quantize.Q8_0, map[string]gguf.TensorType{
 			"blk.0.ffn_down.weight": f16, "blk.0.ffn_up.weight": q80, "output.weight": q80,

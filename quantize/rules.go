@@ -31,7 +31,7 @@ const (
 	catOther category = iota
 	catTokenEmbd
 	catOutput
-	catAttnV // attn_v, attn_qkv, attn_kv_b
+	catAttnV // attn_v, attn_qkv (phi3: llama.cpp's attn_v rules catch it first), attn_kv_b
 	catAttnK
 	catAttnOutput
 	catFFNDown
@@ -174,8 +174,8 @@ func readModel(f *gguf.File) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe" {
-		return nil, fmt.Errorf("%w: %q (llama, qwen2, qwen3 and qwen3moe have type rules here)", ErrArchitecture, arch)
+	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe" && arch != "phi3" {
+		return nil, fmt.Errorf("%w: %q (llama, qwen2, qwen3, qwen3moe and phi3 have type rules here)", ErrArchitecture, arch)
 	}
 	experts, err := f.Uint32(gguf.ArchKey(arch, gguf.SuffixExpertCount))
 	switch {

@@ -102,7 +102,7 @@ func llamaref(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)
 	dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", "..", ".cache", "llamaref"))
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "vocab", qwen2VocabName)); err == nil {
+		if _, err := os.Stat(filepath.Join(d, "vocab", fixture.VocabFile("qwen2"))); err == nil {
 			return d
 		}
 	}
@@ -122,7 +122,7 @@ func TestChatMoE(t *testing.T) {
 	ref := llamaref(t)
 	tmpl, err := os.ReadFile(filepath.Join(ref, "llama.cpp", "models", "templates", "Qwen-Qwen3-0.6B.jinja"))
 	require.NoError(t, err)
-	vocab, err := gguf.Open(filepath.Join(ref, "vocab", qwen2VocabName))
+	vocab, err := gguf.Open(filepath.Join(ref, "vocab", fixture.VocabFile("qwen2")))
 	require.NoError(t, err)
 	defer vocab.Close()
 	c := fixture.Qwen3MoETiny()
