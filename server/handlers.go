@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,8 +65,13 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 
 // prepared is a validated generation request.
 type prepared struct {
-	fields      *samplingFields
+	fields *samplingFields
+	// The prompt: tokens, a text to tokenize, or messages to render with
+	// the chat template and tokenize; text and messages are turned into
+	// tokens after admission (generate).
 	prompt      []int32
+	promptText  *string
+	messages    []tokenizer.Message
 	maxTokens   int
 	logprobs    bool
 	topLogprobs int
@@ -166,7 +172,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Te
 		p.logprobs, p.topLogprobs = true, *req.Logprobs
 	}
 	if req.Prompt.isText {
-		p.prompt = s.model.Tokenizer.Encode(req.Prompt.text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		p.promptText = &req.Prompt.text
 	} else {
 		p.prompt = req.Prompt.tokens
 	}
@@ -200,9 +206,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) e
 		}
 		msgs[i] = tokenizer.Message{Role: role, Content: text}
 	}
-	text, _, _ := s.model.Tokenizer.ApplyChat(msgs, true)
-	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens,
-		prompt: s.model.Tokenizer.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})}
+	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: msgs}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
 			return badRequest("top_logprobs", "top_logprobs is %d, must be in [0, 20]", *req.TopLogprobs)
@@ -214,6 +218,35 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) e
 	}
 	p.logprobs = req.Logprobs
 	return s.generate(w, r, t, p, true)
+}
+
+// tokenizePrompt renders p's messages with the chat template and
+// tokenizes p's prompt text, once the request is admitted: the work a
+// request's text costs counts against its tenant's max_concurrent. A
+// template past its limits (chatsandbox) is a 400 naming the template.
+func (s *Server) tokenizePrompt(ctx context.Context, p *prepared) error {
+	tok := s.model.Tokenizer
+	if p.messages != nil {
+		render := tokenizer.RenderJinja
+		if s.model.RenderChat != nil {
+			render = func(template string, msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error) {
+				return s.model.RenderChat(ctx, template, msgs, opts)
+			}
+		}
+		text, _, _, err := tok.ApplyChatWith(render, p.messages, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "chat_template_failed",
+				Message: fmt.Sprintf("the model's chat template (tokenizer.chat_template) failed on these messages: %v", err)}
+		}
+		p.promptText = &text
+	}
+	if p.promptText != nil {
+		p.prompt = tok.Encode(*p.promptText, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+	}
+	return nil
 }
 
 // messageText is a message's content: a string, or the concatenation of an
@@ -253,6 +286,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	defer done()
 	ctx := r.Context()
+	if err := s.tokenizePrompt(ctx, &p); err != nil {
+		return err
+	}
 	jsonObject, err := responseFormat(f.ResponseFormat)
 	if err != nil {
 		return err
