@@ -137,8 +137,19 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer l.Close()
+	// The chat template renders in the sandbox, probed once here: one past
+	// its limits refuses the file (exit 3) before the first request.
+	ct, err := openChatTemplate(ctx, o.model.path, l.tok)
+	if err != nil {
+		_ = hs.Close()
+		return err
+	}
+	defer ct.Close(context.Background())
 	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok,
 		KVBytesPerPosition: l.model.KVBytesPerPosition()}
+	if ct.r != nil {
+		m.RenderChat = ct.r.Render
+	}
 	// Each further sequence: a step of its own (a KV cache, on the device
 	// under --gpu) over the same weights.
 	m.NewForward = func() (engine.ArchForward, error) { return l.newCPUForward(&o.model) }
