@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/wazero"
 
+	"github.com/realizar-host/realizar-host/chatsandbox"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -30,6 +32,35 @@ func BenchmarkRender(b *testing.B) {
 		for b.Loop() {
 			_, err := r.Render(context.Background(), string(src), chatMsgs, opts)
 			require.NoError(b, err)
+		}
+	})
+}
+
+// BenchmarkNew: compiling the guest (New with an empty cache), what a
+// process pays once; and loading it from a compilation cache directory
+// that already holds it (a later process).
+func BenchmarkNew(b *testing.B) {
+	b.Run("compile", func(b *testing.B) {
+		for b.Loop() {
+			r, err := chatsandbox.New(context.Background(), chatsandbox.Config{})
+			require.NoError(b, err)
+			require.NoError(b, r.Close(context.Background()))
+		}
+	})
+	b.Run("from cache dir", func(b *testing.B) {
+		dir := b.TempDir()
+		warm, err := wazero.NewCompilationCacheWithDir(dir)
+		require.NoError(b, err)
+		r, err := chatsandbox.New(context.Background(), chatsandbox.Config{Cache: warm})
+		require.NoError(b, err)
+		require.NoError(b, r.Close(context.Background()))
+		for b.Loop() {
+			cache, err := wazero.NewCompilationCacheWithDir(dir)
+			require.NoError(b, err)
+			r, err := chatsandbox.New(context.Background(), chatsandbox.Config{Cache: cache})
+			require.NoError(b, err)
+			require.NoError(b, r.Close(context.Background()))
+			require.NoError(b, cache.Close(context.Background()))
 		}
 	})
 }
