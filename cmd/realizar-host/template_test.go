@@ -35,8 +35,8 @@ func templateModel(t *testing.T, template string) string {
 	return path
 }
 
-// TestHostileTemplateCLI: run --chat with each hostile template exits
-// with the bad-file status and a clear message within a bounded time
+// TestHostileTemplateCLI: run --chat and serve with each hostile template
+// exit with the bad-file status and a clear message within a bounded time
 // (model load and the sandbox's start included); a normal template runs.
 func TestHostileTemplateCLI(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the sandbox's compilation cache
@@ -55,6 +55,13 @@ func TestHostileTemplateCLI(t *testing.T) {
 			assert.Less(t, elapsed, 20*time.Second)
 			assert.Less(t, strings.Count(stderr, "\n"), 4, stderr)
 			t.Logf("%v: %s", elapsed.Round(time.Millisecond), strings.TrimSpace(stderr))
+
+			// serve probes the template at load and refuses the file.
+			start = time.Now()
+			_, stderr, code = runIn(t, "", "serve", "--addr", "127.0.0.1:0", "-m", path)
+			assert.Equal(t, exitBadFile, code, stderr)
+			assert.Contains(t, stderr, "chat template exceeded its limits")
+			assert.Less(t, time.Since(start), 20*time.Second)
 		})
 	}
 }
