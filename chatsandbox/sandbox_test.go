@@ -56,6 +56,16 @@ func TestMatchesInProcess(t *testing.T) {
 		require.NoError(t, err)
 		cases[filepath.Base(f)] = string(src)
 	}
+	// The templates of llama.cpp's vocabulary files, where installed
+	// (make ref-install).
+	vocabs, _ := filepath.Glob(filepath.Join("..", ".cache", "llamaref", "vocab", "ggml-vocab-*.gguf"))
+	for _, v := range vocabs {
+		tok, err := tokenizer.Open(v)
+		if err == nil && tok.ChatTemplate() != "" {
+			cases[filepath.Base(v)] = tok.ChatTemplate()
+		}
+	}
+	t.Logf("%d templates from vocabulary files", len(cases)-len(files))
 	cases["loop"] = "{% for m in messages %}{{ loop.index }}:{{ m.role|upper }}={{ m.content|trim }};{% endfor %}{% if add_generation_prompt %}>{% endif %}{{ bos_token }}{{ eos_token }}"
 	cases["unicode"] = "{{ messages[0].content ~ ' ünï ' ~ '😀' }}"
 	cases["syntax error"] = "{% for %}"
