@@ -147,7 +147,8 @@ const (
 // deadline, the memory or output cap, or crashes the engine (a panic, a
 // stack overflow) also wraps tokenizer.ErrTemplateLimit. ctx's
 // cancellation stops the rendering too (an error wrapping ctx.Err()).
-// Errors name the template by the sha256 of its text, never a file path.
+// Limit errors are a *LimitError naming the template by the sha256 of its
+// text, never a file path.
 func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error) {
 	req := request{Template: template, Messages: make([]message, len(msgs)),
 		AddGenerationPrompt: opts.AddGenerationPrompt, BOS: opts.BOS, EOS: opts.EOS, MaxStack: r.cfg.StackBytes}
@@ -183,7 +184,7 @@ func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer
 		}
 		return stdout.buf.String(), nil
 	case parent.Err() != nil: // the caller's cancellation, not the template's budget
-		return "", fmt.Errorf("%w: %s: %w", tokenizer.ErrTemplate, name, parent.Err())
+		return "", fmt.Errorf("%w %s: %w", tokenizer.ErrTemplate, name, parent.Err())
 	case ctx.Err() != nil:
 		return "", limitErr(name, "rendering ran past %v", r.cfg.Timeout)
 	case stdout.over:
@@ -205,14 +206,32 @@ func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer
 	return "", limitErr(name, "engine trapped, most likely at the memory cap (%d MiB): %v", r.cfg.MemoryBytes>>20, trimTrap(err))
 }
 
-// TemplateName names a template in errors: "chat template sha256:<12 hex>".
+// TemplateName names a template in errors by its text's digest,
+// "sha256:<12 hex>", never by the file it came from.
 func TemplateName(template string) string {
 	sum := sha256.Sum256([]byte(template))
-	return "chat template sha256:" + hex.EncodeToString(sum[:6])
+	return "sha256:" + hex.EncodeToString(sum[:6])
+}
+
+// LimitError is a template the sandbox stopped: it ran past the deadline,
+// the memory or output cap, or crashed the engine. errors.Is matches it
+// to tokenizer.ErrTemplate and tokenizer.ErrTemplateLimit.
+type LimitError struct {
+	Template string // TemplateName of the template
+	Reason   string // what stopped it, e.g. "rendering ran past 2s"
+}
+
+func (e *LimitError) Error() string {
+	return "chat template " + e.Template + " exceeded its limits: " + e.Reason
+}
+
+// Is reports whether target is tokenizer.ErrTemplate or ErrTemplateLimit.
+func (e *LimitError) Is(target error) bool {
+	return target == tokenizer.ErrTemplate || target == tokenizer.ErrTemplateLimit
 }
 
 func limitErr(name, format string, args ...any) error {
-	return fmt.Errorf("%w: %w: %s: %s", tokenizer.ErrTemplate, tokenizer.ErrTemplateLimit, name, fmt.Sprintf(format, args...))
+	return &LimitError{Template: name, Reason: fmt.Sprintf(format, args...)}
 }
 
 // guestMessage is the first line that tells what went wrong in the guest's

@@ -112,7 +112,10 @@ func TestHostile(t *testing.T) {
 			elapsed := time.Since(start)
 			require.ErrorIs(t, err, tokenizer.ErrTemplate)
 			require.ErrorIs(t, err, tokenizer.ErrTemplateLimit)
-			assert.Contains(t, err.Error(), h.says)
+			var le *chatsandbox.LimitError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, chatsandbox.TemplateName(h.template), le.Template)
+			assert.Contains(t, le.Reason, h.says)
 			assert.Contains(t, err.Error(), chatsandbox.TemplateName(h.template))
 			assert.NotContains(t, err.Error(), "/work")
 			assert.Less(t, elapsed, chatsandbox.DefaultTimeout+3*time.Second)
