@@ -28,6 +28,7 @@ const (
 	DefaultTimeout     = 2 * time.Second
 	DefaultOutputBytes = 1 << 20 // rendered prompt cap; far above any context length in bytes
 	DefaultStackBytes  = 8 << 20 // goroutine stack cap inside the guest (recursive macros)
+	DefaultConcurrent  = 8       // renders at once: 512 MiB of guest memory at most
 )
 
 // errBytes caps what the guest's stderr keeps (its error message).
@@ -45,6 +46,14 @@ type Config struct {
 	OutputBytes int
 	// StackBytes caps the guest's goroutine stack [DefaultStackBytes].
 	StackBytes int
+	// Concurrent is the most renders running at once; more wait for a
+	// place (under their caller's context, before their own deadline
+	// starts), so that the sandbox's memory stays under Concurrent ×
+	// MemoryBytes however many requests arrive [DefaultConcurrent].
+	// The places are shared: a caller that runs many slow templates at
+	// once (the server bounds each tenant by its max_concurrent) makes
+	// others wait, up to Timeout per place.
+	Concurrent int
 	// Cache, if set, is the wazero compilation cache to compile the guest
 	// into (for example one with a directory, so that later processes skip
 	// the compilation); else an in-memory cache of the Renderer's own.
@@ -59,6 +68,7 @@ type Renderer struct {
 	rt       wazero.Runtime
 	ownCache wazero.CompilationCache
 	mod      wazero.CompiledModule
+	places   chan struct{} // one token per running render
 }
 
 // New compiles the guest (once; a second Renderer on the same Cache reuses
@@ -76,11 +86,14 @@ func New(ctx context.Context, cfg Config) (*Renderer, error) {
 	if cfg.StackBytes <= 0 {
 		cfg.StackBytes = DefaultStackBytes
 	}
+	if cfg.Concurrent <= 0 {
+		cfg.Concurrent = DefaultConcurrent
+	}
 	pages := uint32(cfg.MemoryBytes >> 16)
 	if pages == 0 || cfg.MemoryBytes > 4<<30 {
 		return nil, fmt.Errorf("chatsandbox: memory cap %d bytes is not in [64 KiB, 4 GiB]", cfg.MemoryBytes)
 	}
-	r := &Renderer{cfg: cfg}
+	r := &Renderer{cfg: cfg, places: make(chan struct{}, cfg.Concurrent)}
 	cache := cfg.Cache
 	if cache == nil {
 		r.ownCache = wazero.NewCompilationCache()
@@ -160,6 +173,12 @@ func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer
 		return "", fmt.Errorf("chatsandbox: encode request: %w", err)
 	}
 	name := TemplateName(template)
+	select {
+	case r.places <- struct{}{}:
+		defer func() { <-r.places }()
+	case <-ctx.Done():
+		return "", fmt.Errorf("%w %s: waiting for a place to render: %w", tokenizer.ErrTemplate, name, ctx.Err())
+	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()

@@ -154,3 +154,28 @@ func TestOutputCap(t *testing.T) {
 	require.ErrorIs(t, err, tokenizer.ErrTemplateLimit)
 	assert.True(t, strings.Contains(err.Error(), "output exceeds 10 bytes"), err.Error())
 }
+
+// TestConcurrent: past Config.Concurrent renders at once, a render waits
+// for a place under its caller's context (not as a template limit).
+func TestConcurrent(t *testing.T) {
+	renderer(t) // compiles into sharedCache
+	r, err := chatsandbox.New(context.Background(), chatsandbox.Config{Concurrent: 1, Cache: sharedCache})
+	require.NoError(t, err)
+	defer r.Close(context.Background())
+	slow := make(chan error, 1)
+	go func() {
+		_, err := r.Render(context.Background(), hostile[len(hostile)-1].template, chatMsgs, tokenizer.ChatOptions{})
+		slow <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the slow render holds the one place
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = r.Render(ctx, "hi", nil, tokenizer.ChatOptions{})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotErrorIs(t, err, tokenizer.ErrTemplateLimit)
+	assert.Contains(t, err.Error(), "waiting for a place")
+	require.ErrorIs(t, <-slow, tokenizer.ErrTemplateLimit)
+	got, err := r.Render(context.Background(), "hi", nil, tokenizer.ChatOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "hi", got)
+}
