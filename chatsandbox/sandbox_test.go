@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -178,4 +180,27 @@ func TestConcurrent(t *testing.T) {
 	got, err := r.Render(context.Background(), "hi", nil, tokenizer.ChatOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "hi", got)
+}
+
+// TestMemoryReturns: after the hostile templates (each growing the guest's
+// memory to its cap), the host's live heap comes back within 10% of what
+// it was after one normal render, once collected (debug.FreeOSMemory).
+func TestMemoryReturns(t *testing.T) {
+	r := renderer(t)
+	_, err := r.Render(context.Background(), "{{ messages[0].content }}", chatMsgs, tokenizer.ChatOptions{})
+	require.NoError(t, err)
+	heap := func() uint64 {
+		debug.FreeOSMemory()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	for _, h := range hostile[:4] { // not the 2 s range: memory, not time
+		_, err := r.Render(context.Background(), h.template, chatMsgs, tokenizer.ChatOptions{})
+		require.ErrorIs(t, err, tokenizer.ErrTemplateLimit)
+	}
+	after := heap()
+	t.Logf("live heap %d before, %d after", before, after)
+	assert.Less(t, float64(after), 1.1*float64(before))
 }
