@@ -127,9 +127,12 @@ const (
 	LogError = 3
 )
 
-// WASIAllowList is every WASI preview 1 function a plugin may import: what
-// Go's wasip1 runtime needs and nothing more. Any other import is refused.
-var WASIAllowList = [...]string{
+// WASIAllowList returns every WASI preview 1 function a plugin may import
+// (a fresh slice): what Go's wasip1 runtime needs and nothing more. Any
+// other import is refused.
+func WASIAllowList() []string { return append([]string(nil), wasiAllowList[:]...) }
+
+var wasiAllowList = [...]string{
 	"args_get", "args_sizes_get", "environ_get", "environ_sizes_get",
 	"clock_time_get", "fd_write", "fd_close", "fd_fdstat_get",
 	"fd_fdstat_set_flags", "fd_prestat_get", "fd_prestat_dir_name",

@@ -10,7 +10,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 )
 
-// wasiFuncs are the WASI preview 1 functions of abi.WASIAllowList, written
+// wasiFuncs are the WASI preview 1 functions of abi.WASIAllowList(), written
 // here rather than taken from wazero's wasi_snapshot_preview1 so that the
 // module offers exactly these: no preopened directories, empty args and
 // environment, stdout and stderr into the instance log, random_get from the

@@ -29,6 +29,8 @@ type spec struct {
 	biases            bool     // Q/K/V biases (qwen2 style)
 	ropeFreqs         bool     // a Llama 3 rope_freqs.weight
 	ropeBase          float32  // 0: key absent (10000)
+	experts, used     int      // qwen3moe: expert_count, expert_used_count (0: keys absent)
+	expertFFN         int      // qwen3moe: expert_feed_forward_length (0: key absent)
 	seed              uint64
 	extraKV           []gguf.KV
 	override          map[string]gguf.Tensor // replaces a tensor by name
@@ -66,6 +68,15 @@ func (s spec) metadata() []gguf.KV {
 	}
 	if s.ropeBase != 0 {
 		kv = append(kv, gguf.KV{Key: a + ".rope.freq_base", Value: s.ropeBase})
+	}
+	if s.experts != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".expert_count", Value: uint32(s.experts)})
+	}
+	if s.used != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".expert_used_count", Value: uint32(s.used)})
+	}
+	if s.expertFFN != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".expert_feed_forward_length", Value: uint32(s.expertFFN)})
 	}
 	return append(kv, s.extraKV...)
 }
@@ -124,12 +135,30 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 			vector(n("blk.%d.attn_k.bias"), kvDim, 0.5, 0)
 			vector(n("blk.%d.attn_v.bias"), kvDim, 0.5, 0)
 		}
-		if s.arch == "qwen3" {
+		if s.arch == "qwen3" || s.arch == "qwen3moe" {
 			vector(n("blk.%d.attn_q_norm.weight"), hd, 0.1, 1)
 			vector(n("blk.%d.attn_k_norm.weight"), hd, 0.1, 1)
 		}
 		matrix(n("blk.%d.attn_output.weight"), s.embd, qDim)
 		vector(n("blk.%d.ffn_norm.weight"), s.embd, 0.1, 1)
+		if s.arch == "qwen3moe" {
+			ne, ff := s.experts, s.expertFFN
+			if ff == 0 {
+				ff = s.ffn / s.used // llama.cpp's default
+			}
+			if ff == 0 {
+				ff = 32 // a file whose metadata gives no expert width
+			}
+			// The router stays F32, as llama-quantize leaves it.
+			add(n("blk.%d.ffn_gate_inp.weight"), q4k.F32, []int64{int64(s.embd), int64(ne)}, normal(rng, ne*s.embd, 1/math.Sqrt(float64(s.embd)), 0))
+			experts := func(name string, rows, cols int) {
+				add(name, weight, []int64{int64(cols), int64(rows), int64(ne)}, normal(rng, ne*rows*cols, 1/math.Sqrt(float64(cols)), 0))
+			}
+			experts(n("blk.%d.ffn_gate_exps.weight"), ff, s.embd)
+			experts(n("blk.%d.ffn_up_exps.weight"), ff, s.embd)
+			experts(n("blk.%d.ffn_down_exps.weight"), s.embd, ff)
+			continue
+		}
 		matrix(n("blk.%d.ffn_gate.weight"), s.ffn, s.embd)
 		matrix(n("blk.%d.ffn_up.weight"), s.ffn, s.embd)
 		matrix(n("blk.%d.ffn_down.weight"), s.embd, s.ffn)

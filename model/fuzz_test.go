@@ -50,3 +50,48 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoadMoE writes the tiny qwen3moe (8 experts of 32, 2 used) with
+// fuzzed expert metadata and loads it: an error naming the key, or a Model
+// whose Step runs; never a panic.
+func FuzzLoadMoE(f *testing.F) {
+	f.Add(uint32(8), uint32(2), uint32(32), uint32(96))
+	f.Add(uint32(0), uint32(2), uint32(32), uint32(96))
+	f.Add(uint32(8), uint32(9), uint32(32), uint32(96))
+	f.Add(uint32(8), uint32(8), uint32(0), uint32(64))
+	f.Add(uint32(1<<24), uint32(1<<24), uint32(1<<24), uint32(0))
+	tmpl := tinySpec("llama")
+	tinyMoE(&tmpl)
+	tensors := tmpl.tensors(f)
+	f.Fuzz(func(t *testing.T, experts, used, expertFFN, ffn uint32) {
+		kv := tmpl.metadata()
+		for i := range kv {
+			switch kv[i].Key {
+			case "qwen3moe.expert_count":
+				kv[i].Value = experts
+			case "qwen3moe.expert_used_count":
+				kv[i].Value = used
+			case "qwen3moe.expert_feed_forward_length":
+				kv[i].Value = expertFFN
+			case "qwen3moe.feed_forward_length":
+				kv[i].Value = ffn
+			}
+		}
+		var buf bytes.Buffer
+		if err := gguf.Write(&buf, kv, tensors); err != nil {
+			t.Fatal(err)
+		}
+		file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(file, Options{Threads: 1})
+		if err != nil {
+			return
+		}
+		defer m.Close()
+		if _, err := m.NewStep().Step(1, 0); err != nil {
+			t.Fatalf("loaded model cannot step: %v", err)
+		}
+	})
+}

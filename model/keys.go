@@ -24,6 +24,12 @@ const (
 	keyRopeScaling   = ".rope.scaling.type"
 	keyRopeFactor    = ".rope.scaling.factor"
 	keyRopeScaleLin  = ".rope.scale_linear"
+	keyRopeAttnFact  = ".rope.scaling.attn_factor"
+	keyRopeOrigCtx   = ".rope.scaling.original_context_length"
+
+	keyExpertCount     = ".expert_count"
+	keyExpertUsedCount = ".expert_used_count"
+	keyExpertFFNLength = ".expert_feed_forward_length"
 )
 
 // Tensor names. Per-layer names are formatted with the layer index.
@@ -52,4 +58,12 @@ const (
 	tensorFFNGateB = "blk.%d.ffn_gate.bias"
 	tensorFFNUpB   = "blk.%d.ffn_up.bias"
 	tensorFFNDownB = "blk.%d.ffn_down.bias"
+
+	// Mixture of experts: the router and the merged expert tensors
+	// ([n_embd, n_expert]; [n_embd, n_ff_exp, n_expert] for gate and up,
+	// [n_ff_exp, n_embd, n_expert] for down, ggml order).
+	tensorFFNGateInp  = "blk.%d.ffn_gate_inp.weight"
+	tensorFFNGateExps = "blk.%d.ffn_gate_exps.weight"
+	tensorFFNUpExps   = "blk.%d.ffn_up_exps.weight"
+	tensorFFNDownExps = "blk.%d.ffn_down_exps.weight"
 )

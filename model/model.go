@@ -16,11 +16,12 @@ type Options struct {
 	Threads int
 	// BatchSize is the most tokens one Prefill pass processes together;
 	// longer spans run in several passes. 0 means 64. Scratch memory grows
-	// with it (about BatchSize*(4*Embd + 3*FFN) float32 per Step).
+	// with it (about BatchSize*(4*Embd + 3*FFN) float32 per Step; for a
+	// mixture of experts FFN is 2*ExpertFFN and ExpertsUsed*Embd more).
 	BatchSize int
 }
 
-// Model is a loaded llama, qwen2 or qwen3 model: its config and views of its
+// Model is a loaded llama, qwen2, qwen3 or qwen3moe model: its config and views of its
 // weights. It is read-only and safe for concurrent use by many Steps.
 type Model struct {
 	cfg       Config
@@ -45,7 +46,8 @@ type layer struct {
 	q, k, v, o     linear
 	qNorm, kNorm   []float32 // [HeadDim] per-head Q/K gains (QKNorm), else nil
 	ffnNorm        []float32 // [Embd]
-	gate, up, down linear
+	gate, up, down linear    // dense SwiGLU; unset in a MoE layer
+	moe            *moeLayer // router and experts (Config.MoE), else nil
 }
 
 // Config returns the model's hyperparameters.
@@ -97,7 +99,7 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	}
 	cfg.Vocab = int(dims[1])
 	if v, err := src.Uint32(cfg.Arch + keyVocabSize); err == nil && int(v) != cfg.Vocab {
-		return nil, fmt.Errorf("%w: %s%s = %d but %s has %d rows", ErrConfig, cfg.Arch, keyVocabSize, v, tensorTokenEmbd, cfg.Vocab)
+		return nil, configErr(cfg.Arch+keyVocabSize, "%s%s = %d but %s has %d rows", cfg.Arch, keyVocabSize, v, tensorTokenEmbd, cfg.Vocab)
 	}
 	m.cfg = cfg
 
@@ -120,7 +122,8 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	m.rope = newRope(cfg.RopeType, cfg.RopeDims, cfg.RopeBase, cfg.RopeFreqScale, factors)
+	m.rope = newRope(ropeParams{kind: cfg.RopeType, dims: cfg.RopeDims, base: cfg.RopeBase, freqScale: cfg.RopeFreqScale,
+		attnFactor: cfg.RopeAttnFactor, yarn: cfg.RopeYaRN, origCtx: cfg.RopeOrigCtx}, factors)
 
 	threads := opts.Threads
 	if threads <= 0 {
@@ -145,9 +148,13 @@ func (l *loader) layer(i int, c *Config) layer {
 		v:        l.matrix(n(tensorAttnV), c.KVDim(), c.Embd),
 		o:        l.matrix(n(tensorAttnOut), c.Embd, c.QDim()),
 		ffnNorm:  l.vector(n(tensorFFNNorm), c.Embd, true),
-		gate:     l.matrix(n(tensorFFNGate), c.FFN, c.Embd),
-		up:       l.matrix(n(tensorFFNUp), c.FFN, c.Embd),
-		down:     l.matrix(n(tensorFFNDown), c.Embd, c.FFN),
+	}
+	if c.MoE() {
+		ly.moe = l.moeLayer(i, c)
+	} else {
+		ly.gate = l.matrix(n(tensorFFNGate), c.FFN, c.Embd)
+		ly.up = l.matrix(n(tensorFFNUp), c.FFN, c.Embd)
+		ly.down = l.matrix(n(tensorFFNDown), c.Embd, c.FFN)
 	}
 	if c.QKNorm {
 		ly.qNorm = l.vector(n(tensorAttnQN), c.HeadDim, true)
@@ -157,9 +164,11 @@ func (l *loader) layer(i int, c *Config) layer {
 	ly.k.bias = l.vector(n(tensorAttnKB), c.KVDim(), false)
 	ly.v.bias = l.vector(n(tensorAttnVB), c.KVDim(), false)
 	ly.o.bias = l.vector(n(tensorAttnOutB), c.Embd, false)
-	ly.gate.bias = l.vector(n(tensorFFNGateB), c.FFN, false)
-	ly.up.bias = l.vector(n(tensorFFNUpB), c.FFN, false)
-	ly.down.bias = l.vector(n(tensorFFNDownB), c.Embd, false)
+	if !c.MoE() {
+		ly.gate.bias = l.vector(n(tensorFFNGateB), c.FFN, false)
+		ly.up.bias = l.vector(n(tensorFFNUpB), c.FFN, false)
+		ly.down.bias = l.vector(n(tensorFFNDownB), c.Embd, false)
+	}
 	return ly
 }
 

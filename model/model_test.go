@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,19 +41,26 @@ func TestLoadConfig(t *testing.T) {
 		{"qwen2", RopeNeox, false, 0},
 		{"qwen3", RopeNeox, true, 0},
 		{"qwen3", RopeNeox, true, 32}, // Q wider than the residual stream
+		{"qwen3moe", RopeNeox, true, 32},
 	}
 	for _, tt := range tests {
 		t.Run(tt.arch, func(t *testing.T) {
 			sp := tinySpec(tt.arch)
 			sp.ropeBase = 500000
 			sp.headDim = tt.headDim
-			hd := max(tt.headDim, 16)
+			want := Config{
+				Arch: tt.arch, Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: max(tt.headDim, 16),
+				RopeDims: max(tt.headDim, 16), RopeType: tt.rope, RopeBase: 500000, RopeFreqScale: 1, RMSEps: 1e-5,
+				RopeAttnFactor: 1, RopeOrigCtx: 64, QKNorm: tt.qkNorm, ContextLength: 64, Vocab: 80,
+			}
+			if tt.arch == "qwen3moe" {
+				tinyMoE(&sp)
+				want.Experts, want.ExpertsUsed, want.ExpertFFN = 8, 2, 32
+			}
+			hd := want.HeadDim
 			m := open(t, sp.write(t), Options{Threads: 1})
-			assert.Equal(t, Config{
-				Arch: tt.arch, Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: hd,
-				RopeDims: hd, RopeType: tt.rope, RopeBase: 500000, RopeFreqScale: 1, RMSEps: 1e-5,
-				QKNorm: tt.qkNorm, ContextLength: 64, Vocab: 80,
-			}, m.Config())
+			assert.Equal(t, want, m.Config())
+			assert.Equal(t, tt.arch == "qwen3moe", m.Config().MoE())
 			assert.Equal(t, 2*hd, m.Config().KVDim())
 			assert.Equal(t, 4*hd, m.Config().QDim())
 		})
@@ -85,6 +93,11 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"qwen3 f32 head_dim 32", func(s *spec) { s.arch, s.headDim = "qwen3", 32 }, 0.99999},
 		{"qwen3 f16 head_dim 32 tied", func(s *spec) { s.arch, s.headDim, s.weight, s.tied = "qwen3", 32, q4k.F16, true }, 0.99999},
 		{"qwen3 q4_k head_dim 128", func(s *spec) { *s = kSpec("qwen3", q4k.Q4_K); s.headDim = 128 }, 0.999},
+		{"qwen3moe f32", tinyMoE, 0.99999},
+		{"qwen3moe f32 one expert used", func(s *spec) { tinyMoE(s); s.used = 1 }, 0.99999},
+		{"qwen3moe f32 expert width from n_ff", func(s *spec) { tinyMoE(s); s.expertFFN, s.ffn = 0, 64 }, 0.99999},
+		{"qwen3moe f16 all experts used", func(s *spec) { tinyMoE(s); s.used, s.weight = 8, q4k.F16 }, 0.99999},
+		{"qwen3moe q4_k", func(s *spec) { *s = moeSpec() }, 0.999},
 		{"llama q5_k", func(s *spec) { *s = kSpec("llama", q4k.Q5_K) }, 0.999},
 		{"llama q6_k tied", func(s *spec) { *s = kSpec("llama", q4k.Q6_K); s.tied = true }, 0.999},
 	}
@@ -110,6 +123,20 @@ func TestForwardMatchesNaive(t *testing.T) {
 // kSpec is a tiny model whose widths are whole K-quant super-blocks.
 func kSpec(arch string, weight q4k.Type) spec {
 	return spec{arch: arch, embd: 256, ffn: 512, layers: 2, heads: 4, kvHeads: 2, vocab: 80, ctx: 64, seed: 3, weight: weight}
+}
+
+// moeSpec is a Q4_K qwen3moe: 8 experts of 256, 2 used per token, heads
+// of 128 (Q twice the residual stream's width), tied output.
+func moeSpec() spec {
+	s := kSpec("qwen3moe", q4k.Q4_K)
+	s.headDim, s.tied = 128, true
+	s.experts, s.used, s.expertFFN = 8, 2, 256
+	return s
+}
+
+// tinyMoE makes s a tiny qwen3moe: 8 experts of 32, 2 used.
+func tinyMoE(s *spec) {
+	s.arch, s.experts, s.used, s.expertFFN = "qwen3moe", 8, 2, 32
 }
 
 // qwen3Spec is a Q4_K qwen3 whose heads (128 wide) make Q twice the
@@ -142,7 +169,13 @@ func TestDeterministic(t *testing.T) {
 // handed to the pool, no per-position scratch (the position advances every
 // step), at one thread and several.
 func TestStepAllocs(t *testing.T) {
-	path := kSpec("llama", q4k.Q4_K).write(t)
+	for _, sp := range []spec{kSpec("llama", q4k.Q4_K), moeSpec()} {
+		stepAllocs(t, sp)
+	}
+}
+
+func stepAllocs(t *testing.T, sp spec) {
+	path := sp.write(t)
 	for _, threads := range []int{1, 2} {
 		m := open(t, path, Options{Threads: threads})
 		s := m.NewStep()
@@ -156,7 +189,7 @@ func TestStepAllocs(t *testing.T) {
 			require.NoError(t, err)
 			pos++
 		})
-		assert.Zero(t, allocs, "threads %d", threads)
+		assert.Zero(t, allocs, "%s threads %d", sp.arch, threads)
 	}
 }
 
@@ -166,7 +199,7 @@ func TestStepAllocs(t *testing.T) {
 // row kernels, of 3 and 64 the batched ones; Q4_K, Q6_K and the tiny
 // model's types).
 func TestPrefillEqualsStep(t *testing.T) {
-	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec()} {
+	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec()} {
 		path := sp.write(t)
 		for _, batch := range []int{1, 3, 64} {
 			m := open(t, path, Options{Threads: 2, BatchSize: batch})
@@ -257,7 +290,7 @@ func TestStepErrors(t *testing.T) {
 	assert.ErrorIs(t, err, engine.ErrContextExceeded)
 
 	name, onGPU := s.Backend()
-	assert.Equal(t, "cpu-"+q4k.Fast.Name, name)
+	assert.Equal(t, "cpu-"+q4k.Fast().Name, name)
 	assert.False(t, onGPU)
 }
 
@@ -304,8 +337,8 @@ func TestLoadErrors(t *testing.T) {
 			sentinel: ErrMissingTensor, mention: "blk.0.attn_k.weight",
 		},
 		{
-			name:     "yarn rope scaling",
-			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: "yarn"}} },
+			name:     "longrope rope scaling",
+			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: "longrope"}} },
 			sentinel: ErrConfig, mention: "llama.rope.scaling.type",
 		},
 		{
@@ -334,9 +367,66 @@ func TestLoadErrors(t *testing.T) {
 			sentinel: ErrShape, mention: "blk.0.attn_q.weight",
 		},
 		{
+			name: "qwen3moe expert_count 0",
+			mutate: func(s *spec) {
+				tinyMoE(s)
+				s.extraKV = []gguf.KV{{Key: "qwen3moe.expert_count", Value: uint32(0)}}
+				s.experts = 0
+			},
+			sentinel: ErrConfig, mention: "qwen3moe.expert_count",
+		},
+		{
+			name:     "qwen3moe without expert_count",
+			mutate:   func(s *spec) { tinyMoE(s); s.experts = 0 },
+			sentinel: gguf.ErrKeyNotFound, mention: "qwen3moe.expert_count",
+		},
+		{
+			name: "qwen3moe expert_used_count 0",
+			mutate: func(s *spec) {
+				tinyMoE(s)
+				s.extraKV = []gguf.KV{{Key: "qwen3moe.expert_used_count", Value: uint32(0)}}
+				s.used = 0
+			},
+			sentinel: ErrConfig, mention: "qwen3moe.expert_used_count",
+		},
+		{
+			name:     "qwen3moe expert_used_count above expert_count",
+			mutate:   func(s *spec) { tinyMoE(s); s.used = 9 },
+			sentinel: ErrConfig, mention: "qwen3moe.expert_used_count = 9 exceeds qwen3moe.expert_count = 8",
+		},
+		{
+			name:     "qwen3moe expert_count above llama.cpp's limit",
+			mutate:   func(s *spec) { tinyMoE(s); s.experts = 513; s.omit = map[string]bool{} },
+			sentinel: ErrConfig, mention: "qwen3moe.expert_count = 513",
+		},
+		{
+			name:     "qwen3moe without an expert width",
+			mutate:   func(s *spec) { tinyMoE(s); s.expertFFN, s.ffn = 0, 1 }, // n_ff/used is 0
+			sentinel: gguf.ErrKeyNotFound, mention: "qwen3moe.expert_feed_forward_length",
+		},
+		{
+			name: "qwen3moe merged experts of the wrong count",
+			mutate: func(s *spec) {
+				tinyMoE(s)
+				s.override = map[string]gguf.Tensor{"blk.1.ffn_up_exps.weight": {
+					Name: "blk.1.ffn_up_exps.weight", Type: gguf.TypeF32, Dims: []int64{64, 32, 7}, Data: make([]byte, 4*64*32*7)}}
+			},
+			sentinel: ErrShape, mention: "blk.1.ffn_up_exps.weight",
+		},
+		{
+			name:     "qwen3moe without its router",
+			mutate:   func(s *spec) { tinyMoE(s); s.omit = map[string]bool{"blk.0.ffn_gate_inp.weight": true} },
+			sentinel: ErrMissingTensor, mention: "blk.0.ffn_gate_inp.weight",
+		},
+		{
 			name:     "heads not a multiple of kv heads",
 			mutate:   func(s *spec) { s.kvHeads = 3 },
 			sentinel: ErrConfig, mention: "head_count_kv 3",
+		},
+		{
+			name:     "vocab_size disagreeing with the embedding",
+			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.vocab_size", Value: uint32(81)}} },
+			sentinel: ErrConfig, mention: "llama.vocab_size = 81",
 		},
 	}
 	for _, tt := range tests {
@@ -346,6 +436,15 @@ func TestLoadErrors(t *testing.T) {
 			err := loadErr(t, sp.write(t))
 			require.ErrorIs(t, err, tt.sentinel)
 			assert.Contains(t, err.Error(), tt.mention)
+			var ce *ConfigError
+			if errors.Is(err, ErrConfig) {
+				// Every config error names its key.
+				require.ErrorAs(t, err, &ce)
+				assert.NotEmpty(t, ce.Key)
+				if strings.HasPrefix(tt.mention, "qwen3moe.") || strings.HasPrefix(tt.mention, "llama.") {
+					assert.Equal(t, strings.Fields(tt.mention)[0], ce.Key)
+				}
+			}
 			var te *TensorError
 			if errors.Is(err, ErrMissingTensor) || errors.Is(err, ErrShape) || errors.Is(err, ErrUnsupportedType) {
 				require.ErrorAs(t, err, &te)

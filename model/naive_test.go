@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,8 +51,8 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		data, err := f.TensorData(name)
 		require.NoError(t, err)
 		cols, rows := int(info.Dims[0]), 1
-		if len(info.Dims) > 1 {
-			rows = int(info.Dims[1])
+		for _, d := range info.Dims[1:] {
+			rows *= int(d) // a merged expert tensor: every expert's rows in turn
 		}
 		typ := q4k.Type(info.Type)
 		rs, err := typ.RowSize(cols)
@@ -107,7 +108,7 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 					theta /= factors[i]
 				}
 				a, b := h+2*i, h+2*i+1 // llama: adjacent pairs
-				if arch == "qwen2" || arch == "qwen3" {
+				if arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe" {
 					a, b = h+i, h+i+hd/2 // NEOX: half a head apart
 				}
 				c, s := math.Cos(theta), math.Sin(theta)
@@ -125,6 +126,12 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		attnNorm, ffnNorm, bq, bk, bv []float64
 		qNorm, kNorm                  []float64 // qwen3
 		q, k, v, o, gate, up, down    [][]float64
+		router                        [][]float64 // qwen3moe: [experts][embd]
+		gateExps, upExps, downExps    [][]float64 // qwen3moe: every expert's rows in turn
+	}
+	experts, used := 0, 0
+	if arch == "qwen3moe" {
+		experts, used = u("expert_count"), u("expert_used_count")
 	}
 	ls := make([]layerW, layers)
 	for l := range ls {
@@ -136,6 +143,8 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 			q: get(n("attn_q.weight")), k: get(n("attn_k.weight")), v: get(n("attn_v.weight")),
 			o: get(n("attn_output.weight")), gate: get(n("ffn_gate.weight")),
 			up: get(n("ffn_up.weight")), down: get(n("ffn_down.weight")),
+			router: get(n("ffn_gate_inp.weight")), gateExps: get(n("ffn_gate_exps.weight")),
+			upExps: get(n("ffn_up_exps.weight")), downExps: get(n("ffn_down_exps.weight")),
 		}
 	}
 
@@ -191,6 +200,45 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 				x[i] += o[i]
 			}
 			xn = norm(x, w.ffnNorm)
+			if w.router != nil {
+				// Softmax over the router's logits, the top used experts,
+				// their weights normalized to sum to one.
+				p := mul(w.router, xn, nil)
+				maxP := math.Inf(-1)
+				for _, v := range p {
+					maxP = max(maxP, v)
+				}
+				var sum float64
+				for e := range p {
+					p[e] = math.Exp(p[e] - maxP)
+					sum += p[e]
+				}
+				chosen := make([]int, 0, used)
+				var wsum float64
+				for range used {
+					best := -1
+					for e := range p {
+						if !slices.Contains(chosen, e) && (best < 0 || p[e] > p[best]) {
+							best = e
+						}
+					}
+					chosen = append(chosen, best)
+					wsum += p[best] / sum
+				}
+				ff := len(w.gateExps) / experts
+				for _, e := range chosen {
+					g := mul(w.gateExps[e*ff:(e+1)*ff], xn, nil)
+					up := mul(w.upExps[e*ff:(e+1)*ff], xn, nil)
+					for i := range g {
+						g[i] = g[i] / (1 + math.Exp(-g[i])) * up[i]
+					}
+					d := mul(w.downExps[e*embd:(e+1)*embd], g, nil)
+					for i := range x {
+						x[i] += p[e] / sum / wsum * d[i]
+					}
+				}
+				continue
+			}
 			g, up := mul(w.gate, xn, nil), mul(w.up, xn, nil)
 			for i := range g {
 				g[i] = g[i] / (1 + math.Exp(-g[i])) * up[i]

@@ -25,8 +25,9 @@ type Step struct {
 	k, v    []float32 // [batch*KVDim]
 	attn    []float32 // [batch*QDim] attention output
 	proj    []float32 // [batch*Embd] output of attn_output / ffn_down
-	gate    []float32 // [batch*FFN]
-	up      []float32 // [batch*FFN]
+	gate    []float32 // [batch*FFN]; empty for MoE
+	up      []float32 // [batch*FFN]; empty for MoE
+	moe     moeScratch
 	ropeCS  []float32 // [RopeDims] cos/sin table of one position
 	logits  []float32 // [Vocab]
 	scratch []attnScratch
@@ -158,6 +159,10 @@ func (s *Step) ensureBatch(n int) {
 	s.v = make([]float32, n*c.KVDim())
 	s.attn = make([]float32, n*c.QDim())
 	s.proj = make([]float32, n*c.Embd)
+	if c.MoE() {
+		s.moe = newMoEScratch(c, n)
+		return
+	}
 	s.gate = make([]float32, n*c.FFN)
 	s.up = make([]float32, n*c.FFN)
 }
@@ -250,7 +255,8 @@ func (s *Step) pass(seqs []passSeq) {
 //	x += Wo · attention(rope(qn(Wq·norm(x))), rope(kn(Wk·norm(x))), Wv·norm(x))
 //	x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 //
-// qn and kn are qwen3's per-head norms, the identity elsewhere.
+// qn and kn are qwen3's per-head norms, the identity elsewhere. In a MoE
+// layer the feed-forward is the routed experts' (moeFFN).
 func (s *Step) block(l, n int) {
 	m, c := s.m, &s.m.cfg
 	ly := &m.layers[l]
@@ -286,6 +292,10 @@ func (s *Step) block(l, n int) {
 	// Feed-forward.
 	for b := range n {
 		rmsNorm(xn[b*embd:(b+1)*embd], x[b*embd:(b+1)*embd], ly.ffnNorm, c.RMSEps)
+	}
+	if ly.moe != nil {
+		s.moeFFN(ly.moe, x, xn, n)
+		return
 	}
 	s.acts.reset(xn, embd, n)
 	gate, up := s.gate[:n*c.FFN], s.up[:n*c.FFN]

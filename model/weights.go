@@ -22,7 +22,12 @@ type LayerWeights struct {
 	Q, K, V, O     Weight    // attention projections (Q, K, V may carry biases: qwen2)
 	QNorm, KNorm   []float32 // [HeadDim] per-head Q/K RMSNorm gains (qwen3), else nil
 	FFNNorm        []float32 // [Embd] ffn_norm gains
-	Gate, Up, Down Weight    // SwiGLU feed-forward
+	Gate, Up, Down Weight    // SwiGLU feed-forward; zero in a MoE layer
+	// Router is ffn_gate_inp ([Experts rows × Embd]) in a MoE layer. The
+	// merged expert tensors are one Weight each, expert e's rows following
+	// expert e-1's: GateExps and UpExps Experts·ExpertFFN rows × Embd,
+	// DownExps Experts·Embd rows × ExpertFFN. All zero in a dense layer.
+	Router, GateExps, UpExps, DownExps Weight
 }
 
 // Weights is every tensor of a Model, for other backends (cuda/) that run
@@ -54,6 +59,11 @@ func (m *Model) Weights() Weights {
 			AttnNorm: l.attnNorm, FFNNorm: l.ffnNorm, QNorm: l.qNorm, KNorm: l.kNorm,
 			Q: l.q.export(), K: l.k.export(), V: l.v.export(), O: l.o.export(),
 			Gate: l.gate.export(), Up: l.up.export(), Down: l.down.export(),
+		}
+		if l.moe != nil {
+			lw := &w.Layers[i]
+			lw.Router, lw.GateExps = l.moe.router.export(), l.moe.gateExps.export()
+			lw.UpExps, lw.DownExps = l.moe.upExps.export(), l.moe.downExps.export()
 		}
 	}
 	return w

@@ -94,7 +94,7 @@ type Server struct {
 	builtins Builtins
 	log      *slog.Logger
 	cfg      Config
-	sched    *Scheduler
+	sched    *scheduler
 	metrics  *metrics
 	mux      *http.ServeMux
 	created  int64
@@ -156,7 +156,7 @@ func (s *Server) SetModel(m *Model) {
 	if len(s.tenants.All()) <= 1 {
 		defaultCap = parallel
 	}
-	s.sched = NewBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
+	s.sched = newBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
 		if t := s.tenants.tenant(tenant); t != nil && t.Limits.MaxSequences > 0 {
 			return t.Limits.MaxSequences
 		}

@@ -157,6 +157,11 @@ func DetectFormat(template string) ChatFormat {
 // and, when it fell back from the file's template, the error that caused
 // the fallback (so callers can say so); err is then nil.
 //
+// When Encode with AddSpecial adds BOS (AddBOS), a bos_token the template
+// renders at the very start is removed, as llama.cpp's
+// common_chat_templates_apply does, so that encoding the prompt with
+// AddSpecial gives one BOS, not two.
+//
 // It renders in-process (RenderJinja): use it for trusted templates only;
 // ApplyChatWith takes the renderer.
 func (t *Tokenizer) ApplyChat(msgs []Message, addGenerationPrompt bool) (prompt string, used ChatFormat, fallbackCause error) {
@@ -173,6 +178,9 @@ func (t *Tokenizer) ApplyChatWith(render JinjaRenderer, msgs []Message, addGener
 	if t.chatTemplate != "" {
 		out, err := render(t.chatTemplate, msgs, opts)
 		if err == nil {
+			if t.AddBOS() && opts.BOS != "" {
+				out = strings.TrimPrefix(out, opts.BOS)
+			}
 			return out, FormatJinja, nil, nil
 		}
 		if errors.Is(err, ErrTemplateLimit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

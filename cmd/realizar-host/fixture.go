@@ -50,7 +50,7 @@ func newFixtureCmd() *cobra.Command {
 	cmd.Flags().StringVar(&preset, "preset", "", "model shape: "+strings.Join(fixture.PresetNames(), ", "))
 	cmd.Flags().StringVar(&out, "out", "", "output GGUF path")
 	cmd.Flags().StringVar(&vocabPath, "vocab", "", "vocab-only GGUF to copy the tokenizer from "+
-		"(default: the embedded llama SPM vocab for llama; "+qwen2VocabName+" from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab for qwen2 and qwen3)")
+		"(default: the embedded llama SPM vocab for llama; "+qwen2VocabName+" from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab for qwen2, qwen3 and qwen3moe)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "weight seed (default: the preset's)")
 	_ = cmd.MarkFlagRequired("preset")
 	_ = cmd.MarkFlagRequired("out")

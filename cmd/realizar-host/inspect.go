@@ -119,8 +119,14 @@ type hyperparameters struct {
 	FeedForwardLength *uint32  `json:"feed_forward_length,omitempty"`
 	HeadCount         *uint32  `json:"head_count,omitempty"`
 	HeadCountKV       *uint32  `json:"head_count_kv,omitempty"`
-	KeyLength         *uint32  `json:"key_length,omitempty"` // head_dim when not embedding_length/head_count (qwen3)
+	KeyLength         *uint32  `json:"key_length,omitempty"`                 // head_dim when not embedding_length/head_count (qwen3)
+	ExpertCount       *uint32  `json:"expert_count,omitempty"`               // mixture of experts (qwen3moe)
+	ExpertUsedCount   *uint32  `json:"expert_used_count,omitempty"`          // experts routed per token
+	ExpertFFNLength   *uint32  `json:"expert_feed_forward_length,omitempty"` // one expert's hidden width
 	RopeFreqBase      *float32 `json:"rope_freq_base,omitempty"`
+	RopeScalingType   *string  `json:"rope_scaling_type,omitempty"`   // "linear", "yarn" (only when the file sets it)
+	RopeScalingFactor *float32 `json:"rope_scaling_factor,omitempty"` // context extension factor
+	RopeOrigContext   *uint32  `json:"rope_original_context_length,omitempty"`
 	RMSEpsilon        *float32 `json:"rms_epsilon,omitempty"`
 	VocabSize         *uint32  `json:"vocab_size,omitempty"`
 }
@@ -164,6 +170,9 @@ func inspect(path string) (*report, error) {
 		{gguf.SuffixHeadCount, &hp.HeadCount},
 		{gguf.SuffixHeadCountKV, &hp.HeadCountKV},
 		{gguf.SuffixKeyLength, &hp.KeyLength},
+		{gguf.SuffixExpertCount, &hp.ExpertCount},
+		{gguf.SuffixExpertUsedCount, &hp.ExpertUsedCount},
+		{gguf.SuffixExpertFeedForward, &hp.ExpertFFNLength},
 		{gguf.SuffixVocabSize, &hp.VocabSize},
 	} {
 		if *u.dst, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, u.suffix))); err != nil {
@@ -174,6 +183,15 @@ func inspect(path string) (*report, error) {
 		return nil, err
 	}
 	if hp.RMSEpsilon, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRMSEpsilon))); err != nil {
+		return nil, err
+	}
+	if hp.RopeScalingType, err = optionalPtr(f.String(gguf.ArchKey(arch, gguf.SuffixRopeScalingType))); err != nil {
+		return nil, err
+	}
+	if hp.RopeScalingFactor, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeScalingFactor))); err != nil {
+		return nil, err
+	}
+	if hp.RopeOrigContext, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, gguf.SuffixRopeScalingOrigCtx))); err != nil {
 		return nil, err
 	}
 	if rep.Tokenizer.Model, err = optional(f.String(gguf.KeyTokenizerModel)); err != nil {
@@ -251,8 +269,22 @@ func (r *report) writeText(out io.Writer) error {
 		{"vocab_size", hp.VocabSize},
 	} {
 		fmt.Fprintf(w, "%s:\t%s\n", row.name, deref(row.v))
+		if row.name == "rope_freq_base" && hp.RopeScalingType != nil {
+			// Only when the file scales RoPE.
+			fmt.Fprintf(w, "rope_scaling:\t%s, factor %s", *hp.RopeScalingType, deref(hp.RopeScalingFactor))
+			if hp.RopeOrigContext != nil {
+				fmt.Fprintf(w, ", original context %d", *hp.RopeOrigContext)
+			}
+			fmt.Fprintln(w)
+		}
 		if row.name == "head_count_kv" && hp.KeyLength != nil {
 			fmt.Fprintf(w, "key_length:\t%d\n", *hp.KeyLength) // only when the file sets it
+		}
+		if row.name == "feed_forward_length" && hp.ExpertCount != nil {
+			// Only for a mixture of experts.
+			fmt.Fprintf(w, "expert_count:\t%s\n", deref(hp.ExpertCount))
+			fmt.Fprintf(w, "expert_used_count:\t%s\n", deref(hp.ExpertUsedCount))
+			fmt.Fprintf(w, "expert_feed_forward_length:\t%s\n", deref(hp.ExpertFFNLength))
 		}
 	}
 	model := r.Tokenizer.Model

@@ -28,7 +28,10 @@ var allFileTypes = []string{"Q4_K_M", "Q4_K_S", "Q8_0", "Q4_0", "F16", "BF16"}
 // file types: tiny (width 256: Q4_K, Q5_K, Q6_K) in all of them; odd (width
 // 288: Q5_0/Q8_0/Q5_1 fallbacks) and qwen2-tiny (biases, tied output) in
 // the two K-quant mixes and Q8_0 only, to keep CI short; qwen3-tiny (per-head
-// Q/K norms, Q wider than n_embd) in the types its forward is compared on.
+// Q/K norms, Q wider than n_embd) in the types its forward is compared on;
+// qwen3moe-tiny (8 experts, 2 used) in those and Q4_K_S and Q4_0 too, whose
+// 8-expert rules differ (attn_output Q5_K in Q4_K_S, attn_k/attn_v Q8_0 in
+// Q4_0); tiny-yarn (YaRN RoPE scaling) in Q8_0.
 var fixturePresets = []struct {
 	preset string
 	ftypes []string
@@ -37,6 +40,8 @@ var fixturePresets = []struct {
 	{"odd", []string{"Q4_K_M", "Q4_K_S", "Q8_0"}},
 	{"qwen2-tiny", []string{"Q4_K_M", "Q4_K_S", "Q8_0"}},
 	{"qwen3-tiny", []string{"Q4_K_M", "Q8_0", "F16"}},
+	{"qwen3moe-tiny", []string{"Q4_K_M", "Q8_0", "F16", "Q4_K_S", "Q4_0"}},
+	{"tiny-yarn", []string{"Q8_0"}},
 }
 
 var (
@@ -65,7 +70,7 @@ func sourceModels(t *testing.T, l *ref.Lib) []source {
 				return
 			}
 			var vocab *gguf.File
-			if cfg.Arch == "qwen2" || cfg.Arch == "qwen3" { // Qwen3 uses Qwen2's vocabulary
+			if cfg.Arch == "qwen2" || cfg.Arch == "qwen3" || cfg.Arch == "qwen3moe" { // Qwen3 uses Qwen2's vocabulary
 				vocab, fixtureErr = gguf.Open(qwen2Vocab)
 			} else {
 				vocab, fixtureErr = fixture.LlamaVocab()

@@ -56,12 +56,13 @@ const (
 // greedy prefix instead of failing; the cosine and max-abs bounds still
 // hold.
 func knownOrderGap(name string) (gap string, ok bool) {
-	if q4k.Fast.Name != "avx2" {
+	if q4k.Fast().Name != "avx2" {
 		// ggml's NEON, AVX-only and scalar builds sum in orders q4k does not follow.
 		return "ggml orders of non-AVX2 builds", true
 	}
 	switch name {
-	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S", "fixture-qwen2-tiny-Q4_K_M", "fixture-qwen3-tiny-Q4_K_M", "fixture-m110-Q4_K_M":
+	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S", "fixture-qwen2-tiny-Q4_K_M", "fixture-qwen3-tiny-Q4_K_M",
+		"fixture-qwen3moe-tiny-Q4_K_M", "fixture-m110-Q4_K_M":
 		if !q4k.AMXOrder() {
 			return "Q4_K in ggml's CPU_REPACK q4_K_8x8 order (used without AMX)", true
 		}
@@ -83,6 +84,12 @@ var forwardFiles = []struct{ source, ftype string }{
 	{"fixture-qwen3-tiny-F32.gguf", "F16"},
 	{"fixture-qwen3-tiny-F32.gguf", "Q8_0"},
 	{"fixture-qwen3-tiny-F32.gguf", "Q4_K_M"},
+	{"fixture-qwen3moe-tiny-F32.gguf", "F32"},
+	{"fixture-qwen3moe-tiny-F32.gguf", "F16"},
+	{"fixture-qwen3moe-tiny-F32.gguf", "Q8_0"},
+	{"fixture-qwen3moe-tiny-F32.gguf", "Q4_K_M"},
+	{"fixture-tiny-yarn-F32.gguf", "F32"},
+	{"fixture-tiny-yarn-F32.gguf", "Q8_0"},
 }
 
 // target is one model file the forward is compared on.
