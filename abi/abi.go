@@ -148,6 +148,11 @@ const (
 	ErrnoNosys   = 52
 )
 
+// WASIMaxIovecs is the most iovecs one fd_write may pass (POSIX's IOV_MAX
+// on Linux); more is EINVAL, so that no host call's work grows with a
+// guest-chosen count.
+const WASIMaxIovecs = 1024
+
 // Limits.
 const (
 	// MaxTopN is the largest N a sampler or processor may ask for.

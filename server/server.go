@@ -37,6 +37,12 @@ type Model struct {
 	KVBytesPerPosition int64
 	// Tokenizer is the model's vocabulary.
 	Tokenizer *tokenizer.Tokenizer
+	// RenderChat renders the tokenizer's chat template for
+	// /v1/chat/completions, within the request's admission and under its
+	// context: chatsandbox.Renderer.Render, whose deadline and memory cap
+	// no template escapes. nil renders in-process (tokenizer.RenderJinja,
+	// no budget): for trusted templates only.
+	RenderChat func(ctx context.Context, template string, msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error)
 }
 
 // Config is what New needs. Tenants, Store, Host and Builtins are required.

@@ -74,7 +74,8 @@
 //	     contradict each other (--sampler my.wasm --top-k 5), no model
 //	3    a model file that is missing, a directory, unreadable, not GGUF, or of an
 //	     unsupported architecture or tensor type (for quantize also one it
-//	     cannot convert)
+//	     cannot convert), or whose chat template runs past its limits in the
+//	     sandbox (package chatsandbox: a crash, 64 MiB, 2 s, 1 MiB of output)
 //	4    a plugin that does not load (missing, not WebAssembly, wrong kind,
 //	     forbidden import, bad config) or that fails during a turn (trap,
 //	     timeout, memory limit, bad token id)
