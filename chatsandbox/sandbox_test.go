@@ -98,7 +98,9 @@ var hostile = []struct {
 	{"huge repetition", "{{ 'a' * 1000000000 }}", "memory cap"},
 	{"huge repetition in a loop", "{% set s = 'abcdefgh' * 1000000 %}{% for i in range(100) %}{{ s }}{% endfor %}", "memory cap"},
 	{"huge output", "{% for i in range(300) %}{{ 'abcdefgh' * 1000 }}{% endfor %}", "output exceeds"},
-	{"recursive macro", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "memory cap"},
+	// Its stack reaches the memory cap in 1-2 s, so on a loaded machine the
+	// deadline may come first: either limit is the right answer.
+	{"recursive macro", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "memory cap|ran past"},
 	{"huge range", "{% for i in range(100000000) %}{% endfor %}", "ran past"},
 }
 
@@ -117,7 +119,7 @@ func TestHostile(t *testing.T) {
 			var le *chatsandbox.LimitError
 			require.ErrorAs(t, err, &le)
 			assert.Equal(t, chatsandbox.TemplateName(h.template), le.Template)
-			assert.Contains(t, le.Reason, h.says)
+			assert.Regexp(t, h.says, le.Reason)
 			assert.Contains(t, err.Error(), chatsandbox.TemplateName(h.template))
 			assert.NotContains(t, err.Error(), "/work")
 			assert.Less(t, elapsed, chatsandbox.DefaultTimeout+3*time.Second)
