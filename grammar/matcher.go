@@ -3,6 +3,7 @@ package grammar
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 	"unsafe"
 )
@@ -34,7 +35,7 @@ type Matcher struct {
 	nodeIdx  map[[2]int32]int32
 	states   [][]int32 // sorted node ids; state 0 is dead (no stack)
 	stateIdx map[string]int32
-	trans    [][]int32 // per state, 256 successors, -1 not yet known
+	trans    []int32 // 256 successors per state, -1 until the state's row is computed
 	masks    [][]uint32
 	maskMem  int
 
@@ -65,7 +66,10 @@ func (m *Matcher) reset() {
 	m.nodeIdx = map[[2]int32]int32{}
 	m.states = [][]int32{nil}
 	m.stateIdx = map[string]int32{"": 0}
-	m.trans = [][]int32{nil}
+	m.trans = m.trans[:0]
+	for range 256 {
+		m.trans = append(m.trans, 0)
+	}
 	m.masks = [][]uint32{nil}
 	m.maskMem = 0
 	m.visited = map[[2]int32]struct{}{}
@@ -142,37 +146,76 @@ func (m *Matcher) closure(fill func()) int32 {
 	s := int32(len(m.states))
 	m.states = append(m.states, slices.Clone(m.out))
 	m.stateIdx[string(m.key)] = s
-	m.trans = append(m.trans, nil)
+	for range 256 {
+		m.trans = append(m.trans, -1)
+	}
 	m.masks = append(m.masks, nil)
 	return s
 }
 
 // step is the state after byte b from state s (0: dead).
 func (m *Matcher) step(s int32, b byte) int32 {
-	tr := m.trans[s]
-	if tr == nil {
-		tr = make([]int32, 256)
-		for i := range tr {
-			tr[i] = -1
-		}
-		m.trans[s] = tr
-	}
-	if t := tr[b]; t >= 0 {
+	if t := m.trans[int(s)<<8|int(b)]; t >= 0 {
 		return t
 	}
-	t := m.closure(func() {
-		for _, id := range m.states[s] {
-			if id == 0 {
-				continue
-			}
-			n := m.nodes[id]
-			if m.g.sets[m.g.elems[n.pos].arg].has(b) {
-				m.expand(n.pos+1, n.parent)
+	m.row(s)
+	return m.trans[int(s)<<8|int(b)]
+}
+
+// row computes all 256 successors of s: bytes that the same stacks
+// match share one closure.
+func (m *Matcher) row(s int32) {
+	stacks := m.states[s]
+	if len(stacks) > 64 {
+		for b := range 256 {
+			t := m.closure(func() { m.advance(stacks, byte(b)) })
+			m.trans[int(s)<<8|b] = t
+		}
+		return
+	}
+	var sig [256]uint64
+	for i, id := range stacks {
+		if id == 0 {
+			continue
+		}
+		set := &m.g.sets[m.g.elems[m.nodes[id].pos].arg]
+		for w, word := range set {
+			for word != 0 {
+				b := w<<6 | bitsTrailing(word)
+				word &= word - 1
+				sig[b] |= 1 << i
 			}
 		}
-	})
-	m.trans[s][b] = t
-	return t
+	}
+	var done [256]bool
+	for b := range 256 {
+		if done[b] {
+			continue
+		}
+		t := int32(0)
+		if sig[b] != 0 {
+			t = m.closure(func() { m.advance(stacks, byte(b)) })
+		}
+		for c := b; c < 256; c++ {
+			if !done[c] && sig[c] == sig[b] {
+				done[c] = true
+				m.trans[int(s)<<8|c] = t
+			}
+		}
+	}
+}
+
+// advance expands every stack of stacks whose terminal matches b.
+func (m *Matcher) advance(stacks []int32, b byte) {
+	for _, id := range stacks {
+		if id == 0 {
+			continue
+		}
+		n := m.nodes[id]
+		if m.g.sets[m.g.elems[n.pos].arg].has(b) {
+			m.expand(n.pos+1, n.parent)
+		}
+	}
 }
 
 func (m *Matcher) accepting(s int32) bool {
@@ -226,10 +269,8 @@ func (m *Matcher) walk(s int32, mk []uint32) {
 	for i := 0; i < len(tbyte); {
 		d := tdepth[i]
 		ps := at[d-1]
-		var t int32
-		if tr := m.trans[ps]; tr != nil && tr[tbyte[i]] >= 0 {
-			t = tr[tbyte[i]]
-		} else {
+		t := m.trans[int(ps)<<8|int(tbyte[i])]
+		if t < 0 {
 			t = m.step(ps, tbyte[i])
 		}
 		if t == 0 {
@@ -326,3 +367,5 @@ func (m *Matcher) maybeFlush() {
 	m.start = rebuild(starts)
 	m.cur = rebuild(stacks)
 }
+
+func bitsTrailing(w uint64) int { return bits.TrailingZeros64(w) }
