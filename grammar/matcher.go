@@ -42,7 +42,8 @@ type Matcher struct {
 	start, cur int32
 	done       bool
 
-	visited map[[2]int32]struct{}
+	visited stampSet
+	visits  int // trie nodes stepped, for tests
 	out     []int32
 	key     []byte
 	stateAt []int32
@@ -50,7 +51,7 @@ type Matcher struct {
 
 // NewMatcher starts a match of g over v at the grammar's beginning.
 func NewMatcher(g *Grammar, v *Vocab) *Matcher {
-	m := &Matcher{g: g, v: v, stateAt: make([]int32, v.maxDepth+1)}
+	m := &Matcher{g: g, v: v, stateAt: make([]int32, v.trie.maxDepth+1)}
 	m.reset()
 	m.start = m.closure(func() {
 		for _, a := range g.rules[g.root] {
@@ -72,7 +73,6 @@ func (m *Matcher) reset() {
 	}
 	m.masks = [][]uint32{nil}
 	m.maskMem = 0
-	m.visited = map[[2]int32]struct{}{}
 }
 
 // Reset goes back to the grammar's beginning, keeping the memo tables.
@@ -96,11 +96,9 @@ func (m *Matcher) node(pos, parent int32) int32 {
 // expand adds to m.out every stack reached from matching position pos
 // with continuation parent, stopping at terminals.
 func (m *Matcher) expand(pos, parent int32) {
-	k := [2]int32{pos, parent}
-	if _, seen := m.visited[k]; seen {
+	if !m.visited.add(uint64(uint32(pos))<<32 | uint64(uint32(parent))) {
 		return
 	}
-	m.visited[k] = struct{}{}
 	switch e := m.g.elems[pos]; e.kind {
 	case eTerm:
 		if id := m.node(pos, parent); id > 0 {
@@ -129,7 +127,7 @@ func (m *Matcher) expand(pos, parent int32) {
 // closure runs fill with empty scratch and interns the stacks it found.
 func (m *Matcher) closure(fill func()) int32 {
 	m.out = m.out[:0]
-	clear(m.visited)
+	m.visited.clear()
 	fill()
 	if len(m.out) > MaxStacks {
 		return 0
@@ -247,7 +245,7 @@ func (m *Matcher) Mask() []uint32 {
 	}
 	mk := make([]uint32, (m.v.n+31)/32)
 	if s != 0 {
-		m.walk(s, mk)
+		m.fill(s, mk)
 		if m.accepting(s) {
 			for _, id := range m.v.eog {
 				mk[id>>5] |= 1 << (id & 31)
@@ -259,26 +257,26 @@ func (m *Matcher) Mask() []uint32 {
 	return mk
 }
 
-// walk sets the bit of every text token whose bytes the grammar accepts
+// walk sets the bit of every token of tr whose bytes the grammar accepts
 // from state s, skipping the subtree of every refused prefix.
-func (m *Matcher) walk(s int32, mk []uint32) {
-	v := m.v
+func (m *Matcher) walk(tr *trie, s int32, mk []uint32) {
 	at := m.stateAt
 	at[0] = s
-	tbyte, tdepth, tnext, ttok, link := v.tbyte, v.tdepth, v.tnext, v.ttok, v.link
-	for i := 0; i < len(tbyte); {
-		d := tdepth[i]
+	tb, depth, next, lo, hi, ids := tr.b, tr.depth, tr.next, tr.lo, tr.hi, tr.ids
+	for i := 0; i < len(tb); {
+		d := depth[i]
 		ps := at[d-1]
-		t := m.trans[int(ps)<<8|int(tbyte[i])]
+		t := m.trans[int(ps)<<8|int(tb[i])]
 		if t < 0 {
-			t = m.step(ps, tbyte[i])
+			t = m.step(ps, tb[i])
 		}
 		if t == 0 {
-			i = int(tnext[i])
+			i = int(next[i])
 			continue
 		}
+		m.visits++
 		at[d] = t
-		for id := ttok[i]; id >= 0; id = link[id] {
+		for _, id := range ids[lo[i]:hi[i]] {
 			mk[id>>5] |= 1 << (id & 31)
 		}
 		i++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // TokenKind says how the matcher treats a token.
@@ -22,23 +23,83 @@ const (
 // are never allowed (none exist in real vocabularies).
 const MaxTokenBytes = 1024
 
+// trie holds byte strings depth-first: node i consumes b[i] at depth
+// depth[i] (1-based), its subtree ends before next[i], and the tokens
+// ending there are ids[lo[i]:hi[i]].
+type trie struct {
+	b        []byte
+	depth    []uint16
+	next     []int32
+	lo, hi   []int32
+	ids      []int32
+	maxDepth int
+}
+
+type trieEntry struct {
+	key []byte
+	id  int32
+}
+
+// buildTrie lays out entries (sorted here, by key then id).
+func buildTrie(entries []trieEntry) trie {
+	slices.SortFunc(entries, func(a, b trieEntry) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return int(a.id - b.id)
+	})
+	var t trie
+	var open []int32
+	var prev []byte
+	for i, e := range entries {
+		p := e.key
+		if i > 0 && bytes.Equal(p, prev) {
+			t.hi[open[len(open)-1]]++
+			t.ids = append(t.ids, e.id)
+			continue
+		}
+		lcp := 0
+		for lcp < len(prev) && lcp < len(p) && prev[lcp] == p[lcp] {
+			lcp++
+		}
+		for len(open) > lcp {
+			t.next[open[len(open)-1]] = int32(len(t.b))
+			open = open[:len(open)-1]
+		}
+		for d := lcp; d < len(p); d++ {
+			open = append(open, int32(len(t.b)))
+			t.b = append(t.b, p[d])
+			t.depth = append(t.depth, uint16(d+1))
+			t.next = append(t.next, 0)
+			t.lo = append(t.lo, 0)
+			t.hi = append(t.hi, 0)
+		}
+		last := open[len(open)-1]
+		t.lo[last] = int32(len(t.ids))
+		t.hi[last] = int32(len(t.ids)) + 1
+		t.ids = append(t.ids, e.id)
+		t.maxDepth = max(t.maxDepth, len(p))
+		prev = p
+	}
+	for _, o := range open {
+		t.next[o] = int32(len(t.b))
+	}
+	return t
+}
+
 // Vocab is a vocabulary prepared for masking: the text tokens' bytes in a
 // trie stored in depth-first order, so a mask is one pass over arrays. It
-// is built once per vocabulary, is immutable and safe to share.
+// is built once per vocabulary and safe to share between goroutines.
 type Vocab struct {
 	n      int
 	pieces [][]byte
 	kinds  []TokenKind
 	eog    []int32
-	// trie, depth-first: node i consumes tbyte[i] at depth tdepth[i]
-	// (1-based); its subtree ends before tnext[i]; ttok[i] is the first
-	// token ending there (-1 none), link chains tokens with equal bytes.
-	tbyte    []byte
-	tdepth   []uint16
-	tnext    []int32
-	ttok     []int32
-	link     []int32
-	maxDepth int
+	text   []int32
+	trie   trie
+
+	mu    sync.Mutex
+	loops map[string]*loopData
 }
 
 // NewVocab prepares pieces (each token's bytes, indexed by id) with their
@@ -48,8 +109,8 @@ func NewVocab(pieces [][]byte, kinds []TokenKind) (*Vocab, error) {
 	if kinds != nil && len(kinds) != len(pieces) {
 		return nil, fmt.Errorf("grammar: %d kinds for %d pieces", len(kinds), len(pieces))
 	}
-	v := &Vocab{n: len(pieces), pieces: make([][]byte, len(pieces)), kinds: make([]TokenKind, len(pieces)), link: make([]int32, len(pieces))}
-	var text []int32
+	v := &Vocab{n: len(pieces), pieces: make([][]byte, len(pieces)), kinds: make([]TokenKind, len(pieces)), loops: map[string]*loopData{}}
+	var entries []trieEntry
 	for id, p := range pieces {
 		v.pieces[id] = bytes.Clone(p)
 		k := TokenText
@@ -60,50 +121,15 @@ func NewVocab(pieces [][]byte, kinds []TokenKind) (*Vocab, error) {
 			k = TokenOther
 		}
 		v.kinds[id] = k
-		v.link[id] = -1
 		switch k {
 		case TokenText:
-			text = append(text, int32(id))
+			v.text = append(v.text, int32(id))
+			entries = append(entries, trieEntry{v.pieces[id], int32(id)})
 		case TokenEOG:
 			v.eog = append(v.eog, int32(id))
 		}
 	}
-	slices.SortStableFunc(text, func(a, b int32) int { return bytes.Compare(v.pieces[a], v.pieces[b]) })
-	var open []int32 // open[d] is the node at depth d+1 on the current path
-	var prev []byte
-	for _, id := range text {
-		p := v.pieces[id]
-		if bytes.Equal(p, prev) && len(open) == len(p) {
-			last := open[len(open)-1]
-			t := v.ttok[last]
-			for v.link[t] >= 0 {
-				t = v.link[t]
-			}
-			v.link[t] = id
-			continue
-		}
-		lcp := 0
-		for lcp < len(prev) && lcp < len(p) && prev[lcp] == p[lcp] {
-			lcp++
-		}
-		for len(open) > lcp {
-			v.tnext[open[len(open)-1]] = int32(len(v.tbyte))
-			open = open[:len(open)-1]
-		}
-		for d := lcp; d < len(p); d++ {
-			open = append(open, int32(len(v.tbyte)))
-			v.tbyte = append(v.tbyte, p[d])
-			v.tdepth = append(v.tdepth, uint16(d+1))
-			v.tnext = append(v.tnext, 0)
-			v.ttok = append(v.ttok, -1)
-		}
-		v.ttok[open[len(open)-1]] = id
-		v.maxDepth = max(v.maxDepth, len(p))
-		prev = p
-	}
-	for _, o := range open {
-		v.tnext[o] = int32(len(v.tbyte))
-	}
+	v.trie = buildTrie(entries)
 	return v, nil
 }
 
@@ -111,7 +137,7 @@ func NewVocab(pieces [][]byte, kinds []TokenKind) (*Vocab, error) {
 func (v *Vocab) Size() int { return v.n }
 
 // TrieNodes is the number of trie nodes (a mask's worst-case work).
-func (v *Vocab) TrieNodes() int { return len(v.tbyte) }
+func (v *Vocab) TrieNodes() int { return len(v.trie.b) }
 
 // Piece is token id's bytes; the caller must not modify them.
 func (v *Vocab) Piece(id int32) []byte { return v.pieces[id] }

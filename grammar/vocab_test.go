@@ -68,13 +68,27 @@ func TestMaskTimeLlamaBPE(t *testing.T) {
 	var times []time.Duration
 	for _, id := range ids {
 		t0 := time.Now()
+		v0 := m.Visits()
 		mk := m.Mask()
 		times = append(times, time.Since(t0))
+		if el := time.Since(t0); el > 100*time.Microsecond {
+			t.Logf("before %q: %v, %d nodes, %d loops", v.Piece(id), el, m.Visits()-v0, v.Loops())
+		}
 		require.NotZero(t, mk[id/32]&(1<<(id%32)), "token %d %q not allowed", id, v.Piece(id))
 		require.NoError(t, m.Accept(id))
 	}
 	t.Logf("times: %v", times)
 	slices.Sort(times)
+	keys := v.LoopTables()
+	for _, k := range keys {
+		t.Logf("table %d locals", len(k)/256)
+		for j := 0; j < len(k); j++ {
+			if k[j] != keys[0][j%len(keys[0])] {
+				t.Logf("differs at local %d byte %#x: %d vs %d", j/256, j%256, int8(k[j]), int8(keys[0][j%len(keys[0])]))
+				break
+			}
+		}
+	}
 	t.Logf("vocab %d tokens, %d trie nodes; %d masks: p50 %v p99 %v max %v", v.Size(), v.TrieNodes(), len(times),
 		times[len(times)/2], times[len(times)*99/100], times[len(times)-1])
 }
