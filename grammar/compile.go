@@ -211,12 +211,12 @@ func (c *compiler) repeat(n *node) ([]elem, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.grow(len(x) * n.min); err != nil {
+		return nil, err
+	}
 	var out []elem
 	for range n.min {
 		out = append(out, x...)
-	}
-	if err := c.grow(len(x) * n.min); err != nil {
-		return nil, err
 	}
 	if n.max < 0 {
 		// R ::= x R | ε

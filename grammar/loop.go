@@ -29,12 +29,10 @@ type loopData struct {
 // each of 256 bytes per local state) and the local states, or nil when s
 // is not a loop worth it.
 func (m *Matcher) neighbourhood(s int32) ([]int8, []int32) {
-	if m.trans[int(s)<<8] < 0 {
-		m.row(s)
-	}
+	m.row(s)
 	loops := 0
-	for b := range 0x80 {
-		if m.trans[int(s)<<8|b] == s {
+	for _, t := range m.succ(s)[:0x80] {
+		if t == s {
 			loops++
 		}
 	}
@@ -45,11 +43,9 @@ func (m *Matcher) neighbourhood(s int32) ([]int8, []int32) {
 	tab := make([]int8, 0, 256*maxLocal)
 	for j := 0; j < len(locals); j++ {
 		u := locals[j]
-		if m.trans[int(u)<<8] < 0 {
-			m.row(u)
-		}
+		m.row(u)
 		for b := range 256 {
-			t := m.trans[int(u)<<8|b]
+			t := m.succ(u)[b]
 			code := int8(exitByte)
 			switch {
 			case t == 0:

@@ -35,7 +35,9 @@ type Matcher struct {
 	nodeIdx  map[[2]int32]int32
 	states   [][]int32 // sorted node ids; state 0 is dead (no stack)
 	stateIdx map[string]int32
-	trans    []int32 // 256 successors per state, -1 until the state's row is computed
+	pages    [][]int32 // 256 successors (-1 unknown) for each of pageStates states a page
+	rowDone  []bool    // all 256 successors known
+	lazy     []uint8   // successors computed one byte at a time
 	masks    [][]uint32
 	maskMem  int
 
@@ -67,10 +69,11 @@ func (m *Matcher) reset() {
 	m.nodeIdx = map[[2]int32]int32{}
 	m.states = [][]int32{nil}
 	m.stateIdx = map[string]int32{"": 0}
-	m.trans = m.trans[:0]
-	for range 256 {
-		m.trans = append(m.trans, 0)
-	}
+	m.pages = m.pages[:0]
+	m.rowDone = append(m.rowDone[:0], true)
+	m.lazy = append(m.lazy[:0], 0)
+	m.newPage()
+	clear(m.pages[0][:256]) // the dead state stays dead
 	m.masks = [][]uint32{nil}
 	m.maskMem = 0
 }
@@ -144,30 +147,65 @@ func (m *Matcher) closure(fill func()) int32 {
 	s := int32(len(m.states))
 	m.states = append(m.states, slices.Clone(m.out))
 	m.stateIdx[string(m.key)] = s
-	for range 256 {
-		m.trans = append(m.trans, -1)
+	if int(s)>>pageShift >= len(m.pages) {
+		m.newPage()
 	}
+	m.rowDone = append(m.rowDone, false)
+	m.lazy = append(m.lazy, 0)
 	m.masks = append(m.masks, nil)
 	return s
 }
 
+const (
+	pageShift  = 6
+	pageStates = 1 << pageShift
+	// lazyBytes: successors computed one at a time before a state's whole
+	// row is (most states met in a walk are stepped by one or two bytes).
+	lazyBytes = 4
+)
+
+func (m *Matcher) newPage() {
+	p := make([]int32, pageStates<<8)
+	for i := range p {
+		p[i] = -1
+	}
+	m.pages = append(m.pages, p)
+}
+
+// succ is state s's successor row.
+func (m *Matcher) succ(s int32) []int32 {
+	off := int(s&(pageStates-1)) << 8
+	return m.pages[s>>pageShift][off : off+256 : off+256]
+}
+
 // step is the state after byte b from state s (0: dead).
 func (m *Matcher) step(s int32, b byte) int32 {
-	if t := m.trans[int(s)<<8|int(b)]; t >= 0 {
+	if t := m.succ(s)[b]; t >= 0 {
+		return t
+	}
+	if !m.rowDone[s] && m.lazy[s] < lazyBytes {
+		m.lazy[s]++
+		stacks := m.states[s]
+		t := m.closure(func() { m.advance(stacks, b) })
+		m.succ(s)[b] = t
 		return t
 	}
 	m.row(s)
-	return m.trans[int(s)<<8|int(b)]
+	return m.succ(s)[b]
 }
 
 // row computes all 256 successors of s: bytes that the same stacks
 // match share one closure.
 func (m *Matcher) row(s int32) {
+	if m.rowDone[s] {
+		return
+	}
+	m.rowDone[s] = true
 	stacks := m.states[s]
 	if len(stacks) > 64 {
 		for b := range 256 {
 			t := m.closure(func() { m.advance(stacks, byte(b)) })
-			m.trans[int(s)<<8|b] = t
+			m.succ(s)[b] = t
 		}
 		return
 	}
@@ -185,21 +223,24 @@ func (m *Matcher) row(s int32) {
 			}
 		}
 	}
-	var done [256]bool
+	type class struct {
+		sig uint64
+		t   int32
+	}
+	classes := []class{{0, 0}}
 	for b := range 256 {
-		if done[b] {
-			continue
-		}
-		t := int32(0)
-		if sig[b] != 0 {
-			t = m.closure(func() { m.advance(stacks, byte(b)) })
-		}
-		for c := b; c < 256; c++ {
-			if !done[c] && sig[c] == sig[b] {
-				done[c] = true
-				m.trans[int(s)<<8|c] = t
+		t := int32(-1)
+		for _, c := range classes {
+			if c.sig == sig[b] {
+				t = c.t
+				break
 			}
 		}
+		if t < 0 {
+			t = m.closure(func() { m.advance(stacks, byte(b)) })
+			classes = append(classes, class{sig[b], t})
+		}
+		m.succ(s)[b] = t
 	}
 }
 
@@ -266,7 +307,7 @@ func (m *Matcher) walk(tr *trie, s int32, mk []uint32) {
 	for i := 0; i < len(tb); {
 		d := depth[i]
 		ps := at[d-1]
-		t := m.trans[int(ps)<<8|int(tb[i])]
+		t := m.pages[ps>>pageShift][int(ps&(pageStates-1))<<8|int(tb[i])]
 		if t < 0 {
 			t = m.step(ps, tb[i])
 		}
