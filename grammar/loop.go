@@ -23,6 +23,10 @@ const (
 type loopData struct {
 	allIn []uint32 // tokens that end inside the neighbourhood
 	exits []trie   // per local state, the suffixes of tokens leaving from it
+	// the same for every token's bytes after its first: for a state
+	// whose first bytes lead into the loop
+	allIn1 []int32
+	exits1 []trie
 }
 
 // neighbourhood is s's loop table (local index, exitByte or deadByte for
@@ -81,51 +85,105 @@ func (v *Vocab) loop(tab []int8, nLocal int) *loopData {
 	if len(v.loops) >= maxLoops {
 		return nil
 	}
-	d := &loopData{allIn: make([]uint32, (v.n+31)/32), exits: make([]trie, nLocal)}
+	d := &loopData{allIn: make([]uint32, (v.n+31)/32), exits: make([]trie, nLocal), exits1: make([]trie, nLocal)}
 	entries := make([][]trieEntry, nLocal)
-	for _, id := range v.text {
-		p := v.pieces[id]
+	entries1 := make([][]trieEntry, nLocal)
+	// run reports whether p stays inside, adding its exit suffix to ent
+	run := func(p []byte, id int32, ent [][]trieEntry) bool {
 		j := 0
-		inside := true
 		for k, b := range p {
 			c := tab[j<<8|int(b)]
 			if c == deadByte {
-				inside = false
-				break
+				return false
 			}
 			if c == exitByte {
-				entries[j] = append(entries[j], trieEntry{p[k:], id})
-				inside = false
-				break
+				ent[j] = append(ent[j], trieEntry{p[k:], id})
+				return false
 			}
 			j = int(c)
 		}
-		if inside {
+		return true
+	}
+	for _, id := range v.text {
+		p := v.pieces[id]
+		if run(p, id, entries) {
 			d.allIn[id>>5] |= 1 << (id & 31)
+		}
+		if run(p[1:], id, entries1) {
+			d.allIn1 = append(d.allIn1, id)
 		}
 	}
 	for j := range entries {
 		d.exits[j] = buildTrie(entries[j])
+		d.exits1[j] = buildTrie(entries1[j])
 	}
 	v.loops[key] = d
 	return d
 }
 
-// fill computes state s's mask into mk (zeroed), through the loop path
-// where it applies.
+// minShiftTokens: fewer tokens than this behind a group of first bytes
+// are walked plainly.
+const minShiftTokens = 4096
+
+// fill computes state s's mask into mk (zeroed): through s's loop when s
+// is one; otherwise first bytes are grouped by the state they lead to,
+// and a group that leads into a loop takes the loop's data for the
+// tokens' remaining bytes.
 func (m *Matcher) fill(s int32, mk []uint32) {
 	if tab, locals := m.neighbourhood(s); tab != nil {
 		if d := m.v.loop(tab, len(locals)); d != nil {
 			copy(mk, d.allIn)
 			for j := range d.exits {
 				if len(d.exits[j].b) > 0 {
-					m.walk(&d.exits[j], locals[j], mk)
+					m.walk(&d.exits[j], locals[j], mk, nil, 0, len(d.exits[j].b))
 				}
 			}
 			return
 		}
 	}
-	m.walk(&m.v.trie, s, mk)
+	v := m.v
+	m.row(s)
+	succ := m.succ(s)
+	var groups []int32
+	count := map[int32]int{}
+	for b := range 256 {
+		if t := succ[b]; t > 0 {
+			if count[t] == 0 {
+				groups = append(groups, t)
+			}
+			count[t] += v.firstCount[b]
+		}
+	}
+	for _, t := range groups {
+		var first byteSet
+		for b := range 256 {
+			if succ[b] == t {
+				first.add(byte(b), byte(b))
+			}
+		}
+		if count[t] >= minShiftTokens {
+			if tab, locals := m.neighbourhood(t); tab != nil {
+				if d := v.loop(tab, len(locals)); d != nil {
+					for _, id := range d.allIn1 {
+						if first.has(v.pieces[id][0]) {
+							mk[id>>5] |= 1 << (id & 31)
+						}
+					}
+					for j := range d.exits1 {
+						if len(d.exits1[j].b) > 0 {
+							m.walk(&d.exits1[j], locals[j], mk, &first, 0, len(d.exits1[j].b))
+						}
+					}
+					continue
+				}
+			}
+		}
+		for _, r := range v.rootChildren {
+			if first.has(v.trie.b[r]) {
+				m.walk(&v.trie, s, mk, nil, int(r), int(v.trie.next[r]))
+			}
+		}
+	}
 }
 
 func unsafeBytes(b []int8) []byte {

@@ -300,11 +300,14 @@ func (m *Matcher) Mask() []uint32 {
 
 // walk sets the bit of every token of tr whose bytes the grammar accepts
 // from state s, skipping the subtree of every refused prefix.
-func (m *Matcher) walk(tr *trie, s int32, mk []uint32) {
+//
+// It walks nodes [from, to) (whole subtrees); with first, only tokens
+// whose first byte is in first are set.
+func (m *Matcher) walk(tr *trie, s int32, mk []uint32, first *byteSet, from, to int) {
 	at := m.stateAt
 	at[0] = s
-	tb, depth, next, lo, hi, ids := tr.b, tr.depth, tr.next, tr.lo, tr.hi, tr.ids
-	for i := 0; i < len(tb); {
+	tb, depth, next, lo, hi, ids := tr.b[:to], tr.depth, tr.next, tr.lo, tr.hi, tr.ids
+	for i := from; i < len(tb); {
 		d := depth[i]
 		ps := at[d-1]
 		t := m.pages[ps>>pageShift][int(ps&(pageStates-1))<<8|int(tb[i])]
@@ -318,7 +321,9 @@ func (m *Matcher) walk(tr *trie, s int32, mk []uint32) {
 		m.visits++
 		at[d] = t
 		for _, id := range ids[lo[i]:hi[i]] {
-			mk[id>>5] |= 1 << (id & 31)
+			if first == nil || first.has(m.v.pieces[id][0]) {
+				mk[id>>5] |= 1 << (id & 31)
+			}
 		}
 		i++
 	}

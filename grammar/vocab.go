@@ -97,6 +97,10 @@ type Vocab struct {
 	eog    []int32
 	text   []int32
 	trie   trie
+	// rootChildren are the trie's depth-1 nodes; firstCount[b] counts the
+	// text tokens whose first byte is b
+	rootChildren []int32
+	firstCount   [256]int
 
 	mu    sync.Mutex
 	loops map[string]*loopData
@@ -130,6 +134,14 @@ func NewVocab(pieces [][]byte, kinds []TokenKind) (*Vocab, error) {
 		}
 	}
 	v.trie = buildTrie(entries)
+	for i, d := range v.trie.depth {
+		if d == 1 {
+			v.rootChildren = append(v.rootChildren, int32(i))
+		}
+	}
+	for _, id := range v.text {
+		v.firstCount[v.pieces[id][0]]++
+	}
 	return v, nil
 }
 
