@@ -19,6 +19,9 @@ const (
 	// MaxSchemaGrammarBytes caps the GBNF a schema may produce.
 	MaxSchemaGrammarBytes = 8 << 20
 	maxSchemaDepth        = 128
+	// MaxCount caps minLength, maxLength, minItems and maxItems (counts
+	// past MaxRepetition are nested repetitions).
+	MaxCount = MaxRepetition * MaxRepetition
 )
 
 // ErrSchema: the schema is not a valid JSON Schema document.
@@ -617,8 +620,8 @@ func (g *schemaGen) count(o *jsonObject, kw, path string) (int, bool, error) {
 	if f < 0 || f != math.Trunc(f) {
 		return 0, false, g.errf(path, kw, ErrSchema, "not a non-negative integer")
 	}
-	if f > MaxRepetition {
-		return 0, false, g.errf(path, kw, ErrTooLarge, "%g is over %d", f, MaxRepetition)
+	if f > MaxCount {
+		return 0, false, g.errf(path, kw, ErrTooLarge, "%g is over %d", f, MaxCount)
 	}
 	return int(f), true, nil
 }
@@ -643,6 +646,10 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 		}
 		f, _ := fmtv.(string)
 		body, ok := formats[f]
+		if !ok && !standardFormats[f] {
+			// not a format JSON Schema defines: an annotation validators ignore
+			return g.str(without(o, "format"), path)
+		}
 		if !ok {
 			return "", g.errf(path, "format", ErrUnsupported, "format %q", f)
 		}
@@ -669,21 +676,79 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 	if !hasMin && !hasMax {
 		return "json-string", nil
 	}
-	rep := "{" + strconv.Itoa(minL) + ",}"
-	if hasMax {
-		rep = "{" + strconv.Itoa(minL) + "," + strconv.Itoa(maxL) + "}"
+	if !hasMax {
+		maxL = -1
 	}
-	return g.rule(`"\"" json-char-ns` + rep + ` "\""`)
+	return g.rule(`"\"" ` + repeatExpr("json-char-ns", minL, maxL) + ` "\""`)
 }
 
 // formats are the string formats enforced exactly (or tighter).
 var formats = map[string]string{
+	"uri":       "fmt-uri",
+	"hostname":  "fmt-hostname",
 	"date":      "fmt-date",
 	"time":      "fmt-time",
 	"date-time": `fmt-date "T" fmt-time`,
 	"uuid":      `fmt-hex{8} "-" fmt-hex{4} "-" fmt-hex{4} "-" fmt-hex{4} "-" fmt-hex{12}`,
 	"email":     "fmt-email",
 	"ipv4":      `fmt-octet "." fmt-octet "." fmt-octet "." fmt-octet`,
+}
+
+// standardFormats are the formats JSON Schema (2020-12) defines; any
+// other format name is an annotation.
+var standardFormats = map[string]bool{
+	"date-time": true, "date": true, "time": true, "duration": true, "email": true, "idn-email": true,
+	"hostname": true, "idn-hostname": true, "ipv4": true, "ipv6": true, "uri": true, "uri-reference": true,
+	"iri": true, "iri-reference": true, "uuid": true, "uri-template": true, "json-pointer": true,
+	"relative-json-pointer": true, "regex": true,
+}
+
+// repeatExpr is x repeated lo to hi times (hi < 0: unbounded), nesting
+// repetitions for counts past MaxRepetition.
+func repeatExpr(x string, lo, hi int) string {
+	var parts []string
+	if lo > 0 {
+		parts = append(parts, countExpr(x, lo))
+	}
+	switch {
+	case hi < 0:
+		parts = append(parts, x+"*")
+	case hi > lo:
+		n := hi - lo
+		if n <= MaxRepetition {
+			parts = append(parts, x+"{0,"+strconv.Itoa(n)+"}")
+		} else {
+			// n = q·a + r: fewer than q whole blocks of a and a tail
+			// under a, or q blocks and a tail of at most r; the blocks are
+			// exact counts, so at most a few parses stay alive
+			a := MaxRepetition
+			q, r := n/a, n%a
+			blk := "( " + x + "{" + strconv.Itoa(a) + "} )"
+			alt1 := blk + "{0," + strconv.Itoa(q-1) + "} " + x + "{0," + strconv.Itoa(a-1) + "}"
+			alt2 := blk + "{" + strconv.Itoa(q) + "}"
+			if r > 0 {
+				alt2 += " " + x + "{0," + strconv.Itoa(r) + "}"
+			}
+			parts = append(parts, "( "+alt1+" | "+alt2+" )")
+		}
+	}
+	if len(parts) == 0 {
+		return `""`
+	}
+	return strings.Join(parts, " ")
+}
+
+// countExpr is x exactly n times.
+func countExpr(x string, n int) string {
+	if n <= MaxRepetition {
+		return x + "{" + strconv.Itoa(n) + "}"
+	}
+	q, r := n/MaxRepetition, n%MaxRepetition
+	out := "( " + x + "{" + strconv.Itoa(MaxRepetition) + "} ){" + strconv.Itoa(q) + "}"
+	if r > 0 {
+		out += " " + x + "{" + strconv.Itoa(r) + "}"
+	}
+	return out
 }
 
 const formatRules = `fmt-hex ::= [0-9a-fA-F]
@@ -698,6 +763,10 @@ fmt-time ::= ( [01] fmt-d | "2" [0-3] ) ":" [0-5] fmt-d ":" [0-5] fmt-d ( "." fm
 fmt-atom ::= [a-zA-Z0-9!#$%&'*+/=?^_{|}~\x60-]{1,16}
 fmt-label ::= [a-zA-Z0-9] ( [a-zA-Z0-9-]{0,38} [a-zA-Z0-9] )?
 fmt-email ::= fmt-atom ( "." fmt-atom ){0,3} "@" fmt-label ( "." fmt-label ){1,3}
+fmt-label63 ::= [a-zA-Z0-9] ( [a-zA-Z0-9-]{0,61} [a-zA-Z0-9] )?
+fmt-hostname ::= fmt-label63 ( "." fmt-label63 ){0,3}
+fmt-pchar ::= [a-zA-Z0-9._~!$&'()*+,;=:@-] | "%" fmt-hex fmt-hex
+fmt-uri ::= [a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" fmt-hostname ( ":" fmt-d{1,5} )? ( "/" fmt-pchar* )* ( "?" ( fmt-pchar | [/?] )* )? ( "#" ( fmt-pchar | [/?] )* )?
 fmt-octet ::= fmt-d | [1-9] fmt-d | "1" fmt-d fmt-d | "2" [0-4] fmt-d | "25" [0-5]
 `
 
@@ -775,12 +844,11 @@ func (g *schemaGen) array(o *jsonObject, path string, depth int) (string, error)
 			if item == "" || hasMax && i >= maxI {
 				return `""`, nil
 			}
-			lo := max(minI-i, 0)
-			rep := "{" + strconv.Itoa(lo) + ",}"
+			lo, hi := max(minI-i, 0), -1
 			if hasMax {
-				rep = "{" + strconv.Itoa(lo) + "," + strconv.Itoa(maxI-i) + "}"
+				hi = maxI - i
 			}
-			return `( "," ` + item + ` )` + rep, nil
+			return repeatExpr(`( "," `+item+` )`, lo, hi), nil
 		}
 		if hasMax && i >= maxI {
 			return `""`, nil
@@ -937,10 +1005,11 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 	return g.rule(`"{" ` + start[0] + ` "}"`)
 }
 
-// keyNotIn is a JSON string (raw characters only) that is none of names.
+// keyNotIn is a JSON string that is none of names: raw characters until
+// it leaves every name, then any (escapes could spell a name before).
 func (g *schemaGen) keyNotIn(names []string, path string) (string, error) {
 	if len(names) == 0 {
-		return `"\"" json-raw* "\""`, nil
+		return "json-string", nil
 	}
 	type tnode struct {
 		end      bool
@@ -983,7 +1052,8 @@ func (g *schemaGen) keyNotIn(names []string, path string) (string, error) {
 		excl = append(excl, runeRange{0, 0x1F}, runeRange{'"', '"'}, runeRange{'\\', '\\'})
 		rest := normalize(excl, true)
 		if len(rest) > 0 {
-			alts = append(alts, classExpr(rest)+` json-raw* "\""`)
+			// once a raw character leaves every name, the rest is free
+			alts = append(alts, classExpr(rest)+` json-char* "\""`)
 		}
 		return g.rule(strings.Join(alts, " | "))
 	}

@@ -115,3 +115,19 @@ func BenchmarkJSONDocCold(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids))/1e3, "µs/token")
 }
+
+// BenchmarkFullWalk: the first mask of a counted repetition, a state with
+// no loop, which walks the whole trie (128k vocabulary).
+func BenchmarkFullWalk(b *testing.B) {
+	_, v := llamaBPE(b)
+	g, err := grammar.Compile(`root ::= [^"]{0,1000} "\""`)
+	require.NoError(b, err)
+	m := grammar.NewMatcher(g, v)
+	m.Mask()
+	b.ResetTimer()
+	for b.Loop() {
+		m := grammar.NewMatcher(g, v)
+		m.Mask()
+	}
+	b.ReportMetric(float64(v.TrieNodes()), "nodes")
+}
