@@ -1,8 +1,9 @@
 package grammar
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -79,7 +80,7 @@ type compiler struct {
 func (c *compiler) grow(n int) error {
 	c.size += n
 	if c.size > MaxGrammarElems {
-		return fmt.Errorf("%w: more than %d compiled elements", ErrTooLarge, MaxGrammarElems)
+		return errorf("%w: more than %d compiled elements", ErrTooLarge, MaxGrammarElems)
 	}
 	return nil
 }
@@ -159,12 +160,16 @@ func (c *compiler) unit(n *node) ([]elem, error) {
 	case nRepeat:
 		return c.repeat(n)
 	}
-	return nil, fmt.Errorf("%w: node kind %d", ErrUnsupported, n.kind)
+	return nil, errorf("%w: node kind %d", ErrUnsupported, n.kind)
 }
 
 func (c *compiler) class(n *node) ([]elem, error) {
 	ranges := normalize(n.ranges, n.neg)
-	key := fmt.Sprint(ranges)
+	var kb strings.Builder
+	for _, r := range ranges {
+		kb.WriteString(strconv.Itoa(int(r.lo)) + "-" + strconv.Itoa(int(r.hi)) + ",")
+	}
+	key := kb.String()
 	if id, ok := c.classes[key]; ok {
 		return []elem{{kind: eRef, arg: id}}, nil
 	}
@@ -188,7 +193,7 @@ func (c *compiler) class(n *node) ([]elem, error) {
 	}
 	if len(multi) == 0 {
 		if !hasSingle {
-			return nil, fmt.Errorf("%w: empty character class at line %d, column %d", ErrUnsupported, n.line, n.col)
+			return nil, errorf("%w: empty character class at line %d, column %d", ErrUnsupported, n.line, n.col)
 		}
 		return []elem{{kind: eTerm, arg: c.set(single)}}, c.grow(1)
 	}
@@ -354,7 +359,7 @@ func (g *Grammar) checkLeftRecursion() error {
 	for id := range edges {
 		for _, e := range edges[id] {
 			if !e.tail && comp[e.to] == comp[id] {
-				return fmt.Errorf("%w: rule %q", ErrLeftRecursion, g.names[id])
+				return errorf("%w: rule %q", ErrLeftRecursion, g.names[id])
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package grammar
 
 import (
 	"errors"
-	"fmt"
 )
 
 // Errors returned by this package; match them with errors.Is.
@@ -29,7 +28,7 @@ type SyntaxError struct {
 }
 
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("grammar: line %d, column %d: %s", e.Line, e.Col, e.Msg)
+	return sprintf("grammar: line %d, column %d: %s", e.Line, e.Col, e.Msg)
 }
 
 // Unwrap makes errors.Is(err, ErrSyntax) true.

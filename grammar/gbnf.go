@@ -1,7 +1,6 @@
 package grammar
 
 import (
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -60,7 +59,7 @@ func parse(src string) (*syntax, error) {
 		return nil, err
 	}
 	if _, ok := s.rules["root"]; !ok {
-		return nil, fmt.Errorf("%w: no root rule", ErrUndefinedRule)
+		return nil, errorf("%w: no root rule", ErrUndefinedRule)
 	}
 	var check func(alts [][]*node) error
 	check = func(alts [][]*node) error {
@@ -72,7 +71,7 @@ func parse(src string) (*syntax, error) {
 				switch n.kind {
 				case nRef:
 					if _, ok := s.rules[n.name]; !ok {
-						return fmt.Errorf("%w: %q at line %d, column %d", ErrUndefinedRule, n.name, n.line, n.col)
+						return errorf("%w: %q at line %d, column %d", ErrUndefinedRule, n.name, n.line, n.col)
 					}
 				case nGroup:
 					if err := check(n.alts); err != nil {
@@ -92,7 +91,7 @@ func parse(src string) (*syntax, error) {
 }
 
 func (p *parser) errf(format string, a ...any) error {
-	return &SyntaxError{Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, a...)}
+	return &SyntaxError{Line: p.line, Col: p.col, Msg: sprintf(format, a...)}
 }
 
 func (p *parser) peek() byte {
@@ -170,7 +169,7 @@ func (p *parser) grammar(s *syntax) error {
 			return err
 		}
 		if prev, dup := s.at[name]; dup {
-			return &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf("rule %q already defined at line %d", name, prev[0])}
+			return &SyntaxError{Line: line, Col: col, Msg: sprintf("rule %q already defined at line %d", name, prev[0])}
 		}
 		s.rules[name] = alts
 		s.order = append(s.order, name)

@@ -1,9 +1,7 @@
 package grammar
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -38,7 +36,7 @@ type SchemaError struct {
 }
 
 func (e *SchemaError) Error() string {
-	return fmt.Sprintf("%v: %s at %s: %s", e.Err, e.Keyword, e.Path, e.Msg)
+	return sprintf("%v: %s at %s: %s", e.Err, e.Keyword, e.Path, e.Msg)
 }
 
 // Unwrap returns ErrUnsupported, ErrTooLarge or ErrSchema.
@@ -104,7 +102,7 @@ type schemaGen struct {
 }
 
 func (g *schemaGen) errf(path, kw string, err error, format string, a ...any) error {
-	return &SchemaError{Path: path, Keyword: kw, Msg: fmt.Sprintf(format, a...), Err: err}
+	return &SchemaError{Path: path, Keyword: kw, Msg: sprintf(format, a...), Err: err}
 }
 
 // rule names body (reusing the rule of an identical body).
@@ -245,7 +243,7 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		}
 		var branches []*jsonObject
 		for i, b := range list {
-			bp := fmt.Sprintf("%s/%s/%d", path, kw, i)
+			bp := sprintf("%s/%s/%d", path, kw, i)
 			if b == false {
 				continue
 			}
@@ -275,7 +273,7 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		}
 		var alts []string
 		for i, b := range branches {
-			e, err := g.object(b, fmt.Sprintf("%s/%s/%d", path, kw, i), depth+1)
+			e, err := g.object(b, sprintf("%s/%s/%d", path, kw, i), depth+1)
 			if err != nil {
 				return "", err
 			}
@@ -382,16 +380,16 @@ func schemaTypes(o *jsonObject) ([]string, error) {
 		for _, e := range v {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("type list holds a non-string")
+				return nil, errorf("type list holds a non-string")
 			}
 			list = append(list, s)
 		}
 	default:
-		return nil, fmt.Errorf("type is neither a string nor a list")
+		return nil, errorf("type is neither a string nor a list")
 	}
 	for _, t := range list {
 		if !slices.Contains(all, t) && t != "integer" {
-			return nil, fmt.Errorf("unknown type %q", t)
+			return nil, errorf("unknown type %q", t)
 		}
 	}
 	if slices.Contains(list, "number") {
@@ -468,11 +466,11 @@ func valueHasType(v any, types []string) bool {
 				return true
 			}
 		case "number":
-			if _, ok := v.(json.Number); ok {
+			if _, ok := v.(jsonNumber); ok {
 				return true
 			}
 		case "integer":
-			if n, ok := v.(json.Number); ok {
+			if n, ok := v.(jsonNumber); ok {
 				if f, err := n.Float64(); err == nil && f == math.Trunc(f) {
 					return true
 				}
@@ -507,9 +505,9 @@ func num(o *jsonObject, kw string) (float64, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	n, ok := v.(json.Number)
+	n, ok := v.(jsonNumber)
 	if !ok {
-		return 0, false, fmt.Errorf("%s is not a number", kw)
+		return 0, false, errorf("%s is not a number", kw)
 	}
 	f, err := n.Float64()
 	return f, true, err
@@ -538,7 +536,7 @@ func (g *schemaGen) bounds(o *jsonObject, path string) (lo, hi float64, loEx, hi
 		switch v := v.(type) {
 		case bool: // draft 4: a flag on minimum/maximum
 			*side.ex = v && *side.has
-		case json.Number:
+		case jsonNumber:
 			f, e := v.Float64()
 			if e != nil {
 				err = e
@@ -548,7 +546,7 @@ func (g *schemaGen) bounds(o *jsonObject, path string) (lo, hi float64, loEx, hi
 				*side.v, *side.has, *side.ex = f, true, true
 			}
 		default:
-			err = fmt.Errorf("%s is neither a number nor a boolean", side.kw)
+			err = errorf("%s is neither a number nor a boolean", side.kw)
 			return
 		}
 	}
@@ -825,7 +823,7 @@ func (g *schemaGen) array(o *jsonObject, path string, depth int) (string, error)
 		if hasMax && i >= maxI {
 			break
 		}
-		e, err := g.gen(p, fmt.Sprintf("%s/prefixItems/%d", path, i), depth+1)
+		e, err := g.gen(p, sprintf("%s/prefixItems/%d", path, i), depth+1)
 		if err != nil {
 			return "", err
 		}

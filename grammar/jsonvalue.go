@@ -2,11 +2,11 @@ package grammar
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
+	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // jsonObject is a JSON object that keeps its keys' order.
@@ -27,64 +27,243 @@ func (o *jsonObject) get(k string) (any, bool) {
 // maxJSONDepth bounds nesting when decoding schemas and instances.
 const maxJSONDepth = 512
 
-// decodeOrdered decodes one JSON document into *jsonObject, []any, string,
-// json.Number, bool and nil values, objects in file order.
+// jsonNumber is a JSON number's text.
+type jsonNumber string
+
+// Float64 is the number's value.
+func (n jsonNumber) Float64() (float64, error) { return strconv.ParseFloat(string(n), 64) }
+
+// errJSON is wrapped by every JSON syntax error.
+var errJSON = errors.New("grammar: invalid JSON")
+
+// decodeOrdered decodes one JSON document (RFC 8259) into *jsonObject,
+// []any, string, jsonNumber, bool and nil values, objects in file order.
 func decodeOrdered(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	v, err := decodeValue(d, 0)
+	p := &jsonParser{s: data}
+	p.ws()
+	v, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("grammar: data after the JSON value")
+	if p.ws(); p.i != len(p.s) {
+		return nil, p.errf("data after the JSON value")
 	}
 	return v, nil
 }
 
-func decodeValue(d *json.Decoder, depth int) (any, error) {
+type jsonParser struct {
+	s []byte
+	i int
+}
+
+func (p *jsonParser) errf(msg string) error {
+	return errorf("%w: %s at offset %d", errJSON, msg, p.i)
+}
+
+func (p *jsonParser) ws() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == '\n' || p.s[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *jsonParser) value(depth int) (any, error) {
 	if depth > maxJSONDepth {
-		return nil, fmt.Errorf("grammar: JSON nested deeper than %d", maxJSONDepth)
+		return nil, p.errf("nested too deep")
 	}
-	t, err := d.Token()
-	if err != nil {
-		return nil, err
+	if p.i >= len(p.s) {
+		return nil, p.errf("unexpected end")
 	}
-	switch t := t.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &jsonObject{}
-			for d.More() {
-				k, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := decodeValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				o.keys = append(o.keys, k.(string))
-				o.vals = append(o.vals, v)
-			}
-			_, err := d.Token()
-			return o, err
-		case '[':
-			a := []any{}
-			for d.More() {
-				v, err := decodeValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			_, err := d.Token()
-			return a, err
+	switch c := p.s[p.i]; {
+	case c == '{':
+		p.i++
+		o := &jsonObject{}
+		p.ws()
+		if p.i < len(p.s) && p.s[p.i] == '}' {
+			p.i++
+			return o, nil
 		}
-		return nil, fmt.Errorf("grammar: unexpected %v", t)
-	default:
-		return t, nil
+		for {
+			p.ws()
+			if p.i >= len(p.s) || p.s[p.i] != '"' {
+				return nil, p.errf("expecting a key")
+			}
+			k, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			p.ws()
+			if p.i >= len(p.s) || p.s[p.i] != ':' {
+				return nil, p.errf("expecting :")
+			}
+			p.i++
+			p.ws()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			o.keys = append(o.keys, k)
+			o.vals = append(o.vals, v)
+			p.ws()
+			if p.i < len(p.s) && p.s[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.s) && p.s[p.i] == '}' {
+				p.i++
+				return o, nil
+			}
+			return nil, p.errf("expecting , or }")
+		}
+	case c == '[':
+		p.i++
+		a := []any{}
+		p.ws()
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			p.i++
+			return a, nil
+		}
+		for {
+			p.ws()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+			p.ws()
+			if p.i < len(p.s) && p.s[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.s) && p.s[p.i] == ']' {
+				p.i++
+				return a, nil
+			}
+			return nil, p.errf("expecting , or ]")
+		}
+	case c == '"':
+		return p.str()
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range []struct {
+			text string
+			v    any
+		}{{"true", true}, {"false", false}, {"null", nil}} {
+			if bytes.HasPrefix(p.s[p.i:], []byte(lit.text)) {
+				p.i += len(lit.text)
+				return lit.v, nil
+			}
+		}
+		return nil, p.errf("unknown literal")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
 	}
+	return nil, p.errf("unexpected character")
+}
+
+func (p *jsonParser) number() (jsonNumber, error) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	if p.i < len(p.s) && p.s[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return "", p.errf("bad number")
+	}
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return "", p.errf("bad number")
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return "", p.errf("bad number")
+		}
+	}
+	return jsonNumber(p.s[start:p.i]), nil
+}
+
+func (p *jsonParser) str() (string, error) {
+	p.i++ // the opening quote
+	var b []byte
+	for {
+		if p.i >= len(p.s) {
+			return "", p.errf("unterminated string")
+		}
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(b), nil
+		case c < 0x20:
+			return "", p.errf("control character in a string")
+		case c != '\\':
+			b = append(b, c)
+			p.i++
+			continue
+		}
+		if p.i+1 >= len(p.s) {
+			return "", p.errf("unterminated escape")
+		}
+		e := p.s[p.i+1]
+		p.i += 2
+		switch e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return "", p.errf("bad \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if p.i+1 < len(p.s) && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
+					p.i += 2
+					if r2, ok = p.hex4(); !ok {
+						return "", p.errf("bad \\u escape")
+					}
+				}
+				r = utf16.DecodeRune(r, r2)
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			return "", p.errf("unknown escape")
+		}
+	}
+}
+
+func (p *jsonParser) hex4() (rune, bool) {
+	if p.i+4 > len(p.s) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(p.s[p.i:p.i+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	p.i += 4
+	return rune(v), true
 }
 
 // writeCompact serializes v without spaces: strings with only ", \ and
@@ -99,8 +278,8 @@ func writeCompact(b *strings.Builder, v any) {
 		} else {
 			b.WriteString("false")
 		}
-	case json.Number:
-		b.WriteString(v.String())
+	case jsonNumber:
+		b.WriteString(string(v))
 	case string:
 		writeString(b, v)
 	case []any:
@@ -303,7 +482,7 @@ func (r *resolver) resolve(ref string) (any, error) {
 		return r.root, nil
 	}
 	if !strings.HasPrefix(ref, "#/") {
-		return nil, fmt.Errorf("only local references (#/...) are supported, not %q", ref)
+		return nil, errorf("only local references (#/...) are supported, not %q", ref)
 	}
 	cur := r.root
 	for _, part := range strings.Split(ref[2:], "/") {
@@ -313,17 +492,17 @@ func (r *resolver) resolve(ref string) (any, error) {
 		case *jsonObject:
 			v, ok := c.get(part)
 			if !ok {
-				return nil, fmt.Errorf("reference %q: no %q", ref, part)
+				return nil, errorf("reference %q: no %q", ref, part)
 			}
 			cur = v
 		case []any:
-			var i int
-			if _, err := fmt.Sscanf(part, "%d", &i); err != nil || i < 0 || i >= len(c) {
-				return nil, fmt.Errorf("reference %q: no index %q", ref, part)
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, errorf("reference %q: no index %q", ref, part)
 			}
 			cur = c[i]
 		default:
-			return nil, fmt.Errorf("reference %q: %q is not in an object", ref, part)
+			return nil, errorf("reference %q: %q is not in an object", ref, part)
 		}
 	}
 	return cur, nil
@@ -337,9 +516,8 @@ func unescapePointer(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' && i+2 < len(s) {
-			var v byte
-			if _, err := fmt.Sscanf(s[i+1:i+3], "%02x", &v); err == nil {
-				b.WriteByte(v)
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
 				i += 2
 				continue
 			}

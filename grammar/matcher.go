@@ -2,7 +2,6 @@ package grammar
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/bits"
 	"slices"
 	"unsafe"
@@ -333,25 +332,25 @@ func (m *Matcher) walk(tr *trie, s int32, mk []uint32, first *byteSet, from, to 
 // is ErrRejected and leaves the matcher where it was.
 func (m *Matcher) Accept(id int32) error {
 	if id < 0 || int(id) >= m.v.n {
-		return fmt.Errorf("%w: token %d is outside the vocabulary", ErrRejected, id)
+		return errorf("%w: token %d is outside the vocabulary", ErrRejected, id)
 	}
 	if m.done {
-		return fmt.Errorf("%w: token %d after the end", ErrRejected, id)
+		return errorf("%w: token %d after the end", ErrRejected, id)
 	}
 	switch m.v.kinds[id] {
 	case TokenEOG:
 		if !m.accepting(m.cur) {
-			return fmt.Errorf("%w: end of generation before the grammar ends", ErrRejected)
+			return errorf("%w: end of generation before the grammar ends", ErrRejected)
 		}
 		m.done = true
 		return nil
 	case TokenOther:
-		return fmt.Errorf("%w: token %d is not text", ErrRejected, id)
+		return errorf("%w: token %d is not text", ErrRejected, id)
 	}
 	s := m.cur
 	for _, b := range m.v.pieces[id] {
 		if s = m.step(s, b); s == 0 {
-			return fmt.Errorf("%w: token %d (%q)", ErrRejected, id, m.v.pieces[id])
+			return errorf("%w: token %d (%q)", ErrRejected, id, m.v.pieces[id])
 		}
 	}
 	m.cur = s
@@ -365,7 +364,7 @@ func (m *Matcher) AcceptBytes(text []byte) error {
 	s := m.cur
 	for i, b := range text {
 		if s = m.step(s, b); s == 0 {
-			return fmt.Errorf("%w: byte %d of %q", ErrRejected, i, text)
+			return errorf("%w: byte %d of %q", ErrRejected, i, text)
 		}
 	}
 	m.cur = s

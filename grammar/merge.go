@@ -1,7 +1,6 @@
 package grammar
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -219,7 +218,7 @@ func natRange(lo, hi int64, hasHi bool) string {
 		alts = append(alts, "("+sameLen(a, b)+")")
 	}
 	if !hasHi {
-		alts = append(alts, fmt.Sprintf("[1-9] [0-9]{%d,}", len(ls)))
+		alts = append(alts, sprintf("[1-9] [0-9]{%d,}", len(ls)))
 	}
 	return "(" + strings.Join(alts, " | ") + ")"
 }
@@ -237,7 +236,7 @@ func sameLen(a, b string) string {
 		if s == "" {
 			return ""
 		}
-		return fmt.Sprintf(" [0-9]{%d}", len(s))
+		return sprintf(" [0-9]{%d}", len(s))
 	}
 	lowAll := strings.Trim(a[1:], "0") == ""
 	highAll := strings.Trim(b[1:], "9") == ""
@@ -252,7 +251,7 @@ func sameLen(a, b string) string {
 		mhi = b[0]
 	}
 	if mlo <= mhi {
-		alts = append(alts, fmt.Sprintf("[%c-%c]", mlo, mhi)+rest(a[1:]))
+		alts = append(alts, sprintf("[%c-%c]", mlo, mhi)+rest(a[1:]))
 	}
 	if !highAll {
 		alts = append(alts, `"`+b[:1]+`" `+sameLen(strings.Repeat("0", n-1), b[1:]))

@@ -1,7 +1,6 @@
 package grammar
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,7 +20,7 @@ const maxRegexLen = 4096
 // ErrUnsupported.
 func regexToGBNF(pattern string) (string, error) {
 	if len(pattern) > maxRegexLen {
-		return "", fmt.Errorf("%w: pattern longer than %d bytes", ErrTooLarge, maxRegexLen)
+		return "", errorf("%w: pattern longer than %d bytes", ErrTooLarge, maxRegexLen)
 	}
 	rp := &regexParser{src: pattern}
 	start := strings.HasPrefix(pattern, "^")
@@ -38,7 +37,7 @@ func regexToGBNF(pattern string) (string, error) {
 		rp.pos++
 	}
 	if rp.pos != len(rp.src) {
-		return "", fmt.Errorf("%w: pattern %q: unexpected %q at offset %d", ErrUnsupported, pattern, rp.src[rp.pos], rp.pos)
+		return "", errorf("%w: pattern %q: unexpected %q at offset %d", ErrUnsupported, pattern, rp.src[rp.pos], rp.pos)
 	}
 	any := "json-char*"
 	if !start {
@@ -56,7 +55,7 @@ type regexParser struct {
 }
 
 func (r *regexParser) errf(format string, a ...any) error {
-	return fmt.Errorf("%w: pattern %q at offset %d: %s", ErrUnsupported, r.src, r.pos, fmt.Sprintf(format, a...))
+	return errorf("%w: pattern %q at offset %d: %s", ErrUnsupported, r.src, r.pos, sprintf(format, a...))
 }
 
 func (r *regexParser) alternation(depth int) (string, error) {
@@ -379,7 +378,7 @@ func jsonEscape(c rune) (string, bool) {
 		return `\f`, true
 	}
 	if c < 0x20 {
-		return fmt.Sprintf(`\u%04x`, c), true
+		return sprintf(`\u%04x`, c), true
 	}
 	return "", false
 }
@@ -431,7 +430,7 @@ func charAlts(c rune) []string {
 	e, _ := jsonEscape(c)
 	out := []string{gbnfLiteral(e)}
 	if c == '\b' || c == '\f' {
-		out = append(out, gbnfLiteral(fmt.Sprintf(`\u%04x`, c)))
+		out = append(out, gbnfLiteral(sprintf(`\u%04x`, c)))
 	}
 	return out
 }
@@ -442,9 +441,9 @@ func classChar(c rune) string {
 	case c == '\\' || c == ']' || c == '[' || c == '-' || c == '"':
 		return `\` + string(c)
 	case c < 0x20 || c == 0x7F || c == '^':
-		return fmt.Sprintf(`\x%02X`, c)
+		return sprintf(`\x%02X`, c)
 	case c >= 0x80:
-		return fmt.Sprintf(`\U%08X`, c)
+		return sprintf(`\U%08X`, c)
 	}
 	return string(c)
 }
@@ -465,7 +464,7 @@ func gbnfLiteral(s string) string {
 		case c == '\t':
 			b.WriteString(`\t`)
 		case c < 0x20 || c == 0x7F:
-			fmt.Fprintf(&b, `\x%02X`, c)
+			b.WriteString(sprintf(`\x%02X`, c))
 		default:
 			b.WriteRune(c)
 		}

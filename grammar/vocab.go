@@ -2,7 +2,6 @@ package grammar
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"sync"
 )
@@ -111,7 +110,7 @@ type Vocab struct {
 // allowed). The pieces are copied.
 func NewVocab(pieces [][]byte, kinds []TokenKind) (*Vocab, error) {
 	if kinds != nil && len(kinds) != len(pieces) {
-		return nil, fmt.Errorf("grammar: %d kinds for %d pieces", len(kinds), len(pieces))
+		return nil, errorf("grammar: %d kinds for %d pieces", len(kinds), len(pieces))
 	}
 	v := &Vocab{n: len(pieces), pieces: make([][]byte, len(pieces)), kinds: make([]TokenKind, len(pieces)), loops: map[string]*loopData{}}
 	var entries []trieEntry
