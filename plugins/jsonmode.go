@@ -5,6 +5,10 @@ import "encoding/json"
 // JSONBuiltin is the name of the embedded JSON-mode processor.
 const JSONBuiltin = "json"
 
+// GrammarBuiltin is the name of the embedded grammar processor (config
+// {"grammar": GBNF} or {"json_schema": SCHEMA}; plugins/processor/grammar).
+const GrammarBuiltin = "grammar"
+
 // JSONMode is the config of the json processor (processor/json/json.c),
 // which masks every token whose piece would make the generated text stop
 // being a prefix of a JSON value. Build it from the model's tokenizer:

@@ -106,6 +106,7 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 		return nil, badFile(err)
 	}
 	vocab := grammar.VocabFromTokenizer(tok)
+	greedyPieces = nil
 	var fixedSchema, fixedGBNF []byte
 	if o.schema != "" {
 		if fixedSchema, err = os.ReadFile(o.schema); err != nil {
@@ -161,10 +162,14 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 				f.Tests = append(f.Tests, res)
 				continue
 			}
-			ids := tok.Encode(text, tokenizer.EncodeOptions{})
+			ids := encodeExact(tok, text)
 			m := grammar.NewMatcher(g, vocab)
 			res.Accepted = true
 			for _, id := range append(ids, -1) {
+				if id == -2 {
+					res.Accepted, res.Error = false, "the vocabulary cannot write the instance"
+					break
+				}
 				t := time.Now()
 				mk := m.Mask()
 				tbm = append(tbm, time.Since(t))
@@ -266,4 +271,52 @@ func (r *grammarCheckReport) writeText(w io.Writer) {
 	fmt.Fprintf(w, "compiled %d/%d; valid rejected %d/%d; invalid accepted %d/%d\n", compiled, len(r.Files), validRej, valid, invalidAcc, invalid)
 	fmt.Fprintf(w, "TBM (%d masks) p50 %.1f µs, p99 %.1f µs, max %.1f µs; TTFM p50 %.0f µs, p99 %.0f µs\n",
 		r.tokens, r.TBMus.P50, r.TBMus.P99, r.TBMus.Max, r.TTFMus.P50, r.TTFMus.P99)
+}
+
+// greedyPieces maps each text token's piece to its id (built on first use).
+var greedyPieces map[string]int32
+
+// encodeExact tokenizes text as the model would when that gives back
+// exactly text; otherwise (SentencePiece vocabularies add a leading space
+// to a text run) it takes the longest piece at each position.
+func encodeExact(tok *tokenizer.Tokenizer, text string) []int32 {
+	ids := tok.Encode(text, tokenizer.EncodeOptions{})
+	var pieces []byte
+	for _, id := range ids {
+		pieces = append(pieces, tok.Piece(id)...)
+	}
+	if string(pieces) == text {
+		return ids
+	}
+	maxLen := 0
+	if greedyPieces == nil {
+		greedyPieces = map[string]int32{}
+		for id := range int32(tok.Size()) {
+			if tok.IsControl(id) || tok.IsEOG(id) {
+				continue
+			}
+			p := string(tok.Piece(id))
+			if _, dup := greedyPieces[p]; p != "" && !dup {
+				greedyPieces[p] = id
+			}
+		}
+	}
+	for p := range greedyPieces {
+		maxLen = max(maxLen, len(p))
+	}
+	ids = ids[:0]
+	for i := 0; i < len(text); {
+		n := min(maxLen, len(text)-i)
+		for ; n > 0; n-- {
+			if id, ok := greedyPieces[text[i:i+n]]; ok {
+				ids = append(ids, id)
+				break
+			}
+		}
+		if n == 0 { // no piece: the byte cannot be written
+			return append(ids, -2)
+		}
+		i += n
+	}
+	return ids
 }
