@@ -15,10 +15,13 @@ const (
 	MaxStackDepth = 2048
 	// MaxStacks is the most stacks one state may hold (ambiguity).
 	MaxStacks = 1 << 12
-	maxNodes  = 1 << 22
-	maxStates = 1 << 20
+	// flush thresholds: ~12 MiB of stack nodes (and their index), 32 MiB
+	// of successor rows, 32 MiB of cached masks, so that a matcher fits a
+	// plugin's memory
+	maxNodes  = 1 << 19
+	maxStates = 1 << 15
 	// maxMaskBytes bounds the cached masks of one matcher.
-	maxMaskBytes = 256 << 20
+	maxMaskBytes = 32 << 20
 )
 
 type snode struct{ pos, parent, depth int32 }

@@ -9,6 +9,11 @@ const JSONBuiltin = "json"
 // {"grammar": GBNF} or {"json_schema": SCHEMA}; plugins/processor/grammar).
 const GrammarBuiltin = "grammar"
 
+// GrammarMemoryPages is the memory cap (64 KiB pages, 256 MiB) to load
+// the grammar processor with: it holds the vocabulary's trie and its
+// masks (a 152k vocabulary needs more than the host's 32 MiB default).
+const GrammarMemoryPages = 4096
+
 // JSONMode is the config of the json processor (processor/json/json.c),
 // which masks every token whose piece would make the generated text stop
 // being a prefix of a JSON value. Build it from the model's tokenizer:

@@ -180,9 +180,14 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	if cfg, flag, err := p.grammarConfig(); err != nil {
 		return nil, err
 	} else if cfg != nil {
-		pl, err := loadPolicy(ctx, h, plugins.GrammarBuiltin, abi.KindProcessor, cfg, flag)
+		mod, err := plugins.Builtin(plugins.GrammarBuiltin)
 		if err != nil {
-			return nil, err
+			return nil, failure(err)
+		}
+		pl, err := h.Load(ctx, mod, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg,
+			Limits: host.Limits{MemoryPages: plugins.GrammarMemoryPages}})
+		if err != nil {
+			return nil, pluginLoadError(flag, plugins.GrammarBuiltin, err)
 		}
 		procs = append(procs, pl)
 		out.names = append(out.names, pl.String())
