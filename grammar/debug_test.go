@@ -9,6 +9,9 @@ import (
 	"github.com/realizar-host/realizar-host/grammar"
 )
 
+// TestDebugFile walks one MaskBench file's instances byte by byte and logs
+// where each stops matching (DEBUG_FILE=name.json; DEBUG_GBNF=1 also logs
+// the generated grammar). A tool for finding why an instance is refused.
 func TestDebugFile(t *testing.T) {
 	name := os.Getenv("DEBUG_FILE")
 	if name == "" {

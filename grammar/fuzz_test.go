@@ -1,6 +1,7 @@
 package grammar_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,6 +46,35 @@ func FuzzCompile(f *testing.F) {
 				break
 			}
 			m.Mask()
+		}
+	})
+}
+
+// FuzzFromJSONSchema: any schema converts or fails with an error, never
+// panics or hangs, and what it writes compiles.
+//
+//	go test ./grammar -run XXX -fuzz FuzzFromJSONSchema -fuzztime 60s
+func FuzzFromJSONSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"a":{"type":"integer","minimum":-3,"maximum":70}},"required":["a"]}`,
+		`{"anyOf":[{"type":"string","pattern":"^a(b|c)*d{2,3}$"},{"enum":[1,"x",null]}]}`,
+		`{"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"},"maxItems":2}},"$ref":"#/$defs/n"}`,
+		`{"allOf":[{"properties":{"a":{}}},{"required":["a"]}],"type":"object"}`,
+		`{"type":"string","format":"date-time"}`,
+		`{"type":"array","prefixItems":[{"const":1}],"items":false,"minItems":1}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		if len(schema) > 2048 {
+			return
+		}
+		src, err := grammar.FromJSONSchema([]byte(schema))
+		if err != nil {
+			return
+		}
+		if _, err := grammar.Compile(src); err != nil && !errors.Is(err, grammar.ErrTooLarge) && !errors.Is(err, grammar.ErrLeftRecursion) {
+			t.Fatalf("schema %s wrote a grammar that does not compile: %v", schema, err)
 		}
 	})
 }
