@@ -185,7 +185,7 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 			return nil, failure(err)
 		}
 		pl, err := h.Load(ctx, mod, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg,
-			Limits: host.Limits{MemoryPages: plugins.GrammarMemoryPages}})
+			Limits: host.Limits{MemoryPages: plugins.GrammarMemoryPages, InitTimeout: plugins.GrammarInitTimeout}})
 		if err != nil {
 			return nil, pluginLoadError(flag, plugins.GrammarBuiltin, err)
 		}
