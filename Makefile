@@ -28,10 +28,12 @@ test-unit:
 test-purego:
 	$(GO) test -count=1 -tags purego ./q4k/...
 
-# The committed test plugins must rebuild byte for byte from their sources.
+# The committed test plugins and the chat template guest must rebuild byte
+# for byte from their sources.
 test-guests:
 	host/testdata/build.sh
-	git diff --exit-code -- host/testdata
+	chatsandbox/build.sh
+	git diff --exit-code -- host/testdata chatsandbox/wasm
 
 # The committed plugin modules must rebuild byte for byte (clang-14/lld-14, wabt, pinned Go,
 # Debian rustc 1.63, AssemblyScript 0.27.37: make guests-install).
@@ -73,7 +75,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	@if [ -f tools/llamaref/go.mod ]; then cd tools/llamaref && $(GO) vet ./...; fi
-	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/guest ./plugins/sampler/standard/wasm ./plugins/stop/strings/wasm ./plugins/stop/regex ./plugins/processor/allow/wasm ./plugins/processor/grammar/wasm
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/guest ./plugins/sampler/standard/wasm ./plugins/stop/strings/wasm ./plugins/stop/regex ./plugins/processor/allow/wasm ./plugins/processor/grammar/wasm ./chatsandbox/guest
 
 ## guests-install: Debian rustc + wasm32 std, and the pinned AssemblyScript in .cache/asc (idempotent).
 guests-install:

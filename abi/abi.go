@@ -127,9 +127,12 @@ const (
 	LogError = 3
 )
 
-// WASIAllowList is every WASI preview 1 function a plugin may import: what
-// Go's wasip1 runtime needs and nothing more. Any other import is refused.
-var WASIAllowList = [...]string{
+// WASIAllowList returns every WASI preview 1 function a plugin may import
+// (a fresh slice): what Go's wasip1 runtime needs and nothing more. Any
+// other import is refused.
+func WASIAllowList() []string { return append([]string(nil), wasiAllowList[:]...) }
+
+var wasiAllowList = [...]string{
 	"args_get", "args_sizes_get", "environ_get", "environ_sizes_get",
 	"clock_time_get", "fd_write", "fd_close", "fd_fdstat_get",
 	"fd_fdstat_set_flags", "fd_prestat_get", "fd_prestat_dir_name",
@@ -144,6 +147,11 @@ const (
 	ErrnoInval   = 28
 	ErrnoNosys   = 52
 )
+
+// WASIMaxIovecs is the most iovecs one fd_write may pass (POSIX's IOV_MAX
+// on Linux); more is EINVAL, so that no host call's work grows with a
+// guest-chosen count.
+const WASIMaxIovecs = 1024
 
 // Limits.
 const (

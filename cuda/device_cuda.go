@@ -122,10 +122,10 @@ func (d *device) note(format string, args ...any) {
 // .x); the compute_80 PTX. A failure is noted (describe) before the next
 // try; when all fail, the error carries each one's.
 func (d *device) load() error {
-	for _, fam := range Families {
-		tries := []kernelImage{{"PTX", d.arch, PTX}, {"CUBIN", d.arch, CUBIN}}
-		if d.arch != Archs[0] {
-			tries = append(tries, kernelImage{"PTX", Archs[0], PTX})
+	for _, fam := range families {
+		tries := []kernelImage{{"PTX", d.arch, ptxImage}, {"CUBIN", d.arch, cubinImage}}
+		if d.arch != archs[0] {
+			tries = append(tries, kernelImage{"PTX", archs[0], ptxImage})
 		}
 		var errs []string
 		var mod cu.Module

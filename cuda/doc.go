@@ -17,9 +17,9 @@
 // # Device layout
 //
 // All weights of a model are uploaded once into one pooled device
-// allocation, each tensor at a 256-byte aligned offset (PlanPool), in its
+// allocation, each tensor at a 256-byte aligned offset (planPool), in its
 // recorded ggml type; norm gains and biases are f32 tensors in the same
-// pool. Kernels exist for exactly the types of the CPU path (KernelTypes);
+// pool. Kernels exist for exactly the types of the CPU path (kernelTypes);
 // any other type is a load-time *TensorError naming the tensor. The KV cache
 // is one more device allocation: per layer, keys and values as f16
 // [capacity][KVDim], sized by Reserve.
@@ -34,7 +34,7 @@
 // for sm_80 and sm_90, loaded when the JIT fails (a driver without its PTX
 // JIT library, say); after both, the compute_80 PTX is tried. Every kernel
 // the forward launches is resolved at load, so a missing one is a load
-// error. KernelHash identifies the set.
+// error. kernelHash identifies the set.
 //
 // The kernels compute what the CPU forward computes, rounding where it
 // rounds: activations are encoded as package q4k encodes them for the
@@ -67,10 +67,10 @@
 // # Parity gate and fallback
 //
 // NewStep runs a 64-token probe on the GPU and on the CPU forward and
-// judges the logits (Judge): the GPU is rejected when the cosine similarity
+// judges the logits (judge): the GPU is rejected when the cosine similarity
 // falls below 0.95 at any position, or the argmax differs at a position
 // whose cosine is below 0.98. The verdict is cached per (GGUF file sha256,
-// device name, KernelHash) in a VerdictCache. A rejected GPU, an
+// device name, kernelHash) in a VerdictCache. A rejected GPU, an
 // out-of-memory or a kernel error after start switches the Step to the CPU
 // forward loudly: a line on stderr, a notice line (OnFallback, wired to
 // engine.StepForward.AddNotice), Backend reporting onGPU false, and the

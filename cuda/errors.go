@@ -18,7 +18,7 @@ var (
 	// CPU, loudly, as after a device failure.
 	ErrUnsupportedArch = errors.New("cuda: unsupported architecture")
 	// ErrParity: the GPU's logits disagree with the CPU forward's (see
-	// Judge).
+	// judge).
 	ErrParity = errors.New("cuda: GPU parity gate rejected the device")
 )
 

@@ -62,7 +62,7 @@ type devModel struct {
 	cfg        model.Config
 	thetaScale float32
 	pool       dptr
-	plan       Plan
+	plan       poolPlan
 	embd       devWeight
 	output     devWeight
 	outNorm    dptr
@@ -112,7 +112,7 @@ func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := PlanPool(tensors)
+	plan, err := planPool(tensors)
 	if err != nil {
 		return nil, err
 	}
@@ -167,14 +167,14 @@ func (s *CudaQ4kStep) NewSequence() (*CudaQ4kStep, error) {
 
 // poolTensors lists every tensor of w in pool order: the matrices, then the
 // f32 vectors (norm gains, biases, RoPE factors).
-func poolTensors(c model.Config, w model.Weights) ([]PoolTensor, error) {
-	var ts []PoolTensor
+func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
+	var ts []poolTensor
 	mat := func(x model.Weight) {
-		ts = append(ts, PoolTensor{Name: x.Name, Type: x.Type, Rows: x.Rows, Cols: x.Cols})
+		ts = append(ts, poolTensor{Name: x.Name, Type: x.Type, Rows: x.Rows, Cols: x.Cols})
 	}
 	vec := func(name string, v []float32) {
 		if v != nil {
-			ts = append(ts, PoolTensor{Name: name, Type: q4k.F32, Rows: 1, Cols: len(v)})
+			ts = append(ts, poolTensor{Name: name, Type: q4k.F32, Rows: 1, Cols: len(v)})
 		}
 	}
 	mat(w.Embd)
@@ -290,7 +290,7 @@ func (s *devModel) allocScratch() error {
 	}
 	var total int64
 	for _, z := range sizes {
-		total = alignUp(total+z.size, PoolAlign)
+		total = alignUp(total+z.size, poolAlign)
 	}
 	var err error
 	if s.scratch, err = s.d.alloc(total, "activations"); err != nil {
@@ -299,7 +299,7 @@ func (s *devModel) allocScratch() error {
 	var off int64
 	for _, z := range sizes {
 		*z.dst = s.scratch + dptr(off)
-		off = alignUp(off+z.size, PoolAlign)
+		off = alignUp(off+z.size, poolAlign)
 	}
 	return nil
 }
@@ -425,20 +425,7 @@ func (s *CudaQ4kStep) StepBatch(rows []engine.StepRows) error {
 		r := &rows[i]
 		r.Out, r.Err = nil, nil
 		st, ok := r.Step.(*CudaQ4kStep)
-		switch {
-		case !ok || st == nil || st.devModel != s.devModel:
-			r.Err = fmt.Errorf("%w (row %d: %T)", model.ErrForeignStep, i, r.Step)
-			continue
-		case len(r.Tokens) == 0:
-			r.Err = fmt.Errorf("%w: row %d has no tokens", model.ErrPosition, i)
-			continue
-		}
-		for j := range i {
-			if rows[j].Step == r.Step && rows[j].Err == nil {
-				r.Err = fmt.Errorf("%w (row %d: the same step twice)", model.ErrForeignStep, i)
-			}
-		}
-		if r.Err != nil {
+		if r.Err = rowErr(rows, i, ok && st != nil && st.devModel == s.devModel, -1); r.Err != nil {
 			continue
 		}
 		r.Out, r.Err = st.run(r.Tokens, r.Start, r.Logits)
@@ -570,7 +557,7 @@ func (s *CudaQ4kStep) forward(tokens []int32, start int) error {
 	}
 	embd, qDim, kvDim := c.Embd, c.QDim(), c.KVDim()
 	l := launcher{d: d}
-	l.run("embed_"+KernelTypes[s.embd.typ], ceilDiv(embd, 32), n, 32, 1,
+	l.run("embed_"+kernelTypes[s.embd.typ], ceilDiv(embd, 32), n, 32, 1,
 		ptr(s.embd.ptr), i64(s.embd.rowBytes), i64(embd), ptr(s.tokens), ptr(s.x))
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	for i := range s.layers {
@@ -628,7 +615,7 @@ func (s *devModel) matmul(l *launcher, in dptr, cols, n int, jobs ...gemvJob) {
 				l.run(kernel, cols/values, n, 32, 1, ptr(in), ptr(s.x8), ptr(s.xd), ptr(s.xs), i64(cols))
 				encoded = true
 			}
-			name := "gemv_" + KernelTypes[w.typ]
+			name := "gemv_" + kernelTypes[w.typ]
 			if enc == "" {
 				l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
 					ptr(in), ptr(w.bias), ptr(j.out))

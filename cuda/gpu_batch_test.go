@@ -44,7 +44,7 @@ func TestGPUStepBatchEqualsAlone(t *testing.T) {
 		t.Cleanup(func() { n.Close() })
 		seqs = append(seqs, n)
 	}
-	probe := ProbeSequence(m.Config().Vocab, 24)
+	probe := probeSequence(m.Config().Vocab, 24)
 	prompts := [][]int32{clone(probe[:3]), clone(probe[3:8]), clone(probe[7:8])}
 	// Each prompt alone, on a sequence of its own that then decodes alone.
 	alone := make([]*CudaQ4kStep, len(prompts))
@@ -117,7 +117,7 @@ func TestGPUGatedSequences(t *testing.T) {
 	opts.FileSHA256, opts.Verdicts = sum, cache
 	g, err := NewCudaQ4kStep(m, opts)
 	failLine(t, err, "sequences", path)
-	require.NoError(t, cache.Put(VerdictKey{FileSHA256: sum, Device: g.DeviceName(), KernelHash: KernelHash()}, Verdict{OK: true}))
+	require.NoError(t, cache.Put(VerdictKey{FileSHA256: sum, Device: g.DeviceName(), KernelHash: kernelHash()}, Verdict{OK: true}))
 	require.NoError(t, g.Close())
 	s, err := NewStep(m, opts)
 	failLine(t, err, "sequences", path)
@@ -127,7 +127,7 @@ func TestGPUGatedSequences(t *testing.T) {
 	defer n.Close()
 	assert.True(t, n.OnGPU(), n.FallbackReason())
 
-	probe := ProbeSequence(m.Config().Vocab, 12)
+	probe := probeSequence(m.Config().Vocab, 12)
 	a, b := clone(probe[:3]), clone(probe[3:5])
 	rows := []engine.StepRows{{Step: s, Tokens: a, Logits: true}, {Step: n, Tokens: b, Logits: true}}
 	require.NoError(t, s.StepBatch(rows))

@@ -92,7 +92,7 @@ func TestGPUKernelTypes(t *testing.T) {
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	for typ, suffix := range KernelTypes {
+	for typ, suffix := range kernelTypes {
 		t.Run(suffix, func(t *testing.T) {
 			rb, err := typ.RowSize(cols)
 			require.NoError(t, err)
@@ -249,10 +249,10 @@ func gemvOnDevice(t *testing.T, d backend, typ q4k.Type, w []byte, rb, rows, col
 	yp := devUpload(t, d, f32Bytes(y))
 	l := launcher{d: d}
 	if enc, values := actEncoder(typ); enc == "" {
-		l.run("gemv_"+KernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(xp), 0, ptr(yp))
+		l.run("gemv_"+kernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(xp), 0, ptr(yp))
 	} else {
 		l.run(enc, cols/values, 1, 32, 1, ptr(xp), ptr(x8), ptr(xd), ptr(xs), i64(cols))
-		l.run("gemv_"+KernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(x8), ptr(xd), ptr(xs), 0, ptr(yp))
+		l.run("gemv_"+kernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(x8), ptr(xd), ptr(xs), 0, ptr(yp))
 	}
 	require.NoError(t, l.err)
 	require.NoError(t, d.dtoh(unsafe.Pointer(&y[0]), yp, int64(4*rows)))
@@ -267,7 +267,7 @@ func embedOnDevice(t *testing.T, d backend, typ q4k.Type, w []byte, rb, cols int
 	out := make([]float32, cols)
 	op := devUpload(t, d, f32Bytes(out))
 	l := launcher{d: d}
-	l.run("embed_"+KernelTypes[typ], ceilDiv(cols, 32), 1, 32, 1, ptr(wp), i64(rb), i64(cols), ptr(tp), ptr(op))
+	l.run("embed_"+kernelTypes[typ], ceilDiv(cols, 32), 1, 32, 1, ptr(wp), i64(rb), i64(cols), ptr(tp), ptr(op))
 	require.NoError(t, l.err)
 	require.NoError(t, d.dtoh(unsafe.Pointer(&out[0]), op, int64(4*cols)))
 	require.NoError(t, d.sync())
@@ -280,7 +280,7 @@ func TestGPUParityGate(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			m := loadPath(t, path)
 			g := newTestStep(t, m, "gate", path)
-			v, err := RunGate(g, m.NewStep(), ProbeSequence(m.Config().Vocab, probeLen()))
+			v, err := runGate(g, m.NewStep(), probeSequence(m.Config().Vocab, probeLen()))
 			failLine(t, err, "gate", path)
 			fmt.Printf("gate %s on %s: %s; 1-cosine %.2e\n", filepath.Base(path), g.DeviceName(), v, 1-v.MinCos)
 			assert.True(t, v.OK, v.String())
@@ -288,13 +288,13 @@ func TestGPUParityGate(t *testing.T) {
 	}
 }
 
-// probeLen is the gate's probe length: ProbeTokens on a GPU, a few
+// probeLen is the gate's probe length: probeTokens on a GPU, a few
 // positions on the (slow) emulator.
 func probeLen() int {
 	if emulated {
 		return 6
 	}
-	return ProbeTokens
+	return probeTokens
 }
 
 // newTestStep is NewCudaQ4kStep with testOptions, closed when t ends. A
@@ -357,7 +357,7 @@ func TestGPUGreedyEquality(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			m := loadPath(t, path)
 			g := newTestStep(t, m, "greedy", path)
-			prompt := ProbeSequence(m.Config().Vocab, 8)
+			prompt := probeSequence(m.Config().Vocab, 8)
 			ctx := m.Config().ContextLength
 			n := 64
 			if emulated {
@@ -391,7 +391,7 @@ func TestGPUCacheGrowth(t *testing.T) {
 	require.NoError(t, g.grow(4)) // a small cache, so that stepping must grow it
 	done()
 	cpu := m.NewStep()
-	toks := ProbeSequence(m.Config().Vocab, 12)
+	toks := probeSequence(m.Config().Vocab, 12)
 	worst := 1.0
 	for p, tok := range toks {
 		want, err := cpu.Step(tok, p)
@@ -423,7 +423,7 @@ func TestGPUNewStep(t *testing.T) {
 	defer s.Close()
 	fmt.Printf("newstep %s on %s: on GPU %v, verdict %s%s\n", filepath.Base(path), s.Device(), s.OnGPU(), s.Verdict(), logSuffixReason(s.FallbackReason()))
 	assert.True(t, s.OnGPU(), s.FallbackReason())
-	_, ok := cache.Get(VerdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: KernelHash()})
+	_, ok := cache.Get(VerdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: kernelHash()})
 	assert.True(t, ok)
 	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
@@ -436,9 +436,9 @@ func TestGPUNewStep(t *testing.T) {
 	assert.False(t, dropped, "nothing held yet")
 }
 
-// NewStep on a qwen3 model, whose per-head Q/K norms the GPU forward does
-// not compute, runs on the CPU, loudly (ErrUnsupportedArch), and its logits
-// are the CPU forward's.
+// NewStep on a qwen3, qwen3moe or phi3 model, whose per-head Q/K norms
+// (experts, fused projections) the GPU forward does not compute, runs on the
+// CPU, loudly (ErrUnsupportedArch), and its logits are the CPU forward's.
 func TestGPUNewStepFallsBackOnQwen3(t *testing.T) {
 	dir := t.TempDir()
 	tokens := make([]string, 256)
@@ -450,26 +450,30 @@ func TestGPUNewStepFallsBackOnQwen3(t *testing.T) {
 	vocab, err := gguf.Open(vocabPath)
 	require.NoError(t, err)
 	defer vocab.Close()
-	c := fixture.Qwen3Tiny()
-	c.Layers, c.Context = 1, 64
-	path := filepath.Join(dir, "qwen3.gguf")
-	require.NoError(t, fixture.GenerateFile(path, c, vocab))
-	m := loadPath(t, path)
+	for _, c := range []fixture.Config{fixture.Qwen3Tiny(), fixture.Qwen3MoETiny(), fixture.Phi3Tiny()} {
+		t.Run(c.Arch, func(t *testing.T) {
+			c.Layers, c.Context = 1, 64
+			path := filepath.Join(dir, c.Arch+".gguf")
+			require.NoError(t, fixture.GenerateFile(path, c, vocab))
+			m := loadPath(t, path)
 
-	var stderr bytes.Buffer
-	opts := testOptions()
-	opts.Stderr = &stderr
-	s, err := NewStep(m, opts)
-	require.NoError(t, err)
-	defer s.Close()
-	assert.False(t, s.OnGPU())
-	assert.Contains(t, s.FallbackReason(), ErrUnsupportedArch.Error())
-	assert.Contains(t, stderr.String(), "Fallback: cuda → cpu")
-	got, err := s.Step(3, 0)
-	require.NoError(t, err)
-	want, err := m.NewStep().Step(3, 0)
-	require.NoError(t, err)
-	assert.Equal(t, want, got)
+			var stderr bytes.Buffer
+			opts := testOptions()
+			opts.Stderr = &stderr
+			s, err := NewStep(m, opts)
+			require.NoError(t, err)
+			defer s.Close()
+			assert.False(t, s.OnGPU())
+			assert.Contains(t, s.FallbackReason(), ErrUnsupportedArch.Error())
+			assert.Contains(t, s.FallbackReason(), `"`+c.Arch+`"`)
+			assert.Contains(t, stderr.String(), "Fallback: cuda → cpu")
+			got, err := s.Step(3, 0)
+			require.NoError(t, err)
+			want, err := m.NewStep().Step(3, 0)
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+		})
+	}
 }
 
 func logSuffixReason(reason string) string {
@@ -490,7 +494,7 @@ func TestGPUSpeed(t *testing.T) {
 			g := newTestStep(t, m, "speed", path)
 			c := m.Config()
 			n := min(256, c.ContextLength/2)
-			toks := ProbeSequence(c.Vocab, 2*n)
+			toks := probeSequence(c.Vocab, 2*n)
 			gpuPrefill, gpuDecode := speed(t, g, toks[:n], toks[n:])
 			cpuN := min(32, n)
 			cpuPrefill, cpuDecode := speed(t, m.NewStep(), toks[:n], toks[n:n+cpuN])

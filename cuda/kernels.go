@@ -20,18 +20,18 @@ import (
 //go:embed kernels/*.cu ptx/*.ptx ptx/*.cubin
 var sources embed.FS
 
-// Families are the kernel source files, one per family of kernels.
-var Families = []string{"attention", "elementwise", "gemv", "norm", "rope"}
+// families are the kernel source files, one per family of kernels.
+var families = []string{"attention", "elementwise", "gemv", "norm", "rope"}
 
-// Archs are the compute capabilities the PTX is compiled for (compute_80:
+// archs are the compute capabilities the PTX is compiled for (compute_80:
 // Ampere and Ada; compute_90: Hopper). The driver JIT-compiles the newest
 // one not above the card's capability.
-var Archs = []int{80, 90}
+var archs = []int{80, 90}
 
-// KernelTypes maps every weight type with a GPU kernel to the suffix of its
+// kernelTypes maps every weight type with a GPU kernel to the suffix of its
 // kernel names (gemv_<suffix>, embed_<suffix>). It is exactly the list of
 // types the CPU forward multiplies (q4k.DotFor).
-var KernelTypes = map[q4k.Type]string{
+var kernelTypes = map[q4k.Type]string{
 	q4k.F32:  "f32",
 	q4k.F16:  "f16",
 	q4k.BF16: "bf16",
@@ -67,16 +67,16 @@ func actEncoder(t q4k.Type) (kernel string, values int) {
 	return "quantize_q8", 32
 }
 
-// PTX returns the embedded PTX of a kernel family for compute capability
+// ptxImage returns the embedded PTX of a kernel family for compute capability
 // arch (80 or 90).
-func PTX(family string, arch int) ([]byte, error) {
+func ptxImage(family string, arch int) ([]byte, error) {
 	return sources.ReadFile(fmt.Sprintf("ptx/%s.sm%d.ptx", family, arch))
 }
 
-// CUBIN returns the embedded machine code of a kernel family for compute
+// cubinImage returns the embedded machine code of a kernel family for compute
 // capability arch.0 exactly (80: sm_80, which also runs on 8.6 and 8.9;
 // 90: sm_90), an ELF image cuModuleLoadData takes as it is.
-func CUBIN(family string, arch int) ([]byte, error) {
+func cubinImage(family string, arch int) ([]byte, error) {
 	return sources.ReadFile(fmt.Sprintf("ptx/%s.sm%d.cubin", family, arch))
 }
 
@@ -84,15 +84,15 @@ func CUBIN(family string, arch int) ([]byte, error) {
 func kernelNames() []string {
 	names := []string{"quantize_q8", "quantize_q8k", "rmsnorm", "rope_norm", "rope_neox", "kv_write", "attention", "add", "swiglu", "argmax"}
 	var typed []string
-	for _, suffix := range KernelTypes {
+	for _, suffix := range kernelTypes {
 		typed = append(typed, "gemv_"+suffix, "embed_"+suffix)
 	}
 	slices.Sort(typed)
 	return append(names, typed...)
 }
 
-// Source returns the CUDA C source of a kernel family.
-func Source(family string) ([]byte, error) {
+// kernelSource returns the CUDA C source of a kernel family.
+func kernelSource(family string) ([]byte, error) {
 	return sources.ReadFile("kernels/" + family + ".cu")
 }
 
@@ -100,7 +100,7 @@ func Source(family string) ([]byte, error) {
 // newest compiled arch not above it. ok is false below 8.0.
 func ptxArch(major, minor int) (arch int, ok bool) {
 	cc := 10*major + minor
-	for _, a := range Archs {
+	for _, a := range archs {
 		if a <= cc {
 			arch, ok = a, true
 		}
@@ -108,10 +108,10 @@ func ptxArch(major, minor int) (arch int, ok bool) {
 	return arch, ok
 }
 
-// KernelHash is the hex sha256 of every embedded kernel source and PTX
+// kernelHash is the hex sha256 of every embedded kernel source and PTX
 // file, in name order: it changes whenever a kernel does, and keys the
 // parity verdict cache.
-func KernelHash() string { return hashFiles(sources) }
+func kernelHash() string { return hashFiles(sources) }
 
 // hashFiles hashes every file of fsys: name, length and bytes, in name
 // order.

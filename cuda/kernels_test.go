@@ -20,10 +20,10 @@ func TestKernelTypesMatchCPU(t *testing.T) {
 	for typ := q4k.Type(0); typ < 64; typ++ {
 		_, cpuErr := q4k.DotFor(typ)
 		cpu := cpuErr == nil && typ != q4k.Q8_1 && typ != q4k.Q8_K // activation-only types
-		_, gpu := KernelTypes[typ]
+		_, gpu := kernelTypes[typ]
 		assert.Equal(t, cpu, gpu, "type %v: CPU has a kernel: %v, GPU: %v", typ, cpu, gpu)
 	}
-	assert.Len(t, KernelTypes, 11)
+	assert.Len(t, kernelTypes, 11)
 }
 
 var entryRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(`)
@@ -33,8 +33,8 @@ var entryRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(`)
 // PTX and in the CUBIN of both archs.
 func TestPTXEmbedded(t *testing.T) {
 	var all []string
-	for _, fam := range Families {
-		src, err := Source(fam)
+	for _, fam := range families {
+		src, err := kernelSource(fam)
 		require.NoError(t, err, fam)
 		names := entryRE.FindAllStringSubmatch(string(src), -1)
 		// Kernels instantiated through macros: GEMV_Q(name, T) and friends.
@@ -42,8 +42,8 @@ func TestPTXEmbedded(t *testing.T) {
 			names = append(names, m)
 		}
 		require.NotEmpty(t, names, fam)
-		for _, arch := range Archs {
-			ptx, err := PTX(fam, arch)
+		for _, arch := range archs {
+			ptx, err := ptxImage(fam, arch)
 			require.NoError(t, err, "%s sm%d", fam, arch)
 			assert.Contains(t, string(ptx), ".target sm_"+strconv.Itoa(arch), "%s sm%d", fam, arch)
 			assert.NotContains(t, string(ptx), ".extern .func", "%s sm%d calls an undefined device function", fam, arch)
@@ -54,17 +54,17 @@ func TestPTXEmbedded(t *testing.T) {
 				assert.Contains(t, string(ptx), ".entry "+n[1]+"(", "%s sm%d", fam, arch)
 			}
 		}
-		ptx, _ := PTX(fam, Archs[0])
+		ptx, _ := ptxImage(fam, archs[0])
 		all = append(all, string(ptx))
 	}
 	joined := strings.Join(all, "\n")
 	for _, n := range kernelNames() {
 		assert.Contains(t, joined, ".entry "+n+"(", n)
 	}
-	for _, arch := range Archs {
+	for _, arch := range archs {
 		var syms []string
-		for _, fam := range Families {
-			bin, err := CUBIN(fam, arch)
+		for _, fam := range families {
+			bin, err := cubinImage(fam, arch)
 			require.NoError(t, err, "%s sm%d", fam, arch)
 			require.True(t, strings.HasPrefix(string(bin), "\x7fELF"), "%s sm%d is an ELF image", fam, arch)
 			syms = append(syms, string(bin))
@@ -73,7 +73,7 @@ func TestPTXEmbedded(t *testing.T) {
 			assert.Contains(t, strings.Join(syms, ""), "\x00"+n+"\x00", "sm%d CUBIN has kernel %s", arch, n)
 		}
 	}
-	gemv, _ := PTX("gemv", 90)
+	gemv, _ := ptxImage("gemv", 90)
 	assert.Contains(t, string(gemv), "dp4a.s32.s32", "the integer products use dp4a")
 }
 
@@ -82,9 +82,9 @@ func itoa(n int) string {
 }
 
 func TestKernelHash(t *testing.T) {
-	h := KernelHash()
+	h := kernelHash()
 	assert.Regexp(t, `^[0-9a-f]{64}$`, h)
-	assert.Equal(t, h, KernelHash(), "stable")
+	assert.Equal(t, h, kernelHash(), "stable")
 
 	a := fstest.MapFS{"kernels/a.cu": {Data: []byte("x")}, "ptx/a.sm80.ptx": {Data: []byte("y")}}
 	b := fstest.MapFS{"kernels/a.cu": {Data: []byte("x")}, "ptx/a.sm80.ptx": {Data: []byte("z")}}

@@ -30,6 +30,6 @@ func NewStep(m *model.Model, opts Options) (*Step, error) {
 	case err != nil:
 		return newFallenStep(m, opts, "cuda device", err), nil
 	}
-	key := VerdictKey{FileSHA256: opts.FileSHA256, Device: g.DeviceName(), KernelHash: KernelHash()}
+	key := VerdictKey{FileSHA256: opts.FileSHA256, Device: g.DeviceName(), KernelHash: kernelHash()}
 	return newGatedStep(m, g, opts, key), nil
 }

@@ -9,8 +9,8 @@ import (
 
 // The parity gate's thresholds and probe length.
 const (
-	// ProbeTokens is the number of positions the gate compares.
-	ProbeTokens = 64
+	// probeTokens is the number of positions the gate compares.
+	probeTokens = 64
 	// MinCosine: a position whose GPU/CPU cosine is below it rejects the GPU.
 	MinCosine = 0.95
 	// ArgmaxCosine: below it, a position whose argmax differs rejects the GPU.
@@ -35,12 +35,12 @@ func (v Verdict) String() string {
 	return "reject: " + v.Reason
 }
 
-// Judge compares GPU logits with CPU logits, position by position (gpu[i]
+// judge compares GPU logits with CPU logits, position by position (gpu[i]
 // and cpu[i] are [n_vocab]float32 after the token at position i). It
 // rejects when the lengths differ, when a GPU value is not finite, when the
 // cosine similarity is below MinCosine at any position, or when the argmax
 // differs at a position whose cosine is below ArgmaxCosine.
-func Judge(gpu, cpu [][]float32) Verdict {
+func judge(gpu, cpu [][]float32) Verdict {
 	v := Verdict{OK: true, MinCos: 1, Positions: len(cpu)}
 	if len(gpu) != len(cpu) || len(cpu) == 0 {
 		return Verdict{Reason: fmt.Sprintf("%d GPU positions, %d CPU positions", len(gpu), len(cpu)), Positions: len(cpu)}
@@ -108,10 +108,10 @@ func argmax(x []float32) int {
 	return best
 }
 
-// ProbeSequence is the gate's token sequence for a vocabulary of vocab
+// probeSequence is the gate's token sequence for a vocabulary of vocab
 // ids: n ids spread over the vocabulary by a fixed multiplicative walk
 // (the same on every run).
-func ProbeSequence(vocab, n int) []int32 {
+func probeSequence(vocab, n int) []int32 {
 	toks := make([]int32, n)
 	x := uint64(1)
 	for i := range toks {
@@ -137,12 +137,12 @@ func stepLogits(s engine.TokenStep, tokens []int32) ([][]float32, error) {
 	return out, nil
 }
 
-// RunGate steps the probe on gpu and cpu, judges the logits, and, when
+// runGate steps the probe on gpu and cpu, judges the logits, and, when
 // gpu is also an engine.Prefiller, checks that a batched prefill of the
 // whole probe ends with the same logits as stepping did (within the same
 // cosine thresholds). Both steps are Reset afterwards. An error from gpu
 // is returned (the device is unusable); an error from cpu too.
-func RunGate(gpu, cpu engine.TokenStep, tokens []int32) (Verdict, error) {
+func runGate(gpu, cpu engine.TokenStep, tokens []int32) (Verdict, error) {
 	want, err := stepLogits(cpu, tokens)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("cuda: gate on cpu: %w", err)
@@ -151,7 +151,7 @@ func RunGate(gpu, cpu engine.TokenStep, tokens []int32) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("cuda: gate on gpu: %w", err)
 	}
-	v := Judge(got, want)
+	v := judge(got, want)
 	if pf, ok := gpu.(engine.Prefiller); ok && v.OK {
 		gpu.Reset()
 		l, err := pf.Prefill(tokens, 0)
@@ -159,7 +159,7 @@ func RunGate(gpu, cpu engine.TokenStep, tokens []int32) (Verdict, error) {
 			return Verdict{}, fmt.Errorf("cuda: gate prefill on gpu: %w", err)
 		}
 		last := len(tokens) - 1
-		if pv := Judge([][]float32{l}, want[last:]); !pv.OK {
+		if pv := judge([][]float32{l}, want[last:]); !pv.OK {
 			v = reject(v, last, "batched prefill: "+pv.Reason)
 		}
 	}

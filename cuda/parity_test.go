@@ -87,7 +87,7 @@ func TestJudge(t *testing.T) {
 		}, false, "position 1: 5 GPU logits, 6 CPU logits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Judge(tc.gpu(), cpu)
+			v := judge(tc.gpu(), cpu)
 			assert.Equal(t, tc.ok, v.OK, v.String())
 			if tc.ok {
 				assert.Empty(t, v.Reason)
@@ -105,7 +105,7 @@ func TestJudge(t *testing.T) {
 func TestJudgeArgmaxNearTie(t *testing.T) {
 	gpu := rows(4, []float32{3, 2.999, 0, 1, 0, 0})
 	cpu := rows(4, []float32{2.999, 3, 0, 1, 0, 0})
-	v := Judge(gpu, cpu)
+	v := judge(gpu, cpu)
 	assert.True(t, v.OK, v.String())
 	assert.Greater(t, v.MinCos, ArgmaxCosine)
 }
@@ -115,7 +115,7 @@ func TestJudgeWorstPosition(t *testing.T) {
 	g := rows(5, base)
 	g[1] = bent(base, 5, 0.99)
 	g[3] = bent(base, 5, 0.97)
-	v := Judge(g, rows(5, base))
+	v := judge(g, rows(5, base))
 	assert.True(t, v.OK)
 	assert.Equal(t, 3, v.WorstPos)
 	assert.InDelta(t, 0.97, v.MinCos, 1e-4)
@@ -123,16 +123,16 @@ func TestJudgeWorstPosition(t *testing.T) {
 }
 
 func TestProbeSequence(t *testing.T) {
-	a := ProbeSequence(32000, ProbeTokens)
+	a := probeSequence(32000, probeTokens)
 	assert.Len(t, a, 64)
-	assert.Equal(t, a, ProbeSequence(32000, ProbeTokens), "deterministic")
+	assert.Equal(t, a, probeSequence(32000, probeTokens), "deterministic")
 	seen := map[int32]bool{}
 	for _, x := range a {
 		assert.True(t, x >= 0 && x < 32000)
 		seen[x] = true
 	}
 	assert.Greater(t, len(seen), 60, "spread over the vocabulary")
-	for _, x := range ProbeSequence(7, 100) {
+	for _, x := range probeSequence(7, 100) {
 		assert.True(t, x >= 0 && x < 7)
 	}
 }

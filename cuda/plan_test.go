@@ -16,10 +16,16 @@ func TestCheckArch(t *testing.T) {
 		cfg model.Config
 		ok  bool
 	}{
-		{model.Config{Arch: "llama"}, true},
-		{model.Config{Arch: "qwen2"}, true},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1}, true},
+		{model.Config{Arch: "qwen2", RopeAttnFactor: 1}, true},
+		{model.Config{Arch: "qwen2", RopeAttnFactor: 1, RopeYaRN: true}, false},
+		{model.Config{Arch: "llama", RopeAttnFactor: 0.5}, false},
 		{model.Config{Arch: "qwen3", QKNorm: true}, false},
+		{model.Config{Arch: "qwen3moe", QKNorm: true, Experts: 8, ExpertsUsed: 2}, false},
+		{model.Config{Arch: "qwen2", Experts: 8, ExpertsUsed: 2}, false},
 		{model.Config{Arch: "llama", QKNorm: true}, false},
+		{model.Config{Arch: "phi3", RopeAttnFactor: 1, ScaleQ: true, FusedFFN: true}, false},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1, FusedFFN: true}, false},
 		{model.Config{Arch: "gemma3"}, false},
 	} {
 		err := CheckArch(tc.cfg)
@@ -44,16 +50,16 @@ func TestPlanPoolSizes(t *testing.T) {
 		{q4k.Q5_1, 8 * 24, 256}, {q4k.Q8_0, 8 * 34, 256},
 		{q4k.Q4_K, 144, 256}, {q4k.Q5_K, 176, 256}, {q4k.Q6_K, 210, 256},
 	} {
-		p, err := PlanPool([]PoolTensor{{Name: "w", Type: tc.typ, Rows: 3, Cols: tc.cols}})
+		p, err := planPool([]poolTensor{{Name: "w", Type: tc.typ, Rows: 3, Cols: tc.cols}})
 		require.NoError(t, err, tc.typ)
 		assert.Equal(t, tc.row, p.Tensors[0].RowBytes, tc.typ)
 		assert.Equal(t, 3*tc.row, p.Tensors[0].Size, tc.typ)
-		assert.Equal(t, alignUp(3*tc.row, PoolAlign), p.Size, tc.typ)
+		assert.Equal(t, alignUp(3*tc.row, poolAlign), p.Size, tc.typ)
 	}
 }
 
 func TestPlanPoolOffsets(t *testing.T) {
-	ts := []PoolTensor{
+	ts := []poolTensor{
 		{Name: "a", Type: q4k.Q6_K, Rows: 1, Cols: 256},  // 210 bytes
 		{Name: "b", Type: q4k.F32, Rows: 1, Cols: 64},    // 256 bytes
 		{Name: "c", Type: q4k.Q4_0, Rows: 5, Cols: 32},   // 90 bytes
@@ -61,34 +67,34 @@ func TestPlanPoolOffsets(t *testing.T) {
 		{Name: "e", Type: q4k.Q4_K, Rows: 7, Cols: 512},  // 2016 bytes
 		{Name: "f", Type: q4k.Q8_0, Rows: 1, Cols: 8192}, // 8704 bytes
 	}
-	p, err := PlanPool(ts)
+	p, err := planPool(ts)
 	require.NoError(t, err)
 	want := []int64{0, 256, 512, 768, 768, 2816}
 	for i, pl := range p.Tensors {
 		assert.Equal(t, ts[i].Name, pl.Name)
 		assert.Equal(t, want[i], pl.Offset, pl.Name)
-		assert.Zero(t, pl.Offset%PoolAlign, pl.Name)
+		assert.Zero(t, pl.Offset%poolAlign, pl.Name)
 		if i > 0 {
 			prev := p.Tensors[i-1]
 			assert.GreaterOrEqual(t, pl.Offset, prev.Offset+prev.Size, "%s overlaps %s", pl.Name, prev.Name)
 		}
 	}
 	assert.Equal(t, int64(2816+8704), p.Size) // 11520 is 45*256
-	assert.Zero(t, p.Size%PoolAlign)
+	assert.Zero(t, p.Size%poolAlign)
 }
 
 func TestPlanPoolRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		t    PoolTensor
+		t    poolTensor
 		is   error
 	}{
-		{"Q8_K weights", PoolTensor{Name: "blk.0.ffn_up.weight", Type: q4k.Q8_K, Rows: 1, Cols: 256}, ErrUnsupportedType},
-		{"unknown type", PoolTensor{Name: "blk.1.attn_q.weight", Type: q4k.Type(23), Rows: 1, Cols: 256}, ErrUnsupportedType},
-		{"partial block", PoolTensor{Name: "output.weight", Type: q4k.Q4_K, Rows: 1, Cols: 100}, q4k.ErrRowLength},
+		{"Q8_K weights", poolTensor{Name: "blk.0.ffn_up.weight", Type: q4k.Q8_K, Rows: 1, Cols: 256}, ErrUnsupportedType},
+		{"unknown type", poolTensor{Name: "blk.1.attn_q.weight", Type: q4k.Type(23), Rows: 1, Cols: 256}, ErrUnsupportedType},
+		{"partial block", poolTensor{Name: "output.weight", Type: q4k.Q4_K, Rows: 1, Cols: 100}, q4k.ErrRowLength},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := PlanPool([]PoolTensor{{Name: "ok", Type: q4k.F32, Rows: 1, Cols: 4}, tc.t})
+			_, err := planPool([]poolTensor{{Name: "ok", Type: q4k.F32, Rows: 1, Cols: 4}, tc.t})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.is)
 			var te *TensorError

@@ -96,7 +96,7 @@ func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key VerdictKey) 
 	}
 	if !cached {
 		var err error
-		v, err = RunGate(gpu, s.cpu, ProbeSequence(m.Config().Vocab, ProbeTokens))
+		v, err = runGate(gpu, s.cpu, probeSequence(m.Config().Vocab, probeTokens))
 		if err != nil {
 			s.fallBack(err)
 			return s
@@ -343,20 +343,12 @@ func (s *Step) StepBatch(rows []engine.StepRows) error {
 		r := &rows[i]
 		r.Out, r.Err = nil, nil
 		st, ok := r.Step.(*Step)
-		switch {
-		case !ok || st == nil || st.m != s.m:
-			r.Err = fmt.Errorf("%w (row %d: %T)", model.ErrForeignStep, i, r.Step)
-			continue
-		case len(r.Tokens) == 0 || r.Start < 0 || r.Start > len(st.tokens):
-			r.Err = fmt.Errorf("%w: row %d: %d tokens at %d with %d held", model.ErrPosition, i, len(r.Tokens), r.Start, len(st.tokens))
-			continue
+		ours := ok && st != nil && st.m == s.m
+		held := -1
+		if ours {
+			held = len(st.tokens)
 		}
-		for j := range i {
-			if rows[j].Step == r.Step && rows[j].Err == nil {
-				r.Err = fmt.Errorf("%w (row %d: the same step twice)", model.ErrForeignStep, i)
-			}
-		}
-		if r.Err != nil {
+		if r.Err = rowErr(rows, i, ours, held); r.Err != nil {
 			continue
 		}
 		st.tokens = st.tokens[:r.Start]
@@ -429,4 +421,25 @@ func (s *Step) gpuAlone(start int, tokens []int32) ([]float32, error) {
 	}
 	all := append(s.tokens[:start:start], tokens...)
 	return s.gpu.Prefill(all, start)
+}
+
+// rowErr is why row i of a StepBatch cannot run, or nil: its step is not
+// one of the pass's (ours false: model.ErrForeignStep), it has no tokens or
+// (held >= 0: the positions the step holds) starts past them
+// (model.ErrPosition), or an earlier row that runs has the same step
+// (model.ErrForeignStep).
+func rowErr(rows []engine.StepRows, i int, ours bool, held int) error {
+	r := &rows[i]
+	switch {
+	case !ours:
+		return fmt.Errorf("%w (row %d: %T)", model.ErrForeignStep, i, r.Step)
+	case len(r.Tokens) == 0 || r.Start < 0 || (held >= 0 && r.Start > held):
+		return fmt.Errorf("%w: row %d: %d tokens at %d with %d held", model.ErrPosition, i, len(r.Tokens), r.Start, held)
+	}
+	for j := range i {
+		if rows[j].Step == r.Step && rows[j].Err == nil {
+			return fmt.Errorf("%w (row %d: the same step twice)", model.ErrForeignStep, i)
+		}
+	}
+	return nil
 }

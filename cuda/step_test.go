@@ -109,7 +109,7 @@ func (g *standIn) Reserve(n int) (bool, error) {
 func gated(t *testing.T, m *model.Model, g *standIn, cache *VerdictCache) (*Step, *bytes.Buffer) {
 	t.Helper()
 	var stderr bytes.Buffer
-	key := VerdictKey{FileSHA256: "f", Device: g.DeviceName(), KernelHash: KernelHash()}
+	key := VerdictKey{FileSHA256: "f", Device: g.DeviceName(), KernelHash: kernelHash()}
 	return newGatedStep(m, g, Options{Stderr: &stderr, Verdicts: cache}, key), &stderr
 }
 
@@ -119,7 +119,7 @@ func TestGatePasses(t *testing.T) {
 	s, stderr := gated(t, m, g, nil)
 	assert.True(t, s.OnGPU())
 	assert.True(t, s.Verdict().OK, s.Verdict().String())
-	assert.Equal(t, ProbeTokens, s.Verdict().Positions)
+	assert.Equal(t, probeTokens, s.Verdict().Positions)
 	assert.Empty(t, stderr.String())
 	name, gpu := s.Backend()
 	assert.Equal(t, "cuda", name)
@@ -256,14 +256,14 @@ func TestGateVerdictCached(t *testing.T) {
 	s, _ := gated(t, m, g, cache)
 	require.True(t, s.OnGPU())
 	probeCalls := g.calls
-	assert.Greater(t, probeCalls, ProbeTokens)
+	assert.Greater(t, probeCalls, probeTokens)
 
 	g2 := &standIn{cpu: m.NewStep()}
 	s2, _ := gated(t, m, g2, cache)
 	assert.True(t, s2.OnGPU())
 	assert.Zero(t, g2.calls, "no probe with a cached pass")
 
-	k := VerdictKey{FileSHA256: "f", Device: "stand-in", KernelHash: KernelHash()}
+	k := VerdictKey{FileSHA256: "f", Device: "stand-in", KernelHash: kernelHash()}
 	require.NoError(t, cache.Put(k, Verdict{Reason: "position 9: cosine 0.10000 < 0.95", Positions: 64}))
 	g3 := &standIn{cpu: m.NewStep()}
 	s3, stderr := gated(t, m, g3, cache)
@@ -299,7 +299,7 @@ func TestGatedStepBatch(t *testing.T) {
 	assert.False(t, c.OnGPU())
 	assert.Contains(t, c.FallbackReason(), "has one sequence")
 
-	probe := ProbeSequence(m.Config().Vocab, 16)
+	probe := probeSequence(m.Config().Vocab, 16)
 	prompts := [][]int32{probe[:5:5], probe[5:8:8], probe[8:14:14]}
 	alone := func(p []int32) []float32 {
 		st := m.NewStep()

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
@@ -21,13 +21,7 @@ import (
 // skips, except under CI=true where it fails.
 func hostHarness(t *testing.T) string {
 	t.Helper()
-	cxx, err := exec.LookPath("c++")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("c++ not found: the kernel unpacking test needs a host C++ compiler (g++)")
-		}
-		t.Skip("c++ not found")
-	}
+	cxx := testenv.Tool(t, "c++", "the kernel unpacking test needs a host C++ compiler (apt install g++)")
 	bin := filepath.Join(t.TempDir(), "unpack_host")
 	out, err := exec.Command(cxx, "-std=c++14", "-O1", "-Wall", "-Wextra", "-Werror", "-o", bin, "testdata/unpack_host.cpp").CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -46,7 +40,7 @@ func TestKernelUnpackMatchesQ4K(t *testing.T) {
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	for typ, name := range KernelTypes {
+	for typ, name := range kernelTypes {
 		t.Run(name, func(t *testing.T) {
 			rb, err := typ.RowSize(cols)
 			require.NoError(t, err)

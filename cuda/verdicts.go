@@ -17,7 +17,7 @@ import (
 type VerdictKey struct {
 	FileSHA256 string // hex sha256 of the GGUF file
 	Device     string // the driver's device name, e.g. "NVIDIA H200"
-	KernelHash string // KernelHash() of the build
+	KernelHash string // kernelHash() of the build
 }
 
 // String is the key as stored: the three parts joined by "|".

@@ -44,7 +44,7 @@ func TestVerdictCacheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "verdicts.json")
 	c, err := OpenVerdictCache(path)
 	require.NoError(t, err, "a missing file is an empty cache")
-	k := VerdictKey{FileSHA256: "f", Device: "d", KernelHash: KernelHash()}
+	k := VerdictKey{FileSHA256: "f", Device: "d", KernelHash: kernelHash()}
 	bad := Verdict{Reason: "position 3: cosine 0.50000 < 0.95", MinCos: 0.5, WorstPos: 3, Positions: 64}
 	require.NoError(t, c.Put(k, bad))
 	require.NoError(t, c.Put(VerdictKey{Device: "d", KernelHash: "h"}, Verdict{OK: true}), "an incomplete key is ignored")

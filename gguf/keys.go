@@ -38,6 +38,16 @@ const (
 	SuffixValueLength       = "attention.value_length"           // uint32, head dim of V
 	SuffixRopeDimension     = "rope.dimension_count"             // uint32, rotated dims per head
 	SuffixRopeFreqBase      = "rope.freq_base"                   // float32, theta
+
+	SuffixRopeScalingType       = "rope.scaling.type"                    // string: "none", "linear", "yarn"
+	SuffixRopeScalingFactor     = "rope.scaling.factor"                  // float32, context extension factor
+	SuffixRopeScalingAttnFactor = "rope.scaling.attn_factor"             // float32, multiplies RoPE's cos and sin
+	SuffixRopeScalingOrigCtx    = "rope.scaling.original_context_length" // uint32, YaRN's pre-extension context
+	SuffixSlidingWindow         = "attention.sliding_window"             // uint32, positions a windowed layer attends to
+
+	SuffixExpertCount       = "expert_count"               // uint32, experts per MoE layer
+	SuffixExpertUsedCount   = "expert_used_count"          // uint32, experts each token is routed to
+	SuffixExpertFeedForward = "expert_feed_forward_length" // uint32, hidden width of one expert
 )
 
 // ArchKey returns the key "<arch>.<suffix>".

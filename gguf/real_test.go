@@ -1,51 +1,17 @@
 package gguf
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
-// sharedModel returns the path of a model in ../shared/models relative to
-// the repository root, skipping when the folder is absent outside CI.
-func sharedModel(t *testing.T, name string) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "models")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("shared models folder %s is missing (CI=true): %v", dir, err)
-		}
-		t.Skipf("shared models folder %s is absent; put stories260K.gguf there to run this test", dir)
-	}
-	return filepath.Join(dir, name)
-}
-
-// vocabDir returns llama.cpp's vocab folder: $LLAMAREF_DIR/vocab, else
-// <repo>/.cache/llamaref/vocab; it skips when neither exists outside CI.
-func vocabDir(t *testing.T) string {
-	t.Helper()
-	var dirs []string
-	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
-		dirs = append(dirs, filepath.Join(d, "vocab"))
-	}
-	dirs = append(dirs, filepath.Join("..", ".cache", "llamaref", "vocab"))
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("llama.cpp vocab folder missing (looked in %v; run tools/llamaref/install.sh)", dirs)
-	}
-	t.Skipf("llama.cpp vocab folder absent (looked in %v); set LLAMAREF_DIR or run tools/llamaref/install.sh", dirs)
-	return ""
-}
-
 func TestStories260K(t *testing.T) {
-	f, err := Open(sharedModel(t, "stories260K.gguf"))
+	f, err := Open(testenv.SharedModel(t, "stories260K.gguf"))
 	require.NoError(t, err)
 	defer f.Close()
 
@@ -91,7 +57,7 @@ func TestStories260K(t *testing.T) {
 }
 
 func TestVocabFiles(t *testing.T) {
-	dir := vocabDir(t)
+	dir := testenv.VocabDir(t)
 	paths, err := filepath.Glob(filepath.Join(dir, "*.gguf"))
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)

@@ -13,7 +13,7 @@
 //
 // Load validates before compiling: size cap, magic, metadata section, marker
 // export and ABI version, kind, required exports, and imports only from the
-// allow-list (module "realizar" and the WASI functions abi.WASIAllowList
+// allow-list (module "realizar" and the WASI functions abi.WASIAllowList()
 // names, each with its exact type). The compiled module is shared by every
 // Session; each adapter owns its own instances (a wazero function is not
 // goroutine-safe), so two Sessions share no memory and no RNG state.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/realizar-host/realizar-host/abi"
 )
@@ -135,12 +136,31 @@ func clockNs(ctx context.Context, _ api.Module, stack []uint64) {
 	stack[0] = uint64(stateOf(ctx).now())
 }
 
+// deadlineChecked is fn after a check of the call's deadline: wazero
+// checks it only in guest code, so a guest calling the host in a loop of
+// host calls (or one long host call) would otherwise run past it.
+func deadlineChecked(fn api.GoModuleFunc) api.GoModuleFunc {
+	return func(ctx context.Context, mod api.Module, stack []uint64) {
+		checkDeadline(ctx)
+		fn(ctx, mod, stack)
+	}
+}
+
+// checkDeadline ends the guest's call, as wazero does at a deadline, when
+// the call's context is done (the instance's watchdog cancelled it: the
+// host reports ErrPluginTimeout).
+func checkDeadline(ctx context.Context) {
+	if ctx.Err() != nil {
+		panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+	}
+}
+
 // instantiateHostModule defines and instantiates module name in rt and
 // returns the types of its functions, keyed by function name.
 func instantiateHostModule(ctx context.Context, rt wazero.Runtime, name string, funcs []hostFunc) (map[string]api.FunctionDefinition, error) {
 	b := rt.NewHostModuleBuilder(name)
 	for _, f := range funcs {
-		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(deadlineChecked(f.fn), f.params, f.results).Export(f.name)
 	}
 	compiled, err := b.Compile(ctx)
 	if err != nil {

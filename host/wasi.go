@@ -10,7 +10,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 )
 
-// wasiFuncs are the WASI preview 1 functions of abi.WASIAllowList, written
+// wasiFuncs are the WASI preview 1 functions of abi.WASIAllowList(), written
 // here rather than taken from wazero's wasi_snapshot_preview1 so that the
 // module offers exactly these: no preopened directories, empty args and
 // environment, stdout and stderr into the instance log, random_get from the
@@ -75,10 +75,17 @@ func fdWrite(ctx context.Context, mod api.Module, stack []uint64) {
 		errno(stack, abi.ErrnoBadf)
 		return
 	}
+	if n > abi.WASIMaxIovecs {
+		errno(stack, abi.ErrnoInval)
+		return
+	}
 	m := mod.Memory()
 	log := stateOf(ctx).log
 	var total uint32
 	for i := uint32(0); i < n; i++ {
+		if i%64 == 63 {
+			checkDeadline(ctx)
+		}
 		ptr, ok1 := m.ReadUint32Le(iovs + 8*i)
 		size, ok2 := m.ReadUint32Le(iovs + 8*i + 4)
 		b, ok3 := m.Read(ptr, size)
@@ -170,7 +177,10 @@ func randomGet(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	r := &stateOf(ctx).random
-	for len(b) >= 8 {
+	for i := 0; len(b) >= 8; i++ {
+		if i%8192 == 8191 { // every 64 KiB
+			checkDeadline(ctx)
+		}
 		binary.LittleEndian.PutUint64(b, r.Next())
 		b = b[8:]
 	}

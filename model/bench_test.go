@@ -17,12 +17,27 @@ func benchSpec() spec {
 		vocab: 8192, ctx: 1024, seed: 7, weight: q4k.Q4_K, embdType: q4k.Q4_K}
 }
 
-// weightBytes is the bytes of every matrix one token reads.
+// benchMoESpec is a Q4_K qwen3moe whose experts dominate what a token
+// reads: 32 experts of 512 per layer, 4 routed per token (≈ 7 MB of active
+// weights of ≈ 42 MB in all, as Qwen3-30B-A3B reads about a tenth of its
+// weights a token).
+func benchMoESpec() spec {
+	return spec{arch: "qwen3moe", embd: 1024, ffn: 2048, layers: 2, heads: 16, kvHeads: 4, headDim: 64,
+		experts: 32, used: 4, expertFFN: 512, vocab: 8192, ctx: 1024, seed: 7, weight: q4k.Q4_K, embdType: q4k.Q4_K}
+}
+
+// weightBytes is the bytes of every matrix one token reads: in a MoE layer
+// the router and ExpertsUsed experts.
 func (m *Model) weightBytes() int64 {
 	n := int64(len(m.output.data))
 	for _, l := range m.layers {
 		for _, w := range []*linear{&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down} {
 			n += int64(len(w.data))
+		}
+		if l.moe != nil {
+			e := &l.moe.exps[0]
+			n += int64(len(l.moe.router.data)) +
+				int64(m.cfg.ExpertsUsed)*int64(len(e.gate.data)+len(e.up.data)+len(e.down.data))
 		}
 	}
 	return n
@@ -32,6 +47,33 @@ func (m *Model) weightBytes() int64 {
 // through 0..255. MB/s is weight bytes read per second.
 func BenchmarkDecode(b *testing.B) {
 	path := benchSpec().write(b)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			m := open(b, path, Options{Threads: threads})
+			s := m.NewStep()
+			_, err := s.Reserve(256)
+			require.NoError(b, err)
+			b.SetBytes(m.weightBytes())
+			b.ResetTimer()
+			pos := 0
+			for b.Loop() {
+				if pos == 256 {
+					pos = 0
+				}
+				if _, err := s.Step(int32(pos%m.cfg.Vocab), pos); err != nil {
+					b.Fatal(err)
+				}
+				pos++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// BenchmarkDecodeMoE is BenchmarkDecode on benchMoESpec; MB/s counts the
+// chosen experts' bytes only.
+func BenchmarkDecodeMoE(b *testing.B) {
+	path := benchMoESpec().write(b)
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
 			m := open(b, path, Options{Threads: threads})

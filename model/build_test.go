@@ -29,6 +29,13 @@ type spec struct {
 	biases            bool     // Q/K/V biases (qwen2 style)
 	ropeFreqs         bool     // a Llama 3 rope_freqs.weight
 	ropeBase          float32  // 0: key absent (10000)
+	experts, used     int      // qwen3moe: expert_count, expert_used_count (0: keys absent)
+	expertFFN         int      // qwen3moe: expert_feed_forward_length (0: key absent)
+	ropeDims          int      // rope.dimension_count when nonzero (phi3's partial rotary)
+	longRoPE          bool     // phi3: rope_factors_long/short.weight
+	origCtx           int      // rope.scaling.original_context_length when nonzero
+	attnFactor        float32  // rope.scaling.attn_factor when nonzero
+	separateQKV       bool     // phi3: attn_q/k/v instead of attn_qkv
 	seed              uint64
 	extraKV           []gguf.KV
 	override          map[string]gguf.Tensor // replaces a tensor by name
@@ -66,6 +73,24 @@ func (s spec) metadata() []gguf.KV {
 	}
 	if s.ropeBase != 0 {
 		kv = append(kv, gguf.KV{Key: a + ".rope.freq_base", Value: s.ropeBase})
+	}
+	if s.ropeDims != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".rope.dimension_count", Value: uint32(s.ropeDims)})
+	}
+	if s.origCtx != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".rope.scaling.original_context_length", Value: uint32(s.origCtx)})
+	}
+	if s.attnFactor != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".rope.scaling.attn_factor", Value: s.attnFactor})
+	}
+	if s.experts != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".expert_count", Value: uint32(s.experts)})
+	}
+	if s.used != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".expert_used_count", Value: uint32(s.used)})
+	}
+	if s.expertFFN != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".expert_feed_forward_length", Value: uint32(s.expertFFN)})
 	}
 	return append(kv, s.extraKV...)
 }
@@ -113,25 +138,64 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 		}
 		add("rope_freqs.weight", q4k.F32, []int64{int64(hd / 2)}, f)
 	}
+	if s.longRoPE {
+		rd := hd
+		if s.ropeDims != 0 {
+			rd = s.ropeDims
+		}
+		long, short := make([]float32, rd/2), make([]float32, rd/2)
+		for i := range long {
+			long[i], short[i] = 1+float32(i)/2, 1+float32(i%2)/4
+		}
+		add("rope_factors_long.weight", q4k.F32, []int64{int64(rd / 2)}, long)
+		add("rope_factors_short.weight", q4k.F32, []int64{int64(rd / 2)}, short)
+	}
+	phi3 := s.arch == "phi3"
 	for l := range s.layers {
 		n := func(f string) string { return fmt.Sprintf(f, l) }
 		vector(n("blk.%d.attn_norm.weight"), s.embd, 0.1, 1)
-		matrix(n("blk.%d.attn_q.weight"), qDim, s.embd)
-		matrix(n("blk.%d.attn_k.weight"), kvDim, s.embd)
-		matrix(n("blk.%d.attn_v.weight"), kvDim, s.embd)
+		if phi3 && !s.separateQKV {
+			matrix(n("blk.%d.attn_qkv.weight"), qDim+2*kvDim, s.embd)
+		} else {
+			matrix(n("blk.%d.attn_q.weight"), qDim, s.embd)
+			matrix(n("blk.%d.attn_k.weight"), kvDim, s.embd)
+			matrix(n("blk.%d.attn_v.weight"), kvDim, s.embd)
+		}
 		if s.biases {
 			vector(n("blk.%d.attn_q.bias"), qDim, 0.5, 0)
 			vector(n("blk.%d.attn_k.bias"), kvDim, 0.5, 0)
 			vector(n("blk.%d.attn_v.bias"), kvDim, 0.5, 0)
 		}
-		if s.arch == "qwen3" {
+		if s.arch == "qwen3" || s.arch == "qwen3moe" {
 			vector(n("blk.%d.attn_q_norm.weight"), hd, 0.1, 1)
 			vector(n("blk.%d.attn_k_norm.weight"), hd, 0.1, 1)
 		}
 		matrix(n("blk.%d.attn_output.weight"), s.embd, qDim)
 		vector(n("blk.%d.ffn_norm.weight"), s.embd, 0.1, 1)
-		matrix(n("blk.%d.ffn_gate.weight"), s.ffn, s.embd)
-		matrix(n("blk.%d.ffn_up.weight"), s.ffn, s.embd)
+		if s.arch == "qwen3moe" {
+			ne, ff := s.experts, s.expertFFN
+			if ff == 0 {
+				ff = s.ffn / s.used // llama.cpp's default
+			}
+			if ff == 0 {
+				ff = 32 // a file whose metadata gives no expert width
+			}
+			// The router stays F32, as llama-quantize leaves it.
+			add(n("blk.%d.ffn_gate_inp.weight"), q4k.F32, []int64{int64(s.embd), int64(ne)}, normal(rng, ne*s.embd, 1/math.Sqrt(float64(s.embd)), 0))
+			experts := func(name string, rows, cols int) {
+				add(name, weight, []int64{int64(cols), int64(rows), int64(ne)}, normal(rng, ne*rows*cols, 1/math.Sqrt(float64(cols)), 0))
+			}
+			experts(n("blk.%d.ffn_gate_exps.weight"), ff, s.embd)
+			experts(n("blk.%d.ffn_up_exps.weight"), ff, s.embd)
+			experts(n("blk.%d.ffn_down_exps.weight"), s.embd, ff)
+			continue
+		}
+		if phi3 {
+			matrix(n("blk.%d.ffn_up.weight"), 2*s.ffn, s.embd) // gate's rows, then up's
+		} else {
+			matrix(n("blk.%d.ffn_gate.weight"), s.ffn, s.embd)
+			matrix(n("blk.%d.ffn_up.weight"), s.ffn, s.embd)
+		}
 		matrix(n("blk.%d.ffn_down.weight"), s.embd, s.ffn)
 	}
 	return tensors

@@ -1,6 +1,7 @@
 // Package model holds the CPU forward passes of the decoder-only
 // architectures realizar-host runs: "llama" (also Mistral and TinyLlama
-// files, which GGUF labels llama), "qwen2" and "qwen3" (dense Qwen3).
+// files, which GGUF labels llama), "qwen2", "qwen3" (dense Qwen3),
+// "qwen3moe" (Qwen3-MoE) and "phi3" (Phi-3, Phi-3.5, Phi-4-mini).
 //
 // All share one transformer block parameterized by a Config decoded once
 // from GGUF metadata: pre-RMSNorm, grouped-query attention over an f16 KV
@@ -10,7 +11,25 @@
 // biases and adds a per-head RMSNorm of Q and K (attn_q_norm, attn_k_norm,
 // [head_dim] gains) after the projections and before RoPE; its head_dim
 // (attention.key_length) may differ from n_embd/n_head, so Q is n_head·head_dim
-// wide and attn_output maps that width back to n_embd.
+// wide and attn_output maps that width back to n_embd. qwen3moe is qwen3's
+// attention with a mixture of experts in place of the feed-forward: a
+// router (ffn_gate_inp) soft-maxed over expert_count experts, the
+// expert_used_count most probable chosen per token with their weights
+// normalized to sum to one (llama.cpp always normalizes them for this
+// architecture), and each chosen expert's SwiGLU from the merged 3-D tensors
+// ffn_gate_exps, ffn_up_exps and ffn_down_exps, of which only the chosen
+// experts' rows are read (moe.go). phi3 is llama's block with NEOX RoPE and
+// two fused products: attn_qkv (Q's rows, then K's, then V's; separate
+// attn_q/k/v load too) and ffn_up (the gate's n_ff rows, then up's, SwiGLU
+// a row at a time as ggml_swiglu takes them). It rotates
+// rope.dimension_count values of each head (partial rotary when fewer than
+// head_dim), divides each pair's angle by LongRoPE's rope_factors_long or
+// rope_factors_short (llama.cpp's rule: long when the context per sequence,
+// Options.ContextSize padded to 256, exceeds
+// rope.scaling.original_context_length), and scales the rotated Q by
+// 1/sqrt(head_dim) before attention instead of the scores, as llama.cpp's
+// graph does (the f16 rounding of Q then differs). attention.sliding_window
+// is read and reported, not applied: llama.cpp disables Phi-3's window.
 //
 // # Numerics
 //

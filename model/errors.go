@@ -41,3 +41,33 @@ func (e *TensorError) Error() string {
 }
 
 func (e *TensorError) Unwrap() error { return e.Err }
+
+// ConfigError reports a metadata key whose value is missing, of the wrong
+// type, out of range or inconsistent with another key. It unwraps to
+// ErrConfig and, when the GGUF reader failed, to the reader's error (a
+// missing key is gguf.ErrKeyNotFound).
+type ConfigError struct {
+	Key    string // full metadata key, e.g. "qwen3moe.expert_used_count"
+	Detail string // what is wrong, naming the key; empty when Err says it
+	Err    error  // the GGUF reader's error, or nil
+}
+
+func (e *ConfigError) Error() string {
+	if e.Detail != "" {
+		return ErrConfig.Error() + ": " + e.Detail
+	}
+	return ErrConfig.Error() + ": " + e.Err.Error()
+}
+
+// Unwrap returns ErrConfig and the reader's error, if any.
+func (e *ConfigError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrConfig}
+	}
+	return []error{ErrConfig, e.Err}
+}
+
+// configErr is a *ConfigError for key with a formatted detail.
+func configErr(key, format string, args ...any) *ConfigError {
+	return &ConfigError{Key: key, Detail: fmt.Sprintf(format, args...)}
+}

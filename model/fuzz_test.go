@@ -50,3 +50,95 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoadMoE writes the tiny qwen3moe (8 experts of 32, 2 used) with
+// fuzzed expert metadata and loads it: an error naming the key, or a Model
+// whose Step runs; never a panic.
+func FuzzLoadMoE(f *testing.F) {
+	f.Add(uint32(8), uint32(2), uint32(32), uint32(96))
+	f.Add(uint32(0), uint32(2), uint32(32), uint32(96))
+	f.Add(uint32(8), uint32(9), uint32(32), uint32(96))
+	f.Add(uint32(8), uint32(8), uint32(0), uint32(64))
+	f.Add(uint32(1<<24), uint32(1<<24), uint32(1<<24), uint32(0))
+	tmpl := tinySpec("llama")
+	tinyMoE(&tmpl)
+	tensors := tmpl.tensors(f)
+	f.Fuzz(func(t *testing.T, experts, used, expertFFN, ffn uint32) {
+		kv := tmpl.metadata()
+		for i := range kv {
+			switch kv[i].Key {
+			case "qwen3moe.expert_count":
+				kv[i].Value = experts
+			case "qwen3moe.expert_used_count":
+				kv[i].Value = used
+			case "qwen3moe.expert_feed_forward_length":
+				kv[i].Value = expertFFN
+			case "qwen3moe.feed_forward_length":
+				kv[i].Value = ffn
+			}
+		}
+		var buf bytes.Buffer
+		if err := gguf.Write(&buf, kv, tensors); err != nil {
+			t.Fatal(err)
+		}
+		file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(file, Options{Threads: 1})
+		if err != nil {
+			return
+		}
+		defer m.Close()
+		if _, err := m.NewStep().Step(1, 0); err != nil {
+			t.Fatalf("loaded model cannot step: %v", err)
+		}
+	})
+}
+
+// FuzzLoadPhi3 writes the tiny phi3 (fused attn_qkv and gate-up, LongRoPE
+// factors of 6 pairs, 12 of 16 values rotated) with fuzzed RoPE metadata
+// and context size: an error, or a Model whose Step runs; never a panic.
+func FuzzLoadPhi3(f *testing.F) {
+	f.Add(uint32(12), uint32(32), uint32(2047), float32(1.19), 0)
+	f.Add(uint32(16), uint32(256), uint32(0), float32(1), 300)
+	f.Add(uint32(18), uint32(0), uint32(1<<30), float32(0), -1)
+	f.Add(uint32(11), uint32(1), uint32(1), float32(math.NaN()), 1<<40)
+	tmpl := tinySpec("phi3")
+	tinyPhi3(&tmpl)
+	tensors := tmpl.tensors(f)
+	base := tmpl.metadata()
+	f.Fuzz(func(t *testing.T, ropeDims, origCtx, window uint32, attnFactor float32, ctxSize int) {
+		kv := append([]gguf.KV(nil), base...)
+		for i := range kv {
+			switch kv[i].Key {
+			case "phi3.rope.dimension_count":
+				kv[i].Value = ropeDims
+			case "phi3.rope.scaling.original_context_length":
+				kv[i].Value = origCtx
+			case "phi3.rope.scaling.attn_factor":
+				kv[i].Value = attnFactor
+			}
+		}
+		kv = append(kv, gguf.KV{Key: "phi3.attention.sliding_window", Value: window})
+		var buf bytes.Buffer
+		if err := gguf.Write(&buf, kv, tensors); err != nil {
+			t.Fatal(err)
+		}
+		file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(file, Options{Threads: 1, ContextSize: ctxSize})
+		if err != nil {
+			return
+		}
+		defer m.Close()
+		s := m.NewStep()
+		for pos := range 2 {
+			if _, err := s.Step(1, pos); err != nil {
+				t.Fatalf("loaded model cannot step: %v", err)
+			}
+		}
+	})
+}

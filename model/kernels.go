@@ -11,7 +11,7 @@ import (
 
 // kernelName names the kernels in use, as q4k reports them ("avx2",
 // "reference").
-func kernelName() string { return q4k.Fast.Name }
+func kernelName() string { return q4k.Fast().Name }
 
 // encodeActs encodes x in the activation format rows of weight type w are
 // multiplied with (w's vec_dot_type). dst is ActivationSize(w, len(x))

@@ -24,6 +24,14 @@ const (
 	keyRopeScaling   = ".rope.scaling.type"
 	keyRopeFactor    = ".rope.scaling.factor"
 	keyRopeScaleLin  = ".rope.scale_linear"
+	keyRopeAttnFact  = ".rope.scaling.attn_factor"
+	keyRopeOrigCtx   = ".rope.scaling.original_context_length"
+
+	keySlidingWindow = ".attention.sliding_window"
+
+	keyExpertCount     = ".expert_count"
+	keyExpertUsedCount = ".expert_used_count"
+	keyExpertFFNLength = ".expert_feed_forward_length"
 )
 
 // Tensor names. Per-layer names are formatted with the layer index.
@@ -33,8 +41,14 @@ const (
 	tensorOutput     = "output.weight"
 	tensorOutputBias = "output.bias"
 	tensorRopeFreqs  = "rope_freqs.weight"
+	// LongRoPE (phi3): the divisors of each pair's angle for contexts past
+	// rope.scaling.original_context_length, and for those within it.
+	tensorRopeLong  = "rope_factors_long.weight"
+	tensorRopeShort = "rope_factors_short.weight"
 
 	tensorAttnNorm = "blk.%d.attn_norm.weight"
+	tensorAttnQKV  = "blk.%d.attn_qkv.weight" // phi3: Q, K and V rows in that order
+	tensorAttnQKVB = "blk.%d.attn_qkv.bias"
 	tensorAttnQ    = "blk.%d.attn_q.weight"
 	tensorAttnK    = "blk.%d.attn_k.weight"
 	tensorAttnV    = "blk.%d.attn_v.weight"
@@ -52,4 +66,12 @@ const (
 	tensorFFNGateB = "blk.%d.ffn_gate.bias"
 	tensorFFNUpB   = "blk.%d.ffn_up.bias"
 	tensorFFNDownB = "blk.%d.ffn_down.bias"
+
+	// Mixture of experts: the router and the merged expert tensors
+	// ([n_embd, n_expert]; [n_embd, n_ff_exp, n_expert] for gate and up,
+	// [n_ff_exp, n_embd, n_expert] for down, ggml order).
+	tensorFFNGateInp  = "blk.%d.ffn_gate_inp.weight"
+	tensorFFNGateExps = "blk.%d.ffn_gate_exps.weight"
+	tensorFFNUpExps   = "blk.%d.ffn_up_exps.weight"
+	tensorFFNDownExps = "blk.%d.ffn_down_exps.weight"
 )

@@ -22,13 +22,26 @@ type linear struct {
 }
 
 // newLinear checks a weight's type and length: every row must be whole
-// blocks of a type with a dot-product kernel.
+// blocks of a type with a dot-product kernel. Its kernels are the ones
+// llama.cpp picks for a matrix of that type and row count (ggml_mul_mat).
 func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, error) {
-	dot, err := q4k.DotForMatrix(typ, rows)
+	return newLinearFor(name, typ, rows, cols, data, true)
+}
+
+// newLinearFor is newLinear; matrix false takes the plain row kernels, as
+// ggml_mul_mat_id does for one expert's slice of a merged expert tensor (the
+// AMX buffer holds only ggml_mul_mat weights).
+func newLinearFor(name string, typ q4k.Type, rows, cols int, data []byte, matrix bool) (linear, error) {
+	dotFor, dotColsFor := q4k.DotForMatrix, q4k.DotColsForMatrix
+	if !matrix {
+		dotFor = func(t q4k.Type, _ int) (q4k.DotFunc, error) { return q4k.DotFor(t) }
+		dotColsFor = func(t q4k.Type, _ int) (q4k.DotColsFunc, error) { return q4k.DotColsFor(t) }
+	}
+	dot, err := dotFor(typ, rows)
 	if err != nil {
 		return linear{}, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: typ.String()}
 	}
-	dotCols, err := q4k.DotColsForMatrix(typ, rows)
+	dotCols, err := dotColsFor(typ, rows)
 	if err != nil {
 		return linear{}, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: typ.String()}
 	}

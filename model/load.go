@@ -12,7 +12,7 @@ import (
 // closes both (Model first).
 //
 // Errors, all at load time: ErrUnsupportedArch naming the architecture;
-// ErrConfig naming the metadata key; a *TensorError (wrapping
+// a *ConfigError (wrapping ErrConfig) naming the metadata key; a *TensorError (wrapping
 // ErrMissingTensor, ErrShape or ErrUnsupportedType) naming the tensor.
 func Load(f *gguf.File, opts Options) (*Model, error) {
 	return load(ggufSource{f}, opts)

@@ -16,11 +16,19 @@ type Options struct {
 	Threads int
 	// BatchSize is the most tokens one Prefill pass processes together;
 	// longer spans run in several passes. 0 means 64. Scratch memory grows
-	// with it (about BatchSize*(4*Embd + 3*FFN) float32 per Step).
+	// with it (about BatchSize*(4*Embd + 3*FFN) float32 per Step; for a
+	// mixture of experts FFN is 2*ExpertFFN and ExpertsUsed*Embd more;
+	// phi3's fused projections take QDim+2*KVDim and 2*FFN more).
 	BatchSize int
+	// ContextSize is the context one sequence will run at, in positions
+	// (llama.cpp's n_ctx_seq); 0 means ContextLength. It only chooses
+	// phi3's LongRoPE factors, as llama.cpp does: rope_factors_long when
+	// ContextSize rounded up to a multiple of 256 (llama.cpp pads n_ctx so)
+	// exceeds RopeOrigCtx, else rope_factors_short.
+	ContextSize int
 }
 
-// Model is a loaded llama, qwen2 or qwen3 model: its config and views of its
+// Model is a loaded llama, qwen2, qwen3, qwen3moe or phi3 model: its config and views of its
 // weights. It is read-only and safe for concurrent use by many Steps.
 type Model struct {
 	cfg       Config
@@ -30,6 +38,8 @@ type Model struct {
 	output    linear // output.weight, or token_embd.weight when tied
 	tied      bool
 	rope      rope
+	ropeFrom  string // the tensor rope's factors come from, or "" for none
+	fusedQKV  bool   // some layer has attn_qkv
 	pool      *pool
 	batchSize int
 
@@ -43,9 +53,11 @@ type Model struct {
 type layer struct {
 	attnNorm       []float32 // [Embd]
 	q, k, v, o     linear
+	qkv            linear    // phi3's fused attn_qkv (Q, K, V rows in turn); unset when q, k, v are separate
 	qNorm, kNorm   []float32 // [HeadDim] per-head Q/K gains (QKNorm), else nil
 	ffnNorm        []float32 // [Embd]
-	gate, up, down linear
+	gate, up, down linear    // dense SwiGLU (FusedFFN: up holds gate then up rows, gate unset); unset in a MoE layer
+	moe            *moeLayer // router and experts (Config.MoE), else nil
 }
 
 // Config returns the model's hyperparameters.
@@ -97,7 +109,7 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	}
 	cfg.Vocab = int(dims[1])
 	if v, err := src.Uint32(cfg.Arch + keyVocabSize); err == nil && int(v) != cfg.Vocab {
-		return nil, fmt.Errorf("%w: %s%s = %d but %s has %d rows", ErrConfig, cfg.Arch, keyVocabSize, v, tensorTokenEmbd, cfg.Vocab)
+		return nil, configErr(cfg.Arch+keyVocabSize, "%s%s = %d but %s has %d rows", cfg.Arch, keyVocabSize, v, tensorTokenEmbd, cfg.Vocab)
 	}
 	m.cfg = cfg
 
@@ -116,11 +128,22 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	for i := 0; i < cfg.Layers && l.err == nil; i++ {
 		m.layers = append(m.layers, l.layer(i, &cfg))
 	}
-	factors := l.vector(tensorRopeFreqs, cfg.RopeDims/2, false)
+	for _, ly := range m.layers {
+		m.fusedQKV = m.fusedQKV || ly.qkv.data != nil
+	}
+	m.ropeFrom = tensorRopeFreqs
+	if cfg.phi3() { // LongRoPE
+		m.ropeFrom = longRoPEFactors(cfg, opts.ContextSize)
+	}
+	factors := l.vector(m.ropeFrom, cfg.RopeDims/2, false)
 	if l.err != nil {
 		return nil, l.err
 	}
-	m.rope = newRope(cfg.RopeType, cfg.RopeDims, cfg.RopeBase, cfg.RopeFreqScale, factors)
+	if factors == nil {
+		m.ropeFrom = ""
+	}
+	m.rope = newRope(ropeParams{kind: cfg.RopeType, dims: cfg.RopeDims, base: cfg.RopeBase, freqScale: cfg.RopeFreqScale,
+		attnFactor: cfg.RopeAttnFactor, yarn: cfg.RopeYaRN, origCtx: cfg.RopeOrigCtx}, factors)
 
 	threads := opts.Threads
 	if threads <= 0 {
@@ -130,6 +153,28 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	return m, nil
 }
 
+// longRoPEFactors is llama.cpp's get_rope_factors for phi3, which reads no
+// rope_freqs: rope_factors_long when the context per sequence (contextSize,
+// or ContextLength when 0, padded to a multiple of 256 as llama.cpp pads
+// n_ctx) exceeds RopeOrigCtx, else rope_factors_short. An absent tensor
+// means no factors.
+func longRoPEFactors(c Config, contextSize int) string {
+	n := contextSize
+	if n <= 0 {
+		n = c.ContextLength
+	}
+	if (n+255)/256*256 > c.RopeOrigCtx {
+		return tensorRopeLong
+	}
+	return tensorRopeShort
+}
+
+// RopeFactors names the tensor whose values divide each RoPE pair's angle
+// (rope_freqs.weight, or phi3's rope_factors_long.weight or
+// rope_factors_short.weight as Options.ContextSize chose), or "" when none
+// does.
+func (m *Model) RopeFactors() string { return m.ropeFrom }
+
 // loader reads tensors, remembering the first error.
 type loader struct {
 	src tensorSource
@@ -138,29 +183,65 @@ type loader struct {
 
 func (l *loader) layer(i int, c *Config) layer {
 	n := func(format string) string { return fmt.Sprintf(format, i) }
-	ly := layer{
-		attnNorm: l.vector(n(tensorAttnNorm), c.Embd, true),
-		q:        l.matrix(n(tensorAttnQ), c.QDim(), c.Embd),
-		k:        l.matrix(n(tensorAttnK), c.KVDim(), c.Embd),
-		v:        l.matrix(n(tensorAttnV), c.KVDim(), c.Embd),
-		o:        l.matrix(n(tensorAttnOut), c.Embd, c.QDim()),
-		ffnNorm:  l.vector(n(tensorFFNNorm), c.Embd, true),
-		gate:     l.matrix(n(tensorFFNGate), c.FFN, c.Embd),
-		up:       l.matrix(n(tensorFFNUp), c.FFN, c.Embd),
-		down:     l.matrix(n(tensorFFNDown), c.Embd, c.FFN),
+	ly := layer{attnNorm: l.vector(n(tensorAttnNorm), c.Embd, true)}
+	qkvDim := c.QDim() + 2*c.KVDim()
+	if c.phi3() && l.has(n(tensorAttnQKV)) {
+		// phi3: one product for Q, K and V, split by rows afterwards.
+		ly.qkv = l.matrix(n(tensorAttnQKV), qkvDim, c.Embd)
+	} else {
+		ly.q = l.matrix(n(tensorAttnQ), c.QDim(), c.Embd)
+		ly.k = l.matrix(n(tensorAttnK), c.KVDim(), c.Embd)
+		ly.v = l.matrix(n(tensorAttnV), c.KVDim(), c.Embd)
+	}
+	ly.o = l.matrix(n(tensorAttnOut), c.Embd, c.QDim())
+	ly.ffnNorm = l.vector(n(tensorFFNNorm), c.Embd, true)
+	switch {
+	case c.MoE():
+		ly.moe = l.moeLayer(i, c)
+	case c.FusedFFN:
+		ly.up = l.matrix(n(tensorFFNUp), 2*c.FFN, c.Embd)
+		ly.down = l.matrix(n(tensorFFNDown), c.Embd, c.FFN)
+	default:
+		ly.gate = l.matrix(n(tensorFFNGate), c.FFN, c.Embd)
+		ly.up = l.matrix(n(tensorFFNUp), c.FFN, c.Embd)
+		ly.down = l.matrix(n(tensorFFNDown), c.Embd, c.FFN)
 	}
 	if c.QKNorm {
 		ly.qNorm = l.vector(n(tensorAttnQN), c.HeadDim, true)
 		ly.kNorm = l.vector(n(tensorAttnKN), c.HeadDim, true)
 	}
-	ly.q.bias = l.vector(n(tensorAttnQB), c.QDim(), false)
-	ly.k.bias = l.vector(n(tensorAttnKB), c.KVDim(), false)
-	ly.v.bias = l.vector(n(tensorAttnVB), c.KVDim(), false)
+	qb := l.vector(n(tensorAttnQB), c.QDim(), false)
+	kb := l.vector(n(tensorAttnKB), c.KVDim(), false)
+	vb := l.vector(n(tensorAttnVB), c.KVDim(), false)
+	if ly.qkv.data != nil {
+		// llama.cpp: attn_qkv.bias, else the three separate biases
+		// together (or none).
+		ly.qkv.bias = l.vector(n(tensorAttnQKVB), qkvDim, false)
+		if ly.qkv.bias == nil && qb != nil && kb != nil && vb != nil {
+			ly.qkv.bias = append(append(qb, kb...), vb...)
+		}
+	} else {
+		ly.q.bias, ly.k.bias, ly.v.bias = qb, kb, vb
+	}
+	if c.phi3() {
+		return ly // phi3's attn_output and FFN have no biases in llama.cpp
+	}
 	ly.o.bias = l.vector(n(tensorAttnOutB), c.Embd, false)
-	ly.gate.bias = l.vector(n(tensorFFNGateB), c.FFN, false)
-	ly.up.bias = l.vector(n(tensorFFNUpB), c.FFN, false)
-	ly.down.bias = l.vector(n(tensorFFNDownB), c.Embd, false)
+	if !c.MoE() {
+		ly.gate.bias = l.vector(n(tensorFFNGateB), c.FFN, false)
+		ly.up.bias = l.vector(n(tensorFFNUpB), c.FFN, false)
+		ly.down.bias = l.vector(n(tensorFFNDownB), c.Embd, false)
+	}
 	return ly
+}
+
+// has reports whether the file has tensor name.
+func (l *loader) has(name string) bool {
+	if l.err != nil {
+		return false
+	}
+	_, _, _, err := l.src.tensor(name)
+	return err == nil || !errors.Is(err, ErrMissingTensor)
 }
 
 // matrix loads a [rows][cols] weight (GGUF dims [cols rows]) as a view.

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,19 +41,26 @@ func TestLoadConfig(t *testing.T) {
 		{"qwen2", RopeNeox, false, 0},
 		{"qwen3", RopeNeox, true, 0},
 		{"qwen3", RopeNeox, true, 32}, // Q wider than the residual stream
+		{"qwen3moe", RopeNeox, true, 32},
 	}
 	for _, tt := range tests {
 		t.Run(tt.arch, func(t *testing.T) {
 			sp := tinySpec(tt.arch)
 			sp.ropeBase = 500000
 			sp.headDim = tt.headDim
-			hd := max(tt.headDim, 16)
+			want := Config{
+				Arch: tt.arch, Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: max(tt.headDim, 16),
+				RopeDims: max(tt.headDim, 16), RopeType: tt.rope, RopeBase: 500000, RopeFreqScale: 1, RMSEps: 1e-5,
+				RopeAttnFactor: 1, RopeOrigCtx: 64, QKNorm: tt.qkNorm, ContextLength: 64, Vocab: 80,
+			}
+			if tt.arch == "qwen3moe" {
+				tinyMoE(&sp)
+				want.Experts, want.ExpertsUsed, want.ExpertFFN = 8, 2, 32
+			}
+			hd := want.HeadDim
 			m := open(t, sp.write(t), Options{Threads: 1})
-			assert.Equal(t, Config{
-				Arch: tt.arch, Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: hd,
-				RopeDims: hd, RopeType: tt.rope, RopeBase: 500000, RopeFreqScale: 1, RMSEps: 1e-5,
-				QKNorm: tt.qkNorm, ContextLength: 64, Vocab: 80,
-			}, m.Config())
+			assert.Equal(t, want, m.Config())
+			assert.Equal(t, tt.arch == "qwen3moe", m.Config().MoE())
 			assert.Equal(t, 2*hd, m.Config().KVDim())
 			assert.Equal(t, 4*hd, m.Config().QDim())
 		})
@@ -85,6 +93,17 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"qwen3 f32 head_dim 32", func(s *spec) { s.arch, s.headDim = "qwen3", 32 }, 0.99999},
 		{"qwen3 f16 head_dim 32 tied", func(s *spec) { s.arch, s.headDim, s.weight, s.tied = "qwen3", 32, q4k.F16, true }, 0.99999},
 		{"qwen3 q4_k head_dim 128", func(s *spec) { *s = kSpec("qwen3", q4k.Q4_K); s.headDim = 128 }, 0.999},
+		{"qwen3moe f32", tinyMoE, 0.99999},
+		{"qwen3moe f32 one expert used", func(s *spec) { tinyMoE(s); s.used = 1 }, 0.99999},
+		{"qwen3moe f32 expert width from n_ff", func(s *spec) { tinyMoE(s); s.expertFFN, s.ffn = 0, 64 }, 0.99999},
+		{"qwen3moe f16 all experts used", func(s *spec) { tinyMoE(s); s.used, s.weight = 8, q4k.F16 }, 0.99999},
+		{"qwen3moe q4_k", func(s *spec) { *s = moeSpec() }, 0.999},
+		{"phi3 f32", tinyPhi3, 0.99999},
+		{"phi3 f32 short factors", func(s *spec) { tinyPhi3(s); s.origCtx = 256 }, 0.99999},
+		{"phi3 f32 no factors, full rotary", func(s *spec) { tinyPhi3(s); s.longRoPE, s.ropeDims = false, 0 }, 0.99999},
+		{"phi3 f32 separate q/k/v", func(s *spec) { tinyPhi3(s); s.separateQKV = true }, 0.99999},
+		{"phi3 f16 tied", func(s *spec) { tinyPhi3(s); s.weight, s.tied = q4k.F16, true }, 0.99999},
+		{"phi3 q4_k", func(s *spec) { *s = phi3Spec() }, 0.999},
 		{"llama q5_k", func(s *spec) { *s = kSpec("llama", q4k.Q5_K) }, 0.999},
 		{"llama q6_k tied", func(s *spec) { *s = kSpec("llama", q4k.Q6_K); s.tied = true }, 0.999},
 	}
@@ -110,6 +129,35 @@ func TestForwardMatchesNaive(t *testing.T) {
 // kSpec is a tiny model whose widths are whole K-quant super-blocks.
 func kSpec(arch string, weight q4k.Type) spec {
 	return spec{arch: arch, embd: 256, ffn: 512, layers: 2, heads: 4, kvHeads: 2, vocab: 80, ctx: 64, seed: 3, weight: weight}
+}
+
+// moeSpec is a Q4_K qwen3moe: 8 experts of 256, 2 used per token, heads
+// of 128 (Q twice the residual stream's width), tied output.
+func moeSpec() spec {
+	s := kSpec("qwen3moe", q4k.Q4_K)
+	s.headDim, s.tied = 128, true
+	s.experts, s.used, s.expertFFN = 8, 2, 256
+	return s
+}
+
+// tinyMoE makes s a tiny qwen3moe: 8 experts of 32, 2 used.
+func tinyMoE(s *spec) {
+	s.arch, s.experts, s.used, s.expertFFN = "qwen3moe", 8, 2, 32
+}
+
+// tinyPhi3 makes s a tiny phi3: fused attn_qkv and gate-up, 12 of 16
+// values per head rotated, LongRoPE factors (the long ones: the context
+// padded to 256 exceeds the original 32) and an attn_factor.
+func tinyPhi3(s *spec) {
+	s.arch, s.ropeDims, s.longRoPE, s.origCtx, s.attnFactor = "phi3", 12, true, 32, 1.19
+}
+
+// phi3Spec is a Q4_K phi3: heads of 64 with 48 rotated, 2 KV heads,
+// LongRoPE's long factors and an attn_factor.
+func phi3Spec() spec {
+	s := kSpec("phi3", q4k.Q4_K)
+	s.ropeDims, s.longRoPE, s.origCtx, s.attnFactor = 48, true, 32, 1.19
+	return s
 }
 
 // qwen3Spec is a Q4_K qwen3 whose heads (128 wide) make Q twice the
@@ -142,7 +190,13 @@ func TestDeterministic(t *testing.T) {
 // handed to the pool, no per-position scratch (the position advances every
 // step), at one thread and several.
 func TestStepAllocs(t *testing.T) {
-	path := kSpec("llama", q4k.Q4_K).write(t)
+	for _, sp := range []spec{kSpec("llama", q4k.Q4_K), moeSpec()} {
+		stepAllocs(t, sp)
+	}
+}
+
+func stepAllocs(t *testing.T, sp spec) {
+	path := sp.write(t)
 	for _, threads := range []int{1, 2} {
 		m := open(t, path, Options{Threads: threads})
 		s := m.NewStep()
@@ -156,7 +210,7 @@ func TestStepAllocs(t *testing.T) {
 			require.NoError(t, err)
 			pos++
 		})
-		assert.Zero(t, allocs, "threads %d", threads)
+		assert.Zero(t, allocs, "%s threads %d", sp.arch, threads)
 	}
 }
 
@@ -166,7 +220,7 @@ func TestStepAllocs(t *testing.T) {
 // row kernels, of 3 and 64 the batched ones; Q4_K, Q6_K and the tiny
 // model's types).
 func TestPrefillEqualsStep(t *testing.T) {
-	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec()} {
+	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec()} {
 		path := sp.write(t)
 		for _, batch := range []int{1, 3, 64} {
 			m := open(t, path, Options{Threads: 2, BatchSize: batch})
@@ -257,7 +311,7 @@ func TestStepErrors(t *testing.T) {
 	assert.ErrorIs(t, err, engine.ErrContextExceeded)
 
 	name, onGPU := s.Backend()
-	assert.Equal(t, "cpu-"+q4k.Fast.Name, name)
+	assert.Equal(t, "cpu-"+q4k.Fast().Name, name)
 	assert.False(t, onGPU)
 }
 
@@ -304,8 +358,8 @@ func TestLoadErrors(t *testing.T) {
 			sentinel: ErrMissingTensor, mention: "blk.0.attn_k.weight",
 		},
 		{
-			name:     "yarn rope scaling",
-			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: "yarn"}} },
+			name:     "longrope rope scaling",
+			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: "longrope"}} },
 			sentinel: ErrConfig, mention: "llama.rope.scaling.type",
 		},
 		{
@@ -334,9 +388,114 @@ func TestLoadErrors(t *testing.T) {
 			sentinel: ErrShape, mention: "blk.0.attn_q.weight",
 		},
 		{
+			name: "qwen3moe expert_count 0",
+			mutate: func(s *spec) {
+				tinyMoE(s)
+				s.extraKV = []gguf.KV{{Key: "qwen3moe.expert_count", Value: uint32(0)}}
+				s.experts = 0
+			},
+			sentinel: ErrConfig, mention: "qwen3moe.expert_count",
+		},
+		{
+			name:     "qwen3moe without expert_count",
+			mutate:   func(s *spec) { tinyMoE(s); s.experts = 0 },
+			sentinel: gguf.ErrKeyNotFound, mention: "qwen3moe.expert_count",
+		},
+		{
+			name: "qwen3moe expert_used_count 0",
+			mutate: func(s *spec) {
+				tinyMoE(s)
+				s.extraKV = []gguf.KV{{Key: "qwen3moe.expert_used_count", Value: uint32(0)}}
+				s.used = 0
+			},
+			sentinel: ErrConfig, mention: "qwen3moe.expert_used_count",
+		},
+		{
+			name:     "qwen3moe expert_used_count above expert_count",
+			mutate:   func(s *spec) { tinyMoE(s); s.used = 9 },
+			sentinel: ErrConfig, mention: "qwen3moe.expert_used_count = 9 exceeds qwen3moe.expert_count = 8",
+		},
+		{
+			name:     "qwen3moe expert_count above llama.cpp's limit",
+			mutate:   func(s *spec) { tinyMoE(s); s.experts = 513; s.omit = map[string]bool{} },
+			sentinel: ErrConfig, mention: "qwen3moe.expert_count = 513",
+		},
+		{
+			name:     "qwen3moe without an expert width",
+			mutate:   func(s *spec) { tinyMoE(s); s.expertFFN, s.ffn = 0, 1 }, // n_ff/used is 0
+			sentinel: gguf.ErrKeyNotFound, mention: "qwen3moe.expert_feed_forward_length",
+		},
+		{
+			name: "qwen3moe merged experts of the wrong count",
+			mutate: func(s *spec) {
+				tinyMoE(s)
+				s.override = map[string]gguf.Tensor{"blk.1.ffn_up_exps.weight": {
+					Name: "blk.1.ffn_up_exps.weight", Type: gguf.TypeF32, Dims: []int64{64, 32, 7}, Data: make([]byte, 4*64*32*7)}}
+			},
+			sentinel: ErrShape, mention: "blk.1.ffn_up_exps.weight",
+		},
+		{
+			name:     "qwen3moe without its router",
+			mutate:   func(s *spec) { tinyMoE(s); s.omit = map[string]bool{"blk.0.ffn_gate_inp.weight": true} },
+			sentinel: ErrMissingTensor, mention: "blk.0.ffn_gate_inp.weight",
+		},
+		{
+			name:     "phi3 rotating more than a head",
+			mutate:   func(s *spec) { tinyPhi3(s); s.ropeDims = 18 },
+			sentinel: ErrConfig, mention: "phi3.rope.dimension_count",
+		},
+		{
+			name:     "phi3 rotating an odd count",
+			mutate:   func(s *spec) { tinyPhi3(s); s.ropeDims = 11; s.longRoPE = false },
+			sentinel: ErrConfig, mention: "phi3.rope.dimension_count",
+		},
+		{
+			name:     "llama rotating part of a head",
+			mutate:   func(s *spec) { s.ropeDims = 12 },
+			sentinel: ErrConfig, mention: "llama.rope.dimension_count",
+		},
+		{
+			name: "phi3 ffn_up of n_ff rows (not gate and up)",
+			mutate: func(s *spec) {
+				tinyPhi3(s)
+				s.override = map[string]gguf.Tensor{"blk.1.ffn_up.weight": f32Matrix("blk.1.ffn_up.weight", 64, 96)}
+			},
+			sentinel: ErrShape, mention: "blk.1.ffn_up.weight",
+		},
+		{
+			name: "phi3 attn_qkv without the V rows",
+			mutate: func(s *spec) {
+				tinyPhi3(s)
+				s.override = map[string]gguf.Tensor{"blk.0.attn_qkv.weight": f32Matrix("blk.0.attn_qkv.weight", 64, 96)}
+			},
+			sentinel: ErrShape, mention: "blk.0.attn_qkv.weight",
+		},
+		{
+			name: "phi3 rope_factors_long of the wrong length",
+			mutate: func(s *spec) {
+				tinyPhi3(s)
+				s.override = map[string]gguf.Tensor{"rope_factors_long.weight": {
+					Name: "rope_factors_long.weight", Type: gguf.TypeF32, Dims: []int64{8}, Data: make([]byte, 32)}}
+			},
+			sentinel: ErrShape, mention: "rope_factors_long.weight",
+		},
+		{
+			name: "phi3 sliding_window of the wrong type",
+			mutate: func(s *spec) {
+				tinyPhi3(s)
+				s.extraKV = []gguf.KV{{Key: "phi3.attention.sliding_window", Value: "2047"}}
+			},
+			sentinel: ErrConfig, mention: "phi3.attention.sliding_window",
+		},
+		{
 			name:     "heads not a multiple of kv heads",
 			mutate:   func(s *spec) { s.kvHeads = 3 },
 			sentinel: ErrConfig, mention: "head_count_kv 3",
+		},
+		{
+			name:     "vocab_size disagreeing with the embedding",
+			mutate:   func(s *spec) { s.extraKV = []gguf.KV{{Key: "llama.vocab_size", Value: uint32(81)}} },
+			sentinel: ErrConfig, mention: "llama.vocab_size = 81",
 		},
 	}
 	for _, tt := range tests {
@@ -346,6 +505,15 @@ func TestLoadErrors(t *testing.T) {
 			err := loadErr(t, sp.write(t))
 			require.ErrorIs(t, err, tt.sentinel)
 			assert.Contains(t, err.Error(), tt.mention)
+			var ce *ConfigError
+			if errors.Is(err, ErrConfig) {
+				// Every config error names its key.
+				require.ErrorAs(t, err, &ce)
+				assert.NotEmpty(t, ce.Key)
+				if strings.HasPrefix(tt.mention, "qwen3moe.") || strings.HasPrefix(tt.mention, "llama.") {
+					assert.Equal(t, strings.Fields(tt.mention)[0], ce.Key)
+				}
+			}
 			var te *TensorError
 			if errors.Is(err, ErrMissingTensor) || errors.Is(err, ErrShape) || errors.Is(err, ErrUnsupportedType) {
 				require.ErrorAs(t, err, &te)

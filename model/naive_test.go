@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,6 +41,15 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		hd = int(v)
 	}
 	group := heads / kvHeads
+	rd := hd // rotated values per head
+	if v, err := f.Uint32(arch + ".rope.dimension_count"); err == nil {
+		rd = int(v)
+	}
+	attnFactor := 1.0
+	if v, err := f.Float32(arch + ".rope.scaling.attn_factor"); err == nil {
+		attnFactor = float64(v)
+	}
+	phi3 := arch == "phi3"
 
 	// get returns a tensor dequantized as rows, or nil when absent.
 	get := func(name string) [][]float64 {
@@ -50,8 +60,8 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		data, err := f.TensorData(name)
 		require.NoError(t, err)
 		cols, rows := int(info.Dims[0]), 1
-		if len(info.Dims) > 1 {
-			rows = int(info.Dims[1])
+		for _, d := range info.Dims[1:] {
+			rows *= int(d) // a merged expert tensor: every expert's rows in turn
 		}
 		typ := q4k.Type(info.Type)
 		rs, err := typ.RowSize(cols)
@@ -99,18 +109,30 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		return y
 	}
 	factors := vec("rope_freqs.weight")
+	if phi3 {
+		// LongRoPE: the long factors past the original context (the
+		// model's whole context here, padded to 256 as llama.cpp pads it).
+		ctx, orig := u("context_length"), u("context_length")
+		if v, err := f.Uint32(arch + ".rope.scaling.original_context_length"); err == nil {
+			orig = int(v)
+		}
+		factors = vec("rope_factors_short.weight")
+		if (ctx+255)/256*256 > orig {
+			factors = vec("rope_factors_long.weight")
+		}
+	}
 	rope := func(x []float64, pos int) {
 		for h := 0; h < len(x); h += hd {
-			for i := range hd / 2 {
-				theta := float64(pos) * math.Pow(base, -2*float64(i)/float64(hd))
+			for i := range rd / 2 {
+				theta := float64(pos) * math.Pow(base, -2*float64(i)/float64(rd))
 				if factors != nil {
 					theta /= factors[i]
 				}
 				a, b := h+2*i, h+2*i+1 // llama: adjacent pairs
-				if arch == "qwen2" || arch == "qwen3" {
-					a, b = h+i, h+i+hd/2 // NEOX: half a head apart
+				if arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe" || phi3 {
+					a, b = h+i, h+i+rd/2 // NEOX: half the rotated values apart
 				}
-				c, s := math.Cos(theta), math.Sin(theta)
+				c, s := attnFactor*math.Cos(theta), attnFactor*math.Sin(theta)
 				x[a], x[b] = x[a]*c-x[b]*s, x[a]*s+x[b]*c
 			}
 		}
@@ -125,6 +147,13 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		attnNorm, ffnNorm, bq, bk, bv []float64
 		qNorm, kNorm                  []float64 // qwen3
 		q, k, v, o, gate, up, down    [][]float64
+		qkv                           [][]float64 // phi3's fused Q, K, V rows
+		router                        [][]float64 // qwen3moe: [experts][embd]
+		gateExps, upExps, downExps    [][]float64 // qwen3moe: every expert's rows in turn
+	}
+	experts, used := 0, 0
+	if arch == "qwen3moe" {
+		experts, used = u("expert_count"), u("expert_used_count")
 	}
 	ls := make([]layerW, layers)
 	for l := range ls {
@@ -136,6 +165,21 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 			q: get(n("attn_q.weight")), k: get(n("attn_k.weight")), v: get(n("attn_v.weight")),
 			o: get(n("attn_output.weight")), gate: get(n("ffn_gate.weight")),
 			up: get(n("ffn_up.weight")), down: get(n("ffn_down.weight")),
+			qkv:    get(n("attn_qkv.weight")),
+			router: get(n("ffn_gate_inp.weight")), gateExps: get(n("ffn_gate_exps.weight")),
+			upExps: get(n("ffn_up_exps.weight")), downExps: get(n("ffn_down_exps.weight")),
+		}
+	}
+
+	for l := range ls {
+		w := &ls[l]
+		if w.qkv != nil { // split phi3's fused tensors
+			qd, kvd := heads*hd, kvHeads*hd
+			w.q, w.k, w.v = w.qkv[:qd], w.qkv[qd:qd+kvd], w.qkv[qd+kvd:]
+		}
+		if phi3 {
+			ff := len(w.up) / 2
+			w.gate, w.up = w.up[:ff], w.up[ff:]
 		}
 	}
 
@@ -168,10 +212,16 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 				scores := make([]float64, pos+1)
 				maxS := math.Inf(-1)
 				for p := range scores {
-					for d := range hd {
-						scores[p] += keys[l][p][kh+d] * f16(q[h*hd+d])
+					if phi3 { // the query scaled before its f16 rounding
+						for d := range hd {
+							scores[p] += keys[l][p][kh+d] * f16(q[h*hd+d]/math.Sqrt(float64(hd)))
+						}
+					} else {
+						for d := range hd {
+							scores[p] += keys[l][p][kh+d] * f16(q[h*hd+d])
+						}
+						scores[p] /= math.Sqrt(float64(hd))
 					}
-					scores[p] /= math.Sqrt(float64(hd))
 					maxS = max(maxS, scores[p])
 				}
 				var sum float64
@@ -191,6 +241,45 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 				x[i] += o[i]
 			}
 			xn = norm(x, w.ffnNorm)
+			if w.router != nil {
+				// Softmax over the router's logits, the top used experts,
+				// their weights normalized to sum to one.
+				p := mul(w.router, xn, nil)
+				maxP := math.Inf(-1)
+				for _, v := range p {
+					maxP = max(maxP, v)
+				}
+				var sum float64
+				for e := range p {
+					p[e] = math.Exp(p[e] - maxP)
+					sum += p[e]
+				}
+				chosen := make([]int, 0, used)
+				var wsum float64
+				for range used {
+					best := -1
+					for e := range p {
+						if !slices.Contains(chosen, e) && (best < 0 || p[e] > p[best]) {
+							best = e
+						}
+					}
+					chosen = append(chosen, best)
+					wsum += p[best] / sum
+				}
+				ff := len(w.gateExps) / experts
+				for _, e := range chosen {
+					g := mul(w.gateExps[e*ff:(e+1)*ff], xn, nil)
+					up := mul(w.upExps[e*ff:(e+1)*ff], xn, nil)
+					for i := range g {
+						g[i] = g[i] / (1 + math.Exp(-g[i])) * up[i]
+					}
+					d := mul(w.downExps[e*embd:(e+1)*embd], g, nil)
+					for i := range x {
+						x[i] += p[e] / sum / wsum * d[i]
+					}
+				}
+				continue
+			}
 			g, up := mul(w.gate, xn, nil), mul(w.up, xn, nil)
 			for i := range g {
 				g[i] = g[i] / (1 + math.Exp(-g[i])) * up[i]

@@ -39,7 +39,7 @@ func TestRopeHandComputed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRope(tt.kind, 4, 10000, 1, tt.factors)
+			r := newRope(ropeParams{kind: tt.kind, dims: 4, base: 10000, freqScale: 1, attnFactor: 1}, tt.factors)
 			cs := make([]float32, 4)
 			r.table(cs, tt.pos)
 			x := []float32{1, 2, 3, 4}
@@ -52,7 +52,7 @@ func TestRopeHandComputed(t *testing.T) {
 // Every head of a multi-head vector turns the same way.
 func TestRopeAppliesPerHead(t *testing.T) {
 	for _, kind := range []RopeType{RopeNorm, RopeNeox} {
-		r := newRope(kind, 4, 10000, 1, nil)
+		r := newRope(ropeParams{kind: kind, dims: 4, base: 10000, freqScale: 1, attnFactor: 1}, nil)
 		cs := make([]float32, 4)
 		r.table(cs, 7)
 		x := []float32{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4}
@@ -65,8 +65,8 @@ func TestRopeAppliesPerHead(t *testing.T) {
 // Linear scaling (freqScale = 1/factor) is the same as a position divided
 // by the factor.
 func TestRopeLinearScaling(t *testing.T) {
-	scaled := newRope(RopeNorm, 8, 10000, 0.5, nil)
-	plain := newRope(RopeNorm, 8, 10000, 1, nil)
+	scaled := newRope(ropeParams{kind: RopeNorm, dims: 8, base: 10000, freqScale: 0.5, attnFactor: 1}, nil)
+	plain := newRope(ropeParams{kind: RopeNorm, dims: 8, base: 10000, freqScale: 1, attnFactor: 1}, nil)
 	a, b := make([]float32, 8), make([]float32, 8)
 	scaled.table(a, 6)
 	plain.table(b, 3)

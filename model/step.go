@@ -25,8 +25,10 @@ type Step struct {
 	k, v    []float32 // [batch*KVDim]
 	attn    []float32 // [batch*QDim] attention output
 	proj    []float32 // [batch*Embd] output of attn_output / ffn_down
-	gate    []float32 // [batch*FFN]
-	up      []float32 // [batch*FFN]
+	qkv     []float32 // [batch*(QDim+2*KVDim)] fused attn_qkv's output; empty without
+	gate    []float32 // [batch*FFN]; empty for MoE
+	up      []float32 // [batch*FFN], FusedFFN [batch*2*FFN]; empty for MoE
+	moe     moeScratch
 	ropeCS  []float32 // [RopeDims] cos/sin table of one position
 	logits  []float32 // [Vocab]
 	scratch []attnScratch
@@ -158,7 +160,18 @@ func (s *Step) ensureBatch(n int) {
 	s.v = make([]float32, n*c.KVDim())
 	s.attn = make([]float32, n*c.QDim())
 	s.proj = make([]float32, n*c.Embd)
+	if s.m.fusedQKV {
+		s.qkv = make([]float32, n*(c.QDim()+2*c.KVDim()))
+	}
+	if c.MoE() {
+		s.moe = newMoEScratch(c, n)
+		return
+	}
 	s.gate = make([]float32, n*c.FFN)
+	if c.FusedFFN {
+		s.up = make([]float32, n*2*c.FFN)
+		return
+	}
 	s.up = make([]float32, n*c.FFN)
 }
 
@@ -250,7 +263,11 @@ func (s *Step) pass(seqs []passSeq) {
 //	x += Wo · attention(rope(qn(Wq·norm(x))), rope(kn(Wk·norm(x))), Wv·norm(x))
 //	x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 //
-// qn and kn are qwen3's per-head norms, the identity elsewhere.
+// qn and kn are qwen3's per-head norms, the identity elsewhere. In a MoE
+// layer the feed-forward is the routed experts' (moeFFN). phi3 computes Q,
+// K and V in one product (attn_qkv) and gate and up in one (ffn_up, the
+// gate's rows first), and scales the rotated Q by 1/sqrt(HeadDim) instead
+// of the scores.
 func (s *Step) block(l, n int) {
 	m, c := s.m, &s.m.cfg
 	ly := &m.layers[l]
@@ -263,7 +280,21 @@ func (s *Step) block(l, n int) {
 		rmsNorm(xn[b*embd:(b+1)*embd], x[b*embd:(b+1)*embd], ly.attnNorm, c.RMSEps)
 	}
 	s.acts.reset(xn, embd, n)
-	matmul(m.pool, s.acts, matJob{&ly.q, q}, matJob{&ly.k, k}, matJob{&ly.v, v})
+	if ly.qkv.data != nil {
+		// The fused product's row b is Q, K and V of row b one after
+		// another (llama.cpp's views of it).
+		w := qDim + 2*kvDim
+		qkv := s.qkv[:n*w]
+		matmul(m.pool, s.acts, matJob{&ly.qkv, qkv})
+		for b := range n {
+			r := qkv[b*w : (b+1)*w]
+			copy(q[b*qDim:(b+1)*qDim], r[:qDim])
+			copy(k[b*kvDim:(b+1)*kvDim], r[qDim:qDim+kvDim])
+			copy(v[b*kvDim:(b+1)*kvDim], r[qDim+kvDim:])
+		}
+	} else {
+		matmul(m.pool, s.acts, matJob{&ly.q, q}, matJob{&ly.k, k}, matJob{&ly.v, v})
+	}
 	if ly.qNorm != nil {
 		// qwen3: each head of Q and K is RMS-normalized over HeadDim
 		// before RoPE.
@@ -277,6 +308,14 @@ func (s *Step) block(l, n int) {
 		m.rope.apply(k[b*kvDim:(b+1)*kvDim], c.HeadDim, s.ropeCS)
 		s.rowSeq[b].cache.store(l, pos, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
 	}
+	if c.ScaleQ {
+		// phi3: ggml_scale of the rotated Q (llama.cpp's 1/sqrtf), the
+		// scores then unscaled.
+		scale := 1 / float32(math.Sqrt(float64(c.HeadDim)))
+		for i := range q {
+			q[i] *= scale
+		}
+	}
 	s.attention(l, n)
 	s.acts.reset(s.attn[:n*qDim], qDim, n)
 	proj := s.proj[:n*embd]
@@ -287,10 +326,27 @@ func (s *Step) block(l, n int) {
 	for b := range n {
 		rmsNorm(xn[b*embd:(b+1)*embd], x[b*embd:(b+1)*embd], ly.ffnNorm, c.RMSEps)
 	}
+	if ly.moe != nil {
+		s.moeFFN(ly.moe, x, xn, n)
+		return
+	}
 	s.acts.reset(xn, embd, n)
-	gate, up := s.gate[:n*c.FFN], s.up[:n*c.FFN]
-	matmul(m.pool, s.acts, matJob{&ly.gate, gate}, matJob{&ly.up, up})
-	simdWidth.swiglu(gate, gate, up)
+	gate := s.gate[:n*c.FFN]
+	if c.FusedFFN {
+		// phi3: row b of the product is the gate's FFN values, then
+		// up's; ggml_swiglu takes them a row at a time.
+		ff := c.FFN
+		gu := s.up[:n*2*ff]
+		matmul(m.pool, s.acts, matJob{&ly.up, gu})
+		for b := range n {
+			r := gu[b*2*ff : (b+1)*2*ff]
+			simdWidth.swiglu(gate[b*ff:(b+1)*ff], r[:ff], r[ff:])
+		}
+	} else {
+		up := s.up[:n*c.FFN]
+		matmul(m.pool, s.acts, matJob{&ly.gate, gate}, matJob{&ly.up, up})
+		simdWidth.swiglu(gate, gate, up)
+	}
 	s.acts.reset(gate, c.FFN, n)
 	matmul(m.pool, s.acts, matJob{&ly.down, proj})
 	addTo(x, proj)
@@ -315,6 +371,9 @@ func (t *headsTask) do(worker, lo, hi int) {
 	hd, qDim := c.HeadDim, c.QDim()
 	group := c.Heads / c.KVHeads
 	scale := 1 / float32(math.Sqrt(float64(hd)))
+	if c.ScaleQ {
+		scale = 1 // Q is scaled already
+	}
 	for i := lo; i < hi; i++ {
 		b, h := i/c.Heads, i%c.Heads
 		off := b*qDim + h*hd

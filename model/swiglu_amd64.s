@@ -125,53 +125,78 @@ GLOBL fInf<>(SB), RODATA|NOPTR, $16
 	VCVTPD2PSY Y, X; \
 	VCVTPS2PD X, Y
 
+// SW_ENTER loads the arguments (DI h, SI gate, DX up, CX quads) and the
+// constants both kernels keep in registers.
+#define SW_ENTER \
+	MOVQ h+0(FP), DI; \
+	MOVQ gate+8(FP), SI; \
+	MOVQ up+16(FP), DX; \
+	MOVQ quads+24(FP), CX; \
+	VMOVUPD eLog2e<>(SB), Y15; \
+	VMOVUPD eLn2hi<>(SB), Y14; \
+	VMOVUPD eLn2lo<>(SB), Y13; \
+	VMOVUPD eC1<>(SB), Y12; \
+	VMOVUPD eC3<>(SB), Y11; \
+	VMOVUPD eC5<>(SB), Y10; \
+	VXORPS X9, X9, X9
+
+// EXPF_REDUCE is the part of ggml_v_expf both widths share, for x = 0 - g
+// of the four gates at (SI) (g kept in X0): z = fma32(x, log2e, r) (f32 in
+// X8), n = z - r (X2), b = fma32(-n, ln2lo, fma32(-n, ln2hi, x)) widened
+// in Y4, u = b*b widened in Y5, t = fma32(fma32(c1, b, c2), u, fma32(c3,
+// b, c4)) widened in Y3.
+#define EXPF_REDUCE \
+	VMOVUPS (SI), X0; \
+	VSUBPS X0, X9, X1; \
+	VCVTPS2PD X1, Y1; \
+	VMOVAPD Y1, Y2; \
+	VFMADD213PD eR<>(SB), Y15, Y2; \
+	VCVTPD2PSY Y2, X8; \
+	VSUBPS fR<>(SB), X8, X2; \
+	VCVTPS2PD X2, Y3; \
+	VXORPD eSign<>(SB), Y3, Y3; \
+	VMOVAPD Y1, Y4; \
+	VFMADD231PD Y14, Y3, Y4; \
+	ROUND(Y4, X4); \
+	VFMADD231PD Y13, Y3, Y4; \
+	VCVTPD2PSY Y4, X4; \
+	VMULPS X4, X4, X5; \
+	VCVTPS2PD X4, Y4; \
+	VCVTPS2PD X5, Y5; \
+	VMOVAPD Y4, Y1; \
+	VFMADD213PD eC2<>(SB), Y12, Y1; \
+	ROUND(Y1, X1); \
+	VMOVAPD Y4, Y3; \
+	VFMADD213PD eC4<>(SB), Y11, Y3; \
+	ROUND(Y3, X3); \
+	VFMADD231PD Y5, Y1, Y3; \
+	ROUND(Y3, X3)
+
+// SW_STORE writes h = g / (1 + e) * up for e = expf(x) in X4 and moves the
+// pointers on by four elements.
+#define SW_STORE \
+	VADDPS fOne<>(SB), X4, X4; \
+	VDIVPS X4, X0, X0; \
+	VMULPS (DX), X0, X0; \
+	VMOVUPS X0, (DI); \
+	ADDQ $16, SI; \
+	ADDQ $16, DX; \
+	ADDQ $16, DI; \
+	DECQ CX
+
 // func swiglu16(h, gate, up *float32, quads int)
 //
 // h[i] = gate[i] / (1 + expf(0-gate[i])) * up[i] for i < 4*quads.
 TEXT ·swiglu16(SB), NOSPLIT, $0-32
-	MOVQ h+0(FP), DI
-	MOVQ gate+8(FP), SI
-	MOVQ up+16(FP), DX
-	MOVQ quads+24(FP), CX
-	VMOVUPD eLog2e<>(SB), Y15
-	VMOVUPD eLn2hi<>(SB), Y14
-	VMOVUPD eLn2lo<>(SB), Y13
-	VMOVUPD eC1<>(SB), Y12
-	VMOVUPD eC3<>(SB), Y11
-	VMOVUPD eC5<>(SB), Y10
-	VXORPS X9, X9, X9 // f32 zeros
+	SW_ENTER
 
 swloop:
 	TESTQ CX, CX
 	JZ    swdone
-	VMOVUPS (SI), X0     // g
-	VSUBPS X0, X9, X1    // x = 0 - g
-	VCVTPS2PD X1, Y1     // xd
-	VMOVAPD Y1, Y2
-	VFMADD213PD eR<>(SB), Y15, Y2 // z = fma32(x, log2e, r)
-	VCVTPD2PSY Y2, X2
-	VSUBPS fR<>(SB), X2, X2      // n = z - r
-	VCVTPS2PD X2, Y3
-	VXORPD eSign<>(SB), Y3, Y3   // -n
-	VMOVAPD Y1, Y4
-	VFMADD231PD Y14, Y3, Y4      // fma32(-n, ln2hi, x)
-	ROUND(Y4, X4)
-	VFMADD231PD Y13, Y3, Y4      // b = fma32(-n, ln2lo, ·)
-	VCVTPD2PSY Y4, X4
-	VMULPS X4, X4, X5            // u = b*b
-	VCVTPS2PD X4, Y4             // bd
-	VCVTPS2PD X5, Y5             // ud
-	VMOVAPD Y4, Y1
-	VFMADD213PD eC2<>(SB), Y12, Y1 // fma32(c1, b, c2)
-	ROUND(Y1, X1)
-	VMOVAPD Y4, Y3
-	VFMADD213PD eC4<>(SB), Y11, Y3 // fma32(c3, b, c4)
-	ROUND(Y3, X3)
-	VFMADD231PD Y5, Y1, Y3         // fma32(·, u, ·)
-	ROUND(Y3, X3)
+	EXPF_REDUCE
 	VFMADD213PD eOne<>(SB), Y10, Y4 // fma32(c5, b, 1)
 	ROUND(Y4, X4)
-	VFMADD231PD Y5, Y3, Y4          // j = fma32(·, u, ·)
+	VFMADD231PD Y5, Y3, Y4          // j = fma32(t, u, ·)
 	ROUND(Y4, X4)
 
 	// scalef(j, n): j * 2^n in float64, rounded once. n is integral;
@@ -192,15 +217,7 @@ swloop:
 	VANDNPS fInf<>(SB), X5, X5
 	VBLENDVPS X3, X5, X4, X4
 
-	VADDPS fOne<>(SB), X4, X4 // 1 + e
-	VDIVPS X4, X0, X0         // g / (1+e)
-	VMULPS (DX), X0, X0       // * up
-	VMOVUPS X0, (DI)
-
-	ADDQ $16, SI
-	ADDQ $16, DX
-	ADDQ $16, DI
-	DECQ CX
+	SW_STORE
 	JMP  swloop
 
 swdone:
@@ -215,50 +232,17 @@ swdone:
 // z (k); |n| > 126 takes the two-factor scaling and |n| > 192 s1*s1, as
 // simd.expf's AVX2 branch.
 TEXT ·swiglu8(SB), NOSPLIT, $0-32
-	MOVQ h+0(FP), DI
-	MOVQ gate+8(FP), SI
-	MOVQ up+16(FP), DX
-	MOVQ quads+24(FP), CX
-	VMOVUPD eLog2e<>(SB), Y15
-	VMOVUPD eLn2hi<>(SB), Y14
-	VMOVUPD eLn2lo<>(SB), Y13
-	VMOVUPD eC1<>(SB), Y12
-	VMOVUPD eC3<>(SB), Y11
-	VMOVUPD eC5<>(SB), Y10
-	VXORPS X9, X9, X9 // f32 zeros
+	SW_ENTER
 
 sw8loop:
 	TESTQ CX, CX
 	JZ    sw8done
-	VMOVUPS (SI), X0     // g
-	VSUBPS X0, X9, X1    // x = 0 - g
-	VCVTPS2PD X1, Y1     // xd
-	VMOVAPD Y1, Y2
-	VFMADD213PD eR<>(SB), Y15, Y2 // z = fma32(x, log2e, r)
-	VCVTPD2PSY Y2, X8            // z (f32)
-	VSUBPS fR<>(SB), X8, X2      // n = z - r
-	VCVTPS2PD X2, Y3
-	VXORPD eSign<>(SB), Y3, Y3   // -n
-	VMOVAPD Y1, Y4
-	VFMADD231PD Y14, Y3, Y4      // fma32(-n, ln2hi, x)
-	ROUND(Y4, X4)
-	VFMADD231PD Y13, Y3, Y4      // b = fma32(-n, ln2lo, ·)
-	VCVTPD2PSY Y4, X4
-	VMULPS X4, X4, X5            // u = b*b
-	VMULPS eC5f<>(SB), X4, X6    // c5*b (f32)
-	VCVTPS2PD X4, Y4             // bd
-	VCVTPS2PD X5, Y5             // ud
+	EXPF_REDUCE
+	VCVTPD2PSY Y4, X6         // b (exact: it was f32)
+	VMULPS eC5f<>(SB), X6, X6 // c5*b (f32)
 	VCVTPS2PD X6, Y6
-	VMOVAPD Y4, Y1
-	VFMADD213PD eC2<>(SB), Y12, Y1 // fma32(c1, b, c2)
-	ROUND(Y1, X1)
-	VMOVAPD Y4, Y3
-	VFMADD213PD eC4<>(SB), Y11, Y3 // fma32(c3, b, c4)
-	ROUND(Y3, X3)
-	VFMADD231PD Y5, Y1, Y3         // fma32(·, u, ·)
-	ROUND(Y3, X3)
-	VFMADD231PD Y5, Y3, Y6         // j = fma32(·, u, c5*b)
-	VCVTPD2PSY Y6, X6              // j (f32)
+	VFMADD231PD Y5, Y3, Y6    // j = fma32(t, u, c5*b)
+	VCVTPD2PSY Y6, X6         // j (f32)
 
 	VPSLLD $23, X8, X7        // e = bits(z) << 23
 	VPADDD iOne<>(SB), X7, X1 // k = e + bits(1)
@@ -285,15 +269,7 @@ sw8loop:
 	VCMPPS $0x1E, f192<>(SB), X3, X6 // |n| > 192 (ordered)
 	VBLENDVPS X6, X1, X4, X4 // expf(x)
 
-	VADDPS fOne<>(SB), X4, X4 // 1 + e
-	VDIVPS X4, X0, X0         // g / (1+e)
-	VMULPS (DX), X0, X0       // * up
-	VMOVUPS X0, (DI)
-
-	ADDQ $16, SI
-	ADDQ $16, DX
-	ADDQ $16, DI
-	DECQ CX
+	SW_STORE
 	JMP  sw8loop
 
 sw8done:

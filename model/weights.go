@@ -18,11 +18,19 @@ type Weight struct {
 
 // LayerWeights is one transformer block's weights.
 type LayerWeights struct {
-	AttnNorm       []float32 // [Embd] attn_norm gains
-	Q, K, V, O     Weight    // attention projections (Q, K, V may carry biases: qwen2)
+	AttnNorm   []float32 // [Embd] attn_norm gains
+	Q, K, V, O Weight    // attention projections (Q, K, V may carry biases: qwen2)
+	// QKV is phi3's fused attn_qkv (QDim+2·KVDim rows: Q's, then K's, then
+	// V's); Q, K and V are then zero. Zero when they are separate.
+	QKV            Weight
 	QNorm, KNorm   []float32 // [HeadDim] per-head Q/K RMSNorm gains (qwen3), else nil
 	FFNNorm        []float32 // [Embd] ffn_norm gains
-	Gate, Up, Down Weight    // SwiGLU feed-forward
+	Gate, Up, Down Weight    // SwiGLU feed-forward; zero in a MoE layer (FusedFFN: Up is 2·FFN rows, gate's first, Gate zero)
+	// Router is ffn_gate_inp ([Experts rows × Embd]) in a MoE layer. The
+	// merged expert tensors are one Weight each, expert e's rows following
+	// expert e-1's: GateExps and UpExps Experts·ExpertFFN rows × Embd,
+	// DownExps Experts·Embd rows × ExpertFFN. All zero in a dense layer.
+	Router, GateExps, UpExps, DownExps Weight
 }
 
 // Weights is every tensor of a Model, for other backends (cuda/) that run
@@ -35,7 +43,8 @@ type Weights struct {
 	// head is tied (TiedOutput); its Bias is output.bias or nil.
 	Output Weight
 	// RopeFactors is [RopeDims/2] divisors of each pair's angle
-	// (rope_freqs.weight), or nil.
+	// (rope_freqs.weight, or phi3's LongRoPE factors: Model.RopeFactors
+	// names the tensor), or nil.
 	RopeFactors []float32
 }
 
@@ -52,8 +61,13 @@ func (m *Model) Weights() Weights {
 	for i, l := range m.layers {
 		w.Layers[i] = LayerWeights{
 			AttnNorm: l.attnNorm, FFNNorm: l.ffnNorm, QNorm: l.qNorm, KNorm: l.kNorm,
-			Q: l.q.export(), K: l.k.export(), V: l.v.export(), O: l.o.export(),
+			Q: l.q.export(), K: l.k.export(), V: l.v.export(), O: l.o.export(), QKV: l.qkv.export(),
 			Gate: l.gate.export(), Up: l.up.export(), Down: l.down.export(),
+		}
+		if l.moe != nil {
+			lw := &w.Layers[i]
+			lw.Router, lw.GateExps = l.moe.router.export(), l.moe.gateExps.export()
+			lw.UpExps, lw.DownExps = l.moe.upExps.export(), l.moe.downExps.export()
 		}
 	}
 	return w

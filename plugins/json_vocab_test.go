@@ -2,9 +2,6 @@ package plugins_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -32,24 +30,9 @@ func realTokenizer(t testing.TB, name string) *tokenizer.Tokenizer {
 		require.NoError(t, err)
 		return tok
 	}
-	var dirs []string
-	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
-		dirs = append(dirs, filepath.Join(d, "vocab"))
-	}
-	_, file, _, _ := runtime.Caller(0)
-	dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", ".cache", "llamaref", "vocab"))
-	for _, d := range dirs {
-		if tok, err := tokenizer.Open(filepath.Join(d, "ggml-vocab-"+name+".gguf")); err == nil {
-			return tok
-		}
-	}
-	msg := "ggml-vocab-" + name + ".gguf not found (set LLAMAREF_DIR or run the llamaref install script); looked in " +
-		strings.Join(dirs, ", ")
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return nil
+	tok, err := tokenizer.Open(testenv.VocabFile(t, "ggml-vocab-"+name+".gguf"))
+	require.NoError(t, err)
+	return tok
 }
 
 func jsonModeFor(tok *tokenizer.Tokenizer, maxTokens int) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
 )
 
@@ -24,13 +25,7 @@ import (
 // -DSTANDARD_TRACE: the module then logs whole_vocab's sums and cuts.
 func buildTraced(t *testing.T) []byte {
 	t.Helper()
-	clang, err := exec.LookPath("clang-14")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("clang-14 is needed to build the traced standard sampler")
-		}
-		t.Skip("clang-14 not installed")
-	}
+	clang := testenv.Tool(t, "clang-14", "building the traced standard sampler needs clang-14 (apt install clang-14 lld-14)")
 	out := filepath.Join(t.TempDir(), "standard.wasm")
 	cmd := exec.Command(clang, "--target=wasm32", "-mbulk-memory", "-msimd128", "-Os", "-std=c11", "-nostdlib",
 		"-ffp-contract=off", "-fno-fast-math", "-g0", "-Wall", "-Wextra", "-Werror", "-I../abi/guest/c",

@@ -68,7 +68,7 @@ func BenchmarkQuantizeQ8K(b *testing.B) {
 	const n = 4096
 	x := gaussRow(n, 1)
 	dst := make([]byte, n/256*292)
-	for _, impl := range []q4k.Kernels{q4k.Fast, q4k.Reference} {
+	for _, impl := range []q4k.Kernels{q4k.Fast(), q4k.Reference()} {
 		b.Run(impl.Name, func(b *testing.B) {
 			b.SetBytes(4 * n)
 			for b.Loop() {

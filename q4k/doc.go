@@ -88,7 +88,7 @@
 // give identical bits for every input (the conformance suite in q4ktest
 // checks it, guard bytes included), and the tests bound the error against a
 // float64 dot product of the dequantized operands by 1e-5·Σ|w·a|.
-
+//
 // # Implementations
 //
 // Reference holds the portable Go loops. Fast is what the build runs: on

@@ -41,13 +41,20 @@ type Kernels struct {
 	QuantizeQ8K func(dst []byte, x []float32)
 }
 
-// Reference is the portable reference implementation.
-var Reference = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX,
-	DotCols: refDotCols, DotColsAMX: refDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
+// Reference returns the portable reference implementation. It is a copy:
+// no caller can swap the kernels the rest of the process runs.
+func Reference() Kernels { return referenceKernels }
 
-// Fast is the implementation this build uses (see Kernels).
-var Fast = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX,
-	DotCols: fastDotCols, DotColsAMX: fastDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
+// Fast returns the implementation this build uses (see Kernels), as a
+// copy.
+func Fast() Kernels { return fastKernels }
+
+var (
+	referenceKernels = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX,
+		DotCols: refDotCols, DotColsAMX: refDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
+	fastKernels = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX,
+		DotCols: fastDotCols, DotColsAMX: fastDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
+)
 
 func checkedQ8K(f func(dst []byte, x []float32)) func(dst []byte, x []float32) {
 	return func(dst []byte, x []float32) {

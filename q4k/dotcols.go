@@ -136,12 +136,12 @@ func avx2DotColsAMX(t Type) DotColsFunc { return avx2ColsAMXTable[t] }
 // with AVX2 alone runs. All give identical bits; conformance tests run
 // each.
 func Implementations() []Kernels {
-	impls := []Kernels{Fast}
+	impls := []Kernels{fastKernels}
 	if useVNNI {
 		impls = append(impls, Kernels{Name: "avx2", Dot: avx2Dot, DotAMX: avx2DotAMX,
 			DotCols: avx2DotCols, DotColsAMX: avx2DotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)})
 	}
-	return append(impls, Reference)
+	return append(impls, referenceKernels)
 }
 
 // DotColsFor returns the fast batched kernel for weight type t in the order

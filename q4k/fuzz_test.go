@@ -61,8 +61,8 @@ func FuzzDot(f *testing.F) {
 				}
 			}
 		}
-		want := q4k.Reference.Dot(typ)(w, a, n)
-		got := q4k.Fast.Dot(typ)(w, a, n)
+		want := q4k.Reference().Dot(typ)(w, a, n)
+		got := q4k.Fast().Dot(typ)(w, a, n)
 		if !sameFloat(want, got) {
 			t.Fatalf("%v n=%d: fast %v (%#x), reference %v (%#x)", typ, n, got, math.Float32bits(got), want, math.Float32bits(want))
 		}
@@ -91,8 +91,8 @@ func FuzzQuantizeQ8K(f *testing.F) {
 		}
 		want := make([]byte, 292*nb)
 		got := make([]byte, 292*nb)
-		q4k.Reference.QuantizeQ8K(want, x)
-		q4k.Fast.QuantizeQ8K(got, x)
+		q4k.Reference().QuantizeQ8K(want, x)
+		q4k.Fast().QuantizeQ8K(got, x)
 		for i := range want {
 			if want[i] != got[i] {
 				t.Fatalf("block %d byte %d: fast %d, reference %d", i/292, i%292, got[i], want[i])

@@ -38,19 +38,19 @@ type typeInfo struct {
 }
 
 var types = map[Type]typeInfo{
-	F32:  {"f32", 1, 4, F32},
-	F16:  {"f16", 1, 2, F16},
-	BF16: {"bf16", 1, 2, BF16},
-	Q4_0: {"q4_0", QK8, 18, Q8_0},
-	Q4_1: {"q4_1", QK8, 20, Q8_1},
-	Q5_0: {"q5_0", QK8, 22, Q8_0},
-	Q5_1: {"q5_1", QK8, 24, Q8_1},
-	Q8_0: {"q8_0", QK8, 34, Q8_0},
-	Q8_1: {"q8_1", QK8, 36, Q8_1},
-	Q4_K: {"q4_K", QK, 144, Q8_K},
-	Q5_K: {"q5_K", QK, 176, Q8_K},
-	Q6_K: {"q6_K", QK, 210, Q8_K},
-	Q8_K: {"q8_K", QK, 292, Q8_K},
+	F32:  {"F32", 1, 4, F32},
+	F16:  {"F16", 1, 2, F16},
+	BF16: {"BF16", 1, 2, BF16},
+	Q4_0: {"Q4_0", QK8, 18, Q8_0},
+	Q4_1: {"Q4_1", QK8, 20, Q8_1},
+	Q5_0: {"Q5_0", QK8, 22, Q8_0},
+	Q5_1: {"Q5_1", QK8, 24, Q8_1},
+	Q8_0: {"Q8_0", QK8, 34, Q8_0},
+	Q8_1: {"Q8_1", QK8, 36, Q8_1},
+	Q4_K: {"Q4_K", QK, 144, Q8_K},
+	Q5_K: {"Q5_K", QK, 176, Q8_K},
+	Q6_K: {"Q6_K", QK, 210, Q8_K},
+	Q8_K: {"Q8_K", QK, 292, Q8_K},
 }
 
 // Known reports whether t is one of the types this package implements.
@@ -59,8 +59,9 @@ func (t Type) Known() bool {
 	return ok
 }
 
-// String returns ggml's name for t ("q4_K", "f16"), or "type(N)" for a type
-// this package does not implement.
+// String returns the type's name as gguf.TensorType spells it ("Q4_K",
+// "F16": gguf-py's names, ggml's upper-cased), or "type(N)" for a type this
+// package does not implement.
 func (t Type) String() string {
 	if ti, ok := types[t]; ok {
 		return ti.name

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/realizar-host/realizar-host/q4k"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/q4k"
 )
 
 func TestTypeTable(t *testing.T) {
@@ -18,25 +20,26 @@ func TestTypeTable(t *testing.T) {
 		vecDot     q4k.Type
 		row256Size int
 	}{
-		{q4k.F32, 0, "f32", 1, 4, q4k.F32, 1024},
-		{q4k.F16, 1, "f16", 1, 2, q4k.F16, 512},
-		{q4k.Q4_0, 2, "q4_0", 32, 18, q4k.Q8_0, 144},
-		{q4k.Q4_1, 3, "q4_1", 32, 20, q4k.Q8_1, 160},
-		{q4k.Q5_0, 6, "q5_0", 32, 22, q4k.Q8_0, 176},
-		{q4k.Q5_1, 7, "q5_1", 32, 24, q4k.Q8_1, 192},
-		{q4k.Q8_0, 8, "q8_0", 32, 34, q4k.Q8_0, 272},
-		{q4k.Q8_1, 9, "q8_1", 32, 36, q4k.Q8_1, 288},
-		{q4k.Q4_K, 12, "q4_K", 256, 144, q4k.Q8_K, 144},
-		{q4k.Q5_K, 13, "q5_K", 256, 176, q4k.Q8_K, 176},
-		{q4k.Q6_K, 14, "q6_K", 256, 210, q4k.Q8_K, 210},
-		{q4k.Q8_K, 15, "q8_K", 256, 292, q4k.Q8_K, 292},
-		{q4k.BF16, 30, "bf16", 1, 2, q4k.BF16, 512},
+		{q4k.F32, 0, "F32", 1, 4, q4k.F32, 1024},
+		{q4k.F16, 1, "F16", 1, 2, q4k.F16, 512},
+		{q4k.Q4_0, 2, "Q4_0", 32, 18, q4k.Q8_0, 144},
+		{q4k.Q4_1, 3, "Q4_1", 32, 20, q4k.Q8_1, 160},
+		{q4k.Q5_0, 6, "Q5_0", 32, 22, q4k.Q8_0, 176},
+		{q4k.Q5_1, 7, "Q5_1", 32, 24, q4k.Q8_1, 192},
+		{q4k.Q8_0, 8, "Q8_0", 32, 34, q4k.Q8_0, 272},
+		{q4k.Q8_1, 9, "Q8_1", 32, 36, q4k.Q8_1, 288},
+		{q4k.Q4_K, 12, "Q4_K", 256, 144, q4k.Q8_K, 144},
+		{q4k.Q5_K, 13, "Q5_K", 256, 176, q4k.Q8_K, 176},
+		{q4k.Q6_K, 14, "Q6_K", 256, 210, q4k.Q8_K, 210},
+		{q4k.Q8_K, 15, "Q8_K", 256, 292, q4k.Q8_K, 292},
+		{q4k.BF16, 30, "BF16", 1, 2, q4k.BF16, 512},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.id, uint32(tc.typ))
 			assert.True(t, tc.typ.Known())
 			assert.Equal(t, tc.name, tc.typ.String())
+			assert.Equal(t, gguf.TensorType(tc.id).String(), tc.typ.String(), "one spelling with package gguf")
 			assert.Equal(t, tc.block, tc.typ.BlockSize())
 			assert.Equal(t, tc.sz, tc.typ.TypeSize())
 			assert.Equal(t, tc.vecDot, tc.typ.VecDotType())
@@ -56,7 +59,7 @@ func TestRowSizeErrors(t *testing.T) {
 	var le *q4k.LengthError
 	require.True(t, errors.As(err, &le))
 	assert.Equal(t, 100, le.N)
-	assert.Contains(t, err.Error(), "q4_K")
+	assert.Contains(t, err.Error(), "Q4_K")
 
 	_, err = q4k.Q8_0.RowSize(-32)
 	require.ErrorIs(t, err, q4k.ErrRowLength)

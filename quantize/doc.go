@@ -1,9 +1,11 @@
 // Package quantize converts a GGUF model with float weights (F32, F16 or
 // BF16) into a quantized GGUF file, choosing the type of every tensor by
 // llama.cpp's rules for its file types (llama_model_quantize in llama.cpp
-// v0.5.0, without an importance matrix), for the llama, qwen2 and qwen3
-// architectures (llama.cpp has no qwen3-specific rules: no qwen3 is of its
-// 70B type).
+// v0.5.0, without an importance matrix), for the llama, qwen2, qwen3,
+// qwen3moe and phi3 architectures (llama.cpp has no qwen3-specific rules: no
+// qwen3 is of its 70B type; qwen3moe takes its generic expert rules; phi3's
+// fused attn_qkv takes attn_v's rules, its own branch in llama.cpp being
+// unreachable behind them).
 //
 // # File types
 //
@@ -24,6 +26,12 @@
 //     ffn_down.weight of layers i < n/8 are Q5_K; in an 80-layer llama with
 //     grouped-query attention (or an 80-layer qwen2), Q4_K attn_v.weight
 //     becomes Q5_K.
+//   - A file with exactly 8 experts (expert_count) gets llama.cpp's
+//     8-expert bumps: attn_k.weight and attn_v.weight are Q8_0 in every
+//     quantized type, attn_output.weight Q5_K in Q4_K_M and Q4_K_S. The
+//     merged expert tensors (ffn_gate_exps, ffn_up_exps, ffn_down_exps; 3-D,
+//     quantized row by row) follow ffn_gate, ffn_up and ffn_down, the layer
+//     of ffn_down_exps read from its name; the router (ffn_gate_inp) is kept.
 //   - Rows whose length is not a multiple of 256 fall back: Q4_K to Q5_0,
 //     Q5_K to Q5_1, Q6_K to Q8_0; rows that are not a multiple of 32 either
 //     are stored as F16.

@@ -199,6 +199,44 @@ func TestPlanTypes(t *testing.T) {
 			"token_embd.weight": q6k, "blk.0.attn_q_norm.weight": f32, "blk.1.attn_k_norm.weight": f32,
 			"blk.0.attn_q.weight": q4k, "blk.0.attn_output.weight": q4k, "blk.1.attn_v.weight": q6k,
 		}},
+		// qwen3moe with 8 experts: llama.cpp's 8-expert rules make attn_k
+		// and attn_v Q8_0 and (Q4_K_M, Q4_K_S) attn_output Q5_K; the router
+		// stays F32; the merged expert tensors take ffn_gate/up/down's rules.
+		{fixture.Qwen3MoETiny(), quantize.Q4_KM, map[string]gguf.TensorType{
+			"token_embd.weight": q6k, "blk.0.ffn_gate_inp.weight": f32, "blk.1.ffn_gate_inp.weight": f32,
+			"blk.0.attn_k.weight": q80, "blk.0.attn_v.weight": q80, "blk.1.attn_v.weight": q80,
+			"blk.0.attn_output.weight": q5k, "blk.0.attn_q.weight": q4k, "blk.0.attn_k_norm.weight": f32,
+			"blk.0.ffn_gate_exps.weight": q4k, "blk.0.ffn_up_exps.weight": q4k,
+			"blk.0.ffn_down_exps.weight": q4k, "blk.1.ffn_down_exps.weight": q6k,
+		}},
+		{fixture.Qwen3MoETiny(), quantize.Q4_KS, map[string]gguf.TensorType{
+			"blk.0.attn_v.weight": q80, "blk.1.attn_output.weight": q5k, "blk.0.ffn_down_exps.weight": q4k,
+		}},
+		{fixture.Qwen3MoETiny(), quantize.Q8_0, map[string]gguf.TensorType{
+			"token_embd.weight": q80, "blk.0.ffn_gate_inp.weight": f32, "blk.0.attn_output.weight": q80,
+			"blk.1.ffn_down_exps.weight": q80,
+		}},
+		{fixture.Qwen3MoETiny(), quantize.Q4_0, map[string]gguf.TensorType{
+			"blk.0.attn_k.weight": q80, "blk.0.attn_v.weight": q80, "blk.0.attn_output.weight": q40,
+			"blk.0.ffn_up_exps.weight": q40,
+		}},
+		{fixture.Qwen3MoETiny(), quantize.F16, map[string]gguf.TensorType{
+			"blk.0.ffn_gate_inp.weight": f32, "blk.0.ffn_down_exps.weight": f16, "blk.0.attn_k.weight": f16,
+		}},
+		// phi3: attn_qkv takes attn_v's rules (llama.cpp's attn_v category
+		// catches it before its own), the fused ffn_up the default type,
+		// LongRoPE's factors (1-D) stay F32.
+		{fixture.Phi3Tiny(), quantize.Q4_KM, map[string]gguf.TensorType{
+			"token_embd.weight": q4k, "output.weight": q6k, "rope_factors_long.weight": f32, "rope_factors_short.weight": f32,
+			"blk.0.attn_qkv.weight": q4k, "blk.1.attn_qkv.weight": q6k, "blk.0.ffn_up.weight": q4k,
+			"blk.1.ffn_down.weight": q6k, "blk.0.attn_output.weight": q4k,
+		}},
+		{fixture.Phi3Tiny(), quantize.Q4_KS, map[string]gguf.TensorType{
+			"blk.0.attn_qkv.weight": q5k, "blk.1.attn_qkv.weight": q5k, "blk.1.ffn_up.weight": q4k,
+		}},
+		{fixture.Phi3Tiny(), quantize.Q8_0, map[string]gguf.TensorType{
+			"blk.0.attn_qkv.weight": q80, "rope_factors_short.weight": f32, "output.weight": q80,
+		}},
 		// stories260K's shape: ffn_down rows of 172 stay F16 (as F16 from F32).
 		{narrow(), quantize.Q8_0, map[string]gguf.TensorType{
 			"blk.0.ffn_down.weight": f16, "blk.0.ffn_up.weight": q80, "output.weight": q80,
@@ -275,6 +313,26 @@ func TestErrors(t *testing.T) {
 	_, err = quantize.File(filepath.Join(dir, "z.gguf"), gpt2, quantize.Options{FileType: quantize.Q8_0})
 	require.ErrorIs(t, err, quantize.ErrArchitecture)
 	assert.NoFileExists(t, filepath.Join(dir, "z.gguf"))
+
+	// Experts: a llama with 8 has no rules here (Mixtral's are not
+	// ported); a qwen3moe without expert_count is bad metadata.
+	for _, tc := range []struct {
+		arch    string
+		kv      []gguf.KV
+		want    error
+		mention string
+	}{
+		{"llama", []gguf.KV{{Key: "llama.expert_count", Value: uint32(8)}}, quantize.ErrArchitecture, "8 experts"},
+		{"qwen3moe", nil, quantize.ErrMetadata, "qwen3moe.expert_count"},
+		{"qwen3moe", []gguf.KV{{Key: "qwen3moe.expert_count", Value: uint32(0)}}, quantize.ErrMetadata, "qwen3moe.expert_count"},
+	} {
+		path := filepath.Join(dir, tc.arch+"-experts.gguf")
+		kv := append([]gguf.KV{{Key: gguf.KeyArchitecture, Value: tc.arch}, {Key: tc.arch + ".block_count", Value: uint32(1)}}, tc.kv...)
+		require.NoError(t, gguf.WriteFile(path, kv, nil))
+		_, err = quantize.File(filepath.Join(dir, "e.gguf"), path, quantize.Options{FileType: quantize.Q8_0})
+		require.ErrorIs(t, err, tc.want, tc.arch)
+		assert.Contains(t, err.Error(), tc.mention)
+	}
 
 	// A Q8_0 file cannot become Q4_K_M: the tensor is named.
 	q8 := filepath.Join(dir, "q8.gguf")

@@ -1,6 +1,7 @@
 package quantize
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -30,7 +31,9 @@ const (
 	catOther category = iota
 	catTokenEmbd
 	catOutput
-	catAttnV // attn_v, attn_qkv, attn_kv_b
+	catAttnV // attn_v, attn_qkv (phi3: llama.cpp's attn_v rules catch it first), attn_kv_b
+	catAttnK
+	catAttnOutput
 	catFFNDown
 )
 
@@ -44,9 +47,13 @@ func categoryOf(name string) category {
 	case strings.Contains(name, "attn_qkv.weight"), strings.Contains(name, "attn_kv_b.weight"),
 		strings.Contains(name, "attn_v.weight"):
 		return catAttnV
-	case strings.Contains(name, "attn_k.weight"), strings.Contains(name, "attn_q.weight"),
-		strings.Contains(name, "attn_output.weight"), strings.Contains(name, "ffn_up"),
-		strings.Contains(name, "ffn_gate"):
+	case strings.Contains(name, "attn_k.weight"):
+		return catAttnK
+	case strings.Contains(name, "attn_q.weight"):
+		return catOther
+	case strings.Contains(name, "attn_output.weight"):
+		return catAttnOutput
+	case strings.Contains(name, "ffn_up"), strings.Contains(name, "ffn_gate"):
 		return catOther
 	case strings.Contains(name, "ffn_down"):
 		return catFFNDown
@@ -157,6 +164,7 @@ type model struct {
 	nLayer  int
 	is70B   bool // llama.cpp's LLM_TYPE_70B: attn_v gets Q5_K instead of Q4_K
 	tied    bool // no output.weight: token_embd.weight is the output matrix
+	experts int  // expert_count (qwen3moe), else 0; 8 moves attn_k/attn_v/attn_output up
 	nAttnV  int
 	ordered []gguf.TensorInfo
 }
@@ -166,17 +174,23 @@ func readModel(f *gguf.File) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	if arch != "llama" && arch != "qwen2" && arch != "qwen3" {
-		return nil, fmt.Errorf("%w: %q (llama, qwen2 and qwen3 have type rules here)", ErrArchitecture, arch)
+	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe" && arch != "phi3" {
+		return nil, fmt.Errorf("%w: %q (llama, qwen2, qwen3, qwen3moe and phi3 have type rules here)", ErrArchitecture, arch)
 	}
-	if n, err := f.Uint32(gguf.ArchKey(arch, "expert_count")); err == nil && n > 1 {
-		return nil, fmt.Errorf("%w: %s with %d experts", ErrArchitecture, arch, n)
+	experts, err := f.Uint32(gguf.ArchKey(arch, gguf.SuffixExpertCount))
+	switch {
+	case err != nil && !errors.Is(err, gguf.ErrKeyNotFound):
+		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
+	case arch != "qwen3moe" && experts > 1:
+		return nil, fmt.Errorf("%w: %s with %d experts", ErrArchitecture, arch, experts)
+	case arch == "qwen3moe" && experts == 0:
+		return nil, fmt.Errorf("%w: %s = %d (qwen3moe needs experts)", ErrMetadata, gguf.ArchKey(arch, gguf.SuffixExpertCount), experts)
 	}
 	nLayer, err := f.Uint32(gguf.ArchKey(arch, gguf.SuffixBlockCount))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	m := &model{arch: arch, nLayer: int(nLayer), tied: true, ordered: llamaOrder(f.Tensors)}
+	m := &model{arch: arch, nLayer: int(nLayer), tied: true, experts: int(experts), ordered: llamaOrder(f.Tensors)}
 	if nLayer == 80 {
 		m.is70B = arch == "qwen2"
 		if arch == "llama" {
@@ -258,10 +272,26 @@ func (m *model) mixType(ft FileType, base gguf.TensorType, t gguf.TensorInfo, iA
 		if m.is70B && (typ == gguf.TypeQ3_K || typ == gguf.TypeQ4_K) {
 			typ = gguf.TypeQ5_K
 		}
+		if m.experts == 8 {
+			typ = gguf.TypeQ8_0 // llama.cpp: "for the 8-expert model, bumping this to Q8_0 trades just ~128MB"
+		}
 		*iAttnV++
 		return typ
+	case cat == catAttnK:
+		if m.experts == 8 {
+			return gguf.TypeQ8_0
+		}
+	case cat == catAttnOutput:
+		if m.experts == 8 && (ft == Q4_KM || ft == Q4_KS) {
+			return gguf.TypeQ5_K
+		}
 	case cat == catFFNDown:
 		i, n := *iFFNDown, m.nLayer
+		if m.experts > 1 {
+			// llama.cpp reads a MoE file's layer from the name (experts
+			// need not be in order); the counter still advances.
+			i = blockLayer(t.Name)
+		}
 		*iFFNDown++
 		switch {
 		case ft == Q4_KM && useMoreBits(i, n):

@@ -19,10 +19,13 @@ import (
 // comes back; it never holds the others for longer.
 const gatherWait = 10 * time.Millisecond
 
-// prefillShare is the most prompt rows a pass takes per decoding sequence
-// (or per waiting prompt, when more wait) beside decoding sequences (see
-// build).
-const prefillShare = 2
+// prefillShareNum/prefillShareDen (3/2) is the most prompt rows a pass
+// takes per decoding sequence (or per waiting prompt, when more wait)
+// beside decoding sequences (see build): a pass's cost grows about with its
+// rows, so a long prompt raises the others' time between tokens about
+// 2.5-fold, under the 3-fold bound with room for the prompt's attention
+// over its growing context (measured 3.0-fold at a share of 2: BENCHMARKS).
+const prefillShareNum, prefillShareDen = 3, 2
 
 // batcher runs the turns of admitted requests, each a sequence with a KV
 // cache of its own, in shared batched passes (continuous batching): the
@@ -43,7 +46,7 @@ const prefillShare = 2
 // on one goroutine (loop).
 type batcher struct {
 	model   *Model
-	sched   *Scheduler
+	sched   *scheduler
 	metrics *metrics
 
 	parallel    int
@@ -105,7 +108,7 @@ type spanResult struct {
 }
 
 // newBatcher starts the pass loop for m.
-func newBatcher(m *Model, sched *Scheduler, mt *metrics, cfg Config) *batcher {
+func newBatcher(m *Model, sched *scheduler, mt *metrics, cfg Config) *batcher {
 	b := &batcher{model: m, sched: sched, metrics: mt, parallel: cfg.Parallel, batchTokens: cfg.BatchTokens,
 		maxIdle: cfg.Slots, kvBudget: cfg.KVMemory, kvPerPos: m.KVBytesPerPosition,
 		wake: make(chan struct{}, 1), active: map[*sequence]struct{}{}, done: make(chan struct{})}
@@ -315,8 +318,8 @@ func (b *batcher) ready(now time.Time) (wait time.Duration, ok bool) {
 
 // build takes the pending spans into a pass under the token budget:
 // decode tokens first, then chunks of prompts in arrival order, at most
-// prefillShare prompt rows per decoding sequence (or per prompt, when more
-// wait) while sequences are decoding (a pass of prompts alone takes the
+// 3/2 prompt rows per decoding sequence (or per prompt, when more wait)
+// while sequences are decoding (a pass of prompts alone takes the
 // whole budget). A
 // sequence whose request has ended is answered at once with a
 // cancellation (its run ends as cancelled, its slot forgets).
@@ -347,13 +350,12 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		}
 	}
 	if decodes := len(spans); decodes > 0 {
-		// Beside running sequences a pass takes at most prefillShare
-		// prompt rows per decoding sequence, or per waiting prompt when
-		// they are more: a lone long prompt raises the running sequences'
-		// time between tokens about (1+prefillShare)-fold at most (a
-		// pass's cost grows with its rows), and many new prompts still
-		// join in few passes.
-		budget = min(budget, prefillShare*max(decodes, len(prompts)))
+		// Beside running sequences a pass takes at most 3/2 prompt rows
+		// per decoding sequence, or per waiting prompt when they are
+		// more: a lone long prompt raises the running sequences' time
+		// between tokens about 2.5-fold at most (a pass's cost grows with
+		// its rows), and many new prompts still join in few passes.
+		budget = min(budget, max(1, prefillShareNum*max(decodes, len(prompts))/prefillShareDen))
 	}
 	for _, q := range prompts {
 		if budget <= 0 && len(spans) > 0 {

@@ -4,9 +4,11 @@
 // One loaded model (a Model: an engine.ArchForward and its tokenizer) is the
 // shared resource. Requests are authenticated per tenant (Tenants: API keys
 // stored as sha256 hashes), limited per tenant (concurrency, requests per
-// minute, plugin size, plugin memory and per-step deadline), queued by the
-// Scheduler (bounded, round-robin across tenants, FIFO within one) and run
-// one at a time through an engine.Session.
+// minute, plugin size, plugin memory and per-step deadline), queued for a
+// place in the batch (bounded, round-robin across tenants, FIFO within
+// one, at most max_sequences places per tenant) and decoded together in
+// shared batched passes, each request its own engine.Session over a KV
+// cache of its own (continuous batching).
 //
 // Every request gets fresh plugin instances: the default sampler is the
 // embedded "standard" policy configured from the OpenAI fields; the

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,26 @@ import (
 
 // maxBodyBytes bounds a JSON request body: 8 MiB.
 const maxBodyBytes = 8 << 20
+
+// Per-request caps, each a 400 naming its field: what one request may make
+// the server build, before any of it is built.
+const (
+	// maxProcessors is the most realizar.processors per request: each is
+	// an instance (its memory, a call per step), and llama.cpp's default
+	// chain has fewer than ten stages.
+	maxProcessors = 16
+	// maxStopStrings and maxStopBytes bound stop: OpenAI's 4 strings, each
+	// at most 1 KiB.
+	maxStopStrings = 4
+	maxStopBytes   = 1 << 10
+	// maxLogitBias is the most logit_bias entries (each a token id).
+	maxLogitBias = 1024
+	// promptBytesPerPosition bounds a prompt's bytes before tokenization
+	// by the context length: no tokenizer of ours makes a token of fewer
+	// than one byte, and real text averages 3-5 bytes per token, so 16
+	// refuses only prompts that cannot fit, without tokenizing them.
+	promptBytesPerPosition = 16
+)
 
 // jsonTypeName names the JSON type a Go field type takes, for messages.
 func jsonTypeName(t reflect.Type) string {
@@ -57,17 +78,40 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return badRequest(typeErr.Field, "%s must be %s, not %s", typeErr.Field, jsonTypeName(typeErr.Type), typeErr.Value)
+			field := requestField(typeErr.Field)
+			return badRequest(field, "%s must be %s, not %s", field, jsonTypeName(typeErr.Type), typeErr.Value)
 		}
 		return badRequest("", "the body is not valid JSON for this endpoint: %v", err)
 	}
 	return nil
 }
 
+// requestField is the request's name for a field path that
+// encoding/json reports: without the Go names of embedded structs
+// ("samplingFields.temperature" is "temperature").
+func requestField(path string) string {
+	parts := strings.Split(path, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if !embeddedNames[p] {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
+}
+
+// embeddedNames are the Go names of the structs embedded in request types.
+var embeddedNames = map[string]bool{"samplingFields": true}
+
 // prepared is a validated generation request.
 type prepared struct {
-	fields      *samplingFields
+	fields *samplingFields
+	// The prompt: tokens, a text to tokenize, or messages to render with
+	// the chat template and tokenize; text and messages are turned into
+	// tokens after admission (generate).
 	prompt      []int32
+	promptText  *string
+	messages    []tokenizer.Message
 	maxTokens   int
 	logprobs    bool
 	topLogprobs int
@@ -95,8 +139,19 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 	if _, err := grammarRequest(f); err != nil {
 		return 0, err
 	}
-	if len(f.Stop) > 4 {
-		return 0, badRequest("stop", "stop holds %d strings; at most 4", len(f.Stop))
+	if len(f.Stop) > maxStopStrings {
+		return 0, badRequest("stop", "stop holds %d strings; at most %d", len(f.Stop), maxStopStrings)
+	}
+	for i, st := range f.Stop {
+		if len(st) > maxStopBytes {
+			return 0, badRequest("stop", "stop[%d] is %d bytes; at most %d", i, len(st), maxStopBytes)
+		}
+	}
+	if len(f.LogitBias) > maxLogitBias {
+		return 0, badRequest("logit_bias", "logit_bias holds %d entries; at most %d", len(f.LogitBias), maxLogitBias)
+	}
+	if f.Realizar != nil && len(f.Realizar.Processors) > maxProcessors {
+		return 0, badRequest("realizar.processors", "realizar.processors holds %d processors; at most %d", len(f.Realizar.Processors), maxProcessors)
 	}
 	switch {
 	case f.MaxTokens != nil && f.MaxCompletionTokens != nil && *f.MaxTokens != *f.MaxCompletionTokens:
@@ -233,7 +288,10 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Te
 		p.logprobs, p.topLogprobs = true, *req.Logprobs
 	}
 	if req.Prompt.isText {
-		p.prompt = s.model.Tokenizer.Encode(req.Prompt.text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		if err := s.checkPromptBytes("prompt", len(req.Prompt.text)); err != nil {
+			return err
+		}
+		p.promptText = &req.Prompt.text
 	} else {
 		p.prompt = req.Prompt.tokens
 	}
@@ -253,10 +311,15 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) e
 		return badRequest("messages", "messages is empty")
 	}
 	msgs := make([]tokenizer.Message, len(req.Messages))
+	total := 0
 	for i, m := range req.Messages {
 		text, err := messageText(m.Content)
 		if err != nil {
 			return badRequest(fmt.Sprintf("messages[%d].content", i), "%v", err)
+		}
+		total += len(text)
+		if err := s.checkPromptBytes("messages", total); err != nil {
+			return err
 		}
 		role := m.Role
 		if role == "developer" {
@@ -267,9 +330,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) e
 		}
 		msgs[i] = tokenizer.Message{Role: role, Content: text}
 	}
-	text, _, _ := s.model.Tokenizer.ApplyChat(msgs, true)
-	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens,
-		prompt: s.model.Tokenizer.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})}
+	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: msgs}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
 			return badRequest("top_logprobs", "top_logprobs is %d, must be in [0, 20]", *req.TopLogprobs)
@@ -281,6 +342,50 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) e
 	}
 	p.logprobs = req.Logprobs
 	return s.generate(w, r, t, p, true)
+}
+
+// tokenizePrompt renders p's messages with the chat template and
+// tokenizes p's prompt text, once the request is admitted: the work a
+// request's text costs counts against its tenant's max_concurrent. A
+// template past its limits (chatsandbox) is a 400 naming the template.
+func (s *Server) tokenizePrompt(ctx context.Context, p *prepared) error {
+	tok := s.model.Tokenizer
+	if p.messages != nil {
+		render := tokenizer.RenderJinja
+		if s.model.RenderChat != nil {
+			render = func(template string, msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error) {
+				return s.model.RenderChat(ctx, template, msgs, opts)
+			}
+		}
+		text, _, _, err := tok.ApplyChatWith(render, p.messages, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "chat_template_failed",
+				Message: fmt.Sprintf("the model's chat template (tokenizer.chat_template) failed on these messages: %v", err)}
+		}
+		if err := s.checkPromptBytes("messages", len(text)); err != nil {
+			return err
+		}
+		p.promptText = &text
+	}
+	if p.promptText != nil {
+		p.prompt = tok.Encode(*p.promptText, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+	}
+	return nil
+}
+
+// checkPromptBytes refuses a prompt of n bytes (param names its field)
+// that cannot fit the context, before it is tokenized.
+func (s *Server) checkPromptBytes(param string, n int) error {
+	limit := promptBytesPerPosition * s.model.Forward.ContextLength()
+	if n > limit {
+		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Code: "context_length_exceeded",
+			Message: fmt.Sprintf("%s is %d bytes; a context of %d positions takes at most %d (%d per position) before tokenization",
+				param, n, s.model.Forward.ContextLength(), limit, promptBytesPerPosition)}
+	}
+	return nil
 }
 
 // messageText is a message's content: a string, or the concatenation of an
@@ -320,6 +425,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	defer done()
 	ctx := r.Context()
+	if err := s.tokenizePrompt(ctx, &p); err != nil {
+		return err
+	}
 	jsonObject, err := responseFormat(f.ResponseFormat)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Scheduler hands out the places of the batch: at most places requests
+// scheduler hands out the places of the batch: at most places requests
 // hold one at once (they decode together, one sequence each), and a tenant
 // holds at most its cap of them. Waiting requests form a bounded queue that
 // is round-robin across tenants and FIFO within a tenant: when a place
@@ -17,7 +17,7 @@ import (
 // request takes the next free place.
 //
 // Safe for concurrent use.
-type Scheduler struct {
+type scheduler struct {
 	mu       sync.Mutex
 	capacity int
 	places   int
@@ -36,21 +36,21 @@ type waiter struct {
 	granted bool
 }
 
-// NewScheduler returns a Scheduler with one place whose queue holds at most
+// newScheduler returns a scheduler with one place whose queue holds at most
 // capacity waiting requests (the running one not counted). capacity < 1
 // means 1.
-func NewScheduler(capacity int) *Scheduler { return NewBatchScheduler(capacity, 1, nil) }
+func newScheduler(capacity int) *scheduler { return newBatchScheduler(capacity, 1, nil) }
 
-// NewBatchScheduler returns a Scheduler with places places (< 1 means 1),
+// newBatchScheduler returns a scheduler with places places (< 1 means 1),
 // a queue of at most capacity waiters (< 1 means 1) and capOf(tenant) as
 // each tenant's most places at once (nil, or a value < 1, means places).
-func NewBatchScheduler(capacity, places int, capOf func(tenant string) int) *Scheduler {
-	return &Scheduler{capacity: max(capacity, 1), places: max(places, 1), capOf: capOf,
+func newBatchScheduler(capacity, places int, capOf func(tenant string) int) *scheduler {
+	return &scheduler{capacity: max(capacity, 1), places: max(places, 1), capOf: capOf,
 		held: map[string]int{}, queues: map[string][]*waiter{}, turn: time.Second}
 }
 
 // tenantCap is the most places tenant may hold.
-func (s *Scheduler) tenantCap(tenant string) int {
+func (s *scheduler) tenantCap(tenant string) int {
 	if s.capOf == nil {
 		return s.places
 	}
@@ -64,7 +64,7 @@ func (s *Scheduler) tenantCap(tenant string) int {
 // that releases it (call it exactly once). A full queue is a 429 with
 // Retry-After; ctx ending while queued returns ctx's error and leaves the
 // queue.
-func (s *Scheduler) Acquire(ctx context.Context, tenant string) (release func(), err error) {
+func (s *scheduler) Acquire(ctx context.Context, tenant string) (release func(), err error) {
 	s.mu.Lock()
 	if s.busy < s.places && len(s.queues[tenant]) == 0 && s.held[tenant] < s.tenantCap(tenant) && s.queued == 0 {
 		s.take(tenant)
@@ -104,19 +104,19 @@ func (s *Scheduler) Acquire(ctx context.Context, tenant string) (release func(),
 }
 
 // take counts a place held by tenant.
-func (s *Scheduler) take(tenant string) {
+func (s *scheduler) take(tenant string) {
 	s.busy++
 	s.held[tenant]++
 }
 
 // releaser returns the once-only release of one of tenant's places.
-func (s *Scheduler) releaser(tenant string) func() {
+func (s *scheduler) releaser(tenant string) func() {
 	var once sync.Once
 	return func() { once.Do(func() { s.release(tenant) }) }
 }
 
 // remove takes a waiter that was never granted out of the queue.
-func (s *Scheduler) remove(tenant string, w *waiter) {
+func (s *scheduler) remove(tenant string, w *waiter) {
 	q := s.queues[tenant]
 	for i, x := range q {
 		if x == w {
@@ -139,7 +139,7 @@ func (s *Scheduler) remove(tenant string, w *waiter) {
 }
 
 // release frees one of tenant's places and hands free places on.
-func (s *Scheduler) release(tenant string) {
+func (s *scheduler) release(tenant string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.busy--
@@ -151,7 +151,7 @@ func (s *Scheduler) release(tenant string) {
 
 // grant gives free places to waiters: the first tenant in the ring under
 // its cap gets one for its oldest request and moves to the back.
-func (s *Scheduler) grant() {
+func (s *scheduler) grant() {
 	for s.busy < s.places {
 		i := 0
 		for i < len(s.ring) && s.held[s.ring[i]] >= s.tenantCap(s.ring[i]) {
@@ -179,21 +179,21 @@ func (s *Scheduler) grant() {
 }
 
 // Queued is the number of waiting requests.
-func (s *Scheduler) Queued() int {
+func (s *scheduler) Queued() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.queued
 }
 
 // Held is the number of places tenant holds now.
-func (s *Scheduler) Held(tenant string) int {
+func (s *scheduler) Held(tenant string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.held[tenant]
 }
 
 // retryAfter estimates when a place frees: one turn.
-func (s *Scheduler) retryAfter() time.Duration {
+func (s *scheduler) retryAfter() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.turn
@@ -201,7 +201,7 @@ func (s *Scheduler) retryAfter() time.Duration {
 
 // observeTurn updates the turn estimate used for Retry-After (an
 // exponential average of request times).
-func (s *Scheduler) observeTurn(d time.Duration) {
+func (s *scheduler) observeTurn(d time.Duration) {
 	s.mu.Lock()
 	s.turn = (s.turn*7 + d) / 8
 	s.mu.Unlock()

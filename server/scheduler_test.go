@@ -14,7 +14,7 @@ import (
 )
 
 // waitQueued waits until s has n waiters.
-func waitQueued(t *testing.T, s *Scheduler, n int) {
+func waitQueued(t *testing.T, s *scheduler, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return s.Queued() == n }, 5*time.Second, time.Millisecond)
 }
@@ -22,7 +22,7 @@ func waitQueued(t *testing.T, s *Scheduler, n int) {
 // TestSchedulerFairness: with tenant a's 16 requests queued, tenant b's one
 // request waits at most one turn; within a tenant the order is FIFO.
 func TestSchedulerFairness(t *testing.T) {
-	s := NewScheduler(64)
+	s := newScheduler(64)
 	ctx := context.Background()
 	hold, err := s.Acquire(ctx, "a")
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func TestSchedulerFairness(t *testing.T) {
 }
 
 func TestSchedulerRoundRobin(t *testing.T) {
-	s := NewScheduler(64)
+	s := newScheduler(64)
 	ctx := context.Background()
 	hold, err := s.Acquire(ctx, "x")
 	require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestSchedulerRoundRobin(t *testing.T) {
 }
 
 func TestSchedulerQueueFull(t *testing.T) {
-	s := NewScheduler(2)
+	s := newScheduler(2)
 	ctx, cancel := context.WithCancel(context.Background())
 	hold, err := s.Acquire(ctx, "a")
 	require.NoError(t, err)
@@ -170,7 +170,7 @@ func TestFairnessOverHTTP(t *testing.T) {
 // a's third request queues while places are free, b's are granted at once,
 // and a freed place goes to the first tenant in the ring under its cap.
 func TestBatchSchedulerCaps(t *testing.T) {
-	s := NewBatchScheduler(64, 4, func(string) int { return 2 })
+	s := newBatchScheduler(64, 4, func(string) int { return 2 })
 	ctx := context.Background()
 	a1, err := s.Acquire(ctx, "a")
 	require.NoError(t, err)

@@ -37,6 +37,12 @@ type Model struct {
 	KVBytesPerPosition int64
 	// Tokenizer is the model's vocabulary.
 	Tokenizer *tokenizer.Tokenizer
+	// RenderChat renders the tokenizer's chat template for
+	// /v1/chat/completions, within the request's admission and under its
+	// context: chatsandbox.Renderer.Render, whose deadline and memory cap
+	// no template escapes. nil renders in-process (tokenizer.RenderJinja,
+	// no budget): for trusted templates only.
+	RenderChat func(ctx context.Context, template string, msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error)
 }
 
 // Config is what New needs. Tenants, Store, Host and Builtins are required.
@@ -88,7 +94,7 @@ type Server struct {
 	builtins Builtins
 	log      *slog.Logger
 	cfg      Config
-	sched    *Scheduler
+	sched    *scheduler
 	metrics  *metrics
 	mux      *http.ServeMux
 	created  int64
@@ -150,7 +156,7 @@ func (s *Server) SetModel(m *Model) {
 	if len(s.tenants.All()) <= 1 {
 		defaultCap = parallel
 	}
-	s.sched = NewBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
+	s.sched = newBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
 		if t := s.tenants.tenant(tenant); t != nil && t.Limits.MaxSequences > 0 {
 			return t.Limits.MaxSequences
 		}

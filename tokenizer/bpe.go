@@ -235,50 +235,9 @@ func (t *Tokenizer) mergeIDs(st *bpeState, out []int32) []int32 {
 
 // mergeWord runs BPE merges over one byte-encoded word and appends its ids.
 func (t *Tokenizer) mergeWord(st *bpeState, word string, out []int32) []int32 {
-	st.symbols = st.symbols[:0]
-	for off := 0; off < len(word); {
-		n := min(utf8SeqLen(word[off]), len(word)-off)
-		i := len(st.symbols)
-		st.symbols = append(st.symbols, bpeSymbol{start: off, n: n, prev: i - 1, next: i + 1})
-		off += n
-	}
-	if len(st.symbols) == 0 {
-		return out
-	}
-	st.symbols[len(st.symbols)-1].next = -1
-	st.heap.items = st.heap.items[:0]
-	sym := st.symbols
-	text := func(i int) string { return word[sym[i].start : sym[i].start+sym[i].n] }
-	addBigram := func(l, r int) {
-		if l < 0 || r < 0 {
-			return
-		}
-		rank, ok := t.ranks[mergePair{text(l), text(r)}]
-		if !ok {
-			return
-		}
-		st.heap.push(bpeBigram{key: rankKey(int32(rank), l), left: l, right: r, size: sym[l].n + sym[r].n})
-	}
-	for i := 1; i < len(sym); i++ {
-		addBigram(i-1, i)
-	}
-	for len(st.heap.items) > 0 {
-		b := st.heap.pop()
-		l, r := &sym[b.left], &sym[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue // stale: one side has merged since
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			sym[r.next].prev = b.left
-		}
-		addBigram(l.prev, b.left)
-		addBigram(b.left, l.next)
-	}
-	for i := 0; i >= 0; i = sym[i].next {
-		s := text(i)
+	sym := mergeRun(st, word, bpeRanker{t, word})
+	for i := 0; len(sym) > 0 && i >= 0; i = sym[i].next {
+		s := word[sym[i].start : sym[i].start+sym[i].n]
 		if id, ok := t.tokenID[s]; ok {
 			out = append(out, id)
 			continue

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,6 +30,19 @@ const (
 
 // ErrTemplate wraps a failure to parse or render a Jinja chat template.
 var ErrTemplate = errors.New("tokenizer: chat template")
+
+// ErrTemplateLimit marks a template that a renderer stopped: it ran past
+// its deadline, memory or output cap, or crashed the engine (package
+// chatsandbox returns it; RenderJinja, in-process, cannot). Such errors
+// also wrap ErrTemplate. ApplyChatWith does not fall back from it: the
+// file is hostile or broken, and saying so beats a silent other format.
+var ErrTemplateLimit = errors.New("chat template exceeded its limits")
+
+// JinjaRenderer renders a chat template with the variables RenderJinja
+// defines. RenderJinja is one (in-process, unbounded: for trusted
+// templates); chatsandbox.Renderer.Func gives one that runs the same engine
+// in a WebAssembly sandbox under a deadline and memory cap.
+type JinjaRenderer func(template string, msgs []Message, opts ChatOptions) (string, error)
 
 // ChatOptions are the variables a chat template sees besides the messages.
 type ChatOptions struct {
@@ -142,16 +156,39 @@ func DetectFormat(template string) ChatFormat {
 // the built-in format DetectFormat picks for it. It returns the format used
 // and, when it fell back from the file's template, the error that caused
 // the fallback (so callers can say so); err is then nil.
+//
+// When Encode with AddSpecial adds BOS (AddBOS), a bos_token the template
+// renders at the very start is removed, as llama.cpp's
+// common_chat_templates_apply does, so that encoding the prompt with
+// AddSpecial gives one BOS, not two.
+//
+// It renders in-process (RenderJinja): use it for trusted templates only;
+// ApplyChatWith takes the renderer.
 func (t *Tokenizer) ApplyChat(msgs []Message, addGenerationPrompt bool) (prompt string, used ChatFormat, fallbackCause error) {
+	prompt, used, fallbackCause, _ = t.ApplyChatWith(RenderJinja, msgs, addGenerationPrompt)
+	return prompt, used, fallbackCause
+}
+
+// ApplyChatWith is ApplyChat with the file's template rendered by render.
+// An error wrapping ErrTemplateLimit (from a sandboxed renderer) or a
+// context's error (the caller gave up) is returned as err, with no fallback; other render errors fall back as in
+// ApplyChat.
+func (t *Tokenizer) ApplyChatWith(render JinjaRenderer, msgs []Message, addGenerationPrompt bool) (prompt string, used ChatFormat, fallbackCause, err error) {
 	opts := ChatOptions{AddGenerationPrompt: addGenerationPrompt, BOS: t.TokenText(t.bos), EOS: t.TokenText(t.eos)}
 	if t.chatTemplate != "" {
-		out, err := RenderJinja(t.chatTemplate, msgs, opts)
+		out, err := render(t.chatTemplate, msgs, opts)
 		if err == nil {
-			return out, FormatJinja, nil
+			if t.AddBOS() && opts.BOS != "" {
+				out = strings.TrimPrefix(out, opts.BOS)
+			}
+			return out, FormatJinja, nil, nil
+		}
+		if errors.Is(err, ErrTemplateLimit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return "", FormatJinja, nil, err
 		}
 		fallbackCause = err
 	}
 	format := DetectFormat(t.chatTemplate)
 	out, _ := RenderBuiltin(format, msgs, addGenerationPrompt) // DetectFormat only returns built-in formats
-	return out, format, fallbackCause
+	return out, format, fallbackCause, nil
 }

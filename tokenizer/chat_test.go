@@ -3,10 +3,13 @@ package tokenizer
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 var chatMsgs = []Message{
@@ -127,4 +130,31 @@ func TestDetectFormat(t *testing.T) {
 	for src, want := range cases {
 		assert.Equal(t, want, DetectFormat(src), src)
 	}
+}
+
+// A template that renders bos_token first gives one BOS after Encode with
+// AddSpecial, as llama.cpp's chat path strips it (common_chat_templates_apply);
+// raw text that starts with the BOS text keeps both ids, as llama_tokenize
+// does. A vocabulary that adds no BOS keeps the rendered one.
+func TestApplyChatBOSOnce(t *testing.T) {
+	tok, err := Open(filepath.Join(testenv.VocabDir(t), "ggml-vocab-llama-spm.gguf")) // its own: the test edits it
+	require.NoError(t, err)
+	require.True(t, tok.AddBOS())
+	bos := tok.TokenText(tok.BOS())
+	tok.chatTemplate = "{{ bos_token }}{% for m in messages %}[{{ m.content }}]{% endfor %}"
+	got, used, cause := tok.ApplyChat(chatMsgs[:2], true)
+	require.NoError(t, cause)
+	assert.Equal(t, FormatJinja, used)
+	assert.False(t, strings.HasPrefix(got, bos), got)
+	opts := EncodeOptions{AddSpecial: true, ParseSpecial: true}
+	ids := tok.Encode(got, opts)
+	assert.Equal(t, tok.BOS(), ids[0])
+	assert.NotEqual(t, tok.BOS(), ids[1], "one BOS")
+
+	raw := tok.Encode(bos+"Hi", opts)
+	assert.Equal(t, []int32{tok.BOS(), tok.BOS()}, raw[:2], "raw text keeps both, as llama_tokenize")
+
+	tok.addBOS = false
+	got, _, _ = tok.ApplyChat(chatMsgs[:2], true)
+	assert.True(t, strings.HasPrefix(got, bos), got)
 }

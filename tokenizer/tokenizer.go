@@ -53,7 +53,25 @@ func New(spec Spec) (*Tokenizer, error) {
 		return nil, err
 	}
 	t := &Tokenizer{model: spec.Model, preName: spec.Pre, chatTemplate: spec.ChatTemplate}
-	n := len(spec.Tokens)
+	if err := t.setModel(spec); err != nil {
+		return nil, err
+	}
+	t.setVocab(spec)
+	if spec.Model == ModelBPE {
+		t.setMerges(spec.Merges)
+	}
+	fim := t.setSpecial(spec)
+	t.buildEOG(fim[3], fim[4], fim[5])
+	t.buildSpecialList()
+	t.applyModelAttrs(spec.Name, spec.Pre)
+	t.buildPieces()
+	t.scratch.New = func() any { return new(bpeState) }
+	return t, nil
+}
+
+// setModel sets what the tokenizer model fixes: the pre-tokenizer, the
+// default special ids and whether BOS and a space prefix are added.
+func (t *Tokenizer) setModel(spec Spec) error {
 	switch spec.Model {
 	case ModelSPM:
 		t.pre = preNone
@@ -62,20 +80,26 @@ func New(spec Spec) (*Tokenizer, error) {
 	case ModelBPE:
 		p, ok := preInfos[spec.Pre]
 		if !ok {
-			return nil, fmt.Errorf("%w: tokenizer.ggml.pre %q", ErrUnsupported, spec.Pre)
+			return fmt.Errorf("%w: tokenizer.ggml.pre %q", ErrUnsupported, spec.Pre)
 		}
 		t.pre = p.kind
 		t.bos, t.eos, t.unk = 11, 11, Absent
 		t.addBOS = p.addBOS
 		t.ignoreMerges = p.ignoreMerges
 		if len(spec.Merges) == 0 {
-			return nil, fmt.Errorf("%w: tokenizer.ggml.merges is missing", ErrInvalidSpec)
+			return fmt.Errorf("%w: tokenizer.ggml.merges is missing", ErrInvalidSpec)
 		}
 	default:
-		return nil, fmt.Errorf("%w: tokenizer.ggml.model %q", ErrUnsupported, spec.Model)
+		return fmt.Errorf("%w: tokenizer.ggml.model %q", ErrUnsupported, spec.Model)
 	}
 	t.eot, t.eom, t.pad = Absent, Absent, Absent
+	return nil
+}
 
+// setVocab fills the token texts (an empty one named [EMPTY_i], as
+// llama.cpp does), their ids, scores and attributes.
+func (t *Tokenizer) setVocab(spec Spec) {
+	n := len(spec.Tokens)
 	t.tokens = make([]string, n)
 	t.scores = make([]float32, n)
 	t.attrs = make([]attr, n)
@@ -94,23 +118,32 @@ func New(spec Spec) (*Tokenizer, error) {
 			t.attrs[i] = attrOf(TokenType(spec.Types[i]))
 		}
 	}
-	if spec.Model == ModelBPE {
-		t.ranks = make(map[mergePair]int, len(spec.Merges))
-		for rank, m := range spec.Merges {
-			if p, ok := splitMerge(m); ok {
-				if _, dup := t.ranks[p]; !dup {
-					t.ranks[p] = rank
-				}
+}
+
+// setMerges ranks the BPE merge rules (the first of a repeated rule wins)
+// and prepares the id-keyed fast path when the vocabulary allows it.
+func (t *Tokenizer) setMerges(merges []string) {
+	t.ranks = make(map[mergePair]int, len(merges))
+	for rank, m := range merges {
+		if p, ok := splitMerge(m); ok {
+			if _, dup := t.ranks[p]; !dup {
+				t.ranks[p] = rank
 			}
 		}
-		t.buildIDMerges()
-		if t.idMerges != nil {
-			t.ranks = nil // the string path is not used
-		}
 	}
+	t.buildIDMerges()
+	if t.idMerges != nil {
+		t.ranks = nil // the string path is not used
+	}
+}
 
-	// Special ids: a default outside the vocabulary is dropped; the file's
-	// value replaces the default when it is in range.
+// setSpecial sets the special ids and flags from the file (a default
+// outside the vocabulary is dropped; the file's value replaces the default
+// when it is in range), then finds EOT, EOM and the FIM ids by their texts
+// as llama.cpp does, and marks unused control tokens. It returns the FIM
+// ids (pre, suf, mid, pad, rep, sep).
+func (t *Tokenizer) setSpecial(spec Spec) [6]int32 {
+	n := len(t.tokens)
 	inRange := func(id int32) bool { return id >= 0 && int(id) < n }
 	set := func(dst *int32, v int32) {
 		if !inRange(*dst) {
@@ -150,19 +183,18 @@ func New(spec Spec) (*Tokenizer, error) {
 			t.attrs[id] |= attrUnused
 		}
 	}
-	t.buildEOG(fim[3], fim[4], fim[5])
-	t.buildSpecialList()
-	t.applyModelAttrs(spec.Name, spec.Pre)
+	return fim
+}
 
+// buildPieces finds the byte-fallback ids and renders every token's piece.
+func (t *Tokenizer) buildPieces() {
 	for b := range t.byteToken {
 		t.byteToken[b] = t.findByteToken(byte(b))
 	}
-	t.pieces = make([][]byte, n)
+	t.pieces = make([][]byte, len(t.tokens))
 	for id := range t.pieces {
 		t.pieces[id] = t.renderPiece(int32(id))
 	}
-	t.scratch.New = func() any { return new(bpeState) }
-	return t, nil
 }
 
 // findByteToken is the SentencePiece byte-fallback id of b: <0xNN>, else

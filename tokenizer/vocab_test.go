@@ -3,13 +3,14 @@ package tokenizer
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // vocabNames are the llama.cpp vocabularies this package must match.
@@ -18,30 +19,6 @@ var vocabNames = []string{"llama-spm", "llama-bpe", "qwen2", "gpt-2"}
 // extraVectorVocabs are further llama.cpp vocabularies this package
 // implements (phi-3: SentencePiece; mpt: the gpt-2 pre-tokenizer; qwen35).
 var extraVectorVocabs = []string{"phi-3", "mpt", "qwen35"}
-
-// vocabDir finds llama.cpp's ggml-vocab-*.gguf files: $LLAMAREF_DIR/vocab,
-// then <repo>/.cache/llamaref/vocab. Without them the test is skipped,
-// except under CI=true where that is a failure.
-func vocabDir(t testing.TB) string {
-	t.Helper()
-	var dirs []string
-	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
-		dirs = append(dirs, filepath.Join(d, "vocab"))
-	}
-	_, file, _, _ := runtime.Caller(0)
-	dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", ".cache", "llamaref", "vocab"))
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "ggml-vocab-gpt-2.gguf")); err == nil {
-			return d
-		}
-	}
-	msg := "llama.cpp vocab files not found (set LLAMAREF_DIR or run the llamaref install script); looked in " + strings.Join(dirs, ", ")
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 var (
 	vocabCache   = map[string]*Tokenizer{}
@@ -52,7 +29,7 @@ var (
 // binary.
 func loadVocab(t testing.TB, name string) *Tokenizer {
 	t.Helper()
-	dir := vocabDir(t)
+	dir := testenv.VocabDir(t)
 	vocabCacheMu.Lock()
 	defer vocabCacheMu.Unlock()
 	if tok, ok := vocabCache[name]; ok {
@@ -103,7 +80,7 @@ func readVectors(t testing.TB, dir, name string) []vector {
 // tests/test-tokenizer-0.cpp does (add_special=false, parse_special=false)
 // and requires the exact ids.
 func TestVectors(t *testing.T) {
-	dir := vocabDir(t)
+	dir := testenv.VocabDir(t)
 	for _, name := range append(vocabNames, extraVectorVocabs...) {
 		t.Run(name, func(t *testing.T) {
 			tok := loadVocab(t, name)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/guest"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // TestCHeaderConstants parses realizar.h and checks every constant it
@@ -91,13 +92,7 @@ func TestCHeaderConstants(t *testing.T) {
 // plugins/.
 func cVectors(t *testing.T) string {
 	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("gcc is needed for the C SDK's vector check")
-		}
-		t.Skip("gcc not installed")
-	}
+	gcc := testenv.Tool(t, "gcc", "the C SDK's vector check needs gcc (apt install gcc)")
 	bin := filepath.Join(t.TempDir(), "vectors")
 	out, err := exec.Command(gcc, "-std=c11", "-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Werror",
 		"-fno-builtin", "-o", bin, "c/testdata/vectors_main.c", "c/realizar.c").CombinedOutput()

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // rustc is Debian's compiler, called by path as plugins/build.sh does
@@ -27,12 +28,7 @@ const rustc = "/usr/bin/rustc"
 // and on wasm32; the wasm32 builds run through the real host in plugins/.
 func rustVectors(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(rustc); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("rustc is needed for the Rust SDK's vector check (scripts/guests-install.sh rust)")
-		}
-		t.Skip("rustc not installed (scripts/guests-install.sh rust)")
-	}
+	testenv.Tool(t, rustc, "the Rust SDK's vector check needs rustc: scripts/guests-install.sh rust")
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "librealizar.rlib")
 	bin := filepath.Join(dir, "vectors")

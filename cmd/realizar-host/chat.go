@@ -41,7 +41,12 @@ func newChatCmd() *cobra.Command {
 				return err
 			}
 			defer g.Close(ctx)
-			c := &chat{ctx: ctx, g: g, system: system, cfg: cfg, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), pluginLog: pf.pluginLog}
+			ct, err := openChatTemplate(ctx, mf.path, g.model.tok)
+			if err != nil {
+				return err
+			}
+			defer ct.Close(ctx)
+			c := &chat{ctx: ctx, g: g, tmpl: ct, system: system, cfg: cfg, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), pluginLog: pf.pluginLog}
 			return c.loop(cmd.InOrStdin())
 		},
 	}
@@ -56,6 +61,7 @@ func newChatCmd() *cobra.Command {
 type chat struct {
 	ctx       context.Context
 	g         *generator
+	tmpl      *chatTemplate
 	system    string
 	cfg       engine.GenerateConfig
 	out       io.Writer
@@ -122,9 +128,11 @@ func (c *chat) reset() {
 // turn answers one user message: the reply streams to out, then a newline
 // and the stats line on errOut.
 func (c *chat) turn(message string) error {
-	tok := c.g.model.tok
 	c.msgs = append(c.msgs, tokenizer.Message{Role: "user", Content: message})
-	promptText, _, _ := tok.ApplyChat(c.msgs, true)
+	promptText, _, _, err := c.tmpl.apply(c.ctx, c.msgs, true)
+	if err != nil {
+		return err
+	}
 	prompt := c.promptTokens(promptText)
 	if n := c.g.model.fwd.ContextLength(); len(prompt) >= n {
 		return &cmdError{code: exitContext, err: fmt.Errorf("the conversation has %d tokens, the context holds %d (/reset starts over): %w",
@@ -184,7 +192,7 @@ func (c *chat) remember(promptText string, t engine.Turn) {
 		// Keep the end token when the template writes it right after the
 		// reply (ChatML's <|im_end|>): the next turn then forwards it.
 		end := tok.TokenText(gen[len(gen)-1])
-		rendered, _, _ := tok.ApplyChat(c.msgs, false)
+		rendered, _, _, _ := c.tmpl.apply(c.ctx, c.msgs, false) // on an error, "" keeps nothing more
 		if strings.HasPrefix(rendered, c.heldText+end) {
 			c.held = append(c.held, gen[len(gen)-1])
 			c.heldText += end

@@ -52,11 +52,11 @@
 // name) as run would and runs it on synthetic input;
 // inspect prints a model's architecture, hyperparameters, tokenizer and
 // tensor types, or with --tokens the tokens of a text. quantize converts an
-// F32/F16/BF16 llama, qwen2 or qwen3 model to TYPE (Q4_K_M, Q4_K_S, Q8_0, Q4_0,
+// F32/F16/BF16 llama, qwen2, qwen3, qwen3moe or phi3 model to TYPE (Q4_K_M, Q4_K_S, Q8_0, Q4_0,
 // F16, BF16) as llama.cpp's llama-quantize does. fixture writes a
 // random-weight model for tests and benchmarks (see package fixture) and
-// prints one line (path, preset, size); the qwen2 and qwen3 presets copy llama.cpp's
-// qwen2 vocabulary from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab,
+// prints one line (path, preset, size); the qwen2, qwen3 and qwen3moe presets copy llama.cpp's
+// qwen2 vocabulary, phi3-tiny its phi-3 one, from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab,
 // the repository being the nearest directory above the working directory
 // whose go.mod is this module's.
 //
@@ -74,7 +74,8 @@
 //	     contradict each other (--sampler my.wasm --top-k 5), no model
 //	3    a model file that is missing, a directory, unreadable, not GGUF, or of an
 //	     unsupported architecture or tensor type (for quantize also one it
-//	     cannot convert)
+//	     cannot convert), or whose chat template runs past its limits in the
+//	     sandbox (package chatsandbox: a crash, 64 MiB, 2 s, 1 MiB of output)
 //	4    a plugin that does not load (missing, not WebAssembly, wrong kind,
 //	     forbidden import, bad config) or that fails during a turn (trap,
 //	     timeout, memory limit, bad token id)

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // End-to-end tests: they build the realizar-host binary and run it on the
@@ -64,30 +65,10 @@ func e2eBinary(t *testing.T) string {
 	return binPath
 }
 
-// storiesModel returns the path of stories260K.gguf: ../shared/models
-// relative to this checkout's root or, in a linked git worktree, to the main
-// checkout's. Missing, it fails the test under CI=true and skips it
-// elsewhere.
+// storiesModel returns the path of stories260K.gguf in ../shared/models.
 func storiesModel(t *testing.T) string {
 	t.Helper()
-	roots := []string{filepath.Join("..", "..")}
-	if out, err := exec.Command("git", "rev-parse", "--path-format=absolute", "--git-common-dir").Output(); err == nil {
-		roots = append(roots, filepath.Dir(strings.TrimSpace(string(out))))
-	}
-	var tried []string
-	for _, r := range roots {
-		p := filepath.Join(r, "..", "shared", "models", "stories260K.gguf")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		tried = append(tried, p)
-	}
-	msg := "stories260K.gguf not found in " + strings.Join(tried, ", ")
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return testenv.SharedModel(t, "stories260K.gguf")
 }
 
 // runIn runs the binary with stdin and returns stdout, stderr and the exit

@@ -11,10 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// qwen2VocabName is llama.cpp's qwen2 vocab file, looked up in
-// $LLAMAREF_DIR/vocab and then <repository>/.cache/llamaref/vocab (repoRoots).
-const qwen2VocabName = "ggml-vocab-qwen2.gguf"
-
 func newFixtureCmd() *cobra.Command {
 	var preset, out, vocabPath string
 	var seed uint64
@@ -50,27 +46,32 @@ func newFixtureCmd() *cobra.Command {
 	cmd.Flags().StringVar(&preset, "preset", "", "model shape: "+strings.Join(fixture.PresetNames(), ", "))
 	cmd.Flags().StringVar(&out, "out", "", "output GGUF path")
 	cmd.Flags().StringVar(&vocabPath, "vocab", "", "vocab-only GGUF to copy the tokenizer from "+
-		"(default: the embedded llama SPM vocab for llama; "+qwen2VocabName+" from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab for qwen2 and qwen3)")
+		"(default: the embedded llama SPM vocab for llama; "+fixture.VocabFile("qwen2")+" for qwen2, qwen3 and qwen3moe, "+
+		fixture.VocabFile("phi3")+" for phi3, from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "weight seed (default: the preset's)")
 	_ = cmd.MarkFlagRequired("preset")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }
 
-// openVocab opens the vocab file at path, or the default one for arch.
+// openVocab opens the vocab file at path, or the default one for arch:
+// the embedded llama vocabulary, or llama.cpp's fixture.VocabFile(arch)
+// looked up in $LLAMAREF_DIR/vocab and then
+// <repository>/.cache/llamaref/vocab (repoRoots).
 func openVocab(arch, path string) (*gguf.File, error) {
 	if path != "" {
 		return gguf.Open(path)
 	}
-	if arch == "llama" {
+	name := fixture.VocabFile(arch)
+	if name == "" {
 		return fixture.LlamaVocab()
 	}
 	var tried []string
 	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
-		tried = append(tried, filepath.Join(d, "vocab", qwen2VocabName))
+		tried = append(tried, filepath.Join(d, "vocab", name))
 	}
 	for _, root := range repoRoots() {
-		tried = append(tried, filepath.Join(root, ".cache", "llamaref", "vocab", qwen2VocabName))
+		tried = append(tried, filepath.Join(root, ".cache", "llamaref", "vocab", name))
 	}
 	for _, p := range tried {
 		if _, err := os.Stat(p); err == nil {

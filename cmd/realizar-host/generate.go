@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -119,15 +118,12 @@ func (g *generator) generate(ctx context.Context, prompt []int32, cfg engine.Gen
 	return g.sess.Generate(prompt, cfg)
 }
 
-// encodePrompt tokenizes a prompt: with the vocabulary's BOS (unless the
-// text already starts with the BOS text, as a chat template may render
-// it), and with control tokens in the text matched as such.
+// encodePrompt tokenizes a prompt as llama.cpp's tools do
+// (llama_tokenize with add_special and parse_special): with the
+// vocabulary's BOS, and with control tokens in the text matched as such —
+// so a text that itself starts with the BOS text gets two BOS ids, as in
+// llama.cpp. A chat prompt from Tokenizer.ApplyChat has its rendered BOS
+// removed already.
 func encodePrompt(tok *tokenizer.Tokenizer, text string) []int32 {
-	addSpecial := true
-	if tok.BOS() != tokenizer.Absent && tok.AddBOS() {
-		if bos := tok.TokenText(tok.BOS()); bos != "" && strings.HasPrefix(text, bos) {
-			addSpecial = false
-		}
-	}
-	return tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: addSpecial, ParseSpecial: true})
+	return tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
 }

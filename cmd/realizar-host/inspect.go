@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/realizar-host/realizar-host/gguf"
@@ -119,8 +120,19 @@ type hyperparameters struct {
 	FeedForwardLength *uint32  `json:"feed_forward_length,omitempty"`
 	HeadCount         *uint32  `json:"head_count,omitempty"`
 	HeadCountKV       *uint32  `json:"head_count_kv,omitempty"`
-	KeyLength         *uint32  `json:"key_length,omitempty"` // head_dim when not embedding_length/head_count (qwen3)
+	KeyLength         *uint32  `json:"key_length,omitempty"`                 // head_dim when not embedding_length/head_count (qwen3)
+	ExpertCount       *uint32  `json:"expert_count,omitempty"`               // mixture of experts (qwen3moe)
+	ExpertUsedCount   *uint32  `json:"expert_used_count,omitempty"`          // experts routed per token
+	ExpertFFNLength   *uint32  `json:"expert_feed_forward_length,omitempty"` // one expert's hidden width
 	RopeFreqBase      *float32 `json:"rope_freq_base,omitempty"`
+	RopeScalingType   *string  `json:"rope_scaling_type,omitempty"`   // "linear", "yarn" (only when the file sets it)
+	RopeScalingFactor *float32 `json:"rope_scaling_factor,omitempty"` // context extension factor
+	RopeOrigContext   *uint32  `json:"rope_original_context_length,omitempty"`
+	RopeAttnFactor    *float32 `json:"rope_attn_factor,omitempty"`     // multiplies RoPE's cos and sin (Phi-3's long-context files)
+	RopeDimensions    *uint32  `json:"rope_dimension_count,omitempty"` // only when fewer than head_dim rotate (partial rotary: phi3)
+	RopeFactors       []string `json:"rope_factors,omitempty"`         // rope_freqs / LongRoPE's rope_factors_long and _short tensors present
+	FusedQKV          bool     `json:"fused_qkv,omitempty"`            // blk.0.attn_qkv.weight: Q, K and V in one matrix (phi3)
+	SlidingWindow     *uint32  `json:"sliding_window,omitempty"`       // as the file says; phi3's is not applied (nor by llama.cpp)
 	RMSEpsilon        *float32 `json:"rms_epsilon,omitempty"`
 	VocabSize         *uint32  `json:"vocab_size,omitempty"`
 }
@@ -164,6 +176,9 @@ func inspect(path string) (*report, error) {
 		{gguf.SuffixHeadCount, &hp.HeadCount},
 		{gguf.SuffixHeadCountKV, &hp.HeadCountKV},
 		{gguf.SuffixKeyLength, &hp.KeyLength},
+		{gguf.SuffixExpertCount, &hp.ExpertCount},
+		{gguf.SuffixExpertUsedCount, &hp.ExpertUsedCount},
+		{gguf.SuffixExpertFeedForward, &hp.ExpertFFNLength},
 		{gguf.SuffixVocabSize, &hp.VocabSize},
 	} {
 		if *u.dst, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, u.suffix))); err != nil {
@@ -176,6 +191,40 @@ func inspect(path string) (*report, error) {
 	if hp.RMSEpsilon, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRMSEpsilon))); err != nil {
 		return nil, err
 	}
+	if hp.RopeScalingType, err = optionalPtr(f.String(gguf.ArchKey(arch, gguf.SuffixRopeScalingType))); err != nil {
+		return nil, err
+	}
+	if hp.RopeScalingFactor, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeScalingFactor))); err != nil {
+		return nil, err
+	}
+	if hp.RopeOrigContext, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, gguf.SuffixRopeScalingOrigCtx))); err != nil {
+		return nil, err
+	}
+	if hp.RopeAttnFactor, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeScalingAttnFactor))); err != nil {
+		return nil, err
+	}
+	if hp.SlidingWindow, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, gguf.SuffixSlidingWindow))); err != nil {
+		return nil, err
+	}
+	rd, err := optionalPtr(f.Uint32(gguf.ArchKey(arch, gguf.SuffixRopeDimension)))
+	if err != nil {
+		return nil, err
+	}
+	if rd != nil && hp.EmbeddingLength != nil && hp.HeadCount != nil && *hp.HeadCount != 0 {
+		headDim := *hp.EmbeddingLength / *hp.HeadCount
+		if hp.KeyLength != nil {
+			headDim = *hp.KeyLength
+		}
+		if *rd != headDim {
+			hp.RopeDimensions = rd
+		}
+	}
+	for _, name := range []string{"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"} {
+		if _, ok := f.Tensor(name); ok {
+			hp.RopeFactors = append(hp.RopeFactors, name)
+		}
+	}
+	_, hp.FusedQKV = f.Tensor("blk.0.attn_qkv.weight")
 	if rep.Tokenizer.Model, err = optional(f.String(gguf.KeyTokenizerModel)); err != nil {
 		return nil, err
 	}
@@ -206,6 +255,29 @@ func inspect(path string) (*report, error) {
 	}
 	slices.SortFunc(rep.Types, func(a, b typeCount) int { return cmp.Compare(a.Type, b.Type) })
 	return rep, nil
+}
+
+// writeRopeExtras prints the RoPE rows a file has only when it sets them:
+// partial rotary, attn_factor and the factor tensors.
+func (hp *hyperparameters) writeRopeExtras(w io.Writer) {
+	if hp.RopeDimensions != nil {
+		fmt.Fprintf(w, "rope_dimension_count:\t%d (partial rotary)\n", *hp.RopeDimensions)
+	}
+	if hp.RopeAttnFactor != nil {
+		fmt.Fprintf(w, "rope_attn_factor:\t%g\n", *hp.RopeAttnFactor)
+	}
+	if len(hp.RopeFactors) > 0 {
+		fmt.Fprintf(w, "rope_factors:\t%s", strings.Join(hp.RopeFactors, ", "))
+		if slices.Contains(hp.RopeFactors, "rope_factors_long.weight") {
+			fmt.Fprintf(w, " (LongRoPE: the long factors when the context exceeds ")
+			if hp.RopeOrigContext != nil {
+				fmt.Fprintf(w, "%d)", *hp.RopeOrigContext)
+			} else {
+				fmt.Fprintf(w, "context_length)")
+			}
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // optional turns a missing key into the zero value.
@@ -251,8 +323,35 @@ func (r *report) writeText(out io.Writer) error {
 		{"vocab_size", hp.VocabSize},
 	} {
 		fmt.Fprintf(w, "%s:\t%s\n", row.name, deref(row.v))
+		if row.name == "rope_freq_base" && hp.RopeScalingType != nil {
+			// Only when the file scales RoPE.
+			fmt.Fprintf(w, "rope_scaling:\t%s, factor %s", *hp.RopeScalingType, deref(hp.RopeScalingFactor))
+			if hp.RopeOrigContext != nil {
+				fmt.Fprintf(w, ", original context %d", *hp.RopeOrigContext)
+			}
+			fmt.Fprintln(w)
+		}
+		if row.name == "rope_freq_base" {
+			hp.writeRopeExtras(w)
+		}
+		if row.name == "head_count_kv" && hp.FusedQKV {
+			fmt.Fprintf(w, "attention:\tfused attn_qkv\n")
+		}
+		if row.name == "head_count_kv" && hp.SlidingWindow != nil {
+			fmt.Fprintf(w, "sliding_window:\t%d", *hp.SlidingWindow)
+			if r.Architecture == "phi3" {
+				fmt.Fprintf(w, " (not applied: llama.cpp disables Phi-3's)")
+			}
+			fmt.Fprintln(w)
+		}
 		if row.name == "head_count_kv" && hp.KeyLength != nil {
 			fmt.Fprintf(w, "key_length:\t%d\n", *hp.KeyLength) // only when the file sets it
+		}
+		if row.name == "feed_forward_length" && hp.ExpertCount != nil {
+			// Only for a mixture of experts.
+			fmt.Fprintf(w, "expert_count:\t%s\n", deref(hp.ExpertCount))
+			fmt.Fprintf(w, "expert_used_count:\t%s\n", deref(hp.ExpertUsedCount))
+			fmt.Fprintf(w, "expert_feed_forward_length:\t%s\n", deref(hp.ExpertFFNLength))
 		}
 	}
 	model := r.Tokenizer.Model

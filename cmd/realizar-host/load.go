@@ -125,7 +125,7 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 	if l.tok, err = tokenizer.FromGGUF(l.file); err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
-	if l.model, err = model.Load(l.file, model.Options{Threads: flags.threads}); err != nil {
+	if l.model, err = model.Load(l.file, model.Options{Threads: flags.threads, ContextSize: flags.ctxSize}); err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
 	if l.model.Config().Vocab != l.tok.Size() {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
 )
 
@@ -63,11 +64,11 @@ func TestOpenVocabFindsRepository(t *testing.T) {
 	_, err := openVocab("qwen2", "")
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "pass --vocab")
-	assert.ErrorContains(t, err, filepath.Join(root, ".cache", "llamaref", "vocab", qwen2VocabName))
+	assert.ErrorContains(t, err, filepath.Join(root, ".cache", "llamaref", "vocab", fixture.VocabFile("qwen2")))
 
 	vocabDir := filepath.Join(root, ".cache", "llamaref", "vocab")
 	require.NoError(t, os.MkdirAll(vocabDir, 0o755))
-	require.NoError(t, gguf.WriteFile(filepath.Join(vocabDir, qwen2VocabName),
+	require.NoError(t, gguf.WriteFile(filepath.Join(vocabDir, fixture.VocabFile("qwen2")),
 		[]gguf.KV{{Key: gguf.KeyTokenizerModel, Value: "gpt2"}, {Key: gguf.KeyTokens, Value: []string{"a", "b"}}}, nil))
 	f, err := openVocab("qwen2", "")
 	require.NoError(t, err)
@@ -79,4 +80,9 @@ func TestOpenVocabFindsRepository(t *testing.T) {
 	t.Chdir(other)
 	_, err = openVocab("qwen2", "")
 	assert.ErrorContains(t, err, "pass --vocab", "no vocab under another module")
+
+	// phi3 looks for llama.cpp's phi-3 vocabulary.
+	t.Chdir(sub)
+	_, err = openVocab("phi3", "")
+	assert.ErrorContains(t, err, filepath.Join(vocabDir, "ggml-vocab-phi-3.gguf"))
 }

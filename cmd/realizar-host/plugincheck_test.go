@@ -1,13 +1,14 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // TestPluginCheckLanguages: the policies written in Rust and AssemblyScript
@@ -43,13 +44,7 @@ func TestPluginCheckLanguages(t *testing.T) {
 // elsewhere.
 func guestTool(t *testing.T, path string) string {
 	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing: run scripts/guests-install.sh", path)
-		}
-		t.Skipf("%s is missing: run scripts/guests-install.sh", path)
-	}
-	return path
+	return testenv.Tool(t, path, "run scripts/guests-install.sh")
 }
 
 // TestPluginRustASExamples builds the README's Rust and AssemblyScript

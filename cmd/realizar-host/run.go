@@ -84,8 +84,15 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 			msgs = append(msgs, tokenizer.Message{Role: "system", Content: o.system})
 		}
 		msgs = append(msgs, tokenizer.Message{Role: "user", Content: text})
+		ct, err := openChatTemplate(ctx, mf.path, g.model.tok)
+		if err != nil {
+			return err
+		}
+		defer ct.Close(ctx)
 		var cause error
-		text, _, cause = g.model.tok.ApplyChat(msgs, true)
+		if text, _, cause, err = ct.apply(ctx, msgs, true); err != nil {
+			return err
+		}
 		if cause != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "note: the file's chat template did not render (%v); using a built-in format\n", cause)
 		}

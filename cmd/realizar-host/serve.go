@@ -34,6 +34,8 @@ type serveOptions struct {
 	batchTok  int
 	kvMiB     int64
 	grace     time.Duration
+	readTime  time.Duration
+	idleTime  time.Duration
 	logJSON   bool
 }
 
@@ -61,6 +63,8 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&o.slots, "slots", 0, "idle KV caches kept after their turns, each with one tenant's prompt cache (default: --parallel)")
 	f.Int64Var(&o.kvMiB, "kv-memory", 0, "MiB all KV caches together may take (running and idle); 0: no cap. Idle caches go first, then requests get 429")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "on shutdown, how long running requests may finish")
+	f.DurationVar(&o.readTime, "read-timeout", 30*time.Second, "most time to read a request, headers and body (a slower body is cut off)")
+	f.DurationVar(&o.idleTime, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may wait for its next request")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	return cmd
 }
@@ -81,6 +85,10 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("--slots %d: must be >= 0", o.slots))
 	case o.kvMiB < 0:
 		return usage(fmt.Errorf("--kv-memory %d: must be >= 0", o.kvMiB))
+	case o.readTime <= 0:
+		return usage(fmt.Errorf("--read-timeout %v: must be > 0", o.readTime))
+	case o.idleTime <= 0:
+		return usage(fmt.Errorf("--idle-timeout %v: must be > 0", o.idleTime))
 	}
 	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if o.logJSON {
@@ -125,8 +133,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	baseCtx, cancelTurns := context.WithCancelCause(context.Background())
 	defer cancelTurns(nil)
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return baseCtx }}
+	hs := newHTTPServer(srv, baseCtx, o.readTime, o.idleTime)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "tenants", len(tenants.All()), "plugin_dir", o.pluginDir)
@@ -137,8 +144,19 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer l.Close()
+	// The chat template renders in the sandbox, probed once here: one past
+	// its limits refuses the file (exit 3) before the first request.
+	ct, err := openChatTemplate(ctx, o.model.path, l.tok)
+	if err != nil {
+		_ = hs.Close()
+		return err
+	}
+	defer ct.Close(context.Background())
 	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok,
 		KVBytesPerPosition: l.model.KVBytesPerPosition()}
+	if ct.r != nil {
+		m.RenderChat = ct.r.Render
+	}
 	// Each further sequence: a step of its own (a KV cache, on the device
 	// under --gpu) over the same weights.
 	m.NewForward = func() (engine.ArchForward, error) { return l.newCPUForward(&o.model) }
@@ -185,4 +203,15 @@ func isLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(hostPart)
 	return ip != nil && ip.IsLoopback()
+}
+
+// newHTTPServer is the server's http.Server: headers within 10 s (or
+// read, when shorter), the whole request, body included, within read (a
+// slow body is cut off: its handler's read fails and the connection
+// closes), an idle keep-alive connection closed after idle. Writes have no
+// deadline: a streamed turn may run for minutes. Requests' contexts derive
+// from base.
+func newHTTPServer(h http.Handler, base context.Context, read, idle time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: min(10*time.Second, read), ReadTimeout: read, IdleTimeout: idle,
+		BaseContext: func(net.Listener) context.Context { return base }}
 }

@@ -169,7 +169,7 @@ func randomBlocks(t q4k.Type, buf []byte, r *rand.Rand, extreme bool) {
 	}
 }
 
-// TestKernels runs impl against q4k.Reference: every weight type in
+// TestKernels runs impl against q4k.Reference(): every weight type in
 // WeightTypes, every length in Lengths, three input variants; then the Q8_K
 // activation quantizer. Results must be bit-identical, inputs unchanged and
 // guards intact.
@@ -183,12 +183,12 @@ func TestKernels(t *testing.T, impl q4k.Kernels) {
 func TestDot(t *testing.T, impl q4k.Kernels) {
 	r := rand.New(rand.NewPCG(42, 1))
 	for _, typ := range WeightTypes {
-		ref, fast := q4k.Reference.Dot(typ), impl.Dot(typ)
+		ref, fast := q4k.Reference().Dot(typ), impl.Dot(typ)
 		if fast == nil {
 			t.Fatalf("%s: no kernel for %v", impl.Name, typ)
 		}
 		compareDot(t, impl.Name, typ, ref, fast, r)
-		refAMX, fastAMX := q4k.Reference.DotAMX(typ), impl.DotAMX(typ)
+		refAMX, fastAMX := q4k.Reference().DotAMX(typ), impl.DotAMX(typ)
 		if (refAMX == nil) != (fastAMX == nil) {
 			t.Fatalf("%s: AMX-order kernel for %v: present %v, in the reference %v", impl.Name, typ, fastAMX != nil, refAMX != nil)
 		}
@@ -222,7 +222,7 @@ func compareDot(t *testing.T, name string, typ q4k.Type, ref, fast q4k.DotFunc, 
 	}
 }
 
-// TestDotCols runs impl's batched kernels against q4k.Reference's row
+// TestDotCols runs impl's batched kernels against q4k.Reference()'s row
 // kernels of the same order (DotCols against Dot, DotColsAMX against
 // DotAMX): every weight type, a few lengths, 1 to 13 vectors and 17, 19
 // (so kernels over four and eight vectors meet every tail and each other),
@@ -236,8 +236,8 @@ func TestDotCols(t *testing.T, impl q4k.Kernels) {
 		if cols == nil {
 			t.Fatalf("%s: no batched kernel for %v", impl.Name, typ)
 		}
-		compareDotCols(t, impl.Name, typ, q4k.Reference.Dot(typ), cols, r)
-		refAMX, colsAMX := q4k.Reference.DotAMX(typ), impl.DotColsAMX(typ)
+		compareDotCols(t, impl.Name, typ, q4k.Reference().Dot(typ), cols, r)
+		refAMX, colsAMX := q4k.Reference().DotAMX(typ), impl.DotColsAMX(typ)
 		if (refAMX == nil) != (colsAMX == nil) {
 			t.Fatalf("%s: AMX-order batched kernel for %v: present %v, row kernel in the reference %v",
 				impl.Name, typ, colsAMX != nil, refAMX != nil)
@@ -355,7 +355,7 @@ func TestQuantizeQ8K(t *testing.T, impl q4k.Kernels) {
 			}
 			x0 := append([]float32(nil), x...)
 			want := make([]byte, 292*nb)
-			q4k.Reference.QuantizeQ8K(want, x)
+			q4k.Reference().QuantizeQ8K(want, x)
 			got := newGuarded(292 * nb)
 			impl.QuantizeQ8K(got.b, x)
 			got.check(t, "dst")

@@ -51,9 +51,9 @@ func TestDotProducts(t *testing.T) {
 	t.Logf("ggml CPU backend: %s", l.CPUBackend())
 	const nRows = 32
 	types := []uint32{ref.TypeQ4_K, ref.TypeQ5_K, ref.TypeQ6_K, ref.TypeQ4_0, ref.TypeQ4_1, ref.TypeQ5_0, ref.TypeQ5_1, ref.TypeQ8_0, ref.TypeF16, ref.TypeBF16, ref.TypeF32}
-	impls := []q4k.Kernels{q4k.Reference}
-	if q4k.Fast.Name != q4k.Reference.Name {
-		impls = append(impls, q4k.Fast)
+	impls := []q4k.Kernels{q4k.Reference()}
+	if q4k.Fast().Name != q4k.Reference().Name {
+		impls = append(impls, q4k.Fast())
 	}
 	for _, kernels := range impls {
 		for _, typ := range types {
@@ -99,7 +99,7 @@ func TestDotProducts(t *testing.T) {
 				}
 				t.Logf("%-9s %-5s · %-5s bit-exact %3d/%3d  max |ours-ggml|/sum|w·a| %.2e", kernels.Name, name, aInfo.Name, exact, total, worst)
 				assert.LessOrEqual(t, worst, dotTolerance)
-				if ggmlOrderTypes[typ] && q4k.Fast.Name == "avx2" {
+				if ggmlOrderTypes[typ] && q4k.Fast().Name == "avx2" {
 					assert.Equal(t, total, exact, "ggml's order: every dot product bit for bit")
 				}
 			})

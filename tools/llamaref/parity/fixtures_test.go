@@ -28,7 +28,12 @@ var allFileTypes = []string{"Q4_K_M", "Q4_K_S", "Q8_0", "Q4_0", "F16", "BF16"}
 // file types: tiny (width 256: Q4_K, Q5_K, Q6_K) in all of them; odd (width
 // 288: Q5_0/Q8_0/Q5_1 fallbacks) and qwen2-tiny (biases, tied output) in
 // the two K-quant mixes and Q8_0 only, to keep CI short; qwen3-tiny (per-head
-// Q/K norms, Q wider than n_embd) in the types its forward is compared on.
+// Q/K norms, Q wider than n_embd) in the types its forward is compared on;
+// qwen3moe-tiny (8 experts, 2 used) in those and Q4_K_S and Q4_0 too, whose
+// 8-expert rules differ (attn_output Q5_K in Q4_K_S, attn_k/attn_v Q8_0 in
+// Q4_0); tiny-yarn (YaRN RoPE scaling) in Q8_0; phi3-tiny (fused attn_qkv
+// and gate-up, LongRoPE, partial rotary) in the types its forward is
+// compared on and Q4_K_S (attn_qkv takes attn_v's Q5_K there).
 var fixturePresets = []struct {
 	preset string
 	ftypes []string
@@ -37,6 +42,9 @@ var fixturePresets = []struct {
 	{"odd", []string{"Q4_K_M", "Q4_K_S", "Q8_0"}},
 	{"qwen2-tiny", []string{"Q4_K_M", "Q4_K_S", "Q8_0"}},
 	{"qwen3-tiny", []string{"Q4_K_M", "Q8_0", "F16"}},
+	{"qwen3moe-tiny", []string{"Q4_K_M", "Q8_0", "F16", "Q4_K_S", "Q4_0"}},
+	{"tiny-yarn", []string{"Q8_0"}},
+	{"phi3-tiny", []string{"Q4_K_M", "Q8_0", "F16", "Q4_K_S"}},
 }
 
 var (
@@ -52,7 +60,7 @@ var (
 func sourceModels(t *testing.T, l *ref.Lib) []source {
 	t.Helper()
 	stories := reftest.SharedModel(t, "stories260K.gguf")
-	qwen2Vocab := reftest.Vocab(t, l, "qwen2")
+	vocabDir := filepath.Dir(reftest.Vocab(t, l, "qwen2"))
 	fixtureOnce.Do(func() {
 		fixtureDir, fixtureErr = os.MkdirTemp("", "llamaref-fixtures-")
 		if fixtureErr != nil {
@@ -64,9 +72,10 @@ func sourceModels(t *testing.T, l *ref.Lib) []source {
 				fixtureErr = os.ErrNotExist
 				return
 			}
+			// Qwen3 uses Qwen2's vocabulary, phi3 llama.cpp's phi-3 one.
 			var vocab *gguf.File
-			if cfg.Arch == "qwen2" || cfg.Arch == "qwen3" { // Qwen3 uses Qwen2's vocabulary
-				vocab, fixtureErr = gguf.Open(qwen2Vocab)
+			if name := fixture.VocabFile(cfg.Arch); name != "" {
+				vocab, fixtureErr = gguf.Open(filepath.Join(vocabDir, name))
 			} else {
 				vocab, fixtureErr = fixture.LlamaVocab()
 			}

@@ -56,12 +56,20 @@ const (
 // greedy prefix instead of failing; the cosine and max-abs bounds still
 // hold.
 func knownOrderGap(name string) (gap string, ok bool) {
-	if q4k.Fast.Name != "avx2" {
+	if q4k.Fast().Name != "avx2" {
 		// ggml's NEON, AVX-only and scalar builds sum in orders q4k does not follow.
 		return "ggml orders of non-AVX2 builds", true
 	}
 	switch name {
-	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S", "fixture-qwen2-tiny-Q4_K_M", "fixture-qwen3-tiny-Q4_K_M", "fixture-m110-Q4_K_M":
+	case "fixture-phi3-tiny-F16":
+		// Greedy only: llama.cpp's prompt pass (the 5-token prompt in one
+		// batch) multiplies F16 in llamafile's tinyBLAS order, which Prefill
+		// does not follow (docs/ggml-order.md); with the prompt decoded a
+		// token per call, llama.cpp's 200 greedy tokens equal ours, and the
+		// teacher-forced logits are bit-identical.
+		return "llamafile's batched F16 order in llama.cpp's prompt pass", true
+	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S", "fixture-qwen2-tiny-Q4_K_M", "fixture-qwen3-tiny-Q4_K_M",
+		"fixture-qwen3moe-tiny-Q4_K_M", "fixture-phi3-tiny-Q4_K_M", "fixture-m110-Q4_K_M":
 		if !q4k.AMXOrder() {
 			return "Q4_K in ggml's CPU_REPACK q4_K_8x8 order (used without AMX)", true
 		}
@@ -83,6 +91,16 @@ var forwardFiles = []struct{ source, ftype string }{
 	{"fixture-qwen3-tiny-F32.gguf", "F16"},
 	{"fixture-qwen3-tiny-F32.gguf", "Q8_0"},
 	{"fixture-qwen3-tiny-F32.gguf", "Q4_K_M"},
+	{"fixture-qwen3moe-tiny-F32.gguf", "F32"},
+	{"fixture-qwen3moe-tiny-F32.gguf", "F16"},
+	{"fixture-qwen3moe-tiny-F32.gguf", "Q8_0"},
+	{"fixture-qwen3moe-tiny-F32.gguf", "Q4_K_M"},
+	{"fixture-tiny-yarn-F32.gguf", "F32"},
+	{"fixture-tiny-yarn-F32.gguf", "Q8_0"},
+	{"fixture-phi3-tiny-F32.gguf", "F32"},
+	{"fixture-phi3-tiny-F32.gguf", "F16"},
+	{"fixture-phi3-tiny-F32.gguf", "Q8_0"},
+	{"fixture-phi3-tiny-F32.gguf", "Q4_K_M"},
 }
 
 // target is one model file the forward is compared on.
@@ -120,12 +138,17 @@ func targets(t *testing.T, l *ref.Lib) []target {
 // envParityM110 names the 110M fixture's llama.cpp Q4_K_M file to compare too.
 const envParityM110 = "REALIZAR_PARITY_M110"
 
-// loadOurs opens path with package gguf and loads it with package model.
+// refContext is the context the reference runs at (its n_ctx, and so its
+// n_ctx_seq, which chooses phi3's LongRoPE factors); ours is told the same.
+const refContext = 512
+
+// loadOurs opens path with package gguf and loads it with package model,
+// for a context of refContext positions.
 func loadOurs(t *testing.T, path string, threads int) *model.Model {
 	t.Helper()
 	f, err := gguf.Open(path)
 	require.NoError(t, err)
-	m, err := model.Load(f, model.Options{Threads: threads})
+	m, err := model.Load(f, model.Options{Threads: threads, ContextSize: refContext})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		m.Close()
@@ -154,7 +177,7 @@ func TestTeacherForcedLogits(t *testing.T) {
 			if len(toks) > 320 {
 				toks = toks[:320]
 			}
-			rc := reftest.Context(t, rm, ref.ContextConfig{NCtx: 512, NBatch: 1})
+			rc := reftest.Context(t, rm, ref.ContextConfig{NCtx: refContext, NBatch: 1})
 			want, err := rc.Logits(toks)
 			require.NoError(t, err)
 
@@ -223,7 +246,7 @@ func TestGreedyText(t *testing.T) {
 			rm := reftest.Model(t, l, path)
 			prompt, err := rm.Tokenize("Once upon a time", true, false)
 			require.NoError(t, err)
-			rc := reftest.Context(t, rm, ref.ContextConfig{NCtx: 512})
+			rc := reftest.Context(t, rm, ref.ContextConfig{NCtx: refContext})
 			want, err := rc.Greedy(prompt, n, true)
 			require.NoError(t, err)
 

@@ -1,0 +1,105 @@
+// Package testenv finds what the module's tests need from outside the
+// module — llama.cpp's vocabulary files, the shared stories260K model, host
+// toolchains — and handles their absence one way everywhere: the test is
+// skipped on a developer's machine and fails under CI=true, where .ci/run
+// installs everything, so that a skip never hides a missing install step.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// CI reports whether the tests run under CI (CI=true).
+func CI() bool { return os.Getenv("CI") == "true" }
+
+// Missing stops t for a missing dependency: t.Fatalf under CI, t.Skipf
+// elsewhere. format should say what is missing and how to install it.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if CI() {
+		t.Fatalf(format+" (CI=true: a missing dependency fails)", args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// Root is the module's root folder (the one holding go.mod), found from
+// this file's location.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// VocabDir is the folder of llama.cpp's ggml-vocab-*.gguf files:
+// $LLAMAREF_DIR/vocab, else <root>/.cache/llamaref/vocab (written by
+// tools/llamaref/install.sh). Absent, it is Missing.
+func VocabDir(t testing.TB) string {
+	t.Helper()
+	var dirs []string
+	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
+		dirs = append(dirs, filepath.Join(d, "vocab"))
+	}
+	dirs = append(dirs, filepath.Join(Root(), ".cache", "llamaref", "vocab"))
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "ggml-vocab-gpt-2.gguf")); err == nil {
+			return d
+		}
+	}
+	Missing(t, "llama.cpp vocab files not found in %s: set LLAMAREF_DIR or run tools/llamaref/install.sh",
+		strings.Join(dirs, ", "))
+	return ""
+}
+
+// VocabFile is the path of file (such as "ggml-vocab-llama-bpe.gguf") in
+// VocabDir; a missing file is Missing.
+func VocabFile(t testing.TB, file string) string {
+	t.Helper()
+	p := filepath.Join(VocabDir(t), file)
+	if _, err := os.Stat(p); err != nil {
+		Missing(t, "%s not found: run tools/llamaref/install.sh", p)
+	}
+	return p
+}
+
+// SharedModel is the path of name in ../shared/models beside this checkout
+// (or, in a linked git worktree, beside the main checkout). Absent, it is
+// Missing.
+func SharedModel(t testing.TB, name string) string {
+	t.Helper()
+	roots := []string{Root()}
+	if out, err := exec.Command("git", "-C", Root(), "rev-parse", "--path-format=absolute", "--git-common-dir").Output(); err == nil {
+		roots = append(roots, filepath.Dir(strings.TrimSpace(string(out))))
+	}
+	var tried []string
+	for _, r := range roots {
+		p := filepath.Join(r, "..", "shared", "models", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		tried = append(tried, p)
+	}
+	Missing(t, "%s not found in %s", name, strings.Join(tried, ", "))
+	return ""
+}
+
+// Tool is the path of the program name (looked up in PATH, or used as a
+// path when it contains a slash). Absent, it is Missing with install, the
+// way to get it.
+func Tool(t testing.TB, name, install string) string {
+	t.Helper()
+	if strings.Contains(name, "/") {
+		if _, err := os.Stat(name); err != nil {
+			Missing(t, "%s is missing: %s", name, install)
+		}
+		return name
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, "%s not found: %s", name, install)
+	}
+	return p
+}

@@ -1,0 +1,90 @@
+package tokenizer
+
+// mergeRanker gives the queue key of merging adjacent symbols l and r of
+// sym (lowest first; see bpeBigram), or ok false when they do not merge.
+// The two tokenizer models differ only here: SentencePiece ranks a merge by
+// the score of the token it forms, byte-level BPE by the merge rule's rank.
+type mergeRanker interface {
+	key(sym []bpeSymbol, l, r int) (key uint64, ok bool)
+}
+
+// mergeRun splits text into its UTF-8 sequences (symbols in st.symbols)
+// and merges adjacent symbols greedily, the best-ranked pair first (ties to
+// the leftmost), until no pair merges: the loop llama.cpp's SentencePiece
+// and BPE tokenizers share. It returns the symbols; the live ones are
+// linked by next from 0 (none when text is empty). A type parameter rather
+// than an interface value keeps the per-word call free of allocation.
+func mergeRun[R mergeRanker](st *bpeState, text string, rank R) []bpeSymbol {
+	st.symbols = st.symbols[:0]
+	for off := 0; off < len(text); {
+		n := min(utf8SeqLen(text[off]), len(text)-off)
+		i := len(st.symbols)
+		st.symbols = append(st.symbols, bpeSymbol{start: off, n: n, prev: i - 1, next: i + 1})
+		off += n
+	}
+	if len(st.symbols) == 0 {
+		return nil
+	}
+	st.symbols[len(st.symbols)-1].next = -1
+	st.heap.items = st.heap.items[:0]
+	sym := st.symbols
+	push := func(l, r int) {
+		if l < 0 || r < 0 {
+			return
+		}
+		if k, ok := rank.key(sym, l, r); ok {
+			st.heap.push(bpeBigram{key: k, left: l, right: r, size: sym[l].n + sym[r].n})
+		}
+	}
+	for i := 1; i < len(sym); i++ {
+		push(i-1, i)
+	}
+	for len(st.heap.items) > 0 {
+		b := st.heap.pop()
+		l, r := &sym[b.left], &sym[b.right]
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue // stale: one side has merged since
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			sym[r.next].prev = b.left
+		}
+		push(l.prev, b.left)
+		push(b.left, l.next)
+	}
+	return sym
+}
+
+// spmRanker ranks a SentencePiece merge by the score of the token the two
+// symbols of text form (no such token: no merge).
+type spmRanker struct {
+	t    *Tokenizer
+	text string
+}
+
+func (r spmRanker) key(sym []bpeSymbol, a, b int) (uint64, bool) {
+	id, ok := r.t.tokenID[r.text[sym[a].start:sym[a].start+sym[a].n+sym[b].n]]
+	if !ok {
+		return 0, false
+	}
+	return scoreKey(r.t.scores[id], a), true
+}
+
+// bpeRanker ranks a byte-level BPE merge of the two symbols of word by its
+// rule's rank (no rule: no merge).
+type bpeRanker struct {
+	t    *Tokenizer
+	word string
+}
+
+func (r bpeRanker) key(sym []bpeSymbol, a, b int) (uint64, bool) {
+	left := r.word[sym[a].start : sym[a].start+sym[a].n]
+	right := r.word[sym[b].start : sym[b].start+sym[b].n]
+	rank, ok := r.t.ranks[mergePair{left, right}]
+	if !ok {
+		return 0, false
+	}
+	return rankKey(int32(rank), a), true
+}
