@@ -14,6 +14,8 @@
 //	processor/json        json         JSON mode: masks tokens that would break a JSON prefix (C, embedded)
 //	processor/allow       allow        ABI 2 example: only a fixed token set, as a cached mask
 //	                                   (C; Go: allow-go, Rust: allow-rust, AssemblyScript: allow-as)
+//	processor/grammar     grammar      ABI 2: a GBNF grammar or a JSON Schema as a cached mask,
+//	                                   the grammar package's engine (Go, embedded: 2.9 MiB)
 //	stop/strings          strings      stop strings over the detokenized bytes (C, embedded; Go: strings-go)
 //	stop/regex            regex        RE2 stop patterns (Go)
 //	stop/repetition       repetition   stops an n-gram loop (C, embedded)

@@ -10,14 +10,16 @@ import (
 // The embedded modules: the small C (and WAT) builds, a few KiB each;
 // greedy, standard and strings are realizar-host's defaults. The Go builds
 // (standard-go, strings-go, regex) stay files: each carries a Go runtime
-// of a few MiB.
+// of a few MiB; grammar, the engine behind --json-schema and --grammar
+// (2.9 MiB), is the one Go build embedded.
 //
 //go:embed wasm/greedy.wasm wasm/standard.wasm wasm/strings.wasm
 //go:embed wasm/mirostat-v2.wasm wasm/dry.wasm wasm/repetition.wasm wasm/max-time.wasm wasm/json.wasm
+//go:embed wasm/grammar.wasm
 var builtin embed.FS
 
 // builtinNames are the embedded plugins, in Names order.
-var builtinNames = []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time", "json"}
+var builtinNames = []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time", "json", "grammar"}
 
 // ErrUnknown is returned by Builtin for a name that is not embedded.
 var ErrUnknown = errors.New("plugins: no such builtin plugin")

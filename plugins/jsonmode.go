@@ -1,9 +1,26 @@
 package plugins
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // JSONBuiltin is the name of the embedded JSON-mode processor.
 const JSONBuiltin = "json"
+
+// GrammarBuiltin is the name of the embedded grammar processor (config
+// {"grammar": GBNF} or {"json_schema": SCHEMA}; plugins/processor/grammar).
+const GrammarBuiltin = "grammar"
+
+// GrammarMemoryPages is the memory cap (64 KiB pages, 256 MiB) to load
+// the grammar processor with: it holds the vocabulary's trie and its
+// masks (a 152k vocabulary needs more than the host's 32 MiB default).
+const GrammarMemoryPages = 4096
+
+// GrammarInitTimeout is the init deadline to load the grammar processor
+// with: it reads and sorts the whole vocabulary into its trie (seconds at
+// 152k tokens in the sandbox, past the host's 2 s default).
+const GrammarInitTimeout = 60 * time.Second
 
 // JSONMode is the config of the json processor (processor/json/json.c),
 // which masks every token whose piece would make the generated text stop

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -134,6 +136,9 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 	if _, err := responseFormat(f.ResponseFormat); err != nil {
 		return 0, err
 	}
+	if _, err := grammarRequest(f); err != nil {
+		return 0, err
+	}
 	if len(f.Stop) > maxStopStrings {
 		return 0, badRequest("stop", "stop holds %d strings; at most %d", len(f.Stop), maxStopStrings)
 	}
@@ -164,8 +169,9 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 
 // responseFormat reads response_format: absent, null or {"type": "text"}
 // is plain text; {"type": "json_object"} asks for JSON mode (the output is
-// a JSON object). json_schema (structured outputs) is not supported: a 400
-// naming the parameter, as is any other type.
+// a JSON object); {"type": "json_schema", "json_schema": {"schema": S}}
+// asks for output valid against S (structured outputs), handled by
+// grammarRequest. Any other type is a 400 naming the parameter.
 func responseFormat(raw json.RawMessage) (jsonObject bool, err error) {
 	if !present(raw) {
 		return false, nil
@@ -174,19 +180,80 @@ func responseFormat(raw json.RawMessage) (jsonObject bool, err error) {
 		Type string `json:"type"`
 	}
 	if json.Unmarshal(raw, &rf) != nil {
-		return false, badRequest("response_format", `response_format must be {"type": "text"} or {"type": "json_object"}`)
+		return false, badRequest("response_format", `response_format must be {"type": "text"}, {"type": "json_object"} or {"type": "json_schema", ...}`)
 	}
 	switch rf.Type {
-	case "text":
+	case "text", "json_schema":
 		return false, nil
 	case "json_object":
 		return true, nil
-	case "json_schema":
-		e := unsupported("response_format")
-		e.Message = `response_format {"type": "json_schema"} is not supported; {"type": "json_object"} (JSON mode) is`
-		return false, e
 	}
 	return false, badRequest("response_format", "response_format type %q is not text, json_object or json_schema", rf.Type)
+}
+
+// grammarRequest is the grammar processor's config for the request —
+// response_format json_schema, or llama.cpp's json_schema or grammar
+// field — or nil for none. The schema or grammar is converted and
+// compiled here, so one the engine cannot enforce exactly is a 400 naming
+// the keyword (or the grammar's line and column).
+func grammarRequest(f *samplingFields) (json.RawMessage, error) {
+	var schema json.RawMessage
+	param := ""
+	if present(f.ResponseFormat) {
+		var rf struct {
+			Type       string `json:"type"`
+			JSONSchema *struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+				Strict *bool           `json:"strict"`
+			} `json:"json_schema"`
+		}
+		if json.Unmarshal(f.ResponseFormat, &rf) == nil && rf.Type == "json_schema" {
+			if rf.JSONSchema == nil || !present(rf.JSONSchema.Schema) {
+				return nil, badRequest("response_format", `response_format json_schema needs {"json_schema": {"name": ..., "schema": {...}}}`)
+			}
+			schema, param = rf.JSONSchema.Schema, "response_format"
+		}
+	}
+	n := 0
+	for _, on := range []bool{schema != nil, present(f.JSONSchema), f.Grammar != nil} {
+		if on {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, badRequest("grammar", "give one of response_format json_schema, json_schema and grammar")
+	}
+	if present(f.JSONSchema) {
+		schema, param = f.JSONSchema, "json_schema"
+	}
+	if schema != nil {
+		src, err := grammar.FromJSONSchema(schema)
+		if err == nil {
+			_, err = grammar.Compile(src)
+		}
+		if err != nil {
+			e := badRequest(param, "%s: the schema cannot be enforced: %v", param, err)
+			e.Code = "unsupported_schema"
+			return nil, e
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, schema); err != nil {
+			return nil, badRequest(param, "%s: %v", param, err)
+		}
+		cfg, _ := json.Marshal(map[string]json.RawMessage{"json_schema": buf.Bytes()})
+		return cfg, nil
+	}
+	if f.Grammar != nil {
+		if _, err := grammar.Compile(*f.Grammar); err != nil {
+			e := badRequest("grammar", "grammar: %v", err)
+			e.Code = "invalid_grammar"
+			return nil, e
+		}
+		cfg, _ := json.Marshal(map[string]string{"grammar": *f.Grammar})
+		return cfg, nil
+	}
+	return nil, nil
 }
 
 // present reports whether a raw field was given and is not null.
@@ -366,6 +433,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		return err
 	}
 	pr := policyRequest{fields: f, stopText: f.Stop}
+	if pr.grammar, err = grammarRequest(f); err != nil {
+		return err
+	}
+	if pr.grammar != nil && jsonObject {
+		return badRequest("response_format", "json_object and a schema or grammar exclude each other")
+	}
 	if jsonObject {
 		// The budget the turn will have (batcher.run's rule), so that a turn
 		// cut by max_tokens still ends with a whole object.

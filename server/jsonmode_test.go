@@ -106,8 +106,10 @@ func TestResponseFormat(t *testing.T) {
 		{"text", "/v1/chat/completions", `{"type":"text"}`, http.StatusOK, ""},
 		{"null", "/v1/chat/completions", `null`, http.StatusOK, ""},
 		{"json_object on completions", "/v1/completions", `{"type":"json_object"}`, http.StatusOK, ""},
-		{"json_schema", "/v1/chat/completions", `{"type":"json_schema","json_schema":{"name":"x","schema":{}}}`,
-			http.StatusBadRequest, "unsupported_parameter"},
+		{"json_schema", "/v1/chat/completions", `{"type":"json_schema","json_schema":{"name":"x","schema":{"enum":["a","b"]}}}`, http.StatusOK, ""},
+		{"json_schema refused", "/v1/chat/completions", `{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"array","uniqueItems":true}}}`,
+			http.StatusBadRequest, "unsupported_schema"},
+		{"json_schema without schema", "/v1/chat/completions", `{"type":"json_schema","json_schema":{"name":"x"}}`, http.StatusBadRequest, ""},
 		{"unknown type", "/v1/chat/completions", `{"type":"yaml"}`, http.StatusBadRequest, ""},
 		{"not an object", "/v1/chat/completions", `"json"`, http.StatusBadRequest, ""},
 	}

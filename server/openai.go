@@ -32,10 +32,15 @@ type samplingFields struct {
 	// IgnoreEOS is llama.cpp's ignore_eos: end-of-generation ids are
 	// masked, so the turn runs to max_tokens, the context or a stop string.
 	IgnoreEOS bool `json:"ignore_eos"`
-	// ResponseFormat is {"type": "text"} (no-op) or {"type": "json_object"}
+	// ResponseFormat is {"type": "text"} (no-op), {"type": "json_object"}
 	// (JSON mode: the embedded json processor masks every token that would
-	// break the JSON); json_schema is refused (responseFormat).
+	// break the JSON) or {"type": "json_schema", "json_schema": {"name",
+	// "schema", "strict"}} (the embedded grammar processor; responseFormat).
 	ResponseFormat json.RawMessage `json:"response_format"`
+	// Grammar and JSONSchema are llama.cpp's grammar (GBNF text) and
+	// json_schema (a schema) fields: the embedded grammar processor.
+	Grammar    *string         `json:"grammar"`
+	JSONSchema json.RawMessage `json:"json_schema"`
 
 	// Refused options: present and meaningful means 400.
 	Tools        json.RawMessage `json:"tools"`

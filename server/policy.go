@@ -11,6 +11,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -46,6 +47,7 @@ type policyRequest struct {
 	fields   *samplingFields
 	stopText []string
 	json     json.RawMessage // JSON mode: the json processor's config (it runs last before the sampler); nil: off
+	grammar  json.RawMessage // structured output: the grammar processor's config (last before the sampler); nil: off
 }
 
 // buildPolicies resolves and instantiates the request's policies for t:
@@ -84,6 +86,13 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 	}
 	if req.json != nil {
 		pl, err := s.resolve(ctx, t, pluginRef{Plugin: builtinJSON, Config: req.json}, abi.KindProcessor, "response_format")
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, pl)
+	}
+	if req.grammar != nil {
+		pl, err := s.resolveGrammar(ctx, t, req.grammar)
 		if err != nil {
 			return nil, err
 		}
@@ -248,4 +257,25 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 		return nil, &APIError{Status: http.StatusInternalServerError, Type: typeServer, Message: err.Error()}
 	}
 	return b, nil
+}
+
+// resolveGrammar loads the embedded grammar processor with cfg. It runs
+// under the tenant's limits, except memory and the init deadline: at least
+// plugins.GrammarInitTimeout to prepare the vocabulary, and
+// plugins.GrammarMemoryPages, as the built-in feature it is (a Go guest
+// with a large vocabulary's trie and masks fits neither the host's 32 MiB
+// default nor a tenant cap meant for the tenant's own plugins).
+func (s *Server) resolveGrammar(ctx context.Context, t *Tenant, cfg json.RawMessage) (*host.Plugin, error) {
+	wasm, err := s.builtins(plugins.GrammarBuiltin)
+	if err != nil {
+		return nil, unsupported("response_format")
+	}
+	lim := t.Limits.hostLimits()
+	lim.MemoryPages = max(lim.MemoryPages, plugins.GrammarMemoryPages)
+	lim.InitTimeout = max(lim.InitTimeout, plugins.GrammarInitTimeout)
+	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg, Limits: lim})
+	if err != nil {
+		return nil, badRequest("response_format", "the grammar processor: %v", err)
+	}
+	return p, nil
 }

@@ -14,7 +14,7 @@ func TestBuiltinNamesOf(t *testing.T) {
 		want []string
 	}{
 		{"sampler", []string{"greedy", "standard", "mirostat-v2"}},
-		{"processor", []string{"dry", "json"}},
+		{"processor", []string{"dry", "json", "grammar"}},
 		{"stop", []string{"strings", "repetition", "max-time"}},
 		{"filter", nil},
 	}

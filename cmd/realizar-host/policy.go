@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -31,6 +32,8 @@ type policyFlags struct {
 	stopStrings   []string
 	pluginLog     bool
 	format        string // "text" or "json" (JSON mode)
+	jsonSchema    string // --json-schema: FILE or inline JSON
+	grammarFile   string // --grammar: a GBNF file
 
 	// Sugar for the standard sampler's config, in its (OpenAI and
 	// llama.cpp) field names; only flags the user set are passed on.
@@ -68,6 +71,8 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&p.pluginLog, "plugin-log", false, "print the plugins' logs on stderr after each turn")
 	fs.StringVar(&p.format, "format", formatText, "output format: "+formatText+", or "+formatJSON+
 		" (JSON mode: the embedded json processor, run last before the sampler, masks every token that would keep the answer from being a JSON object)")
+	fs.StringVar(&p.jsonSchema, "json-schema", "", "constrain the answer to a JSON Schema: a FILE or inline JSON (the embedded grammar processor, run last before the sampler)")
+	fs.StringVar(&p.grammarFile, "grammar", "", "constrain the answer to a GBNF grammar FILE (llama.cpp's format; the embedded grammar processor)")
 	s := &p.sampling
 	fs.Float64Var(&s.temperature, "temperature", 0.8, "standard sampler: temperature (<= 0 is greedy)")
 	fs.IntVar(&s.topK, "top-k", 40, "standard sampler: keep the K most likely tokens (0: all)")
@@ -168,6 +173,21 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 		pl, err := loadPolicy(ctx, h, plugins.JSONBuiltin, abi.KindProcessor, cfg, "--format")
 		if err != nil {
 			return nil, err
+		}
+		procs = append(procs, pl)
+		out.names = append(out.names, pl.String())
+	}
+	if cfg, flag, err := p.grammarConfig(); err != nil {
+		return nil, err
+	} else if cfg != nil {
+		mod, err := plugins.Builtin(plugins.GrammarBuiltin)
+		if err != nil {
+			return nil, failure(err)
+		}
+		pl, err := h.Load(ctx, mod, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg,
+			Limits: host.Limits{MemoryPages: plugins.GrammarMemoryPages, InitTimeout: plugins.GrammarInitTimeout}})
+		if err != nil {
+			return nil, pluginLoadError(flag, plugins.GrammarBuiltin, err)
 		}
 		procs = append(procs, pl)
 		out.names = append(out.names, pl.String())
@@ -372,4 +392,45 @@ func pluginLoadError(flag, spec string, err error) error {
 		err = pe.Err // "no such file or directory", the path is already named
 	}
 	return badPlugin(fmt.Errorf("%s %s: %s", flag, spec, strings.TrimPrefix(err.Error(), "host: ")))
+}
+
+// grammarConfig is the grammar processor's config for --json-schema or
+// --grammar (nil for neither). The schema or grammar is compiled here
+// first, so one the engine cannot enforce is a usage error naming the
+// keyword or the line and column, not a plugin failure.
+func (p *policyFlags) grammarConfig() ([]byte, string, error) {
+	switch {
+	case p.jsonSchema != "" && p.grammarFile != "":
+		return nil, "", usage(errors.New("--json-schema and --grammar exclude each other"))
+	case p.jsonSchema != "" && p.format == formatJSON:
+		return nil, "", usage(errors.New("--json-schema and --format json exclude each other (a schema already makes the answer JSON)"))
+	case p.jsonSchema != "":
+		schema := []byte(p.jsonSchema)
+		if t := strings.TrimSpace(p.jsonSchema); !strings.HasPrefix(t, "{") && t != "true" {
+			var err error
+			if schema, err = os.ReadFile(p.jsonSchema); err != nil {
+				return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
+			}
+		}
+		if _, err := grammar.FromJSONSchema(schema); err != nil {
+			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, schema); err != nil {
+			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
+		}
+		cfg, _ := json.Marshal(map[string]json.RawMessage{"json_schema": buf.Bytes()})
+		return cfg, "--json-schema", nil
+	case p.grammarFile != "":
+		src, err := os.ReadFile(p.grammarFile)
+		if err != nil {
+			return nil, "", usage(fmt.Errorf("--grammar: %w", err))
+		}
+		if _, err := grammar.Compile(string(src)); err != nil {
+			return nil, "", usage(fmt.Errorf("--grammar %s: %w", p.grammarFile, err))
+		}
+		cfg, _ := json.Marshal(map[string]string{"grammar": string(src)})
+		return cfg, "--grammar", nil
+	}
+	return nil, "", nil
 }

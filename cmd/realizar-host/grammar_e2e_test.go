@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// run --json-schema on stories260K: at temperatures 0-1.5 and several
+// seeds the answer is JSON valid against the schema; --grammar matches
+// its grammar; a refused schema or grammar is a usage error naming the
+// keyword or the line and column.
+func TestRunJSONSchemaStories(t *testing.T) {
+	model := storiesModel(t)
+	schema := `{"type":"object","properties":{"hero":{"type":"string","minLength":1,"maxLength":16},` +
+		`"age":{"type":"integer","minimum":1,"maximum":99},"pets":{"type":"array","items":{"enum":["cat","dog"]},"maxItems":2}},` +
+		`"required":["hero","age"],"additionalProperties":false}`
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(schema), &doc))
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource("s.json", doc))
+	v, err := c.Compile("s.json")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "s.json")
+	require.NoError(t, os.WriteFile(file, []byte(schema), 0o644))
+	for _, temp := range []string{"0", "0.8", "1.5"} {
+		for _, seed := range []int{1, 2} {
+			t.Run(fmt.Sprintf("t%s-seed%d", temp, seed), func(t *testing.T) {
+				out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "200",
+					"--temperature", temp, "--seed", fmt.Sprint(seed), "--json-schema", file)
+				require.Equal(t, 0, code, stderr)
+				assert.Contains(t, stderr, "| stop eog |")
+				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+				require.NoError(t, err, out)
+				assert.NoError(t, v.Validate(inst), out)
+			})
+		}
+	}
+	t.Run("grammar", func(t *testing.T) {
+		g := filepath.Join(t.TempDir(), "g.gbnf")
+		require.NoError(t, os.WriteFile(g, []byte(`root ::= "Tom " ("ran" | "sat") " " [a-z]{1,8} "."`+"\n"), 0o644))
+		for _, seed := range []string{"1", "2", "3"} {
+			out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once", "-n", "40", "--temperature", "1.2", "--seed", seed, "--grammar", g)
+			require.Equal(t, 0, code, stderr)
+			assert.Regexp(t, `^Tom (ran|sat) [a-z]{1,8}\.$`, out)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		_, stderr, code := runIn(t, "", "run", "-m", model, "-p", "x", "--json-schema", `{"type":"array","uniqueItems":true}`)
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, stderr, "uniqueItems")
+		g := filepath.Join(t.TempDir(), "bad.gbnf")
+		require.NoError(t, os.WriteFile(g, []byte("root ::= \"a\"\nx ::= ("), 0o644))
+		_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "x", "--grammar", g)
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, stderr, "line 2, column 8")
+	})
+}
+
+// grammar check on bare instances and a MaskBench-shaped file, with the
+// stories260K vocabulary.
+func TestGrammarCheck(t *testing.T) {
+	model := storiesModel(t)
+	dir := t.TempDir()
+	schema := filepath.Join(dir, "s.json")
+	require.NoError(t, os.WriteFile(schema, []byte(`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`), 0o644))
+	good := filepath.Join(dir, "good.json")
+	require.NoError(t, os.WriteFile(good, []byte(`{"a": 12}`), 0o644))
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"a": "x"}`), 0o644))
+	mb := filepath.Join(dir, "mb.json")
+	require.NoError(t, os.WriteFile(mb, []byte(`{"schema":{"enum":["x","y"]},"tests":[{"valid":true,"data":"y"},{"valid":false,"data":"z"}]}`), 0o644))
+	out, stderr, code := runIn(t, "", "grammar", "check", "--model", model, "--json-schema", schema, "--json", good, bad)
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Files []struct {
+			SchemaOK bool `json:"schema_ok"`
+			Tests    []struct{ Valid, Accepted bool }
+		} `json:"files"`
+		TBM map[string]float64 `json:"tbm_us"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.Len(t, rep.Files, 2)
+	assert.True(t, rep.Files[0].Tests[0].Accepted)
+	assert.False(t, rep.Files[1].Tests[0].Accepted)
+	assert.Greater(t, rep.TBM["max"], 0.0)
+	out, stderr, code = runIn(t, "", "grammar", "check", "--model", model, mb)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "compiled 1/1; valid rejected 0/1; invalid accepted 0/1")
+}

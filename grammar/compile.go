@@ -1,0 +1,382 @@
+package grammar
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxGrammarElems caps a compiled grammar's elements (terminals, rule
+// references and alternative ends), so a grammar's repetitions cannot
+// expand without bound.
+const MaxGrammarElems = 1 << 20
+
+type elemKind uint8
+
+const (
+	eEnd  elemKind = iota // end of an alternative
+	eTerm                 // one byte in sets[arg]
+	eRef                  // rule arg
+)
+
+type elem struct {
+	kind elemKind
+	arg  int32
+}
+
+// Grammar is a compiled grammar: byte terminals and rule references laid
+// out one alternative after another. It is immutable and safe to share.
+type Grammar struct {
+	elems []elem
+	sets  []byteSet
+	rules [][]int32 // each rule's alternative starts (indices into elems)
+	names []string
+	root  int32
+}
+
+// Compile parses a GBNF grammar and compiles it. A malformed grammar is a
+// *SyntaxError with its line and column; an undefined rule wraps
+// ErrUndefinedRule, left recursion ErrLeftRecursion, a grammar past the
+// caps ErrTooLarge, token terminals ErrUnsupported (as a *SyntaxError).
+func Compile(src string) (*Grammar, error) {
+	s, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	c := &compiler{s: s, ids: map[string]int32{}, classes: map[string]int32{}, setIdx: map[byteSet]int32{}}
+	for _, name := range s.order {
+		c.ids[name] = int32(len(c.alts))
+		c.alts = append(c.alts, nil)
+		c.names = append(c.names, name)
+	}
+	for _, name := range s.order {
+		id := c.ids[name]
+		alts, err := c.alternates(s.rules[name])
+		if err != nil {
+			return nil, err
+		}
+		c.alts[id] = alts
+	}
+	g := c.flatten()
+	g.root = c.ids["root"]
+	if err := g.checkLeftRecursion(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+type compiler struct {
+	s       *syntax
+	ids     map[string]int32
+	alts    [][][]elem // per rule, alternatives (without end markers)
+	names   []string
+	classes map[string]int32 // helper rule per multi-byte class
+	sets    []byteSet
+	setIdx  map[byteSet]int32
+	size    int
+}
+
+func (c *compiler) grow(n int) error {
+	c.size += n
+	if c.size > MaxGrammarElems {
+		return errorf("%w: more than %d compiled elements", ErrTooLarge, MaxGrammarElems)
+	}
+	return nil
+}
+
+func (c *compiler) set(s byteSet) int32 {
+	if id, ok := c.setIdx[s]; ok {
+		return id
+	}
+	id := int32(len(c.sets))
+	c.sets = append(c.sets, s)
+	c.setIdx[s] = id
+	return id
+}
+
+func (c *compiler) helper(name string, alts [][]elem) (elem, error) {
+	n := 1
+	for _, a := range alts {
+		n += len(a) + 1
+	}
+	if err := c.grow(n); err != nil {
+		return elem{}, err
+	}
+	id := int32(len(c.alts))
+	c.alts = append(c.alts, alts)
+	c.names = append(c.names, name)
+	return elem{kind: eRef, arg: id}, nil
+}
+
+func (c *compiler) alternates(alts [][]*node) ([][]elem, error) {
+	out := make([][]elem, 0, len(alts))
+	for _, seq := range alts {
+		var es []elem
+		for _, n := range seq {
+			u, err := c.unit(n)
+			if err != nil {
+				return nil, err
+			}
+			es = append(es, u...)
+		}
+		if err := c.grow(len(es) + 1); err != nil {
+			return nil, err
+		}
+		out = append(out, es)
+	}
+	return out, nil
+}
+
+// unit compiles one syntax node to the elements that match it in sequence.
+func (c *compiler) unit(n *node) ([]elem, error) {
+	switch n.kind {
+	case nLit:
+		var es []elem
+		var buf [4]byte
+		for _, r := range n.lit {
+			k := utf8.EncodeRune(buf[:], r)
+			for _, b := range buf[:k] {
+				var s byteSet
+				s.add(b, b)
+				es = append(es, elem{kind: eTerm, arg: c.set(s)})
+			}
+		}
+		return es, c.grow(len(es))
+	case nClass:
+		return c.class(n)
+	case nRef:
+		return []elem{{kind: eRef, arg: c.ids[n.name]}}, nil
+	case nGroup:
+		alts, err := c.alternates(n.alts)
+		if err != nil {
+			return nil, err
+		}
+		if len(alts) == 1 {
+			return alts[0], nil
+		}
+		h, err := c.helper("group", alts)
+		return []elem{h}, err
+	case nRepeat:
+		return c.repeat(n)
+	}
+	return nil, errorf("%w: node kind %d", ErrUnsupported, n.kind)
+}
+
+func (c *compiler) class(n *node) ([]elem, error) {
+	ranges := normalize(n.ranges, n.neg)
+	var kb strings.Builder
+	for _, r := range ranges {
+		kb.WriteString(strconv.Itoa(int(r.lo)) + "-" + strconv.Itoa(int(r.hi)) + ",")
+	}
+	key := kb.String()
+	if id, ok := c.classes[key]; ok {
+		return []elem{{kind: eRef, arg: id}}, nil
+	}
+	seqs := utf8Seqs(ranges)
+	var single byteSet
+	var hasSingle bool
+	var multi [][]elem
+	for _, sq := range seqs {
+		if len(sq) == 1 {
+			single.add(sq[0].lo, sq[0].hi)
+			hasSingle = true
+			continue
+		}
+		es := make([]elem, len(sq))
+		for i, br := range sq {
+			var s byteSet
+			s.add(br.lo, br.hi)
+			es[i] = elem{kind: eTerm, arg: c.set(s)}
+		}
+		multi = append(multi, es)
+	}
+	if len(multi) == 0 {
+		if !hasSingle {
+			return nil, errorf("%w: empty character class at line %d, column %d", ErrUnsupported, n.line, n.col)
+		}
+		return []elem{{kind: eTerm, arg: c.set(single)}}, c.grow(1)
+	}
+	alts := multi
+	if hasSingle {
+		alts = append([][]elem{{{kind: eTerm, arg: c.set(single)}}}, multi...)
+	}
+	h, err := c.helper("class", alts)
+	if err != nil {
+		return nil, err
+	}
+	c.classes[key] = h.arg
+	return []elem{h}, nil
+}
+
+// repeat compiles x{min,max} to right-recursive helper rules whose
+// recursive call is in tail position, so matching does not grow the stack.
+func (c *compiler) repeat(n *node) ([]elem, error) {
+	x, err := c.unit(n.sub)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.grow(len(x) * n.min); err != nil {
+		return nil, err
+	}
+	var out []elem
+	for range n.min {
+		out = append(out, x...)
+	}
+	if n.max < 0 {
+		// R ::= x R | ε
+		id := int32(len(c.alts))
+		self := elem{kind: eRef, arg: id}
+		h, err := c.helper("star", [][]elem{append(slices.Clone(x), self), {}})
+		if err != nil {
+			return nil, err
+		}
+		return append(out, h), nil
+	}
+	if n.max > n.min {
+		// O1 ::= x | ε ; Ok ::= x O(k-1) | ε
+		var prev []elem
+		for range n.max - n.min {
+			h, err := c.helper("opt", [][]elem{append(slices.Clone(x), prev...), {}})
+			if err != nil {
+				return nil, err
+			}
+			prev = []elem{h}
+		}
+		out = append(out, prev...)
+	}
+	return out, nil
+}
+
+func (c *compiler) flatten() *Grammar {
+	g := &Grammar{sets: c.sets, names: c.names, rules: make([][]int32, len(c.alts))}
+	for id, alts := range c.alts {
+		for _, a := range alts {
+			g.rules[id] = append(g.rules[id], int32(len(g.elems)))
+			g.elems = append(g.elems, a...)
+			g.elems = append(g.elems, elem{kind: eEnd})
+		}
+	}
+	return g
+}
+
+// checkLeftRecursion refuses a rule that can reach itself through
+// nullable prefixes with something left to match after the call (the
+// stack would grow without consuming input). Cycles made only of tail
+// calls are fine: the matcher's closure stops at a repeated position.
+func (g *Grammar) checkLeftRecursion() error {
+	n := len(g.rules)
+	nullable := make([]bool, n)
+	for changed := true; changed; {
+		changed = false
+		for id, alts := range g.rules {
+			if nullable[id] {
+				continue
+			}
+			for _, p := range alts {
+				if g.nullableFrom(p, nullable) {
+					nullable[id], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	type edge struct {
+		to   int32
+		tail bool
+	}
+	edges := make([][]edge, n)
+	for id, alts := range g.rules {
+		for _, p := range alts {
+			for ; g.elems[p].kind == eRef; p++ {
+				to := g.elems[p].arg
+				edges[id] = append(edges[id], edge{to, g.elems[p+1].kind == eEnd})
+				if !nullable[to] {
+					break
+				}
+			}
+		}
+	}
+	// Tarjan's strongly connected components, iteratively.
+	index := make([]int32, n)
+	low := make([]int32, n)
+	comp := make([]int32, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int32
+	var next, ncomp int32
+	type frame struct {
+		v int32
+		e int
+	}
+	for root := range n {
+		if index[root] >= 0 {
+			continue
+		}
+		call := []frame{{int32(root), 0}}
+		index[root], low[root] = next, next
+		next++
+		stack = append(stack, int32(root))
+		onStack[root] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			if f.e < len(edges[f.v]) {
+				w := edges[f.v][f.e].to
+				f.e++
+				if index[w] < 0 {
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					onStack[w] = true
+					call = append(call, frame{w, 0})
+				} else if onStack[w] {
+					low[f.v] = min(low[f.v], index[w])
+				}
+				continue
+			}
+			v := f.v
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				u := call[len(call)-1].v
+				low[u] = min(low[u], low[v])
+			}
+			if low[v] == index[v] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = ncomp
+					if w == v {
+						break
+					}
+				}
+				ncomp++
+			}
+		}
+	}
+	for id := range edges {
+		for _, e := range edges[id] {
+			if !e.tail && comp[e.to] == comp[id] {
+				return errorf("%w: rule %q", ErrLeftRecursion, g.names[id])
+			}
+		}
+	}
+	return nil
+}
+
+func (g *Grammar) nullableFrom(p int32, nullable []bool) bool {
+	for ; ; p++ {
+		switch e := g.elems[p]; e.kind {
+		case eEnd:
+			return true
+		case eTerm:
+			return false
+		case eRef:
+			if !nullable[e.arg] {
+				return false
+			}
+		}
+	}
+}

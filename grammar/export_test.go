@@ -1,0 +1,18 @@
+package grammar
+
+// Visits is the number of trie nodes the matcher's masks have stepped.
+func (m *Matcher) Visits() int { return m.visits }
+
+// Loops is the number of loop tables v keeps.
+func (v *Vocab) Loops() int { v.mu.Lock(); defer v.mu.Unlock(); return len(v.loops) }
+
+// LoopTables returns the keys.
+func (v *Vocab) LoopTables() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for k := range v.loops {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,1210 @@
+package grammar
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Schema conversion caps.
+const (
+	// MaxEnumValues caps an enum's values.
+	MaxEnumValues = 4096
+	// MaxSchemaRules caps the rules a schema may produce.
+	MaxSchemaRules = 20000
+	// MaxSchemaGrammarBytes caps the GBNF a schema may produce.
+	MaxSchemaGrammarBytes = 8 << 20
+	maxSchemaDepth        = 128
+	// MaxCount caps minLength, maxLength, minItems and maxItems (counts
+	// past MaxRepetition are nested repetitions).
+	MaxCount = MaxRepetition * MaxRepetition
+)
+
+// ErrSchema: the schema is not a valid JSON Schema document.
+var ErrSchema = errors.New("grammar: invalid JSON schema")
+
+// SchemaError is a schema this package cannot turn into an exact grammar
+// (wrapping ErrUnsupported or ErrTooLarge) or a malformed one (ErrSchema):
+// the JSON pointer of the subschema and the keyword at fault.
+type SchemaError struct {
+	Path    string
+	Keyword string
+	Msg     string
+	Err     error
+}
+
+func (e *SchemaError) Error() string {
+	return sprintf("%v: %s at %s: %s", e.Err, e.Keyword, e.Path, e.Msg)
+}
+
+// Unwrap returns ErrUnsupported, ErrTooLarge or ErrSchema.
+func (e *SchemaError) Unwrap() error { return e.Err }
+
+// FromJSONSchema writes a GBNF grammar (rule root) that matches exactly
+// the compact JSON serializations (no whitespace; object properties in the
+// schema's properties order, then any others; strings with only ", \ and
+// control characters escaped, other escapes accepted where the content is
+// unconstrained) of the instances valid against schema. A construct that
+// cannot be enforced exactly is a *SchemaError naming the keyword, never a
+// looser grammar; the grammar may be tighter (it refuses some valid
+// instances: other serializations, -0, 1.0 as an integer, leap seconds,
+// e-mail addresses outside the dot-atom form).
+func FromJSONSchema(schema []byte) (string, error) {
+	root, err := decodeOrdered(schema)
+	if err != nil {
+		return "", &SchemaError{Path: "#", Keyword: "schema", Msg: err.Error(), Err: ErrSchema}
+	}
+	g := &schemaGen{resolver: resolver{root: root}, refRule: map[string]string{}, bodyRule: map[string]string{}}
+	if o, ok := root.(*jsonObject); ok {
+		if v, ok := o.get("$schema"); ok {
+			if s, ok := v.(string); ok && (strings.Contains(s, "draft-04") || strings.Contains(s, "draft-06") || strings.Contains(s, "draft-07") || strings.Contains(s, "draft-03")) {
+				g.oldDraft = true
+			}
+		}
+	}
+	expr, err := g.gen(root, "#", 0)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("root ::= " + expr + "\n")
+	b.WriteString(jsonBaseRules)
+	for _, r := range g.rules {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}
+
+// jsonBaseRules: any JSON value, compact.
+const jsonBaseRules = `json-value ::= json-object | json-array | json-string | json-number | "true" | "false" | "null"
+json-object ::= "{" ( json-string ":" json-value ( "," json-string ":" json-value )* )? "}"
+json-array ::= "[" ( json-value ( "," json-value )* )? "]"
+json-string ::= "\"" json-char* "\""
+json-char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
+json-char-ns ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" ( [0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2} ) )
+json-raw ::= [^"\\\x00-\x1F]
+json-int ::= "-"? ( "0" | [1-9] [0-9]* )
+json-number ::= json-int ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+json-nonneg ::= ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+`
+
+type schemaGen struct {
+	resolver
+	oldDraft bool
+	rules    []string
+	refRule  map[string]string
+	bodyRule map[string]string
+	size     int
+	nrules   int
+}
+
+func (g *schemaGen) errf(path, kw string, err error, format string, a ...any) error {
+	return &SchemaError{Path: path, Keyword: kw, Msg: sprintf(format, a...), Err: err}
+}
+
+// rule names body (reusing the rule of an identical body).
+func (g *schemaGen) rule(body string) (string, error) {
+	if name, ok := g.bodyRule[body]; ok {
+		return name, nil
+	}
+	g.nrules++
+	name := "r" + strconv.Itoa(g.nrules)
+	return name, g.define(name, body)
+}
+
+func (g *schemaGen) define(name, body string) error {
+	g.size += len(name) + len(body) + 6
+	if g.nrules > MaxSchemaRules || g.size > MaxSchemaGrammarBytes {
+		return &SchemaError{Path: "#", Keyword: "schema", Msg: "the grammar passes its size caps", Err: ErrTooLarge}
+	}
+	g.bodyRule[body] = name
+	g.rules = append(g.rules, name+" ::= "+body)
+	return nil
+}
+
+// annotation keywords: no assertion, ignored.
+var annotations = map[string]bool{
+	"$schema": true, "$id": true, "id": true, "$comment": true, "title": true, "description": true,
+	"default": true, "examples": true, "example": true, "readOnly": true, "writeOnly": true,
+	"deprecated": true, "$defs": true, "definitions": true, "$anchor": true, "$vocabulary": true,
+	"contentMediaType": true, "contentEncoding": true, "contentSchema": true, "discriminator": true,
+}
+
+// unsupported assertion keywords: a schema using them is refused.
+var unsupported = []string{"not", "if", "then", "else", "dependencies", "dependentRequired",
+	"dependentSchemas", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contains",
+	"minContains", "maxContains", "multipleOf", "maxProperties", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"}
+
+func (g *schemaGen) gen(s any, path string, depth int) (string, error) {
+	if depth > maxSchemaDepth {
+		return "", g.errf(path, "schema", ErrTooLarge, "nested deeper than %d", maxSchemaDepth)
+	}
+	switch s := s.(type) {
+	case bool:
+		if s {
+			return "json-value", nil
+		}
+		return "", g.errf(path, "false", ErrUnsupported, "the false schema allows no value here")
+	case *jsonObject:
+		return g.object(s, path, depth)
+	}
+	return "", g.errf(path, "schema", ErrSchema, "a schema is an object or a boolean")
+}
+
+func hasAssertions(o *jsonObject, skip ...string) bool {
+	for _, k := range o.keys {
+		if !annotations[k] && !slices.Contains(skip, k) && !strings.HasPrefix(k, "x-") && knownKeyword(k) {
+			return true
+		}
+	}
+	return false
+}
+
+var knownKeywords = map[string]bool{
+	"type": true, "enum": true, "const": true, "multipleOf": true, "maximum": true, "exclusiveMaximum": true,
+	"minimum": true, "exclusiveMinimum": true, "maxLength": true, "minLength": true, "pattern": true,
+	"items": true, "prefixItems": true, "additionalItems": true, "contains": true, "minContains": true,
+	"maxContains": true, "maxItems": true, "minItems": true, "uniqueItems": true, "maxProperties": true,
+	"minProperties": true, "required": true, "properties": true, "patternProperties": true,
+	"additionalProperties": true, "dependentRequired": true, "dependentSchemas": true, "dependencies": true,
+	"propertyNames": true, "if": true, "then": true, "else": true, "allOf": true, "anyOf": true, "oneOf": true,
+	"not": true, "$ref": true, "unevaluatedItems": true, "unevaluatedProperties": true, "format": true,
+	"$dynamicRef": true, "$recursiveRef": true,
+}
+
+func knownKeyword(k string) bool { return knownKeywords[k] }
+
+func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error) {
+	if ref, ok := o.get("$ref"); ok {
+		str, ok := ref.(string)
+		if !ok {
+			return "", g.errf(path, "$ref", ErrSchema, "not a string")
+		}
+		if g.oldDraft || !hasAssertions(o, "$ref") {
+			return g.ref(str, path, depth)
+		}
+		target, err := g.resolve(str)
+		if err != nil {
+			return "", g.errf(path, "$ref", ErrUnsupported, "%v", err)
+		}
+		rest := without(o, "$ref")
+		m, err := g.merge([]any{target, rest}, path, 0)
+		if err != nil {
+			return "", err
+		}
+		return g.object(m, path, depth+1)
+	}
+	for _, k := range unsupported {
+		if v, ok := o.get(k); ok {
+			if k == "dependencies" || k == "dependentRequired" || k == "dependentSchemas" {
+				if vo, ok := v.(*jsonObject); ok && len(vo.keys) == 0 {
+					continue
+				}
+			}
+			return "", g.errf(path, k, ErrUnsupported, "not enforced by this engine")
+		}
+	}
+	if v, ok := o.get("patternProperties"); ok {
+		if vo, ok := v.(*jsonObject); !ok || len(vo.keys) > 0 {
+			return "", g.errf(path, "patternProperties", ErrUnsupported, "not enforced by this engine")
+		}
+	}
+	if v, ok := o.get("uniqueItems"); ok && v == true {
+		return "", g.errf(path, "uniqueItems", ErrUnsupported, "not enforced by this engine")
+	}
+	if v, ok := o.get("allOf"); ok {
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 {
+			return "", g.errf(path, "allOf", ErrSchema, "not a non-empty array")
+		}
+		m, err := g.merge(append(slices.Clone(list), without(o, "allOf")), path+"/allOf", 0)
+		if err != nil {
+			return "", err
+		}
+		return g.object(m, path, depth+1)
+	}
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		v, ok := o.get(kw)
+		if !ok {
+			continue
+		}
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 {
+			return "", g.errf(path, kw, ErrSchema, "not a non-empty array")
+		}
+		rest := without(o, kw)
+		if kw == "anyOf" {
+			if _, also := rest.get("oneOf"); also {
+				return "", g.errf(path, "oneOf", ErrUnsupported, "beside anyOf")
+			}
+		}
+		var branches []*jsonObject
+		for i, b := range list {
+			bp := sprintf("%s/%s/%d", path, kw, i)
+			if b == false {
+				continue
+			}
+			if hasAssertions(rest) {
+				m, err := g.merge([]any{b, rest}, bp, 0)
+				if err != nil {
+					return "", err
+				}
+				branches = append(branches, m)
+				continue
+			}
+			bo, ok := b.(*jsonObject)
+			if b == true {
+				bo = &jsonObject{}
+			} else if !ok {
+				return "", g.errf(bp, kw, ErrSchema, "not a schema")
+			}
+			branches = append(branches, bo)
+		}
+		if len(branches) == 0 {
+			return "", g.errf(path, kw, ErrUnsupported, "no branch allows a value")
+		}
+		if kw == "oneOf" {
+			if err := g.disjoint(branches, path); err != nil {
+				return "", err
+			}
+		}
+		var alts []string
+		for i, b := range branches {
+			e, err := g.object(b, sprintf("%s/%s/%d", path, kw, i), depth+1)
+			if err != nil {
+				return "", err
+			}
+			alts = append(alts, e)
+		}
+		return g.rule(strings.Join(alts, " | "))
+	}
+	if v, ok := o.get("const"); ok {
+		return g.enum(o, []any{v}, path, "const")
+	}
+	if v, ok := o.get("enum"); ok {
+		list, ok := v.([]any)
+		if !ok {
+			return "", g.errf(path, "enum", ErrSchema, "not an array")
+		}
+		return g.enum(o, list, path, "enum")
+	}
+	types, err := schemaTypes(o)
+	if err != nil {
+		return "", g.errf(path, "type", ErrSchema, "%v", err)
+	}
+	var alts []string
+	for _, t := range types {
+		e, err := g.typed(o, t, path, depth)
+		if err != nil {
+			return "", err
+		}
+		if e != "" {
+			alts = append(alts, e)
+		}
+	}
+	if len(alts) == 0 {
+		return "", g.errf(path, "type", ErrUnsupported, "no type allows a value")
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return g.rule(strings.Join(alts, " | "))
+}
+
+// without is o less keyword kw.
+func without(o *jsonObject, kw string) *jsonObject {
+	r := &jsonObject{}
+	for i, k := range o.keys {
+		if k != kw {
+			r.keys = append(r.keys, k)
+			r.vals = append(r.vals, o.vals[i])
+		}
+	}
+	return r
+}
+
+func (g *schemaGen) ref(ref, path string, depth int) (string, error) {
+	if name, ok := g.refRule[ref]; ok {
+		return name, nil
+	}
+	// a chain of bare references that comes back to itself matches nothing
+	seen := map[string]bool{ref: true}
+	for cur := ref; ; {
+		t, err := g.resolve(cur)
+		if err != nil {
+			return "", g.errf(path, "$ref", ErrUnsupported, "%v", err)
+		}
+		to, ok := t.(*jsonObject)
+		if !ok {
+			break
+		}
+		next, ok := to.get("$ref")
+		ns, isStr := next.(string)
+		if !ok || !isStr || hasAssertions(to, "$ref") && !g.oldDraft {
+			break
+		}
+		if seen[ns] {
+			return "", g.errf(path, "$ref", ErrUnsupported, "reference cycle through %q", ns)
+		}
+		seen[ns] = true
+		cur = ns
+	}
+	target, err := g.resolve(ref)
+	if err != nil {
+		return "", g.errf(path, "$ref", ErrUnsupported, "%v", err)
+	}
+	g.nrules++
+	name := "ref" + strconv.Itoa(g.nrules)
+	g.refRule[ref] = name
+	body, err := g.gen(target, ref, depth+1)
+	if err != nil {
+		return "", err
+	}
+	return name, g.define(name, body)
+}
+
+func schemaTypes(o *jsonObject) ([]string, error) {
+	all := []string{"null", "boolean", "object", "array", "string", "number"}
+	v, ok := o.get("type")
+	if !ok {
+		return all, nil
+	}
+	var list []string
+	switch v := v.(type) {
+	case string:
+		list = []string{v}
+	case []any:
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, errorf("type list holds a non-string")
+			}
+			list = append(list, s)
+		}
+	default:
+		return nil, errorf("type is neither a string nor a list")
+	}
+	for _, t := range list {
+		if !slices.Contains(all, t) && t != "integer" {
+			return nil, errorf("unknown type %q", t)
+		}
+	}
+	if slices.Contains(list, "number") {
+		list = slices.DeleteFunc(list, func(t string) bool { return t == "integer" })
+	}
+	return list, nil
+}
+
+func (g *schemaGen) enum(o *jsonObject, values []any, path, kw string) (string, error) {
+	if len(values) > MaxEnumValues {
+		return "", g.errf(path, kw, ErrTooLarge, "%d values (at most %d)", len(values), MaxEnumValues)
+	}
+	for _, k := range o.keys {
+		if k != kw && k != "type" && k != "enum" && k != "const" && !annotations[k] && knownKeyword(k) {
+			return "", g.errf(path, kw, ErrUnsupported, "beside %s", k)
+		}
+	}
+	types, err := schemaTypes(o)
+	if err != nil {
+		return "", g.errf(path, "type", ErrSchema, "%v", err)
+	}
+	var other []any
+	if c, ok := o.get("const"); ok && kw == "enum" {
+		other = []any{c}
+	}
+	var alts []string
+	seen := map[string]bool{}
+	for _, v := range values {
+		if !valueHasType(v, types) {
+			continue
+		}
+		var b strings.Builder
+		writeCompact(&b, v)
+		lit := b.String()
+		if len(other) > 0 {
+			var c strings.Builder
+			writeCompact(&c, other[0])
+			if c.String() != lit {
+				continue
+			}
+		}
+		if !seen[lit] {
+			seen[lit] = true
+			alts = append(alts, gbnfLiteral(lit))
+		}
+	}
+	if len(alts) == 0 {
+		return "", g.errf(path, kw, ErrUnsupported, "no value allowed")
+	}
+	return g.rule(strings.Join(alts, " | "))
+}
+
+func valueHasType(v any, types []string) bool {
+	for _, t := range types {
+		switch t {
+		case "null":
+			if v == nil {
+				return true
+			}
+		case "boolean":
+			if _, ok := v.(bool); ok {
+				return true
+			}
+		case "object":
+			if _, ok := v.(*jsonObject); ok {
+				return true
+			}
+		case "array":
+			if _, ok := v.([]any); ok {
+				return true
+			}
+		case "string":
+			if _, ok := v.(string); ok {
+				return true
+			}
+		case "number":
+			if _, ok := v.(jsonNumber); ok {
+				return true
+			}
+		case "integer":
+			if n, ok := v.(jsonNumber); ok {
+				if f, err := n.Float64(); err == nil && f == math.Trunc(f) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (g *schemaGen) typed(o *jsonObject, t, path string, depth int) (string, error) {
+	switch t {
+	case "null":
+		return `"null"`, nil
+	case "boolean":
+		return `("true" | "false")`, nil
+	case "integer":
+		return g.integer(o, path)
+	case "number":
+		return g.number(o, path)
+	case "string":
+		return g.str(o, path)
+	case "array":
+		return g.array(o, path, depth)
+	case "object":
+		return g.obj(o, path, depth)
+	}
+	return "", g.errf(path, "type", ErrSchema, "unknown type %q", t)
+}
+
+func num(o *jsonObject, kw string) (float64, bool, error) {
+	v, ok := o.get(kw)
+	if !ok {
+		return 0, false, nil
+	}
+	n, ok := v.(jsonNumber)
+	if !ok {
+		return 0, false, errorf("%s is not a number", kw)
+	}
+	f, err := n.Float64()
+	return f, true, err
+}
+
+func (g *schemaGen) bounds(o *jsonObject, path string) (lo, hi float64, loEx, hiEx, hasLo, hasHi bool, err error) {
+	lo, hasLo, err = num(o, "minimum")
+	if err != nil {
+		return
+	}
+	hi, hasHi, err = num(o, "maximum")
+	if err != nil {
+		return
+	}
+	for _, side := range []struct {
+		kw    string
+		v     *float64
+		has   *bool
+		ex    *bool
+		lower bool
+	}{{"exclusiveMinimum", &lo, &hasLo, &loEx, true}, {"exclusiveMaximum", &hi, &hasHi, &hiEx, false}} {
+		v, ok := o.get(side.kw)
+		if !ok {
+			continue
+		}
+		switch v := v.(type) {
+		case bool: // draft 4: a flag on minimum/maximum
+			*side.ex = v && *side.has
+		case jsonNumber:
+			f, e := v.Float64()
+			if e != nil {
+				err = e
+				return
+			}
+			if !*side.has || side.lower && f >= *side.v || !side.lower && f <= *side.v {
+				*side.v, *side.has, *side.ex = f, true, true
+			}
+		default:
+			err = errorf("%s is neither a number nor a boolean", side.kw)
+			return
+		}
+	}
+	return
+}
+
+func (g *schemaGen) integer(o *jsonObject, path string) (string, error) {
+	lo, hi, loEx, hiEx, hasLo, hasHi, err := g.bounds(o, path)
+	if err != nil {
+		return "", g.errf(path, "minimum", ErrSchema, "%v", err)
+	}
+	if !hasLo && !hasHi {
+		return "json-int", nil
+	}
+	var ilo, ihi int64
+	const limit = 1e18
+	if hasLo {
+		if math.Abs(lo) > limit {
+			return "", g.errf(path, "minimum", ErrUnsupported, "bound %g past ±1e18", lo)
+		}
+		c := math.Ceil(lo)
+		if loEx && c == lo {
+			c++
+		}
+		ilo = int64(c)
+	}
+	if hasHi {
+		if math.Abs(hi) > limit {
+			return "", g.errf(path, "maximum", ErrUnsupported, "bound %g past ±1e18", hi)
+		}
+		f := math.Floor(hi)
+		if hiEx && f == hi {
+			f--
+		}
+		ihi = int64(f)
+	}
+	if hasLo && hasHi && ilo > ihi {
+		return "", g.errf(path, "minimum", ErrUnsupported, "no integer in range")
+	}
+	return g.rule(intRange(ilo, ihi, hasLo, hasHi))
+}
+
+func (g *schemaGen) number(o *jsonObject, path string) (string, error) {
+	lo, _, loEx, _, hasLo, hasHi, err := g.bounds(o, path)
+	if err != nil {
+		return "", g.errf(path, "minimum", ErrSchema, "%v", err)
+	}
+	if !hasLo && !hasHi {
+		return "json-number", nil
+	}
+	if hasLo && !hasHi && lo == 0 && !loEx {
+		return "json-nonneg", nil
+	}
+	kw := "minimum"
+	if !hasLo {
+		kw = "maximum"
+	}
+	return "", g.errf(path, kw, ErrUnsupported, "bounds on non-integer numbers other than minimum 0")
+}
+
+func (g *schemaGen) count(o *jsonObject, kw, path string) (int, bool, error) {
+	f, ok, err := num(o, kw)
+	if err != nil || !ok {
+		if err != nil {
+			return 0, false, g.errf(path, kw, ErrSchema, "%v", err)
+		}
+		return 0, false, nil
+	}
+	if f < 0 || f != math.Trunc(f) {
+		return 0, false, g.errf(path, kw, ErrSchema, "not a non-negative integer")
+	}
+	if f > MaxCount {
+		return 0, false, g.errf(path, kw, ErrTooLarge, "%g is over %d", f, MaxCount)
+	}
+	return int(f), true, nil
+}
+
+func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
+	minL, hasMin, err := g.count(o, "minLength", path)
+	if err != nil {
+		return "", err
+	}
+	maxL, hasMax, err := g.count(o, "maxLength", path)
+	if err != nil {
+		return "", err
+	}
+	if hasMin && hasMax && minL > maxL {
+		return "", g.errf(path, "minLength", ErrUnsupported, "minLength above maxLength")
+	}
+	_, hasPattern := o.get("pattern")
+	fmtv, hasFormat := o.get("format")
+	if hasFormat {
+		if hasPattern || hasMin || hasMax {
+			return "", g.errf(path, "format", ErrUnsupported, "beside pattern or a length")
+		}
+		f, _ := fmtv.(string)
+		body, ok := formats[f]
+		if !ok && !standardFormats[f] {
+			// not a format JSON Schema defines: an annotation validators ignore
+			return g.str(without(o, "format"), path)
+		}
+		if !ok {
+			return "", g.errf(path, "format", ErrUnsupported, "format %q", f)
+		}
+		if err := g.formatRules(); err != nil {
+			return "", err
+		}
+		return g.rule(`"\"" ` + body + ` "\""`)
+	}
+	if hasPattern {
+		if hasMin || hasMax {
+			return "", g.errf(path, "pattern", ErrUnsupported, "beside minLength or maxLength")
+		}
+		p, _ := o.get("pattern")
+		ps, ok := p.(string)
+		if !ok {
+			return "", g.errf(path, "pattern", ErrSchema, "not a string")
+		}
+		e, err := regexToGBNF(ps)
+		if err != nil {
+			return "", g.errf(path, "pattern", ErrUnsupported, "%v", err)
+		}
+		return g.rule(`"\"" ` + e + ` "\""`)
+	}
+	if !hasMin && !hasMax {
+		return "json-string", nil
+	}
+	if !hasMax {
+		maxL = -1
+	}
+	return g.rule(`"\"" ` + repeatExpr("json-char-ns", minL, maxL) + ` "\""`)
+}
+
+// formats are the string formats enforced exactly (or tighter).
+var formats = map[string]string{
+	"uri":       "fmt-uri",
+	"hostname":  "fmt-hostname",
+	"date":      "fmt-date",
+	"time":      "fmt-time",
+	"date-time": `fmt-date "T" fmt-time`,
+	"uuid":      `fmt-hex{8} "-" fmt-hex{4} "-" fmt-hex{4} "-" fmt-hex{4} "-" fmt-hex{12}`,
+	"email":     "fmt-email",
+	"ipv4":      `fmt-octet "." fmt-octet "." fmt-octet "." fmt-octet`,
+}
+
+// standardFormats are the formats JSON Schema (2020-12) defines; any
+// other format name is an annotation.
+var standardFormats = map[string]bool{
+	"date-time": true, "date": true, "time": true, "duration": true, "email": true, "idn-email": true,
+	"hostname": true, "idn-hostname": true, "ipv4": true, "ipv6": true, "uri": true, "uri-reference": true,
+	"iri": true, "iri-reference": true, "uuid": true, "uri-template": true, "json-pointer": true,
+	"relative-json-pointer": true, "regex": true,
+}
+
+// repeatExpr is x repeated lo to hi times (hi < 0: unbounded), nesting
+// repetitions for counts past MaxRepetition.
+func repeatExpr(x string, lo, hi int) string {
+	var parts []string
+	if lo > 0 {
+		parts = append(parts, countExpr(x, lo))
+	}
+	switch {
+	case hi < 0:
+		parts = append(parts, x+"*")
+	case hi > lo:
+		n := hi - lo
+		if n <= MaxRepetition {
+			parts = append(parts, x+"{0,"+strconv.Itoa(n)+"}")
+		} else {
+			// n = q·a + r: fewer than q whole blocks of a and a tail
+			// under a, or q blocks and a tail of at most r; the blocks are
+			// exact counts, so at most a few parses stay alive
+			a := MaxRepetition
+			q, r := n/a, n%a
+			blk := "( " + x + "{" + strconv.Itoa(a) + "} )"
+			alt1 := blk + "{0," + strconv.Itoa(q-1) + "} " + x + "{0," + strconv.Itoa(a-1) + "}"
+			alt2 := blk + "{" + strconv.Itoa(q) + "}"
+			if r > 0 {
+				alt2 += " " + x + "{0," + strconv.Itoa(r) + "}"
+			}
+			parts = append(parts, "( "+alt1+" | "+alt2+" )")
+		}
+	}
+	if len(parts) == 0 {
+		return `""`
+	}
+	return strings.Join(parts, " ")
+}
+
+// countExpr is x exactly n times.
+func countExpr(x string, n int) string {
+	if n <= MaxRepetition {
+		return x + "{" + strconv.Itoa(n) + "}"
+	}
+	q, r := n/MaxRepetition, n%MaxRepetition
+	out := "( " + x + "{" + strconv.Itoa(MaxRepetition) + "} ){" + strconv.Itoa(q) + "}"
+	if r > 0 {
+		out += " " + x + "{" + strconv.Itoa(r) + "}"
+	}
+	return out
+}
+
+const formatRules = `fmt-hex ::= [0-9a-fA-F]
+fmt-d ::= [0-9]
+fmt-leap-yy ::= "0" [48] | [2468] [048] | [13579] [26]
+fmt-leap ::= fmt-d fmt-d fmt-leap-yy | fmt-leap-yy "00" | "0000"
+fmt-date ::= fmt-d{4} "-" ( ( "01" | "03" | "05" | "07" | "08" | "10" | "12" ) "-" fmt-day31 | ( "04" | "06" | "09" | "11" ) "-" fmt-day30 | "02-" fmt-day28 ) | fmt-leap "-02-29"
+fmt-day28 ::= "0" [1-9] | "1" fmt-d | "2" [0-8]
+fmt-day30 ::= "0" [1-9] | [12] fmt-d | "30"
+fmt-day31 ::= "0" [1-9] | [12] fmt-d | "3" [01]
+fmt-time ::= ( [01] fmt-d | "2" [0-3] ) ":" [0-5] fmt-d ":" [0-5] fmt-d ( "." fmt-d+ )? ( "Z" | [+-] ( [01] fmt-d | "2" [0-3] ) ":" [0-5] fmt-d )
+fmt-atom ::= [a-zA-Z0-9!#$%&'*+/=?^_{|}~\x60-]{1,16}
+fmt-label ::= [a-zA-Z0-9] ( [a-zA-Z0-9-]{0,38} [a-zA-Z0-9] )?
+fmt-email ::= fmt-atom ( "." fmt-atom ){0,3} "@" fmt-label ( "." fmt-label ){1,3}
+fmt-label63 ::= [a-zA-Z0-9] ( [a-zA-Z0-9-]{0,61} [a-zA-Z0-9] )?
+fmt-hostname ::= fmt-label63 ( "." fmt-label63 ){0,3}
+fmt-pchar ::= [a-zA-Z0-9._~!$&'()*+,;=:@-] | "%" fmt-hex fmt-hex
+fmt-uri ::= [a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" fmt-hostname ( ":" fmt-d{1,5} )? ( "/" fmt-pchar* )* ( "?" ( fmt-pchar | [/?] )* )? ( "#" ( fmt-pchar | [/?] )* )?
+fmt-octet ::= fmt-d | [1-9] fmt-d | "1" fmt-d fmt-d | "2" [0-4] fmt-d | "25" [0-5]
+`
+
+func (g *schemaGen) formatRules() error {
+	if g.bodyRule["\x00formats"] != "" {
+		return nil
+	}
+	g.bodyRule["\x00formats"] = "done"
+	g.rules = append(g.rules, strings.TrimSuffix(formatRules, "\n"))
+	return nil
+}
+
+func (g *schemaGen) array(o *jsonObject, path string, depth int) (string, error) {
+	minI, _, err := g.count(o, "minItems", path)
+	if err != nil {
+		return "", err
+	}
+	maxI, hasMax, err := g.count(o, "maxItems", path)
+	if err != nil {
+		return "", err
+	}
+	var prefix []any
+	var rest any = true
+	if p, ok := o.get("prefixItems"); ok {
+		if prefix, ok = p.([]any); !ok {
+			return "", g.errf(path, "prefixItems", ErrSchema, "not an array")
+		}
+		if it, ok := o.get("items"); ok {
+			rest = it
+		}
+	} else if it, ok := o.get("items"); ok {
+		if arr, isArr := it.([]any); isArr {
+			prefix = arr
+			if ai, ok := o.get("additionalItems"); ok {
+				rest = ai
+			}
+		} else {
+			rest = it
+		}
+	}
+	if _, ok := o.get("additionalItems"); ok {
+		if it, _ := o.get("items"); it == nil {
+			// additionalItems without array items has no effect
+		}
+	}
+	if rest == false {
+		if !hasMax || maxI > len(prefix) {
+			maxI, hasMax = len(prefix), true
+		}
+	}
+	if hasMax && minI > maxI {
+		return "", g.errf(path, "minItems", ErrUnsupported, "minItems above maxItems")
+	}
+	elems := make([]string, len(prefix))
+	for i, p := range prefix {
+		if hasMax && i >= maxI {
+			break
+		}
+		e, err := g.gen(p, sprintf("%s/prefixItems/%d", path, i), depth+1)
+		if err != nil {
+			return "", err
+		}
+		elems[i] = e
+	}
+	var item string
+	if rest != false && (!hasMax || maxI > len(prefix)) {
+		if item, err = g.gen(rest, path+"/items", depth+1); err != nil {
+			return "", err
+		}
+	}
+	// tail(i): the elements from index i on, each after a comma.
+	var tail func(i int) (string, error)
+	tail = func(i int) (string, error) {
+		if i >= len(prefix) {
+			if item == "" || hasMax && i >= maxI {
+				return `""`, nil
+			}
+			lo, hi := max(minI-i, 0), -1
+			if hasMax {
+				hi = maxI - i
+			}
+			return repeatExpr(`( "," `+item+` )`, lo, hi), nil
+		}
+		if hasMax && i >= maxI {
+			return `""`, nil
+		}
+		next, err := tail(i + 1)
+		if err != nil {
+			return "", err
+		}
+		r, err := g.rule(`"," ` + elems[i] + " " + next)
+		if err != nil {
+			return "", err
+		}
+		if i < minI {
+			return r, nil
+		}
+		return r + "?", nil
+	}
+	if hasMax && maxI == 0 {
+		return `"[]"`, nil
+	}
+	var first, next string
+	if len(prefix) > 0 {
+		first = elems[0]
+	} else {
+		first = item
+	}
+	if first == "" {
+		return `"[]"`, nil
+	}
+	if next, err = tail(1); err != nil {
+		return "", err
+	}
+	body := first + " " + next
+	if minI == 0 {
+		return g.rule(`"[" ( ` + body + ` )? "]"`)
+	}
+	return g.rule(`"[" ` + body + ` "]"`)
+}
+
+func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
+	type prop struct {
+		name   string
+		schema any
+		req    bool
+	}
+	var props []prop
+	if p, ok := o.get("properties"); ok {
+		po, ok := p.(*jsonObject)
+		if !ok {
+			return "", g.errf(path, "properties", ErrSchema, "not an object")
+		}
+		for i, k := range po.keys {
+			props = append(props, prop{name: k, schema: po.vals[i]})
+		}
+	}
+	if r, ok := o.get("required"); ok {
+		list, ok := r.([]any)
+		if !ok {
+			return "", g.errf(path, "required", ErrSchema, "not an array")
+		}
+		for _, e := range list {
+			name, ok := e.(string)
+			if !ok {
+				return "", g.errf(path, "required", ErrSchema, "holds a non-string")
+			}
+			found := false
+			for i := range props {
+				if props[i].name == name {
+					props[i].req, found = true, true
+				}
+			}
+			if !found {
+				return "", g.errf(path, "required", ErrUnsupported, "%q is not among the properties", name)
+			}
+		}
+	}
+	var additional any = true
+	if a, ok := o.get("additionalProperties"); ok {
+		additional = a
+	}
+	nreq := 0
+	for _, p := range props {
+		if p.req {
+			nreq++
+		}
+	}
+	if minP, ok, err := g.count(o, "minProperties", path); err != nil {
+		return "", err
+	} else if ok && minP > nreq {
+		return "", g.errf(path, "minProperties", ErrUnsupported, "more than the required properties")
+	}
+	var kvs []string
+	var names []string
+	for _, p := range props {
+		names = append(names, p.name)
+		if p.schema == false {
+			if p.req {
+				return "", g.errf(path, "required", ErrUnsupported, "%q is required but its schema is false", p.name)
+			}
+			kvs = append(kvs, "")
+			continue
+		}
+		v, err := g.gen(p.schema, path+"/properties/"+p.name, depth+1)
+		if err != nil {
+			return "", err
+		}
+		var key strings.Builder
+		writeString(&key, p.name)
+		kvs = append(kvs, gbnfLiteral(key.String()+":")+" "+v)
+	}
+	extra := ""
+	if additional != false {
+		val, err := g.gen(additional, path+"/additionalProperties", depth+1)
+		if err != nil {
+			return "", err
+		}
+		key, err := g.keyNotIn(names, path)
+		if err != nil {
+			return "", err
+		}
+		if extra, err = g.rule(key + ` ":" ` + val); err != nil {
+			return "", err
+		}
+	}
+	// after(i): properties i… when something came before (comma first);
+	// start(i): the same when nothing did.
+	afterExtra, startExtra := `""`, `""`
+	if extra != "" {
+		afterExtra = `( "," ` + extra + ` )*`
+		startExtra = `( ` + extra + ` ( "," ` + extra + ` )* )?`
+	}
+	after := make([]string, len(props)+1)
+	start := make([]string, len(props)+1)
+	after[len(props)], start[len(props)] = afterExtra, startExtra
+	for i := len(props) - 1; i >= 0; i-- {
+		if kvs[i] == "" {
+			after[i], start[i] = after[i+1], start[i+1]
+			continue
+		}
+		a := `"," ` + kvs[i] + " " + after[i+1]
+		s := kvs[i] + " " + after[i+1]
+		if !props[i].req {
+			a += " | " + after[i+1]
+			s += " | " + start[i+1]
+		}
+		var err error
+		if after[i], err = g.rule(a); err != nil {
+			return "", err
+		}
+		if start[i], err = g.rule(s); err != nil {
+			return "", err
+		}
+	}
+	return g.rule(`"{" ` + start[0] + ` "}"`)
+}
+
+// keyNotIn is a JSON string that is none of names: raw characters until
+// it leaves every name, then any (escapes could spell a name before).
+func (g *schemaGen) keyNotIn(names []string, path string) (string, error) {
+	if len(names) == 0 {
+		return "json-string", nil
+	}
+	type tnode struct {
+		end      bool
+		children map[rune]*tnode
+		order    []rune
+	}
+	root := &tnode{children: map[rune]*tnode{}}
+	for _, n := range names {
+		cur := root
+		for _, c := range n {
+			if _, esc := jsonEscape(c); esc {
+				return "", g.errf(path, "properties", ErrUnsupported, "property name %q needs escapes", n)
+			}
+			next, ok := cur.children[c]
+			if !ok {
+				next = &tnode{children: map[rune]*tnode{}}
+				cur.children[c] = next
+				cur.order = append(cur.order, c)
+			}
+			cur = next
+		}
+		cur.end = true
+	}
+	var build func(n *tnode) (string, error)
+	build = func(n *tnode) (string, error) {
+		var alts []string
+		if !n.end {
+			alts = append(alts, `"\""`)
+		}
+		slices.Sort(n.order)
+		var excl []runeRange
+		for _, c := range n.order {
+			sub, err := build(n.children[c])
+			if err != nil {
+				return "", err
+			}
+			alts = append(alts, gbnfLiteral(string(c))+" "+sub)
+			excl = append(excl, runeRange{c, c})
+		}
+		excl = append(excl, runeRange{0, 0x1F}, runeRange{'"', '"'}, runeRange{'\\', '\\'})
+		rest := normalize(excl, true)
+		if len(rest) > 0 {
+			// once a raw character leaves every name, the rest is free
+			alts = append(alts, classExpr(rest)+` json-char* "\""`)
+		}
+		return g.rule(strings.Join(alts, " | "))
+	}
+	body, err := build(root)
+	if err != nil {
+		return "", err
+	}
+	return `"\"" ` + body, nil
+}
+
+// disjoint checks that no value can match two oneOf branches: their
+// types differ, or they hold different constants or enums, or objects
+// require a property whose constants differ.
+func (g *schemaGen) disjoint(branches []*jsonObject, path string) error {
+	for i := range branches {
+		for j := i + 1; j < len(branches); j++ {
+			if !g.disjointPair(branches[i], branches[j], 0) {
+				return g.errf(path, "oneOf", ErrUnsupported, "branches %d and %d may both match (enforced only when provably exclusive)", i, j)
+			}
+		}
+	}
+	return nil
+}
+
+func (g *schemaGen) deref(o *jsonObject, depth int) *jsonObject {
+	for depth < 16 {
+		ref, ok := o.get("$ref")
+		if !ok {
+			return o
+		}
+		s, _ := ref.(string)
+		t, err := g.resolve(s)
+		to, ok := t.(*jsonObject)
+		if err != nil || !ok {
+			return o
+		}
+		o = to
+		depth++
+	}
+	return o
+}
+
+func (g *schemaGen) disjointPair(a, b *jsonObject, depth int) bool {
+	a, b = g.deref(a, 0), g.deref(b, 0)
+	ta, erra := effectiveTypes(a)
+	tb, errb := effectiveTypes(b)
+	if erra == nil && errb == nil {
+		overlap := false
+		for _, x := range ta {
+			for _, y := range tb {
+				if x == y || x == "number" && y == "integer" || x == "integer" && y == "number" {
+					overlap = true
+				}
+			}
+		}
+		if !overlap {
+			return true
+		}
+	}
+	va, oka := constValues(a)
+	vb, okb := constValues(b)
+	if oka && okb {
+		for _, x := range va {
+			if slices.Contains(vb, x) {
+				return false
+			}
+		}
+		return true
+	}
+	if depth > 2 {
+		return false
+	}
+	pa, _ := a.get("properties")
+	pb, _ := b.get("properties")
+	poa, _ := pa.(*jsonObject)
+	pob, _ := pb.(*jsonObject)
+	if poa == nil || pob == nil || !slices.Contains(typesOf(ta), "object") && erra == nil {
+		return false
+	}
+	for i, k := range poa.keys {
+		sb, ok := pob.get(k)
+		if !ok || !requires(a, k) || !requires(b, k) {
+			continue
+		}
+		sa, _ := poa.vals[i].(*jsonObject)
+		sbo, _ := sb.(*jsonObject)
+		if sa != nil && sbo != nil && g.disjointPair(sa, sbo, depth+1) {
+			// both objects need key k with values no value satisfies twice;
+			// and a non-object value matches neither object-only branch
+			onlyObj := func(o *jsonObject) bool {
+				t, err := effectiveTypes(o)
+				return err == nil && len(t) == 1 && t[0] == "object"
+			}
+			if onlyObj(a) && onlyObj(b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func typesOf(t []string) []string { return t }
+
+func requires(o *jsonObject, k string) bool {
+	r, _ := o.get("required")
+	list, _ := r.([]any)
+	return slices.Contains(list, any(k))
+}
+
+// effectiveTypes is the types a branch allows, from type, or from const
+// or enum values; an error when unconstrained.
+func effectiveTypes(o *jsonObject) ([]string, error) {
+	if _, ok := o.get("type"); ok {
+		return schemaTypes(o)
+	}
+	if vals, ok := constValues(o); ok {
+		_ = vals
+		var ts []string
+		v, _ := o.get("enum")
+		list, _ := v.([]any)
+		if c, ok := o.get("const"); ok {
+			list = []any{c}
+		}
+		for _, e := range list {
+			for _, t := range []string{"null", "boolean", "object", "array", "string", "number"} {
+				if valueHasType(e, []string{t}) && !slices.Contains(ts, t) {
+					ts = append(ts, t)
+				}
+			}
+		}
+		return ts, nil
+	}
+	return nil, errors.New("unconstrained")
+}
+
+func constValues(o *jsonObject) ([]string, bool) {
+	var list []any
+	if c, ok := o.get("const"); ok {
+		list = []any{c}
+	} else if e, ok := o.get("enum"); ok {
+		l, ok := e.([]any)
+		if !ok {
+			return nil, false
+		}
+		list = l
+	} else {
+		return nil, false
+	}
+	out := make([]string, len(list))
+	for i, v := range list {
+		var b strings.Builder
+		writeCompact(&b, v)
+		out[i] = b.String()
+	}
+	return out, true
+}

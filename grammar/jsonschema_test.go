@@ -1,0 +1,130 @@
+package grammar_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/grammar"
+)
+
+func TestFromJSONSchemaMatches(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		accept       []string
+		reject       []string
+	}{
+		{"object", `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["a"],"additionalProperties":false}`,
+			[]string{`{"a":1}`, `{"a":-20,"b":"x"}`}, []string{`{}`, `{"b":"x"}`, `{"a":1,"c":2}`, `{"a":"1"}`, `{"b":"x","a":1}`, `{"a":1.5}`}},
+		{"additional default", `{"type":"object","properties":{"a":{"type":"integer"}}}`,
+			[]string{`{}`, `{"a":1}`, `{"a":1,"ab":"x"}`, `{"b":[1,{"c":null}]}`, `{"":1}`}, []string{`{"a":"x"}`, `{"a":1,"a":"x"}`}},
+		{"additional schema", `{"type":"object","additionalProperties":{"type":"boolean"}}`,
+			[]string{`{"x":true,"y":false}`}, []string{`{"x":1}`}},
+		{"enum", `{"enum":["red","green",3,null]}`, []string{`"red"`, `3`, `null`}, []string{`"blue"`, `4`}},
+		{"const", `{"const":{"k":[1,2]}}`, []string{`{"k":[1,2]}`}, []string{`{"k":[1]}`}},
+		{"anyOf", `{"anyOf":[{"type":"string"},{"type":"integer","minimum":3}]}`, []string{`"x"`, `3`, `100`}, []string{`2`, `null`}},
+		{"oneOf disjoint", `{"oneOf":[{"type":"string"},{"type":"null"}]}`, []string{`"x"`, `null`}, []string{`1`}},
+		{"allOf", `{"allOf":[{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]},{"properties":{"b":{"type":"integer"}},"required":["b"]}]}`,
+			[]string{`{"a":"x","b":1}`}, []string{`{"a":"x"}`, `{"b":1}`}},
+		{"ref", `{"$defs":{"n":{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#/$defs/n"}},"required":["v"],"additionalProperties":false}},"$ref":"#/$defs/n"}`,
+			[]string{`{"v":1}`, `{"v":1,"next":{"v":2,"next":{"v":3}}}`}, []string{`{"v":1,"next":{}}`}},
+		{"array", `{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3}`,
+			[]string{`[1,2]`, `[1,2,3]`}, []string{`[]`, `[1]`, `[1,2,3,4]`, `[1,"2"]`}},
+		{"prefixItems", `{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false}`,
+			[]string{`[]`, `["a"]`, `["a",1]`}, []string{`["a",1,2]`, `[1]`}},
+		{"string length", `{"type":"string","minLength":2,"maxLength":3}`, []string{`"ab"`, `"abc"`, `"é\n"`}, []string{`"a"`, `"abcd"`}},
+		{"pattern", `{"type":"string","pattern":"^[a-z]+-\\d{2}$"}`, []string{`"ab-12"`}, []string{`"ab-1"`, `"AB-12"`, `"ab-123"`}},
+		{"pattern unanchored", `{"type":"string","pattern":"x+"}`, []string{`"x"`, `"axb"`}, []string{`"ab"`}},
+		{"pattern escapes", `{"type":"string","pattern":"^[\"\\\\]+$"}`, []string{`"\"\\"`}, []string{`"a"`}},
+		{"date", `{"type":"string","format":"date"}`, []string{`"2024-02-29"`, `"2023-12-31"`}, []string{`"2023-02-29"`, `"2023-04-31"`, `"2023-13-01"`, `"1900-02-29"`}},
+		{"date-time", `{"type":"string","format":"date-time"}`, []string{`"2024-01-02T03:04:05Z"`, `"2024-01-02T03:04:05.123+05:30"`}, []string{`"2024-01-02 03:04:05Z"`, `"2024-01-02T24:00:00Z"`}},
+		{"uuid", `{"type":"string","format":"uuid"}`, []string{`"123e4567-e89b-12d3-a456-426614174000"`}, []string{`"123e4567e89b12d3a456426614174000"`}},
+		{"email", `{"type":"string","format":"email"}`, []string{`"a.b@example.com"`}, []string{`"a..b@example.com"`, `"ab@"`, `"@x.com"`}},
+		{"int range", `{"type":"integer","minimum":-15,"maximum":130}`, []string{`-15`, `-9`, `0`, `7`, `99`, `130`}, []string{`-16`, `131`, `200`, `-0`, `007`}},
+		{"int exclusive", `{"type":"integer","exclusiveMinimum":0,"exclusiveMaximum":10}`, []string{`1`, `9`}, []string{`0`, `10`}},
+		{"int min only", `{"type":"integer","minimum":1000}`, []string{`1000`, `99999`}, []string{`999`, `-1000`}},
+		{"nullable", `{"type":["string","null"]}`, []string{`"x"`, `null`}, []string{`1`}},
+		{"untyped applies per type", `{"minLength":2}`, []string{`"ab"`, `1`, `null`, `[]`}, []string{`"a"`}},
+	}
+	v, _ := byteVocab(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := grammar.FromJSONSchema([]byte(tt.schema))
+			require.NoError(t, err)
+			g, err := grammar.Compile(src)
+			require.NoError(t, err, src)
+			m := grammar.NewMatcher(g, v)
+			for _, in := range tt.accept {
+				m.Reset()
+				assert.True(t, m.AcceptBytes([]byte(in)) == nil && m.Done(), "should accept %s", in)
+			}
+			for _, in := range tt.reject {
+				m.Reset()
+				assert.False(t, m.AcceptBytes([]byte(in)) == nil && m.Done(), "should reject %s", in)
+			}
+		})
+	}
+}
+
+func TestFromJSONSchemaRefuses(t *testing.T) {
+	bigEnum := `{"enum":[`
+	for i := range grammar.MaxEnumValues + 1 {
+		if i > 0 {
+			bigEnum += ","
+		}
+		bigEnum += `"v` + string(rune('a'+i%26)) + `"`
+	}
+	bigEnum += `]}`
+	deep := ""
+	for range 200 {
+		deep += `{"type":"array","items":`
+	}
+	deep += `{}`
+	for range 200 {
+		deep += `}`
+	}
+	tests := []struct {
+		name, schema, keyword string
+		err                   error
+	}{
+		{"not", `{"not":{"type":"string"}}`, "not", grammar.ErrUnsupported},
+		{"uniqueItems", `{"type":"array","uniqueItems":true}`, "uniqueItems", grammar.ErrUnsupported},
+		{"patternProperties", `{"patternProperties":{"^x":{}}}`, "patternProperties", grammar.ErrUnsupported},
+		{"oneOf overlapping", `{"oneOf":[{"type":"string"},{"type":"string","minLength":2}]}`, "oneOf", grammar.ErrUnsupported},
+		{"unenforced format", `{"type":"string","format":"ipv6"}`, "format", grammar.ErrUnsupported},
+		{"number bounds", `{"type":"number","maximum":1.5}`, "maximum", grammar.ErrUnsupported},
+		{"ref cycle", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, "$ref", grammar.ErrUnsupported},
+		{"remote ref", `{"$ref":"http://example.com/s.json"}`, "$ref", grammar.ErrUnsupported},
+		{"huge enum", bigEnum, "enum", grammar.ErrTooLarge},
+		{"deep", deep, "schema", grammar.ErrTooLarge},
+		{"huge maxLength", `{"type":"string","maxLength":5000000}`, "maxLength", grammar.ErrTooLarge},
+		{"lookahead", `{"type":"string","pattern":"^(?=a)"}`, "pattern", grammar.ErrUnsupported},
+		{"backreference", `{"type":"string","pattern":"(a)\\1"}`, "pattern", grammar.ErrUnsupported},
+		{"malformed", `{"type":`, "schema", grammar.ErrSchema},
+		{"bad type", `{"type":"strung"}`, "type", grammar.ErrSchema},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := grammar.FromJSONSchema([]byte(tt.schema))
+			require.ErrorIs(t, err, tt.err)
+			var se *grammar.SchemaError
+			require.True(t, errors.As(err, &se), "%v", err)
+			assert.Equal(t, tt.keyword, se.Keyword, err.Error())
+		})
+	}
+}
+
+// TestCatastrophicPattern: a pattern that makes backtracking engines
+// explode compiles to a grammar whose matching stays linear.
+func TestCatastrophicPattern(t *testing.T) {
+	src, err := grammar.FromJSONSchema([]byte(`{"type":"string","pattern":"^(a+)+$"}`))
+	require.NoError(t, err)
+	g, err := grammar.Compile(src)
+	require.NoError(t, err)
+	v, _ := byteVocab(t)
+	m := grammar.NewMatcher(g, v)
+	in := `"` + repeat("a", 5000) + `!"`
+	assert.Error(t, m.AcceptBytes([]byte(in)))
+}

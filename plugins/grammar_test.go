@@ -1,0 +1,121 @@
+package plugins_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/tokenizer"
+)
+
+// stories opens ../shared/models/stories260K.gguf (relative to this
+// checkout or, in a linked worktree, the main checkout), or skips.
+func stories(t *testing.T) (*gguf.File, *tokenizer.Tokenizer, *model.Model) {
+	t.Helper()
+	roots := []string{filepath.Join("..", "..")}
+	if out, err := exec.Command("git", "rev-parse", "--path-format=absolute", "--git-common-dir").Output(); err == nil {
+		roots = append(roots, filepath.Dir(strings.TrimSpace(string(out))))
+	}
+	for _, r := range roots {
+		p := filepath.Join(r, "..", "shared", "models", "stories260K.gguf")
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		f, err := gguf.Open(p)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		tok, err := tokenizer.FromGGUF(f)
+		require.NoError(t, err)
+		m, err := model.Load(f, model.Options{Threads: 1})
+		require.NoError(t, err)
+		return f, tok, m
+	}
+	t.Skip("stories260K.gguf not found")
+	return nil, nil, nil
+}
+
+// A JSON Schema through the grammar processor on stories260K: at every
+// temperature and seed the turn ends at end of generation with JSON valid
+// against the schema (checked by santhosh-tekuri/jsonschema).
+func TestGrammarJSONSchemaSession(t *testing.T) {
+	_, tok, m := stories(t)
+	schema := `{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":12},` +
+		`"age":{"type":"integer","minimum":0,"maximum":120},"mood":{"enum":["happy","sad",null]},` +
+		`"tags":{"type":"array","items":{"type":"string","pattern":"^[a-z]{1,6}$"},"maxItems":3},` +
+		`"when":{"type":"string","format":"date"}},"required":["name","age"],"additionalProperties":false}`
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(schema), &doc))
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	require.NoError(t, c.AddResource("s.json", doc))
+	validator, err := c.Compile("s.json")
+	require.NoError(t, err)
+
+	h := newHost(t, host.NewConfig())
+	cfg, _ := json.Marshal(map[string]json.RawMessage{"json_schema": json.RawMessage(schema)})
+	grammarPlugin := load(t, h, "grammar", string(cfg))
+	prompt := tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true})
+	for _, temp := range []float64{0, 0.7, 1.0, 1.5} {
+		for _, seed := range []uint64{1, 2, 3} {
+			t.Run(fmt.Sprintf("t%.1f-seed%d", temp, seed), func(t *testing.T) {
+				fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+				require.NoError(t, err)
+				smp, err := host.NewSampler(tok, load(t, h, "standard", fmt.Sprintf(`{"temperature":%g}`, temp)), grammarPlugin)
+				require.NoError(t, err)
+				sess, err := engine.NewSession(fwd, tok, engine.WithSampler(smp))
+				require.NoError(t, err)
+				defer sess.Close()
+				turn, err := sess.Generate(prompt, engine.GenerateConfig{MaxTokens: 200, Seed: &seed})
+				require.NoError(t, err)
+				assert.Equal(t, engine.StopEOG, turn.Stop, "%s", turn.Text)
+				inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(turn.Text))
+				require.NoError(t, err, "%s", turn.Text)
+				assert.NoError(t, validator.Validate(inst), "%s", turn.Text)
+				t.Logf("%s", turn.Text)
+			})
+		}
+	}
+}
+
+// A GBNF grammar through the processor: every turn matches it, and a
+// grammar the engine refuses is a config error at reset.
+func TestGrammarGBNFSession(t *testing.T) {
+	_, tok, m := stories(t)
+	h := newHost(t, host.NewConfig())
+	cfg, _ := json.Marshal(map[string]string{"grammar": `root ::= "Tom " ("was " | "is ") [a-z]{2,8} "."`})
+	p := load(t, h, "grammar", string(cfg))
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+		require.NoError(t, err)
+		smp, err := host.NewSampler(tok, load(t, h, "standard", `{"temperature":1.2}`), p)
+		require.NoError(t, err)
+		sess, err := engine.NewSession(fwd, tok, engine.WithSampler(smp))
+		require.NoError(t, err)
+		turn, err := sess.Generate(tok.Encode("Once", tokenizer.EncodeOptions{AddSpecial: true}), engine.GenerateConfig{MaxTokens: 40, Seed: &seed})
+		sess.Close()
+		require.NoError(t, err)
+		assert.Regexp(t, `^Tom (was|is) [a-z]{2,8}\.$`, string(turn.Text))
+	}
+	for _, bad := range []string{`{"grammar":"root ::= ("}`, `{"json_schema":{"not":{}}}`, `{}`, `{"grammar":"root ::= \"a\"","json_schema":{}}`} {
+		pl, err := h.Load(context.Background(), wasm(t, "grammar"), host.LoadOptions{Config: []byte(bad)})
+		require.NoError(t, err)
+		smp, err := host.NewSampler(tok, load(t, h, "greedy", ""), pl)
+		require.NoError(t, err)
+		assert.ErrorIs(t, smp.Reset(0, nil), host.ErrBadConfig, bad)
+		smp.Close()
+	}
+}

@@ -1,0 +1,19 @@
+//go:build wasip1
+
+// Command wasm is the grammar processor (plugin "grammar", ABI 2, mask
+// mode): the grammar package's engine built with the Go SDK. Config: one
+// of
+//
+//	{"grammar": "root ::= ..."}        a GBNF grammar (llama.cpp's format)
+//	{"json_schema": {...}}             a JSON Schema (grammar.FromJSONSchema)
+//
+// At init it reads every token's piece (vocab_piece) and attributes
+// (token_attrs: end-of-generation tokens are allowed where the grammar may
+// end, control tokens never) and compiles the grammar; a schema or grammar
+// it cannot enforce is refused (config error, the reason in the log). Each
+// step it advances past the tokens accepted since the previous step and
+// returns the address of the mask of the state it reached, which it keeps
+// cached per state. A token the grammar refuses (one the host did not
+// sample under this mask) leaves an all-zero mask, so the turn ends with
+// engine.ErrNoTokenAllowed. Build: plugins/build.sh go.
+package main

@@ -1,0 +1,124 @@
+//go:build wasip1
+
+package main
+
+import (
+	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/abi/guest"
+	"github.com/realizar-host/realizar-host/grammar"
+)
+
+var (
+	g        *grammar.Grammar
+	vocab    *grammar.Vocab
+	matcher  *grammar.Matcher
+	none     guest.Mask // all zero: after a refused token
+	failed   bool
+	accepted []int32
+)
+
+//go:wasmexport realizar_abi_v2_processor
+func marker() {}
+
+//go:wasmexport realizar_init
+func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
+	need := abi.FeatureMask | abi.FeatureTokenAttrs | abi.FeatureAccepted
+	if abi.Feature(features)&need != need {
+		guest.LogMsg(abi.LogError, "the host lacks the mask, token_attrs or accepted feature")
+		return int64(abi.ErrFeature)
+	}
+	if err := guest.CheckKeys(configBytes(configLen), "grammar", "json_schema"); err != nil {
+		guest.LogMsg(abi.LogError, guest.LastLine(err))
+		return int64(abi.ErrConfig)
+	}
+	src, ok := guest.ConfigRaw("grammar")
+	schema, hasSchema := guest.ConfigRaw("json_schema")
+	if ok == hasSchema {
+		guest.LogMsg(abi.LogError, "config: give exactly one of grammar and json_schema")
+		return int64(abi.ErrConfig)
+	}
+	text := string(src)
+	if hasSchema {
+		var err error
+		if text, err = grammar.FromJSONSchema(schema); err != nil {
+			guest.LogMsg(abi.LogError, "config: json_schema: "+err.Error())
+			return int64(abi.ErrConfig)
+		}
+	}
+	var err error
+	if g, err = grammar.Compile(text); err != nil {
+		guest.LogMsg(abi.LogError, "config: grammar: "+err.Error())
+		return int64(abi.ErrConfig)
+	}
+	attrs := make([]abi.TokenAttr, n)
+	if guest.TokenAttrs(0, attrs) != int(n) {
+		return int64(abi.ErrFailed)
+	}
+	pieces := make([][]byte, n)
+	kinds := make([]grammar.TokenKind, n)
+	buf := make([]byte, max(maxPiece, 1))
+	for id := range n {
+		k := guest.VocabPiece(id, buf)
+		if k < 0 || k > len(buf) {
+			return int64(abi.ErrVocab)
+		}
+		pieces[id] = append([]byte(nil), buf[:k]...)
+		switch a := attrs[id]; {
+		case a&abi.AttrEOG != 0:
+			kinds[id] = grammar.TokenEOG
+		case a&abi.AttrControl != 0:
+			kinds[id] = grammar.TokenOther
+		}
+	}
+	if vocab, err = grammar.NewVocab(pieces, kinds); err != nil {
+		guest.LogMsg(abi.LogError, err.Error())
+		return int64(abi.ErrVocab)
+	}
+	matcher = grammar.NewMatcher(g, vocab)
+	none = guest.NewMask(int(n))
+	return abi.PackInitV2(0, 0, abi.OutputMask)
+}
+
+//go:wasmexport realizar_reset
+func reset(seed int64, nPrompt int32) int32 {
+	matcher.Reset() // keeps the memo tables and cached masks
+	failed = false
+	return 0
+}
+
+//go:wasmexport realizar_process
+func process(nAccepted, count int32) int32 {
+	if nAccepted > 0 {
+		accepted = guest.Accepted(accepted, nAccepted)
+		for _, t := range accepted {
+			if !failed && matcher.Accept(t) != nil {
+				failed = true
+				guest.LogMsg(abi.LogWarn, "a token the grammar refuses was accepted; no token is allowed now")
+			}
+		}
+	}
+	if failed {
+		return guest.MaskAddress(none)
+	}
+	return guest.MaskAddress(guest.Mask(matcher.Mask()))
+}
+
+// config holds the raw config the host writes through realizar_alloc
+// before realizar_init.
+var config []byte
+
+//go:wasmexport realizar_alloc
+func alloc(size int32) int32 {
+	config = make([]byte, max(size, 1))
+	return int32(guest.Address(&config[0]))
+}
+
+// configBytes is the raw config of length n that realizar_init received.
+func configBytes(n int32) []byte {
+	if n <= 0 || int(n) > len(config) {
+		return nil
+	}
+	return config[:n]
+}
+
+func main() {}

@@ -1,0 +1,86 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const structuredSchema = `{"type":"object","properties":{"color":{"enum":["red","green","blue"]},` +
+	`"size":{"type":"integer","minimum":1,"maximum":9},"tags":{"type":"array","items":{"type":"string","maxLength":4},"maxItems":2}},` +
+	`"required":["color","size"],"additionalProperties":false}`
+
+// TestE2EStructuredOutputs: response_format json_schema on chat and
+// llama.cpp's json_schema on completions return JSON valid against the
+// schema (santhosh-tekuri/jsonschema) at every seed and temperature of the
+// JSON-mode tests, ended by end of generation; llama.cpp's grammar field
+// matches its grammar; the grammar processor runs before the sampler.
+func TestE2EStructuredOutputs(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 64)
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(structuredSchema), &doc))
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource("s.json", doc))
+	v, err := c.Compile("s.json")
+	require.NoError(t, err)
+	for _, run := range jsonRuns {
+		t.Run(fmt.Sprintf("chat/seed=%d/temperature=%v", run.seed, run.temp), func(t *testing.T) {
+			body := fmt.Sprintf(`{"messages":[{"role":"user","content":"A cat as JSON."}],"max_tokens":200,"seed":%d,"temperature":%v,`+
+				`"response_format":{"type":"json_schema","json_schema":{"name":"cat","strict":true,"schema":%s}}}`, run.seed, run.temp, structuredSchema)
+			code, resp := s.do(t, "POST", "/v1/chat/completions", keyA, []byte(body))
+			require.Equal(t, http.StatusOK, code, string(resp))
+			var r chatResponse
+			require.NoError(t, json.Unmarshal(resp, &r))
+			require.Len(t, r.Choices, 1)
+			content := *r.Choices[0].Message.Content
+			assert.Equal(t, "stop", *r.Choices[0].FinishReason)
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(content))
+			require.NoError(t, err, "%q", content)
+			assert.NoError(t, v.Validate(inst), "%q", content)
+			require.NotNil(t, r.Realizar)
+			require.Len(t, r.Realizar.Policies, 2)
+			assert.Contains(t, r.Realizar.Policies[0], "grammar")
+		})
+		t.Run(fmt.Sprintf("completions/seed=%d/temperature=%v", run.seed, run.temp), func(t *testing.T) {
+			body := fmt.Sprintf(`{"prompt":"Once upon a time","max_tokens":200,"seed":%d,"temperature":%v,"json_schema":%s}`, run.seed, run.temp, structuredSchema)
+			code, resp := s.do(t, "POST", "/v1/completions", keyA, []byte(body))
+			require.Equal(t, http.StatusOK, code, string(resp))
+			var r completionResponse
+			require.NoError(t, json.Unmarshal(resp, &r))
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(r.Choices[0].Text))
+			require.NoError(t, err, "%q", r.Choices[0].Text)
+			assert.NoError(t, v.Validate(inst), "%q", r.Choices[0].Text)
+		})
+		t.Run(fmt.Sprintf("grammar/seed=%d/temperature=%v", run.seed, run.temp), func(t *testing.T) {
+			body := fmt.Sprintf(`{"prompt":"Once","max_tokens":60,"seed":%d,"temperature":%v,"grammar":%q}`, run.seed, run.temp,
+				`root ::= ("yes" | "no") ", " [a-z]{1,5} "."`)
+			code, resp := s.do(t, "POST", "/v1/completions", keyA, []byte(body))
+			require.Equal(t, http.StatusOK, code, string(resp))
+			var r completionResponse
+			require.NoError(t, json.Unmarshal(resp, &r))
+			assert.Regexp(t, `^(yes|no), [a-z]{1,5}\.$`, r.Choices[0].Text)
+		})
+	}
+	for _, tc := range []struct{ name, body, param, code, says string }{
+		{"refused keyword", `{"prompt":"x","json_schema":{"not":{"type":"string"}}}`, "json_schema", "unsupported_schema", "not"},
+		{"malformed grammar", `{"prompt":"x","grammar":"root ::= (\"a\""}`, "grammar", "invalid_grammar", "line 1"},
+		{"two at once", `{"prompt":"x","grammar":"root ::= \"a\"","json_schema":{}}`, "grammar", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, resp := s.do(t, "POST", "/v1/completions", keyA, []byte(tc.body))
+			require.Equal(t, http.StatusBadRequest, code, string(resp))
+			e := errorOf(t, resp)
+			assert.Equal(t, tc.param, e.Param)
+			if tc.code != "" {
+				assert.Equal(t, tc.code, e.Code)
+			}
+			assert.Contains(t, e.Message, tc.says)
+		})
+	}
+}
