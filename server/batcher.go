@@ -19,13 +19,15 @@ import (
 // comes back; it never holds the others for longer.
 const gatherWait = 10 * time.Millisecond
 
-// prefillShareNum/prefillShareDen (3/2) is the most prompt rows a pass
-// takes per decoding sequence (or per waiting prompt, when more wait)
-// beside decoding sequences (see build): a pass's cost grows about with its
-// rows, so a long prompt raises the others' time between tokens about
-// 2.5-fold, under the 3-fold bound with room for the prompt's attention
-// over its growing context (measured 3.0-fold at a share of 2: BENCHMARKS).
-const prefillShareNum, prefillShareDen = 3, 2
+// prefillShare is the most prompt rows a pass takes per decoding sequence
+// (or per waiting prompt, when more wait) beside decoding sequences (see
+// build). A pass's cost grows a little faster than its rows (the batched
+// kernels' groups of four, the prompt's attention over its growing
+// context): on the 1.1B fixture, 7 streams beside a 1,000-token prompt saw
+// their p99 gap at 3.3× their steady p50 with a share of 3/2 and 2.8× with
+// 1 (BENCHMARKS), so 1 it is, at the price of a later first token for the
+// long prompt (53 s against 47 s).
+const prefillShare = 1
 
 // batcher runs the turns of admitted requests, each a sequence with a KV
 // cache of its own, in shared batched passes (continuous batching): the
@@ -318,7 +320,7 @@ func (b *batcher) ready(now time.Time) (wait time.Duration, ok bool) {
 
 // build takes the pending spans into a pass under the token budget:
 // decode tokens first, then chunks of prompts in arrival order, at most
-// 3/2 prompt rows per decoding sequence (or per prompt, when more wait)
+// prefillShare prompt rows per decoding sequence (or per prompt, when more wait)
 // while sequences are decoding (a pass of prompts alone takes the
 // whole budget). A
 // sequence whose request has ended is answered at once with a
@@ -350,12 +352,12 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		}
 	}
 	if decodes := len(spans); decodes > 0 {
-		// Beside running sequences a pass takes at most 3/2 prompt rows
+		// Beside running sequences a pass takes at most one prompt row
 		// per decoding sequence, or per waiting prompt when they are
-		// more: a lone long prompt raises the running sequences' time
-		// between tokens about 2.5-fold at most (a pass's cost grows with
-		// its rows), and many new prompts still join in few passes.
-		budget = min(budget, max(1, prefillShareNum*max(decodes, len(prompts))/prefillShareDen))
+		// more: a lone long prompt keeps the running sequences' time
+		// between tokens under 3× (a pass's cost grows with its rows),
+		// and many new prompts still join in few passes.
+		budget = min(budget, prefillShare*max(decodes, len(prompts)))
 	}
 	for _, q := range prompts {
 		if budget <= 0 && len(spans) > 0 {
