@@ -2,8 +2,6 @@ package grammar_test
 
 import (
 	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -12,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/grammar"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -22,24 +21,10 @@ var (
 )
 
 // llamaBPE is llama.cpp's Llama 3 vocabulary (128k tokens) from
-// <repo>/.cache/llamaref/vocab (or $LLAMAREF_DIR/vocab); skipped without it.
+// testenv.VocabDir (skipped without it, a failure under CI).
 func llamaBPE(t testing.TB) (*tokenizer.Tokenizer, *grammar.Vocab) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dirs := []string{filepath.Join(filepath.Dir(file), "..", ".cache", "llamaref", "vocab")}
-	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
-		dirs = append([]string{filepath.Join(d, "vocab")}, dirs...)
-	}
-	var path string
-	for _, d := range dirs {
-		if p := filepath.Join(d, "ggml-vocab-llama-bpe.gguf"); fileExists(p) {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("ggml-vocab-llama-bpe.gguf not found (run the llamaref install script)")
-	}
+	path := testenv.VocabFile(t, "ggml-vocab-llama-bpe.gguf")
 	bpeOnce.Do(func() {
 		tok, err := tokenizer.Open(path)
 		if err != nil {

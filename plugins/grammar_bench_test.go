@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -24,11 +24,8 @@ func TestGrammarStepCost152k(t *testing.T) {
 	if os.Getenv("GRAMMAR_COST") == "" {
 		t.Skip("GRAMMAR_COST unset")
 	}
-	path := filepath.Join("..", ".cache", "llamaref", "vocab", "ggml-vocab-qwen2.gguf")
-	tok, err := tokenizer.Open(path)
-	if err != nil {
-		t.Skip(err)
-	}
+	tok, err := tokenizer.Open(testenv.VocabFile(t, "ggml-vocab-qwen2.gguf"))
+	require.NoError(t, err)
 	schema := `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0},"tags":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"}},"required":["name","age","tags","ok"],"additionalProperties":false}`
 	doc := `{"name":"Ada Lovelace, Countess of Lovelace","age":36,"tags":["mathematics","poetry","analytical engine"],"ok":true}`
 	ids := tok.Encode(doc, tokenizer.EncodeOptions{})

@@ -5,10 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -18,34 +14,24 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
 // stories opens ../shared/models/stories260K.gguf (relative to this
-// checkout or, in a linked worktree, the main checkout), or skips.
+// checkout or, in a linked worktree, the main checkout; testenv: a failure
+// under CI).
 func stories(t *testing.T) (*gguf.File, *tokenizer.Tokenizer, *model.Model) {
 	t.Helper()
-	roots := []string{filepath.Join("..", "..")}
-	if out, err := exec.Command("git", "rev-parse", "--path-format=absolute", "--git-common-dir").Output(); err == nil {
-		roots = append(roots, filepath.Dir(strings.TrimSpace(string(out))))
-	}
-	for _, r := range roots {
-		p := filepath.Join(r, "..", "shared", "models", "stories260K.gguf")
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		f, err := gguf.Open(p)
-		require.NoError(t, err)
-		t.Cleanup(func() { f.Close() })
-		tok, err := tokenizer.FromGGUF(f)
-		require.NoError(t, err)
-		m, err := model.Load(f, model.Options{Threads: 1})
-		require.NoError(t, err)
-		return f, tok, m
-	}
-	t.Skip("stories260K.gguf not found")
-	return nil, nil, nil
+	f, err := gguf.Open(testenv.SharedModel(t, "stories260K.gguf"))
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	tok, err := tokenizer.FromGGUF(f)
+	require.NoError(t, err)
+	m, err := model.Load(f, model.Options{Threads: 1})
+	require.NoError(t, err)
+	return f, tok, m
 }
 
 // A JSON Schema through the grammar processor on stories260K: at every

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // moeModel writes a one-layer qwen3moe-tiny (n_embd 64) with the embedded
@@ -90,28 +90,11 @@ func TestRunMoE(t *testing.T) {
 	}
 }
 
-// llamaref finds the llama.cpp reference (make ref-install): $LLAMAREF_DIR,
-// then <repo>/.cache/llamaref. Without it the test is skipped, except under
-// CI=true where that is a failure.
+// llamaref is the llama.cpp reference folder (make ref-install) holding
+// the qwen2 vocabulary: the parent of testenv.VocabDir.
 func llamaref(t *testing.T) string {
 	t.Helper()
-	var dirs []string
-	if d := os.Getenv("LLAMAREF_DIR"); d != "" {
-		dirs = append(dirs, d)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	dirs = append(dirs, filepath.Join(filepath.Dir(file), "..", "..", ".cache", "llamaref"))
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "vocab", fixture.VocabFile("qwen2"))); err == nil {
-			return d
-		}
-	}
-	msg := "the llama.cpp reference is not installed (make ref-install or LLAMAREF_DIR); looked in " + strings.Join(dirs, ", ")
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return filepath.Dir(filepath.Dir(testenv.VocabFile(t, fixture.VocabFile("qwen2"))))
 }
 
 // run --chat on qwen3moe-tiny (one layer, n_embd 64) with the Qwen3 family's

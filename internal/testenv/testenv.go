@@ -70,19 +70,27 @@ func VocabFile(t testing.TB, file string) string {
 // Missing.
 func SharedModel(t testing.TB, name string) string {
 	t.Helper()
+	return Shared(t, filepath.Join("models", name))
+}
+
+// Shared is the path of rel (a file or folder, such as "maskbench") in
+// ../shared beside this checkout (or, in a linked git worktree, beside the
+// main checkout). Absent, it is Missing.
+func Shared(t testing.TB, rel string) string {
+	t.Helper()
 	roots := []string{Root()}
 	if out, err := exec.Command("git", "-C", Root(), "rev-parse", "--path-format=absolute", "--git-common-dir").Output(); err == nil {
 		roots = append(roots, filepath.Dir(strings.TrimSpace(string(out))))
 	}
 	var tried []string
 	for _, r := range roots {
-		p := filepath.Join(r, "..", "shared", "models", name)
+		p := filepath.Join(r, "..", "shared", rel)
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
 		tried = append(tried, p)
 	}
-	Missing(t, "%s not found in %s", name, strings.Join(tried, ", "))
+	Missing(t, "%s not found in %s", rel, strings.Join(tried, ", "))
 	return ""
 }
 
