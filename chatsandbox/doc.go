@@ -2,7 +2,7 @@
 // Jinja2: untrusted input from a downloaded file) inside a WebAssembly
 // sandbox, so that no template can crash, stall or bloat the process.
 //
-// The guest (guest/, embedded as wasm/render.wasm) is gonja, the engine and
+// The guest (guest/, embedded gzip-compressed as wasm/render.wasm.gz) is gonja, the engine and
 // version of tokenizer.RenderJinja, built for GOOS=wasip1: rendering is
 // exactly the in-process one. The host runs it under wazero with a cap on
 // linear memory, a deadline (the module is closed when it passes, wherever

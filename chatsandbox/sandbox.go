@@ -2,6 +2,7 @@ package chatsandbox
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	_ "embed"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -19,8 +21,25 @@ import (
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
-//go:embed wasm/render.wasm
-var guestWasm []byte
+// guestGzip is the guest module, gzip-compressed (11.7 MB of wasm, 2.7 MB
+// compressed: small enough to commit).
+//
+//go:embed wasm/render.wasm.gz
+var guestGzip []byte
+
+// guestWasm decompresses the guest for compilation; the bytes are not
+// kept (a Renderer compiles once).
+func guestWasm() ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(guestGzip))
+	if err != nil {
+		return nil, fmt.Errorf("chatsandbox: the embedded guest: %w", err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("chatsandbox: the embedded guest: %w", err)
+	}
+	return b, nil
+}
 
 // Defaults of Config.
 const (
@@ -108,7 +127,12 @@ func New(ctx context.Context, cfg Config) (*Renderer, error) {
 		return nil, fmt.Errorf("chatsandbox: wasi: %w", err)
 	}
 	var err error
-	if r.mod, err = r.rt.CompileModule(ctx, guestWasm); err != nil {
+	wasm, err := guestWasm()
+	if err != nil {
+		_ = r.Close(ctx)
+		return nil, err
+	}
+	if r.mod, err = r.rt.CompileModule(ctx, wasm); err != nil {
 		_ = r.Close(ctx)
 		return nil, fmt.Errorf("chatsandbox: compile guest: %w", err)
 	}
