@@ -250,28 +250,14 @@ type configDecoder struct {
 
 // count reads a positive count. def is the value when the key is absent;
 // nil makes the key required.
-func (d *configDecoder) count(suffix string, def *int) int {
-	if d.err != nil {
-		return 0
-	}
-	key := d.arch + suffix
-	v, err := d.md.Uint32(key)
-	switch {
-	case err != nil && def != nil && isNotFound(err):
-		return *def
-	case err != nil:
-		d.err = &ConfigError{Key: key, Err: err}
-		return 0
-	case v == 0 || v > 1<<24:
-		d.err = configErr(key, "%s = %d out of range [1, %d]", key, v, 1<<24)
-		return 0
-	}
-	return int(v)
-}
+func (d *configDecoder) count(suffix string, def *int) int { return d.countFrom(suffix, def, 1) }
 
 // count0 is count for a key whose value may be 0 (as the file's "no
 // window").
-func (d *configDecoder) count0(suffix string, def *int) int {
+func (d *configDecoder) count0(suffix string, def *int) int { return d.countFrom(suffix, def, 0) }
+
+// countFrom reads a count in [lo, 1<<24].
+func (d *configDecoder) countFrom(suffix string, def *int, lo uint32) int {
 	if d.err != nil {
 		return 0
 	}
@@ -283,8 +269,8 @@ func (d *configDecoder) count0(suffix string, def *int) int {
 	case err != nil:
 		d.err = &ConfigError{Key: key, Err: err}
 		return 0
-	case v > 1<<24:
-		d.err = configErr(key, "%s = %d out of range [0, %d]", key, v, 1<<24)
+	case v < lo || v > 1<<24:
+		d.err = configErr(key, "%s = %d out of range [%d, %d]", key, v, lo, 1<<24)
 		return 0
 	}
 	return int(v)
