@@ -3,6 +3,9 @@
 // The host kernel emulator's scheduler, and the C entry points the cudaemu
 // backend (device_emu.go) calls: memory, copies and launches by name.
 #include "testdata/emu/emu.cpp"
+// Go's build cache does not hash files a cgo source #includes from another
+// folder: after editing testdata/emu/*, change this line so that the
+// package is rebuilt. emu revision 2 (own fiber switch on x86-64).
 
 #include <cstdint>
 #include <cstdlib>
