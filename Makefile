@@ -7,6 +7,8 @@ BIN      := bin/realizar-host
 # Packages free of numeric hot loops run under the race detector.
 RACE_PKGS := ./engine/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./server/...
 FUZZTIME ?= 10s
+# Compiled wasm shared by the test binaries of one run (internal/testenv).
+export REALIZAR_TEST_COMPILE_CACHE ?= $(CURDIR)/.cache/test-compiled
 
 .PHONY: all ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref lint bench llama-native demo clean
 

@@ -14,11 +14,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/wazero"
 
+	"github.com/realizar-host/realizar-host/chatsandbox"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -125,11 +128,36 @@ func startServerConfig(t testing.TB, tenants []byte, cfg Config) *testServer {
 	return startServerWith(t, tenants, cfg, nil)
 }
 
+// testHostConfig is host.NewConfig with the compilation cache the test
+// binaries of one `make test` share (testenv.CompileCacheDir), when set.
+func testHostConfig(t testing.TB) host.Config {
+	cfg := host.NewConfig()
+	if dir := testenv.CompileCacheDir(t); dir != "" {
+		cfg = cfg.WithCompilationCacheDir(dir)
+	}
+	return cfg
+}
+
+// testSandbox is a chat-template sandbox compiled through the same shared
+// cache (in memory when it is unset), closed when t ends.
+func testSandbox(t testing.TB) *chatsandbox.Renderer {
+	cache := wazero.NewCompilationCache()
+	if dir := testenv.CompileCacheDir(t); dir != "" {
+		var err error
+		cache, err = wazero.NewCompilationCacheWithDir(dir)
+		require.NoError(t, err)
+	}
+	r, err := chatsandbox.New(context.Background(), chatsandbox.Config{Cache: cache})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(context.Background()); _ = cache.Close(context.Background()) })
+	return r
+}
+
 // startServerWith is startServerConfig with the model passed through wrap
 // (when not nil) before the server takes it.
 func startServerWith(t testing.TB, tenants []byte, cfg Config, wrap func(*Model, *model.Model)) *testServer {
 	ctx := context.Background()
-	h, err := host.New(ctx, host.NewConfig())
+	h, err := host.New(ctx, testHostConfig(t))
 	require.NoError(t, err)
 	ts := Anonymous(Limits{})
 	if tenants != nil {

@@ -97,7 +97,7 @@ func TestMidStreamPluginFailure(t *testing.T) {
 }
 
 func TestReadiness(t *testing.T) {
-	h, err := host.New(t.Context(), host.NewConfig())
+	h, err := host.New(t.Context(), testHostConfig(t))
 	require.NoError(t, err)
 	defer h.Close(t.Context())
 	srv, err := New(Config{Tenants: Anonymous(Limits{}), Store: NewMemStore(), Host: h, Builtins: plugins.Builtin,

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -51,9 +50,7 @@ func chatBody(content string) []byte {
 // template, within the sandbox's deadline plus slack; the server stays up
 // and serves the next request.
 func TestHostileChatTemplate(t *testing.T) {
-	r, err := chatsandbox.New(context.Background(), chatsandbox.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	r := testSandbox(t)
 	ts := startServerWith(t, testTenantsFile(), Config{}, withChatTemplate(t, hostileChatTemplate, r))
 	for _, c := range []string{"div", "rep", "macro", "range"} {
 		t.Run(c, func(t *testing.T) {
@@ -80,9 +77,7 @@ func TestHostileChatTemplate(t *testing.T) {
 // max_concurrent: while one request of tenant a renders a slow template,
 // a second one of a is refused (429) and tenant b is served.
 func TestChatTemplateWithinAdmission(t *testing.T) {
-	r, err := chatsandbox.New(context.Background(), chatsandbox.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	r := testSandbox(t)
 	tenants := fmt.Appendf(nil, `{
   "defaults": {"step_deadline": "2s", "max_concurrent": 1, "requests_per_minute": 100000, "memory_pages": 64},
   "tenants": [{"name": "a", "key_sha256": [%q]}, {"name": "b", "key_sha256": [%q]}]

@@ -111,3 +111,26 @@ func Tool(t testing.TB, name, install string) string {
 	}
 	return p
 }
+
+// EnvCompileCache names a folder in which tests keep wazero's compiled
+// code, shared by every test binary that reads it (`make test` sets it to
+// .cache/test-compiled, so the chat-template sandbox and the plugins are
+// compiled once per run, not once per test and binary; the race pass, whose
+// instrumented compiler is several times slower, compiles nothing).
+const EnvCompileCache = "REALIZAR_TEST_COMPILE_CACHE"
+
+// CompileCacheDir returns the folder of EnvCompileCache, created if
+// needed, or "" when the variable is unset (each test then compiles in
+// memory, as before). wazero keys its entries by module hash and wazero
+// version and writes them atomically, so concurrent test binaries share it
+// safely.
+func CompileCacheDir(t testing.TB) string {
+	dir := os.Getenv(EnvCompileCache)
+	if dir == "" {
+		return ""
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("testenv: %s: %v", EnvCompileCache, err)
+	}
+	return dir
+}
