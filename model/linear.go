@@ -28,14 +28,14 @@ func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, 
 	return newLinearFor(name, typ, rows, cols, data, true)
 }
 
-// newLinearFor is newLinear; matrix false takes the plain row kernels, as
-// ggml_mul_mat_id does for one expert's slice of a merged expert tensor (the
-// AMX buffer holds only ggml_mul_mat weights).
+// newLinearFor is newLinear; matrix false takes the kernels of one expert's
+// slice of a merged expert tensor, which ggml_mul_mat_id multiplies (the
+// AMX buffer holds only ggml_mul_mat weights, CPU_REPACK both:
+// q4k.DotForExperts).
 func newLinearFor(name string, typ q4k.Type, rows, cols int, data []byte, matrix bool) (linear, error) {
 	dotFor, dotColsFor := q4k.DotForMatrix, q4k.DotColsForMatrix
 	if !matrix {
-		dotFor = func(t q4k.Type, _ int) (q4k.DotFunc, error) { return q4k.DotFor(t) }
-		dotColsFor = func(t q4k.Type, _ int) (q4k.DotColsFunc, error) { return q4k.DotColsFor(t) }
+		dotFor, dotColsFor = q4k.DotForExperts, q4k.DotColsForExperts
 	}
 	dot, err := dotFor(typ, rows)
 	if err != nil {

@@ -29,12 +29,18 @@ type Kernels struct {
 	// AMX buffer (see DotForMatrix): Q4_0, Q4_K, Q5_K, Q6_K and Q8_0; nil
 	// for the other types, which ggml has no AMX kernel for.
 	DotAMX func(t Type) DotFunc
+	// DotRepack returns the kernel for weight type t in the order of ggml's
+	// CPU_REPACK buffer (see DotForMatrix): Q4_K; nil for the other types.
+	DotRepack func(t Type) DotFunc
 	// DotCols returns the batched kernel for weight type t (one row, several
 	// activation vectors) in Dot's order, or nil as Dot does.
 	DotCols func(t Type) DotColsFunc
 	// DotColsAMX returns the batched kernel for weight type t in DotAMX's
 	// order, or nil as DotAMX does.
 	DotColsAMX func(t Type) DotColsFunc
+	// DotColsRepack returns the batched kernel for weight type t in
+	// DotRepack's order, or nil as DotRepack does.
+	DotColsRepack func(t Type) DotColsFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
 	// shorter than 292 bytes per block.
@@ -50,10 +56,12 @@ func Reference() Kernels { return referenceKernels }
 func Fast() Kernels { return fastKernels }
 
 var (
-	referenceKernels = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX,
-		DotCols: refDotCols, DotColsAMX: refDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
-	fastKernels = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX,
-		DotCols: fastDotCols, DotColsAMX: fastDotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
+	referenceKernels = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX, DotRepack: refDotRepack,
+		DotCols: refDotCols, DotColsAMX: refDotColsAMX, DotColsRepack: refDotColsRepack,
+		QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
+	fastKernels = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX, DotRepack: fastDotRepack,
+		DotCols: fastDotCols, DotColsAMX: fastDotColsAMX, DotColsRepack: fastDotColsRepack,
+		QuantizeQ8K: checkedQ8K(quantizeQ8K)}
 )
 
 func checkedQ8K(f func(dst []byte, x []float32)) func(dst []byte, x []float32) {
@@ -109,6 +117,8 @@ var (
 	fastAMXBlocks = map[Type]blockFunc{
 		Q4_0: dotQ4_0AMX, Q4_K: dotQ4_KAMX, Q5_K: dotQ5_KAMX, Q6_K: dotQ6_KAMX, Q8_0: dotQ8_0AMX,
 	}
+	refRepackBlocks  = map[Type]blockFunc{Q4_K: dotQ4_KRepackRef}
+	fastRepackBlocks = map[Type]blockFunc{Q4_K: dotQ4_KRepack}
 )
 
 // withBlocks returns a copy of blocks with the kernels of over in place of
@@ -140,14 +150,19 @@ var (
 	fastAMXTable = dotTable(fastAMXBlocks)
 	avx2Table    = dotTable(avx2Blocks)
 	avx2AMXTable = dotTable(avx2AMXBlocks)
+	// The repack order has AVX2 kernels only: Fast's are the AVX2 path.
+	refRepackTable  = dotTable(refRepackBlocks)
+	fastRepackTable = dotTable(fastRepackBlocks)
 )
 
-func refDot(t Type) DotFunc     { return refTable[t] }
-func fastDot(t Type) DotFunc    { return fastTable[t] }
-func refDotAMX(t Type) DotFunc  { return refAMXTable[t] }
-func fastDotAMX(t Type) DotFunc { return fastAMXTable[t] }
-func avx2Dot(t Type) DotFunc    { return avx2Table[t] }
-func avx2DotAMX(t Type) DotFunc { return avx2AMXTable[t] }
+func refDot(t Type) DotFunc        { return refTable[t] }
+func fastDot(t Type) DotFunc       { return fastTable[t] }
+func refDotAMX(t Type) DotFunc     { return refAMXTable[t] }
+func fastDotAMX(t Type) DotFunc    { return fastAMXTable[t] }
+func avx2Dot(t Type) DotFunc       { return avx2Table[t] }
+func avx2DotAMX(t Type) DotFunc    { return avx2AMXTable[t] }
+func refDotRepack(t Type) DotFunc  { return refRepackTable[t] }
+func fastDotRepack(t Type) DotFunc { return fastRepackTable[t] }
 
 // DotForMatrix returns the fast row kernel for the rows of a matrix of type
 // t with the given number of rows (ne[1] in ggml's terms) that llama.cpp
@@ -155,11 +170,29 @@ func avx2DotAMX(t Type) DotFunc { return avx2AMXTable[t] }
 // llama.cpp's CPU backend uses for that matrix on this machine: the order
 // of ggml's AMX buffer for a Q4_0, Q4_K, Q5_K, Q6_K or Q8_0 matrix whose
 // row count is a multiple of 32 when AMXOrder() (ggml's sapphirerapids build
-// moves such a matrix into that buffer), the order of Kernels.Dot
-// otherwise. Errors as DotFor.
+// moves such a matrix into that buffer); else, for a Q4_K matrix whose row
+// count is a multiple of 8 when RepackOrder(), the order of ggml's
+// CPU_REPACK buffer (q4_K_8x8, where ggml's AVX2 builds put such a matrix
+// when AMX does not take it); the order of Kernels.Dot otherwise. Errors
+// as DotFor.
 func DotForMatrix(t Type, rows int) (DotFunc, error) {
-	if matrixAMX(t, rows) {
+	switch {
+	case matrixAMX(t, rows):
 		return fastDotAMX(t), nil
+	case matrixRepack(t, rows):
+		return fastDotRepack(t), nil
+	}
+	return DotFor(t)
+}
+
+// DotForExperts is DotForMatrix for the rows of one expert of a merged
+// expert tensor ([cols, rows, experts], multiplied by ggml_mul_mat_id): the
+// AMX buffer does not hold such tensors, CPU_REPACK does, so the order is
+// the CPU_REPACK one where DotForMatrix's rule gives it and Kernels.Dot's
+// otherwise. Errors as DotFor.
+func DotForExperts(t Type, rows int) (DotFunc, error) {
+	if matrixRepack(t, rows) {
+		return fastDotRepack(t), nil
 	}
 	return DotFor(t)
 }
@@ -168,6 +201,12 @@ func DotForMatrix(t Type, rows int) (DotFunc, error) {
 // AMX order for a matrix of type t with the given number of rows.
 func matrixAMX(t Type, rows int) bool {
 	return amxOrder && rows%32 == 0 && fastDotAMX(t) != nil
+}
+
+// matrixRepack reports whether a matrix of type t with the given number of
+// rows that AMX does not take is in ggml's CPU_REPACK order.
+func matrixRepack(t Type, rows int) bool {
+	return repackOrder && rows%8 == 0 && !matrixAMX(t, rows) && fastDotRepack(t) != nil
 }
 
 // DotFor returns the fast row kernel for weight type t. It fails with an

@@ -8,8 +8,10 @@
 // (lane j: bytes 4j..4j+3 of every 32-byte run of quants times the run's
 // scale, as ggml's AVX2 kernels). amx == 0: ggml's plain order, the lanes
 // go into the float32 lanes of Y0 with one FMA each and end in HSUM8, the
-// mins into their own accumulator. amx != 0: ggml's AMX order, the lanes
-// are summed to one exact int and added to X0 with scalar FMAs.
+// mins into their own accumulator. amx == 1: ggml's AMX order, the lanes
+// are summed to one exact int and added to X0 with scalar FMAs. amx == 2:
+// ggml's CPU_REPACK order, as 1 with the mins' FMAs into X13, subtracted
+// from X0 at the end.
 
 // kScale<> holds eight VPSHUFB masks; mask j (at 32j) spreads int16 lane j
 // (scale j of a Q4_K/Q5_K block) over all 16 lanes.
@@ -162,8 +164,14 @@ q4kamx: // ggml's AMX order: two fused steps
 	VMOVD X6, DX // summ
 	VCVTSI2SSL AX, X11, X11
 	VCVTSI2SSL DX, X12, X12
-	VFMADD231SS X11, X9, X0   // acc += d*sumi
+	VFMADD231SS X11, X9, X0 // acc += d*sumi
+	CMPQ amx+24(FP), $2
+	JEQ  q4krepack
 	VFNMADD231SS X12, X10, X0 // acc -= dmin*summ
+	JMP  q4knext
+
+q4krepack: // ggml's CPU_REPACK order: the mins in X13 of their own
+	VFMADD231SS X12, X10, X13 // accm += dmin*summ
 
 q4knext:
 
@@ -173,6 +181,12 @@ q4knext:
 	JMP  q4kloop
 
 q4kdone:
+	CMPQ amx+24(FP), $2
+	JNE  q4kdone1
+	VSUBSS X13, X0, X0 // acc - accm
+	JMP  q4kret
+
+q4kdone1:
 	CMPQ amx+24(FP), $0
 	JNE  q4kret
 	VMOVHLPS X13, X13, X1 // mins: (m0+m2) + (m1+m3)
@@ -447,9 +461,11 @@ q5kret:
 // same lanes). amx == 0: each vector's lanes (and Q4_K mins) take the row
 // kernel's float32 steps into acc (vector c: lanes at acc[16c:16c+8], mins
 // at acc[16c+8:16c+12]), which dotFour reduces as the row kernel does.
-// amx != 0: each vector's lanes are summed to one int, and the four AMX-order
+// amx == 1: each vector's lanes are summed to one int, and the four AMX-order
 // accumulators run side by side in X12 (lane c = vector c), one FMA step
-// per block as the row kernel's scalar ones, stored to acc[0:4].
+// per block as the row kernel's scalar ones, stored to acc[0:4]. amx == 2
+// (Q4_K only): the CPU_REPACK order, as 1 with the four mins' accumulators
+// in the frame's first 16 bytes, subtracted from X12 at the end.
 //
 // Registers: SI weights, DI vector 0, R13 stride, DX vector 3, CX blocks
 // left, AX acc, X4 dw (and X5 dminw) of the block.
@@ -627,8 +643,16 @@ q4k4amx: // ggml's AMX order, lane c = vector c
 	VMULPS X8, X10, X10 // dmin = dminw*da
 	VCVTDQ2PS X0, X0
 	VCVTDQ2PS X1, X1
-	VFMADD231PS X9, X0, X12   // acc += d*sumi
+	VFMADD231PS X9, X0, X12 // acc += d*sumi
+	CMPQ amx+40(FP), $2
+	JEQ  q4k4repack
 	VFNMADD231PS X10, X1, X12 // acc -= dmin*summ
+	JMP  q4k4next
+
+q4k4repack: // ggml's CPU_REPACK order: the mins' accumulators in the frame
+	VMOVUPS 0(AX), X11
+	VFMADD231PS X10, X1, X11 // accm += dmin*summ
+	VMOVUPS X11, 0(AX)
 
 q4k4next:
 	ADDQ $144, SI
@@ -640,6 +664,12 @@ q4k4done:
 	MOVQ out+0(FP), BX
 	CMPQ amx+40(FP), $0
 	JE   q4k4plain
+	CMPQ amx+40(FP), $2
+	JNE  q4k4store
+	VMOVUPS 0(AX), X11
+	VSUBPS X11, X12, X12 // acc - accm
+
+q4k4store:
 	VMOVUPS X12, (BX)
 	VZEROUPPER
 	RET

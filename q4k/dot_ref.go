@@ -146,6 +146,36 @@ func dotQ4_KAMXRef(w, a []byte, nb int) float32 {
 	return sum
 }
 
+// dotQ4_KRepackRef: ggml's CPU_REPACK order for Q4_K (q4_K_8x8, its x86
+// gemv and gemm; see order.go). The integer sums are dotQ4_KAMXRef's; the
+// mins keep an accumulator of their own: per block
+// acc = fma(float32(sumi), d, acc) and accm = fma(float32(summ), dmin, accm),
+// and the result is acc - accm.
+func dotQ4_KRepackRef(w, a []byte, nb int) float32 {
+	var acc, accm float32
+	for i := range nb {
+		wb, ab := w[144*i:144*i+144], a[292*i:292*i+292]
+		sc, mn := unpackScalesK(wb[4:16])
+		qs, q8 := wb[16:144], ab[4:260]
+		var sumi int32
+		for k := range 4 {
+			var lo, hi int32
+			for l := range 32 {
+				lo += int32(qs[32*k+l]&0xF) * int32(int8(q8[64*k+l]))
+				hi += int32(qs[32*k+l]>>4) * int32(int8(q8[64*k+32+l]))
+			}
+			sumi += sc[2*k]*lo + sc[2*k+1]*hi
+		}
+		summ := bsumsMins(ab, &mn)
+		da := q8KD(ab)
+		d := float32(f16At(wb, 0) * da)
+		dmin := float32(f16At(wb, 2) * da)
+		acc = fma32(float32(sumi), d, acc)
+		accm = fma32(float32(summ), dmin, accm)
+	}
+	return acc - accm
+}
+
 // dotQ5_KAMXRef: as dotQ4_KAMXRef with 5-bit quants.
 func dotQ5_KAMXRef(w, a []byte, nb int) float32 {
 	var sum float32

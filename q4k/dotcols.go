@@ -35,11 +35,21 @@ type DotColsFunc func(dst []float32, stride int, w, acts []byte, n, cols int)
 // contents; their products are never written).
 const ColsPadding = 3
 
+// order names the float association a kernel follows: ggml's plain
+// vec_dot order, its AMX buffer's, or its CPU_REPACK buffer's (order.go).
+type order uint8
+
+const (
+	orderPlain order = iota
+	orderAMX
+	orderRepack
+)
+
 // colsKernel wraps the row kernel one of type t into a checked DotColsFunc;
 // with eight set it runs whole groups of eight vectors through dotEight,
-// then with four set groups of four through dotFour, in the same order
-// (amx: the AMX order, as one).
-func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
+// then with four set groups of four through dotFour, in the same order o
+// as one.
+func colsKernel(t Type, one blockFunc, o order, four, eight bool) DotColsFunc {
 	vt := t.VecDotType()
 	bs, wsz, asz := t.BlockSize(), t.TypeSize(), vt.TypeSize()
 	return func(dst []float32, stride int, w, acts []byte, n, cols int) {
@@ -65,7 +75,7 @@ func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
 		if eight && nb > 0 {
 			var out [8]float32
 			for ; c+8 <= cols; c += 8 {
-				dotEight(t, amx, &out, w, acts[c*as:(c+8)*as], as, nb)
+				dotEight(t, o, &out, w, acts[c*as:(c+8)*as], as, nb)
 				for i, v := range out {
 					dst[(c+i)*stride] = v
 				}
@@ -74,7 +84,7 @@ func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
 		if four && nb > 0 {
 			var out [4]float32
 			for ; c+4 <= cols; c += 4 {
-				dotFour(t, amx, &out, w, acts[c*as:(c+4)*as], as, nb)
+				dotFour(t, o, &out, w, acts[c*as:(c+4)*as], as, nb)
 				for i, v := range out {
 					dst[(c+i)*stride] = v
 				}
@@ -83,7 +93,7 @@ func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
 			// four-vector call (about two row calls' time) beats three row
 			// calls; the padding's product is not written.
 			if cols-c == 3 && len(acts) >= (c+4)*as {
-				dotFour(t, amx, &out, w, acts[c*as:(c+4)*as], as, nb)
+				dotFour(t, o, &out, w, acts[c*as:(c+4)*as], as, nb)
 				for i := range cols - c {
 					dst[(c+i)*stride] = out[i]
 				}
@@ -101,33 +111,39 @@ func colsKernel(t Type, one blockFunc, amx, four, eight bool) DotColsFunc {
 }
 
 // colsTable wraps every row kernel of blocks into a DotColsFunc, with the
-// build's four-vector kernels of the same order (amx: the AMX order) when
-// four is set and its eight-vector kernels when eight is set.
-func colsTable(blocks map[Type]blockFunc, amx, four, eight bool) map[Type]DotColsFunc {
+// build's four-vector kernels of the same order o when four is set and its
+// eight-vector kernels when eight is set (and the build has them for o).
+func colsTable(blocks map[Type]blockFunc, o order, four, eight bool) map[Type]DotColsFunc {
 	m := make(map[Type]DotColsFunc, len(blocks))
 	for t, f := range blocks {
-		m[t] = colsKernel(t, f, amx, four && hasFour(t), eight && hasEight(t))
+		m[t] = colsKernel(t, f, o, four && hasFour(t), eight && hasEight(t, o))
 	}
 	return m
 }
 
 var (
-	refColsTable     = colsTable(refBlocks, false, false, false)
-	fastColsTable    = colsTable(fastBlocks, false, true, true)
-	refColsAMXTable  = colsTable(refAMXBlocks, true, false, false)
-	fastColsAMXTable = colsTable(fastAMXBlocks, true, true, true)
+	refColsTable        = colsTable(refBlocks, orderPlain, false, false)
+	fastColsTable       = colsTable(fastBlocks, orderPlain, true, true)
+	refColsAMXTable     = colsTable(refAMXBlocks, orderAMX, false, false)
+	fastColsAMXTable    = colsTable(fastAMXBlocks, orderAMX, true, true)
+	refColsRepackTable  = colsTable(refRepackBlocks, orderRepack, false, false)
+	fastColsRepackTable = colsTable(fastRepackBlocks, orderRepack, true, true)
 	// The AVX2 path of a CPU that has AVX-512 VNNI, kept testable there
 	// (see Implementations).
-	avx2ColsTable    = colsTable(avx2Blocks, false, true, false)
-	avx2ColsAMXTable = colsTable(avx2AMXBlocks, true, true, false)
+	avx2ColsTable       = colsTable(avx2Blocks, orderPlain, true, false)
+	avx2ColsAMXTable    = colsTable(avx2AMXBlocks, orderAMX, true, false)
+	avx2ColsRepackTable = colsTable(fastRepackBlocks, orderRepack, true, false)
 )
 
-func refDotCols(t Type) DotColsFunc     { return refColsTable[t] }
-func fastDotCols(t Type) DotColsFunc    { return fastColsTable[t] }
-func refDotColsAMX(t Type) DotColsFunc  { return refColsAMXTable[t] }
-func fastDotColsAMX(t Type) DotColsFunc { return fastColsAMXTable[t] }
-func avx2DotCols(t Type) DotColsFunc    { return avx2ColsTable[t] }
-func avx2DotColsAMX(t Type) DotColsFunc { return avx2ColsAMXTable[t] }
+func refDotCols(t Type) DotColsFunc        { return refColsTable[t] }
+func fastDotCols(t Type) DotColsFunc       { return fastColsTable[t] }
+func refDotColsAMX(t Type) DotColsFunc     { return refColsAMXTable[t] }
+func fastDotColsAMX(t Type) DotColsFunc    { return fastColsAMXTable[t] }
+func avx2DotCols(t Type) DotColsFunc       { return avx2ColsTable[t] }
+func avx2DotColsAMX(t Type) DotColsFunc    { return avx2ColsAMXTable[t] }
+func refDotColsRepack(t Type) DotColsFunc  { return refColsRepackTable[t] }
+func fastDotColsRepack(t Type) DotColsFunc { return fastColsRepackTable[t] }
+func avx2DotColsRepack(t Type) DotColsFunc { return avx2ColsRepackTable[t] }
 
 // Implementations returns every implementation this build can run on this
 // CPU, Fast first and Reference last: on amd64 with AVX-512 VNNI, Fast
@@ -139,7 +155,8 @@ func Implementations() []Kernels {
 	impls := []Kernels{fastKernels}
 	if useVNNI {
 		impls = append(impls, Kernels{Name: "avx2", Dot: avx2Dot, DotAMX: avx2DotAMX,
-			DotCols: avx2DotCols, DotColsAMX: avx2DotColsAMX, QuantizeQ8K: checkedQ8K(quantizeQ8K)})
+			DotRepack: fastDotRepack, DotCols: avx2DotCols, DotColsAMX: avx2DotColsAMX,
+			DotColsRepack: avx2DotColsRepack, QuantizeQ8K: checkedQ8K(quantizeQ8K)})
 	}
 	return append(impls, referenceKernels)
 }
@@ -155,10 +172,23 @@ func DotColsFor(t Type) (DotColsFunc, error) {
 
 // DotColsForMatrix returns the fast batched kernel for the rows of a matrix
 // of type t with the given number of rows, in the order DotForMatrix picks
-// for that matrix (ggml's AMX order or Kernels.Dot's). Errors as DotFor.
+// for that matrix (ggml's AMX order, its CPU_REPACK order or Kernels.Dot's).
+// Errors as DotFor.
 func DotColsForMatrix(t Type, rows int) (DotColsFunc, error) {
-	if matrixAMX(t, rows) {
+	switch {
+	case matrixAMX(t, rows):
 		return fastDotColsAMX(t), nil
+	case matrixRepack(t, rows):
+		return fastDotColsRepack(t), nil
+	}
+	return DotColsFor(t)
+}
+
+// DotColsForExperts is DotColsForMatrix for one expert's rows of a merged
+// expert tensor, in DotForExperts' order. Errors as DotFor.
+func DotColsForExperts(t Type, rows int) (DotColsFunc, error) {
+	if matrixRepack(t, rows) {
+		return fastDotColsRepack(t), nil
 	}
 	return DotColsFor(t)
 }

@@ -288,6 +288,16 @@ func dotQ5_KAMX(w, a []byte, nb int) float32 {
 	return dotQ5_KAMXRef(w, a, nb)
 }
 
+// dotQ4_KRepack multiplies nb block_q4_K with nb block_q8_K in ggml's
+// CPU_REPACK order (mode 2 of the AVX2 kernel; no VNNI kernel yet).
+func dotQ4_KRepack(w, a []byte, nb int) float32 {
+	if useAVX2 {
+		_, _ = w[144*nb-1], a[292*nb-1]
+		return dotQ4KAVX2(&w[0], &a[0], nb, int(orderRepack))
+	}
+	return dotQ4_KRepackRef(w, a, nb)
+}
+
 //go:noescape
 func dotQ40AMXAVX2(w, a *byte, nb int) float32
 
@@ -315,11 +325,12 @@ func hasFour(t Type) bool { return useAVX2 && (t == Q4_K || t == Q6_K || t == Q8
 
 // dotFour sets out[c], c = 0..3, to nb blocks of type t (one of hasFour's)
 // at w times the nb activation blocks at a[c*as:], each with the bits of
-// the row kernel of Kernels.Dot (amx false) or Kernels.DotAMX (amx true).
-func dotFour(t Type, amx bool, out *[4]float32, w, a []byte, as, nb int) {
-	x := 0
-	if amx {
-		x = 1
+// the row kernel of order o: Kernels.Dot, Kernels.DotAMX or (Q4_K only)
+// Kernels.DotRepack. The kernels' mode argument is o (0, 1, 2).
+func dotFour(t Type, o order, out *[4]float32, w, a []byte, as, nb int) {
+	x := int(o)
+	if o == orderRepack && t != Q4_K {
+		panic("q4k: no repack-order four-vector kernel for " + t.String())
 	}
 	switch t {
 	case Q4_K:

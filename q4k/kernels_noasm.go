@@ -56,12 +56,16 @@ func dotQ6_KAMX(w, a []byte, nb int) float32 { return dotQ6_KAMXRef(w, a, nb) }
 // dotQ4_0AMX multiplies nb block_q4_0 with nb block_q8_0 in ggml's AMX order.
 func dotQ4_0AMX(w, a []byte, nb int) float32 { return dotQ4_0AMXRef(w, a, nb) }
 
+// dotQ4_KRepack multiplies nb block_q4_K with nb block_q8_K in ggml's
+// CPU_REPACK order.
+func dotQ4_KRepack(w, a []byte, nb int) float32 { return dotQ4_KRepackRef(w, a, nb) }
+
 // hasFour reports whether dotFour has a kernel for t: never in this build,
 // so the batched kernels run the row kernels once per vector.
 func hasFour(Type) bool { return false }
 
 // dotFour is never called in this build (hasFour is false).
-func dotFour(t Type, _ bool, _ *[4]float32, _, _ []byte, _, _ int) {
+func dotFour(t Type, _ order, _ *[4]float32, _, _ []byte, _, _ int) {
 	panic("q4k: no four-vector kernel for " + t.String())
 }
 
@@ -70,10 +74,10 @@ const useVNNI = false
 
 // hasEight reports whether dotEight has a kernel for t: never in this
 // build.
-func hasEight(Type) bool { return false }
+func hasEight(Type, order) bool { return false }
 
 // dotEight is never called in this build (hasEight is false).
-func dotEight(t Type, _ bool, _ *[8]float32, _, _ []byte, _, _ int) {
+func dotEight(t Type, _ order, _ *[8]float32, _, _ []byte, _, _ int) {
 	panic("q4k: no eight-vector kernel for " + t.String())
 }
 

@@ -41,7 +41,7 @@ func dotQ6KVNNI(w, a *byte, nb, amx int) float32
 
 // hasEight reports whether dotEight has a kernel for t on this CPU: Q4_K
 // and Q6_K with AVX-512 VNNI.
-func hasEight(t Type) bool { return useVNNI && (t == Q4_K || t == Q6_K) }
+func hasEight(t Type, o order) bool { return useVNNI && o != orderRepack && (t == Q4_K || t == Q6_K) }
 
 // dotEight sets out[c], c = 0..7, to nb blocks of type t (one of
 // hasEight's) at w times the nb activation blocks at a[c*as:], each with
@@ -49,8 +49,8 @@ func hasEight(t Type) bool { return useVNNI && (t == Q4_K || t == Q6_K) }
 // (amx true). The AMX-order kernels write the results; the plain-order
 // ones leave the row kernel's float32 lanes (see dot_k_vnni_amd64.s),
 // reduced here in the row kernel's order.
-func dotEight(t Type, amx bool, out *[8]float32, w, a []byte, as, nb int) {
-	if amx {
+func dotEight(t Type, o order, out *[8]float32, w, a []byte, as, nb int) {
+	if o == orderAMX {
 		switch t {
 		case Q4_K:
 			_, _ = w[144*nb-1], a[7*as+292*nb-1]

@@ -2,6 +2,7 @@ package q4k
 
 import (
 	"math"
+	"runtime"
 
 	"golang.org/x/sys/cpu"
 )
@@ -23,6 +24,14 @@ import (
 //     of 32, CPU with AMX-INT8): one accumulator, acc = fma(float32(block
 //     sum), dw*da, acc) block after block, then for Q4_K/Q5_K
 //     acc = fma(-float32(Σ min·bsum), dminw*da, acc).
+//   - Q4_K in ggml's CPU_REPACK buffer (q4_K_8x8: rows a multiple of 8,
+//     a build with AVX2, AMX not taking the matrix; ggml_gemv_q4_K_8x8_q8_K
+//     and ggml_gemm_q4_K_8x8_q8_K, which sum alike): two accumulators,
+//     acc = fma(float32(block sum), dw*da, acc) and
+//     accm = fma(float32(Σ min·bsum), dminw*da, accm) block after block;
+//     the result is acc - accm. The interleaved layout changes where the
+//     quants lie, not the sums (exact integers), so the row kernels read
+//     the file's blocks as they are.
 //   - F16 (ggml_vec_dot_f16) and F32 (ggml_vec_dot_f32): 4·E float32 lanes,
 //     E = 16 in ggml's AVX-512 builds and 8 in its AVX2 builds; lane k
 //     accumulates fma(x_i, y_i, lane_k) over i ≡ k mod 4E for i below n
@@ -50,6 +59,17 @@ var amxOrder = ggmlAVX512 && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512VNNI &&
 // AMXOrder reports whether DotForMatrix follows ggml's AMX orders on this
 // machine (see DotForMatrix).
 func AMXOrder() bool { return amxOrder }
+
+// repackOrder reports whether ggml's CPU backend on this machine moves Q4_K
+// matrices whose row count is a multiple of 8 (and that AMX does not take)
+// into its CPU_REPACK buffer: on x86 it does so in every build compiled
+// with AVX2 (ggml_repack_get_optimal_repack_type), the builds it loads on a
+// CPU with AVX2 and FMA.
+var repackOrder = runtime.GOARCH == "amd64" && cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// RepackOrder reports whether DotForMatrix follows ggml's CPU_REPACK order
+// for Q4_K on this machine (see DotForMatrix).
+func RepackOrder() bool { return repackOrder }
 
 // fma32 returns a*b+c rounded once to float32, as an FMA instruction does.
 // The product is exact in float64; the float64 sum is rounded to odd (its

@@ -195,6 +195,13 @@ func TestDot(t *testing.T, impl q4k.Kernels) {
 		if fastAMX != nil {
 			compareDot(t, impl.Name+"/amx", typ, refAMX, fastAMX, r)
 		}
+		refRepack, fastRepack := q4k.Reference().DotRepack(typ), impl.DotRepack(typ)
+		if (refRepack == nil) != (fastRepack == nil) {
+			t.Fatalf("%s: repack-order kernel for %v: present %v, in the reference %v", impl.Name, typ, fastRepack != nil, refRepack != nil)
+		}
+		if fastRepack != nil {
+			compareDot(t, impl.Name+"/repack", typ, refRepack, fastRepack, r)
+		}
 	}
 }
 
@@ -224,7 +231,7 @@ func compareDot(t *testing.T, name string, typ q4k.Type, ref, fast q4k.DotFunc, 
 
 // TestDotCols runs impl's batched kernels against q4k.Reference()'s row
 // kernels of the same order (DotCols against Dot, DotColsAMX against
-// DotAMX): every weight type, a few lengths, 1 to 13 vectors and 17, 19
+// DotAMX, DotColsRepack against DotRepack): every weight type, a few lengths, 1 to 13 vectors and 17, 19
 // (so kernels over four and eight vectors meet every tail and each other),
 // each vector of a different input
 // variant. Every result must have the row kernel's bits, inputs unchanged and
@@ -244,6 +251,14 @@ func TestDotCols(t *testing.T, impl q4k.Kernels) {
 		}
 		if colsAMX != nil {
 			compareDotCols(t, impl.Name+"/amx", typ, refAMX, colsAMX, r)
+		}
+		refRepack, colsRepack := q4k.Reference().DotRepack(typ), impl.DotColsRepack(typ)
+		if (refRepack == nil) != (colsRepack == nil) {
+			t.Fatalf("%s: repack-order batched kernel for %v: present %v, row kernel in the reference %v",
+				impl.Name, typ, colsRepack != nil, refRepack != nil)
+		}
+		if colsRepack != nil {
+			compareDotCols(t, impl.Name+"/repack", typ, refRepack, colsRepack, r)
 		}
 	}
 }

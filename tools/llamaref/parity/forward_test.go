@@ -30,8 +30,9 @@ import (
 // and for the matrices ggml moves into its AMX buffer (Q4_K/Q5_K/Q6_K/Q8_0),
 // so on an AMX machine the llama targets' quantized logits equal llama.cpp's
 // bit for bit (fixture-qwen2 keeps a 3e-6 difference that is not from the
-// weight products); F32/BF16 and CPU_REPACK's Q4_0/Q4_K orders are q4k's
-// own (docs/ggml-order.md). A differing order gives a relative
+// weight products), and on an AVX2 machine without AMX, where Q4_K matrices
+// are in ggml's CPU_REPACK order (q4k.RepackOrder), every target's are;
+// BF16 and CPU_REPACK's Q4_0 order are q4k's own (docs/ggml-order.md). A differing order gives a relative
 // error of an ulp or so, until it flips one activation's Q8 rounding (one
 // step, amax/127): the flip enters the KV cache and every later position.
 // Measured over the targets below, the largest logit moves by at most
@@ -68,13 +69,28 @@ func knownOrderGap(name string) (gap string, ok bool) {
 		// token per call, llama.cpp's 200 greedy tokens equal ours, and the
 		// teacher-forced logits are bit-identical.
 		return "llamafile's batched F16 order in llama.cpp's prompt pass", true
-	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S", "fixture-qwen2-tiny-Q4_K_M", "fixture-qwen3-tiny-Q4_K_M",
-		"fixture-qwen3moe-tiny-Q4_K_M", "fixture-phi3-tiny-Q4_K_M", "fixture-m110-Q4_K_M":
-		if !q4k.AMXOrder() {
-			return "Q4_K in ggml's CPU_REPACK q4_K_8x8 order (used without AMX)", true
+	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S":
+		if q4k.RepackOrder() && !q4k.AMXOrder() {
+			// Greedy only: the teacher-forced logits (one token per call on
+			// both sides) are bit-identical; llama.cpp's 5-token prompt pass
+			// on this fixture is not yet reproduced (measured: the first
+			// 170 and 75 of 200 tokens agree).
+			return "llama.cpp's batched prompt pass on fixture-tiny's K-quants", true
 		}
 	}
+	if !q4k.AMXOrder() && !q4k.RepackOrder() {
+		return "Q4_K in ggml's CPU_REPACK order, which this CPU's ggml build does not use", true
+	}
 	return "", false
+}
+
+// bitExact reports whether a target's teacher-forced logits must equal
+// llama.cpp's bit for bit: on a CPU where ggml uses its CPU_REPACK order and
+// no AMX (q4k follows every order it uses there), every target without a
+// known gap.
+func bitExact(name string) bool {
+	_, gap := knownOrderGap(name)
+	return !gap && q4k.RepackOrder() && !q4k.AMXOrder()
 }
 
 // forwardFiles are the (source, file type) pairs the forward is compared
@@ -220,6 +236,9 @@ func TestTeacherForcedLogits(t *testing.T) {
 				len(toks), worst.cos, worst.cosPos, worst.absRel, worst.absPos, worst.flipped)
 			if firstDiff >= 0 {
 				t.Logf("first position not bit-exact: %d", firstDiff)
+				if bitExact(tg.name) {
+					t.Errorf("logits at position %d are not llama.cpp's bit for bit", firstDiff)
+				}
 			}
 			if gap, known := knownOrderGap(tg.name); known && worst.flipped > 0 {
 				t.Logf("KNOWN GAP (%s): %d top-1 flips", gap, worst.flipped)
