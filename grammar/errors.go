@@ -18,6 +18,9 @@ var (
 	ErrUnsupported = errors.New("grammar: unsupported")
 	// ErrRejected: Accept was given a token the grammar does not allow here.
 	ErrRejected = errors.New("grammar: token rejected")
+	// ErrTrigger: a lazy grammar's triggers are missing, too many or of a
+	// bad length (NewLazy).
+	ErrTrigger = errors.New("grammar: bad trigger")
 )
 
 // SyntaxError is a malformed GBNF grammar: the 1-based line and column

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -97,6 +98,48 @@ func TestGrammarGBNFSession(t *testing.T) {
 		assert.Regexp(t, `^Tom (was|is) [a-z]{2,8}\.$`, string(turn.Text))
 	}
 	for _, bad := range []string{`{"grammar":"root ::= ("}`, `{"json_schema":{"not":{}}}`, `{}`, `{"grammar":"root ::= \"a\"","json_schema":{}}`} {
+		pl, err := h.Load(context.Background(), wasm(t, "grammar"), host.LoadOptions{Config: []byte(bad)})
+		require.NoError(t, err)
+		smp, err := host.NewSampler(tok, load(t, h, "greedy", ""), pl)
+		require.NoError(t, err)
+		assert.ErrorIs(t, smp.Reset(0, nil), host.ErrBadConfig, bad)
+		smp.Close()
+	}
+}
+
+// A lazy grammar ("triggers"): stories260K writes freely until " was"
+// appears, then the rest of the turn is the grammar's, ending at end of
+// generation; a bad trigger list is a config error.
+func TestGrammarTriggersSession(t *testing.T) {
+	_, tok, m := stories(t)
+	h := newHost(t, host.NewConfig())
+	cfg, _ := json.Marshal(map[string]any{"grammar": `root ::= " was " ("a" | "an") " " [a-z]{2,8} "."`, "triggers": []string{" was"}})
+	p := load(t, h, "grammar", string(cfg))
+	for _, temp := range []float64{0, 0.8} {
+		for _, seed := range []uint64{1, 2} {
+			fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+			require.NoError(t, err)
+			smp, err := host.NewSampler(tok, load(t, h, "standard", fmt.Sprintf(`{"temperature":%g}`, temp)), p)
+			require.NoError(t, err)
+			sess, err := engine.NewSession(fwd, tok, engine.WithSampler(smp))
+			require.NoError(t, err)
+			turn, err := sess.Generate(tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true}), engine.GenerateConfig{MaxTokens: 60, Seed: &seed})
+			sess.Close()
+			require.NoError(t, err)
+			text := string(turn.Text)
+			t.Logf("t%.1f seed %d: %q", temp, seed, text)
+			before, after, found := strings.Cut(text, " was")
+			if temp == 0 {
+				require.True(t, found, "greedy writes \" was\" early: %q", text)
+			}
+			if found {
+				assert.NotContains(t, before, " was")
+				assert.Regexp(t, `^ (a|an) [a-z]{2,8}\.$`, after)
+				assert.Equal(t, engine.StopEOG, turn.Stop)
+			}
+		}
+	}
+	for _, bad := range []string{`{"grammar":"root ::= \"a\"","triggers":[""]}`, `{"grammar":"root ::= \"a\"","triggers":[]}`} {
 		pl, err := h.Load(context.Background(), wasm(t, "grammar"), host.LoadOptions{Config: []byte(bad)})
 		require.NoError(t, err)
 		smp, err := host.NewSampler(tok, load(t, h, "greedy", ""), pl)

@@ -7,6 +7,12 @@
 //	{"grammar": "root ::= ..."}        a GBNF grammar (llama.cpp's format)
 //	{"json_schema": {...}}             a JSON Schema (grammar.FromJSONSchema)
 //
+// and optionally "triggers": ["<tool_call>", ...] (1 to 16 strings): a
+// lazy grammar (grammar.Lazy, llama.cpp's grammar_lazy with word
+// triggers) that allows every token until one of them appears in the
+// generated text, and from the trigger's first byte on constrains the
+// text to the grammar, which therefore starts with the trigger.
+//
 // At init it reads every token's piece (vocab_piece) and attributes
 // (token_attrs: end-of-generation tokens are allowed where the grammar may
 // end, control tokens never) and compiles the grammar; a schema or grammar

@@ -12,6 +12,7 @@ var (
 	g        *grammar.Grammar
 	vocab    *grammar.Vocab
 	matcher  *grammar.Matcher
+	lazy     *grammar.Lazy // with triggers: constrains from the first one on
 	none     guest.Mask // all zero: after a refused token
 	failed   bool
 	accepted []int32
@@ -27,7 +28,7 @@ func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
 		guest.LogMsg(abi.LogError, "the host lacks the mask, token_attrs or accepted feature")
 		return int64(abi.ErrFeature)
 	}
-	if err := guest.CheckKeys(configBytes(configLen), "grammar", "json_schema"); err != nil {
+	if err := guest.CheckKeys(configBytes(configLen), "grammar", "json_schema", "triggers"); err != nil {
 		guest.LogMsg(abi.LogError, guest.LastLine(err))
 		return int64(abi.ErrConfig)
 	}
@@ -75,6 +76,15 @@ func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
 		return int64(abi.ErrVocab)
 	}
 	matcher = grammar.NewMatcher(g, vocab)
+	if triggers, ok, err := guest.ConfigStrings("triggers"); err != nil {
+		guest.LogMsg(abi.LogError, "config: triggers: "+err.Error())
+		return int64(abi.ErrConfig)
+	} else if ok {
+		if lazy, err = grammar.NewLazy(matcher, triggers); err != nil {
+			guest.LogMsg(abi.LogError, "config: "+err.Error())
+			return int64(abi.ErrConfig)
+		}
+	}
 	none = guest.NewMask(int(n))
 	return abi.PackInitV2(0, 0, abi.OutputMask)
 }
@@ -82,6 +92,9 @@ func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
 //go:wasmexport realizar_reset
 func reset(seed int64, nPrompt int32) int32 {
 	matcher.Reset() // keeps the memo tables and cached masks
+	if lazy != nil {
+		lazy.Reset()
+	}
 	failed = false
 	return 0
 }
@@ -91,7 +104,10 @@ func process(nAccepted, count int32) int32 {
 	if nAccepted > 0 {
 		accepted = guest.Accepted(accepted, nAccepted)
 		for _, t := range accepted {
-			if !failed && matcher.Accept(t) != nil {
+			if failed {
+				break
+			}
+			if lazy != nil && lazy.Accept(t) != nil || lazy == nil && matcher.Accept(t) != nil {
 				failed = true
 				guest.LogMsg(abi.LogWarn, "a token the grammar refuses was accepted; no token is allowed now")
 			}
@@ -99,6 +115,9 @@ func process(nAccepted, count int32) int32 {
 	}
 	if failed {
 		return guest.MaskAddress(none)
+	}
+	if lazy != nil && !lazy.Triggered() {
+		return 0 // no trigger yet: no constraint
 	}
 	return guest.MaskAddress(guest.Mask(matcher.Mask()))
 }
