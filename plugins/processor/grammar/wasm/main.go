@@ -13,7 +13,7 @@ var (
 	vocab    *grammar.Vocab
 	matcher  *grammar.Matcher
 	lazy     *grammar.Lazy // with triggers: constrains from the first one on
-	none     guest.Mask // all zero: after a refused token
+	none     guest.Mask    // all zero: after a refused token
 	failed   bool
 	accepted []int32
 )
