@@ -192,6 +192,9 @@ func TestStandardBadConfig(t *testing.T) {
 		{`{"min_p":1.5}`, "min_p must be in [0, 1]"},
 		{`{"typical_p":2}`, "typical_p must be in [0, 1]"},
 		{`{"repeat_penalty":0}`, "repeat_penalty must be > 0"},
+		{`{"temperature":-1}`, "temperature must be >= 0"},
+		{`{"presence_penalty":2.5}`, "presence_penalty must be in [-2, 2]"},
+		{`{"frequency_penalty":-3}`, "frequency_penalty must be in [-2, 2]"},
 	}
 	lastLine := regexp.MustCompile(`last log line: (".*")\)$`)
 	for _, tt := range tests {
@@ -214,9 +217,9 @@ func TestStandardBadConfig(t *testing.T) {
 		}
 		assert.ErrorIs(t, err, standard.ErrConfig, tt.cfg)
 	}
-	// Temperatures at or below zero are greedy, not errors.
+	// Temperature 0 is greedy, not an error.
 	for _, name := range []string{"standard", "standard-go"} {
-		s := newSampler(t, v, load(t, h, name, `{"temperature":-1,"top_p":1,"min_p":0,"typical_p":0}`))
+		s := newSampler(t, v, load(t, h, name, `{"temperature":0,"top_p":1,"min_p":0,"typical_p":0}`))
 		assert.NoError(t, s.Reset(1, []int32{1}), name)
 	}
 }
