@@ -3,7 +3,6 @@ package plugins_test
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -196,7 +195,6 @@ func TestStandardBadConfig(t *testing.T) {
 		{`{"presence_penalty":2.5}`, "presence_penalty must be in [-2, 2]"},
 		{`{"frequency_penalty":-3}`, "frequency_penalty must be in [-2, 2]"},
 	}
-	lastLine := regexp.MustCompile(`last log line: (".*")\)$`)
 	for _, tt := range tests {
 		var lines []string
 		for _, name := range []string{"standard", "standard-go"} {
@@ -204,9 +202,10 @@ func TestStandardBadConfig(t *testing.T) {
 			err := s.Reset(1, []int32{1})
 			require.ErrorIs(t, err, host.ErrBadConfig, "%s %s", name, tt.cfg)
 			assert.ErrorContains(t, err, tt.msg, "%s %s", name, tt.cfg)
-			m := lastLine.FindStringSubmatch(err.Error())
-			require.NotNil(t, m, err.Error())
-			lines = append(lines, m[1])
+			var pe *host.PluginError
+			require.ErrorAs(t, err, &pe)
+			require.NotEmpty(t, pe.LastLog, err.Error())
+			lines = append(lines, pe.LastLog)
 		}
 		if strings.HasPrefix(tt.msg, "config: ") || strings.Contains(tt.msg, "must be") {
 			assert.Equal(t, lines[0], lines[1], "C and Go log lines for %s", tt.cfg)

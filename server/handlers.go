@@ -492,7 +492,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	if err != nil {
 		if stream != nil && stream.started {
-			_ = stream.send(errorBody{Error: asAPIError(err)})
+			_ = stream.send(errorBody{Error: clientError(ctx, err)})
 			return errors.Join(errWritten, err)
 		}
 		return err

@@ -169,6 +169,9 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 		cfg = nil
 	}
 	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits()})
+	if err != nil && !clientsLoadError(err) {
+		return nil, err
+	}
 	if err != nil {
 		e := badRequest(param, "%s: %v", param, err)
 		if errors.Is(err, host.ErrKind) {
@@ -238,6 +241,9 @@ func (s *Server) resolveGrammar(ctx context.Context, t *Tenant, cfg json.RawMess
 	lim.MemoryPages = max(lim.MemoryPages, plugins.GrammarMemoryPages)
 	lim.InitTimeout = max(lim.InitTimeout, plugins.GrammarInitTimeout)
 	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg, Limits: lim})
+	if err != nil && !clientsLoadError(err) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, badRequest("response_format", "the grammar processor: %v", err)
 	}
