@@ -22,10 +22,12 @@ var (
 	ErrCancelled = errors.New("engine: cancelled")
 )
 
-// PolicyError reports a failure inside a named policy (sampler, processor or
-// stop policy). It unwraps to the cause (ErrBadToken, a host trap or timeout).
+// PolicyError reports a failure inside a policy (sampler or stop policy)
+// during a turn. It unwraps to the cause (ErrBadToken, or a plugin's
+// host.PluginError: find it with errors.As). The Session wraps a policy's
+// error once; an error that already is a PolicyError is returned as is.
 type PolicyError struct {
-	Policy string // the policy's name, e.g. "sampler standard (sha256 ab12…)"
+	Policy string // the role and, for a Named policy, its name: "sampler", "stop policy strings"
 	Err    error
 }
 

@@ -71,10 +71,12 @@ func TestGeneratePolicyErrors(t *testing.T) {
 		{"sampler traps", &faultySampler{n: 3, err: errTrap}, nil, "sampler faulty", errTrap, 2},
 		{"sampler id too large", &faultySampler{n: 2, id: testVocab}, nil, "sampler faulty", engine.ErrBadToken, 1},
 		{"sampler id negative", &faultySampler{n: 1, id: -1}, nil, "sampler faulty", engine.ErrBadToken, 0},
-		{"stop reset traps", nil, &faultyStop{resetErr: errTrap}, "stop policy *engine_test.faultyStop", errTrap, 0},
-		{"stop check traps", nil, &faultyStop{n: 2, err: errTrap}, "stop policy *engine_test.faultyStop", errTrap, 2},
+		{"sampler's own PolicyError is not wrapped again", &faultySampler{n: 2, err: &engine.PolicyError{Policy: "inner", Err: errTrap}},
+			nil, "inner", errTrap, 1},
+		{"stop reset traps", nil, &faultyStop{resetErr: errTrap}, "stop policy", errTrap, 0},
+		{"stop check traps", nil, &faultyStop{n: 2, err: errTrap}, "stop policy", errTrap, 2},
 		{"stop action invalid", nil, &faultyStop{n: 1, decision: engine.Decision{Action: 9}},
-			"stop policy *engine_test.faultyStop", nil, 1},
+			"stop policy", nil, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

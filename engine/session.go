@@ -12,8 +12,9 @@ import (
 )
 
 // Named is an optional capability of a Sampler or StopPolicy: the name used
-// in a PolicyError ("standard (sha256 ab12…)"). Without it the Go type name
-// is used.
+// in a PolicyError ("sampler standard"). Without it the PolicyError names
+// the role alone ("sampler"), and the error it wraps names the rest (a
+// plugin's host.PluginError names the plugin).
 type Named interface {
 	Name() string
 }
@@ -406,21 +407,24 @@ func (r *turnState) releaseAll() []byte {
 }
 
 // policy calls fn, a call into the policy p, timing it and turning its
-// error into a *PolicyError naming p.
+// error into a *PolicyError naming p, unless the error is one already.
 func (r *turnState) policy(role string, p any, fn func() error) error {
 	start := time.Now()
 	err := fn()
 	r.turn.Timings.Policies += time.Since(start)
-	if err != nil {
+	var pe *PolicyError
+	if err != nil && !errors.As(err, &pe) {
 		return &PolicyError{Policy: policyName(role, p), Err: err}
 	}
-	return nil
+	return err
 }
 
-// policyName is "<role> <name>", the name from Named or else the Go type.
+// policyName is "<role> <name>" with the name from Named, else the role
+// alone: the error inside names the rest (a plugin's host.PluginError
+// names the plugin).
 func policyName(role string, p any) string {
 	if n, ok := p.(Named); ok {
 		return role + " " + n.Name()
 	}
-	return fmt.Sprintf("%s %T", role, p)
+	return role
 }

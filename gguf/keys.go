@@ -41,6 +41,7 @@ const (
 
 	SuffixRopeScalingType       = "rope.scaling.type"                    // string: "none", "linear", "yarn"
 	SuffixRopeScalingFactor     = "rope.scaling.factor"                  // float32, context extension factor
+	SuffixRopeScaleLinear       = "rope.scale_linear"                    // float32, the older spelling of a linear factor
 	SuffixRopeScalingAttnFactor = "rope.scaling.attn_factor"             // float32, multiplies RoPE's cos and sin
 	SuffixRopeScalingOrigCtx    = "rope.scaling.original_context_length" // uint32, YaRN's pre-extension context
 	SuffixSlidingWindow         = "attention.sliding_window"             // uint32, positions a windowed layer attends to

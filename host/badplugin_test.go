@@ -23,14 +23,15 @@ import (
 // misses them under -race on a loaded 2-core machine.
 var testLimits = host.Limits{MemoryPages: 64, CallTimeout: time.Second, InitTimeout: 2 * time.Second}
 
-// requirePolicyError checks err is an *engine.PolicyError naming the bad
-// plugin and wrapping want.
-func requirePolicyError(t *testing.T, err error, want error) {
+// requirePluginError checks err is a *host.PluginError naming the bad
+// plugin and wrapping want, and returns it.
+func requirePluginError(t *testing.T, err error, want error) *host.PluginError {
 	t.Helper()
 	require.ErrorIs(t, err, want)
-	var pe *engine.PolicyError
+	var pe *host.PluginError
 	require.True(t, errors.As(err, &pe), "%T %v", err, err)
-	assert.Contains(t, pe.Policy, " bad ")
+	assert.Contains(t, pe.Plugin, " bad ")
+	return pe
 }
 
 // works checks that a turn on s runs normally: Reset(0) and a correct argmax.
@@ -67,7 +68,7 @@ func TestBadPluginTurns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			require.NoError(t, s.Reset(tc.seed, []int32{1}))
 			_, err := s.Sample(randomLogits(1, n))
-			requirePolicyError(t, err, tc.want)
+			requirePluginError(t, err, tc.want)
 			works(t, s, n)
 		})
 	}
@@ -75,8 +76,11 @@ func TestBadPluginTurns(t *testing.T) {
 	t.Run("error carries the last log line", func(t *testing.T) {
 		require.NoError(t, s.Reset(9, nil))
 		_, err := s.Sample(randomLogits(1, n))
-		requirePolicyError(t, err, engine.ErrBadToken)
+		pe := requirePluginError(t, err, engine.ErrBadToken)
 		assert.Contains(t, string(s.Log()[0]), "[error] mode 9: giving up")
+		assert.Equal(t, "step", pe.Phase)
+		assert.Contains(t, pe.LastLog, "[error] mode 9: giving up")
+		assert.Contains(t, err.Error(), `(last log line: "[error] mode 9: giving up`)
 		works(t, s, n)
 	})
 
@@ -99,7 +103,7 @@ func TestBadPluginTurns(t *testing.T) {
 		{"reset traps", 8, host.ErrPluginTrap},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			requirePolicyError(t, s.Reset(tc.seed, nil), tc.want)
+			requirePluginError(t, s.Reset(tc.seed, nil), tc.want)
 			_, err := s.Sample(randomLogits(1, n))
 			require.ErrorIs(t, err, host.ErrNoInstance, "the turn is over")
 			works(t, s, n)
@@ -117,7 +121,7 @@ func TestBadPluginTurns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSampler(t, testVocab{n: n}, bad)
 			now.Store(tc.clock)
-			requirePolicyError(t, s.Reset(0, nil), tc.want)
+			requirePluginError(t, s.Reset(0, nil), tc.want)
 			now.Store(0)
 			works(t, s, n)
 		})
@@ -125,7 +129,7 @@ func TestBadPluginTurns(t *testing.T) {
 
 	t.Run("refuses its config", func(t *testing.T) {
 		p := load(t, h, "bad", host.LoadOptions{Limits: testLimits, Config: []byte(`{"refuse":true}`)})
-		requirePolicyError(t, newSampler(t, testVocab{n: n}, p).Reset(0, nil), host.ErrBadConfig)
+		requirePluginError(t, newSampler(t, testVocab{n: n}, p).Reset(0, nil), host.ErrBadConfig)
 	})
 	assert.Equal(t, 1, h.LiveInstances(), "only the Sampler's current instance is alive")
 }
@@ -141,8 +145,9 @@ func TestBadStopPolicy(t *testing.T) {
 		require.NoError(t, sp.Reset())
 		_, err := sp.Check(token, []byte("x"))
 		require.ErrorIs(t, err, want)
-		var pe *engine.PolicyError
+		var pe *host.PluginError
 		require.True(t, errors.As(err, &pe))
+		assert.Equal(t, "check", pe.Phase)
 		require.NoError(t, sp.Reset())
 		d, err := sp.Check(1, []byte("x"))
 		require.NoError(t, err)

@@ -7,7 +7,7 @@ import (
 
 // Sentinel errors, wrapped by every error this package returns; test with
 // errors.Is. Load errors come as *LoadError, per-turn errors as
-// *engine.PolicyError.
+// *PluginError.
 var (
 	// ErrNotWasm: the bytes are not a valid WebAssembly module.
 	ErrNotWasm = errors.New("host: not a valid WebAssembly module")
@@ -67,3 +67,32 @@ func (e *LoadError) Unwrap() error { return e.Err }
 func loadErr(src string, sentinel error, format string, args ...any) error {
 	return &LoadError{Source: src, Err: fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))}
 }
+
+// PluginError is a plugin's failure during a turn: its init (a fresh
+// instance at Reset), its reset, or a step. It unwraps to the cause: one of
+// the sentinels above, engine.ErrBadToken or engine.ErrNoTokenAllowed. The
+// Session wraps it in an *engine.PolicyError naming the policy's role;
+// errors.As finds either.
+type PluginError struct {
+	// Plugin is the plugin's label, kind, name, version and sha256 prefix:
+	// "sampler standard 1.0.0 (sha256 2b5644047386)".
+	Plugin string
+	// Phase is the call that failed: "init", "reset", "step" (a sampler's
+	// or a processor's) or "check" (a stop policy's).
+	Phase string
+	// LastLog is the last line the plugin logged before the failure, as it
+	// logged it ("[error] config: top_p must be in [0, 1]", at most 200
+	// bytes); "" when it logged none.
+	LastLog string
+	Err     error
+}
+
+func (e *PluginError) Error() string {
+	msg := fmt.Sprintf("plugin %s: %s: %v", e.Plugin, e.Phase, e.Err)
+	if e.LastLog != "" {
+		msg += fmt.Sprintf(" (last log line: %q)", e.LastLog)
+	}
+	return msg
+}
+
+func (e *PluginError) Unwrap() error { return e.Err }

@@ -177,8 +177,8 @@ func (i *instance) region(off, n int) []byte {
 	return b
 }
 
-// classify turns a failed call into the error the caller returns, naming
-// the phase ("init", "reset", "step").
+// classify turns a failed call into the *PluginError the caller returns,
+// naming the phase ("init", "reset", "step", "check").
 func (i *instance) classify(phase string, err error) error {
 	var exit *sys.ExitError
 	switch {
@@ -187,19 +187,16 @@ func (i *instance) classify(phase string, err error) error {
 		if phase == "init" {
 			d = i.p.limits.InitTimeout
 		}
-		err = fmt.Errorf("%w: %s did not return within %v", ErrPluginTimeout, phase, d)
+		err = fmt.Errorf("%w: no return within %v", ErrPluginTimeout, d)
 	case i.alloc.refused.Load():
-		err = fmt.Errorf("%w: %s asked to grow memory past %d pages: %w", ErrPluginMemory, phase, i.p.limits.MemoryPages, err)
+		err = fmt.Errorf("%w: asked to grow memory past %d pages: %w", ErrPluginMemory, i.p.limits.MemoryPages, err)
 	case isOurs(err):
 	case errors.As(err, &exit):
-		err = fmt.Errorf("%w: %s: guest exited with code %d", ErrPluginTrap, phase, exit.ExitCode())
+		err = fmt.Errorf("%w: guest exited with code %d", ErrPluginTrap, exit.ExitCode())
 	default:
-		err = fmt.Errorf("%w: %s: %w", ErrPluginTrap, phase, err)
+		err = fmt.Errorf("%w: %w", ErrPluginTrap, err)
 	}
-	if line := i.st.log.lastLine(); line != "" {
-		err = fmt.Errorf("%w (last log line: %q)", err, line)
-	}
-	return &engine.PolicyError{Policy: i.p.label, Err: err}
+	return i.p.failure(phase, i.st.log, err)
 }
 
 func isOurs(err error) bool {

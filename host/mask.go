@@ -96,13 +96,12 @@ func (s *Sampler) maskStep(st *stage, r int32, logits []float32) error {
 	i := st.inst
 	switch {
 	case r < 0:
-		return &engine.PolicyError{Policy: st.p.label,
-			Err: fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportProcess, abi.ErrCode(r))}
+		return st.failure("step", fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportProcess, abi.ErrCode(r)))
 	case r == 0:
 		return nil
 	}
 	if err := i.readMask(uint32(r), s.words); err != nil {
-		return &engine.PolicyError{Policy: st.p.label, Err: err}
+		return st.failure("step", err)
 	}
 	if !s.masked {
 		s.masked = true
@@ -111,8 +110,8 @@ func (s *Sampler) maskStep(st *stage, r int32, logits []float32) error {
 		andMask(s.allowed, s.words)
 	}
 	if !applyMask(logits, s.words) {
-		return &engine.PolicyError{Policy: st.p.label, Err: fmt.Errorf(
-			"%w: the mask at %d leaves no token with a logit above -Inf", engine.ErrNoTokenAllowed, r)}
+		return st.failure("step", fmt.Errorf(
+			"%w: the mask at %d leaves no token with a logit above -Inf", engine.ErrNoTokenAllowed, r))
 	}
 	return nil
 }

@@ -65,6 +65,16 @@ func (p *Plugin) Limits() Limits { return p.limits }
 // String names the plugin for errors: "sampler greedy 1.0.0 (sha256 1a2b3c4d5e6f)".
 func (p *Plugin) String() string { return p.label }
 
+// failure is p's *PluginError in phase, with the last line of log (nil:
+// none).
+func (p *Plugin) failure(phase string, log *logBuffer, err error) *PluginError {
+	e := &PluginError{Plugin: p.label, Phase: phase, Err: err}
+	if log != nil {
+		e.LastLog = log.lastLine()
+	}
+	return e
+}
+
 // LoadFile reads path and loads it; errors name the path.
 func (h *Host) LoadFile(ctx context.Context, path string, opts LoadOptions) (*Plugin, error) {
 	st, err := os.Stat(path)

@@ -90,7 +90,7 @@ func maxPieceLen(v engine.Vocab) int {
 // Reset starts a turn: it instantiates any stage without a live instance
 // (running realizar_init), then calls realizar_reset(seed, len(prompt)) on
 // each, with the prompt readable through realizar.prompt_get. Errors are
-// *engine.PolicyError.
+// *PluginError.
 func (s *Sampler) Reset(seed uint64, prompt []int32) error {
 	if s.closed {
 		return ErrClosed
@@ -143,12 +143,15 @@ func (st *stage) resetTurn(seed uint64, prompt []int32) error {
 			if abi.ErrCode(code) == abi.ErrConfig {
 				err = fmt.Errorf("%w: %s returned %s", ErrBadConfig, abi.ExportReset, abi.ErrCode(code))
 			}
-			return &engine.PolicyError{Policy: st.p.label, Err: err}
+			return st.failure("reset", err)
 		}
 		return nil
 	}
 	return st.fail("reset", err)
 }
+
+// failure is the stage's *PluginError in phase, with its last log line.
+func (st *stage) failure(phase string, err error) error { return st.p.failure(phase, st.log, err) }
 
 // fail discards the instance after a trap, timeout or memory error.
 func (st *stage) fail(phase string, err error) error {
@@ -160,7 +163,7 @@ func (st *stage) fail(phase string, err error) error {
 
 // Sample runs the chain on logits ([n_vocab]float32, modified in place by
 // processors) and returns the sampler's token. A token outside
-// [0, n_vocab) is an *engine.PolicyError wrapping engine.ErrBadToken; a
+// [0, n_vocab) is a *PluginError wrapping engine.ErrBadToken; a
 // trap, timeout or memory error discards the instance and ends the turn.
 func (s *Sampler) Sample(logits []float32) (int32, error) {
 	if s.closed {
@@ -183,12 +186,10 @@ func (s *Sampler) Sample(logits []float32) (int32, error) {
 		return 0, err
 	}
 	if r < 0 || int(r) >= n {
-		return 0, &engine.PolicyError{Policy: st.p.label,
-			Err: fmt.Errorf("%w: %s returned %d, vocabulary has %d", engine.ErrBadToken, abi.ExportSample, r, n)}
+		return 0, st.failure("step", fmt.Errorf("%w: %s returned %d, vocabulary has %d", engine.ErrBadToken, abi.ExportSample, r, n))
 	}
 	if s.masked && !allowedBy(s.allowed, r) {
-		return 0, &engine.PolicyError{Policy: st.p.label,
-			Err: fmt.Errorf("%w: %s returned %d, which a processor's mask disallows", engine.ErrBadToken, abi.ExportSample, r)}
+		return 0, st.failure("step", fmt.Errorf("%w: %s returned %d, which a processor's mask disallows", engine.ErrBadToken, abi.ExportSample, r))
 	}
 	s.accepted = s.accepted[:0]
 	return r, nil
@@ -213,7 +214,7 @@ func (s *Sampler) process(st *stage, logits []float32) error {
 func (s *Sampler) call(st *stage, logits []float32) (int32, error) {
 	i := st.inst
 	if i == nil {
-		return 0, &engine.PolicyError{Policy: st.p.label, Err: ErrNoInstance}
+		return 0, st.failure("step", ErrNoInstance)
 	}
 	count := 0
 	if i.out != abi.OutputMask {
@@ -253,15 +254,12 @@ func (s *Sampler) applyEdits(st *stage, r int32, logits []float32) error {
 	maxEdits := i.outSize / 8
 	switch {
 	case r < 0:
-		return &engine.PolicyError{Policy: st.p.label,
-			Err: fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportProcess, abi.ErrCode(r))}
+		return st.failure("step", fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportProcess, abi.ErrCode(r)))
 	case int(r) > maxEdits:
-		return &engine.PolicyError{Policy: st.p.label,
-			Err: fmt.Errorf("%w: %s returned %d edits, at most %d", ErrBadResult, abi.ExportProcess, r, maxEdits)}
+		return st.failure("step", fmt.Errorf("%w: %s returned %d edits, at most %d", ErrBadResult, abi.ExportProcess, r, maxEdits))
 	}
 	if e, id := applyEditBytes(i.region(i.inSize, 8*int(r)), int(r), logits); e >= 0 {
-		return &engine.PolicyError{Policy: st.p.label,
-			Err: fmt.Errorf("%w: edit %d names id %d, vocabulary has %d", engine.ErrBadToken, e, id, len(logits))}
+		return st.failure("step", fmt.Errorf("%w: edit %d names id %d, vocabulary has %d", engine.ErrBadToken, e, id, len(logits)))
 	}
 	return nil
 }

@@ -40,14 +40,14 @@ func (s *StopPolicy) Reset() error {
 }
 
 // Check copies piece (at most max_piece bytes) into the input region and
-// calls realizar_check(token, len). Errors are *engine.PolicyError.
+// calls realizar_check(token, len). Errors are *PluginError.
 func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
 	if s.closed {
 		return engine.Decision{}, ErrClosed
 	}
 	i := s.st.inst
 	if i == nil {
-		return engine.Decision{}, &engine.PolicyError{Policy: s.st.p.label, Err: ErrNoInstance}
+		return engine.Decision{}, s.st.failure("check", ErrNoInstance)
 	}
 	if len(piece) > i.inSize {
 		piece = piece[:i.inSize]
@@ -64,7 +64,7 @@ func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
 		if code != 0 {
 			err = fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportCheck, code)
 		}
-		return engine.Decision{}, &engine.PolicyError{Policy: s.st.p.label, Err: err}
+		return engine.Decision{}, s.st.failure("check", err)
 	}
 	switch action {
 	case abi.StopKeep:

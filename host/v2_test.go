@@ -147,9 +147,9 @@ func TestMaskProcessorHostile(t *testing.T) {
 			require.NoError(t, s.Reset(tc.seed, nil))
 			_, err := s.Sample(randomLogits(1, 1000))
 			require.ErrorIs(t, err, tc.want)
-			var pe *engine.PolicyError
+			var pe *host.PluginError
 			require.True(t, errors.As(err, &pe), "%T %v", err, err)
-			assert.Contains(t, pe.Policy, "processor mask 1.0.0")
+			assert.Contains(t, pe.Plugin, "processor mask 1.0.0")
 			assert.Contains(t, err.Error(), tc.msg)
 
 			logits := randomLogits(2, 1000)
@@ -189,9 +189,9 @@ func TestMaskProcessorHostile(t *testing.T) {
 		require.NoError(t, nop.Reset(0, nil))
 		_, err := nop.Sample(randomLogits(6, 1000))
 		require.ErrorIs(t, err, engine.ErrBadToken)
-		var pe *engine.PolicyError
+		var pe *host.PluginError
 		require.True(t, errors.As(err, &pe))
-		assert.Contains(t, pe.Policy, "sampler nop")
+		assert.Contains(t, pe.Plugin, "sampler nop")
 	})
 }
 
@@ -259,9 +259,9 @@ func TestV2BadInit(t *testing.T) {
 			defer s.Close()
 			err = s.Reset(0, nil)
 			require.ErrorIs(t, err, host.ErrBadResult)
-			var pe *engine.PolicyError
+			var pe *host.PluginError
 			require.True(t, errors.As(err, &pe))
-			assert.Contains(t, pe.Policy, tc.module)
+			assert.Contains(t, pe.Plugin, tc.module)
 			assert.Contains(t, err.Error(), tc.msg)
 		})
 	}

@@ -129,9 +129,9 @@ type metadata interface {
 // (wrapping ErrConfig) naming the key for a missing required key or an
 // inconsistent value.
 func decodeConfig(md metadata) (Config, error) {
-	arch, err := md.String(keyArchitecture)
+	arch, err := md.String(gguf.KeyArchitecture)
 	if err != nil {
-		return Config{}, &ConfigError{Key: keyArchitecture, Err: err}
+		return Config{}, &ConfigError{Key: gguf.KeyArchitecture, Err: err}
 	}
 	info, ok := architectures[arch]
 	if !ok {
@@ -140,42 +140,43 @@ func decodeConfig(md metadata) (Config, error) {
 	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, ScaleQ: info.phi3, FusedFFN: info.phi3,
 		RopeBase: 10000, RopeFreqScale: 1, RopeAttnFactor: 1}
 	d := configDecoder{md: md, arch: arch}
+	key := func(suffix string) string { return gguf.ArchKey(arch, suffix) }
 
-	c.Layers = d.count(keyBlockCount, nil)
-	c.Embd = d.count(keyEmbeddingLen, nil)
+	c.Layers = d.count(gguf.SuffixBlockCount, nil)
+	c.Embd = d.count(gguf.SuffixEmbeddingLength, nil)
 	var ffnDef *int
 	if info.moe {
 		ffnDef = new(int) // unused by the expert blocks
 	}
-	c.FFN = d.count(keyFFNLength, ffnDef)
-	c.ContextLength = d.count(keyContextLength, nil)
-	c.Heads = d.count(keyHeadCount, nil)
-	c.KVHeads = d.count(keyHeadCountKV, &c.Heads)
-	c.RMSEps = d.float(keyRMSEps, nil)
+	c.FFN = d.count(gguf.SuffixFeedForwardLength, ffnDef)
+	c.ContextLength = d.count(gguf.SuffixContextLength, nil)
+	c.Heads = d.count(gguf.SuffixHeadCount, nil)
+	c.KVHeads = d.count(gguf.SuffixHeadCountKV, &c.Heads)
+	c.RMSEps = d.float(gguf.SuffixRMSEpsilon, nil)
 	if d.err != nil {
 		return Config{}, d.err
 	}
 	headDim := c.Embd / c.Heads
-	c.HeadDim = d.count(keyKeyLength, &headDim)
-	valueDim := d.count(keyValueLength, &c.HeadDim)
-	c.RopeDims = d.count(keyRopeDims, &c.HeadDim)
+	c.HeadDim = d.count(gguf.SuffixKeyLength, &headDim)
+	valueDim := d.count(gguf.SuffixValueLength, &c.HeadDim)
+	c.RopeDims = d.count(gguf.SuffixRopeDimension, &c.HeadDim)
 	if info.moe {
 		d.experts(&c)
 	}
 	if info.phi3 {
 		var none int
-		c.SlidingWindow = d.count0(keySlidingWindow, &none)
+		c.SlidingWindow = d.count0(gguf.SuffixSlidingWindow, &none)
 	}
-	c.RopeBase = d.float(keyRopeFreqBase, &c.RopeBase)
-	scaling := d.str(keyRopeScaling, "linear")
+	c.RopeBase = d.float(gguf.SuffixRopeFreqBase, &c.RopeBase)
+	scaling := d.str(gguf.SuffixRopeScalingType, "linear")
 	var none float32
-	factor := d.float(keyRopeFactor, &none)
+	factor := d.float(gguf.SuffixRopeScalingFactor, &none)
 	if factor == 0 {
-		factor = d.float(keyRopeScaleLin, &none)
+		factor = d.float(gguf.SuffixRopeScaleLinear, &none)
 	}
 	one := float32(1)
-	attnFactor := d.float(keyRopeAttnFact, &one)
-	c.RopeOrigCtx = d.count(keyRopeOrigCtx, &c.ContextLength)
+	attnFactor := d.float(gguf.SuffixRopeScalingAttnFactor, &one)
+	c.RopeOrigCtx = d.count(gguf.SuffixRopeScalingOrigCtx, &c.ContextLength)
 	if d.err != nil {
 		return Config{}, d.err
 	}
@@ -191,32 +192,32 @@ func decodeConfig(md metadata) (Config, error) {
 		c.RopeYaRN = true
 		c.RopeAttnFactor = yarnAttnFactor(c.RopeFreqScale)
 	default:
-		return Config{}, configErr(arch+keyRopeScaling, "%s%s = %q: only none, linear and yarn RoPE scaling are supported", arch, keyRopeScaling, scaling)
+		return Config{}, configErr(key(gguf.SuffixRopeScalingType), "%s = %q: only none, linear and yarn RoPE scaling are supported", key(gguf.SuffixRopeScalingType), scaling)
 	}
 	c.RopeAttnFactor = float32(c.RopeAttnFactor * attnFactor)
 	if !(attnFactor > 0) {
-		return Config{}, configErr(arch+keyRopeAttnFact, "%s%s = %g out of range", arch, keyRopeAttnFact, attnFactor)
+		return Config{}, configErr(key(gguf.SuffixRopeScalingAttnFactor), "%s = %g out of range", key(gguf.SuffixRopeScalingAttnFactor), attnFactor)
 	}
-	ranges := func(key string) error {
-		return configErr(arch+key, "rms epsilon %g, rope base %g, rope scale %g out of range", c.RMSEps, c.RopeBase, c.RopeFreqScale)
+	ranges := func(suffix string) error {
+		return configErr(key(suffix), "rms epsilon %g, rope base %g, rope scale %g out of range", c.RMSEps, c.RopeBase, c.RopeFreqScale)
 	}
 	switch {
 	case c.KVHeads > c.Heads || c.Heads%c.KVHeads != 0:
-		return Config{}, configErr(arch+keyHeadCountKV, "head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
+		return Config{}, configErr(key(gguf.SuffixHeadCountKV), "head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
 	case valueDim != c.HeadDim:
-		return Config{}, configErr(arch+keyValueLength, "value_length %d differs from key_length %d", valueDim, c.HeadDim)
+		return Config{}, configErr(key(gguf.SuffixValueLength), "value_length %d differs from key_length %d", valueDim, c.HeadDim)
 	case c.HeadDim%2 != 0:
-		return Config{}, configErr(arch+keyKeyLength, "key_length %d is odd (RoPE needs pairs)", c.HeadDim)
+		return Config{}, configErr(key(gguf.SuffixKeyLength), "key_length %d is odd (RoPE needs pairs)", c.HeadDim)
 	case c.RopeDims != c.HeadDim && !info.phi3:
-		return Config{}, configErr(arch+keyRopeDims, "%s%s = %d differs from key_length %d", arch, keyRopeDims, c.RopeDims, c.HeadDim)
+		return Config{}, configErr(key(gguf.SuffixRopeDimension), "%s = %d differs from key_length %d", key(gguf.SuffixRopeDimension), c.RopeDims, c.HeadDim)
 	case c.RopeDims > c.HeadDim || c.RopeDims%2 != 0:
-		return Config{}, configErr(arch+keyRopeDims, "%s%s = %d: want an even count up to key_length %d", arch, keyRopeDims, c.RopeDims, c.HeadDim)
+		return Config{}, configErr(key(gguf.SuffixRopeDimension), "%s = %d: want an even count up to key_length %d", key(gguf.SuffixRopeDimension), c.RopeDims, c.HeadDim)
 	case !(c.RMSEps >= 0):
-		return Config{}, ranges(keyRMSEps)
+		return Config{}, ranges(gguf.SuffixRMSEpsilon)
 	case !(c.RopeBase > 0):
-		return Config{}, ranges(keyRopeFreqBase)
+		return Config{}, ranges(gguf.SuffixRopeFreqBase)
 	case !(c.RopeFreqScale > 0):
-		return Config{}, ranges(keyRopeFactor)
+		return Config{}, ranges(gguf.SuffixRopeScalingFactor)
 	}
 	return c, nil
 }
@@ -261,7 +262,7 @@ func (d *configDecoder) countFrom(suffix string, def *int, lo uint32) int {
 	if d.err != nil {
 		return 0
 	}
-	key := d.arch + suffix
+	key := gguf.ArchKey(d.arch, suffix)
 	v, err := d.md.Uint32(key)
 	switch {
 	case err != nil && def != nil && isNotFound(err):
@@ -278,12 +279,12 @@ func (d *configDecoder) countFrom(suffix string, def *int, lo uint32) int {
 
 // experts reads a MoE architecture's expert counts into c (after FFN).
 func (d *configDecoder) experts(c *Config) {
-	c.Experts = d.count(keyExpertCount, nil)
-	c.ExpertsUsed = d.count(keyExpertUsedCount, nil)
+	c.Experts = d.count(gguf.SuffixExpertCount, nil)
+	c.ExpertsUsed = d.count(gguf.SuffixExpertUsedCount, nil)
 	if d.err != nil {
 		return
 	}
-	count, used := d.arch+keyExpertCount, d.arch+keyExpertUsedCount
+	count, used := gguf.ArchKey(d.arch, gguf.SuffixExpertCount), gguf.ArchKey(d.arch, gguf.SuffixExpertUsedCount)
 	switch {
 	case c.Experts > maxExperts:
 		d.err = configErr(count, "%s = %d: at most %d experts", count, c.Experts, maxExperts)
@@ -297,7 +298,7 @@ func (d *configDecoder) experts(c *Config) {
 	if def > 0 {
 		missing = &def
 	}
-	c.ExpertFFN = d.count(keyExpertFFNLength, missing)
+	c.ExpertFFN = d.count(gguf.SuffixExpertFeedForward, missing)
 }
 
 // float reads an f32 value; def as for count.
@@ -305,12 +306,12 @@ func (d *configDecoder) float(suffix string, def *float32) float32 {
 	if d.err != nil {
 		return 0
 	}
-	v, err := d.md.Float32(d.arch + suffix)
+	v, err := d.md.Float32(gguf.ArchKey(d.arch, suffix))
 	switch {
 	case err != nil && def != nil && isNotFound(err):
 		return *def
 	case err != nil:
-		d.err = &ConfigError{Key: d.arch + suffix, Err: err}
+		d.err = &ConfigError{Key: gguf.ArchKey(d.arch, suffix), Err: err}
 		return 0
 	}
 	return v
@@ -321,12 +322,12 @@ func (d *configDecoder) str(suffix, def string) string {
 	if d.err != nil {
 		return ""
 	}
-	v, err := d.md.String(d.arch + suffix)
+	v, err := d.md.String(gguf.ArchKey(d.arch, suffix))
 	switch {
 	case err != nil && isNotFound(err):
 		return def
 	case err != nil:
-		d.err = &ConfigError{Key: d.arch + suffix, Err: err}
+		d.err = &ConfigError{Key: gguf.ArchKey(d.arch, suffix), Err: err}
 		return ""
 	}
 	return v

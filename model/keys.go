@@ -1,40 +1,9 @@
 package model
 
-// GGUF metadata keys and tensor names this package reads. Every name the
-// package looks up is in this file.
-//
-// Keys starting with "." are per architecture: the full key is the
-// architecture name followed by the suffix ("llama.block_count").
-const (
-	keyArchitecture = "general.architecture"
-	keyTokens       = "tokenizer.ggml.tokens"
-
-	keyContextLength = ".context_length"
-	keyEmbeddingLen  = ".embedding_length"
-	keyBlockCount    = ".block_count"
-	keyFFNLength     = ".feed_forward_length"
-	keyHeadCount     = ".attention.head_count"
-	keyHeadCountKV   = ".attention.head_count_kv"
-	keyKeyLength     = ".attention.key_length"
-	keyValueLength   = ".attention.value_length"
-	keyRMSEps        = ".attention.layer_norm_rms_epsilon"
-	keyVocabSize     = ".vocab_size"
-	keyRopeDims      = ".rope.dimension_count"
-	keyRopeFreqBase  = ".rope.freq_base"
-	keyRopeScaling   = ".rope.scaling.type"
-	keyRopeFactor    = ".rope.scaling.factor"
-	keyRopeScaleLin  = ".rope.scale_linear"
-	keyRopeAttnFact  = ".rope.scaling.attn_factor"
-	keyRopeOrigCtx   = ".rope.scaling.original_context_length"
-
-	keySlidingWindow = ".attention.sliding_window"
-
-	keyExpertCount     = ".expert_count"
-	keyExpertUsedCount = ".expert_used_count"
-	keyExpertFFNLength = ".expert_feed_forward_length"
-)
-
-// Tensor names. Per-layer names are formatted with the layer index.
+// Tensor names this package reads; every tensor name the package looks up
+// is in this file. Per-layer names are formatted with the layer index. The
+// metadata keys are gguf's (gguf.KeyArchitecture, and the
+// per-architecture suffixes joined by gguf.ArchKey).
 const (
 	tensorTokenEmbd  = "token_embd.weight"
 	tensorOutputNorm = "output_norm.weight"

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
@@ -108,8 +109,9 @@ func load(src tensorSource, opts Options) (*Model, error) {
 		return nil, &TensorError{Tensor: tensorTokenEmbd, Err: ErrShape, Detail: fmt.Sprintf("dims %v, want [%d n_vocab]", dims, cfg.Embd)}
 	}
 	cfg.Vocab = int(dims[1])
-	if v, err := src.Uint32(cfg.Arch + keyVocabSize); err == nil && int(v) != cfg.Vocab {
-		return nil, configErr(cfg.Arch+keyVocabSize, "%s%s = %d but %s has %d rows", cfg.Arch, keyVocabSize, v, tensorTokenEmbd, cfg.Vocab)
+	key := gguf.ArchKey(cfg.Arch, gguf.SuffixVocabSize)
+	if v, err := src.Uint32(key); err == nil && int(v) != cfg.Vocab {
+		return nil, configErr(key, "%s = %d but %s has %d rows", key, v, tensorTokenEmbd, cfg.Vocab)
 	}
 	m.cfg = cfg
 

@@ -28,5 +28,7 @@
 //
 // Builtin returns an embedded module's bytes for host.Host.Load; Names
 // lists them. Each policy's config keys are documented in its source;
-// JSONMode builds the json processor's.
+// Standard, StopStrings and JSONMode build the configs of the standard
+// sampler, the strings stop policy and the json processor (checked against
+// their ranges), and the *Builtin constants name the embedded plugins.
 package plugins

@@ -19,7 +19,8 @@ import (
 var builtin embed.FS
 
 // builtinNames are the embedded plugins, in Names order.
-var builtinNames = []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time", "json", "grammar"}
+var builtinNames = []string{GreedyBuiltin, StandardBuiltin, StringsBuiltin, MirostatV2Builtin, DRYBuiltin,
+	RepetitionBuiltin, MaxTimeBuiltin, JSONBuiltin, GrammarBuiltin}
 
 // ErrUnknown is returned by Builtin for a name that is not embedded.
 var ErrUnknown = errors.New("plugins: no such builtin plugin")

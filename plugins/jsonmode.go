@@ -5,13 +5,6 @@ import (
 	"time"
 )
 
-// JSONBuiltin is the name of the embedded JSON-mode processor.
-const JSONBuiltin = "json"
-
-// GrammarBuiltin is the name of the embedded grammar processor (config
-// {"grammar": GBNF} or {"json_schema": SCHEMA}; plugins/processor/grammar).
-const GrammarBuiltin = "grammar"
-
 // GrammarMemoryPages is the memory cap (64 KiB pages, 256 MiB) to load
 // the grammar processor with: it holds the vocabulary's trie and its
 // masks (a 152k vocabulary needs more than the host's 32 MiB default).

@@ -3,7 +3,6 @@ package plugins_test
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -192,8 +191,10 @@ func TestStandardBadConfig(t *testing.T) {
 		{`{"min_p":1.5}`, "min_p must be in [0, 1]"},
 		{`{"typical_p":2}`, "typical_p must be in [0, 1]"},
 		{`{"repeat_penalty":0}`, "repeat_penalty must be > 0"},
+		{`{"temperature":-1}`, "temperature must be >= 0"},
+		{`{"presence_penalty":2.5}`, "presence_penalty must be in [-2, 2]"},
+		{`{"frequency_penalty":-3}`, "frequency_penalty must be in [-2, 2]"},
 	}
-	lastLine := regexp.MustCompile(`last log line: (".*")\)$`)
 	for _, tt := range tests {
 		var lines []string
 		for _, name := range []string{"standard", "standard-go"} {
@@ -201,9 +202,10 @@ func TestStandardBadConfig(t *testing.T) {
 			err := s.Reset(1, []int32{1})
 			require.ErrorIs(t, err, host.ErrBadConfig, "%s %s", name, tt.cfg)
 			assert.ErrorContains(t, err, tt.msg, "%s %s", name, tt.cfg)
-			m := lastLine.FindStringSubmatch(err.Error())
-			require.NotNil(t, m, err.Error())
-			lines = append(lines, m[1])
+			var pe *host.PluginError
+			require.ErrorAs(t, err, &pe)
+			require.NotEmpty(t, pe.LastLog, err.Error())
+			lines = append(lines, pe.LastLog)
 		}
 		if strings.HasPrefix(tt.msg, "config: ") || strings.Contains(tt.msg, "must be") {
 			assert.Equal(t, lines[0], lines[1], "C and Go log lines for %s", tt.cfg)
@@ -214,9 +216,9 @@ func TestStandardBadConfig(t *testing.T) {
 		}
 		assert.ErrorIs(t, err, standard.ErrConfig, tt.cfg)
 	}
-	// Temperatures at or below zero are greedy, not errors.
+	// Temperature 0 is greedy, not an error.
 	for _, name := range []string{"standard", "standard-go"} {
-		s := newSampler(t, v, load(t, h, name, `{"temperature":-1,"top_p":1,"min_p":0,"typical_p":0}`))
+		s := newSampler(t, v, load(t, h, name, `{"temperature":0,"top_p":1,"min_p":0,"typical_p":0}`))
 		assert.NoError(t, s.Reset(1, []int32{1}), name)
 	}
 }

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,29 +58,35 @@ type errorBody struct {
 	Error *APIError `json:"error"`
 }
 
-// writeError sends err as an OpenAI-style error. A non-APIError is a 500.
-func writeError(w http.ResponseWriter, err error) {
-	e := asAPIError(err)
+// writeError sends e as an OpenAI-style error.
+func writeError(w http.ResponseWriter, e *APIError) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((e.RetryAfter+time.Second-1)/time.Second))))
 	}
 	writeJSON(w, e.Status, errorBody{Error: e})
 }
 
-// asAPIError maps any error to an APIError: plugin failures are named
-// (the policy and the cause), engine refusals are 400s, the rest 500.
+// codeInternal marks the 500 for an error that is not the client's: its
+// message is generic, the detail goes to the log under the request id.
+const codeInternal = "internal_error"
+
+// asAPIError maps any error to an APIError: a plugin's failure names the
+// plugin, the phase, the cause and the plugin's last log line (the
+// tenant's own plugin, or a built-in its request configured); engine
+// refusals are 400s; anything else (a store's I/O error, which may name a
+// path) is a generic 500 with codeInternal.
 func asAPIError(err error) *APIError {
 	var e *APIError
 	if errors.As(err, &e) {
 		return e
 	}
+	var plug *host.PluginError
+	if errors.As(err, &plug) {
+		return &APIError{Status: http.StatusInternalServerError, Type: typePlugin, Code: pluginFailureKind(err),
+			Message: plug.Error()}
+	}
 	var pe *engine.PolicyError
-	if errors.As(err, &pe) {
-		// The Session names the chain (a *host.Sampler) and the host the
-		// plugin inside it: report the innermost, which names the plugin.
-		for inner := pe; errors.As(inner.Err, &inner); {
-			pe = inner
-		}
+	if errors.As(err, &pe) { // a policy that is not a plugin: the engine's own message
 		return &APIError{Status: http.StatusInternalServerError, Type: typePlugin, Code: pluginFailureKind(err),
 			Message: pe.Error()}
 	}
@@ -87,7 +96,52 @@ func asAPIError(err error) *APIError {
 	case errors.Is(err, engine.ErrEmptyPrompt), errors.Is(err, engine.ErrBadToken), errors.Is(err, engine.ErrBadConfig):
 		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "invalid_value", Message: err.Error()}
 	}
-	return &APIError{Status: http.StatusInternalServerError, Type: typeServer, Message: err.Error()}
+	return &APIError{Status: http.StatusInternalServerError, Type: typeServer, Code: codeInternal, Message: "internal server error"}
+}
+
+// clientError is err as the client is sent it (asAPIError), a generic
+// 500's message giving the request id of ctx, under which the server
+// logged the detail.
+func clientError(ctx context.Context, err error) *APIError {
+	e := asAPIError(err)
+	if e.Code != codeInternal {
+		return e
+	}
+	c := *e
+	c.Message = fmt.Sprintf("internal server error (request %s)", requestID(ctx))
+	return &c
+}
+
+// requestIDKey keys a request's id in its context.
+type requestIDKey struct{}
+
+// requestID is the id authed gave the request of ctx, "-" for none.
+func requestID(ctx context.Context) string {
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
+		return id
+	}
+	return "-"
+}
+
+// newRequestID is a random 16-hex-digit request id.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// clientsLoadError says whether a host.Load error is the client's (the
+// module or its config), which a 400 may describe, rather than the
+// server's.
+func clientsLoadError(err error) bool {
+	for _, s := range []error{host.ErrNotWasm, host.ErrTooLarge, host.ErrMetadata, host.ErrABIVersion, host.ErrKind,
+		host.ErrMissingExport, host.ErrForbiddenImport, host.ErrBadConfig, host.ErrPluginTrap, host.ErrPluginTimeout,
+		host.ErrPluginMemory, host.ErrPluginFailed, host.ErrBadResult} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // pluginFailureKind names a plugin failure's cause for errors and metrics:

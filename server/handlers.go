@@ -17,6 +17,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/grammar"
+	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -446,7 +447,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		if budget == 0 {
 			budget = max(s.model.Forward.ContextLength()-len(p.prompt), 0)
 		}
-		pr.json = jsonModeConfig(s.model.Tokenizer, budget)
+		pr.json = plugins.JSONMode{EOG: s.model.Tokenizer.EOG(), Control: s.model.Tokenizer.Control(), MaxTokens: budget}.Config()
 	}
 	pol, err := s.buildPolicies(ctx, t, pr)
 	if err != nil {
@@ -491,7 +492,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	if err != nil {
 		if stream != nil && stream.started {
-			_ = stream.send(errorBody{Error: asAPIError(err)})
+			_ = stream.send(errorBody{Error: clientError(ctx, err)})
 			return errors.Join(errWritten, err)
 		}
 		return err

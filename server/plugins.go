@@ -30,6 +30,9 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant)
 		return err
 	}
 	p, err := s.host.Load(r.Context(), wasm, host.LoadOptions{Limits: t.Limits.hostLimits()})
+	if err != nil && !clientsLoadError(err) {
+		return err
+	}
 	if err != nil {
 		e := badRequest("", "invalid plugin: %v", err)
 		e.Code = "invalid_plugin"

@@ -1,32 +1,24 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/tokenizer"
+	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
 )
 
 // Builtins returns the module of an embedded policy by name ("greedy",
 // "standard", "strings"); an error for a name it does not embed.
 // plugins.Builtin is one.
 type Builtins func(name string) ([]byte, error)
-
-// Names of the built-in policies the server uses by default.
-const (
-	builtinStandard = "standard"
-	builtinGreedy   = "greedy"
-	builtinStrings  = "strings"
-	builtinJSON     = "json"
-)
 
 // policies are one request's fresh plugin instances. Close them after the turn.
 type policies struct {
@@ -70,9 +62,9 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 		if err != nil {
 			return nil, err
 		}
-		samplerRef = pluginRef{Plugin: builtinStandard, Config: cfg}
-		if _, err := s.builtins(builtinStandard); err != nil {
-			samplerRef = pluginRef{Plugin: builtinGreedy}
+		samplerRef = pluginRef{Plugin: plugins.StandardBuiltin, Config: cfg}
+		if _, err := s.builtins(plugins.StandardBuiltin); err != nil {
+			samplerRef = pluginRef{Plugin: plugins.GreedyBuiltin}
 		}
 	}
 	p := &policies{}
@@ -85,7 +77,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 		chain = append(chain, pl)
 	}
 	if req.json != nil {
-		pl, err := s.resolve(ctx, t, pluginRef{Plugin: builtinJSON, Config: req.json}, abi.KindProcessor, "response_format")
+		pl, err := s.resolve(ctx, t, pluginRef{Plugin: plugins.JSONBuiltin, Config: req.json}, abi.KindProcessor, "response_format")
 		if err != nil {
 			return nil, err
 		}
@@ -123,12 +115,12 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 		stopRef = ext.Stop
 	case len(req.stopText) > 0:
 		// OpenAI's stop strings run in the embedded strings policy.
-		cfg, err := json.Marshal(map[string][]string{"stop": req.stopText})
-		if err != nil {
+		stops := plugins.StopStrings{Stop: req.stopText}
+		if err := stops.Check(); err != nil {
 			p.Close()
-			return nil, err
+			return nil, badRequest("stop", "%v", err)
 		}
-		stopRef, param = &pluginRef{Plugin: builtinStrings, Config: cfg}, "stop"
+		stopRef, param = &pluginRef{Plugin: plugins.StringsBuiltin, Config: stops.Config()}, "stop"
 	}
 	if stopRef != nil {
 		stp, err := s.resolve(ctx, t, *stopRef, abi.KindStop, param)
@@ -177,6 +169,9 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 		cfg = nil
 	}
 	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits()})
+	if err != nil && !clientsLoadError(err) {
+		return nil, err
+	}
 	if err != nil {
 		e := badRequest(param, "%s: %v", param, err)
 		if errors.Is(err, host.ErrKind) {
@@ -187,76 +182,48 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 	return p, nil
 }
 
-// jsonModeConfig is the json processor's config for the model's
-// vocabulary: its end-of-generation and control ids, an object at the top
-// level, and the turn's token budget (so that a turn cut by max_tokens
-// still ends with a whole object).
-func jsonModeConfig(tok *tokenizer.Tokenizer, budget int) json.RawMessage {
-	cfg := map[string]any{"eog": tok.EOG(), "control": tok.Control(), "max_tokens": budget}
-	b, _ := json.Marshal(cfg) // int slices and an int always marshal
-	return b
-}
-
 // hasSamplingFields reports whether f sets a field the standard sampler reads.
 func hasSamplingFields(f *samplingFields) bool {
 	return f.Temperature != nil || f.TopP != nil || f.TopK != nil || f.MinP != nil || f.RepeatPenalty != nil ||
 		f.FrequencyPenalty != nil || f.PresencePenalty != nil || len(f.LogitBias) > 0
 }
 
-// standardConfig is the standard sampler's config for the OpenAI fields,
-// with OpenAI's defaults (temperature 1, top_p 1, no top-k, no min-p, no
-// penalties) rather than llama.cpp's.
+// openAIDefaults are the standard sampler's settings for fields a request
+// leaves out: OpenAI's defaults (temperature 1, top_p 1, no top-k, no
+// min-p) rather than llama.cpp's; the penalties are off in both.
+func openAIDefaults() plugins.Standard {
+	one, zero, none := 1.0, 0.0, 0
+	return plugins.Standard{Temperature: &one, TopP: &one, TopK: &none, MinP: &zero}
+}
+
+// standardConfig is the standard sampler's config for the request's
+// fields over openAIDefaults; a value outside the sampler's ranges is a
+// 400 naming the field.
 func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
-	cfg := map[string]any{"temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": 0.0, "repeat_penalty": 1.0,
-		"presence_penalty": 0.0, "frequency_penalty": 0.0}
-	setF := func(key string, v *float64, lo, hi float64) error {
-		if v == nil {
-			return nil
-		}
-		if !(*v >= lo && *v <= hi) {
-			return badRequest(key, "%s is %v, must be in [%v, %v]", key, *v, lo, hi)
-		}
-		cfg[key] = *v
-		return nil
-	}
-	for _, x := range []struct {
-		key    string
-		v      *float64
-		lo, hi float64
-	}{
-		{"temperature", f.Temperature, 0, 2}, {"top_p", f.TopP, 0, 1}, {"min_p", f.MinP, 0, 1},
-		{"repeat_penalty", f.RepeatPenalty, 0, 10}, {"presence_penalty", f.PresencePenalty, -2, 2},
-		{"frequency_penalty", f.FrequencyPenalty, -2, 2},
-	} {
-		if err := setF(x.key, x.v, x.lo, x.hi); err != nil {
-			return nil, err
-		}
-	}
-	if f.TopK != nil {
-		if *f.TopK < 0 {
-			return nil, badRequest("top_k", "top_k is %d, must be >= 0", *f.TopK)
-		}
-		cfg["top_k"] = *f.TopK
-	}
+	cfg := openAIDefaults()
+	cfg.Temperature = cmp.Or(f.Temperature, cfg.Temperature)
+	cfg.TopP = cmp.Or(f.TopP, cfg.TopP)
+	cfg.TopK = cmp.Or(f.TopK, cfg.TopK)
+	cfg.MinP = cmp.Or(f.MinP, cfg.MinP)
+	cfg.RepeatPenalty, cfg.PresencePenalty, cfg.FrequencyPenalty = f.RepeatPenalty, f.PresencePenalty, f.FrequencyPenalty
 	if len(f.LogitBias) > 0 {
-		bias := map[string]float64{}
+		cfg.LogitBias = map[int32]float64{}
 		for k, v := range f.LogitBias {
-			id, err := strconv.Atoi(k)
-			if err != nil || id < 0 || id >= nVocab {
+			id, err := strconv.ParseInt(k, 10, 32)
+			if err != nil || id < 0 || id >= int64(nVocab) {
 				return nil, badRequest("logit_bias", "logit_bias key %q is not a token id in [0, %d)", k, nVocab)
 			}
-			if !(v >= -100 && v <= 100) {
-				return nil, badRequest("logit_bias", "logit_bias[%s] is %v, must be in [-100, 100]", k, v)
-			}
-			bias[strconv.Itoa(id)] = v
+			cfg.LogitBias[int32(id)] += v
 		}
-		cfg["logit_bias"] = bias
 	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, &APIError{Status: http.StatusInternalServerError, Type: typeServer, Message: err.Error()}
+	if err := cfg.Check(nVocab); err != nil {
+		var re *standard.RangeError
+		if errors.As(err, &re) {
+			return nil, badRequest(re.Key, "%s must be %s", re.Key, re.Want)
+		}
+		return nil, badRequest("logit_bias", "%v", err)
 	}
-	return b, nil
+	return cfg.Config(), nil
 }
 
 // resolveGrammar loads the embedded grammar processor with cfg. It runs
@@ -274,6 +241,9 @@ func (s *Server) resolveGrammar(ctx context.Context, t *Tenant, cfg json.RawMess
 	lim.MemoryPages = max(lim.MemoryPages, plugins.GrammarMemoryPages)
 	lim.InitTimeout = max(lim.InitTimeout, plugins.GrammarInitTimeout)
 	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg, Limits: lim})
+	if err != nil && !clientsLoadError(err) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, badRequest("response_format", "the grammar processor: %v", err)
 	}

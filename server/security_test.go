@@ -2,11 +2,17 @@ package server
 
 import (
 	"bytes"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/plugins"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -131,7 +137,8 @@ func TestBadRequests(t *testing.T) {
 		{"tools", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}`, "tools", 400},
 		{"five stops", "/v1/completions", `{"prompt": "hi", "stop": ["a","b","c","d","e"]}`, "stop", 400},
 		{"echo", "/v1/completions", `{"prompt": "hi", "echo": true}`, "echo", 400},
-		{"temperature", "/v1/completions", `{"prompt": "hi", "temperature": 3}`, "temperature", 400},
+		{"temperature", "/v1/completions", `{"prompt": "hi", "temperature": -1}`, "temperature", 400},
+		{"presence_penalty", "/v1/completions", `{"prompt": "hi", "presence_penalty": 2.5}`, "presence_penalty", 400},
 		{"logit_bias id", "/v1/completions", `{"prompt": "hi", "logit_bias": {"99999999": 1}}`, "logit_bias", 400},
 		{"max_tokens 0", "/v1/completions", `{"prompt": "hi", "max_tokens": 0}`, "max_tokens", 400},
 		{"two prompts", "/v1/completions", `{"prompt": ["a", "b"]}`, "prompt", 400},
@@ -164,4 +171,39 @@ func TestTokenize(t *testing.T) {
 	assert.JSONEq(t, `{"content": "Hello world"}`, string(b))
 	code, _ = s.do(t, "POST", "/detokenize", "", []byte(`{"tokens": [-1]}`))
 	assert.Equal(t, http.StatusBadRequest, code)
+}
+
+// TestInternalErrorIsGeneric: an error that is not the client's (here the
+// store cannot read an upload: its file became a directory) is a 500 whose
+// message gives only the request id, never the error (which names the
+// store's path); the id is the response's X-Request-Id and the log line's.
+func TestInternalErrorIsGeneric(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	greedy, err := plugins.Builtin(plugins.GreedyBuiltin)
+	require.NoError(t, err)
+	sum := s.upload(t, keyA, greedy)
+	files, err := filepath.Glob(filepath.Join(s.srv.store.(*DirStore).dir, "*", sum+".wasm"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	require.NoError(t, os.Remove(files[0]))
+	require.NoError(t, os.Mkdir(files[0], 0o700))
+
+	req, err := http.NewRequest("POST", s.URL+"/v1/completions", strings.NewReader(
+		`{"prompt": "hi", "max_tokens": 2, "realizar": {"sampler": {"plugin": "`+sum+`"}}}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusInternalServerError, resp.StatusCode, string(b))
+	id := resp.Header.Get("X-Request-Id")
+	require.Len(t, id, 16)
+	e := errorOf(t, b)
+	assert.Equal(t, typeServer, e.Type)
+	assert.Equal(t, codeInternal, e.Code)
+	assert.Equal(t, "internal server error (request "+id+")", e.Message)
+	assert.NotContains(t, string(b), files[0])
+	assert.NotContains(t, string(b), "directory")
 }

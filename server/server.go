@@ -216,6 +216,9 @@ type handler func(w http.ResponseWriter, r *http.Request, t *Tenant) error
 func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		id := newRequestID()
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		w.Header().Set("X-Request-Id", id)
 		t, err := s.tenants.Authenticate(r.Header.Get("Authorization"))
 		tenant := "-"
 		if err == nil {
@@ -224,18 +227,18 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 		}
 		outcome := "ok"
 		if err != nil {
-			e := asAPIError(err)
+			e := clientError(r.Context(), err)
 			outcome = outcomeOf(e)
 			if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
 				outcome = "cancelled"
 			} else if !errors.Is(err, errWritten) {
 				writeError(w, e)
 			}
-			s.log.Info("request", "tenant", tenant, "endpoint", endpoint, "status", e.Status, "outcome", outcome,
-				"error", err.Error(), "ms", time.Since(start).Milliseconds())
+			s.log.Info("request", "request_id", id, "tenant", tenant, "endpoint", endpoint, "status", e.Status,
+				"outcome", outcome, "error", err.Error(), "ms", time.Since(start).Milliseconds())
 		} else {
-			s.log.Info("request", "tenant", tenant, "endpoint", endpoint, "status", 200, "outcome", outcome,
-				"ms", time.Since(start).Milliseconds())
+			s.log.Info("request", "request_id", id, "tenant", tenant, "endpoint", endpoint, "status", 200,
+				"outcome", outcome, "ms", time.Since(start).Milliseconds())
 		}
 		s.metrics.requests.WithLabelValues(tenant, endpoint, outcome).Inc()
 	}

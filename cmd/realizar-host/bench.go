@@ -15,6 +15,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -194,7 +195,7 @@ func benchGreedy(ctx context.Context) (*host.Host, *host.Plugin, error) {
 	if err != nil {
 		return nil, nil, failure(err)
 	}
-	pl, err := loadPolicy(ctx, h, builtinGreedy, abi.KindSampler, nil, "bench")
+	pl, err := loadPolicy(ctx, h, plugins.GreedyBuiltin, abi.KindSampler, nil, "bench")
 	if err != nil {
 		_ = h.Close(ctx)
 		return nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/plugins"
 )
 
 func TestParallelSizes(t *testing.T) {
@@ -163,7 +164,7 @@ func TestParallelRoundMatchesGenerate(t *testing.T) {
 	h, err := host.New(ctx, host.NewConfig())
 	require.NoError(t, err)
 	defer h.Close(ctx)
-	pl, err := loadPolicy(ctx, h, builtinGreedy, abi.KindSampler, nil, "bench")
+	pl, err := loadPolicy(ctx, h, plugins.GreedyBuiltin, abi.KindSampler, nil, "bench")
 	require.NoError(t, err)
 	sampler, err := host.NewSampler(m.tok, pl)
 	require.NoError(t, err)

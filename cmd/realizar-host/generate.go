@@ -57,8 +57,9 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 	if err := pf.checkFormat(tf.ignoreEOS); err != nil {
 		return nil, err
 	}
-	// Policy flags are checked before the (slow) model load.
-	if _, err := pf.samplerConfigJSON(cmd.Flags()); err != nil {
+	// Policy flags are checked before the (slow) model load (no sampling
+	// flag names a token id, so any vocabulary size checks them alike).
+	if _, err := pf.samplerConfigJSON(cmd.Flags(), 1); err != nil {
 		return nil, err
 	}
 	if _, _, err := pf.stopConfigJSON(); err != nil {

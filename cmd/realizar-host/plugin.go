@@ -18,6 +18,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/plugins"
 )
 
 func newPluginCmd() *cobra.Command {
@@ -247,7 +248,7 @@ func samplerChain(ctx context.Context, h *host.Host, vocab engine.Vocab, p *host
 	if p.Kind() == abi.KindSampler {
 		return host.NewSampler(vocab, p)
 	}
-	wasm, _ := builtinModule(builtinGreedy)
+	wasm, _ := builtinModule(plugins.GreedyBuiltin)
 	greedy, err := h.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindSampler})
 	if err != nil {
 		return nil, err

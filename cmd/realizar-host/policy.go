@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"strings"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -44,8 +44,8 @@ type policyFlags struct {
 	}
 }
 
-// samplingFlags maps each sampling flag to its config field.
-var samplingFlags = []struct{ flag, field string }{
+// samplingFlags maps each sampling flag to its config key.
+var samplingFlags = []struct{ flag, key string }{
 	{"temperature", "temperature"},
 	{"top-k", "top_k"},
 	{"top-p", "top_p"},
@@ -65,7 +65,7 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&p.processors, "processor", nil, "a logits processor: an embedded one ("+strings.Join(builtinNamesOf("processor"), ", ")+
 		"), a FILE.wasm, or a MANIFEST.json to give it a config; run before the sampler; repeatable, in order")
 	fs.StringVar(&p.stop, "stop", "", "stop policy: an embedded one ("+strings.Join(builtinNamesOf("stop"), ", ")+
-		"), a FILE.wasm or a MANIFEST.json (default: none, or "+builtinStrings+" with --stop-string)")
+		"), a FILE.wasm or a MANIFEST.json (default: none, or "+plugins.StringsBuiltin+" with --stop-string)")
 	fs.StringVar(&p.stopConfig, "stop-config", "", "the stop policy's config: a JSON object, or @FILE")
 	fs.StringArrayVar(&p.stopStrings, "stop-string", nil, "stop when the text ends with S and leave S out (repeatable)")
 	fs.BoolVar(&p.pluginLog, "plugin-log", false, "print the plugins' logs on stderr after each turn")
@@ -73,16 +73,16 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 		" (JSON mode: the embedded json processor, run last before the sampler, masks every token that would keep the answer from being a JSON object)")
 	fs.StringVar(&p.jsonSchema, "json-schema", "", "constrain the answer to a JSON Schema: a FILE or inline JSON (the embedded grammar processor, run last before the sampler)")
 	fs.StringVar(&p.grammarFile, "grammar", "", "constrain the answer to a GBNF grammar FILE (llama.cpp's format; the embedded grammar processor)")
-	s := &p.sampling
-	fs.Float64Var(&s.temperature, "temperature", 0.8, "standard sampler: temperature (<= 0 is greedy)")
-	fs.IntVar(&s.topK, "top-k", 40, "standard sampler: keep the K most likely tokens (0: all)")
-	fs.Float64Var(&s.topP, "top-p", 0.95, "standard sampler: nucleus probability mass (1: off)")
-	fs.Float64Var(&s.minP, "min-p", 0.05, "standard sampler: drop tokens below min-p × the top probability (0: off)")
-	fs.Float64Var(&s.typicalP, "typical-p", 1, "standard sampler: locally typical sampling mass (1: off)")
-	fs.Float64Var(&s.repeatPenalty, "repeat-penalty", 1, "standard sampler: repetition penalty (1: off)")
-	fs.IntVar(&s.repeatLastN, "repeat-last-n", 64, "standard sampler: tokens the penalties look back over")
-	fs.Float64Var(&s.presencePenalty, "presence-penalty", 0, "standard sampler: presence penalty")
-	fs.Float64Var(&s.frequencyPenalty, "frequency-penalty", 0, "standard sampler: frequency penalty")
+	s, d := &p.sampling, standard.DefaultConfig()
+	fs.Float64Var(&s.temperature, "temperature", d.Temperature, "standard sampler: temperature (0 is greedy)")
+	fs.IntVar(&s.topK, "top-k", d.TopK, "standard sampler: keep the K most likely tokens (0: all)")
+	fs.Float64Var(&s.topP, "top-p", d.TopP, "standard sampler: nucleus probability mass (1: off)")
+	fs.Float64Var(&s.minP, "min-p", d.MinP, "standard sampler: drop tokens below min-p × the top probability (0: off)")
+	fs.Float64Var(&s.typicalP, "typical-p", d.TypicalP, "standard sampler: locally typical sampling mass (1: off)")
+	fs.Float64Var(&s.repeatPenalty, "repeat-penalty", float64(d.RepeatPenalty), "standard sampler: repetition penalty (1: off)")
+	fs.IntVar(&s.repeatLastN, "repeat-last-n", d.RepeatLastN, "standard sampler: tokens the penalties look back over (-1: all)")
+	fs.Float64Var(&s.presencePenalty, "presence-penalty", float64(d.PresencePenalty), "standard sampler: presence penalty, in [-2, 2]")
+	fs.Float64Var(&s.frequencyPenalty, "frequency-penalty", float64(d.FrequencyPenalty), "standard sampler: frequency penalty, in [-2, 2]")
 }
 
 // The --format values.
@@ -146,7 +146,7 @@ func (p *policies) writeLogs(w io.Writer) {
 // that contradict each other, a bad config argument) are exitUsage; a
 // module that does not load is exitBadPlugin.
 func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host, vocab *tokenizer.Tokenizer, maxTokens int) (*policies, error) {
-	samplerCfg, err := p.samplerConfigJSON(fs)
+	samplerCfg, err := p.samplerConfigJSON(fs, vocab.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -216,8 +216,9 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 }
 
 // samplerConfigJSON is the sampler's config: --sampler-config, with the
-// sampling flags the user set merged in (standard only).
-func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet) ([]byte, error) {
+// sampling flags the user set merged in (standard only), checked against
+// the sampler's ranges for a vocabulary of nVocab ids.
+func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, error) {
 	cfg, err := configArg(p.samplerConfig, "--sampler-config")
 	if err != nil {
 		return nil, err
@@ -231,74 +232,75 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet) ([]byte, error) {
 	if len(set) == 0 {
 		return cfg, nil
 	}
-	if err := p.checkSampling(fs); err != nil {
-		return nil, err
-	}
 	name := p.sampler
 	if name == "" {
 		name = defaultSampler()
 	}
-	if name != builtinStandard {
+	if name != plugins.StandardBuiltin {
 		if _, ok := builtinModule(name); ok {
 			return nil, usage(fmt.Errorf("--%s applies to the %s sampler only; the embedded %s sampler takes no sampling parameters",
-				set[0], builtinStandard, name))
+				set[0], plugins.StandardBuiltin, name))
 		}
 		return nil, usage(fmt.Errorf("--%s configures the %s sampler, not %s: put it in --sampler-config instead",
-			set[0], builtinStandard, name))
+			set[0], plugins.StandardBuiltin, name))
 	}
-	obj := map[string]any{}
+	st := p.standard(fs)
+	if err := st.Check(nVocab); err != nil {
+		var re *standard.RangeError
+		if errors.As(err, &re) {
+			for _, f := range samplingFlags {
+				if f.key == re.Key {
+					return nil, usage(fmt.Errorf("--%s %s: must be %s", f.flag, fs.Lookup(f.flag).Value, re.Want))
+				}
+			}
+		}
+		return nil, usage(err)
+	}
+	obj := map[string]json.RawMessage{}
 	if len(cfg) > 0 {
 		if err := json.Unmarshal(cfg, &obj); err != nil {
 			return nil, usage(fmt.Errorf("--sampler-config: %w", err))
 		}
 	}
-	s := p.sampling
-	values := map[string]any{
-		"temperature": s.temperature, "top_k": s.topK, "top_p": s.topP, "min_p": s.minP, "typical_p": s.typicalP,
-		"repeat_penalty": s.repeatPenalty, "repeat_last_n": s.repeatLastN,
-		"presence_penalty": s.presencePenalty, "frequency_penalty": s.frequencyPenalty,
-	}
+	var flags map[string]json.RawMessage
+	_ = json.Unmarshal(st.Config(), &flags) // Config is a JSON object
 	for _, f := range samplingFlags {
-		if !fs.Changed(f.flag) {
-			continue
+		if v, ok := flags[f.key]; ok {
+			if _, dup := obj[f.key]; dup {
+				return nil, usage(fmt.Errorf("--%s and --sampler-config both set %q", f.flag, f.key))
+			}
+			obj[f.key] = v
 		}
-		if _, dup := obj[f.field]; dup {
-			return nil, usage(fmt.Errorf("--%s and --sampler-config both set %q", f.flag, f.field))
-		}
-		obj[f.field] = values[f.field]
 	}
 	return json.Marshal(obj)
 }
 
-// checkSampling refuses sampling flags out of the standard sampler's
-// ranges (the ones its init refuses, see plugins/sampler/standard) as a
-// usage error, before anything is loaded. Any temperature is valid: <= 0
-// is greedy.
-func (p *policyFlags) checkSampling(fs *pflag.FlagSet) error {
-	s := p.sampling
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	unit := func(v float64) bool { return v >= 0 && v <= 1 }
-	checks := []struct {
+// standard is the standard sampler's config of the sampling flags the
+// user set.
+func (p *policyFlags) standard(fs *pflag.FlagSet) plugins.Standard {
+	s := &p.sampling
+	var st plugins.Standard
+	for _, f := range []struct {
 		flag string
-		ok   bool
-		want string
+		dst  **float64
+		v    *float64
 	}{
-		{"temperature", finite(s.temperature), "a finite number (<= 0 is greedy)"},
-		{"top-k", s.topK >= 0, ">= 0 (0: all)"},
-		{"top-p", unit(s.topP), "in [0, 1]"},
-		{"min-p", unit(s.minP), "in [0, 1]"},
-		{"typical-p", unit(s.typicalP), "in [0, 1]"},
-		{"repeat-penalty", finite(s.repeatPenalty) && s.repeatPenalty > 0, "> 0 (1: off)"},
-		{"repeat-last-n", s.repeatLastN >= -1, ">= -1 (-1: the whole context)"},
-		{"presence-penalty", finite(s.presencePenalty), "a finite number"},
-		{"frequency-penalty", finite(s.frequencyPenalty), "a finite number"},
-	}
-	for _, c := range checks {
-		if fs.Changed(c.flag) && !c.ok {
-			return usage(fmt.Errorf("--%s %s: must be %s", c.flag, fs.Lookup(c.flag).Value, c.want))
+		{"temperature", &st.Temperature, &s.temperature}, {"top-p", &st.TopP, &s.topP}, {"min-p", &st.MinP, &s.minP},
+		{"typical-p", &st.TypicalP, &s.typicalP}, {"repeat-penalty", &st.RepeatPenalty, &s.repeatPenalty},
+		{"presence-penalty", &st.PresencePenalty, &s.presencePenalty},
+		{"frequency-penalty", &st.FrequencyPenalty, &s.frequencyPenalty},
+	} {
+		if fs.Changed(f.flag) {
+			*f.dst = f.v
 		}
 	}
-	return nil
+	if fs.Changed("top-k") {
+		st.TopK = &s.topK
+	}
+	if fs.Changed("repeat-last-n") {
+		st.RepeatLastN = &s.repeatLastN
+	}
+	return st
 }
 
 // stopConfigJSON names the stop policy and its config: --stop and
@@ -315,17 +317,18 @@ func (p *policyFlags) stopConfigJSON() (name string, cfg []byte, err error) {
 		}
 		return name, cfg, nil
 	}
-	if name != "" && name != builtinStrings {
+	if name != "" && name != plugins.StringsBuiltin {
 		return "", nil, usage(fmt.Errorf("--stop-string configures the %s stop policy, not %s: put it in --stop-config instead",
-			builtinStrings, name))
+			plugins.StringsBuiltin, name))
 	}
 	if len(cfg) > 0 {
 		return "", nil, usage(errors.New("--stop-string and --stop-config both configure the stop strings"))
 	}
-	if cfg, err = stringsConfig(p.stopStrings); err != nil {
-		return "", nil, usage(err)
+	stops := plugins.StopStrings{Stop: p.stopStrings}
+	if err := stops.Check(); err != nil {
+		return "", nil, usage(fmt.Errorf("--stop-string: %w", err))
 	}
-	return builtinStrings, cfg, nil
+	return plugins.StringsBuiltin, stops.Config(), nil
 }
 
 // configArg reads a config argument: a JSON object, or @FILE holding one.
@@ -371,7 +374,7 @@ func loadPolicy(ctx context.Context, h *host.Host, spec string, kind abi.Kind, c
 		pl, err = h.LoadFile(ctx, spec, opts)
 	default:
 		return nil, usage(fmt.Errorf("%s %q: not an embedded policy (%s), a .wasm file or a .json manifest",
-			flag, spec, strings.Join(builtinNames(), ", ")))
+			flag, spec, strings.Join(plugins.Names(), ", ")))
 	}
 	if err != nil {
 		return nil, pluginLoadError(flag, spec, err)

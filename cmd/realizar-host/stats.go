@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -140,39 +138,33 @@ func newTurnJSON(t engine.Turn, tok *tokenizer.Tokenizer, load time.Duration, po
 	return doc
 }
 
-// errorText is the message of err as the command prints it: for a policy
-// failure, the innermost *engine.PolicyError (the one naming the plugin).
+// errorText is the message of err as the command prints it: for a
+// plugin's failure, the *host.PluginError (which names the plugin; the
+// Session's frame adds only the role).
 //
 // A config the plugin refused is shown by what the plugin logged: "sampler
 // standard 1.0.0 (sha256 2b5644047386) refused its config: unknown key
 // temprature (the keys are …)".
 func errorText(err error) string {
-	var pe *engine.PolicyError
-	for e := err; errors.As(e, &pe); e = pe.Err {
-		err = pe
+	var pe *host.PluginError
+	if !errors.As(err, &pe) {
+		return err.Error()
 	}
-	if pe != nil && errors.Is(pe.Err, host.ErrBadConfig) {
-		if m := lastLogLine.FindStringSubmatch(pe.Err.Error()); m != nil {
-			if line, uerr := strconv.Unquote(m[1]); uerr == nil {
-				line = strings.TrimPrefix(strings.TrimPrefix(line, "[error] "), "config: ")
-				return fmt.Sprintf("%s refused its config: %s", pe.Policy, line)
-			}
-		}
+	if errors.Is(pe.Err, host.ErrBadConfig) && pe.LastLog != "" {
+		line := strings.TrimPrefix(strings.TrimPrefix(pe.LastLog, "[error] "), "config: ")
+		return fmt.Sprintf("%s refused its config: %s", pe.Plugin, line)
 	}
-	return err.Error()
+	return pe.Error()
 }
-
-// lastLogLine finds the plugin's last log line that the host appends to a
-// failed call's error (host/instance.go).
-var lastLogLine = regexp.MustCompile(`\(last log line: (".*")\)$`)
 
 // turnError gives a failed turn's error its exit status.
 func turnError(err error) error {
 	var pe *engine.PolicyError
+	var plug *host.PluginError
 	switch {
 	case errors.Is(err, engine.ErrContextExceeded):
 		return &cmdError{code: exitContext, err: fmt.Errorf("%w (a larger --ctx-size, up to the model's trained context, may help)", err)}
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.As(err, &plug):
 		return badPlugin(errors.New(errorText(err)))
 	}
 	return failure(err)

@@ -36,7 +36,7 @@ type Chain struct {
 
 // NewChain checks cfg and sizes a Chain for a vocabulary of nVocab ids.
 func NewChain(cfg Config, nVocab int) (*Chain, error) {
-	if err := cfg.check(nVocab); err != nil {
+	if err := cfg.Check(nVocab); err != nil {
 		return nil, err
 	}
 	c := &Chain{cfg: cfg, nVocab: nVocab}

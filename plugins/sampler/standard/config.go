@@ -11,9 +11,9 @@ import (
 // Config is the standard sampler's configuration. Its JSON keys are the
 // OpenAI / llama.cpp names; every key is optional.
 type Config struct {
-	// Temperature divides the logits before the final draw; <= 0 means
+	// Temperature divides the logits before the final draw; 0 means
 	// greedy (the first candidate after bias and penalties, no draw).
-	// Key "temperature", default 0.8.
+	// Key "temperature", default 0.8, >= 0.
 	Temperature float64
 	// TopK keeps the k best candidates; 0 disables it. Key "top_k", default 40.
 	TopK int
@@ -31,10 +31,10 @@ type Config struct {
 	// "repeat_penalty", default 1.0 (llama.cpp's default).
 	RepeatPenalty float32
 	// PresencePenalty is subtracted once from the logit of every id in the
-	// window. Key "presence_penalty", default 0.
+	// window. Key "presence_penalty", default 0, in [-2, 2].
 	PresencePenalty float32
 	// FrequencyPenalty times the id's count in the window is subtracted from
-	// its logit. Key "frequency_penalty", default 0.
+	// its logit. Key "frequency_penalty", default 0, in [-2, 2].
 	FrequencyPenalty float32
 	// RepeatLastN is the window: the last RepeatLastN tokens of prompt plus
 	// output; 0 disables the penalties, -1 means the whole context. Key
@@ -75,26 +75,46 @@ func CheckKeys(raw []byte) error {
 	return nil
 }
 
-// check refuses values out of range: top_k < 0; top_p, min_p or typical_p
-// outside [0, 1]; repeat_penalty <= 0; repeat_last_n < -1. Any temperature
-// is valid (<= 0 is greedy). The messages are the C build's log lines.
-func (c Config) check(nVocab int) error {
-	bad := func(msg string) error { return errors.Join(ErrConfig, errors.New(msg)) }
+// RangeError is a config value outside its range: the key and what it
+// must be. It unwraps to ErrConfig; its message is the C build's log line
+// ("config: top_p must be in [0, 1]").
+type RangeError struct {
+	Key  string // the config key, "top_p"
+	Want string // the range, "in [0, 1]"
+}
+
+func (e *RangeError) Error() string { return "config: " + e.Key + " must be " + e.Want }
+func (e *RangeError) Unwrap() error { return ErrConfig }
+
+// Check refuses values out of range with a *RangeError naming the key:
+// temperature < 0 (0 is greedy); top_k < 0; top_p, min_p or typical_p
+// outside [0, 1]; repeat_penalty <= 0; presence_penalty or
+// frequency_penalty outside [-2, 2]; repeat_last_n < -1. A logit_bias id
+// outside [0, nVocab) or a NaN bias, and nVocab <= 0, are errors wrapping
+// ErrConfig. These are the ranges the C build refuses, and the ones the
+// server and the CLI check before loading it (plugins.Standard).
+func (c Config) Check(nVocab int) error {
 	unit := func(v float64) bool { return v >= 0 && v <= 1 }
-	switch {
-	case c.TopK < 0:
-		return bad("config: top_k must be >= 0")
-	case !unit(c.TopP):
-		return bad("config: top_p must be in [0, 1]")
-	case !unit(c.MinP):
-		return bad("config: min_p must be in [0, 1]")
-	case !unit(c.TypicalP):
-		return bad("config: typical_p must be in [0, 1]")
-	case !(c.RepeatPenalty > 0):
-		return bad("config: repeat_penalty must be > 0")
-	case c.RepeatLastN < -1:
-		return bad("config: repeat_last_n must be >= -1")
-	case nVocab <= 0:
+	pen := func(v float32) bool { return v >= -2 && v <= 2 }
+	for _, r := range []struct {
+		ok        bool
+		key, want string
+	}{
+		{c.Temperature >= 0, "temperature", ">= 0"},
+		{c.TopK >= 0, "top_k", ">= 0"},
+		{unit(c.TopP), "top_p", "in [0, 1]"},
+		{unit(c.MinP), "min_p", "in [0, 1]"},
+		{unit(c.TypicalP), "typical_p", "in [0, 1]"},
+		{c.RepeatPenalty > 0, "repeat_penalty", "> 0"},
+		{pen(c.PresencePenalty), "presence_penalty", "in [-2, 2]"},
+		{pen(c.FrequencyPenalty), "frequency_penalty", "in [-2, 2]"},
+		{c.RepeatLastN >= -1, "repeat_last_n", ">= -1"},
+	} {
+		if !r.ok {
+			return &RangeError{Key: r.key, Want: r.want}
+		}
+	}
+	if nVocab <= 0 {
 		return errors.Join(ErrConfig, errors.New("empty vocabulary"))
 	}
 	for _, b := range c.LogitBias {

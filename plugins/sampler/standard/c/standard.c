@@ -14,9 +14,10 @@
  *   typical_p [1.0], repeat_penalty [1.0], presence_penalty [0.0],
  *   frequency_penalty [0.0], repeat_last_n [64],
  *   logit_bias [none]: {"id": bias, ...} or [[id, bias], ...]; false = -inf.
- * Ranges (as chain.go's Config.check): top_k >= 0; top_p, min_p and
- * typical_p in [0, 1]; repeat_penalty > 0; repeat_last_n >= -1; any
- * temperature (<= 0 is greedy). Another key is refused, naming it.
+ * Ranges (as config.go's Config.Check): temperature >= 0 (0 is greedy);
+ * top_k >= 0; top_p, min_p and typical_p in [0, 1]; repeat_penalty > 0;
+ * presence_penalty and frequency_penalty in [-2, 2]; repeat_last_n >= -1.
+ * Another key is refused, naming it.
  */
 #include "realizar.h"
 
@@ -159,11 +160,14 @@ static int read_config(void) {
     if (r) frequency = (float)f;
     if ((r = realizar_config_i32("repeat_last_n", &last_n)) < 0) return r;
     const char *bad = 0;
-    if (top_k < 0) bad = "config: top_k must be >= 0";
+    if (!(temperature >= 0)) bad = "config: temperature must be >= 0";
+    else if (top_k < 0) bad = "config: top_k must be >= 0";
     else if (!(top_p >= 0 && top_p <= 1)) bad = "config: top_p must be in [0, 1]";
     else if (!(min_p >= 0 && min_p <= 1)) bad = "config: min_p must be in [0, 1]";
     else if (!(typical_p >= 0 && typical_p <= 1)) bad = "config: typical_p must be in [0, 1]";
     else if (!(repeat_penalty > 0)) bad = "config: repeat_penalty must be > 0";
+    else if (!(presence >= -2 && presence <= 2)) bad = "config: presence_penalty must be in [-2, 2]";
+    else if (!(frequency >= -2 && frequency <= 2)) bad = "config: frequency_penalty must be in [-2, 2]";
     else if (last_n < -1) bad = "config: repeat_last_n must be >= -1";
     if (bad) {
         realizar_logs(REALIZAR_LOG_ERROR, bad);

@@ -1,0 +1,163 @@
+package plugins
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
+)
+
+// Names of the embedded plugins (Builtin's names).
+const (
+	GreedyBuiltin     = "greedy"      // sampler: argmax
+	StandardBuiltin   = "standard"    // sampler: llama.cpp's chain; config Standard
+	StringsBuiltin    = "strings"     // stop policy: stop strings; config StopStrings
+	MirostatV2Builtin = "mirostat-v2" // sampler: Mirostat 2.0
+	DRYBuiltin        = "dry"         // processor: llama.cpp's DRY penalty
+	RepetitionBuiltin = "repetition"  // stop policy: an n-gram loop
+	MaxTimeBuiltin    = "max-time"    // stop policy: a time budget
+	JSONBuiltin       = "json"        // processor: JSON mode; config JSONMode
+	GrammarBuiltin    = "grammar"     // processor (ABI 2): config {"grammar": GBNF} or {"json_schema": SCHEMA}
+)
+
+// Standard is the config of the standard sampler (StandardBuiltin,
+// plugins/sampler/standard), in its OpenAI / llama.cpp key names. A nil
+// field keeps the sampler's default (standard.DefaultConfig: llama.cpp's);
+// Config writes only the fields that are set, so a caller can merge it
+// with other keys.
+//
+// The ranges are the sampler's (standard.Config.Check), one set for the
+// server, the CLI and the plugin itself: temperature >= 0 (0 is greedy; no
+// upper bound, as llama.cpp's server and vLLM); top_k >= 0 (0: all);
+// top_p, min_p and typical_p in [0, 1]; repeat_penalty > 0;
+// presence_penalty and frequency_penalty in [-2, 2] (OpenAI's range);
+// repeat_last_n >= -1 (-1: the whole context); logit_bias ids in the
+// vocabulary, any bias but NaN (-Inf bans the id).
+type Standard struct {
+	Temperature      *float64 // "temperature", default 0.8
+	TopK             *int     // "top_k", default 40
+	TopP             *float64 // "top_p", default 0.95
+	MinP             *float64 // "min_p", default 0.05
+	TypicalP         *float64 // "typical_p", default 1 (off)
+	RepeatPenalty    *float64 // "repeat_penalty", default 1 (off)
+	RepeatLastN      *int     // "repeat_last_n", default 64
+	PresencePenalty  *float64 // "presence_penalty", default 0
+	FrequencyPenalty *float64 // "frequency_penalty", default 0
+	// LogitBias adds its value to the logit of its id before anything
+	// else; -Inf (written as false) bans the id. "logit_bias".
+	LogitBias map[int32]float64
+}
+
+// number is one numeric field of a Standard: its key and value (one of f
+// and i is set; nil when the field is not).
+type number struct {
+	key string
+	f   *float64
+	i   *int
+}
+
+func (s Standard) numbers() []number {
+	return []number{
+		{key: "temperature", f: s.Temperature}, {key: "top_k", i: s.TopK}, {key: "top_p", f: s.TopP},
+		{key: "min_p", f: s.MinP}, {key: "typical_p", f: s.TypicalP}, {key: "repeat_penalty", f: s.RepeatPenalty},
+		{key: "repeat_last_n", i: s.RepeatLastN}, {key: "presence_penalty", f: s.PresencePenalty},
+		{key: "frequency_penalty", f: s.FrequencyPenalty},
+	}
+}
+
+// Check refuses a value outside the sampler's ranges (see Standard) for a
+// vocabulary of nVocab ids. A value out of range is a *standard.RangeError
+// naming the key; every error wraps standard.ErrConfig.
+func (s Standard) Check(nVocab int) error {
+	for _, n := range s.numbers() {
+		switch {
+		case n.f != nil && (math.IsNaN(*n.f) || math.IsInf(*n.f, 0)):
+			return &standard.RangeError{Key: n.key, Want: "a finite number"}
+		case n.i != nil && (*n.i < math.MinInt32 || *n.i > math.MaxInt32):
+			return &standard.RangeError{Key: n.key, Want: "a 32-bit integer"}
+		}
+	}
+	for id, v := range s.LogitBias {
+		if math.IsNaN(v) || math.IsInf(v, 1) {
+			return errors.Join(standard.ErrConfig, fmt.Errorf("logit_bias[%d] is %v", id, v))
+		}
+	}
+	cfg, err := standard.ParseConfig(s.Config())
+	if err != nil {
+		return err
+	}
+	return cfg.Check(nVocab)
+}
+
+// Config is s as the sampler's JSON config: the fields that are set ({}
+// for none). A value Check refuses as not finite is left out: check first.
+func (s Standard) Config() json.RawMessage {
+	obj := map[string]any{}
+	for _, n := range s.numbers() {
+		switch {
+		case n.f != nil && !math.IsNaN(*n.f) && !math.IsInf(*n.f, 0):
+			obj[n.key] = *n.f
+		case n.i != nil:
+			obj[n.key] = *n.i
+		}
+	}
+	if len(s.LogitBias) > 0 {
+		bias := map[string]any{}
+		for id, v := range s.LogitBias {
+			switch {
+			case math.IsInf(v, -1):
+				bias[strconv.Itoa(int(id))] = false
+			case !math.IsNaN(v) && !math.IsInf(v, 1):
+				bias[strconv.Itoa(int(id))] = v
+			}
+		}
+		obj["logit_bias"] = bias
+	}
+	b, _ := json.Marshal(obj) // finite numbers and bools always marshal
+	return b
+}
+
+// Limits of the strings stop policy (plugins/stop/strings).
+const (
+	MaxStopStrings   = 64   // stop strings at most
+	MaxStopStringLen = 1024 // bytes in one stop string at most
+)
+
+// ErrStopStrings wraps StopStrings.Check's errors.
+var ErrStopStrings = errors.New("plugins: bad stop strings")
+
+// StopStrings is the config of the strings stop policy (StringsBuiltin,
+// plugins/stop/strings): the turn stops where the generated text first
+// holds one of Stop, and the string and what follows it are trimmed from
+// the output (with Include, only what follows).
+type StopStrings struct {
+	Stop    []string `json:"stop"`
+	Include bool     `json:"include,omitempty"`
+}
+
+// Check refuses more than MaxStopStrings strings, or an empty one or one
+// over MaxStopStringLen bytes, with an error wrapping ErrStopStrings that
+// gives the string's index.
+func (s StopStrings) Check() error {
+	if len(s.Stop) > MaxStopStrings {
+		return fmt.Errorf("%w: %d stop strings, at most %d", ErrStopStrings, len(s.Stop), MaxStopStrings)
+	}
+	for i, st := range s.Stop {
+		if n := len(st); n == 0 || n > MaxStopStringLen {
+			return fmt.Errorf("%w: stop string %d is %d bytes, must be 1 to %d", ErrStopStrings, i, n, MaxStopStringLen)
+		}
+	}
+	return nil
+}
+
+// Config is s as the policy's JSON config.
+func (s StopStrings) Config() json.RawMessage {
+	if s.Stop == nil {
+		s.Stop = []string{}
+	}
+	b, _ := json.Marshal(s) // strings and a bool always marshal
+	return b
+}
