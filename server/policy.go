@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
@@ -69,12 +70,17 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 	}
 	p := &policies{}
 	var chain []*host.Plugin
+	var key strings.Builder // the chain's identity, for idleSamplers
+	keyPart := func(pl *host.Plugin, cfg []byte) {
+		fmt.Fprintf(&key, "%s\x00%d\x00%s\x00%v\x00", pl.SHA256(), len(cfg), cfg, pl.Limits())
+	}
 	for i, ref := range ext.Processors {
 		pl, err := s.resolve(ctx, t, ref, abi.KindProcessor, fmt.Sprintf("realizar.processors[%d]", i))
 		if err != nil {
 			return nil, err
 		}
 		chain = append(chain, pl)
+		keyPart(pl, ref.Config)
 	}
 	if req.json != nil {
 		pl, err := s.resolve(ctx, t, pluginRef{Plugin: plugins.JSONBuiltin, Config: req.json}, abi.KindProcessor, "response_format")
@@ -82,6 +88,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			return nil, err
 		}
 		chain = append(chain, pl)
+		keyPart(pl, req.json)
 	}
 	if req.grammar != nil {
 		pl, err := s.resolveGrammar(ctx, t, req.grammar)
@@ -89,17 +96,31 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			return nil, err
 		}
 		chain = append(chain, pl)
+		keyPart(pl, req.grammar)
 	}
 	sp, err := s.resolve(ctx, t, samplerRef, abi.KindSampler, "realizar.sampler")
 	if err != nil {
 		return nil, err
 	}
-	smp, err := host.NewSampler(s.model.Tokenizer, sp, chain...)
-	if err != nil {
-		return nil, err
+	keyPart(sp, samplerRef.Config)
+	// A chain with the grammar processor is kept for the tenant's next
+	// request with the same chain (idleSamplers): its init is seconds.
+	var smp *host.Sampler
+	if req.grammar != nil {
+		smp = s.idle.take(t.Name, key.String())
+	}
+	if smp == nil {
+		if smp, err = host.NewSampler(s.model.Tokenizer, sp, chain...); err != nil {
+			return nil, err
+		}
 	}
 	p.sampler = smp
-	p.closeFn = append(p.closeFn, smp.Close)
+	if req.grammar != nil {
+		tenant, k := t.Name, key.String()
+		p.closeFn = append(p.closeFn, func() error { s.idle.put(tenant, k, smp); return nil })
+	} else {
+		p.closeFn = append(p.closeFn, smp.Close)
+	}
 	for _, c := range chain {
 		p.names = append(p.names, c.String())
 	}

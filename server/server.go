@@ -104,6 +104,7 @@ type Server struct {
 	batch *batcher // set once by SetModel, before ready
 
 	idSeq atomic.Uint64
+	idle  idleSamplers // structured-output samplers between requests
 }
 
 // New returns a Server for cfg. A negative Queue, Parallel, BatchTokens,
