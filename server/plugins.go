@@ -75,7 +75,7 @@ func (s *Server) handleListPlugins(w http.ResponseWriter, r *http.Request, t *Te
 			if err != nil {
 				return err
 			}
-			m, _ = moduleMeta(wasm)
+			m, _ = ModuleMeta(wasm)
 		}
 		out = append(out, pluginObject{ID: info.SHA256, Object: "plugin", Bytes: info.Bytes, Kind: m.Kind, Name: m.Name,
 			Version: m.Version, Description: m.Description})
@@ -84,8 +84,10 @@ func (s *Server) handleListPlugins(w http.ResponseWriter, r *http.Request, t *Te
 	return nil
 }
 
-// moduleMeta reads a module's metadata section without compiling it.
-func moduleMeta(wasm []byte) (wasmfile.Meta, error) {
+// ModuleMeta reads a module's metadata section (abi.MetaSection) without
+// compiling or validating the rest of it. Errors: a module wasmfile cannot
+// parse, no section, a malformed one.
+func ModuleMeta(wasm []byte) (wasmfile.Meta, error) {
 	mod, err := wasmfile.Parse(wasm)
 	if err != nil {
 		return wasmfile.Meta{}, err

@@ -15,7 +15,7 @@ import (
 // withVersion is wasm with its metadata's version replaced: a distinct
 // module (another sha256) of the same plugin.
 func withVersion(t testing.TB, wasm []byte, version string) []byte {
-	m, err := moduleMeta(wasm)
+	m, err := ModuleMeta(wasm)
 	require.NoError(t, err)
 	m.Version = version
 	payload, err := wasmfile.MarshalMeta(m)

@@ -72,9 +72,9 @@ type Quota struct {
 // tenant over its quota: a 429, code quota_exceeded.
 var ErrQuota = errors.New("server: plugin quota exceeded")
 
-// checkQuota reports ErrQuota when a module of n bytes, not yet held,
-// would take held over q.
-func checkQuota(held []PluginInfo, n int, q Quota) error {
+// CheckQuota reports ErrQuota when a module of n bytes, not yet held,
+// would take the tenant holding held over q: the rule every Store applies.
+func CheckQuota(held []PluginInfo, n int, q Quota) error {
 	total := int64(n)
 	for _, p := range held {
 		total += int64(p.Bytes)
@@ -134,7 +134,7 @@ func (d *DirStore) Put(ctx context.Context, tenant, sum string, wasm []byte, q Q
 	if err != nil {
 		return err
 	}
-	if err := checkQuota(held, len(wasm), q); err != nil {
+	if err := CheckQuota(held, len(wasm), q); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".upload-*")
@@ -210,7 +210,7 @@ func (m *MemStore) Put(_ context.Context, tenant, sum string, wasm []byte, q Quo
 	if _, ok := m.data[tenant][sum]; ok {
 		return nil
 	}
-	if err := checkQuota(m.list(tenant), len(wasm), q); err != nil {
+	if err := CheckQuota(m.list(tenant), len(wasm), q); err != nil {
 		return err
 	}
 	if m.data[tenant] == nil {
