@@ -112,6 +112,9 @@ func (s *Server) handleDeletePlugin(w http.ResponseWriter, r *http.Request, t *T
 		}
 		return err
 	}
+	// Its compiled code goes too (another tenant holding the same module
+	// compiles it again on its next use).
+	s.host.Evict(sum)
 	writeJSON(w, http.StatusOK, map[string]any{"id": sum, "object": "plugin", "deleted": true})
 	return nil
 }

@@ -49,8 +49,11 @@ func TestPluginQuota(t *testing.T) {
 	require.Equal(t, http.StatusRequestEntityTooLarge, code, string(body))
 	assert.Equal(t, "plugin_too_large", errorOf(t, body).Code)
 
+	cached, _ := s.host.CachedModules()
 	code, body = s.do(t, "DELETE", "/v1/plugins/"+first, keyA, nil)
 	require.Equal(t, http.StatusOK, code, string(body))
+	after, _ := s.host.CachedModules()
+	assert.Equal(t, cached-1, after, "a deleted plugin's compiled code leaves the cache")
 	s.upload(t, keyA, withVersion(t, greedy, "v3"))
 
 	// b holds one; its second is over its count.

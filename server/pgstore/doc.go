@@ -16,6 +16,7 @@
 // every Options.Resync as well, so a change is seen by every replica
 // within a second, and a missed notification (a dropped listener) within
 // a resync. While the database is unreachable the Store keeps serving what
-// it holds and returns errors wrapping server.ErrUnavailable (a 503) for
-// what needs the database: an upload, a delete, a module not cached.
+// it holds (tenants, the plugin listing, cached modules) and returns
+// errors wrapping server.ErrUnavailable (a 503) for what needs the
+// database: an upload, a delete, a module not cached.
 package pgstore

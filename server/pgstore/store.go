@@ -245,17 +245,24 @@ func (s *Store) loadIndex(ctx context.Context) error {
 	return nil
 }
 
-// goneLocked is the sums of old that no tenant of the current index holds;
-// their bytes leave the cache.
+// goneLocked is the sums of old, and of the cached modules, that no
+// tenant of the current index holds; their bytes leave the cache.
 func (s *Store) goneLocked(old map[string]map[string]server.PluginInfo) []string {
 	var gone []string
+	drop := func(sum string) {
+		if !s.heldLocked(sum) && !slices.Contains(gone, sum) {
+			gone = append(gone, sum)
+			s.blobs.Remove(sum)
+		}
+	}
 	for _, sums := range old {
 		for sum := range sums {
-			if !s.heldLocked(sum) && !slices.Contains(gone, sum) {
-				gone = append(gone, sum)
-				s.blobs.Remove(sum)
-			}
+			drop(sum)
 		}
+	}
+	// A module fetched by Get before this replica's index knew of it.
+	for _, sum := range s.blobs.Keys() {
+		drop(sum)
 	}
 	return gone
 }
@@ -352,8 +359,8 @@ func (s *Store) listen(ctx context.Context) error {
 			}
 		}
 		mark(n.Payload)
-		// Gather what arrives with it: one reload for a burst.
-		for {
+		// Gather what arrives with it, for up to 50 ms: one reload for a burst.
+		for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
 			burst, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
 			n, err := conn.WaitForNotification(burst)
 			cancel()
@@ -470,10 +477,35 @@ func (s *Store) Get(ctx context.Context, tenant, sum string) ([]byte, error) {
 	return b, nil
 }
 
-// List implements server.Store from the index, metadata included: it
-// needs no database, and lags another replica's change by the time its
-// notification takes.
-func (s *Store) List(_ context.Context, tenant string) ([]server.PluginInfo, error) {
+// List implements server.Store: from the database, metadata included
+// (no module bytes are read); while it is unreachable, from this
+// replica's index.
+func (s *Store) List(ctx context.Context, tenant string) ([]server.PluginInfo, error) {
+	opCtx, cancel := s.op(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(opCtx, "SELECT sha256, bytes, meta FROM realizar_plugins WHERE tenant = $1 ORDER BY sha256", tenant)
+	if err == nil {
+		var out []server.PluginInfo
+		for rows.Next() {
+			var p server.PluginInfo
+			var raw []byte
+			if err = rows.Scan(&p.SHA256, &p.Bytes, &raw); err != nil {
+				break
+			}
+			_ = json.Unmarshal(raw, &p.Meta)
+			out = append(out, p)
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err == nil {
+			return out, nil
+		}
+	}
+	if err = unavailable(err); !errors.Is(err, server.ErrUnavailable) {
+		return nil, err
+	}
 	s.mu.Lock()
 	out := make([]server.PluginInfo, 0, len(s.index[tenant]))
 	for _, p := range s.index[tenant] {
