@@ -54,6 +54,9 @@ func DefaultLimits() Limits {
 		MaxConcurrent: 16, RequestsPerMinute: 600, MaxPlugins: 64, MaxPluginTotalBytes: 64 << 20}
 }
 
+// Or returns l with its zero fields filled from d.
+func (l Limits) Or(d Limits) Limits { return l.or(d) }
+
 // or fills l's zero fields from d.
 func (l Limits) or(d Limits) Limits {
 	if l.MaxPluginBytes == 0 {

@@ -23,6 +23,10 @@ import (
 // channel is the LISTEN/NOTIFY channel the triggers notify.
 const channel = "realizar_changes"
 
+// listenerApp is the application_name of each replica's listening
+// connection: counting them in pg_stat_activity counts the live replicas.
+const listenerApp = "realizar-host listener"
+
 // Options tune a Store. Zero fields take the defaults.
 type Options struct {
 	// Logger receives reconnections and resync failures; nil: slog.Default().
@@ -74,6 +78,7 @@ type Store struct {
 
 	connected atomic.Bool // the listener holds a connection
 	syncs     atomic.Int64
+	replicas  atomic.Int64 // live replicas, as last counted
 }
 
 // Open connects to url (a postgres:// URL or DSN), applies pending
@@ -159,7 +164,23 @@ func (s *Store) resync(ctx context.Context, tenants, plugins bool) error {
 	return nil
 }
 
+// Replicas is the number of live replicas as last counted (at least 1):
+// the listening connections to this database, counted at each reload of
+// the tenants (so within Options.Resync of a replica starting or dying).
+func (s *Store) Replicas() int { return int(max(1, s.replicas.Load())) }
+
+// loadTenants reloads the tenants. Each replica enforces its share of a
+// tenant's rate: requests_per_minute divided by the live replicas, rounded
+// up (RATIONALE.md, "Rate limits across replicas"); the other limits are
+// per replica as written.
 func (s *Store) loadTenants(ctx context.Context) error {
+	var n int64
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
+		listenerApp).Scan(&n); err != nil {
+		return unavailable(err)
+	}
+	s.replicas.Store(max(1, n))
+	replicas := s.Replicas()
 	specs := map[string]*server.TenantSpec{}
 	var order []string
 	rows, err := s.pool.Query(ctx, "SELECT name, limits FROM realizar_tenants ORDER BY name")
@@ -201,8 +222,11 @@ func (s *Store) loadTenants(ctx context.Context) error {
 		return unavailable(err)
 	}
 	list := make([]server.TenantSpec, 0, len(order))
-	for _, n := range order {
-		list = append(list, *specs[n])
+	for _, name := range order {
+		sp := *specs[name]
+		sp.Limits = sp.Limits.Or(server.DefaultLimits())
+		sp.Limits.RequestsPerMinute = (sp.Limits.RequestsPerMinute + replicas - 1) / replicas
+		list = append(list, sp)
 	}
 	ts, err := server.NewTenants(list, s.tenants.Load())
 	if err != nil {
@@ -316,7 +340,9 @@ func (s *Store) Run(ctx context.Context) error {
 // listen holds one listening connection until it fails.
 func (s *Store) listen(ctx context.Context) error {
 	connectCtx, cancel := s.op(ctx)
-	conn, err := pgx.ConnectConfig(connectCtx, s.pool.Config().ConnConfig.Copy())
+	cfg := s.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = listenerApp
+	conn, err := pgx.ConnectConfig(connectCtx, cfg)
 	cancel()
 	if err != nil {
 		return err

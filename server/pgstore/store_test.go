@@ -194,6 +194,15 @@ func TestReplicas(t *testing.T) {
 		return err != nil
 	}, time.Second, 5*time.Millisecond)
 
+	// Each replica enforces its share of a tenant's rate: a second one
+	// listening halves it (rounded up), once counted.
+	run(t, a)
+	require.Eventually(t, func() bool { return b.Replicas() == 2 }, 2*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		y, err := b.Tenants().Authenticate("Bearer ky")
+		return err == nil && y.Limits.RequestsPerMinute == (server.DefaultLimits().RequestsPerMinute+1)/2
+	}, 2*time.Second, 10*time.Millisecond)
+
 	// The quota holds across replicas: both see the database's count.
 	q := server.Quota{Plugins: 1}
 	w1, s1 := module("q1")
