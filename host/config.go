@@ -13,6 +13,8 @@ type Config struct {
 	limits         Limits
 	cacheDir       string
 	nanotime       func() int64
+	// moduleCacheBytes bounds the compiled-module cache; 0: no bound.
+	moduleCacheBytes int64
 }
 
 // Limits bound one plugin instance. A zero field means "the Host's default"
@@ -77,6 +79,14 @@ func (c Config) WithLimits(l Limits) Config { c.limits = l.or(c.limits); return 
 // WithCompilationCacheDir keeps compiled code on disk in dir, so a restart
 // does not compile again. Default: in memory only.
 func (c Config) WithCompilationCacheDir(dir string) Config { c.cacheDir = dir; return c }
+
+// WithModuleCacheBytes bounds the cache of compiled modules to n bytes,
+// counted as the modules' sizes (the wasm bytes; the compiled code is
+// larger by a factor that depends on the module, see BENCHMARKS.md): past
+// it the least recently loaded module is dropped, and compiled again when
+// next loaded. Default 0: no bound (every module stays until Close or
+// Evict). The on-disk cache (WithCompilationCacheDir) is not bounded by it.
+func (c Config) WithModuleCacheBytes(n int64) Config { c.moduleCacheBytes = n; return c }
 
 // WithNanotime replaces the monotonic clock plugins see (realizar.clock_ns
 // and WASI clock_time_get) with f, whose value, in nanoseconds, the guest

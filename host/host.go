@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -12,11 +14,13 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/internal/lru"
 )
 
 // Host loads, compiles and runs plugins. It owns one wazero Runtime and its
-// compilation cache; compiled modules are kept by sha256 until Close. Safe
-// for concurrent use.
+// compilation cache; compiled modules are kept by sha256, the least
+// recently used dropped past Config.WithModuleCacheBytes (or by Evict),
+// and all of them at Close. Safe for concurrent use.
 type Host struct {
 	cfg   Config
 	rt    wazero.Runtime
@@ -25,10 +29,9 @@ type Host struct {
 	// allowed maps "module\x00name" to the type a plugin must import it with.
 	allowed map[string]api.FunctionDefinition
 
-	mu       sync.Mutex
-	compiled map[[sha256.Size]byte]wazero.CompiledModule
-	known    map[[sha256.Size]byte]*Plugin // first Plugin per module, for sha256-only manifests
-	closed   bool
+	mu      sync.Mutex
+	modules *lru.Cache[[sha256.Size]byte, *module] // by sha256, charged their wasm size
+	closed  bool
 
 	// memories counts guest linear memories allocated and not yet freed by
 	// wazero: live instances, from wazero's side.
@@ -44,12 +47,14 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, errors.New("host: max config bytes must be > 0")
 	case cfg.logBytes <= 0:
 		return nil, errors.New("host: log bytes must be > 0")
+	case cfg.moduleCacheBytes < 0:
+		return nil, errors.New("host: module cache bytes must be >= 0")
 	}
 	if err := cfg.limits.check(); err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, compiled: map[[sha256.Size]byte]wazero.CompiledModule{},
-		known: map[[sha256.Size]byte]*Plugin{}, allowed: map[string]api.FunctionDefinition{}}
+	h := &Host{cfg: cfg, modules: lru.New[[sha256.Size]byte, *module](cfg.moduleCacheBytes, nil),
+		allowed: map[string]api.FunctionDefinition{}}
 	var err error
 	if cfg.cacheDir != "" {
 		if h.cache, err = wazero.NewCompilationCacheWithDir(cfg.cacheDir); err != nil {
@@ -109,20 +114,56 @@ func (h *Host) Close(ctx context.Context) error {
 // this Host: one per live instance. Tests use it to check for leaks.
 func (h *Host) LiveInstances() int { return int(h.memories.Load()) }
 
-// compile returns the compiled module for wasm, compiling it once per sha256.
-func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, wasm []byte) (wazero.CompiledModule, error) {
+// module is one compiled module in the cache. Every Plugin of it holds
+// it, so its code is closed only once it has left the cache and no Plugin
+// (nor instance) of it is left: a cleanup closes it after the collector
+// finds it unreachable.
+type module struct {
+	compiled wazero.CompiledModule
+	base     *Plugin // the first Plugin of the module, for sha256-only manifests
+}
+
+// compile returns the compiled module for wasm, compiling it once per
+// sha256 while it stays in the cache.
+func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, wasm []byte) (*module, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, ErrClosed
 	}
-	if c, ok := h.compiled[sum]; ok {
-		return c, nil
+	if m, ok := h.modules.Get(sum); ok {
+		return m, nil
 	}
 	c, err := h.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, err
 	}
-	h.compiled[sum] = c
-	return c, nil
+	m := &module{compiled: c}
+	runtime.AddCleanup(m, func(c wazero.CompiledModule) { _ = c.Close(context.Background()) }, c)
+	h.modules.Add(sum, m, int64(len(wasm)))
+	return m, nil
+}
+
+// Evict drops the compiled module of sha256Hex (64 lowercase hex digits)
+// from the cache, as when its plugin is deleted, and reports whether it
+// was there. Plugins loaded from it keep working; its code is released
+// once none is left. The next Load compiles it again; a sha256-only
+// manifest no longer finds it (ErrUnknownModule).
+func (h *Host) Evict(sha256Hex string) bool {
+	var key [sha256.Size]byte
+	if n, err := hex.Decode(key[:], []byte(sha256Hex)); err != nil || n != sha256.Size {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.modules.Remove(key)
+	return ok
+}
+
+// CachedModules is the number of compiled modules in the cache and the
+// bytes they are charged (their modules' sizes).
+func (h *Host) CachedModules() (modules int, bytes int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.modules.Len(), h.modules.Bytes()
 }

@@ -84,7 +84,7 @@ func (p *Plugin) instantiate(vocab engine.Vocab, maxPiece int, log *logBuffer) (
 func (i *instance) start() error {
 	p := i.p
 	ctx := experimental.WithMemoryAllocator(i.ctx, i.alloc)
-	mod, err := p.h.rt.InstantiateModule(ctx, p.compiled,
+	mod, err := p.h.rt.InstantiateModule(ctx, p.mod.compiled,
 		wazero.NewModuleConfig().WithName("").WithStartFunctions(abi.ExportInitialize))
 	if err != nil {
 		return err

@@ -126,7 +126,10 @@ func (h *Host) loadKnown(ctx context.Context, src, sum string, opts LoadOptions)
 	var key [sha256.Size]byte
 	_, _ = hex.Decode(key[:], []byte(sum)) // checked by ParseManifest
 	h.mu.Lock()
-	known := h.known[key]
+	var known *Plugin
+	if m, ok := h.modules.Get(key); ok {
+		known = m.base
+	}
 	h.mu.Unlock()
 	if known == nil {
 		return nil, loadErr(src, ErrUnknownModule, "no module with this sha256 has been loaded")

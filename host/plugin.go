@@ -38,7 +38,7 @@ type Plugin struct {
 	meta     wasmfile.Meta
 	kind     abi.Kind
 	sum      [sha256.Size]byte
-	compiled wazero.CompiledModule
+	mod      *module // its compiled code, kept alive by every Plugin of it
 	config   []byte
 	values   map[string][]byte // config_get answers
 	limits   Limits
@@ -91,8 +91,8 @@ func (h *Host) LoadFile(ctx context.Context, path string, opts LoadOptions) (*Pl
 	return h.load(ctx, path, wasm, opts)
 }
 
-// Load validates wasm, compiles it (once per sha256 for the Host's
-// lifetime) and returns the Plugin. Errors are *LoadError wrapping
+// Load validates wasm, compiles it (once per sha256 while it stays in the
+// Host's module cache) and returns the Plugin. Errors are *LoadError wrapping
 // ErrTooLarge, ErrNotWasm, ErrMetadata, ErrABIVersion, ErrKind,
 // ErrMissingExport, ErrForbiddenImport, ErrPluginMemory or ErrBadConfig.
 // wasm is not retained.
@@ -105,45 +105,45 @@ func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptio
 	if len(wasm) > h.cfg.maxModuleBytes {
 		return nil, loadErr(src, ErrTooLarge, "%d bytes, cap %d", len(wasm), h.cfg.maxModuleBytes)
 	}
-	mod, err := wasmfile.Parse(wasm)
+	parsed, err := wasmfile.Parse(wasm)
 	if err != nil {
 		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
 	}
-	meta, kind, err := identify(mod)
+	meta, kind, err := identify(parsed)
 	if err != nil {
 		return nil, &LoadError{Source: src, Err: err}
 	}
 	if opts.Kind != 0 && opts.Kind != kind {
 		return nil, loadErr(src, ErrKind, "plugin %s is a %s, not a %s", meta.Name, kind, opts.Kind)
 	}
-	if err := h.checkImports(mod, meta.ABI); err != nil {
+	if err := h.checkImports(parsed, meta.ABI); err != nil {
 		return nil, &LoadError{Source: src, Err: err}
 	}
-	if len(mod.Memories) != 1 {
-		return nil, loadErr(src, ErrMissingExport, "a plugin declares exactly one memory (found %d)", len(mod.Memories))
+	if len(parsed.Memories) != 1 {
+		return nil, loadErr(src, ErrMissingExport, "a plugin declares exactly one memory (found %d)", len(parsed.Memories))
 	}
 	for _, name := range requiredExports(kind) {
-		if _, ok := mod.Export(name); !ok {
+		if _, ok := parsed.Export(name); !ok {
 			return nil, loadErr(src, ErrMissingExport, "%s plugin %s does not export %s", kind, meta.Name, name)
 		}
 	}
 	sum := sha256.Sum256(wasm)
-	compiled, err := h.compile(ctx, sum, wasm)
+	mod, err := h.compile(ctx, sum, wasm)
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return nil, &LoadError{Source: src, Err: err}
 		}
 		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
 	}
-	if err := checkExportTypes(compiled, kind, meta.ABI); err != nil {
+	if err := checkExportTypes(mod.compiled, kind, meta.ABI); err != nil {
 		return nil, &LoadError{Source: src, Err: err}
 	}
-	_, hasAlloc := compiled.ExportedFunctions()[abi.ExportAlloc]
-	base := &Plugin{h: h, meta: meta, kind: kind, sum: sum, compiled: compiled,
-		hasAlloc: hasAlloc, memMin: mod.Memories[0].Min}
+	_, hasAlloc := mod.compiled.ExportedFunctions()[abi.ExportAlloc]
+	base := &Plugin{h: h, meta: meta, kind: kind, sum: sum, mod: mod,
+		hasAlloc: hasAlloc, memMin: parsed.Memories[0].Min}
 	h.mu.Lock()
-	if _, ok := h.known[sum]; !ok {
-		h.known[sum] = base
+	if mod.base == nil {
+		mod.base = base
 	}
 	h.mu.Unlock()
 	return base.with(src, opts)

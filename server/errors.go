@@ -91,6 +91,9 @@ func asAPIError(err error) *APIError {
 			Message: pe.Error()}
 	}
 	switch {
+	case errors.Is(err, ErrUnavailable):
+		return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "store_unavailable",
+			RetryAfter: time.Second, Message: err.Error()}
 	case errors.Is(err, engine.ErrContextExceeded):
 		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "context_length_exceeded", Message: err.Error()}
 	case errors.Is(err, engine.ErrEmptyPrompt), errors.Is(err, engine.ErrBadToken), errors.Is(err, engine.ErrBadConfig):

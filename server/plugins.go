@@ -2,8 +2,11 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
+	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/abi/wasmfile"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -42,7 +45,11 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant)
 		return e
 	}
 	sum := sumOf(wasm)
-	if err := s.store.Put(r.Context(), t.Name, sum, wasm); err != nil {
+	if err := s.store.Put(r.Context(), t.Name, sum, wasm, t.Limits.quota()); err != nil {
+		if errors.Is(err, ErrQuota) {
+			return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "quota_exceeded",
+				Message: fmt.Sprintf("tenant %s: %v; delete a plugin first", t.Name, err)}
+		}
 		return err
 	}
 	m := p.Meta()
@@ -52,27 +59,47 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant)
 	return nil
 }
 
-// handleListPlugins is GET /v1/plugins: the tenant's own plugins.
+// handleListPlugins is GET /v1/plugins: the tenant's own plugins. Their
+// metadata is the store's, or read from the module's metadata section;
+// nothing is compiled.
 func (s *Server) handleListPlugins(w http.ResponseWriter, r *http.Request, t *Tenant) error {
-	sums, err := s.store.List(r.Context(), t.Name)
+	infos, err := s.store.List(r.Context(), t.Name)
 	if err != nil {
 		return err
 	}
 	out := []pluginObject{}
-	for _, sum := range sums {
-		wasm, err := s.store.Get(r.Context(), t.Name, sum)
-		if err != nil {
-			continue // deleted meanwhile
+	for _, info := range infos {
+		m := info.Meta
+		if m.Name == "" {
+			wasm, err := s.store.Get(r.Context(), t.Name, info.SHA256)
+			if errors.Is(err, ErrNoPlugin) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			m, _ = ModuleMeta(wasm)
 		}
-		o := pluginObject{ID: sum, Object: "plugin", Bytes: len(wasm)}
-		if p, err := s.host.Load(r.Context(), wasm, host.LoadOptions{Limits: t.Limits.hostLimits()}); err == nil {
-			m := p.Meta()
-			o.Kind, o.Name, o.Version, o.Description = p.Kind().String(), m.Name, m.Version, m.Description
-		}
-		out = append(out, o)
+		out = append(out, pluginObject{ID: info.SHA256, Object: "plugin", Bytes: info.Bytes, Kind: m.Kind, Name: m.Name,
+			Version: m.Version, Description: m.Description})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
 	return nil
+}
+
+// ModuleMeta reads a module's metadata section (abi.MetaSection) without
+// compiling or validating the rest of it. Errors: a module wasmfile cannot
+// parse, no section, a malformed one.
+func ModuleMeta(wasm []byte) (wasmfile.Meta, error) {
+	mod, err := wasmfile.Parse(wasm)
+	if err != nil {
+		return wasmfile.Meta{}, err
+	}
+	payload, ok := mod.CustomSection(abi.MetaSection)
+	if !ok {
+		return wasmfile.Meta{}, fmt.Errorf("no %s section", abi.MetaSection)
+	}
+	return wasmfile.UnmarshalMeta(payload)
 }
 
 // handleDeletePlugin is DELETE /v1/plugins/{sha256}. Another tenant's
@@ -88,6 +115,9 @@ func (s *Server) handleDeletePlugin(w http.ResponseWriter, r *http.Request, t *T
 		}
 		return err
 	}
+	// Its compiled code goes too (another tenant holding the same module
+	// compiles it again on its next use).
+	s.host.Evict(sum)
 	writeJSON(w, http.StatusOK, map[string]any{"id": sum, "object": "plugin", "deleted": true})
 	return nil
 }

@@ -47,7 +47,9 @@ type Model struct {
 
 // Config is what New needs. Tenants, Store, Host and Builtins are required.
 type Config struct {
-	Tenants  *Tenants
+	// Tenants authenticates requests: a *Tenants (a fixed set) or a store
+	// that follows changes.
+	Tenants  TenantSource
 	Store    Store
 	Host     *host.Host
 	Builtins Builtins
@@ -88,7 +90,7 @@ const (
 // answer 503 and /ready is not ready). Turn execution and the KV slots
 // belong to its batcher.
 type Server struct {
-	tenants  *Tenants
+	tenants  TenantSource
 	store    Store
 	host     *host.Host
 	builtins Builtins
@@ -152,14 +154,16 @@ func (s *Server) SetModel(m *Model) {
 		parallel = 1
 	}
 	// Half the places by default, so that one tenant leaves room for
-	// others; all of them when there is only one tenant (the anonymous one).
+	// others; all of them when there is only one tenant (the anonymous
+	// one). The set is read at each call: a store's tenants change.
 	defaultCap := max(parallel/2, 1)
-	if len(s.tenants.All()) <= 1 {
-		defaultCap = parallel
-	}
 	s.sched = newBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
-		if t := s.tenants.tenant(tenant); t != nil && t.Limits.MaxSequences > 0 {
+		ts := s.tenants.Tenants()
+		if t := ts.tenant(tenant); t != nil && t.Limits.MaxSequences > 0 {
 			return t.Limits.MaxSequences
+		}
+		if len(ts.byName) <= 1 {
+			return parallel
 		}
 		return defaultCap
 	})
@@ -220,7 +224,7 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 		id := newRequestID()
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 		w.Header().Set("X-Request-Id", id)
-		t, err := s.tenants.Authenticate(r.Header.Get("Authorization"))
+		t, err := s.tenants.Tenants().Authenticate(r.Header.Get("Authorization"))
 		tenant := "-"
 		if err == nil {
 			tenant = t.Name

@@ -38,15 +38,24 @@ type Limits struct {
 	// under MaxConcurrent. 0 means half of the server's Parallel, at least
 	// 1, or all of it when the server has one tenant.
 	MaxSequences int `json:"max_sequences"`
+	// MaxPlugins is the most plugins the tenant may hold at once.
+	MaxPlugins int `json:"max_plugins"`
+	// MaxPluginTotalBytes is the most bytes the tenant's plugins may take
+	// together. Over it, or over MaxPlugins, an upload is a 429
+	// quota_exceeded; one module over MaxPluginBytes stays a 413.
+	MaxPluginTotalBytes int64 `json:"max_plugin_total_bytes"`
 }
 
 // DefaultLimits are generous limits for a trusted deployment: 4 MiB
 // plugins, 256 pages (16 MiB), 250 ms per step, 16 concurrent requests,
-// 600 requests per minute.
+// 600 requests per minute, 64 plugins of 64 MiB together.
 func DefaultLimits() Limits {
 	return Limits{MaxPluginBytes: 4 << 20, MemoryPages: 256, StepDeadline: Duration(host.DefaultCallTimeout),
-		MaxConcurrent: 16, RequestsPerMinute: 600}
+		MaxConcurrent: 16, RequestsPerMinute: 600, MaxPlugins: 64, MaxPluginTotalBytes: 64 << 20}
 }
+
+// Or returns l with its zero fields filled from d.
+func (l Limits) Or(d Limits) Limits { return l.or(d) }
 
 // or fills l's zero fields from d.
 func (l Limits) or(d Limits) Limits {
@@ -65,11 +74,18 @@ func (l Limits) or(d Limits) Limits {
 	if l.RequestsPerMinute == 0 {
 		l.RequestsPerMinute = d.RequestsPerMinute
 	}
+	if l.MaxPlugins == 0 {
+		l.MaxPlugins = d.MaxPlugins
+	}
+	if l.MaxPluginTotalBytes == 0 {
+		l.MaxPluginTotalBytes = d.MaxPluginTotalBytes
+	}
 	return l
 }
 
 func (l Limits) check() error {
-	if l.MaxPluginBytes < 0 || l.StepDeadline < 0 || l.MaxConcurrent < 0 || l.RequestsPerMinute < 0 || l.MaxSequences < 0 || l.MemoryPages > 65536 {
+	if l.MaxPluginBytes < 0 || l.StepDeadline < 0 || l.MaxConcurrent < 0 || l.RequestsPerMinute < 0 || l.MaxSequences < 0 || l.MemoryPages > 65536 ||
+		l.MaxPlugins < 0 || l.MaxPluginTotalBytes < 0 {
 		return fmt.Errorf("limits out of range: %+v", l)
 	}
 	return nil
@@ -79,6 +95,9 @@ func (l Limits) check() error {
 func (l Limits) hostLimits() host.Limits {
 	return host.Limits{MemoryPages: l.MemoryPages, CallTimeout: time.Duration(l.StepDeadline)}
 }
+
+// quota is the tenant's plugin quota.
+func (l Limits) quota() Quota { return Quota{Plugins: l.MaxPlugins, Bytes: l.MaxPluginTotalBytes} }
 
 // Duration is a time.Duration written in JSON as a Go duration string ("50ms").
 type Duration time.Duration
@@ -193,44 +212,105 @@ func ParseTenants(b []byte) (*Tenants, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTenants, err)
 	}
+	specs, err := f.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("%w: no tenants", ErrTenants)
+	}
+	return NewTenants(specs, nil)
+}
+
+// Resolve checks the file and returns its tenants with the file's
+// defaults (then DefaultLimits) filled into each one's limits. Errors wrap
+// ErrTenants and name the tenant.
+func (f *TenantsFile) Resolve() ([]TenantSpec, error) {
 	defaults := f.Defaults.or(DefaultLimits())
 	if err := defaults.check(); err != nil {
 		return nil, fmt.Errorf("%w: defaults: %w", ErrTenants, err)
 	}
+	out := make([]TenantSpec, 0, len(f.Tenants))
+	for _, spec := range f.Tenants {
+		spec.Limits = spec.Limits.or(defaults)
+		if len(spec.KeySHA256) == 0 {
+			return nil, fmt.Errorf("%w: tenant %s has no key_sha256", ErrTenants, spec.Name)
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+// NewTenants returns Tenants for specs, whose limits are complete (zero
+// fields take DefaultLimits' values). A tenant of prev with the same name
+// and limits is kept as it is, with its rate limiter and its requests in
+// flight, so a store that reloads its tenants does not reset them; a
+// tenant whose limits changed starts afresh. No tenants is allowed (every
+// key is then a 401). Errors wrap ErrTenants and name the tenant: a name
+// not of [a-z0-9_-]{1,64}, a duplicate name, a key that is not 64 hex
+// digits, a key shared by two tenants, limits out of range.
+func NewTenants(specs []TenantSpec, prev *Tenants) (*Tenants, error) {
 	ts := &Tenants{byHash: map[[sha256.Size]byte]*Tenant{}, byName: map[string]*Tenant{}}
-	for i, spec := range f.Tenants {
-		if !tenantName.MatchString(spec.Name) {
+	for i, spec := range specs {
+		if !ValidTenantName(spec.Name) {
 			return nil, fmt.Errorf("%w: tenant %d: name %q is not 1 to 64 of [a-z0-9_-]", ErrTenants, i, spec.Name)
 		}
 		if _, dup := ts.byName[spec.Name]; dup {
 			return nil, fmt.Errorf("%w: tenant %s appears twice", ErrTenants, spec.Name)
 		}
-		l := spec.Limits.or(defaults)
+		l := spec.Limits.or(DefaultLimits())
 		if err := l.check(); err != nil {
 			return nil, fmt.Errorf("%w: tenant %s: %w", ErrTenants, spec.Name, err)
 		}
-		if len(spec.KeySHA256) == 0 {
-			return nil, fmt.Errorf("%w: tenant %s has no key_sha256", ErrTenants, spec.Name)
-		}
 		t := newTenant(spec.Name, l)
+		if prev != nil {
+			if old := prev.byName[spec.Name]; old != nil && old.Limits == l {
+				t = old
+			}
+		}
 		ts.byName[t.Name] = t
 		for _, h := range spec.KeySHA256 {
-			raw, err := hex.DecodeString(strings.TrimSpace(h))
-			if err != nil || len(raw) != sha256.Size {
-				return nil, fmt.Errorf("%w: tenant %s: key_sha256 %q is not 64 hex digits", ErrTenants, spec.Name, h)
+			sum, err := ParseKeySHA256(h)
+			if err != nil {
+				return nil, fmt.Errorf("%w: tenant %s: %w", ErrTenants, spec.Name, err)
 			}
-			sum := [sha256.Size]byte(raw)
 			if other, dup := ts.byHash[sum]; dup {
 				return nil, fmt.Errorf("%w: tenants %s and %s share a key", ErrTenants, other.Name, spec.Name)
 			}
 			ts.byHash[sum] = t
 		}
 	}
-	if len(ts.byName) == 0 {
-		return nil, fmt.Errorf("%w: no tenants", ErrTenants)
-	}
 	return ts, nil
 }
+
+// ValidTenantName reports whether name is a tenant name: 1 to 64 of [a-z0-9_-].
+func ValidTenantName(name string) bool { return tenantName.MatchString(name) }
+
+// ParseKeySHA256 reads a key's hex sha256 (64 hex digits, surrounding
+// space ignored).
+func ParseKeySHA256(h string) ([sha256.Size]byte, error) {
+	raw, err := hex.DecodeString(strings.TrimSpace(h))
+	if err != nil || len(raw) != sha256.Size {
+		return [sha256.Size]byte{}, fmt.Errorf("key_sha256 %q is not 64 hex digits", h)
+	}
+	return [sha256.Size]byte(raw), nil
+}
+
+// CheckLimits reports whether l, once its zero fields take DefaultLimits'
+// values, is in range.
+func CheckLimits(l Limits) error { return l.or(DefaultLimits()).check() }
+
+// TenantSource gives the server its tenants: the current set, read at
+// each request. *Tenants is one (a fixed set, from a tenants file); a
+// shared store returns a fresh set after each change it sees.
+type TenantSource interface {
+	// Tenants returns the current tenants; it is called once per request
+	// and must be cheap and safe for concurrent use.
+	Tenants() *Tenants
+}
+
+// Tenants implements TenantSource: a fixed set is its own source.
+func (ts *Tenants) Tenants() *Tenants { return ts }
 
 // HashKey returns the hex sha256 of an API key, as the tenants file stores it.
 func HashKey(key string) string {

@@ -12,6 +12,8 @@
 //	realizar-host quantize IN.gguf OUT.gguf TYPE [--threads N]
 //	realizar-host fixture --preset NAME --out FILE [--vocab FILE] [--seed N]
 //	realizar-host serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR] [--queue N] [--ctx-size N]
+//	realizar-host serve --model M.gguf --store postgres://... [--module-cache-bytes N]
+//	realizar-host tenants add|list|remove|rotate|revoke|limits|import ... [--store postgres://...]
 //
 // run takes its prompt from exactly one source: --prompt, or --prompt-file,
 // or stdin when neither is given (stdin is then not read; both flags at
@@ -62,7 +64,10 @@
 //
 // serve runs the OpenAI-compatible server of package server (docs/serve.md);
 // it exits 0 after SIGINT or SIGTERM, once running requests have finished
-// or, after --grace, been cancelled.
+// or, after --grace, been cancelled. With --store (or $REALIZAR_STORE)
+// its tenants and plugins are in PostgreSQL, shared by every replica;
+// tenants manages them there and prints a new API key alone on one line
+// of stdout.
 //
 // Errors are printed as one line on stderr, "realizar-host: <cause>".
 // Exit status:

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/pgtest"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
@@ -42,6 +43,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	pgtest.StopShared()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}

@@ -20,33 +20,38 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/server"
+	"github.com/realizar-host/realizar-host/server/pgstore"
 )
 
 // serveOptions are serve's flags.
 type serveOptions struct {
-	model     modelFlags
-	addr      string
-	tenants   string
-	pluginDir string
-	queue     int
-	slots     int
-	parallel  int
-	batchTok  int
-	kvMiB     int64
-	grace     time.Duration
-	readTime  time.Duration
-	idleTime  time.Duration
-	logJSON   bool
+	model      modelFlags
+	addr       string
+	tenants    string
+	pluginDir  string
+	store      string
+	cacheBytes int64
+	queue      int
+	slots      int
+	parallel   int
+	batchTok   int
+	kvMiB      int64
+	grace      time.Duration
+	readTime   time.Duration
+	idleTime   time.Duration
+	logJSON    bool
 }
 
 func newServeCmd() *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR]",
+		Use:   "serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR | --store postgres://...]",
 		Short: "Serve the model over an OpenAI-compatible HTTP API with per-tenant WebAssembly policies",
 		Long: "Serve one model over HTTP: /v1/completions, /v1/chat/completions (SSE with stream: true),\n" +
 			"/v1/models, /v1/plugins (upload, list, delete), /tokenize, /detokenize, /health, /ready, /metrics.\n" +
 			"Without --tenants one anonymous tenant is served, on a loopback address only.\n" +
+			"--store (or $REALIZAR_STORE) keeps tenants and plugins in PostgreSQL, shared by every replica\n" +
+			"(realizar-host tenants manages them); it excludes --tenants and --plugin-dir.\n" +
 			"SIGINT or SIGTERM stops accepting, lets running requests finish for --grace, cancels the rest\n" +
 			"and exits 0.",
 		Args: cobra.NoArgs,
@@ -57,6 +62,8 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address")
 	f.StringVar(&o.tenants, "tenants", "", "tenants file (JSON: names, API key sha256s, limits)")
 	f.StringVar(&o.pluginDir, "plugin-dir", "", "directory of uploaded plugins and compiled code (default: in memory)")
+	f.StringVar(&o.store, "store", "", "PostgreSQL URL of the shared tenants and plugins, postgres://... (default $"+storeEnv+")")
+	f.Int64Var(&o.cacheBytes, "module-cache-bytes", 256<<20, "bytes of compiled plugin modules kept on this node, counted as module sizes (LRU; 0: no bound)")
 	f.IntVar(&o.queue, "queue", 64, "most requests waiting for a place in the batch; more get 429")
 	f.IntVar(&o.parallel, "parallel", server.DefaultParallel, "sequences decoding together in one batched pass (continuous batching; each holds a KV cache; the GPU forward runs 1)")
 	f.IntVar(&o.batchTok, "batch-tokens", server.DefaultBatchTokens, "most token rows per pass: decode tokens first, then chunks of new prompts")
@@ -89,6 +96,12 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("--read-timeout %v: must be > 0", o.readTime))
 	case o.idleTime <= 0:
 		return usage(fmt.Errorf("--idle-timeout %v: must be > 0", o.idleTime))
+	case o.cacheBytes < 0:
+		return usage(fmt.Errorf("--module-cache-bytes %d: must be >= 0", o.cacheBytes))
+	}
+	storeAt := storeURL(o.store)
+	if storeAt != "" && (o.tenants != "" || o.pluginDir != "") {
+		return usage(errors.New("--store (or $" + storeEnv + ") keeps tenants and plugins in the database: it excludes --tenants and --plugin-dir"))
 	}
 	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if o.logJSON {
@@ -96,17 +109,23 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	log := slog.New(handler)
 
-	tenants := server.Anonymous(server.Limits{})
-	if o.tenants != "" {
+	var tenants server.TenantSource = server.Anonymous(server.Limits{})
+	maxModule := 1 << 20
+	switch {
+	case storeAt != "":
+		// Tenants' limits may change while serving: room for the default
+		// module cap, or more when a tenant has more already.
+		maxModule = host.DefaultMaxModuleBytes
+	case o.tenants != "":
 		t, err := server.LoadTenants(o.tenants)
 		if err != nil {
 			return badFile(err)
 		}
 		tenants = t
-	} else if !isLoopback(o.addr) {
+	case !isLoopback(o.addr):
 		return usage(fmt.Errorf("without --tenants the server takes no API keys, so it listens on loopback only, and %s is not a loopback address: give --tenants FILE or an --addr like 127.0.0.1:8080", o.addr))
 	}
-	hostCfg := host.NewConfig().WithMaxModuleBytes(max(tenants.MaxPluginBytes(), 1<<20))
+	hostCfg := host.NewConfig().WithModuleCacheBytes(o.cacheBytes)
 	var store server.Store = server.NewMemStore()
 	if o.pluginDir != "" {
 		ds, err := server.NewDirStore(o.pluginDir)
@@ -116,11 +135,36 @@ func serve(ctx context.Context, o *serveOptions) error {
 		store = ds
 		hostCfg = hostCfg.WithCompilationCacheDir(filepath.Join(o.pluginDir, ".compiled"))
 	}
-	h, err := host.New(ctx, hostCfg)
+	var h *host.Host
+	var ps *pgstore.Store
+	if storeAt != "" {
+		var err error
+		// Plugins deleted through any replica release their compiled code here.
+		ps, err = openStore(ctx, storeAt, log, func(sum string) {
+			if h != nil {
+				h.Evict(sum)
+			}
+		})
+		if err != nil {
+			return failure(err)
+		}
+		defer ps.Close()
+		tenants, store = ps, ps
+		maxModule = max(maxModule, ps.Tenants().MaxPluginBytes())
+	} else {
+		maxModule = max(maxModule, tenants.Tenants().MaxPluginBytes())
+	}
+	h, err := host.New(ctx, hostCfg.WithMaxModuleBytes(maxModule))
 	if err != nil {
 		return failure(err)
 	}
 	defer h.Close(context.Background())
+	if ps != nil {
+		follow, stopFollowing := context.WithCancel(context.Background())
+		followed := make(chan struct{})
+		go func() { _ = ps.Run(follow); close(followed) }()
+		defer func() { stopFollowing(); <-followed }()
+	}
 	srv, err := server.New(server.Config{Tenants: tenants, Store: store, Host: h, Builtins: plugins.Builtin,
 		Queue: o.queue, Parallel: o.parallel, BatchTokens: o.batchTok, Slots: o.slots, KVMemory: o.kvMiB << 20, Logger: log})
 	if err != nil {
@@ -136,7 +180,8 @@ func serve(ctx context.Context, o *serveOptions) error {
 	hs := newHTTPServer(srv, baseCtx, o.readTime, o.idleTime)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "tenants", len(tenants.All()), "plugin_dir", o.pluginDir)
+	log.Info("listening", "addr", ln.Addr().String(), "tenants", len(tenants.Tenants().All()), "plugin_dir", o.pluginDir,
+		"store", ps != nil)
 
 	l, err := loadModel(&o.model, os.Stderr)
 	if err != nil {

@@ -1,0 +1,576 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/realizar-host/realizar-host/internal/lru"
+	"github.com/realizar-host/realizar-host/server"
+)
+
+// channel is the LISTEN/NOTIFY channel the triggers notify.
+const channel = "realizar_changes"
+
+// listenerApp is the application_name of each replica's listening
+// connection: counting them in pg_stat_activity counts the live replicas.
+const listenerApp = "realizar-host listener"
+
+// Options tune a Store. Zero fields take the defaults.
+type Options struct {
+	// Logger receives reconnections and resync failures; nil: slog.Default().
+	Logger *slog.Logger
+	// Resync is how often Run reloads everything whatever it was notified
+	// of; default 10 s.
+	Resync time.Duration
+	// OpTimeout bounds each database call on the request path, so that a
+	// database that hangs is a 503 rather than a stuck request; default 5 s.
+	OpTimeout time.Duration
+	// ModuleCacheBytes bounds the module bytes kept in memory (LRU);
+	// default 64 MiB.
+	ModuleCacheBytes int64
+	// OnRemoved, when set, is called with a plugin's sha256 once no tenant
+	// holds it any more, whether it was deleted through this Store or
+	// another replica: the place to release its compiled code.
+	OnRemoved func(sum string)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Resync <= 0 {
+		o.Resync = 10 * time.Second
+	}
+	if o.OpTimeout <= 0 {
+		o.OpTimeout = 5 * time.Second
+	}
+	if o.ModuleCacheBytes <= 0 {
+		o.ModuleCacheBytes = 64 << 20
+	}
+	return o
+}
+
+// Store is tenants and plugins in PostgreSQL: a server.TenantSource and a
+// server.Store, plus the tenant administration the CLI uses. Safe for
+// concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	opts Options
+	log  *slog.Logger
+
+	tenants atomic.Pointer[server.Tenants]
+
+	mu    sync.Mutex
+	index map[string]map[string]server.PluginInfo // tenant, sha256
+	blobs *lru.Cache[string, []byte]              // by sha256: the bytes are the same in every namespace
+
+	connected atomic.Bool // the listener holds a connection
+	syncs     atomic.Int64
+	replicas  atomic.Int64 // live replicas, as last counted
+}
+
+// Open connects to url (a postgres:// URL or DSN), applies pending
+// migrations under an advisory lock and loads the tenants and the plugin
+// index. It fails when the database cannot be reached, and with
+// ErrSchemaTooNew for a newer schema. Call Run to follow changes, Close
+// when done.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	opts = opts.withDefaults()
+	s := &Store{pool: pool, opts: opts, log: opts.Logger, index: map[string]map[string]server.PluginInfo{},
+		blobs: lru.New[string, []byte](opts.ModuleCacheBytes, nil)}
+	s.tenants.Store(&server.Tenants{})
+	if _, err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := s.resync(ctx, true, true); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool. Run's context should be cancelled first.
+func (s *Store) Close() { s.pool.Close() }
+
+// unavailable wraps err in server.ErrUnavailable unless it is the
+// database's answer to the statement (a *pgconn.PgError other than a
+// connection or shutdown class): a refused connection, a broken one, a
+// timeout.
+func unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "57P") {
+		return err
+	}
+	if errors.Is(err, server.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", server.ErrUnavailable, err)
+}
+
+// op is ctx bounded by OpTimeout.
+func (s *Store) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.opts.OpTimeout)
+}
+
+// Tenants implements server.TenantSource: the tenants as last loaded.
+func (s *Store) Tenants() *server.Tenants { return s.tenants.Load() }
+
+// Connected reports whether the listener holds a connection to the
+// database (false before Run and while it reconnects).
+func (s *Store) Connected() bool { return s.connected.Load() }
+
+// Syncs is how many reloads have completed: tests wait on it.
+func (s *Store) Syncs() int64 { return s.syncs.Load() }
+
+// resync reloads the tenants and/or the plugin index.
+func (s *Store) resync(ctx context.Context, tenants, plugins bool) error {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	if tenants {
+		if err := s.loadTenants(ctx); err != nil {
+			return err
+		}
+	}
+	if plugins {
+		if err := s.loadIndex(ctx); err != nil {
+			return err
+		}
+	}
+	s.syncs.Add(1)
+	return nil
+}
+
+// Replicas is the number of live replicas as last counted (at least 1):
+// the listening connections to this database, counted at each reload of
+// the tenants (so within Options.Resync of a replica starting or dying).
+func (s *Store) Replicas() int { return int(max(1, s.replicas.Load())) }
+
+// loadTenants reloads the tenants. Each replica enforces its share of a
+// tenant's rate: requests_per_minute divided by the live replicas, rounded
+// up (RATIONALE.md, "Rate limits across replicas"); the other limits are
+// per replica as written.
+func (s *Store) loadTenants(ctx context.Context) error {
+	var n int64
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
+		listenerApp).Scan(&n); err != nil {
+		return unavailable(err)
+	}
+	s.replicas.Store(max(1, n))
+	replicas := s.Replicas()
+	specs := map[string]*server.TenantSpec{}
+	var order []string
+	rows, err := s.pool.Query(ctx, "SELECT name, limits FROM realizar_tenants ORDER BY name")
+	if err != nil {
+		return unavailable(err)
+	}
+	for rows.Next() {
+		var name string
+		var raw []byte
+		if err := rows.Scan(&name, &raw); err != nil {
+			rows.Close()
+			return unavailable(err)
+		}
+		var l server.Limits
+		if err := json.Unmarshal(raw, &l); err != nil {
+			s.log.Warn("tenant limits unreadable; defaults apply", "tenant", name, "error", err.Error())
+		}
+		specs[name] = &server.TenantSpec{Name: name, Limits: l}
+		order = append(order, name)
+	}
+	if err := rows.Err(); err != nil {
+		return unavailable(err)
+	}
+	rows, err = s.pool.Query(ctx, "SELECT tenant, key_sha256 FROM realizar_keys")
+	if err != nil {
+		return unavailable(err)
+	}
+	for rows.Next() {
+		var tenant, key string
+		if err := rows.Scan(&tenant, &key); err != nil {
+			rows.Close()
+			return unavailable(err)
+		}
+		if sp := specs[tenant]; sp != nil {
+			sp.KeySHA256 = append(sp.KeySHA256, key)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return unavailable(err)
+	}
+	list := make([]server.TenantSpec, 0, len(order))
+	for _, name := range order {
+		sp := *specs[name]
+		sp.Limits = sp.Limits.Or(server.DefaultLimits())
+		sp.Limits.RequestsPerMinute = (sp.Limits.RequestsPerMinute + replicas - 1) / replicas
+		list = append(list, sp)
+	}
+	ts, err := server.NewTenants(list, s.tenants.Load())
+	if err != nil {
+		return err
+	}
+	s.tenants.Store(ts)
+	return nil
+}
+
+func (s *Store) loadIndex(ctx context.Context) error {
+	rows, err := s.pool.Query(ctx, "SELECT tenant, sha256, bytes, meta FROM realizar_plugins")
+	if err != nil {
+		return unavailable(err)
+	}
+	index := map[string]map[string]server.PluginInfo{}
+	for rows.Next() {
+		var tenant, sum string
+		var n int
+		var raw []byte
+		if err := rows.Scan(&tenant, &sum, &n, &raw); err != nil {
+			rows.Close()
+			return unavailable(err)
+		}
+		info := server.PluginInfo{SHA256: sum, Bytes: n}
+		_ = json.Unmarshal(raw, &info.Meta)
+		if index[tenant] == nil {
+			index[tenant] = map[string]server.PluginInfo{}
+		}
+		index[tenant][sum] = info
+	}
+	if err := rows.Err(); err != nil {
+		return unavailable(err)
+	}
+	s.mu.Lock()
+	old := s.index
+	s.index = index
+	gone := s.goneLocked(old)
+	s.mu.Unlock()
+	s.removed(gone)
+	return nil
+}
+
+// goneLocked is the sums of old, and of the cached modules, that no
+// tenant of the current index holds; their bytes leave the cache.
+func (s *Store) goneLocked(old map[string]map[string]server.PluginInfo) []string {
+	var gone []string
+	drop := func(sum string) {
+		if !s.heldLocked(sum) && !slices.Contains(gone, sum) {
+			gone = append(gone, sum)
+			s.blobs.Remove(sum)
+		}
+	}
+	for _, sums := range old {
+		for sum := range sums {
+			drop(sum)
+		}
+	}
+	// A module fetched by Get before this replica's index knew of it.
+	for _, sum := range s.blobs.Keys() {
+		drop(sum)
+	}
+	return gone
+}
+
+// heldLocked reports whether any tenant of the index holds sum.
+func (s *Store) heldLocked(sum string) bool {
+	for _, sums := range s.index {
+		if _, ok := sums[sum]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Store) removed(sums []string) {
+	if s.opts.OnRemoved == nil {
+		return
+	}
+	for _, sum := range sums {
+		s.opts.OnRemoved(sum)
+	}
+}
+
+// Run follows changes until ctx is done: it LISTENs on a connection of
+// its own, reloads the tenants or the plugin index when notified, and
+// everything every Options.Resync; when the connection drops it
+// reconnects (backing off from 100 ms to 2 s) and reloads everything once
+// listening again, so nothing changed meanwhile is missed. It returns
+// ctx's error.
+func (s *Store) Run(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := s.listen(ctx)
+		s.connected.Store(false)
+		if ctx.Err() != nil {
+			break
+		}
+		s.log.Warn("store: lost the database; serving what is cached", "error", err.Error(), "retry_in", backoff.String())
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+		if err == nil {
+			backoff = 100 * time.Millisecond
+		}
+	}
+	return ctx.Err()
+}
+
+// listen holds one listening connection until it fails.
+func (s *Store) listen(ctx context.Context) error {
+	connectCtx, cancel := s.op(ctx)
+	cfg := s.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = listenerApp
+	conn, err := pgx.ConnectConfig(connectCtx, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		return err
+	}
+	if err := s.resync(ctx, true, true); err != nil {
+		return err
+	}
+	if !s.connected.Swap(true) {
+		s.log.Info("store: listening for changes")
+	}
+	next := time.Now().Add(s.opts.Resync)
+	for {
+		wait, cancel := context.WithDeadline(ctx, next)
+		n, err := conn.WaitForNotification(wait)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil && wait.Err() != nil:
+			// No notification before the periodic resync.
+			if err := s.resync(ctx, true, true); err != nil {
+				return err
+			}
+			next = time.Now().Add(s.opts.Resync)
+			continue
+		case err != nil:
+			return err
+		}
+		tenants, plugins := false, false
+		mark := func(table string) {
+			switch table {
+			case "realizar_plugins":
+				plugins = true
+			default:
+				tenants = true
+			}
+		}
+		mark(n.Payload)
+		// Gather what arrives with it, for up to 50 ms: one reload for a burst.
+		for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+			burst, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+			n, err := conn.WaitForNotification(burst)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				if burst.Err() == nil {
+					return err
+				}
+				break
+			}
+			mark(n.Payload)
+		}
+		if err := s.resync(ctx, tenants, plugins); err != nil {
+			return err
+		}
+	}
+}
+
+// Put implements server.Store. The quota check and the insert are one
+// transaction holding the tenant's row, so replicas uploading together
+// cannot pass the quota between them. The module's metadata section is
+// stored with it, for listings.
+func (s *Store) Put(ctx context.Context, tenant, sum string, wasm []byte, q server.Quota) error {
+	meta, _ := server.ModuleMeta(wasm)
+	rawMeta, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, "SELECT 1 FROM realizar_tenants WHERE name = $1 FOR UPDATE", tenant).Scan(&one); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%w: tenant %s was removed", ErrNoTenant, tenant)
+			}
+			return err
+		}
+		var held bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM realizar_plugins WHERE tenant = $1 AND sha256 = $2)",
+			tenant, sum).Scan(&held); err != nil {
+			return err
+		}
+		if held {
+			return nil
+		}
+		rows, err := tx.Query(ctx, "SELECT sha256, bytes FROM realizar_plugins WHERE tenant = $1", tenant)
+		if err != nil {
+			return err
+		}
+		var list []server.PluginInfo
+		for rows.Next() {
+			var p server.PluginInfo
+			if err := rows.Scan(&p.SHA256, &p.Bytes); err != nil {
+				rows.Close()
+				return err
+			}
+			list = append(list, p)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := server.CheckQuota(list, len(wasm), q); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "INSERT INTO realizar_plugins (tenant, sha256, wasm, bytes, meta) VALUES ($1, $2, $3, $4, $5)",
+			tenant, sum, wasm, len(wasm), rawMeta)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, server.ErrQuota) || errors.Is(err, ErrNoTenant) {
+			return err
+		}
+		return unavailable(err)
+	}
+	s.mu.Lock()
+	if s.index[tenant] == nil {
+		s.index[tenant] = map[string]server.PluginInfo{}
+	}
+	s.index[tenant][sum] = server.PluginInfo{SHA256: sum, Bytes: len(wasm), Meta: meta}
+	s.blobs.Add(sum, slices.Clone(wasm), int64(len(wasm)))
+	s.mu.Unlock()
+	return nil
+}
+
+// Get implements server.Store: from the cache when this replica knows the
+// tenant holds the module and has its bytes, else from the database. The
+// returned slice is shared: do not modify it.
+func (s *Store) Get(ctx context.Context, tenant, sum string) ([]byte, error) {
+	s.mu.Lock()
+	_, known := s.index[tenant][sum]
+	if known {
+		if b, ok := s.blobs.Get(sum); ok {
+			s.mu.Unlock()
+			return b, nil
+		}
+	}
+	s.mu.Unlock()
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	var b []byte
+	err := s.pool.QueryRow(ctx, "SELECT wasm FROM realizar_plugins WHERE tenant = $1 AND sha256 = $2", tenant, sum).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", server.ErrNoPlugin, sum)
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	s.mu.Lock()
+	s.blobs.Add(sum, b, int64(len(b)))
+	s.mu.Unlock()
+	return b, nil
+}
+
+// List implements server.Store: from the database, metadata included
+// (no module bytes are read); while it is unreachable, from this
+// replica's index.
+func (s *Store) List(ctx context.Context, tenant string) ([]server.PluginInfo, error) {
+	opCtx, cancel := s.op(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(opCtx, "SELECT sha256, bytes, meta FROM realizar_plugins WHERE tenant = $1 ORDER BY sha256", tenant)
+	if err == nil {
+		var out []server.PluginInfo
+		for rows.Next() {
+			var p server.PluginInfo
+			var raw []byte
+			if err = rows.Scan(&p.SHA256, &p.Bytes, &raw); err != nil {
+				break
+			}
+			_ = json.Unmarshal(raw, &p.Meta)
+			out = append(out, p)
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err == nil {
+			return out, nil
+		}
+	}
+	if err = unavailable(err); !errors.Is(err, server.ErrUnavailable) {
+		return nil, err
+	}
+	s.mu.Lock()
+	out := make([]server.PluginInfo, 0, len(s.index[tenant]))
+	for _, p := range s.index[tenant] {
+		out = append(out, p)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b server.PluginInfo) int { return strings.Compare(a.SHA256, b.SHA256) })
+	return out, nil
+}
+
+// Delete implements server.Store.
+func (s *Store) Delete(ctx context.Context, tenant, sum string) error {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, "DELETE FROM realizar_plugins WHERE tenant = $1 AND sha256 = $2", tenant, sum)
+	if err != nil {
+		return unavailable(err)
+	}
+	s.mu.Lock()
+	if sums := s.index[tenant]; sums != nil {
+		delete(sums, sum)
+	}
+	var gone []string
+	if !s.heldLocked(sum) {
+		s.blobs.Remove(sum)
+		gone = []string{sum}
+	}
+	s.mu.Unlock()
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%w: %s", server.ErrNoPlugin, sum)
+	}
+	s.removed(gone)
+	return nil
+}
+
+// Cached is the number of modules whose bytes are in memory and their
+// total size in bytes.
+func (s *Store) Cached() (modules int, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.blobs.Len(), s.blobs.Bytes()
+}
