@@ -2,6 +2,8 @@ package host
 
 import (
 	"time"
+
+	"github.com/realizar-host/realizar-host/abi/wasmfile"
 )
 
 // Config holds a Host's settings. It is immutable: each WithX returns a
@@ -15,7 +17,17 @@ type Config struct {
 	nanotime       func() int64
 	// moduleCacheBytes bounds the compiled-module cache; 0: no bound.
 	moduleCacheBytes int64
+	codeLimits       wasmfile.CodeLimits
+	compileTimeout   time.Duration
+	compiles         int
 }
+
+// Compilation defaults: the deadline of one module's compilation, and how
+// many modules compile at once (each compilation already uses every core).
+const (
+	DefaultCompileTimeout = 60 * time.Second
+	DefaultCompiles       = 2
+)
 
 // Limits bound one plugin instance. A zero field means "the Host's default"
 // in LoadOptions and a manifest.
@@ -60,8 +72,24 @@ func NewConfig() Config {
 		maxConfigBytes: DefaultMaxConfigBytes,
 		logBytes:       DefaultLogBytes,
 		limits:         Limits{MemoryPages: DefaultMemoryPages, CallTimeout: DefaultCallTimeout, InitTimeout: DefaultInitTimeout},
+		codeLimits:     wasmfile.DefaultCodeLimits,
+		compileTimeout: DefaultCompileTimeout,
+		compiles:       DefaultCompiles,
 	}
 }
+
+// WithCodeLimits sets what Load will compile: a module past one of lim
+// (wasmfile.ScanCode, run before the compiler) is ErrTooLarge. Default
+// wasmfile.DefaultCodeLimits.
+func (c Config) WithCodeLimits(lim wasmfile.CodeLimits) Config { c.codeLimits = lim; return c }
+
+// WithCompileTimeout sets the deadline of one module's compilation (on
+// top of the Load's context). Default DefaultCompileTimeout.
+func (c Config) WithCompileTimeout(d time.Duration) Config { c.compileTimeout = d; return c }
+
+// WithCompiles sets how many modules may compile at once; the others
+// wait (under their Load's context). Default DefaultCompiles.
+func (c Config) WithCompiles(n int) Config { c.compiles = n; return c }
 
 // WithMaxModuleBytes sets the largest module Load accepts, in bytes.
 func (c Config) WithMaxModuleBytes(n int) Config { c.maxModuleBytes = n; return c }

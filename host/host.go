@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/abi/wasmfile"
 	"github.com/realizar-host/realizar-host/internal/lru"
 )
 
@@ -29,9 +30,11 @@ type Host struct {
 	// allowed maps "module\x00name" to the type a plugin must import it with.
 	allowed map[string]api.FunctionDefinition
 
-	mu      sync.Mutex
-	modules *lru.Cache[[sha256.Size]byte, *module] // by sha256, charged their wasm size
-	closed  bool
+	mu        sync.Mutex
+	modules   *lru.Cache[[sha256.Size]byte, *module] // by sha256, charged their wasm size
+	compiling map[[sha256.Size]byte]*compilation     // by sha256, while one runs
+	closed    bool
+	compiles  chan struct{} // a token per compilation running
 
 	// memories counts guest linear memories allocated and not yet freed by
 	// wazero: live instances, from wazero's side.
@@ -49,11 +52,14 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, errors.New("host: log bytes must be > 0")
 	case cfg.moduleCacheBytes < 0:
 		return nil, errors.New("host: module cache bytes must be >= 0")
+	case cfg.compileTimeout <= 0 || cfg.compiles <= 0:
+		return nil, errors.New("host: the compile timeout and concurrency must be > 0")
 	}
 	if err := cfg.limits.check(); err != nil {
 		return nil, err
 	}
 	h := &Host{cfg: cfg, modules: lru.New[[sha256.Size]byte, *module](cfg.moduleCacheBytes, nil),
+		compiling: map[[sha256.Size]byte]*compilation{}, compiles: make(chan struct{}, cfg.compiles),
 		allowed: map[string]api.FunctionDefinition{}}
 	var err error
 	if cfg.cacheDir != "" {
@@ -123,24 +129,85 @@ type module struct {
 	base     *Plugin // the first Plugin of the module, for sha256-only manifests
 }
 
+// compilation is one module's compilation in flight; done is closed when
+// m or err is set.
+type compilation struct {
+	done chan struct{}
+	m    *module
+	err  error
+}
+
 // compile returns the compiled module for wasm, compiling it once per
-// sha256 while it stays in the cache.
+// sha256 while it stays in the cache. The compilation runs outside the
+// Host's lock (other Loads, instances and calls go on), after a pre-scan
+// of its code against the Config's CodeLimits, under the Config's
+// concurrency and timeout and ctx; Loads of the same module wait for the
+// one running (or for their own ctx).
 func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, wasm []byte) (*module, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if m, ok := h.modules.Get(sum); ok {
+		h.mu.Unlock()
 		return m, nil
 	}
+	if c, ok := h.compiling[sum]; ok {
+		h.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.m, c.err
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	c := &compilation{done: make(chan struct{})}
+	h.compiling[sum] = c
+	h.mu.Unlock()
+
+	c.m, c.err = h.compileNow(ctx, wasm)
+	h.mu.Lock()
+	delete(h.compiling, sum)
+	if c.err == nil && !h.closed {
+		h.modules.Add(sum, c.m, int64(len(wasm)))
+	}
+	h.mu.Unlock()
+	close(c.done)
+	return c.m, c.err
+}
+
+// compileNow scans and compiles wasm under the concurrency limit and the
+// compile timeout.
+func (h *Host) compileNow(ctx context.Context, wasm []byte) (*module, error) {
+	if _, err := wasmfile.ScanCode(wasm, h.cfg.codeLimits); err != nil {
+		if errors.Is(err, wasmfile.ErrCodeLimit) {
+			return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+		}
+		return nil, err
+	}
+	select {
+	case h.compiles <- struct{}{}:
+		defer func() { <-h.compiles }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting to compile: %w", context.Cause(ctx))
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, h.cfg.compileTimeout,
+		fmt.Errorf("%w: compilation past %v", ErrTooLarge, h.cfg.compileTimeout))
+	defer cancel()
 	c, err := h.rt.CompileModule(ctx, wasm)
+	if err == nil && ctx.Err() != nil {
+		_ = c.Close(context.Background())
+		err = context.Cause(ctx)
+	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compile: %w", context.Cause(ctx))
+		}
 		return nil, err
 	}
 	m := &module{compiled: c}
 	runtime.AddCleanup(m, func(c wazero.CompiledModule) { _ = c.Close(context.Background()) }, c)
-	h.modules.Add(sum, m, int64(len(wasm)))
 	return m, nil
 }
 

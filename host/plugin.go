@@ -93,7 +93,9 @@ func (h *Host) LoadFile(ctx context.Context, path string, opts LoadOptions) (*Pl
 
 // Load validates wasm, compiles it (once per sha256 while it stays in the
 // Host's module cache) and returns the Plugin. Errors are *LoadError wrapping
-// ErrTooLarge, ErrNotWasm, ErrMetadata, ErrABIVersion, ErrKind,
+// ErrTooLarge (also for code past the Config's CodeLimits, a
+// *wasmfile.CodeLimitError, or a compilation past its timeout), ctx's
+// error, ErrNotWasm, ErrMetadata, ErrABIVersion, ErrKind,
 // ErrMissingExport, ErrForbiddenImport, ErrPluginMemory or ErrBadConfig.
 // wasm is not retained.
 func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Plugin, error) {
@@ -130,7 +132,7 @@ func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptio
 	sum := sha256.Sum256(wasm)
 	mod, err := h.compile(ctx, sum, wasm)
 	if err != nil {
-		if errors.Is(err, ErrClosed) {
+		if errors.Is(err, ErrClosed) || errors.Is(err, ErrTooLarge) || ctx.Err() != nil {
 			return nil, &LoadError{Source: src, Err: err}
 		}
 		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
