@@ -81,7 +81,7 @@ type PluginError struct {
 	// or a processor's) or "check" (a stop policy's).
 	Phase string
 	// LastLog is the last line the plugin logged before the failure, as it
-	// logged it ("[error] config: top_p must be in [0, 1]", at most 200
+	// logged it ("[error] config: top_p must be in [0, 1]"; its first 512
 	// bytes); "" when it logged none.
 	LastLog string
 	Err     error

@@ -105,7 +105,10 @@ func (l *logBuffer) line(level int32, msg []byte) {
 // bytes returns a copy of the log.
 func (l *logBuffer) bytes() []byte { return append([]byte(nil), l.b...) }
 
-// lastLine returns the last non-empty line, at most 200 bytes.
+// maxLastLine bounds lastLine, in bytes.
+const maxLastLine = 512
+
+// lastLine returns the last non-empty line, its first maxLastLine bytes.
 func (l *logBuffer) lastLine() string {
 	b := l.b
 	for len(b) > 0 && b[len(b)-1] == '\n' {
@@ -117,8 +120,8 @@ func (l *logBuffer) lastLine() string {
 			break
 		}
 	}
-	if len(b) > 200 {
-		b = b[len(b)-200:]
+	if len(b) > maxLastLine {
+		b = b[:maxLastLine] // the start names the cause ("config: unknown key …")
 	}
 	return string(b)
 }

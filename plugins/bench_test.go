@@ -25,6 +25,9 @@ func BenchmarkPolicyStep(b *testing.B) {
 		{"standard-full-bias", "standard", `{"logit_bias":{"5":1}}`, ""}, // full logits, guest top-k
 		{"standard-top_k=0", "standard", `{"top_k":0}`, ""},              // full logits, buckets (whole_vocab)
 		{"standard-top_k=0-top_p=1", "standard", `{"top_k":0,"top_p":1}`, ""},
+		{"standard-xtc", "standard", `{"xtc_probability":0.5}`, ""},     // issue 23's stages, each on
+		{"standard-dynatemp", "standard", `{"dynatemp_range":0.5}`, ""}, // top-N mode
+		{"standard-top_n_sigma", "standard", `{"top_n_sigma":1}`, ""},   // full logits, sorted
 		{"standard-go", "standard-go", "", ""},
 		{"mirostat-v2", "mirostat-v2", "", ""},
 		{"dry+greedy", "greedy", "", "dry"},

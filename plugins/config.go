@@ -35,7 +35,9 @@ const (
 // top_p, min_p and typical_p in [0, 1]; repeat_penalty > 0;
 // presence_penalty and frequency_penalty in [-2, 2] (OpenAI's range);
 // repeat_last_n >= -1 (-1: the whole context); logit_bias ids in the
-// vocabulary, any bias but NaN (-Inf bans the id).
+// vocabulary, any bias but NaN (-Inf bans the id); top_n_sigma >= 0 or -1
+// (llama.cpp's off); xtc_probability in [0, 1]; xtc_threshold in [0, 0.5]
+// (llama.cpp takes more as off); dynatemp_range and dynatemp_exponent >= 0.
 type Standard struct {
 	Temperature      *float64 // "temperature", default 0.8
 	TopK             *int     // "top_k", default 40
@@ -46,6 +48,11 @@ type Standard struct {
 	RepeatLastN      *int     // "repeat_last_n", default 64
 	PresencePenalty  *float64 // "presence_penalty", default 0
 	FrequencyPenalty *float64 // "frequency_penalty", default 0
+	TopNSigma        *float64 // "top_n_sigma", default 0 (off; -1 too)
+	XTCProbability   *float64 // "xtc_probability", default 0 (off)
+	XTCThreshold     *float64 // "xtc_threshold", default 0.1
+	DynatempRange    *float64 // "dynatemp_range", default 0 (off)
+	DynatempExponent *float64 // "dynatemp_exponent", default 1
 	// LogitBias adds its value to the logit of its id before anything
 	// else; -Inf (written as false) bans the id. "logit_bias".
 	LogitBias map[int32]float64
@@ -64,7 +71,9 @@ func (s Standard) numbers() []number {
 		{key: "temperature", f: s.Temperature}, {key: "top_k", i: s.TopK}, {key: "top_p", f: s.TopP},
 		{key: "min_p", f: s.MinP}, {key: "typical_p", f: s.TypicalP}, {key: "repeat_penalty", f: s.RepeatPenalty},
 		{key: "repeat_last_n", i: s.RepeatLastN}, {key: "presence_penalty", f: s.PresencePenalty},
-		{key: "frequency_penalty", f: s.FrequencyPenalty},
+		{key: "frequency_penalty", f: s.FrequencyPenalty}, {key: "top_n_sigma", f: s.TopNSigma},
+		{key: "xtc_probability", f: s.XTCProbability}, {key: "xtc_threshold", f: s.XTCThreshold},
+		{key: "dynatemp_range", f: s.DynatempRange}, {key: "dynatemp_exponent", f: s.DynatempExponent},
 	}
 }
 

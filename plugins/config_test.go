@@ -25,6 +25,9 @@ func TestStandardConfig(t *testing.T) {
 		{plugins.Standard{TopP: ptr(0.9), RepeatLastN: ptr(-1), PresencePenalty: ptr(-2.0)},
 			`{"presence_penalty":-2,"repeat_last_n":-1,"top_p":0.9}`},
 		{plugins.Standard{LogitBias: map[int32]float64{3: math.Inf(-1), 7: 1.5}}, `{"logit_bias":{"3":false,"7":1.5}}`},
+		{plugins.Standard{TopNSigma: ptr(-1.0), XTCProbability: ptr(0.5), XTCThreshold: ptr(0.2), DynatempRange: ptr(0.3),
+			DynatempExponent: ptr(2.0)},
+			`{"top_n_sigma":-1,"xtc_probability":0.5,"xtc_threshold":0.2,"dynatemp_range":0.3,"dynatemp_exponent":2}`},
 	}
 	for _, tt := range tests {
 		assert.JSONEq(t, tt.json, string(tt.cfg.Config()))
@@ -56,6 +59,11 @@ func TestStandardCheck(t *testing.T) {
 		{plugins.Standard{RepeatLastN: ptr(-2)}, "repeat_last_n", ">= -1"},
 		{plugins.Standard{PresencePenalty: ptr(2.5)}, "presence_penalty", "in [-2, 2]"},
 		{plugins.Standard{FrequencyPenalty: ptr(math.Inf(1))}, "frequency_penalty", "a finite number"},
+		{plugins.Standard{TopNSigma: ptr(-0.5)}, "top_n_sigma", ">= 0 (0 or -1: off)"},
+		{plugins.Standard{XTCThreshold: ptr(0.6)}, "xtc_threshold", "in [0, 0.5]"},
+		{plugins.Standard{XTCProbability: ptr(-0.1)}, "xtc_probability", "in [0, 1]"},
+		{plugins.Standard{DynatempRange: ptr(-1.0)}, "dynatemp_range", ">= 0"},
+		{plugins.Standard{DynatempExponent: ptr(-1.0)}, "dynatemp_exponent", ">= 0"},
 	}
 	for _, tt := range tests {
 		err := tt.cfg.Check(10)

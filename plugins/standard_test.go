@@ -184,7 +184,13 @@ func TestStandardBadConfig(t *testing.T) {
 		{`{"logit_bias":[[1]]}`, "logit_bias"},
 		{`{"repeat_last_n":-2}`, "repeat_last_n must be >= -1"},
 		{`{"temprature":0}`, "config: unknown key temprature (the keys are temperature, top_k, top_p, min_p, typical_p, " +
-			"repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias)"},
+			"repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias, top_n_sigma, xtc_probability, " +
+			"xtc_threshold, dynatemp_range, dynatemp_exponent)"},
+		{`{"top_n_sigma":-0.5}`, "top_n_sigma must be >= 0 (0 or -1: off)"},
+		{`{"xtc_threshold":0.6}`, "xtc_threshold must be in [0, 0.5]"},
+		{`{"xtc_probability":1.5}`, "xtc_probability must be in [0, 1]"},
+		{`{"dynatemp_range":-1}`, "dynatemp_range must be >= 0"},
+		{`{"dynatemp_exponent":-1}`, "dynatemp_exponent must be >= 0"},
 		{`{"top_k":5,"seed":{"x":[1,"}"]}}`, "unknown key seed"},
 		{`{"top_p":5}`, "top_p must be in [0, 1]"},
 		{`{"top_p":-0.1}`, "top_p must be in [0, 1]"},
@@ -223,6 +229,10 @@ func TestStandardBadConfig(t *testing.T) {
 	}
 }
 
+// crossIssue23 is the index in crossConfigs of the first config with issue
+// 23's stages.
+const crossIssue23 = 6
+
 // crossConfigs are the configs of the cross-language test: the defaults
 // (top-N mode), every stage on, and the full-logits paths.
 var crossConfigs = []string{
@@ -232,19 +242,32 @@ var crossConfigs = []string{
 	`{"top_k":0,"top_p":0.8,"temperature":0.7}`,
 	`{"repeat_last_n":-1,"repeat_penalty":1.3,"typical_p":0.9}`,
 	`{"top_k":0,"typical_p":0.9,"min_p":0.1,"presence_penalty":-0.5}`,
+	// crossIssue23 on, issue 23's stages: top-n-sigma (full logits), XTC,
+	// dynamic temperature
+	`{"top_n_sigma":1.5,"top_k":0,"top_p":1,"min_p":0,"temperature":1.2}`,
+	`{"top_n_sigma":0.5,"top_k":30}`,
+	`{"xtc_probability":0.5,"xtc_threshold":0.05,"min_p":0,"top_k":0}`,
+	`{"xtc_probability":1,"xtc_threshold":0.1,"top_k":20,"top_p":1}`,
+	`{"dynatemp_range":0.5,"dynatemp_exponent":1.5}`,
+	`{"dynatemp_range":1,"temperature":0.3,"top_k":0,"top_p":0.9,"min_p":0,"xtc_probability":0.3,"top_n_sigma":2}`,
+	`{"temperature":0,"dynatemp_range":0.4}`,
 }
 
 // TestCrossLanguage: the C and Go builds of standard, and the native Go
 // chain, choose the identical token sequence for the same logits stream,
-// config and seed. 10,000 steps for the defaults; 1,000 for the others.
+// config and seed. 10,000 steps for the defaults; 1,000 for the others
+// (300 for issue 23's).
 func TestCrossLanguage(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	v := newVocab(2000)
 	for k, cfg := range crossConfigs {
 		t.Run(fmt.Sprint(k), func(t *testing.T) {
 			steps := 1000
-			if k == 0 {
+			switch {
+			case k == 0:
 				steps = 10000
+			case k >= crossIssue23:
+				steps = 300 // CI time: their full-logits paths cost ~10 ms a step at vocab 2000
 			}
 			if testing.Short() {
 				steps = 200

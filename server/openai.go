@@ -8,23 +8,30 @@ import (
 
 // samplingFields are the request fields shared by completions and chat.
 type samplingFields struct {
-	Model               string             `json:"model"`
-	MaxTokens           *int               `json:"max_tokens"`
-	MaxCompletionTokens *int               `json:"max_completion_tokens"`
-	Temperature         *float64           `json:"temperature"`
-	TopP                *float64           `json:"top_p"`
-	TopK                *int               `json:"top_k"`
-	MinP                *float64           `json:"min_p"`
-	RepeatPenalty       *float64           `json:"repeat_penalty"`
-	FrequencyPenalty    *float64           `json:"frequency_penalty"`
-	PresencePenalty     *float64           `json:"presence_penalty"`
-	LogitBias           map[string]float64 `json:"logit_bias"`
-	Seed                *int64             `json:"seed"`
-	Stop                stopField          `json:"stop"`
-	N                   *int               `json:"n"`
-	Stream              bool               `json:"stream"`
-	StreamOptions       json.RawMessage    `json:"stream_options"`
-	Realizar            *realizarRequest   `json:"realizar"`
+	Model               string   `json:"model"`
+	MaxTokens           *int     `json:"max_tokens"`
+	MaxCompletionTokens *int     `json:"max_completion_tokens"`
+	Temperature         *float64 `json:"temperature"`
+	TopP                *float64 `json:"top_p"`
+	TopK                *int     `json:"top_k"`
+	MinP                *float64 `json:"min_p"`
+	RepeatPenalty       *float64 `json:"repeat_penalty"`
+	FrequencyPenalty    *float64 `json:"frequency_penalty"`
+	PresencePenalty     *float64 `json:"presence_penalty"`
+	// llama.cpp's XTC, top-n-sigma and dynamic temperature (the standard
+	// sampler's keys).
+	TopNSigma        *float64           `json:"top_n_sigma"`
+	XTCProbability   *float64           `json:"xtc_probability"`
+	XTCThreshold     *float64           `json:"xtc_threshold"`
+	DynatempRange    *float64           `json:"dynatemp_range"`
+	DynatempExponent *float64           `json:"dynatemp_exponent"`
+	LogitBias        map[string]float64 `json:"logit_bias"`
+	Seed             *int64             `json:"seed"`
+	Stop             stopField          `json:"stop"`
+	N                *int               `json:"n"`
+	Stream           bool               `json:"stream"`
+	StreamOptions    json.RawMessage    `json:"stream_options"`
+	Realizar         *realizarRequest   `json:"realizar"`
 	// CachePrompt is llama.cpp's cache_prompt: reuse the KV cache of the
 	// previous request's longest common prefix (default true; only ever
 	// the same tenant's).

@@ -206,7 +206,8 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 // hasSamplingFields reports whether f sets a field the standard sampler reads.
 func hasSamplingFields(f *samplingFields) bool {
 	return f.Temperature != nil || f.TopP != nil || f.TopK != nil || f.MinP != nil || f.RepeatPenalty != nil ||
-		f.FrequencyPenalty != nil || f.PresencePenalty != nil || len(f.LogitBias) > 0
+		f.FrequencyPenalty != nil || f.PresencePenalty != nil || len(f.LogitBias) > 0 || f.TopNSigma != nil ||
+		f.XTCProbability != nil || f.XTCThreshold != nil || f.DynatempRange != nil || f.DynatempExponent != nil
 }
 
 // openAIDefaults are the standard sampler's settings for fields a request
@@ -227,6 +228,8 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 	cfg.TopK = cmp.Or(f.TopK, cfg.TopK)
 	cfg.MinP = cmp.Or(f.MinP, cfg.MinP)
 	cfg.RepeatPenalty, cfg.PresencePenalty, cfg.FrequencyPenalty = f.RepeatPenalty, f.PresencePenalty, f.FrequencyPenalty
+	cfg.TopNSigma, cfg.XTCProbability, cfg.XTCThreshold = f.TopNSigma, f.XTCProbability, f.XTCThreshold
+	cfg.DynatempRange, cfg.DynatempExponent = f.DynatempRange, f.DynatempExponent
 	if len(f.LogitBias) > 0 {
 		cfg.LogitBias = map[int32]float64{}
 		for k, v := range f.LogitBias {

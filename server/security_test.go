@@ -139,6 +139,8 @@ func TestBadRequests(t *testing.T) {
 		{"echo", "/v1/completions", `{"prompt": "hi", "echo": true}`, "echo", 400},
 		{"temperature", "/v1/completions", `{"prompt": "hi", "temperature": -1}`, "temperature", 400},
 		{"presence_penalty", "/v1/completions", `{"prompt": "hi", "presence_penalty": 2.5}`, "presence_penalty", 400},
+		{"xtc_threshold", "/v1/completions", `{"prompt": "hi", "xtc_threshold": 0.7}`, "xtc_threshold", 400},
+		{"top_n_sigma", "/v1/completions", `{"prompt": "hi", "top_n_sigma": -2}`, "top_n_sigma", 400},
 		{"logit_bias id", "/v1/completions", `{"prompt": "hi", "logit_bias": {"99999999": 1}}`, "logit_bias", 400},
 		{"max_tokens 0", "/v1/completions", `{"prompt": "hi", "max_tokens": 0}`, "max_tokens", 400},
 		{"two prompts", "/v1/completions", `{"prompt": ["a", "b"]}`, "prompt", 400},

@@ -412,6 +412,8 @@ func TestRunErrors(t *testing.T) {
 		{"negative temperature", append(run, "-m", model, "--temperature", "-1"), exitUsage, "--temperature -1: must be >= 0"},
 		{"presence-penalty out of range", append(run, "-m", model, "--presence-penalty", "3"), exitUsage,
 			"--presence-penalty 3: must be in [-2, 2]"},
+		{"xtc-threshold out of range", append(run, "-m", model, "--xtc-threshold", "0.6"), exitUsage,
+			"--xtc-threshold 0.6: must be in [0, 0.5]"},
 		{"min-p out of range", append(run, "-m", model, "--min-p", "1.5"), exitUsage, "--min-p 1.5: must be in [0, 1]"},
 		{"embedded policy of the wrong kind", append(run, "-m", model, "--stop", "greedy"), exitBadPlugin,
 			"realizar-host: --stop greedy: wrong plugin kind: plugin greedy is a sampler, not a stop\n"},

@@ -40,6 +40,8 @@ type policyFlags struct {
 	sampling struct {
 		temperature, topP, minP, typicalP                float64
 		repeatPenalty, presencePenalty, frequencyPenalty float64
+		topNSigma, xtcProbability, xtcThreshold          float64
+		dynatempRange, dynatempExponent                  float64
 		topK, repeatLastN                                int
 	}
 }
@@ -55,6 +57,11 @@ var samplingFlags = []struct{ flag, key string }{
 	{"repeat-last-n", "repeat_last_n"},
 	{"presence-penalty", "presence_penalty"},
 	{"frequency-penalty", "frequency_penalty"},
+	{"top-n-sigma", "top_n_sigma"},
+	{"xtc-probability", "xtc_probability"},
+	{"xtc-threshold", "xtc_threshold"},
+	{"dynatemp-range", "dynatemp_range"},
+	{"dynatemp-exp", "dynatemp_exponent"},
 }
 
 func (p *policyFlags) register(cmd *cobra.Command) {
@@ -83,6 +90,11 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&s.repeatLastN, "repeat-last-n", d.RepeatLastN, "standard sampler: tokens the penalties look back over (-1: all)")
 	fs.Float64Var(&s.presencePenalty, "presence-penalty", float64(d.PresencePenalty), "standard sampler: presence penalty, in [-2, 2]")
 	fs.Float64Var(&s.frequencyPenalty, "frequency-penalty", float64(d.FrequencyPenalty), "standard sampler: frequency penalty, in [-2, 2]")
+	fs.Float64Var(&s.topNSigma, "top-n-sigma", d.TopNSigma, "standard sampler: keep tokens within N standard deviations of the top logit (0: off)")
+	fs.Float64Var(&s.xtcProbability, "xtc-probability", d.XTCProbability, "standard sampler: chance of XTC, removing the top choices at a step (0: off)")
+	fs.Float64Var(&s.xtcThreshold, "xtc-threshold", d.XTCThreshold, "standard sampler: XTC's probability threshold, in [0, 0.5]")
+	fs.Float64Var(&s.dynatempRange, "dynatemp-range", d.DynatempRange, "standard sampler: dynamic temperature, temperature ± range by entropy (0: off)")
+	fs.Float64Var(&s.dynatempExponent, "dynatemp-exp", d.DynatempExponent, "standard sampler: dynamic temperature's exponent")
 }
 
 // The --format values.
@@ -289,6 +301,9 @@ func (p *policyFlags) standard(fs *pflag.FlagSet) plugins.Standard {
 		{"typical-p", &st.TypicalP, &s.typicalP}, {"repeat-penalty", &st.RepeatPenalty, &s.repeatPenalty},
 		{"presence-penalty", &st.PresencePenalty, &s.presencePenalty},
 		{"frequency-penalty", &st.FrequencyPenalty, &s.frequencyPenalty},
+		{"top-n-sigma", &st.TopNSigma, &s.topNSigma}, {"xtc-probability", &st.XTCProbability, &s.xtcProbability},
+		{"xtc-threshold", &st.XTCThreshold, &s.xtcThreshold}, {"dynatemp-range", &st.DynatempRange, &s.dynatempRange},
+		{"dynatemp-exp", &st.DynatempExponent, &s.dynatempExponent},
 	} {
 		if fs.Changed(f.flag) {
 			*f.dst = f.v

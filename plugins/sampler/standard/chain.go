@@ -30,6 +30,8 @@ type Chain struct {
 	probs, tkeys    []float64
 	rkeys, rkeys2   []uint64 // radix sort, full mode only
 
+	sigmaCut float64 // top-n-sigma's threshold this step (full mode)
+
 	rng   abi.RNG
 	ready bool
 }
@@ -94,9 +96,11 @@ func containsID(ids []int32, id int32) bool {
 //     id of the penalty window, at most repeat_last_n, and every id with a
 //     negative bias), so at least top_k inside ids are not lowered.
 //
-// With temperature <= 0 one candidate is needed instead of top_k. When
-// N would exceed abi.MaxTopN, top_k is 0 (disabled) or the window is the
-// whole context (repeat_last_n = -1), the sampler takes the full logits.
+// Greedy (temperature 0 without a dynamic range) needs one candidate
+// instead of top_k. When N would exceed abi.MaxTopN, top_k is 0
+// (disabled), the window is the whole context (repeat_last_n = -1) or
+// top-n-sigma is on (its mean and deviation are over every logit), the
+// sampler takes the full logits.
 func (c *Chain) chooseTopN() int {
 	cfg := c.cfg
 	raises := cfg.RepeatPenalty < 1 || cfg.PresencePenalty < 0 || cfg.FrequencyPenalty < 0
@@ -116,10 +120,10 @@ func (c *Chain) chooseTopN() int {
 		}
 	}
 	want := cfg.TopK
-	if cfg.Temperature <= 0 {
+	if c.greedy() {
 		want = 1
 	}
-	if want < 1 || (c.penOn && raises) || (len(c.biasIDs) > 0 && raises) {
+	if want < 1 || (c.penOn && raises) || (len(c.biasIDs) > 0 && raises) || cfg.TopNSigma > 0 {
 		return 0
 	}
 	if n := want + lowered; n <= abi.MaxTopN {
@@ -127,6 +131,10 @@ func (c *Chain) chooseTopN() int {
 	}
 	return 0
 }
+
+// greedy reports whether the chain picks its first candidate without a
+// draw: temperature 0 and no dynamic temperature.
+func (c *Chain) greedy() bool { return c.cfg.Temperature <= 0 && c.cfg.DynatempRange <= 0 }
 
 // TopN is the mode for realizar_init: 0 for the full logits, else the
 // number of candidates.
@@ -219,16 +227,29 @@ func (c *Chain) penalize(l float32, count int32) float32 {
 // The chain, each stage on the candidates left by the previous one:
 //
 //  1. logit bias, then penalties (float32), then the contract order;
-//     temperature <= 0 returns the first candidate without drawing;
-//  2. top-k: the first top_k (0 keeps all);
-//  3. typical-p (< 1): p = Softmax(T=1)/sum, H = Σ -p·Log(p) over p > 0,
+//     greedy (temperature 0, no dynamic range) returns the first candidate
+//     without drawing;
+//  2. top-n-sigma (> 0, full logits): over the adjusted logits in id
+//     order, skipping -Inf, mean m = Σl/k and deviation σ = Sqrt(Σ(l-m)²/k)
+//     in float64, the maximum M over the non-NaN ones; a candidate whose
+//     logit is below M - top_n_sigma·σ becomes -Inf in its place;
+//  3. top-k: the first top_k (0 keeps all);
+//  4. typical-p (< 1): p = Softmax(T=1)/sum, H = Σ -p·Log(p) over p > 0,
 //     order by |-Log(p) - H| then position, keep up to the first cumulative
 //     p > typical_p, back into the contract order;
-//  4. top-p (< 1): keep up to the first i with Σ_{j<=i} p_j >= top_p;
-//  5. min-p (> 0): keep the prefix with Softmax(T=1)_i >= min_p · Softmax_0;
-//  6. Softmax at the temperature, one uniform, abi.Draw.
+//  5. top-p (< 1): keep up to the first i with Σ_{j<=i} p_j >= top_p;
+//  6. min-p (> 0): keep the prefix with Softmax(T=1)_i >= min_p · Softmax_0;
+//  7. XTC (xtc_probability > 0, two candidates or more): one uniform u; if
+//     u <= xtc_probability, p = Softmax(T=1)/sum and, with j the last index
+//     of the prefix with p >= xtc_threshold, drop the first j candidates;
+//  8. the temperature: with dynatemp_range > 0 and two candidates or more,
+//     p = Softmax(T=1)/sum, H = Σ -p·Log(p) over p > 0, and T = lo + (hi -
+//     lo)·Pow(H / Log(n), dynatemp_exponent) with lo = max(0, temperature -
+//     range), hi = temperature + range (Pow(x, e) = Exp(e·Log(x)), 1 for
+//     e = 0, 0 for x = 0); T <= 0, or one candidate, returns the first;
+//  9. Softmax at T, one uniform, abi.Draw.
 //
-// Stages 3-5 are skipped when every candidate has probability 0.
+// Stages 4-8 are skipped when every candidate has probability 0.
 func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int32 {
 	if !c.ready {
 		guest.LogMsg(abi.LogError, "standard: sample before reset")
@@ -240,8 +261,11 @@ func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int
 		return -1
 	}
 	cfg := &c.cfg
-	if cfg.Temperature <= 0 {
+	if c.greedy() {
 		return c.ids[0]
+	}
+	if cfg.TopNSigma > 0 {
+		c.sigma(n)
 	}
 	if cfg.TopK > 0 && n > cfg.TopK {
 		n = cfg.TopK
@@ -255,8 +279,116 @@ func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int
 	if cfg.MinP > 0 {
 		n = c.minimum(n)
 	}
-	sum := abi.Softmax(c.probs[:n], c.vals[:n], cfg.Temperature)
+	if cfg.XTCProbability > 0 && n >= 2 {
+		n = c.xtc(n, c.rng.Uniform())
+	}
+	t := cfg.Temperature
+	if cfg.DynatempRange > 0 {
+		if n < 2 {
+			return c.ids[0]
+		}
+		if t = c.dynamicTemperature(n); t <= 0 {
+			return c.ids[0]
+		}
+	}
+	sum := abi.Softmax(c.probs[:n], c.vals[:n], t)
 	return c.ids[abi.Draw(c.probs[:n], sum, c.rng.Uniform())]
+}
+
+// sigmaCutOf is top-n-sigma's threshold over the adjusted logits (id order):
+// the maximum minus top_n_sigma deviations (NaN when a logit is NaN, which
+// keeps every candidate).
+func (c *Chain) sigmaCutOf(logits []float32) float64 {
+	mx, sum, k := math.Inf(-1), 0.0, 0
+	for _, l := range logits {
+		if float64(l) == math.Inf(-1) {
+			continue
+		}
+		if float64(l) > mx {
+			mx = float64(l)
+		}
+		sum = sum + float64(l)
+		k++
+	}
+	if k == 0 {
+		return math.Inf(-1)
+	}
+	mean, acc := sum/float64(k), 0.0
+	for _, l := range logits {
+		if float64(l) == math.Inf(-1) {
+			continue
+		}
+		d := float64(l) - mean
+		acc = acc + d*d
+	}
+	return mx - c.cfg.TopNSigma*math.Sqrt(acc/float64(k))
+}
+
+// sigma masks (sets to -Inf, keeping their place, as llama.cpp does) the
+// candidates below the step's sigmaCut: a prefix stays.
+func (c *Chain) sigma(n int) {
+	for i := range n {
+		if float64(c.vals[i]) < c.sigmaCut {
+			c.vals[i] = float32(math.Inf(-1))
+		}
+	}
+}
+
+// xtc is the XTC stage with the step's uniform u.
+func (c *Chain) xtc(n int, u float64) int {
+	if u > c.cfg.XTCProbability {
+		return n
+	}
+	probs := c.probs[:n]
+	sum := abi.Softmax(probs, c.vals[:n], 1)
+	if !(sum > 0) {
+		return n
+	}
+	last := 0
+	for i, p := range probs {
+		if !(p/sum >= c.cfg.XTCThreshold) {
+			break
+		}
+		last = i
+	}
+	if last == 0 {
+		return n
+	}
+	copy(c.ids, c.ids[last:n])
+	copy(c.vals, c.vals[last:n])
+	return n - last
+}
+
+// dynamicTemperature is the step's temperature from the entropy of the n
+// >= 2 candidates (stage 8), or the configured one when every probability
+// is 0.
+func (c *Chain) dynamicTemperature(n int) float64 {
+	cfg := &c.cfg
+	probs := c.probs[:n]
+	sum := abi.Softmax(probs, c.vals[:n], 1)
+	if !(sum > 0) {
+		return cfg.Temperature
+	}
+	h := 0.0
+	for _, p := range probs {
+		if p = p / sum; p > 0 {
+			h = h - p*guest.Log(p)
+		}
+	}
+	lo, hi := max(0, cfg.Temperature-cfg.DynatempRange), cfg.Temperature+cfg.DynatempRange
+	return lo + (hi-lo)*pow(h/guest.Log(float64(n)), cfg.DynatempExponent)
+}
+
+// pow is x^e for x >= 0 in the contract's arithmetic: Exp(e·Log(x)); 1 for
+// e = 0, 0 for x = 0 (e > 0).
+func pow(x, e float64) float64 {
+	switch {
+	case e == 0:
+		return 1
+	case !(x > 0):
+		return 0
+	}
+	return abi.Exp(e * guest.Log(x))
 }
 
 // candidates fills c.ids/c.vals in contract order after bias and penalties.
@@ -296,8 +428,11 @@ func (c *Chain) candidates(ids []int32, logits []float32, count int) int {
 			logits[id] = c.penalize(logits[id], c.counts[id])
 		}
 	}
+	if c.cfg.TopNSigma > 0 {
+		c.sigmaCut = c.sigmaCutOf(logits)
+	}
 	switch {
-	case c.cfg.Temperature <= 0:
+	case c.greedy():
 		return guest.SelectTop(logits, 1, c.ids, c.vals)
 	case c.cfg.TopK > 0 && c.cfg.TopK < c.nVocab:
 		return guest.SelectTop(logits, c.cfg.TopK, c.ids, c.vals)

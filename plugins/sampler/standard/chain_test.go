@@ -27,6 +27,9 @@ func TestChooseTopN(t *testing.T) {
 		{`{"logit_bias":{"5":-1,"6":false}}`, 42},           // lowers two
 		{`{"repeat_last_n":-1,"repeat_penalty":1.2}`, 1040}, // the whole context: n_vocab bounds the lowered ids
 		{`{"repeat_last_n":0,"repeat_penalty":1.2}`, 40},    // penalties off
+		{`{"top_n_sigma":1}`, 0},                            // its mean and deviation are over all logits
+		{`{"temperature":0,"dynatemp_range":0.5}`, 40},      // dynamic: not greedy
+		{`{"xtc_probability":0.5,"dynatemp_range":0.5}`, 40},
 	}
 	for _, tt := range tests {
 		cfg, err := ParseConfig([]byte(tt.config))
@@ -44,7 +47,8 @@ func TestSampleAllocates(t *testing.T) {
 	for i := range logits {
 		logits[i] = float32(10 * r.Uniform())
 	}
-	for _, config := range []string{``, `{"typical_p":0.9,"repeat_penalty":1.1}`, `{"top_k":0,"typical_p":0.9}`, `{"logit_bias":{"3":1}}`} {
+	for _, config := range []string{``, `{"typical_p":0.9,"repeat_penalty":1.1}`, `{"top_k":0,"typical_p":0.9}`, `{"logit_bias":{"3":1}}`,
+		`{"top_k":0,"top_n_sigma":1,"xtc_probability":0.5,"dynatemp_range":0.3}`} {
 		cfg, err := ParseConfig([]byte(config))
 		require.NoError(t, err)
 		c, err := NewChain(cfg, len(logits))
@@ -179,4 +183,73 @@ func TestTopNIsExact(t *testing.T) {
 			prev = a
 		}
 	}
+}
+
+// chainWith is a Chain over cfg's JSON with the candidates ids/vals
+// (contract order) in its scratch.
+func chainWith(t *testing.T, config string, vals []float32) *Chain {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(config))
+	require.NoError(t, err)
+	c, err := NewChain(cfg, len(vals))
+	require.NoError(t, err)
+	for i, v := range vals {
+		c.ids[i], c.vals[i] = int32(i), v
+	}
+	return c
+}
+
+// TestSigma: top-n-sigma's threshold is the maximum minus n deviations of
+// the finite logits (population deviation, -Inf skipped); candidates below
+// it become -Inf in their place.
+func TestSigma(t *testing.T) {
+	negInf := float32(math.Inf(-1))
+	vals := []float32{4, 2, 0, -2, negInf} // mean 1, deviation sqrt(5)
+	c := chainWith(t, `{"top_n_sigma":1,"top_k":0}`, vals)
+	c.sigmaCut = c.sigmaCutOf(vals)
+	assert.InDelta(t, 4-math.Sqrt(5), c.sigmaCut, 1e-15)
+	c.sigma(len(vals))
+	assert.Equal(t, []float32{4, 2, negInf, negInf, negInf}, c.vals[:len(vals)])
+
+	nan := float32(math.NaN())
+	assert.True(t, math.IsNaN(c.sigmaCutOf([]float32{1, nan, 0})), "a NaN logit keeps every candidate")
+	assert.Equal(t, math.Inf(-1), c.sigmaCutOf([]float32{negInf, negInf}))
+}
+
+// TestXTC: with the coin at or under xtc_probability, every candidate at or
+// above the threshold but the last of them is dropped; over it, nothing.
+func TestXTC(t *testing.T) {
+	l2 := float32(math.Log(2))
+	vals := []float32{3 * l2, 2 * l2, l2, 0} // p = 8/15, 4/15, 2/15, 1/15
+	for _, tt := range []struct {
+		config string
+		u      float64
+		want   []int32
+	}{
+		{`{"xtc_probability":0.5,"xtc_threshold":0.1}`, 0.5, []int32{2, 3}},
+		{`{"xtc_probability":0.5,"xtc_threshold":0.1}`, 0.51, []int32{0, 1, 2, 3}},
+		{`{"xtc_probability":1,"xtc_threshold":0.2}`, 0.9, []int32{1, 2, 3}},
+		{`{"xtc_probability":1,"xtc_threshold":0.5}`, 0, []int32{0, 1, 2, 3}}, // one above: kept
+	} {
+		c := chainWith(t, tt.config, vals)
+		n := c.xtc(len(vals), tt.u)
+		assert.Equal(t, tt.want, c.ids[:n], "%s u=%v", tt.config, tt.u)
+	}
+}
+
+// TestDynamicTemperature: equal candidates (normalized entropy 1) take
+// temperature + range; one certain candidate (entropy 0) max(0,
+// temperature - range); between, the exponent shapes the map.
+func TestDynamicTemperature(t *testing.T) {
+	negInf := float32(math.Inf(-1))
+	c := chainWith(t, `{"temperature":1,"dynatemp_range":0.5}`, []float32{1, 1, 1, 1})
+	assert.InDelta(t, 1.5, c.dynamicTemperature(4), 1e-12)
+	c = chainWith(t, `{"temperature":0.2,"dynatemp_range":0.5}`, []float32{1, negInf, negInf})
+	assert.Equal(t, 0.0, c.dynamicTemperature(3))
+	// two of four equally likely: H = ln 2, normalized 1/2
+	c = chainWith(t, `{"temperature":1,"dynatemp_range":0.5,"dynatemp_exponent":2}`, []float32{1, 1, negInf, negInf})
+	assert.InDelta(t, 0.5+1*0.25, c.dynamicTemperature(4), 1e-12)
+	assert.Equal(t, 1.0, pow(0, 0))
+	assert.Equal(t, 0.0, pow(0, 1.5))
+	assert.InDelta(t, math.Pow(0.3, 1.7), pow(0.3, 1.7), 1e-15)
 }

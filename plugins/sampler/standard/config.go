@@ -40,6 +40,28 @@ type Config struct {
 	// output; 0 disables the penalties, -1 means the whole context. Key
 	// "repeat_last_n", default 64.
 	RepeatLastN int
+	// TopNSigma keeps the candidates whose logit is at least the maximum
+	// minus TopNSigma standard deviations of the logits (mean and deviation
+	// over every finite or +Inf logit, after bias and penalties, before
+	// top-k); <= 0 disables it (0, or -1 as llama.cpp spells off; other
+	// negative values are refused). Key "top_n_sigma", default 0.
+	TopNSigma float64
+	// XTCProbability is the chance that XTC (exclude top choices) runs at a
+	// step: it then drops every candidate but the least likely of those at
+	// or above XTCThreshold, after min-p. 0 disables it. Key
+	// "xtc_probability", default 0, in [0, 1].
+	XTCProbability float64
+	// XTCThreshold is XTC's probability threshold. Key "xtc_threshold",
+	// default 0.1, in [0, 0.5] (llama.cpp takes above 0.5 as off).
+	XTCThreshold float64
+	// DynatempRange makes the temperature dynamic: Temperature ± range,
+	// chosen by the entropy of the candidates before the draw. 0 disables
+	// it. Key "dynatemp_range", default 0, >= 0.
+	DynatempRange float64
+	// DynatempExponent maps the normalized entropy to the range
+	// (temperature = min + (max-min)·entropy^exponent). Key
+	// "dynatemp_exponent", default 1, >= 0.
+	DynatempExponent float64
 	// LogitBias is added to the logits of its ids before anything else (in
 	// order; several entries for one id add up). Key "logit_bias":
 	// {"id": bias, ...} or [[id, bias], ...]; a bias of false is -Inf.
@@ -55,7 +77,7 @@ type Bias struct {
 // DefaultConfig is llama.cpp's default sampling parameters.
 func DefaultConfig() Config {
 	return Config{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, TypicalP: 1,
-		RepeatPenalty: 1, RepeatLastN: 64}
+		RepeatPenalty: 1, RepeatLastN: 64, XTCThreshold: 0.1, DynatempExponent: 1}
 }
 
 // ErrConfig wraps every configuration error.
@@ -64,7 +86,8 @@ var ErrConfig = errors.New("standard: bad config")
 // Keys are the config keys, in the order the messages list them (the C
 // build has the same list). ReadConfig and ParseConfig refuse any other.
 var Keys = []string{"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
-	"repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias"}
+	"repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias", "top_n_sigma",
+	"xtc_probability", "xtc_threshold", "dynatemp_range", "dynatemp_exponent"}
 
 // CheckKeys refuses a raw config JSON with a key not in Keys; the error
 // wraps ErrConfig and guest.ErrConfig and names the key.
@@ -89,7 +112,9 @@ func (e *RangeError) Unwrap() error { return ErrConfig }
 // Check refuses values out of range with a *RangeError naming the key:
 // temperature < 0 (0 is greedy); top_k < 0; top_p, min_p or typical_p
 // outside [0, 1]; repeat_penalty <= 0; presence_penalty or
-// frequency_penalty outside [-2, 2]; repeat_last_n < -1. A logit_bias id
+// frequency_penalty outside [-2, 2]; repeat_last_n < -1; top_n_sigma
+// negative but -1; xtc_probability outside [0, 1]; xtc_threshold outside
+// [0, 0.5]; dynatemp_range or dynatemp_exponent < 0. A logit_bias id
 // outside [0, nVocab) or a NaN bias, and nVocab <= 0, are errors wrapping
 // ErrConfig. These are the ranges the C build refuses, and the ones the
 // server and the CLI check before loading it (plugins.Standard).
@@ -109,6 +134,11 @@ func (c Config) Check(nVocab int) error {
 		{pen(c.PresencePenalty), "presence_penalty", "in [-2, 2]"},
 		{pen(c.FrequencyPenalty), "frequency_penalty", "in [-2, 2]"},
 		{c.RepeatLastN >= -1, "repeat_last_n", ">= -1"},
+		{c.TopNSigma >= 0 || c.TopNSigma == -1, "top_n_sigma", ">= 0 (0 or -1: off)"},
+		{unit(c.XTCProbability), "xtc_probability", "in [0, 1]"},
+		{c.XTCThreshold >= 0 && c.XTCThreshold <= 0.5, "xtc_threshold", "in [0, 0.5]"},
+		{c.DynatempRange >= 0, "dynatemp_range", ">= 0"},
+		{c.DynatempExponent >= 0, "dynatemp_exponent", ">= 0"},
 	} {
 		if !r.ok {
 			return &RangeError{Key: r.key, Want: r.want}
@@ -147,7 +177,9 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 	for _, kv := range []struct {
 		key string
 		dst *float64
-	}{{"temperature", &c.Temperature}, {"top_p", &c.TopP}, {"min_p", &c.MinP}, {"typical_p", &c.TypicalP}} {
+	}{{"temperature", &c.Temperature}, {"top_p", &c.TopP}, {"min_p", &c.MinP}, {"typical_p", &c.TypicalP},
+		{"top_n_sigma", &c.TopNSigma}, {"xtc_probability", &c.XTCProbability}, {"xtc_threshold", &c.XTCThreshold},
+		{"dynatemp_range", &c.DynatempRange}, {"dynatemp_exponent", &c.DynatempExponent}} {
 		if _, err := num(kv.key, kv.dst); err != nil {
 			return c, err
 		}

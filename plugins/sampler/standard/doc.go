@@ -1,7 +1,8 @@
 // Package standard is the standard sampler's chain in Go: llama.cpp's
 // default sampling (logit bias → repeat/presence/frequency penalties →
-// top-k → typical-p → top-p → min-p → temperature → seeded draw) with its
-// default parameters, in the contract's arithmetic (abi/ABI.md §9).
+// top-n-sigma → top-k → typical-p → top-p → min-p → XTC → temperature,
+// fixed or dynamic → seeded draw) with its default parameters, in the
+// contract's arithmetic (abi/ABI.md §9).
 //
 // It is the specification of the standard plugin: the Go build
 // (./wasm, with abi/guest) runs it, and the C build (standard.c, the

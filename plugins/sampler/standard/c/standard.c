@@ -12,26 +12,39 @@
  * Config keys (JSON numbers unless stated; defaults in brackets):
  *   temperature [0.8], top_k [40], top_p [0.95], min_p [0.05],
  *   typical_p [1.0], repeat_penalty [1.0], presence_penalty [0.0],
- *   frequency_penalty [0.0], repeat_last_n [64],
+ *   frequency_penalty [0.0], repeat_last_n [64], top_n_sigma [0: off],
+ *   xtc_probability [0: off], xtc_threshold [0.1], dynatemp_range [0: off],
+ *   dynatemp_exponent [1],
  *   logit_bias [none]: {"id": bias, ...} or [[id, bias], ...]; false = -inf.
  * Ranges (as config.go's Config.Check): temperature >= 0 (0 is greedy);
  * top_k >= 0; top_p, min_p and typical_p in [0, 1]; repeat_penalty > 0;
- * presence_penalty and frequency_penalty in [-2, 2]; repeat_last_n >= -1.
+ * presence_penalty and frequency_penalty in [-2, 2]; repeat_last_n >= -1;
+ * top_n_sigma >= 0 or -1 (off); xtc_probability in [0, 1]; xtc_threshold
+ * in [0, 0.5]; dynatemp_range and dynatemp_exponent >= 0.
  * Another key is refused, naming it.
  */
 #include "realizar.h"
 
 #include <wasm_simd128.h> /* built with -msimd128 (plugins/build.sh) */
 
+/* COLD marks code off the per-step hot path (config, and the opt-in
+ * stages), compiled for size and kept out of line so that the module stays
+ * under 32 KiB. */
+#define COLD __attribute__((minsize, noinline))
+
 REALIZAR_MARKER(sampler)
 REALIZAR_ALLOC_EXPORT
 
 /* The config keys, in the order of chain.go's Keys. */
 static const char *const keys[] = {"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
-                                   "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias"};
+                                   "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias",
+                                   "top_n_sigma", "xtc_probability", "xtc_threshold", "dynatemp_range",
+                                   "dynatemp_exponent"};
 
 /* config */
 static double temperature = 0.8, top_p = 0.95, min_p = 0.05, typical_p = 1.0;
+static double top_n_sigma = 0, xtc_p = 0, xtc_t = 0.1, dyn_range = 0, dyn_exp = 1;
+static double sigma_cut; /* top-n-sigma's threshold this step */
 static int32_t top_k = 40, last_n = 64;
 static float repeat_penalty = 1.0f, presence = 0.0f, frequency = 0.0f;
 
@@ -105,7 +118,7 @@ static int add_bias(int32_t id, float v) {
     return 0;
 }
 
-static int parse_bias(const uint8_t *s, int32_t n) {
+COLD static int parse_bias(const uint8_t *s, int32_t n) {
     int32_t i = ws(s, n, 0);
     if (i >= n) return -1;
     int obj = s[i] == '{';
@@ -144,34 +157,60 @@ static int parse_bias(const uint8_t *s, int32_t n) {
 
 /* ---- init ---- */
 
-static int read_config(void) {
-    double f;
+/* append copies the string p to buf at k and returns the new length. */
+static int32_t append(char *buf, int32_t k, const char *p) {
+    while (*p) buf[k++] = *p++;
+    return k;
+}
+
+/* pen: repeat, presence and frequency penalty as read (float32 once
+ * checked); unread marks the integers of read_config's table. */
+static double pen[3] = {1, 0, 0}, unread;
+
+COLD static int read_config(void) {
     int r;
-    if ((r = realizar_config_f64("temperature", &temperature)) < 0) return r;
     if ((r = realizar_config_i32("top_k", &top_k)) < 0) return r;
-    if ((r = realizar_config_f64("top_p", &top_p)) < 0) return r;
-    if ((r = realizar_config_f64("min_p", &min_p)) < 0) return r;
-    if ((r = realizar_config_f64("typical_p", &typical_p)) < 0) return r;
-    if ((r = realizar_config_f64("repeat_penalty", &f)) < 0) return r;
-    if (r) repeat_penalty = (float)f;
-    if ((r = realizar_config_f64("presence_penalty", &f)) < 0) return r;
-    if (r) presence = (float)f;
-    if ((r = realizar_config_f64("frequency_penalty", &f)) < 0) return r;
-    if (r) frequency = (float)f;
     if ((r = realizar_config_i32("repeat_last_n", &last_n)) < 0) return r;
-    const char *bad = 0;
-    if (!(temperature >= 0)) bad = "config: temperature must be >= 0";
-    else if (top_k < 0) bad = "config: top_k must be >= 0";
-    else if (!(top_p >= 0 && top_p <= 1)) bad = "config: top_p must be in [0, 1]";
-    else if (!(min_p >= 0 && min_p <= 1)) bad = "config: min_p must be in [0, 1]";
-    else if (!(typical_p >= 0 && typical_p <= 1)) bad = "config: typical_p must be in [0, 1]";
-    else if (!(repeat_penalty > 0)) bad = "config: repeat_penalty must be > 0";
-    else if (!(presence >= -2 && presence <= 2)) bad = "config: presence_penalty must be in [-2, 2]";
-    else if (!(frequency >= -2 && frequency <= 2)) bad = "config: frequency_penalty must be in [-2, 2]";
-    else if (last_n < -1) bad = "config: repeat_last_n must be >= -1";
-    if (bad) {
-        realizar_logs(REALIZAR_LOG_ERROR, bad);
-        return REALIZAR_ERR_CONFIG;
+    /* Each value with its range [lo, hi] and the range's words, in the
+     * order of config.go's Check (the first value out of range is named). */
+    static const struct { const char *key; double *v, lo, hi; const char *want; } vals[] = {
+        {"temperature", &temperature, 0, __builtin_inf(), ">= 0"},
+        {"top_k", &unread, 0, 0, ">= 0"},
+        {"top_p", &top_p, 0, 1, "in [0, 1]"},
+        {"min_p", &min_p, 0, 1, "in [0, 1]"},
+        {"typical_p", &typical_p, 0, 1, "in [0, 1]"},
+        {"repeat_penalty", &pen[0], 0x1p-149, __builtin_inf(), "> 0"}, /* as a float32: > 0 */
+        {"presence_penalty", &pen[1], -2, 2, "in [-2, 2]"},
+        {"frequency_penalty", &pen[2], -2, 2, "in [-2, 2]"},
+        {"repeat_last_n", &unread, 0, 0, ">= -1"},
+        {"top_n_sigma", &top_n_sigma, 0, __builtin_inf(), ">= 0 (0 or -1: off)"},
+        {"xtc_probability", &xtc_p, 0, 1, "in [0, 1]"},
+        {"xtc_threshold", &xtc_t, 0, 0.5, "in [0, 0.5]"},
+        {"dynatemp_range", &dyn_range, 0, __builtin_inf(), ">= 0"},
+        {"dynatemp_exponent", &dyn_exp, 0, __builtin_inf(), ">= 0"},
+    };
+    int32_t n = (int32_t)(sizeof vals / sizeof vals[0]);
+    for (int32_t i = 0; i < n; i++)
+        if (vals[i].v != &unread && (r = realizar_config_f64(vals[i].key, vals[i].v)) < 0) return r;
+    repeat_penalty = (float)pen[0];
+    presence = (float)pen[1];
+    frequency = (float)pen[2];
+    pen[0] = repeat_penalty; /* checked as the float32 it became */
+    for (int32_t i = 0; i < n; i++) {
+        double v = *vals[i].v;
+        int ok = v >= vals[i].lo && v <= vals[i].hi;
+        if (i == 1) ok = top_k >= 0;
+        if (i == 8) ok = last_n >= -1;
+        if (vals[i].v == &top_n_sigma) ok |= v == -1;
+        if (!ok) {
+            char buf[96];
+            int32_t k = append(buf, 0, "config: ");
+            k = append(buf, k, vals[i].key);
+            k = append(buf, k, " must be ");
+            k = append(buf, k, vals[i].want);
+            realizar_log_msg(REALIZAR_LOG_ERROR, buf, k);
+            return REALIZAR_ERR_CONFIG;
+        }
     }
     uint8_t *raw;
     int32_t len;
@@ -183,8 +222,11 @@ static int read_config(void) {
     return 0;
 }
 
+/* greedy: temperature 0 without a dynamic range (chain.go's greedy). */
+static int greedy(void) { return temperature <= 0 && dyn_range <= 0; }
+
 REALIZAR_EXPORT("realizar_init")
-int64_t init(int32_t nv, int32_t max_piece, int32_t config_ptr, int32_t config_len) {
+COLD int64_t init(int32_t nv, int32_t max_piece, int32_t config_ptr, int32_t config_len) {
     (void)max_piece;
     if (nv <= 0) return REALIZAR_ERR_VOCAB;
     n_vocab = nv;
@@ -204,9 +246,9 @@ int64_t init(int32_t nv, int32_t max_piece, int32_t config_ptr, int32_t config_l
         if (bias[bias_ids[k]] > 0) raises = 1;
         else if (bias[bias_ids[k]] < 0) lowered++;
     }
-    int64_t want = temperature <= 0 ? 1 : top_k;
+    int64_t want = greedy() ? 1 : top_k;
     top_n = 0;
-    if (want >= 1 && !(pen_on && raises) && !(n_bias && raises)) {
+    if (want >= 1 && !(pen_on && raises) && !(n_bias && raises) && !(top_n_sigma > 0)) {
         int64_t n = want + lowered;
         if (n <= REALIZAR_MAX_TOP_N) top_n = (int32_t)n;
     }
@@ -270,7 +312,7 @@ static void push(int32_t id) {
 }
 
 REALIZAR_EXPORT("realizar_reset")
-int32_t reset(int64_t seed, int32_t n_prompt) {
+COLD int32_t reset(int64_t seed, int32_t n_prompt) {
     realizar_rng_seed(&rng, (uint64_t)seed);
     ready = 1;
     if (!pen_on) return 0;
@@ -355,6 +397,30 @@ static __attribute__((noinline)) void insertion_sort(int32_t *a, float *b, int32
     }
 }
 
+/* sigma_cut_of is top-n-sigma's threshold over the adjusted logits in id
+ * order (chain.go's sigmaCutOf): the maximum minus top_n_sigma deviations,
+ * -Inf skipped; NaN when a logit is NaN. */
+COLD static double sigma_cut_of(const float *l) {
+    double mx = -__builtin_inf(), sum = 0, acc = 0;
+    int32_t k = 0;
+    for (int32_t i = 0; i < n_vocab; i++) {
+        double x = (double)l[i];
+        if (x == -__builtin_inf()) continue;
+        if (x > mx) mx = x;
+        sum = sum + x;
+        k++;
+    }
+    if (k == 0) return -__builtin_inf();
+    double mean = sum / (double)k;
+    for (int32_t i = 0; i < n_vocab; i++) {
+        double x = (double)l[i];
+        if (x == -__builtin_inf()) continue;
+        double d = x - mean;
+        acc = acc + d * d;
+    }
+    return mx - top_n_sigma * __builtin_sqrt(acc / (double)k);
+}
+
 /* adjust_full applies logit bias, then penalties, to the full logits in
  * the region (full mode). */
 static void adjust_full(void) {
@@ -396,7 +462,8 @@ static int32_t candidates(int32_t count) {
         return n;
     }
     float *l = (float *)region; /* adjust_full has applied bias and penalties */
-    if (temperature <= 0) return realizar_select_top(l, n_vocab, 1, ids, vals);
+    if (top_n_sigma > 0) sigma_cut = sigma_cut_of(l);
+    if (greedy()) return realizar_select_top(l, n_vocab, 1, ids, vals);
     if (top_k > 0 && top_k < n_vocab) return realizar_select_top(l, n_vocab, top_k, ids, vals);
     for (int32_t i = 0; i < n_vocab; i++) {
         ids[i] = i;
@@ -435,15 +502,23 @@ static void sort_keys(int32_t n) {
     }
 }
 
-static int32_t typical(int32_t n) {
+/* entropy sets probs[0..n) to Softmax(T=1)/sum and returns their entropy
+ * H = sum of -p * Log(p) over p > 0; -1 when every probability is 0. */
+static double entropy(int32_t n) {
     double sum = realizar_softmax(probs, vals, n, 1.0);
-    if (!(sum > 0)) return n;
+    if (!(sum > 0)) return -1;
     double h = 0;
     for (int32_t i = 0; i < n; i++) {
         double p = probs[i] / sum;
         probs[i] = p;
         if (p > 0) h = h - p * realizar_log(p);
     }
+    return h;
+}
+
+static int32_t typical(int32_t n) {
+    double h = entropy(n);
+    if (h < 0) return n;
     for (int32_t i = 0; i < n; i++) {
         double s = -realizar_log(probs[i]) - h;
         double a = s < 0 ? -s : s;
@@ -499,6 +574,45 @@ static int32_t minimum(int32_t n) {
     return n;
 }
 
+/* sigma masks the candidates below sigma_cut (-inf in their place). */
+COLD static void sigma(int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if ((double)vals[i] < sigma_cut) vals[i] = -__builtin_inff();
+}
+
+/* xtc is the XTC stage with the step's uniform u. */
+COLD static int32_t xtc(int32_t n, double u) {
+    if (u > xtc_p) return n;
+    double sum = realizar_softmax(probs, vals, n, 1.0);
+    if (!(sum > 0)) return n;
+    int32_t last = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!(probs[i] / sum >= xtc_t)) break;
+        last = i;
+    }
+    if (last == 0) return n;
+    memmove(ids, ids + last, (uint32_t)(n - last) * 4);
+    memmove(vals, vals + last, (uint32_t)(n - last) * 4);
+    return n - last;
+}
+
+/* pow_ is x^e for x >= 0: Exp(e * Log(x)); 1 for e = 0, 0 for x = 0. */
+COLD static double pow_(double x, double e) {
+    if (e == 0) return 1;
+    if (!(x > 0)) return 0;
+    return realizar_exp(e * realizar_log(x));
+}
+
+/* dynamic_temperature is the step's temperature from the entropy of the
+ * n >= 2 candidates (chain.go's stage 8). */
+COLD static double dynamic_temperature(int32_t n) {
+    double h = entropy(n);
+    if (h < 0) return temperature;
+    double lo = temperature - dyn_range, hi = temperature + dyn_range;
+    if (lo < 0) lo = 0;
+    return lo + (hi - lo) * pow_(h / realizar_log((double)n), dyn_exp);
+}
+
 /* ---- top_k 0: whole_vocab ---- */
 
 #include "whole_vocab.c"
@@ -513,7 +627,8 @@ int32_t sample(int32_t prev, int32_t count) {
     double u = -1; /* the uniform, once drawn */
     if (!top_n) {
         adjust_full();
-        if (temperature > 0 && !(top_k > 0 && top_k < n_vocab) && !(typical_p < 1.0)) {
+        if (temperature > 0 && !(top_k > 0 && top_k < n_vocab) && !(typical_p < 1.0) && !(top_n_sigma > 0) &&
+            !(xtc_p > 0) && !(dyn_range > 0)) {
             int32_t id = whole_vocab(&u);
             if (id >= 0) return id;
             TRACE(0, 0, 0, 0, 1);
@@ -521,12 +636,19 @@ int32_t sample(int32_t prev, int32_t count) {
     }
     int32_t n = candidates(count);
     if (n <= 0) return -1;
-    if (temperature <= 0) return ids[0];
+    if (greedy()) return ids[0];
+    if (top_n_sigma > 0) sigma(n);
     if (top_k > 0 && n > top_k) n = top_k;
     if (typical_p < 1.0) n = typical(n);
     if (top_p < 1.0) n = nucleus(n);
     if (min_p > 0.0) n = minimum(n);
-    double sum = realizar_softmax(probs, vals, n, temperature);
+    if (xtc_p > 0 && n >= 2) n = xtc(n, realizar_rng_uniform(&rng));
+    double t = temperature;
+    if (dyn_range > 0) {
+        if (n < 2) return ids[0];
+        if ((t = dynamic_temperature(n)) <= 0) return ids[0];
+    }
+    double sum = realizar_softmax(probs, vals, n, t);
     if (u < 0) u = realizar_rng_uniform(&rng);
     return ids[realizar_draw(probs, n, sum, u)];
 }
