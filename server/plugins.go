@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
@@ -28,6 +29,18 @@ type pluginObject struct {
 // namespace. Over the tenant's size limit is a 413; a module the host
 // refuses is a 400 with the reason.
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	// An upload is a request of the tenant's rate and concurrency, and one
+	// compiles at a time per tenant: a compile bomb costs its sender.
+	release, err := t.admit(time.Now())
+	if err != nil {
+		return err
+	}
+	defer release()
+	if !t.startUpload() {
+		return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "upload_in_progress", RetryAfter: time.Second,
+			Message: fmt.Sprintf("tenant %s has an upload compiling; one at a time", t.Name)}
+	}
+	defer t.endUpload()
 	wasm, err := readAll(w, r, t.Limits.MaxPluginBytes)
 	if err != nil {
 		return err

@@ -147,7 +147,27 @@ type Tenant struct {
 
 	limiter *rate.Limiter
 	mu      sync.Mutex
-	active  int // requests queued or running
+	active  int  // requests queued or running
+	upload  bool // an upload is being read or compiled
+}
+
+// startUpload marks an upload of t in flight, or reports false when one
+// already is.
+func (t *Tenant) startUpload() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.upload {
+		return false
+	}
+	t.upload = true
+	return true
+}
+
+// endUpload ends startUpload's upload.
+func (t *Tenant) endUpload() {
+	t.mu.Lock()
+	t.upload = false
+	t.mu.Unlock()
 }
 
 // admit takes one of the tenant's concurrent slots and one request from its
