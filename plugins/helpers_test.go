@@ -14,6 +14,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/guest"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // vocab has n tokens whose pieces are "t<id>", except those in extra.
@@ -49,6 +50,9 @@ var generous = host.Limits{CallTimeout: 20 * time.Second, InitTimeout: 60 * time
 
 func newHost(t testing.TB, cfg host.Config) *host.Host {
 	t.Helper()
+	if dir := testenv.CompileCacheDir(t); dir != "" {
+		cfg = cfg.WithCompilationCacheDir(dir) // shared by the run's test binaries
+	}
 	h, err := host.New(context.Background(), cfg.WithLimits(generous))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
