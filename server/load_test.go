@@ -181,8 +181,11 @@ func TestLoad(t *testing.T) {
 			}
 			// The deadline plus the prompt's prefill and the plugin's
 			// instantiation, in passes shared with the others (its place in
-			// the batch is held that long; the other sequences go on).
-			assert.Less(t, o.held, loadDeadline+raceSlowdown*400*time.Millisecond, "bad request %d held its place too long", i)
+			// the batch is held that long; the other sequences go on). The
+			// slack is wide because the machine is shared (under load 10-17
+			// held times reached 0.5-0.9 s): what must never happen is a
+			// looping plugin holding its place for seconds.
+			assert.Less(t, o.held, loadDeadline+raceSlowdown*1500*time.Millisecond, "bad request %d held its place too long", i)
 			maxHeld = max(maxHeld, o.held)
 		}
 	}
