@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -132,7 +134,10 @@ func New(ctx context.Context, cfg Config) (*Renderer, error) {
 		_ = r.Close(ctx)
 		return nil, err
 	}
-	if r.mod, err = r.rt.CompileModule(ctx, wasm); err != nil {
+	// Compilation workers: parallel, and cancellable between functions
+	// (wazero's single-goroutine compiler never looks at ctx), so that the
+	// CLI's SIGINT stops a model's load here at once.
+	if r.mod, err = r.rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), wasm); err != nil {
 		_ = r.Close(ctx)
 		return nil, fmt.Errorf("chatsandbox: compile guest: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
@@ -195,7 +196,9 @@ func (h *Host) compileNow(ctx context.Context, wasm []byte) (*module, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, h.cfg.compileTimeout,
 		fmt.Errorf("%w: compilation past %v", ErrTooLarge, h.cfg.compileTimeout))
 	defer cancel()
-	c, err := h.rt.CompileModule(ctx, wasm)
+	// Workers compile functions in parallel and check ctx between them
+	// (wazero's single-goroutine compiler never looks at it).
+	c, err := h.rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), wasm)
 	if err == nil && ctx.Err() != nil {
 		_ = c.Close(context.Background())
 		err = context.Cause(ctx)
