@@ -60,9 +60,9 @@ func (set hfSet) vars(c hfCase) map[string]any {
 
 // conformance is the outcome of rendering the collection.
 type conformance struct {
-	completed, identical int // renders Jinja2 completes; of those, byte-identical here
+	completed, identical    int // renders Jinja2 completes; of those, byte-identical here
 	jinjaFailed, bothFailed int
-	templates, templatesOK  int // templates Jinja2 renders at least once; identical on one case at least
+	templates, templatesOK  int      // templates Jinja2 renders at least once; identical on one case at least
 	differ                  []string // "template/case" rendered differently or failed here only
 	onlyOurs                []string // "template/case" Jinja2 fails and we render
 }
