@@ -33,6 +33,13 @@ var failingTemplates = []struct{ name, template, says string }{
 	{"syntax error", "{% for m in messages %}{{ m.content }}", "line 1: unexpected end of template"},
 }
 
+// sandboxCache is the XDG cache folder the tests' CLI runs share (beside
+// the test binary, removed by TestMain), so that the chat template guest
+// compiles once for the package, not once per test.
+func sandboxCache(t *testing.T) string {
+	return filepath.Join(filepath.Dir(e2eBinary(t)), "xdg-cache")
+}
+
 // templateModel writes the one-layer llama fixture with tokenizer.chat_template set.
 func templateModel(t *testing.T, template string) string {
 	t.Helper()
@@ -51,7 +58,7 @@ func templateModel(t *testing.T, template string) string {
 // (model load and the sandbox's start included); a normal template runs; a
 // failing one is exit 1 with the template's line and message.
 func TestHostileTemplateCLI(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the sandbox's compilation cache
+	t.Setenv("XDG_CACHE_HOME", sandboxCache(t))
 	path := templateModel(t, "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}<|assistant|>")
 	_, stderr, code := runIn(t, "", "run", "-m", path, "--chat", "-p", "hi", "-n", "1", "--sampler", "greedy")
 	require.Equal(t, exitOK, code, stderr)
@@ -94,7 +101,7 @@ func TestHostileTemplateCLI(t *testing.T) {
 // --model; a failing template exits 1 with its message and line, a
 // hostile one 3, bad flags 2.
 func TestTemplateRender(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", sandboxCache(t))
 	hf := filepath.Join("..", "..", "jinja", "testdata", "hf")
 	var set struct {
 		Now   string          `json:"now"`
@@ -115,7 +122,7 @@ func TestTemplateRender(t *testing.T) {
 	tools := filepath.Join(dir, "tools.json")
 	require.NoError(t, os.WriteFile(tools, set.Tools, 0o644))
 	checked := 0
-	for _, name := range []string{"Qwen-Qwen2.5-7B-Instruct", "meta-llama-Llama-3.2-3B-Instruct"} { // each start costs the sandbox's
+	for _, name := range []string{"Qwen-Qwen2.5-7B-Instruct"} { // each process loads the sandbox: one case (jinja's suite has them all)
 
 		data, err := os.ReadFile(filepath.Join(hf, "expected", name+".json"))
 		require.NoError(t, err)
@@ -124,7 +131,7 @@ func TestTemplateRender(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal(data, &want))
 		for _, c := range set.Cases {
-			if name[0] == 'Q' && c.Name != "tool_call" || name[0] == 'm' && c.Name != "system_user_noprompt" {
+			if c.Name != "tool_call_final" { // tools, tool calls, no generation prompt
 				continue
 			}
 			args := []string{"template", "render", "--template", filepath.Join(hf, "templates", name+".jinja"),
@@ -143,7 +150,7 @@ func TestTemplateRender(t *testing.T) {
 			checked++
 		}
 	}
-	assert.Equal(t, 2, checked)
+	assert.Equal(t, 1, checked)
 
 	// --model: the file's template with its vocabulary's BOS and EOS.
 	path := templateModel(t, "{{ bos_token }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}{{ eos_token }}")
@@ -152,7 +159,7 @@ func TestTemplateRender(t *testing.T) {
 	assert.Equal(t, "<s><|user|>hé<|assistant|></s>", stdout)
 
 	msgs := `[{"role": "system", "content": "x"}]`
-	for _, f := range failingTemplates[2:] {
+	for _, f := range failingTemplates[2:3] {
 		file := filepath.Join(dir, "failing.jinja")
 		require.NoError(t, os.WriteFile(file, []byte(f.template), 0o644))
 		stdout, stderr, code := runIn(t, "", "template", "render", "--template", file, "--messages", msgs)
@@ -170,10 +177,8 @@ func TestTemplateRender(t *testing.T) {
 		{"--messages", msgs},
 		{"--template", file, "-m", path, "--messages", msgs},
 		{"--template", file},
-		{"--template", file, "--messages", `{"role": "user"}`},
 		{"--template", file, "--messages", `[1]`},
 		{"--template", file, "--messages", msgs, "--tools", `{}`},
-		{"--template", file, "--messages", msgs, "--now", "yesterday"},
 		{"-m", path, "--bos", "x", "--messages", msgs},
 	} {
 		_, stderr, code := runIn(t, "", append([]string{"template", "render"}, args...)...)
