@@ -14,8 +14,8 @@ import (
 )
 
 // BenchmarkRender: one render of the published Llama 3 template over a
-// four-message conversation, in-process (tokenizer.RenderJinja, no
-// budget) and in the sandbox (a fresh instance per render: the Go
+// four-message conversation, parse included, in-process
+// (tokenizer.RenderJinja: jinja's step budget, no deadline) and in the sandbox (a fresh instance per render: the Go
 // runtime's start plus the rendering).
 func BenchmarkRender(b *testing.B) {
 	src, err := os.ReadFile(filepath.Join("..", "tokenizer", "testdata", "chat", "llama3.jinja"))

@@ -20,6 +20,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/realizar-host/realizar-host/jinja"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -45,7 +46,7 @@ func guestWasm() ([]byte, error) {
 
 // Defaults of Config.
 const (
-	DefaultMemoryBytes = 64 << 20 // linear memory cap: gonja renders real templates in a few MiB
+	DefaultMemoryBytes = 64 << 20 // linear memory cap: real templates render in a few MiB
 	DefaultTimeout     = 2 * time.Second
 	DefaultOutputBytes = 1 << 20 // rendered prompt cap; far above any context length in bytes
 	DefaultStackBytes  = 8 << 20 // goroutine stack cap inside the guest (recursive macros)
@@ -163,17 +164,24 @@ func (r *Renderer) Func(ctx context.Context) tokenizer.JinjaRenderer {
 }
 
 type request struct {
-	Template            string    `json:"template"`
-	Messages            []message `json:"messages"`
-	AddGenerationPrompt bool      `json:"add_generation_prompt"`
-	BOS                 string    `json:"bos_token"`
-	EOS                 string    `json:"eos_token"`
-	MaxStack            int       `json:"max_stack"`
+	Template            string          `json:"template"`
+	Messages            json.RawMessage `json:"messages"`
+	Tools               json.RawMessage `json:"tools"`
+	AddGenerationPrompt bool            `json:"add_generation_prompt"`
+	BOS                 string          `json:"bos_token"`
+	EOS                 string          `json:"eos_token"`
+	Now                 string          `json:"now"`
+	MaxStack            int             `json:"max_stack"`
+	MaxSteps            int64           `json:"max_steps"`
+	MaxBytes            int             `json:"max_bytes"`
 }
 
-type message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+// templateError is the guest's jinja.Error on the wire (guest/main.go).
+type templateError struct {
+	Line   int    `json:"line"`
+	Msg    string `json:"msg"`
+	Syntax bool   `json:"syntax"`
+	Raised bool   `json:"raised"`
 }
 
 // Exit statuses of the guest (guest/main.go).
@@ -181,22 +189,31 @@ const (
 	exitTemplate = 1
 	exitFatal    = 2 // the Go runtime's status for a fatal error
 	exitPanic    = 3
+	exitLimit    = 5
 )
 
-// Render renders template as tokenizer.RenderJinja does, in the sandbox.
-// A template that does not parse or render is an error wrapping
-// tokenizer.ErrTemplate, with the engine's message. One that runs past the
-// deadline, the memory or output cap, or crashes the engine (a panic, a
-// stack overflow) also wraps tokenizer.ErrTemplateLimit. ctx's
+// Render renders template as tokenizer.RenderJinja does, in the sandbox
+// (a zero opts.Now is the current time, read here: the guest has no
+// clock). A template that does not parse or render is an error wrapping
+// tokenizer.ErrTemplate and the *jinja.Error (errors.As) with its line
+// and message. One that runs past the deadline, the memory or output cap
+// or jinja.DefaultLimits' steps, or crashes the engine (a panic, a stack
+// overflow) also wraps tokenizer.ErrTemplateLimit. ctx's
 // cancellation stops the rendering too (an error wrapping ctx.Err()).
 // Limit errors are a *LimitError naming the template by the sha256 of its
 // text, never a file path.
 func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error) {
-	req := request{Template: template, Messages: make([]message, len(msgs)),
-		AddGenerationPrompt: opts.AddGenerationPrompt, BOS: opts.BOS, EOS: opts.EOS, MaxStack: r.cfg.StackBytes}
-	for i, m := range msgs {
-		req.Messages[i] = message{Role: m.Role, Content: m.Content}
+	list, err := tokenizer.MessagesJSON(msgs)
+	if err != nil {
+		return "", err
 	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	req := request{Template: template, Messages: list, Tools: opts.Tools,
+		AddGenerationPrompt: opts.AddGenerationPrompt, BOS: opts.BOS, EOS: opts.EOS, Now: now.Format(time.RFC3339Nano),
+		MaxStack: r.cfg.StackBytes, MaxSteps: jinja.DefaultLimits.Steps, MaxBytes: r.cfg.OutputBytes}
 	in, err := json.Marshal(req)
 	if err != nil {
 		return "", fmt.Errorf("chatsandbox: encode request: %w", err)
@@ -240,8 +257,16 @@ func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer
 	case errors.As(err, &exit):
 		msg := guestMessage(stderr.buf.String())
 		switch exit.ExitCode() {
-		case exitTemplate:
-			return "", fmt.Errorf("%w: %s", tokenizer.ErrTemplate, msg)
+		case exitTemplate, exitLimit:
+			var te templateError
+			if err := json.Unmarshal(stderr.buf.Bytes(), &te); err != nil {
+				return "", fmt.Errorf("%w: %s", tokenizer.ErrTemplate, msg)
+			}
+			je := &jinja.Error{Line: te.Line, Msg: te.Msg, Syntax: te.Syntax, Raised: te.Raised}
+			if exit.ExitCode() == exitLimit {
+				return "", limitErr(name, "%s", je.Error())
+			}
+			return "", tokenizer.TemplateErr(je)
 		case exitPanic:
 			return "", limitErr(name, "engine %s", msg)
 		case exitFatal:

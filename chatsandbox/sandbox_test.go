@@ -2,11 +2,11 @@ package chatsandbox_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
+	"github.com/realizar-host/realizar-host/jinja"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -72,11 +73,17 @@ func TestMatchesInProcess(t *testing.T) {
 	cases["unicode"] = "{{ messages[0].content ~ ' ünï ' ~ '😀' }}"
 	cases["syntax error"] = "{% for %}"
 	cases["raise_exception"] = "{{ raise_exception('roles must alternate') }}"
+	cases["tools"] = "{{ tools|tojson }}|{{ messages[0].content[0].text }}|{{ strftime_now('%d %b %Y') }}"
 	for name, src := range cases {
 		for _, gen := range []bool{false, true} {
-			opts := tokenizer.ChatOptions{AddGenerationPrompt: gen, BOS: "<s>", EOS: "</s>"}
-			want, wantErr := tokenizer.RenderJinja(src, chatMsgs, opts)
-			got, err := r.Render(context.Background(), src, chatMsgs, opts)
+			opts := tokenizer.ChatOptions{AddGenerationPrompt: gen, BOS: "<s>", EOS: "</s>", Now: time.Date(2025, 7, 4, 9, 5, 3, 0, time.UTC)}
+			msgs := chatMsgs
+			if name == "tools" {
+				opts.Tools = json.RawMessage(`[{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": 2.0}}}]`)
+				msgs = []tokenizer.Message{{Raw: json.RawMessage(`{"role": "user", "content": [{"type": "text", "text": "ünï"}]}`)}}
+			}
+			want, wantErr := tokenizer.RenderJinja(src, msgs, opts)
+			got, err := r.Render(context.Background(), src, msgs, opts)
 			if wantErr != nil {
 				require.ErrorIs(t, err, tokenizer.ErrTemplate, name)
 				assert.NotErrorIs(t, err, tokenizer.ErrTemplateLimit, name)
@@ -89,19 +96,38 @@ func TestMatchesInProcess(t *testing.T) {
 	}
 }
 
-// hostile are the templates of issue 19: in-process each panics, kills
-// the process with a fatal error, or runs for minutes.
+// hostile are templates that would exhaust an unbounded renderer: issue
+// 19's (which panicked gonja, killed the process or ran for minutes) and
+// one that only the deadline ends (the last: it runs 2 s).
 var hostile = []struct {
 	name, template, says string
 }{
-	{"division by zero", "{{ 1 % 0 }}", "panic"},
-	{"huge repetition", "{{ 'a' * 1000000000 }}", "memory cap"},
-	{"huge repetition in a loop", "{% set s = 'abcdefgh' * 1000000 %}{% for i in range(100) %}{{ s }}{% endfor %}", "memory cap"},
-	{"huge output", "{% for i in range(300) %}{{ 'abcdefgh' * 1000 }}{% endfor %}", "output exceeds"},
-	// Its stack reaches the memory cap in 1-2 s, so on a loaded machine the
-	// deadline may come first: either limit is the right answer.
-	{"recursive macro", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "memory cap|ran past"},
-	{"huge range", "{% for i in range(100000000) %}{% endfor %}", "ran past"},
+	{"huge repetition", "{{ 'a' * 1000000000 }}", "over the 1048576-byte cap"},
+	{"huge repetition in a loop", "{% set s = 'abcdefgh' * 1000000 %}{% for i in range(100) %}{{ s }}{% endfor %}", "over the 1048576-byte cap"},
+	{"huge output", "{% for i in range(300) %}{{ 'abcdefgh' * 1000 }}{% endfor %}", "output"},
+	{"recursive macro", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "RecursionError|memory cap|ran past"},
+	{"endless work", "{% for i in range(100000) %}{{ ('ab' * 500000)|length }}{% endfor %}", "ran past"},
+}
+
+// TestTemplateErrors: what Jinja2's sandbox refuses with an exception is
+// a template error naming the line, not a limit: issue 19's division by
+// zero and huge range among them.
+func TestTemplateErrors(t *testing.T) {
+	r := renderer(t)
+	for _, tc := range []struct{ template, says string }{
+		{"x\n{{ 1 % 0 }}", "line 2: ZeroDivisionError"},
+		{"{% for i in range(100000000) %}{% endfor %}", "line 1: OverflowError: Range too big"},
+		{"{% if true %}\n{{ raise_exception('System role not supported') }}{% endif %}", "line 2: System role not supported"},
+		{"{% for %}", "line 1: "},
+	} {
+		_, err := r.Render(context.Background(), tc.template, chatMsgs, tokenizer.ChatOptions{})
+		require.ErrorIs(t, err, tokenizer.ErrTemplate, tc.template)
+		assert.NotErrorIs(t, err, tokenizer.ErrTemplateLimit, tc.template)
+		assert.Contains(t, err.Error(), tc.says)
+		var je *jinja.Error
+		require.ErrorAs(t, err, &je)
+		assert.Positive(t, je.Line)
+	}
 }
 
 // TestHostile: each hostile template is an error wrapping ErrTemplate and
@@ -156,7 +182,7 @@ func TestOutputCap(t *testing.T) {
 	assert.Equal(t, "0123456789", got)
 	_, err = r.Render(context.Background(), "0123456789A", nil, tokenizer.ChatOptions{})
 	require.ErrorIs(t, err, tokenizer.ErrTemplateLimit)
-	assert.True(t, strings.Contains(err.Error(), "output exceeds 10 bytes"), err.Error())
+	assert.Regexp(t, "output (exceeds 10 bytes|is over the 10-byte cap)", err.Error())
 }
 
 // TestConcurrent: past Config.Concurrent renders at once, a render waits
@@ -198,7 +224,7 @@ func TestMemoryReturns(t *testing.T) {
 		return m.HeapAlloc
 	}
 	before := heap()
-	for _, h := range hostile[:4] { // not the 2 s range: memory, not time
+	for _, h := range hostile[:4] { // not the loops: memory, not time
 		_, err := r.Render(context.Background(), h.template, chatMsgs, tokenizer.ChatOptions{})
 		require.ErrorIs(t, err, tokenizer.ErrTemplateLimit)
 	}

@@ -15,9 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/realizar-host/realizar-host/chatsandbox"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/jinja"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -358,13 +360,12 @@ func (s *Server) tokenizePrompt(ctx context.Context, p *prepared) error {
 				return s.model.RenderChat(ctx, template, msgs, opts)
 			}
 		}
-		text, _, _, err := tok.ApplyChatWith(render, p.messages, true)
+		text, _, err := tok.ApplyChatWith(render, p.messages, tokenizer.ChatOptions{AddGenerationPrompt: true})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "chat_template_failed",
-				Message: fmt.Sprintf("the model's chat template (tokenizer.chat_template) failed on these messages: %v", err)}
+			return chatTemplateError(tok.ChatTemplate(), err)
 		}
 		if err := s.checkPromptBytes("messages", len(text)); err != nil {
 			return err
@@ -375,6 +376,19 @@ func (s *Server) tokenizePrompt(ctx context.Context, p *prepared) error {
 		p.prompt = tok.Encode(*p.promptText, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
 	}
 	return nil
+}
+
+// chatTemplateError is the 400 for a chat template that failed on a
+// request's messages: it names the template (by its digest, never a path)
+// and gives the template's line and message, or the limit it ran past.
+func chatTemplateError(template string, err error) *APIError {
+	why := err.Error()
+	var je *jinja.Error
+	if errors.As(err, &je) && !errors.Is(err, tokenizer.ErrTemplateLimit) {
+		why = je.Error()
+	}
+	return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "chat_template_failed",
+		Message: fmt.Sprintf("the model's chat template (tokenizer.chat_template, %s) failed on these messages: %s", chatsandbox.TemplateName(template), why)}
 }
 
 // checkPromptBytes refuses a prompt of n bytes (param names its field)

@@ -24,6 +24,7 @@ const hostileChatTemplate = `{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}` +
 	`{% elif c == 'rep' %}{{ 'a' * 1000000000 }}` +
 	`{% elif c == 'macro' %}{{ f(0) }}` +
 	`{% elif c == 'range' %}{% for i in range(100000000) %}{% endfor %}` +
+	`{% elif c == 'slow' %}{% for i in range(100000) %}{{ ('ab' * 500000)|length }}{% endfor %}` +
 	`{% else %}<|user|>{{ c }}<|assistant|>{% endif %}`
 
 // withChatTemplate gives the server's model the fixture's tokenizer with
@@ -47,12 +48,14 @@ func chatBody(content string) []byte {
 }
 
 // TestHostileChatTemplate: each hostile template is a 400 naming the
-// template, within the sandbox's deadline plus slack; the server stays up
-// and serves the next request.
+// template, within the sandbox's deadline plus slack: a limit for those
+// that would exhaust the server, the template's line and exception for
+// those Jinja2's sandbox refuses (division by zero, a huge range); the
+// server stays up and serves the next request.
 func TestHostileChatTemplate(t *testing.T) {
 	r := testSandbox(t)
 	ts := startServerWith(t, testTenantsFile(), Config{}, withChatTemplate(t, hostileChatTemplate, r))
-	for _, c := range []string{"div", "rep", "macro", "range"} {
+	for c, says := range map[string]string{"div": "line 1: ZeroDivisionError", "rep": "exceeded its limits", "macro": "exceeded its limits", "range": "line 1: OverflowError"} {
 		t.Run(c, func(t *testing.T) {
 			start := time.Now()
 			code, body := ts.do(t, "POST", "/v1/chat/completions", keyA, chatBody(c))
@@ -62,7 +65,7 @@ func TestHostileChatTemplate(t *testing.T) {
 			assert.Equal(t, "chat_template_failed", e.Code)
 			assert.Contains(t, e.Message, "tokenizer.chat_template")
 			assert.Contains(t, e.Message, chatsandbox.TemplateName(hostileChatTemplate))
-			assert.Contains(t, e.Message, "exceeded its limits")
+			assert.Contains(t, e.Message, says)
 			assert.NotContains(t, e.Message, "/")
 			assert.Less(t, elapsed, chatsandbox.DefaultTimeout+3*time.Second)
 			t.Logf("%v: %s", elapsed.Round(time.Millisecond), e.Message)
@@ -88,7 +91,7 @@ func TestChatTemplateWithinAdmission(t *testing.T) {
 	var slowCode int
 	go func() {
 		defer wg.Done()
-		slowCode, _ = ts.do(t, "POST", "/v1/chat/completions", keyA, chatBody("range"))
+		slowCode, _ = ts.do(t, "POST", "/v1/chat/completions", keyA, chatBody("slow"))
 	}()
 	time.Sleep(500 * time.Millisecond) // the slow render is under way
 	code, body := ts.do(t, "POST", "/v1/chat/completions", keyA, chatBody("hello"))

@@ -2,18 +2,26 @@ package tokenizer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
-	"github.com/nikolalohinski/gonja/v2"
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/realizar-host/realizar-host/jinja"
 )
 
 // Message is one chat turn.
 type Message struct {
-	Role    string // "system", "user" or "assistant"
+	Role    string // "system", "user", "assistant" or "tool"
 	Content string
+	// Raw, when not nil, is the whole message as the JSON object a chat
+	// template sees (as transformers passes it: content a string or a list
+	// of {"type": "text", ...} parts, tool_calls with arguments as an
+	// object, tool_call_id, name, reasoning_content); Role and Content then
+	// serve the built-in formats only. nil: the template sees
+	// {"role": Role, "content": Content}.
+	Raw json.RawMessage
 }
 
 // ChatFormat names how a conversation was rendered.
@@ -29,19 +37,20 @@ const (
 )
 
 // ErrTemplate wraps a failure to parse or render a Jinja chat template.
+// The *jinja.Error it carries (errors.As) has the template line and the
+// template's own message (raise_exception's text).
 var ErrTemplate = errors.New("tokenizer: chat template")
 
 // ErrTemplateLimit marks a template that a renderer stopped: it ran past
-// its deadline, memory or output cap, or crashed the engine (package
-// chatsandbox returns it; RenderJinja, in-process, cannot). Such errors
-// also wrap ErrTemplate. ApplyChatWith does not fall back from it: the
-// file is hostile or broken, and saying so beats a silent other format.
+// its step, output, memory or time budget, or crashed the engine. Such
+// errors also wrap ErrTemplate.
 var ErrTemplateLimit = errors.New("chat template exceeded its limits")
 
 // JinjaRenderer renders a chat template with the variables RenderJinja
-// defines. RenderJinja is one (in-process, unbounded: for trusted
-// templates); chatsandbox.Renderer.Func gives one that runs the same engine
-// in a WebAssembly sandbox under a deadline and memory cap.
+// defines. RenderJinja is one (in-process, under jinja.DefaultLimits but
+// with no memory cap or deadline: for trusted templates);
+// chatsandbox.Renderer.Func gives one that runs the same engine in a
+// WebAssembly sandbox under a deadline and memory cap.
 type JinjaRenderer func(template string, msgs []Message, opts ChatOptions) (string, error)
 
 // ChatOptions are the variables a chat template sees besides the messages.
@@ -50,36 +59,90 @@ type ChatOptions struct {
 	// the model answers (add_generation_prompt).
 	AddGenerationPrompt bool
 	// BOS and EOS are the bos_token and eos_token texts a template may use.
+	// ApplyChat sets them from the vocabulary.
 	BOS, EOS string
+	// Tools is the JSON array of tool definitions the template sees as
+	// tools ({"type": "function", "function": {...}} objects); nil means
+	// none, and tools is then None, as transformers passes it.
+	Tools json.RawMessage
+	// Now is the time strftime_now formats, in its own location; the zero
+	// Time means the current time.
+	Now time.Time
 }
 
-// RenderJinja renders a Hugging Face chat template (Jinja2) with the
-// variables messages, add_generation_prompt, bos_token, eos_token and the
-// function raise_exception. Errors (syntax, raise_exception, unsupported
-// constructs) wrap ErrTemplate.
-func RenderJinja(template string, msgs []Message, opts ChatOptions) (string, error) {
-	tpl, err := gonja.FromString(template)
-	if err != nil {
-		return "", fmt.Errorf("%w: parse: %v", ErrTemplate, err)
-	}
-	list := make([]map[string]any, len(msgs))
+// MessagesJSON is msgs as the JSON array a template sees: each message's
+// Raw, or {"role": ..., "content": ...}. A Raw that is not a JSON object
+// is an error.
+func MessagesJSON(msgs []Message) (json.RawMessage, error) {
+	var b strings.Builder
+	b.WriteByte('[')
 	for i, m := range msgs {
-		list[i] = map[string]any{"role": m.Role, "content": m.Content}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if m.Raw != nil {
+			raw := strings.TrimSpace(string(m.Raw))
+			if !strings.HasPrefix(raw, "{") || !json.Valid(m.Raw) {
+				return nil, fmt.Errorf("%w: message %d is not a JSON object", ErrTemplate, i)
+			}
+			b.WriteString(raw)
+			continue
+		}
+		role, _ := json.Marshal(m.Role)
+		content, _ := json.Marshal(m.Content)
+		b.WriteString(`{"role":` + string(role) + `,"content":` + string(content) + `}`)
 	}
-	ctx := exec.NewContext(map[string]any{
+	b.WriteByte(']')
+	return json.RawMessage(b.String()), nil
+}
+
+// ChatVars are the variables transformers' apply_chat_template passes:
+// messages, tools (nil: None), add_generation_prompt, bos_token and
+// eos_token, as jinja.Template.Render takes them.
+func ChatVars(msgs []Message, opts ChatOptions) (map[string]any, error) {
+	list, err := MessagesJSON(msgs)
+	if err != nil {
+		return nil, err
+	}
+	var tools any
+	if opts.Tools != nil {
+		tools = opts.Tools
+	}
+	return map[string]any{
 		"messages":              list,
+		"tools":                 tools,
 		"add_generation_prompt": opts.AddGenerationPrompt,
 		"bos_token":             opts.BOS,
 		"eos_token":             opts.EOS,
-		"raise_exception": func(msg string) (string, error) {
-			return "", fmt.Errorf("raise_exception: %s", msg)
-		},
-	})
-	out, err := tpl.ExecuteToString(ctx)
+	}, nil
+}
+
+// RenderJinja renders a Hugging Face chat template as transformers'
+// apply_chat_template does (package jinja), in-process under
+// jinja.DefaultLimits. Errors wrap ErrTemplate and carry the *jinja.Error
+// (its line and message); a render past the limits also wraps
+// ErrTemplateLimit.
+func RenderJinja(template string, msgs []Message, opts ChatOptions) (string, error) {
+	vars, err := ChatVars(msgs, opts)
 	if err != nil {
-		return "", fmt.Errorf("%w: render: %v", ErrTemplate, err)
+		return "", err
 	}
-	return out, nil
+	tpl, err := jinja.Parse(template)
+	if err == nil {
+		var out string
+		if out, err = tpl.Render(vars, jinja.Options{Now: opts.Now, Limits: jinja.DefaultLimits}); err == nil {
+			return out, nil
+		}
+	}
+	return "", TemplateErr(err)
+}
+
+// TemplateErr wraps an error of package jinja as RenderJinja returns it.
+func TemplateErr(err error) error {
+	if errors.Is(err, jinja.ErrLimit) {
+		return fmt.Errorf("%w: %w: %w", ErrTemplate, ErrTemplateLimit, err)
+	}
+	return fmt.Errorf("%w: %w", ErrTemplate, err)
 }
 
 // RenderBuiltin renders msgs with a built-in format (not FormatJinja), the
@@ -152,10 +215,9 @@ func DetectFormat(template string) ChatFormat {
 }
 
 // ApplyChat renders msgs into a prompt for this vocabulary: with the file's
-// chat template when it has one and the Jinja engine renders it, else with
-// the built-in format DetectFormat picks for it. It returns the format used
-// and, when it fell back from the file's template, the error that caused
-// the fallback (so callers can say so); err is then nil.
+// chat template when it has one, else as ChatML. opts.BOS and opts.EOS are set from the vocabulary. A
+// template that fails is an error wrapping ErrTemplate, never a silent
+// fall back to another format: the prompt a model was trained on matters.
 //
 // When Encode with AddSpecial adds BOS (AddBOS), a bos_token the template
 // renders at the very start is removed, as llama.cpp's
@@ -164,31 +226,28 @@ func DetectFormat(template string) ChatFormat {
 //
 // It renders in-process (RenderJinja): use it for trusted templates only;
 // ApplyChatWith takes the renderer.
-func (t *Tokenizer) ApplyChat(msgs []Message, addGenerationPrompt bool) (prompt string, used ChatFormat, fallbackCause error) {
-	prompt, used, fallbackCause, _ = t.ApplyChatWith(RenderJinja, msgs, addGenerationPrompt)
-	return prompt, used, fallbackCause
+func (t *Tokenizer) ApplyChat(msgs []Message, opts ChatOptions) (prompt string, used ChatFormat, err error) {
+	return t.ApplyChatWith(RenderJinja, msgs, opts)
 }
 
 // ApplyChatWith is ApplyChat with the file's template rendered by render.
-// An error wrapping ErrTemplateLimit (from a sandboxed renderer) or a
-// context's error (the caller gave up) is returned as err, with no fallback; other render errors fall back as in
-// ApplyChat.
-func (t *Tokenizer) ApplyChatWith(render JinjaRenderer, msgs []Message, addGenerationPrompt bool) (prompt string, used ChatFormat, fallbackCause, err error) {
-	opts := ChatOptions{AddGenerationPrompt: addGenerationPrompt, BOS: t.TokenText(t.bos), EOS: t.TokenText(t.eos)}
+// Its errors wrap ErrTemplate (ErrTemplateLimit for a template past a
+// sandbox's limits) or a context's error (the caller gave up).
+func (t *Tokenizer) ApplyChatWith(render JinjaRenderer, msgs []Message, opts ChatOptions) (prompt string, used ChatFormat, err error) {
+	opts.BOS, opts.EOS = t.TokenText(t.bos), t.TokenText(t.eos)
 	if t.chatTemplate != "" {
 		out, err := render(t.chatTemplate, msgs, opts)
-		if err == nil {
-			if t.AddBOS() && opts.BOS != "" {
-				out = strings.TrimPrefix(out, opts.BOS)
+		if err != nil {
+			if !errors.Is(err, ErrTemplate) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: %w", ErrTemplate, err)
 			}
-			return out, FormatJinja, nil, nil
+			return "", FormatJinja, err
 		}
-		if errors.Is(err, ErrTemplateLimit) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return "", FormatJinja, nil, err
+		if t.AddBOS() && opts.BOS != "" {
+			out = strings.TrimPrefix(out, opts.BOS)
 		}
-		fallbackCause = err
+		return out, FormatJinja, nil
 	}
-	format := DetectFormat(t.chatTemplate)
-	out, _ := RenderBuiltin(format, msgs, addGenerationPrompt) // DetectFormat only returns built-in formats
-	return out, format, fallbackCause, nil
+	out, _ := RenderBuiltin(FormatChatML, msgs, opts.AddGenerationPrompt) // a built-in format: no error
+	return out, FormatChatML, nil
 }

@@ -1,15 +1,18 @@
 package tokenizer
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/internal/testenv"
+	"github.com/realizar-host/realizar-host/jinja"
 )
 
 var chatMsgs = []Message{
@@ -79,13 +82,13 @@ func TestJinjaMatchesBuiltin(t *testing.T) {
 		tok := loadVocab(t, "qwen2")
 		require.NotEmpty(t, tok.ChatTemplate())
 		assert.Equal(t, FormatChatML, DetectFormat(tok.ChatTemplate()))
-		got, used, cause := tok.ApplyChat(chatMsgs, true)
-		require.NoError(t, cause)
+		got, used, err := tok.ApplyChat(chatMsgs, ChatOptions{AddGenerationPrompt: true})
+		require.NoError(t, err)
 		assert.Equal(t, FormatJinja, used)
 		want, _ := RenderBuiltin(FormatChatML, chatMsgs, true)
 		assert.Equal(t, want, got)
 		// Without a system message Qwen's template adds its default one.
-		got, _, _ = tok.ApplyChat(chatMsgs[1:2], true)
+		got, _, _ = tok.ApplyChat(chatMsgs[1:2], ChatOptions{AddGenerationPrompt: true})
 		assert.Equal(t, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", got)
 		ids := tok.Encode(got, EncodeOptions{AddSpecial: true, ParseSpecial: true})
 		assert.Equal(t, int32(151644), ids[0], "<|im_start|> is one token")
@@ -100,22 +103,54 @@ func TestJinjaErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "roles must alternate")
 }
 
-// TestApplyChatFallback: no template means ChatML; a template the engine
-// cannot render falls back to the detected format and reports why.
-func TestApplyChatFallback(t *testing.T) {
+// TestApplyChatNoFallback: no template means ChatML; a template that
+// fails is an error naming its line, not another format.
+func TestApplyChatNoFallback(t *testing.T) {
 	tok := tinyBPE(t, "gpt-2")
-	got, used, cause := tok.ApplyChat(chatMsgs[:2], true)
-	require.NoError(t, cause)
+	got, used, err := tok.ApplyChat(chatMsgs[:2], ChatOptions{AddGenerationPrompt: true})
+	require.NoError(t, err)
 	assert.Equal(t, FormatChatML, used)
 	want, _ := RenderBuiltin(FormatChatML, chatMsgs[:2], true)
 	assert.Equal(t, want, got)
 
-	tok.chatTemplate = "{% if %}<|start_header_id|>x<|end_header_id|>"
-	got, used, cause = tok.ApplyChat(chatMsgs[:2], true)
-	require.ErrorIs(t, cause, ErrTemplate)
-	assert.Equal(t, FormatLlama3, used)
-	want, _ = RenderBuiltin(FormatLlama3, chatMsgs[:2], true)
-	assert.Equal(t, want, got)
+	tok.chatTemplate = "<|start_header_id|>x<|end_header_id|>\n{% if %}"
+	got, used, err = tok.ApplyChat(chatMsgs[:2], ChatOptions{AddGenerationPrompt: true})
+	require.ErrorIs(t, err, ErrTemplate)
+	assert.Empty(t, got)
+	assert.Equal(t, FormatJinja, used)
+	var je *jinja.Error
+	require.ErrorAs(t, err, &je)
+	assert.Equal(t, 2, je.Line)
+	assert.Contains(t, err.Error(), "line 2")
+
+	tok.chatTemplate = "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+	_, _, err = tok.ApplyChat(chatMsgs[:2], ChatOptions{})
+	require.ErrorAs(t, err, &je)
+	assert.True(t, je.Raised)
+	assert.Equal(t, "System role not supported", je.Msg)
+}
+
+// TestRenderJinjaVariables: raw messages (list contents, tool calls with
+// arguments as objects, in their key order), tools (None when absent) and
+// a fixed now reach the template as transformers passes them.
+func TestRenderJinjaVariables(t *testing.T) {
+	msgs := []Message{
+		{Role: "user", Raw: json.RawMessage(`{"role": "user", "content": [{"type": "text", "text": "héllo"}]}`)},
+		{Role: "assistant", Raw: json.RawMessage(`{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"z": 1, "a": [true, null]}}}]}`)},
+		{Role: "tool", Content: "42"},
+	}
+	tpl := "{{ tools }}|{% for m in messages %}{{ m.role }}:{{ m.content }}{% if m.tool_calls %}{{ m.tool_calls[0].function.arguments|tojson }}{% endif %};{% endfor %}|{{ strftime_now('%Y-%m-%d') }}"
+	now := time.Date(2024, 2, 29, 23, 0, 0, 0, time.UTC)
+	got, err := RenderJinja(tpl, msgs, ChatOptions{Now: now})
+	require.NoError(t, err)
+	assert.Equal(t, `None|user:[{'type': 'text', 'text': 'héllo'}];assistant:{"z": 1, "a": [true, null]};tool:42;|2024-02-29`, got)
+	got, err = RenderJinja("{{ tools[0].function.name }}", nil, ChatOptions{Tools: json.RawMessage(`[{"type": "function", "function": {"name": "get_time"}}]`)})
+	require.NoError(t, err)
+	assert.Equal(t, "get_time", got)
+	_, err = RenderJinja("x", []Message{{Raw: json.RawMessage(`[1]`)}}, ChatOptions{})
+	assert.ErrorIs(t, err, ErrTemplate)
+	_, err = RenderJinja("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", nil, ChatOptions{})
+	assert.ErrorIs(t, err, ErrTemplateLimit)
 }
 
 func TestDetectFormat(t *testing.T) {
@@ -142,8 +177,8 @@ func TestApplyChatBOSOnce(t *testing.T) {
 	require.True(t, tok.AddBOS())
 	bos := tok.TokenText(tok.BOS())
 	tok.chatTemplate = "{{ bos_token }}{% for m in messages %}[{{ m.content }}]{% endfor %}"
-	got, used, cause := tok.ApplyChat(chatMsgs[:2], true)
-	require.NoError(t, cause)
+	got, used, err := tok.ApplyChat(chatMsgs[:2], ChatOptions{AddGenerationPrompt: true})
+	require.NoError(t, err)
 	assert.Equal(t, FormatJinja, used)
 	assert.False(t, strings.HasPrefix(got, bos), got)
 	opts := EncodeOptions{AddSpecial: true, ParseSpecial: true}
@@ -155,6 +190,6 @@ func TestApplyChatBOSOnce(t *testing.T) {
 	assert.Equal(t, []int32{tok.BOS(), tok.BOS()}, raw[:2], "raw text keeps both, as llama_tokenize")
 
 	tok.addBOS = false
-	got, _, _ = tok.ApplyChat(chatMsgs[:2], true)
+	got, _, _ = tok.ApplyChat(chatMsgs[:2], ChatOptions{AddGenerationPrompt: true})
 	assert.True(t, strings.HasPrefix(got, bos), got)
 }

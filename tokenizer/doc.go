@@ -26,9 +26,10 @@
 // The package also provides the end-of-generation set (IsEOG, decided as
 // llama.cpp decides it), raw token bytes (Piece), a streaming detokenizer
 // that only emits complete UTF-8 (Stream), and chat templates: the file's
-// Jinja template rendered by github.com/nikolalohinski/gonja/v2, with
-// built-in ChatML, Llama 2, Llama 3 and Zephyr renderers as fallbacks
-// (ApplyChat).
+// Jinja template rendered as transformers' apply_chat_template renders it
+// (package jinja), or ChatML when the file has none (ApplyChat); a template
+// that fails is an error naming its line, never another format. Built-in
+// ChatML, Llama 2, Llama 3 and Zephyr renderers remain (RenderBuiltin).
 //
 // Differences from llama.cpp, all on input llama.cpp cannot handle: a
 // code point above U+10FFFF (which aborts llama.cpp) becomes U+FFFD; a

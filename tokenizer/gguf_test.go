@@ -45,7 +45,7 @@ func TestOpenSynthetic(t *testing.T) {
 	assert.False(t, tok.IsControl(-1))
 	assert.False(t, tok.IsControl(5))
 	assert.Equal(t, []int32{3}, tok.Encode("a", EncodeOptions{AddSpecial: true}))
-	out, used, cause := tok.ApplyChat([]Message{{Role: "user", Content: "hi"}}, true)
+	out, used, cause := tok.ApplyChat([]Message{{Role: "user", Content: "hi"}}, ChatOptions{AddGenerationPrompt: true})
 	require.NoError(t, cause)
 	assert.Equal(t, FormatJinja, used)
 	assert.Equal(t, "hi", out)

@@ -1,55 +1,70 @@
 //go:build wasip1
 
-// Command guest renders one Hugging Face chat template (Jinja2) with gonja,
-// inside the WebAssembly sandbox of package chatsandbox. It is a WASI
-// command: it reads one JSON request from stdin,
+// Command guest renders one Hugging Face chat template with package jinja
+// (Jinja2 as transformers' apply_chat_template runs it), inside the
+// WebAssembly sandbox of package chatsandbox. It is a WASI command: it
+// reads one JSON request from stdin,
 //
-//	{"template": "...", "messages": [{"role": "...", "content": "..."}],
-//	 "add_generation_prompt": true, "bos_token": "...", "eos_token": "..."}
+//	{"template": "...", "messages": [{"role": "...", ...}], "tools": null,
+//	 "add_generation_prompt": true, "bos_token": "...", "eos_token": "...",
+//	 "now": "2025-07-04T09:05:03Z", "max_stack": 8388608,
+//	 "max_steps": 1000000, "max_bytes": 1048576}
 //
 // writes the rendered text to stdout and exits 0. A template that does not
-// parse or render writes "parse: ..." or "render: ..." to stderr and exits
-// 1; a panic in the engine writes "panic: ..." and exits 3. Go's fatal
-// errors (out of memory, stack overflow) exit 2 as the Go runtime does.
+// parse or render writes its jinja.Error as JSON ({"line": 3, "msg": ...,
+// "syntax": false, "raised": false}) to stderr and exits 1; one stopped by
+// max_steps or max_bytes does the same and exits 5. A panic in the engine
+// writes "panic: ..." and exits 3. Go's fatal errors (out of memory, stack
+// overflow) exit 2 as the Go runtime does.
 //
-// The variables and the raise_exception function are exactly those of
-// tokenizer.RenderJinja, with the same gonja version (go.mod), so that the
-// sandboxed rendering is the in-process one.
+// The variables are tokenizer.ChatVars', so that the sandboxed rendering
+// is tokenizer.RenderJinja's.
 //
 // Built by chatsandbox/build.sh (GOOS=wasip1, -trimpath, no build id).
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"time"
 
-	"github.com/nikolalohinski/gonja/v2"
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/realizar-host/realizar-host/jinja"
 )
 
 // Exit statuses (chatsandbox reads them).
 const (
-	exitTemplate = 1 // parse or render error, message on stderr
-	exitBadInput = 4 // the request is not valid JSON
+	exitTemplate = 1 // parse or render error, a jinja.Error as JSON on stderr
 	exitPanic    = 3 // a recovered panic, message on stderr
+	exitBadInput = 4 // the request is not valid JSON
+	exitLimit    = 5 // max_steps or max_bytes, a jinja.Error as JSON on stderr
 )
 
 type request struct {
-	Template string `json:"template"`
-	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"messages"`
-	AddGenerationPrompt bool   `json:"add_generation_prompt"`
-	BOS                 string `json:"bos_token"`
-	EOS                 string `json:"eos_token"`
+	Template            string          `json:"template"`
+	Messages            json.RawMessage `json:"messages"`
+	Tools               json.RawMessage `json:"tools"`
+	AddGenerationPrompt bool            `json:"add_generation_prompt"`
+	BOS                 string          `json:"bos_token"`
+	EOS                 string          `json:"eos_token"`
+	Now                 string          `json:"now"`
 	// MaxStack is the goroutine stack limit in bytes (0: Go's default), so
-	// that a recursive macro fails as a stack overflow before the linear
+	// that deep recursion fails as a stack overflow before the linear
 	// memory cap.
-	MaxStack int `json:"max_stack"`
+	MaxStack int   `json:"max_stack"`
+	MaxSteps int64 `json:"max_steps"`
+	MaxBytes int   `json:"max_bytes"`
+}
+
+// templateError is a jinja.Error on the wire.
+type templateError struct {
+	Line   int    `json:"line"`
+	Msg    string `json:"msg"`
+	Syntax bool   `json:"syntax"`
+	Raised bool   `json:"raised"`
 }
 
 func main() {
@@ -73,35 +88,43 @@ func main() {
 	}
 }
 
-// render is tokenizer.RenderJinja without the error wrapping.
 func render(req request) (out string, code int, msg string) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, code, msg = "", exitPanic, fmt.Sprintf("panic: %v", r)
 		}
 	}()
-	tpl, err := gonja.FromString(req.Template)
+	now, err := time.Parse(time.RFC3339Nano, req.Now)
 	if err != nil {
-		return "", exitTemplate, fmt.Sprintf("parse: %v", err)
+		return "", exitBadInput, fmt.Sprintf("now: %v", err)
 	}
-	list := make([]map[string]any, len(req.Messages))
-	for i, m := range req.Messages {
-		list[i] = map[string]any{"role": m.Role, "content": m.Content}
+	var tools any
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
+		tools = req.Tools
 	}
-	ctx := exec.NewContext(map[string]any{
-		"messages":              list,
+	vars := map[string]any{
+		"messages":              req.Messages,
+		"tools":                 tools,
 		"add_generation_prompt": req.AddGenerationPrompt,
 		"bos_token":             req.BOS,
 		"eos_token":             req.EOS,
-		"raise_exception": func(msg string) (string, error) {
-			return "", fmt.Errorf("raise_exception: %s", msg)
-		},
-	})
-	s, err := tpl.ExecuteToString(ctx)
-	if err != nil {
-		return "", exitTemplate, fmt.Sprintf("render: %v", err)
 	}
-	return s, 0, ""
+	tpl, err := jinja.Parse(req.Template)
+	if err == nil {
+		out, err = tpl.Render(vars, jinja.Options{Now: now, Limits: jinja.Limits{Steps: req.MaxSteps, Bytes: req.MaxBytes}})
+	}
+	if err == nil {
+		return out, 0, ""
+	}
+	var je *jinja.Error
+	if !errors.As(err, &je) {
+		return "", exitBadInput, err.Error()
+	}
+	b, _ := json.Marshal(templateError{Line: je.Line, Msg: je.Msg, Syntax: je.Syntax, Raised: je.Raised})
+	if je.Limit {
+		return "", exitLimit, string(b)
+	}
+	return "", exitTemplate, string(b)
 }
 
 func fail(code int, format string, args ...any) {

@@ -129,7 +129,7 @@ func (c *chat) reset() {
 // and the stats line on errOut.
 func (c *chat) turn(message string) error {
 	c.msgs = append(c.msgs, tokenizer.Message{Role: "user", Content: message})
-	promptText, _, _, err := c.tmpl.apply(c.ctx, c.msgs, true)
+	promptText, err := c.tmpl.apply(c.ctx, c.msgs, tokenizer.ChatOptions{AddGenerationPrompt: true})
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (c *chat) remember(promptText string, t engine.Turn) {
 		// Keep the end token when the template writes it right after the
 		// reply (ChatML's <|im_end|>): the next turn then forwards it.
 		end := tok.TokenText(gen[len(gen)-1])
-		rendered, _, _, _ := c.tmpl.apply(c.ctx, c.msgs, false) // on an error, "" keeps nothing more
+		rendered, _ := c.tmpl.apply(c.ctx, c.msgs, tokenizer.ChatOptions{}) // on an error, "" keeps nothing more
 		if strings.HasPrefix(rendered, c.heldText+end) {
 			c.held = append(c.held, gen[len(gen)-1])
 			c.heldText += end

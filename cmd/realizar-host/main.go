@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	root.SetArgs(args)
 	root.AddCommand(newRunCmd(), newChatCmd(), newBenchCmd(), newPerplexityCmd(), newPluginCmd(),
-		newInspectCmd(), newQuantizeCmd(), newFixtureCmd(), newServeCmd(), newGrammarCmd(), newTenantsCmd())
+		newInspectCmd(), newQuantizeCmd(), newFixtureCmd(), newServeCmd(), newGrammarCmd(), newTenantsCmd(), newTemplateCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK

@@ -89,12 +89,8 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 			return err
 		}
 		defer ct.Close(ctx)
-		var cause error
-		if text, _, cause, err = ct.apply(ctx, msgs, true); err != nil {
+		if text, err = ct.apply(ctx, msgs, tokenizer.ChatOptions{AddGenerationPrompt: true}); err != nil {
 			return err
-		}
-		if cause != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "note: the file's chat template did not render (%v); using a built-in format\n", cause)
 		}
 	}
 	prompt := encodePrompt(g.model.tok, text)

@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
+	"github.com/realizar-host/realizar-host/jinja"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -35,50 +36,80 @@ var probeMessages = []tokenizer.Message{
 // openChatTemplate compiles the sandbox (into the user's cache folder, so
 // that later runs skip the compilation) and renders probeMessages with the
 // template of the file at path. A template past its limits is a bad file
-// (exit status 3); one that only fails to render is used as ApplyChat
-// uses it (a built-in format with a note).
+// (exit status 3); one that only fails on the probe (a template that
+// refuses a system message, say) is kept: each conversation it fails on
+// is then an error naming the template line.
 func openChatTemplate(ctx context.Context, path string, tok *tokenizer.Tokenizer) (*chatTemplate, error) {
 	c := &chatTemplate{tok: tok}
 	if tok.ChatTemplate() == "" {
 		return c, nil
 	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		c.cache, _ = wazero.NewCompilationCacheWithDir(filepath.Join(dir, "realizar-host", "chat-template"))
-	}
-	if c.cache == nil {
-		c.cache = wazero.NewCompilationCache()
-	}
 	var err error
-	if c.r, err = chatsandbox.New(ctx, chatsandbox.Config{Cache: c.cache}); err != nil {
-		c.Close(ctx)
-		return nil, failure(err)
+	if c.r, c.cache, err = newSandbox(ctx); err != nil {
+		return nil, err
 	}
-	if _, _, _, err := c.apply(ctx, probeMessages, true); err != nil {
-		c.Close(ctx)
+	if _, err := c.apply(ctx, probeMessages, tokenizer.ChatOptions{AddGenerationPrompt: true}); err != nil {
 		var ce *cmdError
-		if errors.As(err, &ce) && ce.code == exitBadFile {
+		switch {
+		case errors.As(err, &ce) && ce.code == exitBadFile:
+			c.Close(ctx)
 			return nil, badFile(fmt.Errorf("%s: %w", path, ce.err))
+		case errors.As(err, &ce) && ce.code == exitFailure:
+			return c, nil
 		}
+		c.Close(ctx)
 		return nil, err
 	}
 	return c, nil
 }
 
-// apply is Tokenizer.ApplyChatWith in the sandbox. A template past its
-// limits is an exitBadFile error, an interruption exitInterrupted.
-func (c *chatTemplate) apply(ctx context.Context, msgs []tokenizer.Message, addGenerationPrompt bool) (string, tokenizer.ChatFormat, error, error) {
+// newSandbox compiles the chat template sandbox into the user's cache
+// folder (an in-memory cache when there is none).
+func newSandbox(ctx context.Context) (*chatsandbox.Renderer, wazero.CompilationCache, error) {
+	var cache wazero.CompilationCache
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache, _ = wazero.NewCompilationCacheWithDir(filepath.Join(dir, "realizar-host", "chat-template"))
+	}
+	if cache == nil {
+		cache = wazero.NewCompilationCache()
+	}
+	r, err := chatsandbox.New(ctx, chatsandbox.Config{Cache: cache})
+	if err != nil {
+		_ = cache.Close(ctx)
+		return nil, nil, failure(err)
+	}
+	return r, cache, nil
+}
+
+// apply is Tokenizer.ApplyChatWith in the sandbox. A template that fails
+// is an exitFailure error with the template's message and line, one past
+// its limits exitBadFile, an interruption exitInterrupted.
+func (c *chatTemplate) apply(ctx context.Context, msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error) {
 	render := tokenizer.RenderJinja // unused: no template
 	if c.r != nil {
 		render = c.r.Func(ctx)
 	}
-	text, used, cause, err := c.tok.ApplyChatWith(render, msgs, addGenerationPrompt)
+	text, _, err := c.tok.ApplyChatWith(render, msgs, opts)
+	return text, templateFailure(ctx, err)
+}
+
+// templateFailure gives a rendering error its exit status: a template past
+// its limits is a bad file, an interruption exitInterrupted, any other
+// failure (a syntax error, raise_exception) exitFailure.
+func templateFailure(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
-		return text, used, cause, nil
+		return nil
 	case ctx.Err() != nil:
-		return "", used, nil, &cmdError{code: exitInterrupted, err: fmt.Errorf("interrupted while rendering the chat template: %w", ctx.Err())}
+		return &cmdError{code: exitInterrupted, err: fmt.Errorf("interrupted while rendering the chat template: %w", ctx.Err())}
+	case errors.Is(err, tokenizer.ErrTemplateLimit):
+		return badFile(err)
 	}
-	return "", used, nil, badFile(err)
+	var je *jinja.Error
+	if errors.As(err, &je) {
+		return failure(fmt.Errorf("the chat template failed: %w", je))
+	}
+	return failure(err)
 }
 
 // Close frees the sandbox.
