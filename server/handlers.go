@@ -18,8 +18,8 @@ import (
 	"github.com/realizar-host/realizar-host/chatsandbox"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/grammar"
-	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/jinja"
+	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
