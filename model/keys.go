@@ -29,6 +29,16 @@ const (
 
 	keySlidingWindow = ".attention.sliding_window"
 
+	// gemma3: which layers slide (a count n: layer l slides unless l%n ==
+	// n-1; or one bool per layer), their RoPE base, the logit softcap, and
+	// the per-kind head shapes llama.cpp reads for every architecture.
+	keySlidingPattern = ".attention.sliding_window_pattern"
+	keyRopeBaseSWA    = ".rope.freq_base_swa"
+	keyLogitSoftcap   = ".final_logit_softcapping"
+	keyKeyLengthSWA   = ".attention.key_length_swa"
+	keyValueLengthSWA = ".attention.value_length_swa"
+	keyRopeDimsSWA    = ".rope.dimension_count_swa"
+
 	keyExpertCount     = ".expert_count"
 	keyExpertUsedCount = ".expert_used_count"
 	keyExpertFFNLength = ".expert_feed_forward_length"
@@ -60,12 +70,16 @@ const (
 	tensorAttnOut  = "blk.%d.attn_output.weight"
 	tensorAttnOutB = "blk.%d.attn_output.bias"
 	tensorFFNNorm  = "blk.%d.ffn_norm.weight"
-	tensorFFNGate  = "blk.%d.ffn_gate.weight"
-	tensorFFNUp    = "blk.%d.ffn_up.weight"
-	tensorFFNDown  = "blk.%d.ffn_down.weight"
-	tensorFFNGateB = "blk.%d.ffn_gate.bias"
-	tensorFFNUpB   = "blk.%d.ffn_up.bias"
-	tensorFFNDownB = "blk.%d.ffn_down.bias"
+	// gemma3: the RMSNorm gains of each sublayer's output, before the
+	// residual add.
+	tensorAttnPostNorm = "blk.%d.post_attention_norm.weight"
+	tensorFFNPostNorm  = "blk.%d.post_ffw_norm.weight"
+	tensorFFNGate      = "blk.%d.ffn_gate.weight"
+	tensorFFNUp        = "blk.%d.ffn_up.weight"
+	tensorFFNDown      = "blk.%d.ffn_down.weight"
+	tensorFFNGateB     = "blk.%d.ffn_gate.bias"
+	tensorFFNUpB       = "blk.%d.ffn_up.bias"
+	tensorFFNDownB     = "blk.%d.ffn_down.bias"
 
 	// Mixture of experts: the router and the merged expert tensors
 	// ([n_embd, n_expert]; [n_embd, n_ff_exp, n_expert] for gate and up,
