@@ -44,6 +44,9 @@ const (
 	SuffixRopeScalingAttnFactor = "rope.scaling.attn_factor"             // float32, multiplies RoPE's cos and sin
 	SuffixRopeScalingOrigCtx    = "rope.scaling.original_context_length" // uint32, YaRN's pre-extension context
 	SuffixSlidingWindow         = "attention.sliding_window"             // uint32, positions a windowed layer attends to
+	SuffixSlidingWindowPattern  = "attention.sliding_window_pattern"     // uint32 n (every n-th layer global) or one bool per layer
+	SuffixRopeFreqBaseSWA       = "rope.freq_base_swa"                   // float32, theta of the sliding-window layers
+	SuffixFinalLogitSoftcap     = "final_logit_softcapping"              // float32, logits become cap·tanh(logits/cap)
 
 	SuffixExpertCount       = "expert_count"               // uint32, experts per MoE layer
 	SuffixExpertUsedCount   = "expert_used_count"          // uint32, experts each token is routed to
