@@ -436,9 +436,10 @@ func TestGPUNewStep(t *testing.T) {
 	assert.False(t, dropped, "nothing held yet")
 }
 
-// NewStep on a qwen3, qwen3moe or phi3 model, whose per-head Q/K norms
-// (experts, fused projections) the GPU forward does not compute, runs on the
-// CPU, loudly (ErrUnsupportedArch), and its logits are the CPU forward's.
+// NewStep on a qwen3, qwen3moe, phi3 or gemma3 model, whose per-head Q/K
+// norms (experts, fused projections, GELU and sliding windows) the GPU
+// forward does not compute, runs on the CPU, loudly (ErrUnsupportedArch),
+// and its logits are the CPU forward's.
 func TestGPUNewStepFallsBackOnQwen3(t *testing.T) {
 	dir := t.TempDir()
 	tokens := make([]string, 256)
@@ -450,9 +451,10 @@ func TestGPUNewStepFallsBackOnQwen3(t *testing.T) {
 	vocab, err := gguf.Open(vocabPath)
 	require.NoError(t, err)
 	defer vocab.Close()
-	for _, c := range []fixture.Config{fixture.Qwen3Tiny(), fixture.Qwen3MoETiny(), fixture.Phi3Tiny()} {
+	for _, c := range []fixture.Config{fixture.Qwen3Tiny(), fixture.Qwen3MoETiny(), fixture.Phi3Tiny(), fixture.Gemma3Tiny()} {
 		t.Run(c.Arch, func(t *testing.T) {
 			c.Layers, c.Context = 1, 64
+			c.SlidingWindow = min(c.SlidingWindow, c.Context)
 			path := filepath.Join(dir, c.Arch+".gguf")
 			require.NoError(t, fixture.GenerateFile(path, c, vocab))
 			m := loadPath(t, path)

@@ -27,6 +27,11 @@ func TestCheckArch(t *testing.T) {
 		{model.Config{Arch: "phi3", RopeAttnFactor: 1, ScaleQ: true, FusedFFN: true}, false},
 		{model.Config{Arch: "llama", RopeAttnFactor: 1, FusedFFN: true}, false},
 		{model.Config{Arch: "gemma3"}, false},
+		{model.Config{Arch: "gemma3", RopeAttnFactor: 1, QKNorm: true, ScaleQ: true, GELU: true, PostNorms: true,
+			EmbdScale: 16, SlidingWindow: 40, SlidingLayers: []bool{true, false}}, false},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1, GELU: true}, false},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1, SlidingLayers: []bool{true}}, false},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1, LogitSoftcap: 30}, false},
 	} {
 		err := CheckArch(tc.cfg)
 		if tc.ok {

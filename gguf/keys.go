@@ -45,6 +45,12 @@ const (
 	SuffixRopeScalingAttnFactor = "rope.scaling.attn_factor"             // float32, multiplies RoPE's cos and sin
 	SuffixRopeScalingOrigCtx    = "rope.scaling.original_context_length" // uint32, YaRN's pre-extension context
 	SuffixSlidingWindow         = "attention.sliding_window"             // uint32, positions a windowed layer attends to
+	SuffixSlidingWindowPattern  = "attention.sliding_window_pattern"     // uint32 n (every n-th layer global) or one bool per layer
+	SuffixRopeFreqBaseSWA       = "rope.freq_base_swa"                   // float32, theta of the sliding-window layers
+	SuffixFinalLogitSoftcap     = "final_logit_softcapping"              // float32, logits become cap·tanh(logits/cap)
+	SuffixKeyLengthSWA          = "attention.key_length_swa"             // uint32, K head dim of the sliding-window layers
+	SuffixValueLengthSWA        = "attention.value_length_swa"           // uint32, V head dim of the sliding-window layers
+	SuffixRopeDimensionSWA      = "rope.dimension_count_swa"             // uint32, rotated dims of the sliding-window layers
 
 	SuffixExpertCount       = "expert_count"               // uint32, experts per MoE layer
 	SuffixExpertUsedCount   = "expert_used_count"          // uint32, experts each token is routed to

@@ -1,5 +1,7 @@
 package model
 
+import "math"
+
 // attnScratch is one thread's working memory for attention.
 type attnScratch struct {
 	q      []float32 // [headDim] the query rounded to f16
@@ -42,28 +44,42 @@ func (s *attnScratch) ensure(headDim, positions int) {
 }
 
 // attendHead computes one query head's attention output out ([headDim]) over
-// positions 0..n-1 of layer l, reading KV head kvHead.
+// positions first..n-1 of layer l, reading KV head kvHead (first > 0: a
+// sliding window, positions before it masked).
 //
 // As llama.cpp does without flash attention: score_t = k_t · f16(q) with f16
 // keys; w_t = score_t * scale; p = softmax(w); out[d] = Σ_t f16(p_t) * v_t[d]
 // with f16 values — each sum in ggml's association order (see simd).
-func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, n int, scale float32, s *attnScratch) {
-	s.ensure(headDim, n)
+//
+// llama.cpp masks the positions before first with -inf over the whole
+// cache: their probabilities are 0 and add nothing to the softmax's sum or
+// the value products. Here they are skipped from the vector boundary below
+// first on (a multiple of 4 vectors, so every later position keeps its
+// vector lane and accumulator), which sums bit for bit as the whole range:
+// whole vectors of zeros leave each lane's sum as it was.
+func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, first, n int, scale float32, s *attnScratch) {
+	a := first - first%(4*simdWidth.lanes)
+	s.ensure(headDim, n-a)
 	q16 := s.q[:headDim]
 	for i, x := range q {
 		q16[i] = roundF16(x)
 	}
 	off := kvHead * headDim
-	scores := s.scores[:n]
+	scores := s.scores[:n-a] // scores[j] is position a+j's
+	masked := scores[:first-a]
+	for j := range masked {
+		masked[j] = float32(math.Inf(-1))
+	}
 	// Keys are position-major: row t of the key products is position t.
-	simdWidth.dotF16Rows(scores, c.keys(l, off), 2*c.kvDim, q16, headDim, false, &s.pad)
-	for t := range scores {
-		scores[t] *= scale
+	kept := scores[first-a:]
+	simdWidth.dotF16Rows(kept, c.keys(l, off)[2*first*c.kvDim:], 2*c.kvDim, q16, headDim, false, &s.pad)
+	for t := range kept {
+		kept[t] *= scale
 	}
 	simdWidth.softmax(scores)
 	for t, p := range scores {
 		scores[t] = roundF16(p)
 	}
 	// Values are transposed: row d of the value products is dimension off+d.
-	simdWidth.dotF16Rows(out[:headDim], c.valueRows(l, off), 2*c.capacity, scores, n, true, &s.pad)
+	simdWidth.dotF16Rows(out[:headDim], c.valueRows(l, off)[2*a:], 2*c.capacity, scores, n-a, true, &s.pad)
 }

@@ -30,7 +30,7 @@ func TestAttendHeadMatchesFloat64(t *testing.T) {
 	out := make([]float32, headDim)
 	var s attnScratch
 	const kvHead = 1
-	attendHead(out, q, c, 1, kvHead, headDim, n, scale, &s)
+	attendHead(out, q, c, 1, kvHead, headDim, 0, n, scale, &s)
 
 	r := func(x float32) float64 { return float64(q4k.F16ToF32(q4k.F32ToF16(x))) }
 	scores := make([]float64, n)
@@ -63,8 +63,63 @@ func TestAttendHeadSinglePosition(t *testing.T) {
 	c.store(0, 0, []float32{1, 2, 3, 4}, []float32{0.5, -1, 2, 8})
 	out := make([]float32, 4)
 	var s attnScratch
-	attendHead(out, []float32{1, 1, 1, 1}, c, 0, 0, 4, 1, 0.5, &s)
+	attendHead(out, []float32{1, 1, 1, 1}, c, 0, 0, 4, 0, 1, 0.5, &s)
 	assert.Equal(t, []float32{0.5, -1, 2, 8}, out)
+}
+
+// A sliding window is llama.cpp's -inf mask over the whole cache, bit for
+// bit: attendHead skipping the masked positions (from the vector boundary
+// below the window on) equals the full-range computation with the masked
+// scores set to -inf, for windows ending anywhere in a vector and both of
+// ggml's vector widths.
+func TestAttendHeadWindowEqualsMask(t *testing.T) {
+	defer func(w simd) { simdWidth = w }(simdWidth)
+	const headDim, capacity = 16, 300
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := newKVCache(1, 2*headDim)
+	c.grow(capacity, 0)
+	for p := range capacity {
+		c.store(0, p, randVec(rng, 2*headDim), randVec(rng, 2*headDim))
+	}
+	q := randVec(rng, headDim)
+	for _, lanes := range []int{8, 16} {
+		simdWidth = simd{lanes: lanes}
+		for _, n := range []int{1, 7, 64, 65, 131, 300} {
+			for _, window := range []int{1, 3, 16, 40, 64, 129, 400} {
+				first := max(0, n-window)
+				var s attnScratch
+				got := make([]float32, headDim)
+				attendHead(got, q, c, 0, 1, headDim, first, n, 0.25, &s)
+				want := maskedAttention(c, q, headDim, first, n, 0.25)
+				assert.Equal(t, want, got, "lanes %d, n %d, window %d", lanes, n, window)
+			}
+		}
+	}
+}
+
+// maskedAttention is attendHead over positions 0..n-1 with the scores of
+// those before first set to -inf after scaling, as llama.cpp's KQ mask.
+func maskedAttention(c *kvCache, q []float32, headDim, first, n int, scale float32) []float32 {
+	q16 := make([]float32, headDim)
+	for i, x := range q {
+		q16[i] = roundF16(x)
+	}
+	var pad f16Pad
+	scores := make([]float32, n)
+	simdWidth.dotF16Rows(scores, c.keys(0, headDim), 2*c.kvDim, q16, headDim, false, &pad)
+	for t := range scores {
+		scores[t] *= scale
+		if t < first {
+			scores[t] = float32(math.Inf(-1))
+		}
+	}
+	simdWidth.softmax(scores)
+	for t, p := range scores {
+		scores[t] = roundF16(p)
+	}
+	out := make([]float32, headDim)
+	simdWidth.dotF16Rows(out, c.valueRows(0, headDim), 2*c.capacity, scores, n, true, &pad)
+	return out
 }
 
 // Growing keeps every stored key and value in place.

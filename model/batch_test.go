@@ -28,7 +28,7 @@ func batchSeqs(n int) [][]int32 {
 // together in one pass (from position 0, and continuing a held prefix),
 // then decoded together token by token, against each stepped alone.
 func TestStepBatchEqualsAlone(t *testing.T) {
-	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec()} {
+	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec(), gemma3Spec()} {
 		path := sp.write(t)
 		m := open(t, path, Options{Threads: 2})
 		for _, b := range []int{1, 2, 3, 8} {

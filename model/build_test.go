@@ -36,6 +36,7 @@ type spec struct {
 	origCtx           int      // rope.scaling.original_context_length when nonzero
 	attnFactor        float32  // rope.scaling.attn_factor when nonzero
 	separateQKV       bool     // phi3: attn_q/k/v instead of attn_qkv
+	window            int      // attention.sliding_window when nonzero (gemma3)
 	seed              uint64
 	extraKV           []gguf.KV
 	override          map[string]gguf.Tensor // replaces a tensor by name
@@ -91,6 +92,9 @@ func (s spec) metadata() []gguf.KV {
 	}
 	if s.expertFFN != 0 {
 		kv = append(kv, gguf.KV{Key: a + ".expert_feed_forward_length", Value: uint32(s.expertFFN)})
+	}
+	if s.window != 0 {
+		kv = append(kv, gguf.KV{Key: a + ".attention.sliding_window", Value: uint32(s.window)})
 	}
 	return append(kv, s.extraKV...)
 }
@@ -166,11 +170,15 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 			vector(n("blk.%d.attn_k.bias"), kvDim, 0.5, 0)
 			vector(n("blk.%d.attn_v.bias"), kvDim, 0.5, 0)
 		}
-		if s.arch == "qwen3" || s.arch == "qwen3moe" {
+		if s.arch == "qwen3" || s.arch == "qwen3moe" || s.arch == "gemma3" {
 			vector(n("blk.%d.attn_q_norm.weight"), hd, 0.1, 1)
 			vector(n("blk.%d.attn_k_norm.weight"), hd, 0.1, 1)
 		}
 		matrix(n("blk.%d.attn_output.weight"), s.embd, qDim)
+		if s.arch == "gemma3" {
+			vector(n("blk.%d.post_attention_norm.weight"), s.embd, 0.1, 1)
+			vector(n("blk.%d.post_ffw_norm.weight"), s.embd, 0.1, 1)
+		}
 		vector(n("blk.%d.ffn_norm.weight"), s.embd, 0.1, 1)
 		if s.arch == "qwen3moe" {
 			ne, ff := s.experts, s.expertFFN

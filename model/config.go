@@ -12,7 +12,7 @@ import (
 
 // Config is the shape of a model, decoded once from GGUF metadata.
 type Config struct {
-	Arch          string   // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe" or "phi3"
+	Arch          string   // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe", "phi3" or "gemma3"
 	Layers        int      // transformer blocks (n_layer)
 	Embd          int      // model width (n_embd)
 	FFN           int      // feed-forward width (n_ff); 0 when a MoE file omits it
@@ -36,20 +36,51 @@ type Config struct {
 	// YaRN, get_mscale(factor)/(1+0.1·ln factor). 1 for most models.
 	RopeAttnFactor float32
 	RMSEps         float32 // RMSNorm epsilon
-	QKNorm         bool    // per-head RMSNorm of Q and K before RoPE (qwen3), fixed by Arch
-	// ScaleQ is phi3's query scaling: Q is multiplied by 1/sqrt(HeadDim)
-	// after RoPE and the scores are not scaled, instead of the scores being
-	// scaled (which rounds differently). Fixed by Arch.
+	QKNorm         bool    // per-head RMSNorm of Q and K before RoPE (qwen3, gemma3), fixed by Arch
+	// ScaleQ is phi3's and gemma3's query scaling: Q is multiplied by
+	// QueryScale after RoPE and the scores are not scaled, instead of the
+	// scores being scaled by 1/sqrt(HeadDim) (which rounds differently).
+	// Fixed by Arch.
 	ScaleQ bool
+	// QueryScale is the factor ScaleQ multiplies Q by, as llama.cpp
+	// computes it in f32: 1/sqrt(HeadDim), or for a 62-layer gemma3 (Gemma 3
+	// 27B) 1/sqrt(Embd/Heads). 0 without ScaleQ.
+	QueryScale float32
 	// FusedFFN is phi3's feed-forward: one ffn_up of 2·FFN rows, the gate's
 	// rows first and the up projection's after them, and no ffn_gate.
 	// Fixed by Arch.
 	FusedFFN bool
 	// SlidingWindow is attention.sliding_window as the file says (0 when
-	// absent). llama.cpp disables Phi-3's sliding window (every layer
-	// attends to the whole context), and so does this package: it is
+	// absent). In gemma3 the layers SlidingLayers marks attend to the last
+	// SlidingWindow positions only (their own included), as llama.cpp's
+	// standard SWA mask. llama.cpp disables Phi-3's sliding window (every
+	// layer attends to the whole context), and so does this package: it is
 	// reported, not applied.
 	SlidingWindow int
+	// SlidingLayers marks, per layer, the sliding-window layers of gemma3
+	// (attention.sliding_window_pattern: a count n, layer l sliding unless
+	// l%n == n-1, 6 when absent; or one bool per layer). nil when no layer
+	// slides (phi3, or a gemma3 file without a window).
+	SlidingLayers []bool
+	// RopeBaseSWA is the sliding layers' RoPE base (rope.freq_base_swa,
+	// default 10000, as llama.cpp); their RoPE is never scaled, while the
+	// global layers take RopeBase and RopeFreqScale.
+	RopeBaseSWA float32
+
+	// gemma3's block; zero elsewhere. Fixed by Arch unless said otherwise.
+	//
+	// EmbdScale multiplies every token embedding: sqrt(Embd) in f32 (0
+	// when there is no scaling).
+	EmbdScale float32
+	// PostNorms RMS-normalizes each sublayer's output (post_attention_norm,
+	// post_ffw_norm gains) before it is added to the residual stream.
+	PostNorms bool
+	// GELU gates the feed-forward with ggml's tanh-approximated GELU (its
+	// f16 table) instead of SiLU.
+	GELU bool
+	// LogitSoftcap is final_logit_softcapping from the file: the logits
+	// become cap·tanh(logits/cap); 0 when absent (Gemma 3 files have none).
+	LogitSoftcap  float32
 	ContextLength int // trained context length in positions (n_ctx_train)
 	Vocab         int // n_vocab: rows of token_embd.weight
 
@@ -61,6 +92,10 @@ type Config struct {
 
 // MoE reports whether the feed-forward blocks are mixtures of experts.
 func (c Config) MoE() bool { return c.Experts > 0 }
+
+// Sliding reports whether layer l attends only to the last SlidingWindow
+// positions (gemma3's sliding-window layers).
+func (c Config) Sliding(l int) bool { return l >= 0 && l < len(c.SlidingLayers) && c.SlidingLayers[l] }
 
 // QDim is the width of all query heads together (Heads*HeadDim).
 func (c Config) QDim() int { return c.Heads * c.HeadDim }
@@ -78,6 +113,11 @@ type archInfo struct {
 	// attention, partial rotary (rope.dimension_count < key_length), and
 	// attention.sliding_window read but not applied.
 	phi3 bool
+	// gemma3 is Gemma 3's block: the embedding scaled by sqrt(n_embd),
+	// qkNorm, the query scaled before attention, a GELU-gated FFN,
+	// post-attention and post-FFN norms, interleaved sliding-window and
+	// global layers with their own RoPE, and an optional logit softcap.
+	gemma3 bool
 }
 
 // architectures maps each supported general.architecture to its fixed
@@ -88,10 +128,18 @@ var architectures = map[string]archInfo{
 	"qwen3":    {rope: RopeNeox, qkNorm: true},
 	"qwen3moe": {rope: RopeNeox, qkNorm: true, moe: true},
 	"phi3":     {rope: RopeNeox, phi3: true},
+	"gemma3":   {rope: RopeNeox, qkNorm: true, gemma3: true},
 }
 
 // phi3 reports whether c is Phi-3's block (see archInfo.phi3).
 func (c *Config) phi3() bool { return architectures[c.Arch].phi3 }
+
+// gemma3 reports whether c is Gemma 3's block (see archInfo.gemma3).
+func (c *Config) gemma3() bool { return architectures[c.Arch].gemma3 }
+
+// gemma3SWAPattern is llama.cpp's default sliding_window_pattern for
+// gemma3: five sliding layers, then a global one.
+const gemma3SWAPattern = 6
 
 // maxExperts is llama.cpp's LLAMA_MAX_EXPERTS.
 const maxExperts = 512
@@ -112,6 +160,8 @@ type metadata interface {
 	String(key string) (string, error)
 	Uint32(key string) (uint32, error)
 	Float32(key string) (float32, error)
+	// Lookup returns the raw value under key (gguf.File's types).
+	Lookup(key string) (any, bool)
 }
 
 // decodeConfig reads the hyperparameters of the file's architecture.
@@ -123,7 +173,8 @@ type metadata interface {
 // expert_feed_forward_length defaults to feed_forward_length/expert_used_count,
 // as in llama.cpp. phi3 may rotate fewer values than a head holds
 // (rope.dimension_count, even, at most key_length); its
-// attention.sliding_window is read (0 when absent) but not applied.
+// attention.sliding_window is read (0 when absent) but not applied. gemma3
+// applies it (see gemma3Config).
 //
 // Errors: ErrUnsupportedArch naming the architecture; a *ConfigError
 // (wrapping ErrConfig) naming the key for a missing required key or an
@@ -137,8 +188,8 @@ func decodeConfig(md metadata) (Config, error) {
 	if !ok {
 		return Config{}, fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedArch, arch, strings.Join(Architectures(), ", "))
 	}
-	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, ScaleQ: info.phi3, FusedFFN: info.phi3,
-		RopeBase: 10000, RopeFreqScale: 1, RopeAttnFactor: 1}
+	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, ScaleQ: info.phi3 || info.gemma3, FusedFFN: info.phi3,
+		PostNorms: info.gemma3, GELU: info.gemma3, RopeBase: 10000, RopeFreqScale: 1, RopeAttnFactor: 1}
 	d := configDecoder{md: md, arch: arch}
 	key := func(suffix string) string { return gguf.ArchKey(arch, suffix) }
 
@@ -166,6 +217,9 @@ func decodeConfig(md metadata) (Config, error) {
 	if info.phi3 {
 		var none int
 		c.SlidingWindow = d.count0(gguf.SuffixSlidingWindow, &none)
+	}
+	if info.gemma3 {
+		d.gemma3(&c, valueDim)
 	}
 	c.RopeBase = d.float(gguf.SuffixRopeFreqBase, &c.RopeBase)
 	scaling := d.str(gguf.SuffixRopeScalingType, "linear")
@@ -219,7 +273,144 @@ func decodeConfig(md metadata) (Config, error) {
 	case !(c.RopeFreqScale > 0):
 		return Config{}, ranges(gguf.SuffixRopeScalingFactor)
 	}
+	if info.phi3 {
+		c.QueryScale = 1 / float32(math.Sqrt(float64(c.HeadDim)))
+	}
 	return c, nil
+}
+
+// gemma3 reads Gemma 3's keys into c (after the heads and before RoPE's
+// base), as llama.cpp's gemma3 loader: the sliding window (absent: no layer
+// slides, as llama.cpp, which also takes 0 so; here 0 and a window past the
+// context are errors), which layers slide (sliding_window_pattern, read
+// only with a window: a count, or one bool or 0/1 per layer), the sliding
+// layers' RoPE base (default 10000), the logit softcap (default none), the
+// query scale, and the embedding scale. The _swa head shapes llama.cpp
+// reads for every architecture must equal the global ones: its gemma3
+// graph takes every layer's from layer 0.
+func (d *configDecoder) gemma3(c *Config, valueDim int) {
+	var none int
+	c.SlidingWindow = d.count0(gguf.SuffixSlidingWindow, &none)
+	window := gguf.ArchKey(d.arch, gguf.SuffixSlidingWindow)
+	c.RopeBaseSWA = 10000
+	switch {
+	case d.err != nil:
+		return
+	case c.SlidingWindow > c.ContextLength:
+		d.err = configErr(window, "%s = %d exceeds the context length %d", window, c.SlidingWindow, c.ContextLength)
+		return
+	case c.SlidingWindow == 0 && d.has(gguf.SuffixSlidingWindow):
+		d.err = configErr(window, "%s = 0: want a window of at least 1 position (omit the key for none)", window)
+		return
+	case c.SlidingWindow > 0:
+		c.SlidingLayers = d.slidingPattern(c.Layers)
+		c.RopeBaseSWA = d.float(gguf.SuffixRopeFreqBaseSWA, &c.RopeBaseSWA)
+		if d.err == nil && !(c.RopeBaseSWA > 0 && c.RopeBaseSWA <= math.MaxFloat32) {
+			d.err = configErr(gguf.ArchKey(d.arch, gguf.SuffixRopeFreqBaseSWA), "%s = %g out of range", gguf.ArchKey(d.arch, gguf.SuffixRopeFreqBaseSWA), c.RopeBaseSWA)
+			return
+		}
+	}
+	var zero float32
+	c.LogitSoftcap = d.float(gguf.SuffixFinalLogitSoftcap, &zero)
+	if d.err == nil && !(c.LogitSoftcap >= 0 && c.LogitSoftcap <= math.MaxFloat32) {
+		d.err = configErr(gguf.ArchKey(d.arch, gguf.SuffixFinalLogitSoftcap), "%s = %g: want 0 (none) or a positive cap", gguf.ArchKey(d.arch, gguf.SuffixFinalLogitSoftcap), c.LogitSoftcap)
+		return
+	}
+	for _, k := range []struct {
+		suffix string
+		full   int
+	}{{gguf.SuffixKeyLengthSWA, c.HeadDim}, {gguf.SuffixValueLengthSWA, valueDim}, {gguf.SuffixRopeDimensionSWA, c.RopeDims}} {
+		full := k.full
+		if v := d.count(k.suffix, &full); d.err == nil && v != full {
+			d.err = configErr(gguf.ArchKey(d.arch, k.suffix), "%s = %d differs from the global layers' %d (not supported for gemma3)", gguf.ArchKey(d.arch, k.suffix), v, full)
+		}
+	}
+	if d.err != nil {
+		return
+	}
+	// llama.cpp: Gemma 3 27B (62 layers) scales the query by
+	// 1/sqrt(n_embd/n_head), the others by 1/sqrt(head_dim).
+	qdim := c.HeadDim
+	if c.Layers == 62 {
+		qdim = c.Embd / c.Heads
+	}
+	c.QueryScale = 1 / float32(math.Sqrt(float64(float32(qdim))))
+	c.EmbdScale = float32(math.Sqrt(float64(float32(c.Embd))))
+}
+
+// slidingPattern reads which of layers layers slide: sliding_window_pattern
+// as a count n (0: all slide; else layer l slides unless l%n == n-1, as
+// llama.cpp's set_swa_pattern), or as an array of one bool (or 0/1 integer)
+// per layer; gemma3SWAPattern when absent.
+func (d *configDecoder) slidingPattern(layers int) []bool {
+	key := gguf.ArchKey(d.arch, gguf.SuffixSlidingWindowPattern)
+	v, ok := d.md.Lookup(key)
+	if arr, isArr := v.(gguf.Array); ok && isArr {
+		if arr.Len() != layers {
+			d.err = configErr(key, "%s has %d entries for %d layers", key, arr.Len(), layers)
+			return nil
+		}
+		out := make([]bool, layers)
+		for l := range out {
+			var flag int64
+			switch s := arr.Values.(type) {
+			case []bool:
+				out[l] = s[l]
+				continue
+			case []uint8, []int8, []uint16, []int16, []uint32, []int32, []uint64, []int64:
+				flag = arrayInt(arr, l)
+			default:
+				d.err = configErr(key, "%s holds %v, want one bool or 0/1 per layer", key, arr.Elem)
+				return nil
+			}
+			if flag != 0 && flag != 1 {
+				d.err = configErr(key, "%s[%d] = %d, want 0 (global) or 1 (sliding)", key, l, flag)
+				return nil
+			}
+			out[l] = flag == 1
+		}
+		return out
+	}
+	def := gemma3SWAPattern
+	n := d.count0(gguf.SuffixSlidingWindowPattern, &def)
+	if d.err != nil {
+		return nil
+	}
+	out := make([]bool, layers)
+	for l := range out {
+		out[l] = n == 0 || l%n < n-1
+	}
+	return out
+}
+
+// arrayInt is element i of an integer array, widened (values past int64
+// saturate, which no 0/1 check passes).
+func arrayInt(a gguf.Array, i int) int64 {
+	switch s := a.Values.(type) {
+	case []uint8:
+		return int64(s[i])
+	case []int8:
+		return int64(s[i])
+	case []uint16:
+		return int64(s[i])
+	case []int16:
+		return int64(s[i])
+	case []uint32:
+		return int64(s[i])
+	case []int32:
+		return int64(s[i])
+	case []uint64:
+		return int64(min(s[i], math.MaxInt64))
+	case []int64:
+		return s[i]
+	}
+	return -1
+}
+
+// has reports whether the file has the per-architecture key suffix.
+func (d *configDecoder) has(suffix string) bool {
+	_, ok := d.md.Lookup(gguf.ArchKey(d.arch, suffix))
+	return ok
 }
 
 // yarnAttnFactor is llama.cpp's yarn_attn_factor under YaRN before

@@ -1,7 +1,8 @@
 // Package model holds the CPU forward passes of the decoder-only
 // architectures realizar-host runs: "llama" (also Mistral and TinyLlama
 // files, which GGUF labels llama), "qwen2", "qwen3" (dense Qwen3),
-// "qwen3moe" (Qwen3-MoE) and "phi3" (Phi-3, Phi-3.5, Phi-4-mini).
+// "qwen3moe" (Qwen3-MoE), "phi3" (Phi-3, Phi-3.5, Phi-4-mini) and "gemma3"
+// (Gemma 3's text models).
 //
 // All share one transformer block parameterized by a Config decoded once
 // from GGUF metadata: pre-RMSNorm, grouped-query attention over an f16 KV
@@ -30,6 +31,21 @@
 // 1/sqrt(head_dim) before attention instead of the scores, as llama.cpp's
 // graph does (the f16 rounding of Q then differs). attention.sliding_window
 // is read and reported, not applied: llama.cpp disables Phi-3's window.
+// gemma3 scales the token embeddings by sqrt(n_embd), normalizes each head
+// of Q and K as qwen3 does, scales the rotated Q by 1/sqrt(head_dim) as phi3
+// does (1/sqrt(n_embd/n_head) for the 62-layer 27B, as llama.cpp), gates its
+// FFN with GELU (ggml's tanh approximation looked up in its f16 table, so
+// the activation rounds as llama.cpp's), RMS-normalizes each sublayer's
+// output (post_attention_norm, post_ffw_norm) before the residual add, and
+// interleaves sliding-window and global layers: with
+// attention.sliding_window set, the layers sliding_window_pattern marks (a
+// count n: every layer but each n-th; 6 by default; or one flag per layer)
+// attend to the last sliding_window positions only and rotate with
+// rope.freq_base_swa (default 10000) unscaled, while the global layers
+// attend to the whole context with rope.freq_base and the file's linear
+// scaling. final_logit_softcapping, when the file has it, caps the logits
+// at cap·tanh(x/cap) (glibc's tanhf). The output head is token_embd.weight
+// when output.weight is absent, as for every architecture.
 //
 // # Numerics
 //
@@ -41,7 +57,8 @@
 // V are stored as f16, the query is rounded to f16 for the K·q product, the
 // scores are scaled by 1/sqrt(head_dim) and soft-maxed in f32 (sum in
 // float64), and the probabilities are rounded to f16 before the product with
-// V.
+// V. A sliding layer's masked positions are skipped from a vector boundary
+// on, which sums as llama.cpp's -inf mask over the whole cache does.
 //
 // # Memory
 //

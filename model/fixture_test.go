@@ -13,13 +13,13 @@ import (
 
 // The project's fixture generator's tiny presets load and run: logits are
 // finite, deterministic, and agree with the naive float64 forward. The
-// qwen2, qwen3, qwen3moe and phi3 presets are written with the llama vocabulary (the model does not
+// qwen2, qwen3, qwen3moe and phi3 presets are written with the llama vocabulary (gemma3's own) (the model does not
 // read the tokenizer) to keep the file small.
 func TestFixturePresets(t *testing.T) {
 	vocab, err := fixture.LlamaVocab()
 	require.NoError(t, err)
 	defer vocab.Close()
-	for _, cfg := range []fixture.Config{fixture.Tiny(), fixture.Qwen2Tiny(), fixture.Qwen3Tiny(), fixture.Qwen3MoETiny(), fixture.Phi3Tiny()} {
+	for _, cfg := range []fixture.Config{fixture.Tiny(), fixture.Qwen2Tiny(), fixture.Qwen3Tiny(), fixture.Qwen3MoETiny(), fixture.Phi3Tiny(), fixture.Gemma3Tiny()} {
 		t.Run(cfg.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), cfg.Name+".gguf")
 			require.NoError(t, fixture.GenerateFile(path, cfg, vocab))

@@ -142,3 +142,55 @@ func FuzzLoadPhi3(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoadGemma3 writes the tiny gemma3 (a sliding and a global layer) with
+// fuzzed window, pattern, RoPE bases, softcap and layer count: an error,
+// or a Model whose Step runs over more positions than the window; never a
+// panic.
+func FuzzLoadGemma3(f *testing.F) {
+	f.Add(uint32(3), uint32(2), float32(10000), float32(0), uint32(2), false)
+	f.Add(uint32(0), uint32(0), float32(0), float32(-1), uint32(1), true)
+	f.Add(uint32(65), uint32(1<<30), float32(math.Inf(1)), float32(math.NaN()), uint32(3), true)
+	f.Add(uint32(1), uint32(1), float32(1e-30), float32(1e-30), uint32(0), false)
+	tmpl := tinySpec("gemma3")
+	tinyGemma3(&tmpl)
+	tensors := tmpl.tensors(f)
+	base := tmpl.metadata()
+	f.Fuzz(func(t *testing.T, window, pattern uint32, baseSWA, softcapV float32, layers uint32, flags bool) {
+		kv := append([]gguf.KV(nil), base...)
+		for i := range kv {
+			switch kv[i].Key {
+			case "gemma3.attention.sliding_window":
+				kv[i].Value = window
+			case "gemma3.attention.sliding_window_pattern":
+				kv[i].Value = pattern
+				if flags {
+					kv[i].Value = []bool{pattern%2 == 1, pattern%3 == 1}[:min(2, int(pattern%3))]
+				}
+			case "gemma3.block_count":
+				kv[i].Value = layers
+			}
+		}
+		kv = append(kv, gguf.KV{Key: "gemma3.rope.freq_base_swa", Value: baseSWA},
+			gguf.KV{Key: "gemma3.final_logit_softcapping", Value: softcapV})
+		var buf bytes.Buffer
+		if err := gguf.Write(&buf, kv, tensors); err != nil {
+			t.Fatal(err)
+		}
+		file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(file, Options{Threads: 1})
+		if err != nil {
+			return
+		}
+		defer m.Close()
+		s := m.NewStep()
+		for pos := range 5 {
+			if _, err := s.Step(1, pos); err != nil {
+				t.Fatalf("loaded model cannot step: %v", err)
+			}
+		}
+	})
+}

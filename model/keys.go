@@ -29,12 +29,16 @@ const (
 	tensorAttnOut  = "blk.%d.attn_output.weight"
 	tensorAttnOutB = "blk.%d.attn_output.bias"
 	tensorFFNNorm  = "blk.%d.ffn_norm.weight"
-	tensorFFNGate  = "blk.%d.ffn_gate.weight"
-	tensorFFNUp    = "blk.%d.ffn_up.weight"
-	tensorFFNDown  = "blk.%d.ffn_down.weight"
-	tensorFFNGateB = "blk.%d.ffn_gate.bias"
-	tensorFFNUpB   = "blk.%d.ffn_up.bias"
-	tensorFFNDownB = "blk.%d.ffn_down.bias"
+	// gemma3: the RMSNorm gains of each sublayer's output, before the
+	// residual add.
+	tensorAttnPostNorm = "blk.%d.post_attention_norm.weight"
+	tensorFFNPostNorm  = "blk.%d.post_ffw_norm.weight"
+	tensorFFNGate      = "blk.%d.ffn_gate.weight"
+	tensorFFNUp        = "blk.%d.ffn_up.weight"
+	tensorFFNDown      = "blk.%d.ffn_down.weight"
+	tensorFFNGateB     = "blk.%d.ffn_gate.bias"
+	tensorFFNUpB       = "blk.%d.ffn_up.bias"
+	tensorFFNDownB     = "blk.%d.ffn_down.bias"
 
 	// Mixture of experts: the router and the merged expert tensors
 	// ([n_embd, n_expert]; [n_embd, n_ff_exp, n_expert] for gate and up,

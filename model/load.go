@@ -18,6 +18,14 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 	return load(ggufSource{f}, opts)
 }
 
+// ReadConfig decodes the hyperparameters Load would run f with, from its
+// metadata alone (no tensor is read; Vocab is left 0): for reports such as
+// inspect's.
+//
+// Errors: those of Load's metadata checks (ErrUnsupportedArch, a
+// *ConfigError naming the key).
+func ReadConfig(f *gguf.File) (Config, error) { return decodeConfig(f) }
+
 // ggufSource adapts a *gguf.File to tensorSource.
 type ggufSource struct{ *gguf.File }
 

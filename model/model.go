@@ -29,8 +29,8 @@ type Options struct {
 	ContextSize int
 }
 
-// Model is a loaded llama, qwen2, qwen3, qwen3moe or phi3 model: its config and views of its
-// weights. It is read-only and safe for concurrent use by many Steps.
+// Model is a loaded llama, qwen2, qwen3, qwen3moe, phi3 or gemma3 model: its config and views
+// of its weights. It is read-only and safe for concurrent use by many Steps.
 type Model struct {
 	cfg       Config
 	embd      linear // token_embd.weight: row t is token t's embedding
@@ -39,6 +39,7 @@ type Model struct {
 	output    linear // output.weight, or token_embd.weight when tied
 	tied      bool
 	rope      rope
+	ropeSWA   rope   // gemma3's sliding layers: RopeBaseSWA, unscaled
 	ropeFrom  string // the tensor rope's factors come from, or "" for none
 	fusedQKV  bool   // some layer has attn_qkv
 	pool      *pool
@@ -57,8 +58,10 @@ type layer struct {
 	qkv            linear    // phi3's fused attn_qkv (Q, K, V rows in turn); unset when q, k, v are separate
 	qNorm, kNorm   []float32 // [HeadDim] per-head Q/K gains (QKNorm), else nil
 	ffnNorm        []float32 // [Embd]
-	gate, up, down linear    // dense SwiGLU (FusedFFN: up holds gate then up rows, gate unset); unset in a MoE layer
+	gate, up, down linear    // dense SwiGLU or GELU (FusedFFN: up holds gate then up rows, gate unset); unset in a MoE layer
 	moe            *moeLayer // router and experts (Config.MoE), else nil
+	// gemma3's post_attention_norm and post_ffw_norm gains ([Embd]), else nil.
+	attnPostNorm, ffnPostNorm []float32
 }
 
 // Config returns the model's hyperparameters.
@@ -134,10 +137,16 @@ func load(src tensorSource, opts Options) (*Model, error) {
 		m.fusedQKV = m.fusedQKV || ly.qkv.data != nil
 	}
 	m.ropeFrom = tensorRopeFreqs
-	if cfg.phi3() { // LongRoPE
+	switch {
+	case cfg.phi3(): // LongRoPE
 		m.ropeFrom = longRoPEFactors(cfg, opts.ContextSize)
+	case cfg.gemma3(): // llama.cpp's gemma3 graph passes no factors
+		m.ropeFrom = ""
 	}
-	factors := l.vector(m.ropeFrom, cfg.RopeDims/2, false)
+	var factors []float32
+	if m.ropeFrom != "" {
+		factors = l.vector(m.ropeFrom, cfg.RopeDims/2, false)
+	}
 	if l.err != nil {
 		return nil, l.err
 	}
@@ -146,6 +155,13 @@ func load(src tensorSource, opts Options) (*Model, error) {
 	}
 	m.rope = newRope(ropeParams{kind: cfg.RopeType, dims: cfg.RopeDims, base: cfg.RopeBase, freqScale: cfg.RopeFreqScale,
 		attnFactor: cfg.RopeAttnFactor, yarn: cfg.RopeYaRN, origCtx: cfg.RopeOrigCtx}, factors)
+	if cfg.SlidingLayers != nil {
+		// llama.cpp: a sliding layer's RoPE takes rope_freq_base_train_swa
+		// and rope_freq_scale_train_swa (1: never scaled); the rest of its
+		// RoPE (YaRN's ext_factor, attn_factor) is the context's.
+		m.ropeSWA = newRope(ropeParams{kind: cfg.RopeType, dims: cfg.RopeDims, base: cfg.RopeBaseSWA, freqScale: 1,
+			attnFactor: cfg.RopeAttnFactor, yarn: cfg.RopeYaRN, origCtx: cfg.RopeOrigCtx}, nil)
+	}
 
 	threads := opts.Threads
 	if threads <= 0 {
@@ -174,7 +190,7 @@ func longRoPEFactors(c Config, contextSize int) string {
 // RopeFactors names the tensor whose values divide each RoPE pair's angle
 // (rope_freqs.weight, or phi3's rope_factors_long.weight or
 // rope_factors_short.weight as Options.ContextSize chose), or "" when none
-// does.
+// does (always for gemma3, whose graph in llama.cpp takes no factors).
 func (m *Model) RopeFactors() string { return m.ropeFrom }
 
 // loader reads tensors, remembering the first error.
@@ -212,6 +228,10 @@ func (l *loader) layer(i int, c *Config) layer {
 		ly.qNorm = l.vector(n(tensorAttnQN), c.HeadDim, true)
 		ly.kNorm = l.vector(n(tensorAttnKN), c.HeadDim, true)
 	}
+	if c.PostNorms {
+		ly.attnPostNorm = l.vector(n(tensorAttnPostNorm), c.Embd, true)
+		ly.ffnPostNorm = l.vector(n(tensorFFNPostNorm), c.Embd, true)
+	}
 	qb := l.vector(n(tensorAttnQB), c.QDim(), false)
 	kb := l.vector(n(tensorAttnKB), c.KVDim(), false)
 	vb := l.vector(n(tensorAttnVB), c.KVDim(), false)
@@ -225,8 +245,8 @@ func (l *loader) layer(i int, c *Config) layer {
 	} else {
 		ly.q.bias, ly.k.bias, ly.v.bias = qb, kb, vb
 	}
-	if c.phi3() {
-		return ly // phi3's attn_output and FFN have no biases in llama.cpp
+	if c.phi3() || c.gemma3() {
+		return ly // phi3's and gemma3's attn_output and FFN have no biases in llama.cpp
 	}
 	ly.o.bias = l.vector(n(tensorAttnOutB), c.Embd, false)
 	if !c.MoE() {

@@ -104,6 +104,21 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"phi3 f32 separate q/k/v", func(s *spec) { tinyPhi3(s); s.separateQKV = true }, 0.99999},
 		{"phi3 f16 tied", func(s *spec) { tinyPhi3(s); s.weight, s.tied = q4k.F16, true }, 0.99999},
 		{"phi3 q4_k", func(s *spec) { *s = phi3Spec() }, 0.999},
+		// gemma3's GELU goes through an f16 table: a relative 2^-11 per
+		// gated value, hence the looser bound for F32.
+		{"gemma3 f32", tinyGemma3, 0.9999},
+		{"gemma3 f32 default pattern, own swa base, untied", func(s *spec) {
+			tinyGemma3(s)
+			s.tied, s.extraKV = false, []gguf.KV{{Key: "gemma3.rope.freq_base_swa", Value: float32(5000)}}
+		}, 0.9999},
+		{"gemma3 f32 per-layer flags, softcap", func(s *spec) {
+			tinyGemma3(s)
+			s.extraKV = []gguf.KV{{Key: "gemma3.attention.sliding_window_pattern", Value: []bool{false, true}},
+				{Key: "gemma3.final_logit_softcapping", Value: float32(3)}}
+		}, 0.9999},
+		{"gemma3 f32 no window", func(s *spec) { tinyGemma3(s); s.window, s.extraKV = 0, nil }, 0.9999},
+		{"gemma3 f16", func(s *spec) { tinyGemma3(s); s.weight = q4k.F16 }, 0.9999},
+		{"gemma3 q4_k", func(s *spec) { *s = gemma3Spec() }, 0.999},
 		{"llama q5_k", func(s *spec) { *s = kSpec("llama", q4k.Q5_K) }, 0.999},
 		{"llama q6_k tied", func(s *spec) { *s = kSpec("llama", q4k.Q6_K); s.tied = true }, 0.999},
 	}
@@ -160,6 +175,26 @@ func phi3Spec() spec {
 	return s
 }
 
+// tinyGemma3 makes s a tiny gemma3: heads of 32 (Q twice the residual
+// stream's width), a window of 3 positions on layer 0 (pattern 2: sliding,
+// then global), rope base 1e6 and linear scaling 8 on the global layer
+// (the sliding one takes rope.freq_base_swa's default 10000, unscaled), a
+// tied output.
+func tinyGemma3(s *spec) {
+	s.arch, s.headDim, s.tied, s.window, s.ropeBase = "gemma3", 32, true, 3, 1e6
+	s.extraKV = []gguf.KV{{Key: "gemma3.attention.sliding_window_pattern", Value: uint32(2)},
+		{Key: "gemma3.rope.scaling.type", Value: "linear"}, {Key: "gemma3.rope.scaling.factor", Value: float32(8)}}
+}
+
+// gemma3Spec is a Q4_K gemma3: 4 heads of 128 over one KV head, the
+// sliding and global layers and RoPE of tinyGemma3 with a window of 5.
+func gemma3Spec() spec {
+	s := kSpec("gemma3", q4k.Q4_K)
+	tinyGemma3(&s)
+	s.headDim, s.kvHeads, s.window = 128, 1, 5
+	return s
+}
+
 // qwen3Spec is a Q4_K qwen3 whose heads (128 wide) make Q twice the
 // residual stream's width.
 func qwen3Spec() spec {
@@ -190,7 +225,7 @@ func TestDeterministic(t *testing.T) {
 // handed to the pool, no per-position scratch (the position advances every
 // step), at one thread and several.
 func TestStepAllocs(t *testing.T) {
-	for _, sp := range []spec{kSpec("llama", q4k.Q4_K), moeSpec()} {
+	for _, sp := range []spec{kSpec("llama", q4k.Q4_K), moeSpec(), gemma3Spec()} {
 		stepAllocs(t, sp)
 	}
 }

@@ -50,6 +50,41 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		attnFactor = float64(v)
 	}
 	phi3 := arch == "phi3"
+	gemma3 := arch == "gemma3"
+	// gemma3's sliding layers: the window, which layers slide (a count or
+	// per-layer flags; 6 by default), their RoPE base; the global layers'
+	// linear RoPE scaling; the logit softcap.
+	window, sliding := 0, make([]bool, layers)
+	baseSWA, freqScale, softcapV := 10000.0, 1.0, 0.0
+	if v, err := f.Float32(arch + ".rope.scaling.factor"); err == nil && v != 0 {
+		freqScale = 1 / float64(v)
+	}
+	if gemma3 {
+		if v, err := f.Uint32(arch + ".attention.sliding_window"); err == nil {
+			window = int(v)
+		}
+		if v, err := f.Float32(arch + ".final_logit_softcapping"); err == nil {
+			softcapV = float64(v)
+		}
+	}
+	if window > 0 {
+		pattern := 6
+		raw, _ := f.Lookup(arch + ".attention.sliding_window_pattern")
+		if a, ok := raw.(gguf.Array); ok {
+			flags := a.Values.([]bool)
+			copy(sliding, flags)
+		} else {
+			if v, err := f.Uint32(arch + ".attention.sliding_window_pattern"); err == nil {
+				pattern = int(v)
+			}
+			for l := range sliding {
+				sliding[l] = pattern == 0 || l%pattern < pattern-1
+			}
+		}
+		if b, err := f.Float32(arch + ".rope.freq_base_swa"); err == nil {
+			baseSWA = float64(b)
+		}
+	}
 
 	// get returns a tensor dequantized as rows, or nil when absent.
 	get := func(name string) [][]float64 {
@@ -121,15 +156,19 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 			factors = vec("rope_factors_long.weight")
 		}
 	}
-	rope := func(x []float64, pos int) {
+	rope := func(x []float64, pos, l int) {
+		base, scale := base, freqScale
+		if sliding[l] { // gemma3: the sliding layers' own base, never scaled
+			base, scale = baseSWA, 1
+		}
 		for h := 0; h < len(x); h += hd {
 			for i := range rd / 2 {
-				theta := float64(pos) * math.Pow(base, -2*float64(i)/float64(rd))
-				if factors != nil {
+				theta := float64(pos) * math.Pow(base, -2*float64(i)/float64(rd)) * scale
+				if factors != nil && !gemma3 {
 					theta /= factors[i]
 				}
 				a, b := h+2*i, h+2*i+1 // llama: adjacent pairs
-				if arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe" || phi3 {
+				if arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe" || phi3 || gemma3 {
 					a, b = h+i, h+i+rd/2 // NEOX: half the rotated values apart
 				}
 				c, s := attnFactor*math.Cos(theta), attnFactor*math.Sin(theta)
@@ -145,7 +184,8 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 	}
 	type layerW struct {
 		attnNorm, ffnNorm, bq, bk, bv []float64
-		qNorm, kNorm                  []float64 // qwen3
+		qNorm, kNorm                  []float64 // qwen3, gemma3
+		postAttn, postFFN             []float64 // gemma3
 		q, k, v, o, gate, up, down    [][]float64
 		qkv                           [][]float64 // phi3's fused Q, K, V rows
 		router                        [][]float64 // qwen3moe: [experts][embd]
@@ -165,7 +205,8 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 			q: get(n("attn_q.weight")), k: get(n("attn_k.weight")), v: get(n("attn_v.weight")),
 			o: get(n("attn_output.weight")), gate: get(n("ffn_gate.weight")),
 			up: get(n("ffn_up.weight")), down: get(n("ffn_down.weight")),
-			qkv:    get(n("attn_qkv.weight")),
+			qkv:      get(n("attn_qkv.weight")),
+			postAttn: vec(n("post_attention_norm.weight")), postFFN: vec(n("post_ffw_norm.weight")),
 			router: get(n("ffn_gate_inp.weight")), gateExps: get(n("ffn_gate_exps.weight")),
 			upExps: get(n("ffn_up_exps.weight")), downExps: get(n("ffn_down_exps.weight")),
 		}
@@ -188,6 +229,14 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 	var out [][]float64
 	for pos, tok := range tokens {
 		x := append([]float64(nil), embdW[tok]...)
+		if gemma3 {
+			for i := range x {
+				x[i] *= math.Sqrt(float64(embd))
+			}
+		}
+		// The query's scale before its f16 rounding (phi3, gemma3), else
+		// the scores'.
+		qScale := 1 / math.Sqrt(float64(hd))
 		for l, w := range ls {
 			xn := norm(x, w.attnNorm)
 			q, k, v := mul(w.q, xn, w.bq), mul(w.k, xn, w.bk), mul(w.v, xn, w.bv)
@@ -199,8 +248,8 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 					copy(k[h:h+hd], norm(k[h:h+hd], w.kNorm))
 				}
 			}
-			rope(q, pos)
-			rope(k, pos)
+			rope(q, pos, l)
+			rope(k, pos, l)
 			for i := range k {
 				k[i], v[i] = f16(k[i]), f16(v[i])
 			}
@@ -212,9 +261,13 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 				scores := make([]float64, pos+1)
 				maxS := math.Inf(-1)
 				for p := range scores {
-					if phi3 { // the query scaled before its f16 rounding
+					if sliding[l] && pos-p >= window {
+						scores[p] = math.Inf(-1)
+						continue
+					}
+					if phi3 || gemma3 { // the query scaled before its f16 rounding
 						for d := range hd {
-							scores[p] += keys[l][p][kh+d] * f16(q[h*hd+d]/math.Sqrt(float64(hd)))
+							scores[p] += keys[l][p][kh+d] * f16(q[h*hd+d]*qScale)
 						}
 					} else {
 						for d := range hd {
@@ -237,6 +290,9 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 				}
 			}
 			o := mul(w.o, attn, nil)
+			if w.postAttn != nil {
+				o = norm(o, w.postAttn)
+			}
 			for i := range x {
 				x[i] += o[i]
 			}
@@ -282,14 +338,28 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 			}
 			g, up := mul(w.gate, xn, nil), mul(w.up, xn, nil)
 			for i := range g {
+				if gemma3 { // GELU, tanh approximation
+					x := g[i]
+					g[i] = 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x))) * up[i]
+					continue
+				}
 				g[i] = g[i] / (1 + math.Exp(-g[i])) * up[i]
 			}
 			d := mul(w.down, g, nil)
+			if w.postFFN != nil {
+				d = norm(d, w.postFFN)
+			}
 			for i := range x {
 				x[i] += d[i]
 			}
 		}
-		out = append(out, mul(output, norm(x, vec("output_norm.weight")), vec("output.bias")))
+		logits := mul(output, norm(x, vec("output_norm.weight")), vec("output.bias"))
+		if softcapV != 0 {
+			for i, v := range logits {
+				logits[i] = softcapV * math.Tanh(v/softcapV)
+			}
+		}
+		out = append(out, logits)
 	}
 	return out
 }

@@ -19,7 +19,7 @@ func TestPhi3Config(t *testing.T) {
 	want := Config{
 		Arch: "phi3", Layers: 2, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, RopeDims: 12,
 		RopeType: RopeNeox, RopeBase: 10000, RopeFreqScale: 1, RopeAttnFactor: 1.19, RopeOrigCtx: 32,
-		RMSEps: 1e-5, ScaleQ: true, FusedFFN: true, SlidingWindow: 2047, ContextLength: 64, Vocab: 80,
+		RMSEps: 1e-5, ScaleQ: true, QueryScale: 0.25, FusedFFN: true, SlidingWindow: 2047, ContextLength: 64, Vocab: 80,
 	}
 	assert.Equal(t, want, m.Config())
 	w := m.Weights().Layers[0]

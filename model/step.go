@@ -212,7 +212,14 @@ func (s *Step) pass(seqs []passSeq) {
 	for _, q := range seqs {
 		for _, t := range q.tokens {
 			// Checked at load: the embedding's rows decode.
-			_ = q4k.Dequantize(m.embd.typ, x[b*c.Embd:(b+1)*c.Embd], m.embd.row(int(t)))
+			row := x[b*c.Embd : (b+1)*c.Embd]
+			_ = q4k.Dequantize(m.embd.typ, row, m.embd.row(int(t)))
+			if c.EmbdScale != 0 {
+				// gemma3: ggml_scale of the embeddings by sqrtf(n_embd).
+				for i := range row {
+					row[i] *= c.EmbdScale
+				}
+			}
 			b++
 		}
 	}
@@ -241,6 +248,9 @@ func (s *Step) pass(seqs []passSeq) {
 	}
 	s.acts.reset(s.xn[:k*c.Embd], c.Embd, k)
 	matmul(m.pool, s.acts, matJob{w: &m.output, out: out})
+	if c.LogitSoftcap != 0 {
+		softcap(out, c.LogitSoftcap)
+	}
 	if k == 1 {
 		for _, q := range seqs {
 			if q.logits && q.step != s {
@@ -263,11 +273,14 @@ func (s *Step) pass(seqs []passSeq) {
 //	x += Wo · attention(rope(qn(Wq·norm(x))), rope(kn(Wk·norm(x))), Wv·norm(x))
 //	x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 //
-// qn and kn are qwen3's per-head norms, the identity elsewhere. In a MoE
-// layer the feed-forward is the routed experts' (moeFFN). phi3 computes Q,
-// K and V in one product (attn_qkv) and gate and up in one (ffn_up, the
-// gate's rows first), and scales the rotated Q by 1/sqrt(HeadDim) instead
-// of the scores.
+// qn and kn are qwen3's and gemma3's per-head norms, the identity elsewhere.
+// In a MoE layer the feed-forward is the routed experts' (moeFFN). phi3
+// computes Q, K and V in one product (attn_qkv) and gate and up in one
+// (ffn_up, the gate's rows first), and scales the rotated Q by QueryScale
+// instead of the scores, as gemma3 does. gemma3 also RMS-normalizes each
+// sublayer's output before the residual add (post_attention_norm,
+// post_ffw_norm), gates with GELU instead of SiLU, and rotates its sliding
+// layers with their own RoPE.
 func (s *Step) block(l, n int) {
 	m, c := s.m, &s.m.cfg
 	ly := &m.layers[l]
@@ -296,30 +309,34 @@ func (s *Step) block(l, n int) {
 		matmul(m.pool, s.acts, matJob{&ly.q, q}, matJob{&ly.k, k}, matJob{&ly.v, v})
 	}
 	if ly.qNorm != nil {
-		// qwen3: each head of Q and K is RMS-normalized over HeadDim
-		// before RoPE.
+		// qwen3, gemma3: each head of Q and K is RMS-normalized over
+		// HeadDim before RoPE.
 		headNorm(q, ly.qNorm, c.RMSEps)
 		headNorm(k, ly.kNorm, c.RMSEps)
 	}
+	rp := &m.rope
+	if c.Sliding(l) {
+		rp = &m.ropeSWA
+	}
 	for b := range n {
 		pos := s.rowPos[b]
-		m.rope.table(s.ropeCS, pos)
-		m.rope.apply(q[b*qDim:(b+1)*qDim], c.HeadDim, s.ropeCS)
-		m.rope.apply(k[b*kvDim:(b+1)*kvDim], c.HeadDim, s.ropeCS)
+		rp.table(s.ropeCS, pos)
+		rp.apply(q[b*qDim:(b+1)*qDim], c.HeadDim, s.ropeCS)
+		rp.apply(k[b*kvDim:(b+1)*kvDim], c.HeadDim, s.ropeCS)
 		s.rowSeq[b].cache.store(l, pos, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
 	}
 	if c.ScaleQ {
-		// phi3: ggml_scale of the rotated Q (llama.cpp's 1/sqrtf), the
-		// scores then unscaled.
-		scale := 1 / float32(math.Sqrt(float64(c.HeadDim)))
+		// phi3, gemma3: ggml_scale of the rotated Q, the scores then
+		// unscaled.
 		for i := range q {
-			q[i] *= scale
+			q[i] *= c.QueryScale
 		}
 	}
 	s.attention(l, n)
 	s.acts.reset(s.attn[:n*qDim], qDim, n)
 	proj := s.proj[:n*embd]
 	matmul(m.pool, s.acts, matJob{&ly.o, proj})
+	s.postNorm(proj, ly.attnPostNorm, n)
 	addTo(x, proj)
 
 	// Feed-forward.
@@ -345,16 +362,36 @@ func (s *Step) block(l, n int) {
 	} else {
 		up := s.up[:n*c.FFN]
 		matmul(m.pool, s.acts, matJob{&ly.gate, gate}, matJob{&ly.up, up})
-		simdWidth.swiglu(gate, gate, up)
+		if c.GELU {
+			geglu(gate, gate, up) // gemma3: ggml_geglu_split(gate, up)
+		} else {
+			simdWidth.swiglu(gate, gate, up)
+		}
 	}
 	s.acts.reset(gate, c.FFN, n)
 	matmul(m.pool, s.acts, matJob{&ly.down, proj})
+	s.postNorm(proj, ly.ffnPostNorm, n)
 	addTo(x, proj)
 }
 
+// postNorm RMS-normalizes each of the n rows of a sublayer's output in
+// place and scales it by w (gemma3's post_attention_norm and post_ffw_norm);
+// nothing when w is nil.
+func (s *Step) postNorm(out, w []float32, n int) {
+	if w == nil {
+		return
+	}
+	embd := s.m.cfg.Embd
+	for b := range n {
+		r := out[b*embd : (b+1)*embd]
+		rmsNorm(r, r, w, s.m.cfg.RMSEps)
+	}
+}
+
 // attention computes every query head of the pass's n rows, each over its
-// sequence's positions up to and including its own (causal), in parallel
-// over (row, head) pairs.
+// sequence's positions up to and including its own (causal) and, in a
+// sliding layer, after its own minus SlidingWindow, in parallel over (row,
+// head) pairs.
 func (s *Step) attention(l, n int) {
 	s.heads = headsTask{s: s, l: l}
 	s.m.pool.run(n*s.m.cfg.Heads, 1, &s.heads)
@@ -374,9 +411,17 @@ func (t *headsTask) do(worker, lo, hi int) {
 	if c.ScaleQ {
 		scale = 1 // Q is scaled already
 	}
+	sliding := c.Sliding(t.l)
 	for i := lo; i < hi; i++ {
 		b, h := i/c.Heads, i%c.Heads
 		off := b*qDim + h*hd
-		attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.rowSeq[b].cache, t.l, h/group, hd, s.rowPos[b]+1, scale, &s.scratch[worker])
+		n := s.rowPos[b] + 1
+		first := 0
+		if sliding {
+			// llama.cpp's standard SWA mask: key position p is masked
+			// for query position q when q - p >= n_swa.
+			first = max(0, n-c.SlidingWindow)
+		}
+		attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.rowSeq[b].cache, t.l, h/group, hd, first, n, scale, &s.scratch[worker])
 	}
 }

@@ -22,10 +22,14 @@ type LayerWeights struct {
 	Q, K, V, O Weight    // attention projections (Q, K, V may carry biases: qwen2)
 	// QKV is phi3's fused attn_qkv (QDim+2·KVDim rows: Q's, then K's, then
 	// V's); Q, K and V are then zero. Zero when they are separate.
-	QKV            Weight
-	QNorm, KNorm   []float32 // [HeadDim] per-head Q/K RMSNorm gains (qwen3), else nil
-	FFNNorm        []float32 // [Embd] ffn_norm gains
-	Gate, Up, Down Weight    // SwiGLU feed-forward; zero in a MoE layer (FusedFFN: Up is 2·FFN rows, gate's first, Gate zero)
+	QKV          Weight
+	QNorm, KNorm []float32 // [HeadDim] per-head Q/K RMSNorm gains (qwen3), else nil
+	FFNNorm      []float32 // [Embd] ffn_norm gains
+	// AttnPostNorm and FFNPostNorm are gemma3's post_attention_norm and
+	// post_ffw_norm gains ([Embd]: each sublayer's output is RMS-normalized
+	// by them before the residual add), else nil.
+	AttnPostNorm, FFNPostNorm []float32
+	Gate, Up, Down            Weight // SwiGLU (gemma3: GELU) feed-forward; zero in a MoE layer (FusedFFN: Up is 2·FFN rows, gate's first, Gate zero)
 	// Router is ffn_gate_inp ([Experts rows × Embd]) in a MoE layer. The
 	// merged expert tensors are one Weight each, expert e's rows following
 	// expert e-1's: GateExps and UpExps Experts·ExpertFFN rows × Embd,
@@ -61,6 +65,7 @@ func (m *Model) Weights() Weights {
 	for i, l := range m.layers {
 		w.Layers[i] = LayerWeights{
 			AttnNorm: l.attnNorm, FFNNorm: l.ffnNorm, QNorm: l.qNorm, KNorm: l.kNorm,
+			AttnPostNorm: l.attnPostNorm, FFNPostNorm: l.ffnPostNorm,
 			Q: l.q.export(), K: l.k.export(), V: l.v.export(), O: l.o.export(), QKV: l.qkv.export(),
 			Gate: l.gate.export(), Up: l.up.export(), Down: l.down.export(),
 		}

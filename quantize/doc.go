@@ -2,10 +2,11 @@
 // BF16) into a quantized GGUF file, choosing the type of every tensor by
 // llama.cpp's rules for its file types (llama_model_quantize in llama.cpp
 // v0.5.0, without an importance matrix), for the llama, qwen2, qwen3,
-// qwen3moe and phi3 architectures (llama.cpp has no qwen3-specific rules: no
-// qwen3 is of its 70B type; qwen3moe takes its generic expert rules; phi3's
-// fused attn_qkv takes attn_v's rules, its own branch in llama.cpp being
-// unreachable behind them).
+// qwen3moe, phi3 and gemma3 architectures (llama.cpp has no qwen3- or
+// gemma3-specific rules: no qwen3 is of its 70B type; qwen3moe takes its
+// generic expert rules; phi3's fused attn_qkv takes attn_v's rules, its own
+// branch in llama.cpp being unreachable behind them; gemma3's
+// post_attention_norm and post_ffw_norm are norms, kept).
 //
 // # File types
 //

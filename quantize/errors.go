@@ -10,7 +10,7 @@ var (
 	// ErrFileType reports a file type File does not write.
 	ErrFileType = errors.New("quantize: unknown file type")
 	// ErrArchitecture reports a model whose architecture has no type rules
-	// here (only llama, qwen2, qwen3 and phi3 without experts, and
+	// here (only llama, qwen2, qwen3, phi3 and gemma3 without experts, and
 	// qwen3moe, have them).
 	ErrArchitecture = errors.New("quantize: unsupported architecture")
 	// ErrSourceType reports a tensor that must change type but is not stored

@@ -237,6 +237,20 @@ func TestPlanTypes(t *testing.T) {
 		{fixture.Phi3Tiny(), quantize.Q8_0, map[string]gguf.TensorType{
 			"blk.0.attn_qkv.weight": q80, "rope_factors_short.weight": f32, "output.weight": q80,
 		}},
+		// gemma3: llama.cpp has no rules of its own for it; the tied
+		// token_embd takes the output's Q6_K, the post-sublayer and Q/K
+		// norms stay F32, attn_v and ffn_down get Q6_K on the
+		// use-more-bits layers 2 and 5 of 6 (checked against llama-quantize
+		// in the parity suite).
+		{fixture.Gemma3Tiny(), quantize.Q4_KM, map[string]gguf.TensorType{
+			"token_embd.weight": q6k, "blk.0.post_attention_norm.weight": f32, "blk.5.post_ffw_norm.weight": f32,
+			"blk.0.attn_q_norm.weight": f32, "blk.0.attn_v.weight": q4k, "blk.2.attn_v.weight": q6k,
+			"blk.5.attn_v.weight": q6k, "blk.2.ffn_down.weight": q6k, "blk.3.ffn_down.weight": q4k,
+			"blk.0.attn_output.weight": q4k, "blk.0.ffn_gate.weight": q4k,
+		}},
+		{fixture.Gemma3Tiny(), quantize.Q8_0, map[string]gguf.TensorType{
+			"token_embd.weight": q80, "blk.1.post_ffw_norm.weight": f32, "blk.2.attn_v.weight": q80,
+		}},
 		// stories260K's shape: ffn_down rows of 172 stay F16 (as F16 from F32).
 		{narrow(), quantize.Q8_0, map[string]gguf.TensorType{
 			"blk.0.ffn_down.weight": f16, "blk.0.ffn_up.weight": q80, "output.weight": q80,

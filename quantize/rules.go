@@ -174,8 +174,8 @@ func readModel(f *gguf.File) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe" && arch != "phi3" {
-		return nil, fmt.Errorf("%w: %q (llama, qwen2, qwen3, qwen3moe and phi3 have type rules here)", ErrArchitecture, arch)
+	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe" && arch != "phi3" && arch != "gemma3" {
+		return nil, fmt.Errorf("%w: %q (llama, qwen2, qwen3, qwen3moe, phi3 and gemma3 have type rules here)", ErrArchitecture, arch)
 	}
 	experts, err := f.Uint32(gguf.ArchKey(arch, gguf.SuffixExpertCount))
 	switch {

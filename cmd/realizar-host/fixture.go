@@ -46,7 +46,7 @@ func newFixtureCmd() *cobra.Command {
 	cmd.Flags().StringVar(&preset, "preset", "", "model shape: "+strings.Join(fixture.PresetNames(), ", "))
 	cmd.Flags().StringVar(&out, "out", "", "output GGUF path")
 	cmd.Flags().StringVar(&vocabPath, "vocab", "", "vocab-only GGUF to copy the tokenizer from "+
-		"(default: the embedded llama SPM vocab for llama; "+fixture.VocabFile("qwen2")+" for qwen2, qwen3 and qwen3moe, "+
+		"(default: the embedded llama SPM vocab for llama and gemma3; "+fixture.VocabFile("qwen2")+" for qwen2, qwen3 and qwen3moe, "+
 		fixture.VocabFile("phi3")+" for phi3, from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "weight seed (default: the preset's)")
 	_ = cmd.MarkFlagRequired("preset")

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
 	"github.com/spf13/cobra"
 )
@@ -133,8 +134,16 @@ type hyperparameters struct {
 	RopeFactors       []string `json:"rope_factors,omitempty"`         // rope_freqs / LongRoPE's rope_factors_long and _short tensors present
 	FusedQKV          bool     `json:"fused_qkv,omitempty"`            // blk.0.attn_qkv.weight: Q, K and V in one matrix (phi3)
 	SlidingWindow     *uint32  `json:"sliding_window,omitempty"`       // as the file says; phi3's is not applied (nor by llama.cpp)
-	RMSEpsilon        *float32 `json:"rms_epsilon,omitempty"`
-	VocabSize         *uint32  `json:"vocab_size,omitempty"`
+	// gemma3: the pattern as the file writes it (a count or one bool per
+	// layer), the layers that slide as the model runs them, their RoPE
+	// base, the logit softcap, and the block's fixed features.
+	SlidingWindowPattern any      `json:"sliding_window_pattern,omitempty"`
+	SlidingLayers        []int    `json:"sliding_layers,omitempty"`
+	RopeFreqBaseSWA      *float32 `json:"rope_freq_base_swa,omitempty"` // the file's, or llama.cpp's 10000 when a window is set
+	LogitSoftcap         *float32 `json:"final_logit_softcapping,omitempty"`
+	Features             []string `json:"features,omitempty"`
+	RMSEpsilon           *float32 `json:"rms_epsilon,omitempty"`
+	VocabSize            *uint32  `json:"vocab_size,omitempty"`
 }
 
 type tokenizerInfo struct {
@@ -225,6 +234,11 @@ func inspect(path string) (*report, error) {
 		}
 	}
 	_, hp.FusedQKV = f.Tensor("blk.0.attn_qkv.weight")
+	if arch == "gemma3" {
+		if err := hp.gemma3(f); err != nil {
+			return nil, err
+		}
+	}
 	if rep.Tokenizer.Model, err = optional(f.String(gguf.KeyTokenizerModel)); err != nil {
 		return nil, err
 	}
@@ -255,6 +269,54 @@ func inspect(path string) (*report, error) {
 	}
 	slices.SortFunc(rep.Types, func(a, b typeCount) int { return cmp.Compare(a.Type, b.Type) })
 	return rep, nil
+}
+
+// gemma3 fills gemma3's rows: the pattern as written, and from the config
+// the model would run (when it decodes; a bad one leaves them out, as run
+// reports it) the sliding layers, their RoPE base and the fixed features.
+func (hp *hyperparameters) gemma3(f *gguf.File) error {
+	hp.SlidingWindowPattern, _ = f.Lookup(gguf.ArchKey("gemma3", gguf.SuffixSlidingWindowPattern))
+	if a, ok := hp.SlidingWindowPattern.(gguf.Array); ok {
+		hp.SlidingWindowPattern = a.Values
+	}
+	var err error
+	if hp.LogitSoftcap, err = optionalPtr(f.Float32(gguf.ArchKey("gemma3", gguf.SuffixFinalLogitSoftcap))); err != nil {
+		return err
+	}
+	c, err := model.ReadConfig(f)
+	if err != nil {
+		return nil
+	}
+	for l := range c.Layers {
+		if c.Sliding(l) {
+			hp.SlidingLayers = append(hp.SlidingLayers, l)
+		}
+	}
+	if c.SlidingLayers != nil {
+		base := c.RopeBaseSWA
+		hp.RopeFreqBaseSWA = &base
+	}
+	hp.Features = []string{"embeddings scaled by sqrt(n_embd)", "per-head Q/K norms",
+		fmt.Sprintf("query scaled by %g", c.QueryScale), "GELU-gated FFN", "post-attention and post-FFN norms"}
+	return nil
+}
+
+// layerRanges writes sorted layer indices as ranges: "0-4, 6-10, 12".
+func layerRanges(layers []int) string {
+	var parts []string
+	for i := 0; i < len(layers); {
+		j := i
+		for j+1 < len(layers) && layers[j+1] == layers[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(layers[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", layers[i], layers[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writeRopeExtras prints the RoPE rows a file has only when it sets them:
@@ -329,6 +391,9 @@ func (r *report) writeText(out io.Writer) error {
 			if hp.RopeOrigContext != nil {
 				fmt.Fprintf(w, ", original context %d", *hp.RopeOrigContext)
 			}
+			if len(hp.SlidingLayers) > 0 {
+				fmt.Fprintf(w, " (global layers only)")
+			}
 			fmt.Fprintln(w)
 		}
 		if row.name == "rope_freq_base" {
@@ -339,10 +404,25 @@ func (r *report) writeText(out io.Writer) error {
 		}
 		if row.name == "head_count_kv" && hp.SlidingWindow != nil {
 			fmt.Fprintf(w, "sliding_window:\t%d", *hp.SlidingWindow)
-			if r.Architecture == "phi3" {
+			switch {
+			case r.Architecture == "phi3":
 				fmt.Fprintf(w, " (not applied: llama.cpp disables Phi-3's)")
+			case len(hp.SlidingLayers) > 0 && hp.BlockCount != nil:
+				fmt.Fprintf(w, " (sliding layers %s of %d; the others global)", layerRanges(hp.SlidingLayers), *hp.BlockCount)
 			}
 			fmt.Fprintln(w)
+		}
+		if row.name == "head_count_kv" && hp.SlidingWindowPattern != nil {
+			fmt.Fprintf(w, "sliding_window_pattern:\t%v\n", hp.SlidingWindowPattern)
+		}
+		if row.name == "rope_freq_base" && hp.RopeFreqBaseSWA != nil {
+			fmt.Fprintf(w, "rope_freq_base_swa:\t%g (sliding layers, unscaled)\n", *hp.RopeFreqBaseSWA)
+		}
+		if row.name == "vocab_size" && hp.LogitSoftcap != nil {
+			fmt.Fprintf(w, "final_logit_softcapping:\t%g\n", *hp.LogitSoftcap)
+		}
+		if row.name == "vocab_size" && len(hp.Features) > 0 {
+			fmt.Fprintf(w, "features:\t%s\n", strings.Join(hp.Features, "; "))
 		}
 		if row.name == "head_count_kv" && hp.KeyLength != nil {
 			fmt.Fprintf(w, "key_length:\t%d\n", *hp.KeyLength) // only when the file sets it

@@ -18,7 +18,7 @@ func newQuantizeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "quantize IN.gguf OUT.gguf TYPE",
 		Short: "Quantize an F32/F16/BF16 GGUF model to " + strings.Join(quantize.FileTypes(), ", ") + " with llama.cpp's type rules",
-		Long: "Quantize an F32, F16 or BF16 GGUF model (llama, qwen2, qwen3, qwen3moe or phi3) into OUT.gguf.\n" +
+		Long: "Quantize an F32, F16 or BF16 GGUF model (llama, qwen2, qwen3, qwen3moe, phi3 or gemma3) into OUT.gguf.\n" +
 			"TYPE is one of " + strings.Join(quantize.FileTypes(), ", ") + " (case-insensitive);\n" +
 			"each tensor gets the type llama.cpp's llama-quantize would give it, and the same bytes.",
 		Args: cobra.ExactArgs(3),

@@ -33,7 +33,9 @@ var allFileTypes = []string{"Q4_K_M", "Q4_K_S", "Q8_0", "Q4_0", "F16", "BF16"}
 // 8-expert rules differ (attn_output Q5_K in Q4_K_S, attn_k/attn_v Q8_0 in
 // Q4_0); tiny-yarn (YaRN RoPE scaling) in Q8_0; phi3-tiny (fused attn_qkv
 // and gate-up, LongRoPE, partial rotary) in the types its forward is
-// compared on and Q4_K_S (attn_qkv takes attn_v's Q5_K there).
+// compared on and Q4_K_S (attn_qkv takes attn_v's Q5_K there); gemma3-tiny
+// (sliding-window and global layers, GELU, post-sublayer norms, tied) in
+// the types its forward is compared on.
 var fixturePresets = []struct {
 	preset string
 	ftypes []string
@@ -45,6 +47,7 @@ var fixturePresets = []struct {
 	{"qwen3moe-tiny", []string{"Q4_K_M", "Q8_0", "F16", "Q4_K_S", "Q4_0"}},
 	{"tiny-yarn", []string{"Q8_0"}},
 	{"phi3-tiny", []string{"Q4_K_M", "Q8_0", "F16", "Q4_K_S"}},
+	{"gemma3-tiny", []string{"Q4_K_M", "Q8_0", "F16"}},
 }
 
 var (
@@ -72,7 +75,8 @@ func sourceModels(t *testing.T, l *ref.Lib) []source {
 				fixtureErr = os.ErrNotExist
 				return
 			}
-			// Qwen3 uses Qwen2's vocabulary, phi3 llama.cpp's phi-3 one.
+			// Qwen3 uses Qwen2's vocabulary, phi3 llama.cpp's phi-3 one,
+			// llama and gemma3 the embedded llama SPM one.
 			var vocab *gguf.File
 			if name := fixture.VocabFile(cfg.Arch); name != "" {
 				vocab, fixtureErr = gguf.Open(filepath.Join(vocabDir, name))

@@ -25,6 +25,8 @@ type cTypeTraitsCPU struct {
 // that ggml_backend_load_all_from_path selected for this machine.
 type cpuFuncs struct {
 	path           string
+	lib            ffi.Lib
+	cpuInit        ffi.Fun // void ggml_cpu_init(void)
 	typeTraits     ffi.Fun // const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type)
 	vecDot         ffi.Cif
 	threadpoolNew  ffi.Fun // struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params *)
@@ -36,7 +38,10 @@ func bindCPU(path string) (*cpuFuncs, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cpuFuncs{path: path}
+	c := &cpuFuncs{path: path, lib: lib}
+	if c.cpuInit, err = prep(lib, "ggml_cpu_init", &ffi.TypeVoid); err != nil {
+		return nil, err
+	}
 	if c.typeTraits, err = prep(lib, "ggml_get_type_traits_cpu", &ffi.TypePointer, &ffi.TypeSint32); err != nil {
 		return nil, err
 	}
@@ -151,4 +156,25 @@ func (l *Lib) VecDot(typ uint32, n int, x, y []byte) (float32, error) {
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(y)
 	return s, nil
+}
+
+// GELUTableF16 returns a copy of the CPU backend's ggml_table_gelu_f16 (after
+// ggml_cpu_init, which fills it): for every f16 bit pattern, the f16 GELU
+// that ggml_vec_gelu_f32 and ggml_vec_geglu_f32 look up (ggml defines
+// GGML_GELU_FP16). It returns [ErrNoCPUBackend] when the backend library
+// was not found.
+func (l *Lib) GELUTableF16() ([]uint16, error) {
+	if l.cpu == nil {
+		return nil, ErrNoCPUBackend
+	}
+	l.cpu.cpuInit.Call(nil)
+	addr, err := l.cpu.lib.Get("ggml_table_gelu_f16")
+	if err != nil {
+		return nil, fmt.Errorf("%w: ggml_table_gelu_f16: %v", ErrNoCPUBackend, err)
+	}
+	// addr is a symbol of the mapped library, not Go memory: read it
+	// through a pointer-typed copy (a uintptr-to-pointer conversion vet
+	// would flag).
+	table := unsafe.Slice(*(**uint16)(unsafe.Pointer(&addr)), 1<<16)
+	return append([]uint16(nil), table...), nil
 }
