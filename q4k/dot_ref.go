@@ -119,28 +119,31 @@ func bsumsMins(a []byte, mn *[8]int32) int32 {
 // q8KD returns the f32 scale of a Q8_K block.
 func q8KD(a []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(a)) }
 
-// dotQ4_KAMXRef: ggml's AMX order (see order.go). Per block, with d = dw*da,
-// dmin = dminw*da, sumi = Σ scale·Σq4·q8 and summ = Σ bsums·min (exact):
+// q4KBlock returns, for one block_q4_K wb and block_q8_K ab, the exact
+// integer sums of the AMX and CPU_REPACK orders — sumi = Σ scale·Σq4·q8
+// and summ = Σ bsums·min — and their float32 scales d = dw*da and
+// dmin = dminw*da.
+func q4KBlock(wb, ab []byte) (sumi, summ int32, d, dmin float32) {
+	sc, mn := unpackScalesK(wb[4:16])
+	qs, q8 := wb[16:144], ab[4:260]
+	for k := range 4 {
+		var lo, hi int32
+		for l := range 32 {
+			lo += int32(qs[32*k+l]&0xF) * int32(int8(q8[64*k+l]))
+			hi += int32(qs[32*k+l]>>4) * int32(int8(q8[64*k+32+l]))
+		}
+		sumi += sc[2*k]*lo + sc[2*k+1]*hi
+	}
+	da := q8KD(ab)
+	return sumi, bsumsMins(ab, &mn), float32(f16At(wb, 0) * da), float32(f16At(wb, 2) * da)
+}
+
+// dotQ4_KAMXRef: ggml's AMX order (see order.go). Per block (q4KBlock):
 // sum = fma(float32(sumi), d, sum), then sum = fma(-float32(summ), dmin, sum).
 func dotQ4_KAMXRef(w, a []byte, nb int) float32 {
 	var sum float32
 	for i := range nb {
-		wb, ab := w[144*i:144*i+144], a[292*i:292*i+292]
-		sc, mn := unpackScalesK(wb[4:16])
-		qs, q8 := wb[16:144], ab[4:260]
-		var sumi int32
-		for k := range 4 {
-			var lo, hi int32
-			for l := range 32 {
-				lo += int32(qs[32*k+l]&0xF) * int32(int8(q8[64*k+l]))
-				hi += int32(qs[32*k+l]>>4) * int32(int8(q8[64*k+32+l]))
-			}
-			sumi += sc[2*k]*lo + sc[2*k+1]*hi
-		}
-		summ := bsumsMins(ab, &mn)
-		da := q8KD(ab)
-		d := float32(f16At(wb, 0) * da)
-		dmin := float32(f16At(wb, 2) * da)
+		sumi, summ, d, dmin := q4KBlock(w[144*i:144*i+144], a[292*i:292*i+292])
 		sum = fma32(-float32(summ), dmin, fma32(float32(sumi), d, sum))
 	}
 	return sum
@@ -154,22 +157,7 @@ func dotQ4_KAMXRef(w, a []byte, nb int) float32 {
 func dotQ4_KRepackRef(w, a []byte, nb int) float32 {
 	var acc, accm float32
 	for i := range nb {
-		wb, ab := w[144*i:144*i+144], a[292*i:292*i+292]
-		sc, mn := unpackScalesK(wb[4:16])
-		qs, q8 := wb[16:144], ab[4:260]
-		var sumi int32
-		for k := range 4 {
-			var lo, hi int32
-			for l := range 32 {
-				lo += int32(qs[32*k+l]&0xF) * int32(int8(q8[64*k+l]))
-				hi += int32(qs[32*k+l]>>4) * int32(int8(q8[64*k+32+l]))
-			}
-			sumi += sc[2*k]*lo + sc[2*k+1]*hi
-		}
-		summ := bsumsMins(ab, &mn)
-		da := q8KD(ab)
-		d := float32(f16At(wb, 0) * da)
-		dmin := float32(f16At(wb, 2) * da)
+		sumi, summ, d, dmin := q4KBlock(w[144*i:144*i+144], a[292*i:292*i+292])
 		acc = fma32(float32(sumi), d, acc)
 		accm = fma32(float32(summ), dmin, accm)
 	}
