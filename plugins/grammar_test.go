@@ -59,15 +59,7 @@ func TestGrammarJSONSchemaSession(t *testing.T) {
 	for _, temp := range []float64{0, 0.7, 1.0, 1.5} {
 		for _, seed := range []uint64{1, 2, 3} {
 			t.Run(fmt.Sprintf("t%.1f-seed%d", temp, seed), func(t *testing.T) {
-				fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
-				require.NoError(t, err)
-				smp, err := host.NewSampler(tok, load(t, h, "standard", fmt.Sprintf(`{"temperature":%g}`, temp)), grammarPlugin)
-				require.NoError(t, err)
-				sess, err := engine.NewSession(fwd, tok, engine.WithSampler(smp))
-				require.NoError(t, err)
-				defer sess.Close()
-				turn, err := sess.Generate(prompt, engine.GenerateConfig{MaxTokens: 200, Seed: &seed})
-				require.NoError(t, err)
+				turn := grammarTurn(t, m, tok, load(t, h, "standard", fmt.Sprintf(`{"temperature":%g}`, temp)), grammarPlugin, prompt, 200, seed)
 				assert.Equal(t, engine.StopEOG, turn.Stop, "%s", turn.Text)
 				inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(turn.Text))
 				require.NoError(t, err, "%s", turn.Text)
@@ -86,25 +78,10 @@ func TestGrammarGBNFSession(t *testing.T) {
 	cfg, _ := json.Marshal(map[string]string{"grammar": `root ::= "Tom " ("was " | "is ") [a-z]{2,8} "."`})
 	p := load(t, h, "grammar", string(cfg))
 	for _, seed := range []uint64{1, 2, 3, 4} {
-		fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
-		require.NoError(t, err)
-		smp, err := host.NewSampler(tok, load(t, h, "standard", `{"temperature":1.2}`), p)
-		require.NoError(t, err)
-		sess, err := engine.NewSession(fwd, tok, engine.WithSampler(smp))
-		require.NoError(t, err)
-		turn, err := sess.Generate(tok.Encode("Once", tokenizer.EncodeOptions{AddSpecial: true}), engine.GenerateConfig{MaxTokens: 40, Seed: &seed})
-		sess.Close()
-		require.NoError(t, err)
+		turn := grammarTurn(t, m, tok, load(t, h, "standard", `{"temperature":1.2}`), p, tok.Encode("Once", tokenizer.EncodeOptions{AddSpecial: true}), 40, seed)
 		assert.Regexp(t, `^Tom (was|is) [a-z]{2,8}\.$`, string(turn.Text))
 	}
-	for _, bad := range []string{`{"grammar":"root ::= ("}`, `{"json_schema":{"not":{}}}`, `{}`, `{"grammar":"root ::= \"a\"","json_schema":{}}`} {
-		pl, err := h.Load(context.Background(), wasm(t, "grammar"), host.LoadOptions{Config: []byte(bad)})
-		require.NoError(t, err)
-		smp, err := host.NewSampler(tok, load(t, h, "greedy", ""), pl)
-		require.NoError(t, err)
-		assert.ErrorIs(t, smp.Reset(0, nil), host.ErrBadConfig, bad)
-		smp.Close()
-	}
+	refusedConfigs(t, h, tok, `{"grammar":"root ::= ("}`, `{"json_schema":{"not":{}}}`, `{}`, `{"grammar":"root ::= \"a\"","json_schema":{}}`)
 }
 
 // A lazy grammar ("triggers"): stories260K writes freely until " was"
@@ -117,15 +94,8 @@ func TestGrammarTriggersSession(t *testing.T) {
 	p := load(t, h, "grammar", string(cfg))
 	for _, temp := range []float64{0, 0.8} {
 		for _, seed := range []uint64{1, 2} {
-			fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
-			require.NoError(t, err)
-			smp, err := host.NewSampler(tok, load(t, h, "standard", fmt.Sprintf(`{"temperature":%g}`, temp)), p)
-			require.NoError(t, err)
-			sess, err := engine.NewSession(fwd, tok, engine.WithSampler(smp))
-			require.NoError(t, err)
-			turn, err := sess.Generate(tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true}), engine.GenerateConfig{MaxTokens: 60, Seed: &seed})
-			sess.Close()
-			require.NoError(t, err)
+			turn := grammarTurn(t, m, tok, load(t, h, "standard", fmt.Sprintf(`{"temperature":%g}`, temp)), p,
+				tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true}), 60, seed)
 			text := string(turn.Text)
 			t.Logf("t%.1f seed %d: %q", temp, seed, text)
 			before, after, found := strings.Cut(text, " was")
@@ -139,12 +109,34 @@ func TestGrammarTriggersSession(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{`{"grammar":"root ::= \"a\"","triggers":[""]}`, `{"grammar":"root ::= \"a\"","triggers":[]}`} {
-		pl, err := h.Load(context.Background(), wasm(t, "grammar"), host.LoadOptions{Config: []byte(bad)})
+	refusedConfigs(t, h, tok, `{"grammar":"root ::= \"a\"","triggers":[""]}`, `{"grammar":"root ::= \"a\"","triggers":[]}`)
+}
+
+// grammarTurn runs one turn on m: sampler (a loaded plugin) after the
+// grammar processor p, from prompt, under maxTokens and seed.
+func grammarTurn(t *testing.T, m *model.Model, tok *tokenizer.Tokenizer, sampler, p *host.Plugin, prompt []int32, maxTokens int, seed uint64) engine.Turn {
+	t.Helper()
+	fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+	require.NoError(t, err)
+	smp, err := host.NewSampler(tok, sampler, p)
+	require.NoError(t, err)
+	sess, err := engine.NewSession(fwd, tok, engine.WithSampler(smp))
+	require.NoError(t, err)
+	defer sess.Close()
+	turn, err := sess.Generate(prompt, engine.GenerateConfig{MaxTokens: maxTokens, Seed: &seed})
+	require.NoError(t, err)
+	return turn
+}
+
+// refusedConfigs checks that each config in bad is a config error at reset.
+func refusedConfigs(t *testing.T, h *host.Host, tok *tokenizer.Tokenizer, bad ...string) {
+	t.Helper()
+	for _, b := range bad {
+		pl, err := h.Load(context.Background(), wasm(t, "grammar"), host.LoadOptions{Config: []byte(b)})
 		require.NoError(t, err)
 		smp, err := host.NewSampler(tok, load(t, h, "greedy", ""), pl)
 		require.NoError(t, err)
-		assert.ErrorIs(t, smp.Reset(0, nil), host.ErrBadConfig, bad)
+		assert.ErrorIs(t, smp.Reset(0, nil), host.ErrBadConfig, b)
 		smp.Close()
 	}
 }
