@@ -7,7 +7,7 @@
 # c    clang-14 --target=wasm32, no libc (apt-get install clang-14 lld-14);
 #      the SDK is abi/guest/c. These are the embedded defaults. standard
 #      also uses wasm SIMD (-msimd128) for its whole-vocabulary loops, and
-#      -Os (its hot loops are unrolled by pragmas) to stay small (34 KiB).
+#      -Os (its hot loops are unrolled by pragmas) to stay small (35 KiB).
 # go   the pinned Go toolchain (GOTOOLCHAIN=local, GOOS=wasip1, c-shared,
 #      -trimpath, no build id); the SDK is abi/guest.
 # wat  wabt's wat2wasm (apt-get install wabt).

@@ -37,7 +37,9 @@ const (
 // repeat_last_n >= -1 (-1: the whole context); logit_bias ids in the
 // vocabulary, any bias but NaN (-Inf bans the id); top_n_sigma >= 0 or -1
 // (llama.cpp's off); xtc_probability in [0, 1]; xtc_threshold in [0, 0.5]
-// (llama.cpp takes more as off); dynatemp_range and dynatemp_exponent >= 0.
+// (llama.cpp takes more as off); dynatemp_range and dynatemp_exponent >= 0;
+// samplers entries known, offered, each once, penalties first (a
+// *standard.SamplerError otherwise).
 type Standard struct {
 	Temperature      *float64 // "temperature", default 0.8
 	TopK             *int     // "top_k", default 40
@@ -53,6 +55,10 @@ type Standard struct {
 	XTCThreshold     *float64 // "xtc_threshold", default 0.1
 	DynatempRange    *float64 // "dynatemp_range", default 0 (off)
 	DynatempExponent *float64 // "dynatemp_exponent", default 1
+	// Samplers is the chain's order, llama.cpp's stage names and aliases
+	// (standard.Config.Samplers; nil: standard.DefaultSamplers, llama.cpp's
+	// order). "samplers".
+	Samplers []string
 	// LogitBias adds its value to the logit of its id before anything
 	// else; -Inf (written as false) bans the id. "logit_bias".
 	LogitBias map[int32]float64
@@ -125,6 +131,9 @@ func (s Standard) Config() json.RawMessage {
 		}
 		obj["logit_bias"] = bias
 	}
+	if s.Samplers != nil {
+		obj["samplers"] = s.Samplers
+	}
 	b, _ := json.Marshal(obj) // finite numbers and bools always marshal
 	return b
 }
@@ -169,4 +178,21 @@ func (s StopStrings) Config() json.RawMessage {
 	}
 	b, _ := json.Marshal(s) // strings and a bool always marshal
 	return b
+}
+
+// ParseSamplers reads a request's samplers value: a JSON list of strings,
+// or a JSON string of names separated by ';' (llama.cpp's --samplers; not
+// its server's string of sampler characters). The names are checked by
+// Standard.Check; a value of another shape is an error wrapping
+// standard.ErrConfig.
+func ParseSamplers(raw json.RawMessage) ([]string, error) {
+	var names []string
+	if err := json.Unmarshal(raw, &names); err == nil && names != nil {
+		return names, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%w: samplers must be a list of names or a \";\"-separated string", standard.ErrConfig)
+	}
+	return standard.ParseSamplers([]byte(s))
 }

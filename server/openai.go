@@ -20,18 +20,22 @@ type samplingFields struct {
 	PresencePenalty     *float64 `json:"presence_penalty"`
 	// llama.cpp's XTC, top-n-sigma and dynamic temperature (the standard
 	// sampler's keys).
-	TopNSigma        *float64           `json:"top_n_sigma"`
-	XTCProbability   *float64           `json:"xtc_probability"`
-	XTCThreshold     *float64           `json:"xtc_threshold"`
-	DynatempRange    *float64           `json:"dynatemp_range"`
-	DynatempExponent *float64           `json:"dynatemp_exponent"`
-	LogitBias        map[string]float64 `json:"logit_bias"`
-	Seed             *int64             `json:"seed"`
-	Stop             stopField          `json:"stop"`
-	N                *int               `json:"n"`
-	Stream           bool               `json:"stream"`
-	StreamOptions    json.RawMessage    `json:"stream_options"`
-	Realizar         *realizarRequest   `json:"realizar"`
+	TopNSigma        *float64 `json:"top_n_sigma"`
+	XTCProbability   *float64 `json:"xtc_probability"`
+	XTCThreshold     *float64 `json:"xtc_threshold"`
+	DynatempRange    *float64 `json:"dynatemp_range"`
+	DynatempExponent *float64 `json:"dynatemp_exponent"`
+	// Samplers is llama.cpp's samplers: the chain's order, a list of
+	// names or a ";"-separated string (not llama.cpp's string of sampler
+	// characters).
+	Samplers      json.RawMessage    `json:"samplers"`
+	LogitBias     map[string]float64 `json:"logit_bias"`
+	Seed          *int64             `json:"seed"`
+	Stop          stopField          `json:"stop"`
+	N             *int               `json:"n"`
+	Stream        bool               `json:"stream"`
+	StreamOptions json.RawMessage    `json:"stream_options"`
+	Realizar      *realizarRequest   `json:"realizar"`
 	// CachePrompt is llama.cpp's cache_prompt: reuse the KV cache of the
 	// previous request's longest common prefix (default true; only ever
 	// the same tenant's).

@@ -207,7 +207,8 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 func hasSamplingFields(f *samplingFields) bool {
 	return f.Temperature != nil || f.TopP != nil || f.TopK != nil || f.MinP != nil || f.RepeatPenalty != nil ||
 		f.FrequencyPenalty != nil || f.PresencePenalty != nil || len(f.LogitBias) > 0 || f.TopNSigma != nil ||
-		f.XTCProbability != nil || f.XTCThreshold != nil || f.DynatempRange != nil || f.DynatempExponent != nil
+		f.XTCProbability != nil || f.XTCThreshold != nil || f.DynatempRange != nil || f.DynatempExponent != nil ||
+		len(f.Samplers) > 0
 }
 
 // openAIDefaults are the standard sampler's settings for fields a request
@@ -230,6 +231,13 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 	cfg.RepeatPenalty, cfg.PresencePenalty, cfg.FrequencyPenalty = f.RepeatPenalty, f.PresencePenalty, f.FrequencyPenalty
 	cfg.TopNSigma, cfg.XTCProbability, cfg.XTCThreshold = f.TopNSigma, f.XTCProbability, f.XTCThreshold
 	cfg.DynatempRange, cfg.DynatempExponent = f.DynatempRange, f.DynatempExponent
+	if len(f.Samplers) > 0 && string(f.Samplers) != "null" {
+		names, err := plugins.ParseSamplers(f.Samplers)
+		if err != nil {
+			return nil, badRequest("samplers", "samplers: %v", err)
+		}
+		cfg.Samplers = names
+	}
 	if len(f.LogitBias) > 0 {
 		cfg.LogitBias = map[int32]float64{}
 		for k, v := range f.LogitBias {
@@ -244,6 +252,10 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 		var re *standard.RangeError
 		if errors.As(err, &re) {
 			return nil, badRequest(re.Key, "%s must be %s", re.Key, re.Want)
+		}
+		var se *standard.SamplerError
+		if errors.As(err, &se) {
+			return nil, badRequest("samplers", "samplers: %q %s", se.Name, se.Why)
 		}
 		return nil, badRequest("logit_bias", "%v", err)
 	}

@@ -31,3 +31,21 @@ func TestSamplerFieldsReachTheSampler(t *testing.T) {
 	assert.Equal(t, greedy, sigma)
 	assert.NotEqual(t, greedy, hot)
 }
+
+// TestStandardConfigSamplers: a request's samplers, a list or a
+// ";"-separated string, reach the sampler's config as a list.
+func TestStandardConfigSamplers(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`["top_k", "temp"]`, `["top_k","temp"]`},
+		{`"top_k;temp"`, `["top_k","temp"]`},
+		{`[]`, `[]`},
+	} {
+		raw, err := standardConfig(&samplingFields{Samplers: json.RawMessage(tt.body)}, 100)
+		require.NoError(t, err, tt.body)
+		var cfg map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(raw, &cfg))
+		assert.JSONEq(t, tt.want, string(cfg["samplers"]), tt.body)
+	}
+	_, err := standardConfig(&samplingFields{Samplers: json.RawMessage(`["penalties", "top_k", "penalties"]`)}, 100)
+	assert.ErrorContains(t, err, `"penalties" is listed twice`)
+}

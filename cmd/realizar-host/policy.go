@@ -43,6 +43,7 @@ type policyFlags struct {
 		topNSigma, xtcProbability, xtcThreshold          float64
 		dynatempRange, dynatempExponent                  float64
 		topK, repeatLastN                                int
+		samplers                                         string
 	}
 }
 
@@ -62,6 +63,7 @@ var samplingFlags = []struct{ flag, key string }{
 	{"xtc-threshold", "xtc_threshold"},
 	{"dynatemp-range", "dynatemp_range"},
 	{"dynatemp-exp", "dynatemp_exponent"},
+	{"samplers", "samplers"},
 }
 
 func (p *policyFlags) register(cmd *cobra.Command) {
@@ -95,6 +97,8 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&s.xtcThreshold, "xtc-threshold", d.XTCThreshold, "standard sampler: XTC's probability threshold, in [0, 0.5]")
 	fs.Float64Var(&s.dynatempRange, "dynatemp-range", d.DynatempRange, "standard sampler: dynamic temperature, temperature ± range by entropy (0: off)")
 	fs.Float64Var(&s.dynatempExponent, "dynatemp-exp", d.DynatempExponent, "standard sampler: dynamic temperature's exponent")
+	fs.StringVar(&s.samplers, "samplers", strings.Join(standard.DefaultSamplers, ";"),
+		"standard sampler: the chain's order, llama.cpp's stage names separated by ';' (a stage not listed does not run)")
 }
 
 // The --format values.
@@ -257,7 +261,18 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 			set[0], plugins.StandardBuiltin, name))
 	}
 	st := p.standard(fs)
+	if fs.Changed("samplers") {
+		names, err := standard.ParseSamplers([]byte(p.sampling.samplers))
+		if err != nil {
+			return nil, usage(fmt.Errorf("--samplers %q: names separated by ';'", p.sampling.samplers))
+		}
+		st.Samplers = names
+	}
 	if err := st.Check(nVocab); err != nil {
+		var se *standard.SamplerError
+		if errors.As(err, &se) {
+			return nil, usage(fmt.Errorf("--samplers: %q %s", se.Name, se.Why))
+		}
 		var re *standard.RangeError
 		if errors.As(err, &re) {
 			for _, f := range samplingFlags {

@@ -32,6 +32,10 @@ type Chain struct {
 
 	sigmaCut float64 // top-n-sigma's threshold this step (full mode)
 
+	order    []byte // the stages that run, in order (stage codes; no penalties or dry)
+	kEarly   bool   // top-k comes before any stage that needs the candidates past it
+	sigmaAll bool   // top-n-sigma comes before any stage that drops candidates
+
 	rng   abi.RNG
 	ready bool
 }
@@ -41,8 +45,15 @@ func NewChain(cfg Config, nVocab int) (*Chain, error) {
 	if err := cfg.Check(nVocab); err != nil {
 		return nil, err
 	}
+	listed, err := stages(cfg.Samplers)
+	if err != nil {
+		return nil, err
+	}
+	cfg = neutralize(cfg, listed)
 	c := &Chain{cfg: cfg, nVocab: nVocab}
-	c.penOn = cfg.RepeatLastN != 0 && (cfg.RepeatPenalty != 1 || cfg.PresencePenalty != 0 || cfg.FrequencyPenalty != 0)
+	c.order, c.kEarly, c.sigmaAll = plan(cfg, listed)
+	penListed := hasStage(listed, stagePenalties)
+	c.penOn = penListed && cfg.RepeatLastN != 0 && (cfg.RepeatPenalty != 1 || cfg.PresencePenalty != 0 || cfg.FrequencyPenalty != 0)
 	for _, b := range cfg.LogitBias {
 		if c.bias == nil {
 			c.bias = make([]float32, nVocab)
@@ -75,6 +86,82 @@ func NewChain(cfg Config, nVocab int) (*Chain, error) {
 	return c, nil
 }
 
+// neutralize turns off the values of the stages the order does not list:
+// top_n_sigma 0, top_k 0, typical_p 1, top_p 1, min_p 0, xtc_probability
+// 0, and temperature 1 without a dynamic range (the draw at T = 1).
+// (Penalties are off through penOn.)
+func neutralize(cfg Config, listed []byte) Config {
+	off := func(st byte) bool { return !hasStage(listed, st) }
+	if off(stageSigma) {
+		cfg.TopNSigma = 0
+	}
+	if off(stageTopK) {
+		cfg.TopK = 0
+	}
+	if off(stageTypical) {
+		cfg.TypicalP = 1
+	}
+	if off(stageTopP) {
+		cfg.TopP = 1
+	}
+	if off(stageMinP) {
+		cfg.MinP = 0
+	}
+	if off(stageXTC) {
+		cfg.XTCProbability = 0
+	}
+	if off(stageTemp) {
+		cfg.Temperature, cfg.DynatempRange = 1, 0
+	}
+	return cfg
+}
+
+// plan is the order of the stages that run (listed and on: top_n_sigma >
+// 0, top_k > 0, typical_p < 1, top_p < 1, min_p > 0, xtc_probability > 0,
+// temperature listed); kEarly when top-k runs before typical-p, top-p,
+// min-p, XTC and a dynamic temperature (so only the top_k best candidates
+// matter: the top-N mode and a selection instead of a sort); sigmaAll when
+// top-n-sigma runs before every stage that drops candidates (top-k,
+// typical-p, top-p, min-p, XTC: its mean and deviation are then over every
+// logit, in id order).
+func plan(cfg Config, listed []byte) (order []byte, kEarly, sigmaAll bool) {
+	wide, dropped := false, false // a stage that needs every candidate, one that drops some, so far
+	for _, st := range listed {
+		on := false
+		switch st {
+		case stageSigma:
+			on = cfg.TopNSigma > 0
+		case stageTopK:
+			on = cfg.TopK > 0
+		case stageTypical:
+			on = cfg.TypicalP < 1
+		case stageTopP:
+			on = cfg.TopP < 1
+		case stageMinP:
+			on = cfg.MinP > 0
+		case stageXTC:
+			on = cfg.XTCProbability > 0
+		case stageTemp:
+			on = true
+		}
+		if !on {
+			continue
+		}
+		order = append(order, st)
+		switch st {
+		case stageSigma:
+			sigmaAll = !dropped
+		case stageTopK:
+			kEarly, dropped = !wide, true
+		case stageTemp:
+			wide = wide || cfg.DynatempRange > 0
+		default:
+			wide, dropped = true, true
+		}
+	}
+	return order, kEarly, sigmaAll
+}
+
 func containsID(ids []int32, id int32) bool {
 	for _, x := range ids {
 		if x == id {
@@ -98,7 +185,7 @@ func containsID(ids []int32, id int32) bool {
 //
 // Greedy (temperature 0 without a dynamic range) needs one candidate
 // instead of top_k. When N would exceed abi.MaxTopN, top_k is 0
-// (disabled), the window is the whole context (repeat_last_n = -1) or
+// (disabled) or not kEarly in the order, the window is the whole context (repeat_last_n = -1) or
 // top-n-sigma is on (its mean and deviation are over every logit), the
 // sampler takes the full logits.
 func (c *Chain) chooseTopN() int {
@@ -120,6 +207,9 @@ func (c *Chain) chooseTopN() int {
 		}
 	}
 	want := cfg.TopK
+	if !c.kEarly {
+		want = 0
+	}
 	if c.greedy() {
 		want = 1
 	}
@@ -224,32 +314,41 @@ func (c *Chain) penalize(l float32, count int32) float32 {
 // count the host's entry count; in full mode ids is nil and logits the
 // n_vocab logits. The region is modified (the host never reads it back).
 //
-// The chain, each stage on the candidates left by the previous one:
+// The chain, each stage on the candidates left by the previous one; stages
+// 2-8 run in the order of the samplers config (the default is the order
+// below, llama.cpp's), those not listed or off not at all:
 //
-//  1. logit bias, then penalties (float32), then the contract order;
-//     greedy (temperature 0, no dynamic range) returns the first candidate
-//     without drawing;
-//  2. top-n-sigma (> 0, full logits): over the adjusted logits in id
-//     order, skipping -Inf, mean m = Σl/k and deviation σ = Sqrt(Σ(l-m)²/k)
-//     in float64, the maximum M over the non-NaN ones; a candidate whose
-//     logit is below M - top_n_sigma·σ becomes -Inf in its place;
+//  1. logit bias, then penalties (float32; when penalties is listed), then
+//     the contract order; greedy (temperature listed and 0, no dynamic
+//     range) returns the first candidate without drawing;
+//  2. top-n-sigma (> 0, full logits): when no stage before it drops
+//     candidates, over the adjusted logits in id order, else over the
+//     candidates in their order, skipping -Inf, mean m = Σl/k and deviation
+//     σ = Sqrt(Σ(l-m)²/k) in float64, the maximum M over the non-NaN ones;
+//     a candidate whose logit is below M - top_n_sigma·σ becomes -Inf in
+//     its place;
 //  3. top-k: the first top_k (0 keeps all);
-//  4. typical-p (< 1): p = Softmax(T=1)/sum, H = Σ -p·Log(p) over p > 0,
+//  4. typical-p (< 1): p = Softmax(T)/sum, H = Σ -p·Log(p) over p > 0,
 //     order by |-Log(p) - H| then position, keep up to the first cumulative
 //     p > typical_p, back into the contract order;
-//  5. top-p (< 1): keep up to the first i with Σ_{j<=i} p_j >= top_p;
-//  6. min-p (> 0): keep the prefix with Softmax(T=1)_i >= min_p · Softmax_0;
+//  5. top-p (< 1): p = Softmax(T)/sum; keep up to the first i with
+//     Σ_{j<=i} p_j >= top_p;
+//  6. min-p (> 0): keep the prefix with Softmax(T)_i >= min_p · Softmax_0;
 //  7. XTC (xtc_probability > 0, two candidates or more): one uniform u; if
-//     u <= xtc_probability, p = Softmax(T=1)/sum and, with j the last index
+//     u <= xtc_probability, p = Softmax(T)/sum and, with j the last index
 //     of the prefix with p >= xtc_threshold, drop the first j candidates;
-//  8. the temperature: with dynatemp_range > 0 and two candidates or more,
-//     p = Softmax(T=1)/sum, H = Σ -p·Log(p) over p > 0, and T = lo + (hi -
-//     lo)·Pow(H / Log(n), dynatemp_exponent) with lo = max(0, temperature -
-//     range), hi = temperature + range (Pow(x, e) = Exp(e·Log(x)), 1 for
-//     e = 0, 0 for x = 0); T <= 0, or one candidate, returns the first;
+//  8. the temperature sets T (1 before this stage, and throughout when it
+//     is not listed) to temperature; with dynatemp_range > 0 and two
+//     candidates or more, p = Softmax(T=1)/sum, H = Σ -p·Log(p) over p >
+//     0, and T = lo + (hi - lo)·Pow(H / Log(n), dynatemp_exponent) with lo
+//     = max(0, temperature - range), hi = temperature + range (Pow(x, e) =
+//     Exp(e·Log(x)), 1 for e = 0, 0 for x = 0); T <= 0, or one candidate,
+//     returns the first;
 //  9. Softmax at T, one uniform, abi.Draw.
 //
-// Stages 4-8 are skipped when every candidate has probability 0.
+// Stages 4-8 are skipped when every candidate has probability 0. A stage
+// after the temperature sees its probabilities at T, as llama.cpp's see
+// the logits it has divided by T.
 func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int32 {
 	if !c.ready {
 		guest.LogMsg(abi.LogError, "standard: sample before reset")
@@ -260,35 +359,39 @@ func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int
 	if n <= 0 {
 		return -1
 	}
-	cfg := &c.cfg
 	if c.greedy() {
 		return c.ids[0]
 	}
-	if cfg.TopNSigma > 0 {
-		c.sigma(n)
-	}
-	if cfg.TopK > 0 && n > cfg.TopK {
-		n = cfg.TopK
-	}
-	if cfg.TypicalP < 1 {
-		n = c.typical(n)
-	}
-	if cfg.TopP < 1 {
-		n = c.nucleus(n)
-	}
-	if cfg.MinP > 0 {
-		n = c.minimum(n)
-	}
-	if cfg.XTCProbability > 0 && n >= 2 {
-		n = c.xtc(n, c.rng.Uniform())
-	}
-	t := cfg.Temperature
-	if cfg.DynatempRange > 0 {
-		if n < 2 {
-			return c.ids[0]
-		}
-		if t = c.dynamicTemperature(n); t <= 0 {
-			return c.ids[0]
+	t := 1.0 // the temperature the stages see: 1 until the temperature stage
+	for _, st := range c.order {
+		switch st {
+		case stageSigma:
+			if !c.sigmaAll {
+				c.sigmaCut = c.sigmaCutOf(c.vals[:n])
+			}
+			c.sigma(n)
+		case stageTopK:
+			n = min(n, c.cfg.TopK)
+		case stageTypical:
+			n = c.typical(n, t)
+		case stageTopP:
+			n = c.nucleus(n, t)
+		case stageMinP:
+			n = c.minimum(n, t)
+		case stageXTC:
+			if n >= 2 {
+				n = c.xtc(n, t, c.rng.Uniform())
+			}
+		case stageTemp:
+			t = c.cfg.Temperature
+			if c.cfg.DynatempRange > 0 {
+				if n < 2 {
+					return c.ids[0]
+				}
+				if t = c.dynamicTemperature(n); t <= 0 {
+					return c.ids[0]
+				}
+			}
 		}
 	}
 	sum := abi.Softmax(c.probs[:n], c.vals[:n], t)
@@ -334,13 +437,13 @@ func (c *Chain) sigma(n int) {
 	}
 }
 
-// xtc is the XTC stage with the step's uniform u.
-func (c *Chain) xtc(n int, u float64) int {
+// xtc is the XTC stage at temperature t with the step's uniform u.
+func (c *Chain) xtc(n int, t, u float64) int {
 	if u > c.cfg.XTCProbability {
 		return n
 	}
 	probs := c.probs[:n]
-	sum := abi.Softmax(probs, c.vals[:n], 1)
+	sum := abi.Softmax(probs, c.vals[:n], t)
 	if !(sum > 0) {
 		return n
 	}
@@ -428,13 +531,13 @@ func (c *Chain) candidates(ids []int32, logits []float32, count int) int {
 			logits[id] = c.penalize(logits[id], c.counts[id])
 		}
 	}
-	if c.cfg.TopNSigma > 0 {
+	if c.cfg.TopNSigma > 0 && c.sigmaAll {
 		c.sigmaCut = c.sigmaCutOf(logits)
 	}
 	switch {
 	case c.greedy():
 		return guest.SelectTop(logits, 1, c.ids, c.vals)
-	case c.cfg.TopK > 0 && c.cfg.TopK < c.nVocab:
+	case c.kEarly && c.cfg.TopK < c.nVocab:
 		return guest.SelectTop(logits, c.cfg.TopK, c.ids, c.vals)
 	}
 	for i, l := range logits {
@@ -459,9 +562,9 @@ func insertionSort(ids []int32, vals []float32) {
 	}
 }
 
-func (c *Chain) typical(n int) int {
+func (c *Chain) typical(n int, t float64) int {
 	probs := c.probs[:n]
-	sum := abi.Softmax(probs, c.vals[:n], 1)
+	sum := abi.Softmax(probs, c.vals[:n], t)
 	if !(sum > 0) {
 		return n
 	}
@@ -506,9 +609,9 @@ func (c *Chain) typical(n int) int {
 	return last
 }
 
-func (c *Chain) nucleus(n int) int {
+func (c *Chain) nucleus(n int, t float64) int {
 	probs := c.probs[:n]
-	sum := abi.Softmax(probs, c.vals[:n], 1)
+	sum := abi.Softmax(probs, c.vals[:n], t)
 	if !(sum > 0) {
 		return n
 	}
@@ -522,9 +625,9 @@ func (c *Chain) nucleus(n int) int {
 	return n
 }
 
-func (c *Chain) minimum(n int) int {
+func (c *Chain) minimum(n int, t float64) int {
 	probs := c.probs[:n]
-	sum := abi.Softmax(probs, c.vals[:n], 1)
+	sum := abi.Softmax(probs, c.vals[:n], t)
 	if !(sum > 0) {
 		return n
 	}

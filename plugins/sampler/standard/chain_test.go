@@ -1,6 +1,7 @@
 package standard
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -232,7 +233,7 @@ func TestXTC(t *testing.T) {
 		{`{"xtc_probability":1,"xtc_threshold":0.5}`, 0, []int32{0, 1, 2, 3}}, // one above: kept
 	} {
 		c := chainWith(t, tt.config, vals)
-		n := c.xtc(len(vals), tt.u)
+		n := c.xtc(len(vals), 1, tt.u)
 		assert.Equal(t, tt.want, c.ids[:n], "%s u=%v", tt.config, tt.u)
 	}
 }
@@ -252,4 +253,142 @@ func TestDynamicTemperature(t *testing.T) {
 	assert.Equal(t, 1.0, pow(0, 0))
 	assert.Equal(t, 0.0, pow(0, 1.5))
 	assert.InDelta(t, math.Pow(0.3, 1.7), pow(0.3, 1.7), 1e-15)
+}
+
+func TestParseSamplers(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		ok   bool
+	}{
+		{`["top_k", "temp"]`, []string{"top_k", "temp"}, true},
+		{` [ ] `, []string{}, true},
+		{`top_k;temp`, []string{"top_k", "temp"}, true},
+		{` top_k ; temp `, []string{"top_k", "temp"}, true},
+		{``, []string{}, true},
+		{`top_k;;temp`, []string{"top_k", "", "temp"}, true}, // "" is refused by Check
+		{`["top_k",]`, nil, false},
+		{`["top_k" "temp"]`, nil, false},
+		{`["a\"b"]`, nil, false}, // no escapes
+		{`["top_k"] x`, nil, false},
+		{`[5]`, nil, false},
+		{`{"top_k":1}`, nil, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseSamplers([]byte(tt.in))
+		if !tt.ok {
+			var re *RangeError
+			require.ErrorAs(t, err, &re, tt.in)
+			assert.Equal(t, "samplers", re.Key)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.want, got, tt.in)
+	}
+}
+
+// TestStages: llama.cpp's names and aliases in any ASCII case; unknown,
+// not offered, twice and a late penalties are *SamplerError.
+func TestStages(t *testing.T) {
+	_, err := stages([]string{"Top-K", "topp", "nucleus", "typ"})
+	require.Error(t, err, "top_p twice") // topp and nucleus
+	got, err := stages([]string{"dry", "penalties", "TOP_N_SIGMA", "top-k", "typical_p", "nucleus", "minp", "xtc", "temp"})
+	require.NoError(t, err)
+	assert.Equal(t, "deskypmxt", string(got))
+	got, err = stages(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "edskypmxt", string(got))
+	for _, tt := range []struct {
+		names []string
+		why   string
+	}{
+		{[]string{"top_k", "mirostat"}, "is unknown"},
+		{[]string{"adaptive_p"}, "is not offered"},
+		{[]string{"infill"}, "is not offered"},
+		{[]string{"temp", "temperature"}, "is listed twice"},
+		{[]string{"top_k", "penalties"}, "must come first"},
+		{[]string{"top_\u212a"}, "is unknown"}, // ASCII case only (the Kelvin sign is not k)
+	} {
+		_, err := stages(tt.names)
+		var se *SamplerError
+		require.ErrorAs(t, err, &se, tt.names)
+		assert.Equal(t, tt.why, se.Why, tt.names)
+		assert.ErrorIs(t, err, ErrConfig)
+	}
+}
+
+// TestPlan: the order decides the top-N mode, the selection of top_k and
+// where top-n-sigma's statistics come from.
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		config           string
+		order            string
+		topN             int
+		kEarly, sigmaAll bool
+	}{
+		{``, "kpmt", 40, true, false},
+		{`{"samplers":["temperature","top_k","min_p"]}`, "tkm", 40, true, false},
+		{`{"samplers":["top_p","top_k","temperature"]}`, "pkt", 0, false, false},
+		{`{"samplers":["dynatemp","top_k"]}`, "", 0, false, false}, // refused below
+		{`{"samplers":["temp","top_k"],"dynatemp_range":0.5}`, "tk", 0, false, false},
+		{`{"samplers":["top_k","top_n_sigma","temp"],"top_n_sigma":1}`, "kst", 0, true, false},
+		{`{"samplers":["top_n_sigma","temp","top_k"],"top_n_sigma":1}`, "stk", 0, true, true},
+		{`{"samplers":[]}`, "", 0, false, false},
+		{`{"samplers":"top_k;temp","temperature":0}`, "kt", 1, true, false},
+		{`{"samplers":"top_k","temperature":0}`, "k", 40, true, false}, // no temperature: T = 1, not greedy
+	}
+	for _, tt := range tests {
+		cfg, err := ParseConfig([]byte(tt.config))
+		require.NoError(t, err, tt.config)
+		c, err := NewChain(cfg, 1000)
+		if tt.config == `{"samplers":["dynatemp","top_k"]}` {
+			assert.ErrorIs(t, err, ErrConfig)
+			continue
+		}
+		require.NoError(t, err, tt.config)
+		assert.Equal(t, tt.order, string(c.order), tt.config)
+		assert.Equal(t, tt.topN, c.TopN(), tt.config)
+		assert.Equal(t, tt.kEarly, c.kEarly, tt.config)
+		assert.Equal(t, tt.sigmaAll, c.sigmaAll, tt.config)
+	}
+}
+
+// TestTemperatureFirst: a stage after the temperature sees the
+// probabilities at T: min-p 0.3 keeps p1/p0 = e^-1 at T = 1, drops it at
+// T = 0.5 (e^-2).
+func TestTemperatureFirst(t *testing.T) {
+	for _, tt := range []struct {
+		config string
+		keep   int
+	}{
+		{`{"samplers":["min_p","temperature"],"min_p":0.3,"temperature":0.5}`, 2},
+		{`{"samplers":["temperature","min_p"],"min_p":0.3,"temperature":0.5}`, 1},
+	} {
+		c := chainWith(t, tt.config, []float32{1, 0, -5})
+		seen := map[int32]bool{}
+		c.Reset(1, nil)
+		for range 200 {
+			seen[c.Sample(-1, nil, []float32{1, 0, -5}, 3)] = true
+		}
+		assert.Len(t, seen, tt.keep, tt.config)
+	}
+}
+
+// FuzzParseSamplers: never panics; what it accepts, Check either accepts
+// or refuses with an error wrapping ErrConfig.
+func FuzzParseSamplers(f *testing.F) {
+	for _, s := range []string{`["top_k","temp"]`, `top_k;temp`, `[]`, `["a",`, `;;`, `[" penalties "]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		names, err := ParseSamplers(in)
+		if err != nil {
+			return
+		}
+		cfg := DefaultConfig()
+		cfg.Samplers = names
+		if err := cfg.Check(10); err != nil && !errors.Is(err, ErrConfig) {
+			t.Fatalf("%q: %v", in, err)
+		}
+	})
 }

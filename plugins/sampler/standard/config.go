@@ -62,6 +62,14 @@ type Config struct {
 	// (temperature = min + (max-min)·entropy^exponent). Key
 	// "dynatemp_exponent", default 1, >= 0.
 	DynatempExponent float64
+	// Samplers is the chain's order, llama.cpp's samplers: stage names
+	// (see ParseSamplers and the README's sampler table), each stage run
+	// in the order given; a stage not listed does not run (temperature not
+	// listed: the draw is at T = 1). dry is accepted and ignored here: the
+	// dry processor, when loaded, runs before the sampler. penalties, when
+	// listed, comes first (dry aside). nil is DefaultSamplers. Key
+	// "samplers": a list of names or a ";"-separated string.
+	Samplers []string
 	// LogitBias is added to the logits of its ids before anything else (in
 	// order; several entries for one id add up). Key "logit_bias":
 	// {"id": bias, ...} or [[id, bias], ...]; a bias of false is -Inf.
@@ -87,7 +95,7 @@ var ErrConfig = errors.New("standard: bad config")
 // build has the same list). ReadConfig and ParseConfig refuse any other.
 var Keys = []string{"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
 	"repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias", "top_n_sigma",
-	"xtc_probability", "xtc_threshold", "dynatemp_range", "dynatemp_exponent"}
+	"xtc_probability", "xtc_threshold", "dynatemp_range", "dynatemp_exponent", "samplers"}
 
 // CheckKeys refuses a raw config JSON with a key not in Keys; the error
 // wraps ErrConfig and guest.ErrConfig and names the key.
@@ -114,7 +122,9 @@ func (e *RangeError) Unwrap() error { return ErrConfig }
 // outside [0, 1]; repeat_penalty <= 0; presence_penalty or
 // frequency_penalty outside [-2, 2]; repeat_last_n < -1; top_n_sigma
 // negative but -1; xtc_probability outside [0, 1]; xtc_threshold outside
-// [0, 0.5]; dynatemp_range or dynatemp_exponent < 0. A logit_bias id
+// [0, 0.5]; dynatemp_range or dynatemp_exponent < 0. A samplers entry
+// that is unknown, not offered (infill, adaptive_p), listed twice, or
+// penalties after a stage but dry is a *SamplerError. A logit_bias id
 // outside [0, nVocab) or a NaN bias, and nVocab <= 0, are errors wrapping
 // ErrConfig. These are the ranges the C build refuses, and the ones the
 // server and the CLI check before loading it (plugins.Standard).
@@ -143,6 +153,9 @@ func (c Config) Check(nVocab int) error {
 		if !r.ok {
 			return &RangeError{Key: r.key, Want: r.want}
 		}
+	}
+	if _, err := stages(c.Samplers); err != nil {
+		return err
 	}
 	if nVocab <= 0 {
 		return errors.Join(ErrConfig, errors.New("empty vocabulary"))
@@ -211,6 +224,13 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 			}
 			*kv.dst = int(f)
 		}
+	}
+	if raw, ok := get("samplers"); ok {
+		names, err := ParseSamplers(raw)
+		if err != nil {
+			return c, err
+		}
+		c.Samplers = names
 	}
 	if raw, ok := get("logit_bias"); ok {
 		bias, err := ParseLogitBias(raw)

@@ -2,7 +2,9 @@
 // default sampling (logit bias → repeat/presence/frequency penalties →
 // top-n-sigma → top-k → typical-p → top-p → min-p → XTC → temperature,
 // fixed or dynamic → seeded draw) with its default parameters, in the
-// contract's arithmetic (abi/ABI.md §9).
+// contract's arithmetic (abi/ABI.md §9); the samplers config reorders the
+// stages between the penalties and the draw, or leaves some out
+// (llama.cpp's samplers, samplers.go).
 //
 // It is the specification of the standard plugin: the Go build
 // (./wasm, with abi/guest) runs it, and the C build (standard.c, the

@@ -15,12 +15,16 @@
  *   frequency_penalty [0.0], repeat_last_n [64], top_n_sigma [0: off],
  *   xtc_probability [0: off], xtc_threshold [0.1], dynatemp_range [0: off],
  *   dynatemp_exponent [1],
- *   logit_bias [none]: {"id": bias, ...} or [[id, bias], ...]; false = -inf.
+ *   logit_bias [none]: {"id": bias, ...} or [[id, bias], ...]; false = -inf,
+ *   samplers [penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature]:
+ *   the chain's order, a list of names or a ";"-separated string (config.go's
+ *   ParseSamplers; names and aliases as its samplerNames).
  * Ranges (as config.go's Config.Check): temperature >= 0 (0 is greedy);
  * top_k >= 0; top_p, min_p and typical_p in [0, 1]; repeat_penalty > 0;
  * presence_penalty and frequency_penalty in [-2, 2]; repeat_last_n >= -1;
  * top_n_sigma >= 0 or -1 (off); xtc_probability in [0, 1]; xtc_threshold
- * in [0, 0.5]; dynatemp_range and dynatemp_exponent >= 0.
+ * in [0, 0.5]; dynatemp_range and dynatemp_exponent >= 0; samplers entries
+ * known, offered, once each, penalties first (dry aside).
  * Another key is refused, naming it.
  */
 #include "realizar.h"
@@ -29,7 +33,7 @@
 
 /* COLD marks code off the per-step hot path (config, and the opt-in
  * stages), compiled for size and kept out of line so that the module stays
- * under 32 KiB. */
+ * under 40 KiB (TestBuiltin). */
 #define COLD __attribute__((minsize, noinline))
 
 REALIZAR_MARKER(sampler)
@@ -39,7 +43,7 @@ REALIZAR_ALLOC_EXPORT
 static const char *const keys[] = {"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
                                    "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias",
                                    "top_n_sigma", "xtc_probability", "xtc_threshold", "dynatemp_range",
-                                   "dynatemp_exponent"};
+                                   "dynatemp_exponent", "samplers"};
 
 /* config */
 static double temperature = 0.8, top_p = 0.95, min_p = 0.05, typical_p = 1.0;
@@ -155,13 +159,147 @@ COLD static int parse_bias(const uint8_t *s, int32_t n) {
     }
 }
 
-/* ---- init ---- */
-
 /* append copies the string p to buf at k and returns the new length. */
 static int32_t append(char *buf, int32_t k, const char *p) {
     while (*p) buf[k++] = *p++;
     return k;
 }
+
+/* ---- config: samplers (config.go's ParseSamplers, stages, neutralize, plan) ---- */
+
+static const struct { const char *name; char stage; } sampler_names[] = {
+    {"penalties", 'e'}, {"dry", 'd'}, {"top_n_sigma", 's'}, {"top_k", 'k'}, {"typ_p", 'y'},
+    {"typical_p", 'y'}, {"typ", 'y'}, {"top_p", 'p'}, {"nucleus", 'p'}, {"min_p", 'm'},
+    {"xtc", 'x'}, {"temperature", 't'}, {"temp", 't'}, {"infill", 'i'}, {"adaptive_p", 'a'}};
+
+static char listed[16] = "edskypmxt"; /* the samplers entries' stages */
+static int32_t n_listed = 9;
+static char order[8]; /* the stages that run (chain.go's Chain.order) */
+static int32_t n_order;
+static int k_early, sigma_all, canon; /* canon: order is the default's relative order */
+
+static int is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* name_is: s[0..n) is canon in ASCII case, each '_' as '_' (mode 0), '-'
+ * (mode 1) or left out (mode 2). */
+static int name_is(const uint8_t *s, int32_t n, const char *p, int mode) {
+    int32_t i = 0;
+    for (; *p; p++) {
+        char want = *p;
+        if (want == '_' && mode == 2) continue;
+        if (want == '_' && mode == 1) want = '-';
+        if (i >= n) return 0;
+        uint8_t c = s[i++];
+        if (c >= 'A' && c <= 'Z') c = (uint8_t)(c + 32);
+        if (c != (uint8_t)want) return 0;
+    }
+    return i == n;
+}
+
+static int has_stage(char st) {
+    for (int32_t j = 0; j < n_listed; j++)
+        if (listed[j] == st) return 1;
+    return 0;
+}
+
+/* add_stage resolves the entry s[0..n) (spaces around it dropped) and
+ * appends its stage, or logs config.go's SamplerError and returns -1. */
+COLD static int add_stage(const uint8_t *s, int32_t n) {
+    while (n > 0 && is_space(s[0])) s++, n--;
+    while (n > 0 && is_space(s[n - 1])) n--;
+    char st = 0;
+    for (int32_t k = 0; !st && k < (int32_t)(sizeof sampler_names / sizeof sampler_names[0]); k++)
+        for (int mode = 0; !st && mode < 3; mode++)
+            if (name_is(s, n, sampler_names[k].name, mode)) st = sampler_names[k].stage;
+    const char *why = 0;
+    if (!st) why = "is unknown";
+    else if (st == 'i' || st == 'a') why = "is not offered";
+    for (int32_t j = 0; !why && j < n_listed; j++) {
+        if (listed[j] == st) why = "is listed twice";
+        else if (st == 'e' && listed[j] != 'd') why = "must come first";
+    }
+    if (why) {
+        char buf[96];
+        int32_t k = append(buf, 0, "config: samplers: \"");
+        for (int32_t i = 0; i < n && i < 32; i++) buf[k++] = (char)s[i];
+        k = append(buf, k, "\" ");
+        k = append(buf, k, why);
+        realizar_log_msg(REALIZAR_LOG_ERROR, buf, k);
+        return -1;
+    }
+    listed[n_listed++] = st;
+    return 0;
+}
+
+/* parse_samplers reads the samplers value s[0..n) (a JSON list of strings
+ * without escapes, else names separated by ';'); with apply 0 it only
+ * checks the list's shape (-2 when wrong), with apply 1 it adds the stages
+ * (-1 on a bad entry, logged). */
+COLD static int parse_samplers(const uint8_t *s, int32_t n, int apply) {
+    int32_t a = 0, b = n;
+    while (a < b && is_space(s[a])) a++;
+    while (b > a && is_space(s[b - 1])) b--;
+    if (a == b) return 0;
+    if (s[a] == '{') return -2;
+    if (s[a] != '[') {
+        for (int32_t i = 0, from = 0; i <= n; i++)
+            if (i == n || s[i] == ';') {
+                if (apply && add_stage(s + from, i - from)) return -1;
+                from = i + 1;
+            }
+        return 0;
+    }
+    int32_t i = ws(s, b, a + 1);
+    if (i < b && s[i] == ']') return ws(s, b, i + 1) == b ? 0 : -2;
+    for (;;) {
+        if (i >= b || s[i] != '"') return -2;
+        int32_t j = i + 1;
+        while (j < b && s[j] != '"' && s[j] != '\\' && s[j] >= 0x20) j++;
+        if (j >= b || s[j] != '"') return -2;
+        if (apply && add_stage(s + i + 1, j - i - 1)) return -1;
+        i = ws(s, b, j + 1);
+        if (i < b && s[i] == ',') {
+            i = ws(s, b, i + 1);
+            continue;
+        }
+        if (i < b && s[i] == ']') return ws(s, b, i + 1) == b ? 0 : -2;
+        return -2;
+    }
+}
+
+/* plan turns off the stages not listed and sets order, k_early, sigma_all
+ * (chain.go's neutralize and plan) and canon. */
+COLD static void plan(void) {
+    if (!has_stage('s')) top_n_sigma = 0;
+    if (!has_stage('k')) top_k = 0;
+    if (!has_stage('y')) typical_p = 1;
+    if (!has_stage('p')) top_p = 1;
+    if (!has_stage('m')) min_p = 0;
+    if (!has_stage('x')) xtc_p = 0;
+    if (!has_stage('t')) temperature = 1, dyn_range = 0;
+    int wide = 0, dropped = 0;
+    canon = 1;
+    for (int32_t j = 0; j < n_listed; j++) {
+        char st = listed[j];
+        int on = st == 's' ? top_n_sigma > 0 : st == 'k' ? top_k > 0 : st == 'y' ? typical_p < 1.0
+               : st == 'p' ? top_p < 1.0 : st == 'm' ? min_p > 0.0 : st == 'x' ? xtc_p > 0 : st == 't';
+        if (!on) continue;
+        order[n_order++] = st;
+        if (st == 's') sigma_all = !dropped;
+        else if (st == 'k') k_early = !wide, dropped = 1;
+        else if (st == 't') wide |= dyn_range > 0;
+        else wide = dropped = 1;
+    }
+    const char *rank = "skypmxt";
+    for (int32_t j = 1; j < n_order; j++) {
+        int32_t a = 0, b = 0;
+        while (rank[a] != order[j - 1]) a++;
+        while (rank[b] != order[j]) b++;
+        if (a > b) canon = 0;
+    }
+}
+
+/* ---- init ---- */
 
 /* pen: repeat, presence and frequency penalty as read (float32 once
  * checked); unread marks the integers of read_config's table. */
@@ -214,6 +352,15 @@ COLD static int read_config(void) {
     }
     uint8_t *raw;
     int32_t len;
+    if ((r = realizar_config_raw("samplers", &raw, &len)) < 0) return r;
+    if (r) {
+        if (parse_samplers(raw, len, 0) != 0) {
+            realizar_logs(REALIZAR_LOG_ERROR, "config: samplers must be a list of names or a \";\"-separated string");
+            return REALIZAR_ERR_CONFIG;
+        }
+        n_listed = 0;
+        if (parse_samplers(raw, len, 1) != 0) return REALIZAR_ERR_CONFIG;
+    }
     if ((r = realizar_config_raw("logit_bias", &raw, &len)) < 0) return r;
     if (r && parse_bias(raw, len) != 0) {
         realizar_logs(REALIZAR_LOG_ERROR, "standard: logit_bias must be {\"id\": bias} or [[id, bias]] with ids in the vocabulary");
@@ -235,7 +382,8 @@ COLD int64_t init(int32_t nv, int32_t max_piece, int32_t config_ptr, int32_t con
     if (r < 0) return r;
     r = read_config();
     if (r < 0) return r;
-    pen_on = last_n != 0 && (repeat_penalty != 1.0f || presence != 0.0f || frequency != 0.0f);
+    plan();
+    pen_on = has_stage('e') && last_n != 0 && (repeat_penalty != 1.0f || presence != 0.0f || frequency != 0.0f);
 
     /* Top-N mode when the top-N candidates of the raw logits are sure to
      * hold the top_k of the adjusted ones: no adjustment raises a logit,
@@ -246,7 +394,7 @@ COLD int64_t init(int32_t nv, int32_t max_piece, int32_t config_ptr, int32_t con
         if (bias[bias_ids[k]] > 0) raises = 1;
         else if (bias[bias_ids[k]] < 0) lowered++;
     }
-    int64_t want = greedy() ? 1 : top_k;
+    int64_t want = greedy() ? 1 : k_early ? top_k : 0;
     top_n = 0;
     if (want >= 1 && !(pen_on && raises) && !(n_bias && raises) && !(top_n_sigma > 0)) {
         int64_t n = want + lowered;
@@ -397,13 +545,13 @@ static __attribute__((noinline)) void insertion_sort(int32_t *a, float *b, int32
     }
 }
 
-/* sigma_cut_of is top-n-sigma's threshold over the adjusted logits in id
+/* sigma_cut_of is top-n-sigma's threshold over the n logits l in their
  * order (chain.go's sigmaCutOf): the maximum minus top_n_sigma deviations,
  * -Inf skipped; NaN when a logit is NaN. */
-COLD static double sigma_cut_of(const float *l) {
+COLD static double sigma_cut_of(const float *l, int32_t n) {
     double mx = -__builtin_inf(), sum = 0, acc = 0;
     int32_t k = 0;
-    for (int32_t i = 0; i < n_vocab; i++) {
+    for (int32_t i = 0; i < n; i++) {
         double x = (double)l[i];
         if (x == -__builtin_inf()) continue;
         if (x > mx) mx = x;
@@ -412,7 +560,7 @@ COLD static double sigma_cut_of(const float *l) {
     }
     if (k == 0) return -__builtin_inf();
     double mean = sum / (double)k;
-    for (int32_t i = 0; i < n_vocab; i++) {
+    for (int32_t i = 0; i < n; i++) {
         double x = (double)l[i];
         if (x == -__builtin_inf()) continue;
         double d = x - mean;
@@ -462,9 +610,9 @@ static int32_t candidates(int32_t count) {
         return n;
     }
     float *l = (float *)region; /* adjust_full has applied bias and penalties */
-    if (top_n_sigma > 0) sigma_cut = sigma_cut_of(l);
+    if (top_n_sigma > 0 && sigma_all) sigma_cut = sigma_cut_of(l, n_vocab);
     if (greedy()) return realizar_select_top(l, n_vocab, 1, ids, vals);
-    if (top_k > 0 && top_k < n_vocab) return realizar_select_top(l, n_vocab, top_k, ids, vals);
+    if (k_early && top_k < n_vocab) return realizar_select_top(l, n_vocab, top_k, ids, vals);
     for (int32_t i = 0; i < n_vocab; i++) {
         ids[i] = i;
         rkeys[i] = order_key(l[i]);
@@ -502,10 +650,10 @@ static void sort_keys(int32_t n) {
     }
 }
 
-/* entropy sets probs[0..n) to Softmax(T=1)/sum and returns their entropy
+/* entropy sets probs[0..n) to Softmax(T=t)/sum and returns their entropy
  * H = sum of -p * Log(p) over p > 0; -1 when every probability is 0. */
-static double entropy(int32_t n) {
-    double sum = realizar_softmax(probs, vals, n, 1.0);
+static double entropy(int32_t n, double t) {
+    double sum = realizar_softmax(probs, vals, n, t);
     if (!(sum > 0)) return -1;
     double h = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -516,8 +664,8 @@ static double entropy(int32_t n) {
     return h;
 }
 
-static int32_t typical(int32_t n) {
-    double h = entropy(n);
+static int32_t typical(int32_t n, double t) {
+    double h = entropy(n, t);
     if (h < 0) return n;
     for (int32_t i = 0; i < n; i++) {
         double s = -realizar_log(probs[i]) - h;
@@ -554,8 +702,8 @@ static int32_t typical(int32_t n) {
     return last;
 }
 
-static int32_t nucleus(int32_t n) {
-    double sum = realizar_softmax(probs, vals, n, 1.0);
+static int32_t nucleus(int32_t n, double t) {
+    double sum = realizar_softmax(probs, vals, n, t);
     if (!(sum > 0)) return n;
     double cum = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -565,8 +713,8 @@ static int32_t nucleus(int32_t n) {
     return n;
 }
 
-static int32_t minimum(int32_t n) {
-    double sum = realizar_softmax(probs, vals, n, 1.0);
+static int32_t minimum(int32_t n, double t) {
+    double sum = realizar_softmax(probs, vals, n, t);
     if (!(sum > 0)) return n;
     double thr = min_p * probs[0];
     for (int32_t i = 1; i < n; i++)
@@ -580,10 +728,10 @@ COLD static void sigma(int32_t n) {
         if ((double)vals[i] < sigma_cut) vals[i] = -__builtin_inff();
 }
 
-/* xtc is the XTC stage with the step's uniform u. */
-COLD static int32_t xtc(int32_t n, double u) {
+/* xtc is the XTC stage at temperature t with the step's uniform u. */
+COLD static int32_t xtc(int32_t n, double t, double u) {
     if (u > xtc_p) return n;
-    double sum = realizar_softmax(probs, vals, n, 1.0);
+    double sum = realizar_softmax(probs, vals, n, t);
     if (!(sum > 0)) return n;
     int32_t last = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -606,7 +754,7 @@ COLD static double pow_(double x, double e) {
 /* dynamic_temperature is the step's temperature from the entropy of the
  * n >= 2 candidates (chain.go's stage 8). */
 COLD static double dynamic_temperature(int32_t n) {
-    double h = entropy(n);
+    double h = entropy(n, 1.0);
     if (h < 0) return temperature;
     double lo = temperature - dyn_range, hi = temperature + dyn_range;
     if (lo < 0) lo = 0;
@@ -627,7 +775,7 @@ int32_t sample(int32_t prev, int32_t count) {
     double u = -1; /* the uniform, once drawn */
     if (!top_n) {
         adjust_full();
-        if (temperature > 0 && !(top_k > 0 && top_k < n_vocab) && !(typical_p < 1.0) && !(top_n_sigma > 0) &&
+        if (canon && temperature > 0 && !(top_k > 0 && top_k < n_vocab) && !(typical_p < 1.0) && !(top_n_sigma > 0) &&
             !(xtc_p > 0) && !(dyn_range > 0)) {
             int32_t id = whole_vocab(&u);
             if (id >= 0) return id;
@@ -637,16 +785,30 @@ int32_t sample(int32_t prev, int32_t count) {
     int32_t n = candidates(count);
     if (n <= 0) return -1;
     if (greedy()) return ids[0];
-    if (top_n_sigma > 0) sigma(n);
-    if (top_k > 0 && n > top_k) n = top_k;
-    if (typical_p < 1.0) n = typical(n);
-    if (top_p < 1.0) n = nucleus(n);
-    if (min_p > 0.0) n = minimum(n);
-    if (xtc_p > 0 && n >= 2) n = xtc(n, realizar_rng_uniform(&rng));
-    double t = temperature;
-    if (dyn_range > 0) {
-        if (n < 2) return ids[0];
-        if ((t = dynamic_temperature(n)) <= 0) return ids[0];
+    double t = 1; /* 1 until the temperature stage (chain.go's Sample) */
+    for (int32_t s = 0; s < n_order; s++) {
+        switch (order[s]) {
+        case 's':
+            if (!sigma_all) sigma_cut = sigma_cut_of(vals, n);
+            sigma(n);
+            break;
+        case 'k':
+            if (n > top_k) n = top_k;
+            break;
+        case 'y': n = typical(n, t); break;
+        case 'p': n = nucleus(n, t); break;
+        case 'm': n = minimum(n, t); break;
+        case 'x':
+            if (n >= 2) n = xtc(n, t, realizar_rng_uniform(&rng));
+            break;
+        case 't':
+            t = temperature;
+            if (dyn_range > 0) {
+                if (n < 2) return ids[0];
+                if ((t = dynamic_temperature(n)) <= 0) return ids[0];
+            }
+            break;
+        }
     }
     double sum = realizar_softmax(probs, vals, n, t);
     if (u < 0) u = realizar_rng_uniform(&rng);
