@@ -92,8 +92,10 @@ func asAPIError(err error) *APIError {
 	}
 	switch {
 	case errors.Is(err, ErrUnavailable):
+		// The cause (the database's address, its driver's error) is the
+		// operator's, not the tenant's: it goes to the log line.
 		return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "store_unavailable",
-			RetryAfter: time.Second, Message: err.Error()}
+			RetryAfter: time.Second, Message: "the tenant and plugin store is unavailable; retry shortly"}
 	case errors.Is(err, engine.ErrContextExceeded):
 		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "context_length_exceeded", Message: err.Error()}
 	case errors.Is(err, engine.ErrEmptyPrompt), errors.Is(err, engine.ErrBadToken), errors.Is(err, engine.ErrBadConfig):

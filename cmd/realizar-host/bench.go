@@ -191,7 +191,7 @@ func bench(ctx context.Context, m *loaded, promptTokens, genTokens, reps int) (*
 // benchGreedy starts a plugin host and loads the embedded greedy sampler,
 // bench's policy, into it; the caller closes the host.
 func benchGreedy(ctx context.Context) (*host.Host, *host.Plugin, error) {
-	h, err := host.New(ctx, host.NewConfig())
+	h, err := host.New(ctx, cliHostConfig())
 	if err != nil {
 		return nil, nil, failure(err)
 	}

@@ -70,7 +70,7 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		return nil, err
 	}
 	g := &generator{model: m}
-	if g.host, err = host.New(ctx, host.NewConfig()); err != nil {
+	if g.host, err = host.New(ctx, cliHostConfig()); err != nil {
 		g.Close(ctx)
 		return nil, failure(err)
 	}

@@ -114,7 +114,7 @@ func checkPlugin(cmd *cobra.Command, path string, o *checkOptions) (*checkReport
 			return nil, pluginLoadError("plugin check", wasmPath, err)
 		}
 	}
-	h, err := host.New(ctx, host.NewConfig())
+	h, err := host.New(ctx, cliHostConfig())
 	if err != nil {
 		return nil, failure(err)
 	}
@@ -122,7 +122,7 @@ func checkPlugin(cmd *cobra.Command, path string, o *checkOptions) (*checkReport
 	var p *host.Plugin
 	switch {
 	case builtin:
-		p, err = h.Load(ctx, wasm, host.LoadOptions{Config: cfg})
+		p, err = h.Load(ctx, wasm, host.LoadOptions{Config: cfg, Limits: builtinLimits(path)})
 	case isManifest:
 		p, err = h.LoadManifest(ctx, path)
 	default:

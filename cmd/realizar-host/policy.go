@@ -391,6 +391,7 @@ func loadPolicy(ctx context.Context, h *host.Host, spec string, kind abi.Kind, c
 	wasm, builtin := builtinModule(spec)
 	switch {
 	case builtin:
+		opts.Limits = builtinLimits(spec)
 		pl, err = h.Load(ctx, wasm, opts)
 	case strings.HasSuffix(strings.ToLower(spec), ".json"):
 		if len(cfg) > 0 {
