@@ -197,36 +197,7 @@ func (t *Tokenizer) mergeIDs(st *bpeState, out []int32) []int32 {
 	if len(st.symbols) == 1 {
 		return append(out, st.symbols[0].id)
 	}
-	sym := st.symbols
-	sym[len(sym)-1].next = -1
-	st.heap.items = st.heap.items[:0]
-	addBigram := func(l, r int) {
-		if l < 0 || r < 0 {
-			return
-		}
-		if m, ok := t.idMerges[pairKey(sym[l].id, sym[r].id)]; ok {
-			st.heap.push(bpeBigram{key: rankKey(m.rank, l), left: l, right: r, size: sym[l].n + sym[r].n})
-		}
-	}
-	for i := 1; i < len(sym); i++ {
-		addBigram(i-1, i)
-	}
-	for len(st.heap.items) > 0 {
-		b := st.heap.pop()
-		l, r := &sym[b.left], &sym[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue
-		}
-		l.id = t.idMerges[pairKey(l.id, r.id)].merged
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			sym[r.next].prev = b.left
-		}
-		addBigram(l.prev, b.left)
-		addBigram(b.left, l.next)
-	}
+	sym := mergeSymbols(st, idRanker{t})
 	for i := 0; i >= 0; i = sym[i].next {
 		out = append(out, sym[i].id)
 	}

@@ -6,6 +6,9 @@ package tokenizer
 // the score of the token it forms, byte-level BPE by the merge rule's rank.
 type mergeRanker interface {
 	key(sym []bpeSymbol, l, r int) (key uint64, ok bool)
+	// merged updates symbol l after r has been merged into it (the id
+	// fast path sets its token id; the text rankers need nothing).
+	merged(sym []bpeSymbol, l, r int)
 }
 
 // mergeRun splits text into its UTF-8 sequences (symbols in st.symbols)
@@ -25,6 +28,13 @@ func mergeRun[R mergeRanker](st *bpeState, text string, rank R) []bpeSymbol {
 	if len(st.symbols) == 0 {
 		return nil
 	}
+	return mergeSymbols(st, rank)
+}
+
+// mergeSymbols merges the symbols in st.symbols (linked in order, at least
+// one) greedily as mergeRun says and returns them; rank.merged sees each
+// merge.
+func mergeSymbols[R mergeRanker](st *bpeState, rank R) []bpeSymbol {
 	st.symbols[len(st.symbols)-1].next = -1
 	st.heap.items = st.heap.items[:0]
 	sym := st.symbols
@@ -45,6 +55,7 @@ func mergeRun[R mergeRanker](st *bpeState, text string, rank R) []bpeSymbol {
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
 			continue // stale: one side has merged since
 		}
+		rank.merged(sym, b.left, b.right)
 		l.n += r.n
 		r.n = 0
 		l.next = r.next
@@ -72,6 +83,8 @@ func (r spmRanker) key(sym []bpeSymbol, a, b int) (uint64, bool) {
 	return scoreKey(r.t.scores[id], a), true
 }
 
+func (spmRanker) merged([]bpeSymbol, int, int) {}
+
 // bpeRanker ranks a byte-level BPE merge of the two symbols of word by its
 // rule's rank (no rule: no merge).
 type bpeRanker struct {
@@ -87,4 +100,22 @@ func (r bpeRanker) key(sym []bpeSymbol, a, b int) (uint64, bool) {
 		return 0, false
 	}
 	return rankKey(int32(rank), a), true
+}
+
+func (bpeRanker) merged([]bpeSymbol, int, int) {}
+
+// idRanker ranks a merge of two symbols by the rule for their token ids
+// (the fast path of mergeIDs) and gives the merged symbol the rule's id.
+type idRanker struct{ t *Tokenizer }
+
+func (r idRanker) key(sym []bpeSymbol, a, b int) (uint64, bool) {
+	m, ok := r.t.idMerges[pairKey(sym[a].id, sym[b].id)]
+	if !ok {
+		return 0, false
+	}
+	return rankKey(m.rank, a), true
+}
+
+func (r idRanker) merged(sym []bpeSymbol, a, b int) {
+	sym[a].id = r.t.idMerges[pairKey(sym[a].id, sym[b].id)].merged
 }
