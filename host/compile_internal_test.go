@@ -13,16 +13,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
 )
 
-func uleb(b []byte, v int) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
+func uleb(b []byte, v int) []byte { return wasmfile.AppendU32(b, uint32(v)) }
 
 // nestedModule is a module of one function () -> () of depth nested
 // blocks: a compile bomb when deep (wazero's time grows with the square).
@@ -76,7 +67,7 @@ func TestCompileOutsideTheLock(t *testing.T) {
 	_, err := h.compile(context.Background(), sha256.Sum256(fast), fast)
 	require.NoError(t, err)
 
-	slow := nestedModule(3000) // ~0.5 s on this machine
+	slow := nestedModule(4000) // ~0.3-0.9 s on this machine
 	slowDone := make(chan error, 2)
 	for range 2 {
 		go func() {

@@ -14,17 +14,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
 )
 
-// uleb appends v as an unsigned LEB128.
-func uleb(b []byte, v int) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
+func uleb(b []byte, v int) []byte { return wasmfile.AppendU32(b, uint32(v)) }
 
 // moduleWithBody is a module of one function () -> () whose body (locals
 // included) is body.

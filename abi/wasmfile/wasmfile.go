@@ -224,15 +224,17 @@ func SetCustomSection(module []byte, name string, payload []byte) ([]byte, error
 		return nil, err
 	}
 	var sec []byte
-	sec = appendU32(sec, uint32(len(name)))
+	sec = AppendU32(sec, uint32(len(name)))
 	sec = append(sec, name...)
 	sec = append(sec, payload...)
 	out = append(out, SectionCustom)
-	out = appendU32(out, uint32(len(sec)))
+	out = AppendU32(out, uint32(len(sec)))
 	return append(out, sec...), nil
 }
 
-func appendU32(b []byte, v uint32) []byte {
+// AppendU32 appends v as an unsigned LEB128 (1 to 5 bytes), the binary
+// format's integer encoding, for writers and tests that build modules.
+func AppendU32(b []byte, v uint32) []byte {
 	for {
 		c := byte(v & 0x7f)
 		v >>= 7
