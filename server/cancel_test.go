@@ -42,13 +42,12 @@ func TestClientDisconnectCancels(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	r := bufio.NewReader(resp.Body)
-	for range 3 { // three events: the turn is decoding
-		line, err := r.ReadBytes('\n')
-		require.NoError(t, err)
-		if !bytes.HasPrefix(line, []byte("data: ")) {
-			_, _ = r.ReadBytes('\n')
-		}
-	}
+	// One event: the turn is decoding. (Waiting for more let a quiet
+	// machine decode the whole budget into the socket's buffers before the
+	// disconnect, and the turn ended uncancelled.)
+	line, err := r.ReadBytes('\n')
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(line, []byte("data: ")), "%q", line)
 	cancel()
 	_ = resp.Body.Close()
 
