@@ -20,6 +20,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/realizar-host/realizar-host/chatsandbox/wire"
 	"github.com/realizar-host/realizar-host/jinja"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -163,35 +164,6 @@ func (r *Renderer) Func(ctx context.Context) tokenizer.JinjaRenderer {
 	}
 }
 
-type request struct {
-	Template            string          `json:"template"`
-	Messages            json.RawMessage `json:"messages"`
-	Tools               json.RawMessage `json:"tools"`
-	AddGenerationPrompt bool            `json:"add_generation_prompt"`
-	BOS                 string          `json:"bos_token"`
-	EOS                 string          `json:"eos_token"`
-	Now                 string          `json:"now"`
-	MaxStack            int             `json:"max_stack"`
-	MaxSteps            int64           `json:"max_steps"`
-	MaxBytes            int             `json:"max_bytes"`
-}
-
-// templateError is the guest's jinja.Error on the wire (guest/main.go).
-type templateError struct {
-	Line   int    `json:"line"`
-	Msg    string `json:"msg"`
-	Syntax bool   `json:"syntax"`
-	Raised bool   `json:"raised"`
-}
-
-// Exit statuses of the guest (guest/main.go).
-const (
-	exitTemplate = 1
-	exitFatal    = 2 // the Go runtime's status for a fatal error
-	exitPanic    = 3
-	exitLimit    = 5
-)
-
 // Render renders template as tokenizer.RenderJinja does, in the sandbox
 // (a zero opts.Now is the current time, read here: the guest has no
 // clock). A template that does not parse or render is an error wrapping
@@ -211,7 +183,7 @@ func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer
 	if now.IsZero() {
 		now = time.Now()
 	}
-	req := request{Template: template, Messages: list, Tools: opts.Tools,
+	req := wire.Request{Template: template, Messages: list, Tools: opts.Tools,
 		AddGenerationPrompt: opts.AddGenerationPrompt, BOS: opts.BOS, EOS: opts.EOS, Now: now.Format(time.RFC3339Nano),
 		MaxStack: r.cfg.StackBytes, MaxSteps: jinja.DefaultLimits.Steps, MaxBytes: r.cfg.OutputBytes}
 	in, err := json.Marshal(req)
@@ -257,19 +229,19 @@ func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer
 	case errors.As(err, &exit):
 		msg := guestMessage(stderr.buf.String())
 		switch exit.ExitCode() {
-		case exitTemplate, exitLimit:
-			var te templateError
+		case wire.ExitTemplate, wire.ExitLimit:
+			var te wire.Error
 			if err := json.Unmarshal(stderr.buf.Bytes(), &te); err != nil {
 				return "", fmt.Errorf("%w: %s", tokenizer.ErrTemplate, msg)
 			}
 			je := &jinja.Error{Line: te.Line, Msg: te.Msg, Syntax: te.Syntax, Raised: te.Raised}
-			if exit.ExitCode() == exitLimit {
+			if exit.ExitCode() == wire.ExitLimit {
 				return "", limitErr(name, "%s", je.Error())
 			}
 			return "", tokenizer.TemplateErr(je)
-		case exitPanic:
+		case wire.ExitPanic:
 			return "", limitErr(name, "engine %s", msg)
-		case exitFatal:
+		case wire.ExitFatal:
 			return "", limitErr(name, "engine %s (memory cap %d MiB, stack cap %d MiB)", msg, r.cfg.MemoryBytes>>20, r.cfg.StackBytes>>20)
 		}
 		return "", limitErr(name, "guest exited %d: %s", exit.ExitCode(), msg)

@@ -32,49 +32,18 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/realizar-host/realizar-host/chatsandbox/wire"
 	"github.com/realizar-host/realizar-host/jinja"
 )
-
-// Exit statuses (chatsandbox reads them).
-const (
-	exitTemplate = 1 // parse or render error, a jinja.Error as JSON on stderr
-	exitPanic    = 3 // a recovered panic, message on stderr
-	exitBadInput = 4 // the request is not valid JSON
-	exitLimit    = 5 // max_steps or max_bytes, a jinja.Error as JSON on stderr
-)
-
-type request struct {
-	Template            string          `json:"template"`
-	Messages            json.RawMessage `json:"messages"`
-	Tools               json.RawMessage `json:"tools"`
-	AddGenerationPrompt bool            `json:"add_generation_prompt"`
-	BOS                 string          `json:"bos_token"`
-	EOS                 string          `json:"eos_token"`
-	Now                 string          `json:"now"`
-	// MaxStack is the goroutine stack limit in bytes (0: Go's default), so
-	// that deep recursion fails as a stack overflow before the linear
-	// memory cap.
-	MaxStack int   `json:"max_stack"`
-	MaxSteps int64 `json:"max_steps"`
-	MaxBytes int   `json:"max_bytes"`
-}
-
-// templateError is a jinja.Error on the wire.
-type templateError struct {
-	Line   int    `json:"line"`
-	Msg    string `json:"msg"`
-	Syntax bool   `json:"syntax"`
-	Raised bool   `json:"raised"`
-}
 
 func main() {
 	in, err := io.ReadAll(os.Stdin)
 	if err != nil {
-		fail(exitBadInput, "read request: %v", err)
+		fail(wire.ExitBadInput, "read request: %v", err)
 	}
-	var req request
+	var req wire.Request
 	if err := json.Unmarshal(in, &req); err != nil {
-		fail(exitBadInput, "decode request: %v", err)
+		fail(wire.ExitBadInput, "decode request: %v", err)
 	}
 	if req.MaxStack > 0 {
 		debug.SetMaxStack(req.MaxStack)
@@ -84,19 +53,19 @@ func main() {
 		fail(code, "%s", msg)
 	}
 	if _, err := os.Stdout.WriteString(out); err != nil {
-		fail(exitTemplate, "write: %v", err)
+		fail(wire.ExitTemplate, "write: %v", err)
 	}
 }
 
-func render(req request) (out string, code int, msg string) {
+func render(req wire.Request) (out string, code int, msg string) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, code, msg = "", exitPanic, fmt.Sprintf("panic: %v", r)
+			out, code, msg = "", wire.ExitPanic, fmt.Sprintf("panic: %v", r)
 		}
 	}()
 	now, err := time.Parse(time.RFC3339Nano, req.Now)
 	if err != nil {
-		return "", exitBadInput, fmt.Sprintf("now: %v", err)
+		return "", wire.ExitBadInput, fmt.Sprintf("now: %v", err)
 	}
 	var tools any
 	if len(req.Tools) > 0 && string(req.Tools) != "null" {
@@ -118,13 +87,13 @@ func render(req request) (out string, code int, msg string) {
 	}
 	var je *jinja.Error
 	if !errors.As(err, &je) {
-		return "", exitBadInput, err.Error()
+		return "", wire.ExitBadInput, err.Error()
 	}
-	b, _ := json.Marshal(templateError{Line: je.Line, Msg: je.Msg, Syntax: je.Syntax, Raised: je.Raised})
+	b, _ := json.Marshal(wire.Error{Line: je.Line, Msg: je.Msg, Syntax: je.Syntax, Raised: je.Raised})
 	if je.Limit {
-		return "", exitLimit, string(b)
+		return "", wire.ExitLimit, string(b)
 	}
-	return "", exitTemplate, string(b)
+	return "", wire.ExitTemplate, string(b)
 }
 
 func fail(code int, format string, args ...any) {
