@@ -11,13 +11,18 @@ import (
 
 // TestDebugFile walks one MaskBench file's instances byte by byte and logs
 // where each stops matching (DEBUG_FILE=name.json; DEBUG_GBNF=1 also logs
-// the generated grammar). A tool for finding why an instance is refused.
+// the generated grammar). A tool for finding why an instance is refused,
+// run by hand: it logs, it checks nothing (TestMaskBenchBytes is the check
+// over the same files), so it skips when DEBUG_FILE is unset.
 func TestDebugFile(t *testing.T) {
 	name := os.Getenv("DEBUG_FILE")
 	if name == "" {
 		t.Skip("DEBUG_FILE unset: a diagnostic run by hand, not a check")
 	}
-	raw, _ := os.ReadFile(filepath.Join(maskbenchDir(t), name))
+	raw, err := os.ReadFile(filepath.Join(maskbenchDir(t), name))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var mb struct {
 		Schema json.RawMessage `json:"schema"`
 		Tests  []struct {
@@ -25,7 +30,9 @@ func TestDebugFile(t *testing.T) {
 			Data  json.RawMessage `json:"data"`
 		} `json:"tests"`
 	}
-	json.Unmarshal(raw, &mb)
+	if err := json.Unmarshal(raw, &mb); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
 	src, err := grammar.FromJSONSchema(mb.Schema)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +43,10 @@ func TestDebugFile(t *testing.T) {
 	}
 	v, _ := byteVocab(t)
 	for i, tc := range mb.Tests {
-		inst, _ := grammar.SerializeInstance(mb.Schema, tc.Data)
+		inst, err := grammar.SerializeInstance(mb.Schema, tc.Data)
+		if err != nil {
+			t.Fatalf("#%d: %v", i, err)
+		}
 		m := grammar.NewMatcher(g, v)
 		for j := 0; j < len(inst); j++ {
 			if err := m.Accept(int32(inst[j])); err != nil {
