@@ -18,14 +18,7 @@ import (
 )
 
 func newGrammarCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "grammar",
-		Short: "Work with grammars and JSON schemas",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newGrammarCheckCmd())
-	return cmd
+	return groupCmd("grammar", "Work with grammars and JSON schemas", newGrammarCheckCmd())
 }
 
 type grammarCheckOptions struct {

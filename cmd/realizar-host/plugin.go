@@ -22,13 +22,19 @@ import (
 )
 
 func newPluginCmd() *cobra.Command {
+	return groupCmd("plugin", "Work with sampler, processor and stop-policy plugins", newPluginCheckCmd())
+}
+
+// groupCmd is a command that only groups subs: run alone it prints its
+// help.
+func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "plugin",
-		Short: "Work with sampler, processor and stop-policy plugins",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newPluginCheckCmd())
+	cmd.AddCommand(subs...)
 	return cmd
 }
 

@@ -16,14 +16,7 @@ import (
 )
 
 func newTemplateCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "template",
-		Short: "Work with chat templates",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newTemplateRenderCmd())
-	return cmd
+	return groupCmd("template", "Work with chat templates", newTemplateRenderCmd())
 }
 
 // templateRenderOptions are template render's flags.
