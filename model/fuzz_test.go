@@ -32,22 +32,7 @@ func FuzzLoad(f *testing.F) {
 			{Key: "llama.attention.layer_norm_rms_epsilon", Value: eps},
 			{Key: "llama.rope.freq_base", Value: base},
 		}
-		var buf bytes.Buffer
-		if err := gguf.Write(&buf, kv, tensors); err != nil {
-			t.Fatal(err)
-		}
-		file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := Load(file, Options{Threads: 1})
-		if err != nil {
-			return
-		}
-		defer m.Close()
-		if _, err := m.NewStep().Step(1, 0); err != nil {
-			t.Fatalf("loaded model cannot step: %v", err)
-		}
+		loadOrRefuse(t, kv, tensors, Options{Threads: 1}, 1)
 	})
 }
 
@@ -77,22 +62,7 @@ func FuzzLoadMoE(f *testing.F) {
 				kv[i].Value = ffn
 			}
 		}
-		var buf bytes.Buffer
-		if err := gguf.Write(&buf, kv, tensors); err != nil {
-			t.Fatal(err)
-		}
-		file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := Load(file, Options{Threads: 1})
-		if err != nil {
-			return
-		}
-		defer m.Close()
-		if _, err := m.NewStep().Step(1, 0); err != nil {
-			t.Fatalf("loaded model cannot step: %v", err)
-		}
+		loadOrRefuse(t, kv, tensors, Options{Threads: 1}, 1)
 	})
 }
 
@@ -121,25 +91,7 @@ func FuzzLoadPhi3(f *testing.F) {
 			}
 		}
 		kv = append(kv, gguf.KV{Key: "phi3.attention.sliding_window", Value: window})
-		var buf bytes.Buffer
-		if err := gguf.Write(&buf, kv, tensors); err != nil {
-			t.Fatal(err)
-		}
-		file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := Load(file, Options{Threads: 1, ContextSize: ctxSize})
-		if err != nil {
-			return
-		}
-		defer m.Close()
-		s := m.NewStep()
-		for pos := range 2 {
-			if _, err := s.Step(1, pos); err != nil {
-				t.Fatalf("loaded model cannot step: %v", err)
-			}
-		}
+		loadOrRefuse(t, kv, tensors, Options{Threads: 1, ContextSize: ctxSize}, 2)
 	})
 }
 
@@ -173,24 +125,32 @@ func FuzzLoadGemma3(f *testing.F) {
 		}
 		kv = append(kv, gguf.KV{Key: "gemma3.rope.freq_base_swa", Value: baseSWA},
 			gguf.KV{Key: "gemma3.final_logit_softcapping", Value: softcapV})
-		var buf bytes.Buffer
-		if err := gguf.Write(&buf, kv, tensors); err != nil {
-			t.Fatal(err)
-		}
-		file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := Load(file, Options{Threads: 1})
-		if err != nil {
-			return
-		}
-		defer m.Close()
-		s := m.NewStep()
-		for pos := range 5 {
-			if _, err := s.Step(1, pos); err != nil {
-				t.Fatalf("loaded model cannot step: %v", err)
-			}
-		}
+		loadOrRefuse(t, kv, tensors, Options{Threads: 1}, 5)
 	})
+}
+
+// loadOrRefuse writes kv and tensors as a GGUF and loads it with opts: a
+// load error is the accepted outcome for fuzzed metadata; a model that
+// loads must step through the first steps positions.
+func loadOrRefuse(t *testing.T, kv []gguf.KV, tensors []gguf.Tensor, opts Options, steps int) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, kv, tensors); err != nil {
+		t.Fatal(err)
+	}
+	file, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(file, opts)
+	if err != nil {
+		return
+	}
+	defer m.Close()
+	s := m.NewStep()
+	for pos := range steps {
+		if _, err := s.Step(1, pos); err != nil {
+			t.Fatalf("loaded model cannot step at %d: %v", pos, err)
+		}
+	}
 }
