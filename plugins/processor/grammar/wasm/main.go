@@ -12,8 +12,9 @@ var (
 	g        *grammar.Grammar
 	vocab    *grammar.Vocab
 	matcher  *grammar.Matcher
-	lazy     *grammar.Lazy // with triggers: constrains from the first one on
-	none     guest.Mask    // all zero: after a refused token
+	lazy     *grammar.Lazy     // with triggers: constrains from the first one on
+	accept   func(int32) error // lazy.Accept with triggers, else matcher.Accept
+	none     guest.Mask        // all zero: after a refused token
 	failed   bool
 	accepted []int32
 )
@@ -76,6 +77,7 @@ func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
 		return int64(abi.ErrVocab)
 	}
 	matcher = grammar.NewMatcher(g, vocab)
+	accept = matcher.Accept
 	if triggers, ok, err := guest.ConfigStrings("triggers"); err != nil {
 		guest.LogMsg(abi.LogError, "config: triggers: "+err.Error())
 		return int64(abi.ErrConfig)
@@ -84,6 +86,7 @@ func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
 			guest.LogMsg(abi.LogError, "config: "+err.Error())
 			return int64(abi.ErrConfig)
 		}
+		accept = lazy.Accept
 	}
 	none = guest.NewMask(int(n))
 	return abi.PackInitV2(0, 0, abi.OutputMask)
@@ -107,7 +110,7 @@ func process(nAccepted, count int32) int32 {
 			if failed {
 				break
 			}
-			if lazy != nil && lazy.Accept(t) != nil || lazy == nil && matcher.Accept(t) != nil {
+			if accept(t) != nil {
 				failed = true
 				guest.LogMsg(abi.LogWarn, "a token the grammar refuses was accepted; no token is allowed now")
 			}
