@@ -31,6 +31,7 @@ func requirePluginError(t *testing.T, err error, want error) *host.PluginError {
 	var pe *host.PluginError
 	require.True(t, errors.As(err, &pe), "%T %v", err, err)
 	assert.Contains(t, pe.Plugin, " bad ")
+	assert.NotContains(t, err.Error(), "\n", "a plugin's failure is one line (no wasm stack trace)")
 	return pe
 }
 

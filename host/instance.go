@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -189,15 +190,28 @@ func (i *instance) classify(phase string, err error) error {
 		}
 		err = fmt.Errorf("%w: no return within %v", ErrPluginTimeout, d)
 	case i.alloc.refused.Load():
-		err = fmt.Errorf("%w: asked to grow memory past %d pages: %w", ErrPluginMemory, i.p.limits.MemoryPages, err)
+		err = fmt.Errorf("%w: asked to grow memory past %d pages: %w", ErrPluginMemory, i.p.limits.MemoryPages, oneLine{err})
 	case isOurs(err):
 	case errors.As(err, &exit):
 		err = fmt.Errorf("%w: guest exited with code %d", ErrPluginTrap, exit.ExitCode())
 	default:
-		err = fmt.Errorf("%w: %w", ErrPluginTrap, err)
+		err = fmt.Errorf("%w: %w", ErrPluginTrap, oneLine{err})
 	}
 	return i.p.failure(phase, i.st.log, err)
 }
+
+// oneLine is a wazero error as its first line: the "wasm stack trace"
+// lines after it name the guest's anonymous functions ($7(i32,i32)), which
+// tell a client or a log reader nothing and break one-line messages. The
+// error itself stays reachable (errors.As, Unwrap).
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string {
+	s, _, _ := strings.Cut(e.err.Error(), "\n")
+	return s
+}
+
+func (e oneLine) Unwrap() error { return e.err }
 
 func isOurs(err error) bool {
 	for _, s := range []error{ErrBadConfig, ErrPluginFailed, ErrBadResult, ErrPluginMemory, engine.ErrNoTokenAllowed} {
