@@ -114,6 +114,25 @@ func (f *File) TensorData(name string) ([]byte, error) {
 	return b, nil
 }
 
+// ReleasePages tells the operating system that the memory of b, a view
+// TensorData returned, will not be read again soon: the whole pages of a
+// file mapping that b covers leave the process's resident memory, and b
+// stays valid (a later read pages it in from the file again). A caller that
+// has copied a tensor into a layout of its own calls it so that the
+// process does not hold both. It does nothing for bytes that are not a
+// file mapping (a File from NewFile, or from Open where files are read into
+// memory) and for the partial pages at b's ends.
+func (f *File) ReleasePages(b []byte) {
+	if f.closed || len(b) == 0 {
+		return
+	}
+	for _, s := range f.shards {
+		if s.mapped {
+			releasePages(s.data, b)
+		}
+	}
+}
+
 // Close releases the file mappings. Views returned by TensorData are
 // invalid afterwards. Close on a File from NewFile releases nothing.
 func (f *File) Close() error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 // mapFile maps size bytes of f read-only. The mapping outlives f's
@@ -22,4 +23,24 @@ func mapFile(f *os.File, size int64) (data []byte, unmap func() error, err error
 		return nil, nil, err
 	}
 	return b, func() error { return syscall.Munmap(b) }, nil
+}
+
+// releasePages drops the whole pages of b that lie inside the mapping m
+// from the process's resident memory (madvise MADV_DONTNEED: for a
+// read-only shared file mapping the pages are read from the file again on
+// the next access, with the same bytes).
+func releasePages(m, b []byte) {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if lo < base || lo-base >= uintptr(len(m)) {
+		return
+	}
+	start := int(lo - base)
+	end := min(start+len(b), len(m))
+	page := os.Getpagesize()
+	start = (start + page - 1) / page * page
+	end = end / page * page
+	if start < end {
+		_ = syscall.Madvise(m[start:end], syscall.MADV_DONTNEED)
+	}
 }

@@ -141,5 +141,6 @@ func openShard(path string) (*shard, error) {
 	}
 	s.data = data
 	s.close = unmap
+	s.mapped = unmap != nil
 	return s, nil
 }

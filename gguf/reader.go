@@ -61,6 +61,7 @@ type shard struct {
 	ra         io.ReaderAt
 	data       []byte       // the whole file when mapped or read; nil otherwise
 	close      func() error // releases data; nil when nothing to release
+	mapped     bool         // data is a file mapping (mapFile), not memory of ours
 }
 
 // NewFile parses a GGUF file of size bytes read through r.
