@@ -111,3 +111,50 @@ func BenchmarkQuantize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDotPanel measures eight 4096-weight Q4_K rows times 1 and 16
+// activation vectors through the panel kernel against the CPU_REPACK-order
+// row and batched kernels on the same rows; bytes/s counts the eight rows'
+// bytes once per vector (as BenchmarkDot and BenchmarkDotCols do).
+func BenchmarkDotPanel(b *testing.B) {
+	const n, rows = 4096, 8
+	r := rand.New(rand.NewPCG(1, 1))
+	typ := q4k.Q4_K
+	rs, _ := typ.RowSize(n)
+	var w []byte
+	for range rows {
+		wr, _ := q4ktest.Inputs(typ, n, 0, r)
+		w = append(w, wr...)
+	}
+	size, _ := q4k.PanelSize(typ, rows, n)
+	p := make([]byte, size)
+	if err := q4k.PackPanels(typ, p, w, rows, n); err != nil {
+		b.Fatal(err)
+	}
+	for _, impl := range q4k.Implementations() {
+		for _, cols := range []int{1, 16} {
+			var acts []byte
+			for range cols {
+				_, a := q4ktest.Inputs(typ, n, 0, r)
+				acts = append(acts, a...)
+			}
+			dst := make([]float32, cols*rows)
+			b.Run(fmt.Sprintf("%s/panel/cols=%d", impl.Name, cols), func(b *testing.B) {
+				b.SetBytes(int64(len(w)) * int64(cols))
+				f := impl.DotPanel(typ)
+				for b.Loop() {
+					f(dst, rows, p, acts, n, cols)
+				}
+			})
+			b.Run(fmt.Sprintf("%s/rows/cols=%d", impl.Name, cols), func(b *testing.B) {
+				b.SetBytes(int64(len(w)) * int64(cols))
+				f := impl.DotColsRepack(typ)
+				for b.Loop() {
+					for row := range rows {
+						f(dst[row:], rows, w[row*rs:(row+1)*rs], acts, n, cols)
+					}
+				}
+			})
+		}
+	}
+}

@@ -41,6 +41,10 @@ type Kernels struct {
 	// DotColsRepack returns the batched kernel for weight type t in
 	// DotRepack's order, or nil as DotRepack does.
 	DotColsRepack func(t Type) DotColsFunc
+	// DotPanel returns the kernel over one panel of PackPanels (eight rows
+	// of type t, several activation vectors) in DotRepack's order: Q4_K;
+	// nil for the other types.
+	DotPanel func(t Type) DotPanelFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
 	// shorter than 292 bytes per block.
@@ -57,10 +61,10 @@ func Fast() Kernels { return fastKernels }
 
 var (
 	referenceKernels = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX, DotRepack: refDotRepack,
-		DotCols: refDotCols, DotColsAMX: refDotColsAMX, DotColsRepack: refDotColsRepack,
+		DotCols: refDotCols, DotColsAMX: refDotColsAMX, DotColsRepack: refDotColsRepack, DotPanel: refDotPanel,
 		QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
 	fastKernels = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX, DotRepack: fastDotRepack,
-		DotCols: fastDotCols, DotColsAMX: fastDotColsAMX, DotColsRepack: fastDotColsRepack,
+		DotCols: fastDotCols, DotColsAMX: fastDotColsAMX, DotColsRepack: fastDotColsRepack, DotPanel: fastDotPanel,
 		QuantizeQ8K: checkedQ8K(quantizeQ8K)}
 )
 

@@ -346,3 +346,47 @@ func dotFour(t Type, o order, out *[4]float32, w, a []byte, as, nb int) {
 		panic("q4k: no four-vector kernel for " + t.String())
 	}
 }
+
+//go:noescape
+func dotPanelQ4KAVX2x4(out *[4][8]float32, p, a *byte, as, nb int)
+
+//go:noescape
+func dotPanelQ4KAVX2x1(out *[8]float32, p, a *byte, nb int)
+
+// hasPanelFour reports whether panelBlocksFast computes four vectors in
+// one call.
+var hasPanelFour = useAVX2
+
+// panelBlocksFast is the build's panel kernel (see panelBlocks): four
+// vectors in one AVX2 call, fewer one at a time.
+func panelBlocksFast(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
+	if !useAVX2 {
+		panelBlocksRef(out, panel, a, as, nb, cols)
+		return
+	}
+	_ = panel[nb*PanelBlockSize-1]
+	if cols == 4 {
+		_ = a[3*as+292*nb-1]
+		dotPanelQ4KAVX2x4(out, &panel[0], &a[0], as, nb)
+		return
+	}
+	for c := range cols {
+		_ = a[c*as+292*nb-1]
+		dotPanelQ4KAVX2x1(&out[c], &panel[0], &a[c*as], nb)
+	}
+}
+
+//go:noescape
+func f32ToF16x8(dst *byte, src *float32, octs int)
+
+// f32ToF16Vec converts the first n (a multiple of 8) values of src into
+// dst and returns how many it did: n, or 0 without AVX2/F16C.
+func f32ToF16Vec(dst []byte, src []float32) int {
+	n := len(src) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	_, _ = dst[2*n-1], src[n-1]
+	f32ToF16x8(&dst[0], &src[0], n/8)
+	return n
+}

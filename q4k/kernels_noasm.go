@@ -86,3 +86,14 @@ var (
 	avx2Blocks    = fastBlocks
 	avx2AMXBlocks = fastAMXBlocks
 )
+
+// hasPanelFour: the reference panel kernel takes vectors one at a time.
+const hasPanelFour = false
+
+// panelBlocksFast is the reference panel kernel in this build.
+func panelBlocksFast(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
+	panelBlocksRef(out, panel, a, as, nb, cols)
+}
+
+// f32ToF16Vec converts nothing in this build: F32ToF16Slice's loop runs.
+func f32ToF16Vec(dst []byte, src []float32) int { return 0 }

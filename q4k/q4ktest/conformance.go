@@ -176,6 +176,7 @@ func randomBlocks(t q4k.Type, buf []byte, r *rand.Rand, extreme bool) {
 func TestKernels(t *testing.T, impl q4k.Kernels) {
 	t.Run("dot", func(t *testing.T) { TestDot(t, impl) })
 	t.Run("dotCols", func(t *testing.T) { TestDotCols(t, impl) })
+	t.Run("dotPanel", func(t *testing.T) { TestDotPanel(t, impl) })
 	t.Run("quantizeQ8K", func(t *testing.T) { TestQuantizeQ8K(t, impl) })
 }
 
