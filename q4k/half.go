@@ -1,6 +1,9 @@
 package q4k
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // F16ToF32 converts an IEEE binary16 value (given as its bits) to float32.
 // The conversion is exact; it follows ggml's bit-level algorithm, so NaN
@@ -49,6 +52,20 @@ func F32ToF16(f float32) uint16 {
 		return uint16(sign>>16) | 0x7E00
 	}
 	return uint16(sign>>16 | nonsign)
+}
+
+// F32ToF16Slice writes F32ToF16 of each value of src into dst as
+// little-endian binary16, 2*len(src) bytes (it panics when dst is
+// shorter). Where the build has F16C (AVX2 builds) eight values at a time
+// go through VCVTPS2PH, with the same bits for every input but NaN, which
+// becomes a quiet NaN of the same sign with its payload's high bits (as
+// ggml's F16C conversion does) rather than 0x7E00.
+func F32ToF16Slice(dst []byte, src []float32) {
+	_ = dst[:2*len(src)]
+	i := f32ToF16Vec(dst, src)
+	for ; i < len(src); i++ {
+		binary.LittleEndian.PutUint16(dst[2*i:], F32ToF16(src[i]))
+	}
 }
 
 // BF16ToF32 converts bfloat16 bits to float32 (exact: the bits become the

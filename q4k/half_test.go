@@ -1,11 +1,13 @@
 package q4k_test
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 
 	"github.com/realizar-host/realizar-host/q4k"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestF16(t *testing.T) {
@@ -82,4 +84,33 @@ func TestBF16(t *testing.T) {
 		})
 	}
 	assert.Equal(t, float32(-2.5), q4k.BF16ToF32(0xC020))
+}
+
+// F32ToF16Slice has F32ToF16's bits for every non-NaN float32 (every
+// 1021st bit pattern, the edges of binary16's range and lengths around the
+// eight-value step), and gives a NaN for a NaN.
+func TestF32ToF16Slice(t *testing.T) {
+	var src []float32
+	for b := uint64(0); b < 1<<32; b += 1021 {
+		src = append(src, math.Float32frombits(uint32(b)))
+	}
+	for _, v := range []float32{65504, 65520, 65519.996, -65520, 6.1035156e-05, 5.9604645e-08, 2.9802322e-08, 2.9802326e-08} {
+		src = append(src, v)
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 17, len(src)} {
+		dst := make([]byte, 2*n+2)
+		q4k.F32ToF16Slice(dst, src[:n])
+		for i, f := range src[:n] {
+			got := binary.LittleEndian.Uint16(dst[2*i:])
+			if f != f {
+				if got&0x7C00 != 0x7C00 || got&0x3FF == 0 {
+					t.Fatalf("NaN %#x gave %#x", math.Float32bits(f), got)
+				}
+			} else if want := q4k.F32ToF16(f); got != want {
+				t.Fatalf("f32 %#x (%v): %#x, want %#x", math.Float32bits(f), f, got, want)
+			}
+		}
+		require.Equal(t, []byte{0, 0}, dst[2*n:], "wrote past 2*len(src)")
+	}
+	require.Panics(t, func() { q4k.F32ToF16Slice(make([]byte, 3), make([]float32, 2)) })
 }
