@@ -50,9 +50,7 @@ func (c *kvCache) grow(positions, keep int) {
 // store writes one position's key and value ([kvDim]float32 each) of layer
 // l, rounding to f16.
 func (c *kvCache) store(l, pos int, key, value []float32) {
-	for d, x := range key {
-		binary.LittleEndian.PutUint16(c.k[l][2*(pos*c.kvDim+d):], q4k.F32ToF16(x))
-	}
+	q4k.F32ToF16Slice(c.k[l][2*pos*c.kvDim:][:2*len(key)], key)
 	for d, x := range value {
 		binary.LittleEndian.PutUint16(c.v[l][2*(d*c.capacity+pos):], q4k.F32ToF16(x))
 	}
