@@ -97,7 +97,7 @@ func TestSwigluAsmEqualsGo(t *testing.T) {
 
 func testSwigluAsmEqualsGo(t *testing.T, s simd) {
 	rng := rand.New(rand.NewPCG(12, 12))
-	const n = 4096 + 13
+	const n = 1<<16 + 13
 	gate, up := make([]float32, n), make([]float32, n)
 	for i := range gate {
 		switch i % 8 {

@@ -19,15 +19,16 @@ func swigluVec(h, gate, up []float32, n int) int {
 }
 
 //go:noescape
-func swiglu8(h, gate, up *float32, quads int)
+func swiglu8(h, gate, up *float32, octs int)
 
-// swigluVec8 is swigluVec for the 8-lane (AVX2) simd.swiglu.
+// swigluVec8 is swigluVec for the 8-lane (AVX2) simd.swiglu: the first n
+// (a multiple of 8) elements, in f32 lanes with hardware FMA.
 func swigluVec8(h, gate, up []float32, n int) int {
-	if !useAsm || n < 4 {
+	if !useAsm || n < 8 {
 		return 0
 	}
-	n &^= 3
+	n &^= 7
 	_, _, _ = h[n-1], gate[n-1], up[n-1]
-	swiglu8(&h[0], &gate[0], &up[0], n/4)
+	swiglu8(&h[0], &gate[0], &up[0], n/8)
 	return n
 }

@@ -1,0 +1,149 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// simd.swiglu's vector part for 8-lane (AVX2) builds: ggml_v_silu with the
+// AVX2 ggml_v_expf on eight f32 lanes, with the instructions ggml's
+// intrinsics compile to (VFMADD/VFNMADD on f32 round once, as fma32), so
+// the lanes have the bits of simd.expf's AVX2 branch and the divide and
+// multiply of simd.swiglu.
+DATA sR<>+0(SB)/8, $0x4b4000004b400000
+DATA sR<>+8(SB)/8, $0x4b4000004b400000
+DATA sR<>+16(SB)/8, $0x4b4000004b400000
+DATA sR<>+24(SB)/8, $0x4b4000004b400000
+GLOBL sR<>(SB), RODATA|NOPTR, $32
+DATA sLog2e<>+0(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA sLog2e<>+8(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA sLog2e<>+16(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA sLog2e<>+24(SB)/8, $0x3fb8aa3b3fb8aa3b
+GLOBL sLog2e<>(SB), RODATA|NOPTR, $32
+DATA sLn2hi<>+0(SB)/8, $0x3f3172003f317200
+DATA sLn2hi<>+8(SB)/8, $0x3f3172003f317200
+DATA sLn2hi<>+16(SB)/8, $0x3f3172003f317200
+DATA sLn2hi<>+24(SB)/8, $0x3f3172003f317200
+GLOBL sLn2hi<>(SB), RODATA|NOPTR, $32
+DATA sLn2lo<>+0(SB)/8, $0x35bfbe8e35bfbe8e
+DATA sLn2lo<>+8(SB)/8, $0x35bfbe8e35bfbe8e
+DATA sLn2lo<>+16(SB)/8, $0x35bfbe8e35bfbe8e
+DATA sLn2lo<>+24(SB)/8, $0x35bfbe8e35bfbe8e
+GLOBL sLn2lo<>(SB), RODATA|NOPTR, $32
+DATA sC1<>+0(SB)/8, $0x3c0720103c072010
+DATA sC1<>+8(SB)/8, $0x3c0720103c072010
+DATA sC1<>+16(SB)/8, $0x3c0720103c072010
+DATA sC1<>+24(SB)/8, $0x3c0720103c072010
+GLOBL sC1<>(SB), RODATA|NOPTR, $32
+DATA sC2<>+0(SB)/8, $0x3d2b9f173d2b9f17
+DATA sC2<>+8(SB)/8, $0x3d2b9f173d2b9f17
+DATA sC2<>+16(SB)/8, $0x3d2b9f173d2b9f17
+DATA sC2<>+24(SB)/8, $0x3d2b9f173d2b9f17
+GLOBL sC2<>(SB), RODATA|NOPTR, $32
+DATA sC3<>+0(SB)/8, $0x3e2aaf333e2aaf33
+DATA sC3<>+8(SB)/8, $0x3e2aaf333e2aaf33
+DATA sC3<>+16(SB)/8, $0x3e2aaf333e2aaf33
+DATA sC3<>+24(SB)/8, $0x3e2aaf333e2aaf33
+GLOBL sC3<>(SB), RODATA|NOPTR, $32
+DATA sC4<>+0(SB)/8, $0x3efffedb3efffedb
+DATA sC4<>+8(SB)/8, $0x3efffedb3efffedb
+DATA sC4<>+16(SB)/8, $0x3efffedb3efffedb
+DATA sC4<>+24(SB)/8, $0x3efffedb3efffedb
+GLOBL sC4<>(SB), RODATA|NOPTR, $32
+DATA sC5<>+0(SB)/8, $0x3f7ffff63f7ffff6
+DATA sC5<>+8(SB)/8, $0x3f7ffff63f7ffff6
+DATA sC5<>+16(SB)/8, $0x3f7ffff63f7ffff6
+DATA sC5<>+24(SB)/8, $0x3f7ffff63f7ffff6
+GLOBL sC5<>(SB), RODATA|NOPTR, $32
+DATA sOne<>+0(SB)/8, $0x3f8000003f800000
+DATA sOne<>+8(SB)/8, $0x3f8000003f800000
+DATA sOne<>+16(SB)/8, $0x3f8000003f800000
+DATA sOne<>+24(SB)/8, $0x3f8000003f800000
+GLOBL sOne<>(SB), RODATA|NOPTR, $32
+DATA sAbs<>+0(SB)/8, $0x7fffffff7fffffff
+DATA sAbs<>+8(SB)/8, $0x7fffffff7fffffff
+DATA sAbs<>+16(SB)/8, $0x7fffffff7fffffff
+DATA sAbs<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL sAbs<>(SB), RODATA|NOPTR, $32
+DATA s126<>+0(SB)/8, $0x42fc000042fc0000
+DATA s126<>+8(SB)/8, $0x42fc000042fc0000
+DATA s126<>+16(SB)/8, $0x42fc000042fc0000
+DATA s126<>+24(SB)/8, $0x42fc000042fc0000
+GLOBL s126<>(SB), RODATA|NOPTR, $32
+DATA s192<>+0(SB)/8, $0x4340000043400000
+DATA s192<>+8(SB)/8, $0x4340000043400000
+DATA s192<>+16(SB)/8, $0x4340000043400000
+DATA s192<>+24(SB)/8, $0x4340000043400000
+GLOBL s192<>(SB), RODATA|NOPTR, $32
+DATA sNeg<>+0(SB)/8, $0x8200000082000000
+DATA sNeg<>+8(SB)/8, $0x8200000082000000
+DATA sNeg<>+16(SB)/8, $0x8200000082000000
+DATA sNeg<>+24(SB)/8, $0x8200000082000000
+GLOBL sNeg<>(SB), RODATA|NOPTR, $32
+DATA sBig<>+0(SB)/8, $0x7f0000007f000000
+DATA sBig<>+8(SB)/8, $0x7f0000007f000000
+DATA sBig<>+16(SB)/8, $0x7f0000007f000000
+DATA sBig<>+24(SB)/8, $0x7f0000007f000000
+GLOBL sBig<>(SB), RODATA|NOPTR, $32
+
+// func swiglu8(h, gate, up *float32, octs int)
+//
+// h[i] = gate[i] / (1 + expf(0-gate[i])) * up[i] for i < 8*octs.
+TEXT ·swiglu8(SB), NOSPLIT, $0-32
+	MOVQ h+0(FP), SI
+	MOVQ gate+8(FP), DI
+	MOVQ up+16(FP), DX
+	MOVQ octs+24(FP), CX
+	TESTQ CX, CX
+	JZ sw8done
+
+sw8loop:
+	VMOVUPS (DI), Y0                  // g
+	VXORPS Y1, Y1, Y1
+	VSUBPS Y0, Y1, Y1                 // x = 0 - g
+	VMOVAPS sR<>(SB), Y2
+	VFMADD231PS sLog2e<>(SB), Y1, Y2  // z = fma(x, log2e, r)
+	VSUBPS sR<>(SB), Y2, Y3           // n = z - r
+	VFNMADD231PS sLn2hi<>(SB), Y3, Y1 // x - n*ln2hi
+	VFNMADD231PS sLn2lo<>(SB), Y3, Y1 // b = · - n*ln2lo
+	VPSLLD $23, Y2, Y4                // e = bits(z) << 23
+	VPADDD sOne<>(SB), Y4, Y5         // k = e + bits(1)
+	VMULPS Y1, Y1, Y6                 // u = b*b
+	VMOVAPS sC2<>(SB), Y7
+	VFMADD231PS sC1<>(SB), Y1, Y7     // fma(c1, b, c2)
+	VMOVAPS sC4<>(SB), Y8
+	VFMADD231PS sC3<>(SB), Y1, Y8     // fma(c3, b, c4)
+	VFMADD231PS Y6, Y7, Y8            // fma(·, u, ·)
+	VMULPS sC5<>(SB), Y1, Y9          // c5*b
+	VFMADD231PS Y6, Y8, Y9            // j = fma(·, u, c5*b)
+	VANDPS sAbs<>(SB), Y3, Y10        // |n|
+	VCMPPS $0x1E, s126<>(SB), Y10, Y11 // c = |n| > 126 (ordered)
+	VMOVAPS Y5, Y12
+	VFMADD231PS Y9, Y5, Y12           // r1 = fma(j, k, k)
+	VMOVMSKPS Y11, AX
+	TESTL AX, AX
+	JZ sw8silu
+	VXORPS Y13, Y13, Y13
+	VCMPPS $0x12, Y13, Y3, Y13        // n <= 0 (ordered)
+	VANDPS sNeg<>(SB), Y13, Y13       // g = · & 0x82000000
+	VPADDD sBig<>(SB), Y13, Y14       // s1 = g + 0x7f000000
+	VPSUBD Y13, Y4, Y15               // s2 = e - g
+	VMOVAPS Y15, Y4
+	VFMADD231PS Y9, Y15, Y4           // fma(s2, j, s2)
+	VMULPS Y14, Y4, Y4                // r2 = · * s1
+	VMULPS Y14, Y14, Y14              // r3 = s1*s1
+	VCMPPS $0x1E, s192<>(SB), Y10, Y13 // d = |n| > 192 (ordered)
+	VBLENDVPS Y11, Y4, Y12, Y12       // c ? r2 : r1
+	VBLENDVPS Y13, Y14, Y12, Y12      // d ? r3 : ·
+
+sw8silu:
+	VADDPS sOne<>(SB), Y12, Y12       // 1 + expf(x)
+	VDIVPS Y12, Y0, Y0                // g / ·
+	VMULPS (DX), Y0, Y0               // · * up
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ sw8loop
+
+sw8done:
+	VZEROUPPER
+	RET
