@@ -7,7 +7,9 @@ import (
 )
 
 // linear is a weight matrix y = W·x (+ b) whose rows stay in the file's
-// mapping, with an optional f32 bias.
+// mapping, with an optional f32 bias. A Q4_K matrix that the panel kernels
+// multiply in its own order (q4k.PanelsForMatrix) is also copied into
+// panels (pack), which its products read instead of the file's rows.
 type linear struct {
 	name    string
 	typ     q4k.Type
@@ -19,7 +21,41 @@ type linear struct {
 	dotCols q4k.DotColsFunc
 	actSize int // bytes of one activation row (ActivationSize(typ, cols))
 	bias    []float32
+	// panels holds the rows as q4k.PackPanels lays them out (rows/8
+	// panels of panelSize bytes), or nil; dotPanel multiplies one panel.
+	panels    []byte
+	panelSize int
+	dotPanel  q4k.DotPanelFunc
 }
+
+// pack copies the matrix into panels when q4k.PanelsForMatrix says the
+// panel kernels give its products' bits, and reports whether it did (or
+// had). The products then read the panels only.
+func (l *linear) pack() bool {
+	if l.panels != nil {
+		return true
+	}
+	if l.data == nil || !q4k.PanelsForMatrix(l.typ, l.rows) {
+		return false
+	}
+	f, err := q4k.DotPanelFor(l.typ)
+	if err != nil {
+		return false
+	}
+	size, err := q4k.PanelSize(l.typ, l.rows, l.cols)
+	if err != nil {
+		return false
+	}
+	p := make([]byte, size)
+	if err := q4k.PackPanels(l.typ, p, l.data, l.rows, l.cols); err != nil {
+		return false
+	}
+	l.panels, l.panelSize, l.dotPanel = p, size/(l.rows/q4k.PanelRows), f
+	return true
+}
+
+// panel returns panel i (rows 8i..8i+7).
+func (l *linear) panel(i int) []byte { return l.panels[i*l.panelSize : (i+1)*l.panelSize] }
 
 // newLinear checks a weight's type and length: every row must be whole
 // blocks of a type with a dot-product kernel. Its kernels are the ones
@@ -129,20 +165,25 @@ const (
 )
 
 // matmul runs every job over the input held by acts: the rows of all jobs
-// are split across the pool together (one wake-up for Q, K and V), and each
-// tile of weight rows is read from memory once for the whole batch.
+// are split across the pool together (one wake-up for Q, K and V), in
+// units of q4k.PanelRows rows (a panel), and each tile of weight rows is
+// read from memory once for the whole batch.
 func matmul(p *pool, acts *actCache, jobs ...matJob) {
 	total := 0
 	for _, j := range jobs {
-		total += j.w.rows
+		total += unitsOf(j.w.rows)
 		acts.encode(j.w)
 	}
 	t := &acts.task
 	t.acts = acts
 	t.jobs = append(t.buf[:0], jobs...)
-	p.run(total, p.grainFor(total, rowGrain), t)
+	p.run(total, p.grainFor(total, rowGrain/q4k.PanelRows), t)
 	t.jobs = nil
 }
+
+// unitsOf is the work units of a matrix of rows rows: panels of
+// q4k.PanelRows rows, the last one short when rows is not a multiple.
+func unitsOf(rows int) int { return (rows + q4k.PanelRows - 1) / q4k.PanelRows }
 
 // matTask is matmul's loop body over the rows of all its jobs together. It
 // lives in the actCache, so a product allocates nothing.
@@ -156,11 +197,12 @@ func (t *matTask) do(_, lo, hi int) {
 	base := 0
 	for i := range t.jobs {
 		j := &t.jobs[i]
-		// The part of [lo, hi) that falls in this job's rows.
-		a, b := max(lo-base, 0), min(hi-base, j.w.rows)
-		base += j.w.rows
+		// The part of units [lo, hi) that falls in this job's units.
+		units := unitsOf(j.w.rows)
+		a, b := max(lo-base, 0), min(hi-base, units)
+		base += units
 		if a < b {
-			j.rows(t.acts, a, b)
+			j.rows(t.acts, a*q4k.PanelRows, min(b*q4k.PanelRows, j.w.rows))
 		}
 	}
 }
@@ -172,7 +214,9 @@ func (t *matTask) do(_, lo, hi int) {
 func (j *matJob) rows(acts *actCache, a, b int) {
 	w := j.w
 	enc := acts.enc[w.typ.VecDotType()]
-	if acts.batch == 1 {
+	if w.panels != nil {
+		j.panels(enc, acts.batch, a, b)
+	} else if acts.batch == 1 {
 		for r := a; r < b; r++ {
 			j.out[r] = w.dot(w.data[r*w.rowSize:(r+1)*w.rowSize], enc, w.cols)
 		}
@@ -193,6 +237,36 @@ func (j *matJob) rows(acts *actCache, a, b int) {
 			dst := j.out[c*w.rows : (c+1)*w.rows]
 			for r := a; r < b; r++ {
 				dst[r] += w.bias[r]
+			}
+		}
+	}
+}
+
+// panelTile is how many panels a batched panel product multiplies with
+// every column tile before moving on (2 panels of a 4096-wide Q4_K matrix
+// are 37 KiB).
+const panelTile = 2
+
+// panels computes output rows [a, b) (whole panels: a and b multiples of
+// q4k.PanelRows, as matTask.do splits them) of a packed matrix for every
+// column of the batch through its panel kernel, which gives the row
+// kernels' bits.
+func (j *matJob) panels(enc []byte, batch, a, b int) {
+	w := j.w
+	p0, p1 := a/q4k.PanelRows, b/q4k.PanelRows
+	if batch == 1 {
+		for p := p0; p < p1; p++ {
+			w.dotPanel(j.out[p*q4k.PanelRows:], w.rows, w.panel(p), enc, w.cols, 1)
+		}
+		return
+	}
+	for t0 := p0; t0 < p1; t0 += panelTile {
+		t1 := min(t0+panelTile, p1)
+		for c0 := 0; c0 < batch; c0 += colTile {
+			c1 := min(c0+colTile, batch)
+			cols := enc[c0*w.actSize:] // with the padding past c1 (q4k.ColsPadding)
+			for p := t0; p < t1; p++ {
+				w.dotPanel(j.out[c0*w.rows+p*q4k.PanelRows:], w.rows, w.panel(p), cols, w.cols, c1-c0)
 			}
 		}
 	}

@@ -44,3 +44,7 @@ func (s ggufSource) tensor(name string) ([]int64, q4k.Type, []byte, error) {
 	}
 	return info.Dims, typ, data, nil
 }
+
+// releasePages gives the mapped file's pages of b back to the operating
+// system (gguf.File.ReleasePages).
+func (s ggufSource) releasePages(b []byte) { s.ReleasePages(b) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/q4k"
@@ -168,7 +169,63 @@ func load(src tensorSource, opts Options) (*Model, error) {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	m.pool = newPool(threads)
+	m.packMatrices(src, threads)
 	return m, nil
+}
+
+// products lists every matrix the forward multiplies with (unset ones
+// included: their data is nil).
+func (m *Model) products() []*linear {
+	ps := []*linear{&m.output}
+	for i := range m.layers {
+		ly := &m.layers[i]
+		ps = append(ps, &ly.q, &ly.k, &ly.v, &ly.o, &ly.qkv, &ly.gate, &ly.up, &ly.down)
+		if ly.moe != nil {
+			ps = append(ps, &ly.moe.router)
+			for e := range ly.moe.exps {
+				ex := &ly.moe.exps[e]
+				ps = append(ps, &ex.gate, &ex.up, &ex.down)
+			}
+		}
+	}
+	return ps
+}
+
+// pageReleaser is a tensorSource whose tensor bytes can be given back to
+// the operating system once copied (a mapped GGUF file).
+type pageReleaser interface{ releasePages(b []byte) }
+
+// packMatrices copies every product matrix the panel kernels can multiply
+// into panels (linear.pack), on up to threads goroutines, and gives the
+// file pages it copied back to the operating system where src can, so the
+// process does not hold the weights twice. The token embedding stays in
+// the file (a tied output head is packed, and its rows are still looked
+// up there).
+func (m *Model) packMatrices(src tensorSource, threads int) {
+	ps := m.products()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(threads, 1) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(ps) {
+					return
+				}
+				ps[i].pack()
+			}
+		})
+	}
+	wg.Wait()
+	r, ok := src.(pageReleaser)
+	if !ok {
+		return
+	}
+	for _, l := range ps {
+		if l.panels != nil {
+			r.releasePages(l.data)
+		}
+	}
 }
 
 // longRoPEFactors is llama.cpp's get_rope_factors for phi3, which reads no
