@@ -125,14 +125,17 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 	if l.tok, err = tokenizer.FromGGUF(l.file); err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
+	// The file is read in before the model is built: Load copies the Q4_K
+	// matrices into panels and gives their file pages back, which a
+	// page-in afterwards would read again.
+	if err := pageIn(l.file, progress); err != nil {
+		return badFile(fmt.Errorf("%s: %w", flags.path, err))
+	}
 	if l.model, err = model.Load(l.file, model.Options{Threads: flags.threads, ContextSize: flags.ctxSize}); err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
 	if l.model.Config().Vocab != l.tok.Size() {
 		return badFile(fmt.Errorf("%s: the tokenizer has %d tokens but the model %d", flags.path, l.tok.Size(), l.model.Config().Vocab))
-	}
-	if err := pageIn(l.file, progress); err != nil {
-		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
 	var step engine.TokenStep = l.model.NewStep()
 	if flags.gpu {
