@@ -5,6 +5,8 @@ import (
 	"fmt"
 )
 
+//go:generate go run gen_panel.go
+
 // Panels: Q4_K weights re-laid for products over eight rows at once.
 //
 // A matrix of block_q4_K rows keeps each row's blocks together, so a kernel
