@@ -196,13 +196,15 @@ func (m *Model) products() []*linear {
 type pageReleaser interface{ releasePages(b []byte) }
 
 // packMatrices copies every product matrix the panel kernels can multiply
-// into panels (linear.pack), on up to threads goroutines, and gives the
-// file pages it copied back to the operating system where src can, so the
-// process does not hold the weights twice. The token embedding stays in
-// the file (a tied output head is packed, and its rows are still looked
-// up there).
+// into panels (linear.pack), on up to threads goroutines, and gives each
+// matrix's file pages back to the operating system as soon as it is
+// copied, where src can, so the process never holds much of the weights
+// twice. The token embedding stays in the file (a tied output head is
+// packed, and its rows are still looked up there, paged in again as
+// needed).
 func (m *Model) packMatrices(src tensorSource, threads int) {
 	ps := m.products()
+	r, _ := src.(pageReleaser)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range max(threads, 1) {
@@ -212,20 +214,13 @@ func (m *Model) packMatrices(src tensorSource, threads int) {
 				if i >= len(ps) {
 					return
 				}
-				ps[i].pack()
+				if ps[i].pack() && r != nil {
+					r.releasePages(ps[i].data)
+				}
 			}
 		})
 	}
 	wg.Wait()
-	r, ok := src.(pageReleaser)
-	if !ok {
-		return
-	}
-	for _, l := range ps {
-		if l.panels != nil {
-			r.releasePages(l.data)
-		}
-	}
 }
 
 // longRoPEFactors is llama.cpp's get_rope_factors for phi3, which reads no
