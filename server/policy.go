@@ -166,6 +166,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 // like a missing one.
 func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi.Kind, param string) (*host.Plugin, error) {
 	var wasm []byte
+	ns := "" // the built-ins' namespace, which every tenant shares
 	switch {
 	case ref.Plugin == "":
 		return nil, badRequest(param+".plugin", "%s.plugin is required: a built-in name or a sha256", param)
@@ -177,7 +178,7 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 		if err != nil {
 			return nil, err
 		}
-		wasm = b
+		wasm, ns = b, t.Name
 	default:
 		b, err := s.builtins(ref.Plugin)
 		if err != nil {
@@ -189,7 +190,7 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 	if string(cfg) == "null" {
 		cfg = nil
 	}
-	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits()})
+	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits(), Namespace: ns})
 	if err != nil && !clientsLoadError(err) {
 		return nil, err
 	}
