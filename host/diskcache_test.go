@@ -79,10 +79,10 @@ func TestNamespacesCompileApart(t *testing.T) {
 // refused after its compilation) keep the compilation cache dir within its
 // budget at every step, leave nothing of them on disk or in the cache, and
 // bring the heap back within 10% of where it started. Each compilation
-// writes (and syncs) a file, ~5 ms here: CI runs cycles of 50 modules,
+// writes (and syncs) a file, ~5 ms here: CI runs cycles of 30 modules,
 // REALIZAR_CACHE_CYCLE=200 the 200 (4 s).
 func TestCompiledDirBounded(t *testing.T) {
-	n := 50
+	n := 30
 	if v := os.Getenv("REALIZAR_CACHE_CYCLE"); v != "" {
 		var err error
 		n, err = strconv.Atoi(v)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
@@ -114,6 +115,10 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			return nil, err
 		}
 	}
+	// The tenant's step deadline covers the whole step: the chain's calls
+	// and the stop policy's together.
+	step := host.NewStepDeadline(time.Duration(t.Limits.StepDeadline))
+	smp.SetStepDeadline(step)
 	p.sampler = smp
 	if req.grammar != nil {
 		tenant, k := t.Name, key.String()
@@ -154,6 +159,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			p.Close()
 			return nil, err
 		}
+		sp.SetStepDeadline(step)
 		p.stop = sp
 		p.closeFn = append(p.closeFn, sp.Close)
 		p.names = append(p.names, stp.String())
