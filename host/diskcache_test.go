@@ -170,3 +170,26 @@ func TestCompiledDirAcrossRestarts(t *testing.T) {
 	_, err := host.New(ctx, host.NewConfig().WithCompilationCacheDirBytes(-1))
 	assert.Error(t, err)
 }
+
+// TestRefusedModuleNotKept: a module refused after its compilation for
+// its initial memory (testdata/bad.wasm declares 2 pages) leaves nothing
+// compiled, in the cache or on disk; one refused for its config, the
+// caller's fault, stays compiled for the next Load.
+func TestRefusedModuleNotKept(t *testing.T) {
+	dir := t.TempDir()
+	h := newHost(t, host.NewConfig().WithCompilationCacheDir(dir))
+	ctx := context.Background()
+	files0, _ := dirUsage(t, dir)
+	bad := wasmFile(t, "bad")
+	_, err := h.Load(ctx, bad, host.LoadOptions{Namespace: "t", Limits: host.Limits{MemoryPages: 1}})
+	require.ErrorIs(t, err, host.ErrPluginMemory)
+	mods, _ := h.CachedModules()
+	assert.Zero(t, mods)
+	files, _ := dirUsage(t, dir)
+	assert.Equal(t, files0, files)
+
+	_, err = h.Load(ctx, bad, host.LoadOptions{Namespace: "t", Config: []byte("[1]")})
+	require.ErrorIs(t, err, host.ErrBadConfig)
+	mods, _ = h.CachedModules()
+	assert.Equal(t, 1, mods)
+}

@@ -42,7 +42,7 @@ type Host struct {
 	// memories counts guest linear memories allocated and not yet freed by
 	// wazero: live instances, from wazero's side.
 	memories atomic.Int64
-	// compilations counts the modules compiled (not found in the cache).
+	// compilations counts the compilations started (Compilations).
 	compilations atomic.Int64
 }
 
@@ -325,8 +325,8 @@ func (h *Host) CompiledOnDisk() (files int, bytes int64) {
 	return h.disk.usage()
 }
 
-// Compilations is the number of modules this Host has compiled: Loads
-// that found their module (namespace and sha256) in neither its cache nor
-// a compilation in flight. wazero's compilation cache dir may still serve
-// one of them from a file.
+// Compilations is the number of compilations this Host has started, each
+// for a Load that found its module (namespace and sha256) neither cached
+// nor compiling, whether or not it succeeded. wazero's compilation cache
+// dir may serve one of them from a file written by an earlier process.
 func (h *Host) Compilations() int64 { return h.compilations.Load() }
