@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,12 +13,17 @@ import (
 
 // BenchmarkStep measures one decode step through the host (copy of the
 // logits or of the top-40 candidates, plus one call) against a native Go
-// argmax over the same logits. Ratios: go test -bench Step ./host.
+// argmax over the same logits; overhead-full-step adds a StepDeadline.
+// Ratios: go test -bench Step ./host.
 func BenchmarkStep(b *testing.B) {
 	h := newHost(b, host.NewConfig())
-	guests := []struct{ name, module, config string }{
-		{"overhead-full", "nop", ""}, {"wat-full", "greedy", ""}, {"wat-full-unrolled8", "greedy8", ""}, {"wat-top40", "topn", ""},
-		{"go-full", "greedy_go", ""}, {"go-top40", "greedy_go", `{"top_n":"40"}`},
+	guests := []struct {
+		name, module, config string
+		step                 bool
+	}{
+		{"overhead-full", "nop", "", false}, {"overhead-full-step", "nop", "", true}, {"wat-full", "greedy", "", false},
+		{"wat-full-unrolled8", "greedy8", "", false}, {"wat-top40", "topn", "", false},
+		{"go-full", "greedy_go", "", false}, {"go-top40", "greedy_go", `{"top_n":"40"}`, false},
 	}
 	for _, n := range []int{32000, 151936} {
 		logits := randomLogits(1, n)
@@ -32,6 +38,9 @@ func BenchmarkStep(b *testing.B) {
 		for _, g := range guests {
 			b.Run("vocab="+strconv.Itoa(n)+"/"+g.name, func(b *testing.B) {
 				s := newSampler(b, testVocab{n: n}, load(b, h, g.module, host.LoadOptions{Config: []byte(g.config)}))
+				if g.step {
+					s.SetStepDeadline(host.NewStepDeadline(time.Second))
+				}
 				require.NoError(b, s.Reset(0, nil))
 				b.ReportAllocs()
 				for b.Loop() {

@@ -68,7 +68,7 @@ func TestModuleCacheBounded(t *testing.T) {
 			require.LessOrEqual(t, n, 8)
 		}
 		for _, s := range sums {
-			h.Evict(s)
+			h.Evict("", s)
 		}
 		n, b := h.CachedModules()
 		assert.Zero(t, n)
@@ -94,7 +94,7 @@ func TestModuleCacheBounded(t *testing.T) {
 func TestEvictedPluginStillRuns(t *testing.T) {
 	h := newHost(t, host.NewConfig().WithModuleCacheBytes(1)) // every module is dropped at once
 	p := load(t, h, "greedy", host.LoadOptions{})
-	assert.False(t, h.Evict(p.SHA256()), "over the budget: not kept")
+	assert.False(t, h.Evict("", p.SHA256()), "over the budget: not kept")
 	runtime.GC()
 	runtime.GC()
 	s, err := host.NewSampler(testVocab{n: 8}, p)

@@ -48,7 +48,7 @@ func TestCompileRefusesCodeLimits(t *testing.T) {
 	h := newCompileHost(t, NewConfig())
 	bomb := nestedModule(45_000) // the 90 KB module that took 5-7 s to compile
 	start := time.Now()
-	_, err := h.compile(context.Background(), sha256.Sum256(bomb), bomb)
+	_, err := h.compile(context.Background(), cacheKey{sum: sha256.Sum256(bomb)}, bomb)
 	assert.ErrorIs(t, err, ErrTooLarge)
 	var le *wasmfile.CodeLimitError
 	require.ErrorAs(t, err, &le)
@@ -64,19 +64,19 @@ func TestCompileRefusesCodeLimits(t *testing.T) {
 func TestCompileOutsideTheLock(t *testing.T) {
 	h := newCompileHost(t, NewConfig().WithCodeLimits(wasmfile.CodeLimits{}))
 	fast := nestedModule(2)
-	_, err := h.compile(context.Background(), sha256.Sum256(fast), fast)
+	_, err := h.compile(context.Background(), cacheKey{sum: sha256.Sum256(fast)}, fast)
 	require.NoError(t, err)
 
 	slow := nestedModule(4000) // ~0.3-0.9 s on this machine
 	slowDone := make(chan error, 2)
 	for range 2 {
 		go func() {
-			_, err := h.compile(context.Background(), sha256.Sum256(slow), slow)
+			_, err := h.compile(context.Background(), cacheKey{sum: sha256.Sum256(slow)}, slow)
 			slowDone <- err
 		}()
 	}
 	time.Sleep(20 * time.Millisecond)
-	_, err = h.compile(context.Background(), sha256.Sum256(fast), fast)
+	_, err = h.compile(context.Background(), cacheKey{sum: sha256.Sum256(fast)}, fast)
 	require.NoError(t, err)
 	select {
 	case err := <-slowDone:
@@ -89,11 +89,11 @@ func TestCompileOutsideTheLock(t *testing.T) {
 	assert.Equal(t, 2, n, "the slow module compiled once and is cached")
 
 	h2 := newCompileHost(t, NewConfig().WithCodeLimits(wasmfile.CodeLimits{}).WithCompileTimeout(5*time.Millisecond))
-	_, err = h2.compile(context.Background(), sha256.Sum256(slow), slow)
+	_, err = h2.compile(context.Background(), cacheKey{sum: sha256.Sum256(slow)}, slow)
 	assert.ErrorIs(t, err, ErrTooLarge, "past the compile timeout")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = h2.compile(ctx, sha256.Sum256(slow), slow)
+	_, err = h2.compile(ctx, cacheKey{sum: sha256.Sum256(slow)}, slow)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 	n, _ = h2.CachedModules()
 	assert.Zero(t, n)

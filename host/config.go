@@ -14,7 +14,9 @@ type Config struct {
 	logBytes       int
 	limits         Limits
 	cacheDir       string
-	nanotime       func() int64
+	// cacheDirBytes bounds the files in cacheDir; 0: no bound.
+	cacheDirBytes int64
+	nanotime      func() int64
 	// moduleCacheBytes bounds the compiled-module cache; 0: no bound.
 	moduleCacheBytes int64
 	codeLimits       wasmfile.CodeLimits
@@ -75,6 +77,7 @@ func NewConfig() Config {
 		codeLimits:     wasmfile.DefaultCodeLimits,
 		compileTimeout: DefaultCompileTimeout,
 		compiles:       DefaultCompiles,
+		cacheDirBytes:  DefaultCompilationCacheDirBytes,
 	}
 }
 
@@ -105,15 +108,29 @@ func (c Config) WithLogBytes(n int) Config { c.logBytes = n; return c }
 func (c Config) WithLimits(l Limits) Config { c.limits = l.or(c.limits); return c }
 
 // WithCompilationCacheDir keeps compiled code on disk in dir, so a restart
-// does not compile again. Default: in memory only.
+// does not compile again. Default: in memory only. The files are bounded
+// by WithCompilationCacheDirBytes and deleted with their modules (Evict,
+// a refused module); New fails if wazero lays dir out otherwise than this
+// package knows (see diskcache.go).
 func (c Config) WithCompilationCacheDir(dir string) Config { c.cacheDir = dir; return c }
+
+// DefaultCompilationCacheDirBytes bounds the compilation cache dir: 1 GiB.
+const DefaultCompilationCacheDirBytes = 1 << 30
+
+// WithCompilationCacheDirBytes bounds the files of the compilation cache
+// dir to n bytes of compiled code (their sizes on disk, the least recently
+// compiled or loaded deleted first; the files found at New count, oldest
+// first by modification time). 0: no bound. Default
+// DefaultCompilationCacheDirBytes. It bounds what this Host knows of:
+// several processes sharing one dir each keep their own count.
+func (c Config) WithCompilationCacheDirBytes(n int64) Config { c.cacheDirBytes = n; return c }
 
 // WithModuleCacheBytes bounds the cache of compiled modules to n bytes,
 // counted as the modules' sizes (the wasm bytes; the compiled code is
 // larger by a factor that depends on the module, see BENCHMARKS.md): past
 // it the least recently loaded module is dropped, and compiled again when
 // next loaded. Default 0: no bound (every module stays until Close or
-// Evict). The on-disk cache (WithCompilationCacheDir) is not bounded by it.
+// Evict). The on-disk cache has its own bound, WithCompilationCacheDirBytes.
 func (c Config) WithModuleCacheBytes(n int64) Config { c.moduleCacheBytes = n; return c }
 
 // WithNanotime replaces the monotonic clock plugins see (realizar.clock_ns

@@ -20,26 +20,37 @@ import (
 )
 
 // Host loads, compiles and runs plugins. It owns one wazero Runtime and its
-// compilation cache; compiled modules are kept by sha256, the least
-// recently used dropped past Config.WithModuleCacheBytes (or by Evict),
-// and all of them at Close. Safe for concurrent use.
+// compilation cache; compiled modules are kept by namespace and sha256
+// (LoadOptions.Namespace), the least recently used dropped past
+// Config.WithModuleCacheBytes (or by Evict), and all of them at Close.
+// Safe for concurrent use.
 type Host struct {
 	cfg   Config
 	rt    wazero.Runtime
 	cache wazero.CompilationCache
+	disk  *diskCache // nil without Config.WithCompilationCacheDir
 
 	// allowed maps "module\x00name" to the type a plugin must import it with.
 	allowed map[string]api.FunctionDefinition
 
 	mu        sync.Mutex
-	modules   *lru.Cache[[sha256.Size]byte, *module] // by sha256, charged their wasm size
-	compiling map[[sha256.Size]byte]*compilation     // by sha256, while one runs
+	modules   *lru.Cache[cacheKey, *module] // charged their wasm size
+	compiling map[cacheKey]*compilation     // while one runs
 	closed    bool
 	compiles  chan struct{} // a token per compilation running
 
 	// memories counts guest linear memories allocated and not yet freed by
 	// wazero: live instances, from wazero's side.
 	memories atomic.Int64
+	// compilations counts the compilations started (Compilations).
+	compilations atomic.Int64
+}
+
+// cacheKey is a compiled module's identity: its namespace and the sha256
+// of its bytes.
+type cacheKey struct {
+	ns  string
+	sum [sha256.Size]byte
 }
 
 // New checks cfg and starts a Host.
@@ -51,7 +62,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, errors.New("host: max config bytes must be > 0")
 	case cfg.logBytes <= 0:
 		return nil, errors.New("host: log bytes must be > 0")
-	case cfg.moduleCacheBytes < 0:
+	case cfg.moduleCacheBytes < 0 || cfg.cacheDirBytes < 0:
 		return nil, errors.New("host: module cache bytes must be >= 0")
 	case cfg.compileTimeout <= 0 || cfg.compiles <= 0:
 		return nil, errors.New("host: the compile timeout and concurrency must be > 0")
@@ -59,8 +70,8 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if err := cfg.limits.check(); err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, modules: lru.New[[sha256.Size]byte, *module](cfg.moduleCacheBytes, nil),
-		compiling: map[[sha256.Size]byte]*compilation{}, compiles: make(chan struct{}, cfg.compiles),
+	h := &Host{cfg: cfg, modules: lru.New[cacheKey, *module](cfg.moduleCacheBytes, nil),
+		compiling: map[cacheKey]*compilation{}, compiles: make(chan struct{}, cfg.compiles),
 		allowed: map[string]api.FunctionDefinition{}}
 	var err error
 	if cfg.cacheDir != "" {
@@ -87,6 +98,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		for name, d := range defs {
 			h.allowed[m.name+"\x00"+name] = d
+		}
+	}
+	if cfg.cacheDir != "" {
+		if h.disk, err = newDiskCache(ctx, h.rt, cfg.cacheDir, cfg.cacheDirBytes); err != nil {
+			_ = h.rt.Close(ctx)
+			return nil, err
 		}
 	}
 	return h, nil
@@ -126,6 +143,7 @@ func (h *Host) LiveInstances() int { return int(h.memories.Load()) }
 // (nor instance) of it is left: a cleanup closes it after the collector
 // finds it unreachable.
 type module struct {
+	key      cacheKey
 	compiled wazero.CompiledModule
 	base     *Plugin // the first Plugin of the module, for sha256-only manifests
 }
@@ -138,23 +156,23 @@ type compilation struct {
 	err  error
 }
 
-// compile returns the compiled module for wasm, compiling it once per
-// sha256 while it stays in the cache. The compilation runs outside the
-// Host's lock (other Loads, instances and calls go on), after a pre-scan
-// of its code against the Config's CodeLimits, under the Config's
-// concurrency and timeout and ctx; Loads of the same module wait for the
-// one running (or for their own ctx).
-func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, wasm []byte) (*module, error) {
+// compile returns the compiled module for wasm, compiling it once per key
+// while it stays in the cache. The compilation runs outside the Host's
+// lock (other Loads, instances and calls go on), after a pre-scan of its
+// code against the Config's CodeLimits, under the Config's concurrency
+// and timeout and ctx; Loads of the same module wait for the one running
+// (or for their own ctx).
+func (h *Host) compile(ctx context.Context, key cacheKey, wasm []byte) (*module, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if m, ok := h.modules.Get(sum); ok {
+	if m, ok := h.modules.Get(key); ok {
 		h.mu.Unlock()
 		return m, nil
 	}
-	if c, ok := h.compiling[sum]; ok {
+	if c, ok := h.compiling[key]; ok {
 		h.mu.Unlock()
 		select {
 		case <-c.done:
@@ -164,14 +182,17 @@ func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, wasm []byte) 
 		}
 	}
 	c := &compilation{done: make(chan struct{})}
-	h.compiling[sum] = c
+	h.compiling[key] = c
 	h.mu.Unlock()
 
-	c.m, c.err = h.compileNow(ctx, wasm)
+	c.m, c.err = h.compileNow(ctx, key, wasm)
+	if c.err == nil && h.disk != nil {
+		h.disk.used(key, wasm)
+	}
 	h.mu.Lock()
-	delete(h.compiling, sum)
+	delete(h.compiling, key)
 	if c.err == nil && !h.closed {
-		h.modules.Add(sum, c.m, int64(len(wasm)))
+		h.modules.Add(key, c.m, int64(len(wasm)))
 	}
 	h.mu.Unlock()
 	close(c.done)
@@ -180,7 +201,7 @@ func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, wasm []byte) 
 
 // compileNow scans and compiles wasm under the concurrency limit and the
 // compile timeout.
-func (h *Host) compileNow(ctx context.Context, wasm []byte) (*module, error) {
+func (h *Host) compileNow(ctx context.Context, key cacheKey, wasm []byte) (*module, error) {
 	if _, err := wasmfile.ScanCode(wasm, h.cfg.codeLimits); err != nil {
 		if errors.Is(err, wasmfile.ErrCodeLimit) {
 			return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
@@ -196,11 +217,16 @@ func (h *Host) compileNow(ctx context.Context, wasm []byte) (*module, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, h.cfg.compileTimeout,
 		fmt.Errorf("%w: compilation past %v", ErrTooLarge, h.cfg.compileTimeout))
 	defer cancel()
+	h.compilations.Add(1)
 	// Workers compile functions in parallel and check ctx between them
 	// (wazero's single-goroutine compiler never looks at it).
 	c, err := h.rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), wasm)
 	if err == nil && ctx.Err() != nil {
+		// Finished past the deadline: refused, and its file goes too.
 		_ = c.Close(context.Background())
+		if h.disk != nil {
+			h.disk.release(key, wasm)
+		}
 		err = context.Cause(ctx)
 	}
 	if err != nil {
@@ -209,25 +235,76 @@ func (h *Host) compileNow(ctx context.Context, wasm []byte) (*module, error) {
 		}
 		return nil, err
 	}
-	m := &module{compiled: c}
+	m := &module{key: key, compiled: c}
 	runtime.AddCleanup(m, func(c wazero.CompiledModule) { _ = c.Close(context.Background()) }, c)
 	return m, nil
 }
 
+// discard drops m from the cache, memory and disk, as a module refused
+// after its compilation (its exports' types, or its first Plugin's
+// limits) is dropped. Plugins of it keep working.
+func (h *Host) discard(m *module) {
+	h.mu.Lock()
+	if cur, ok := h.modules.Get(m.key); ok && cur == m {
+		h.modules.Remove(m.key)
+	}
+	h.mu.Unlock()
+	if h.disk != nil {
+		h.disk.release(m.key, nil)
+	}
+}
+
 // Evict drops the compiled module of sha256Hex (64 lowercase hex digits)
-// from the cache, as when its plugin is deleted, and reports whether it
-// was there. Plugins loaded from it keep working; its code is released
-// once none is left. The next Load compiles it again; a sha256-only
-// manifest no longer finds it (ErrUnknownModule).
-func (h *Host) Evict(sha256Hex string) bool {
-	var key [sha256.Size]byte
-	if n, err := hex.Decode(key[:], []byte(sha256Hex)); err != nil || n != sha256.Size {
+// in namespace (LoadOptions.Namespace) from the cache, as when its plugin
+// is deleted, and its file from the compilation cache dir if this Host
+// compiled or read it (EvictModule also finds one an earlier process
+// wrote). It reports whether either was there. Plugins loaded from it
+// keep working; its code is released once none is left. The next Load
+// compiles it again; a sha256-only manifest no longer finds it
+// (ErrUnknownModule).
+func (h *Host) Evict(namespace, sha256Hex string) bool {
+	key := cacheKey{ns: namespace}
+	if n, err := hex.Decode(key.sum[:], []byte(sha256Hex)); err != nil || n != sha256.Size {
 		return false
 	}
+	return h.evict(key, nil)
+}
+
+// EvictModule is Evict for the module wasm: its file in the compilation
+// cache dir is found from its bytes, so one written by an earlier process
+// goes too.
+func (h *Host) EvictModule(namespace string, wasm []byte) bool {
+	compiled, err := compiledBytes(namespace, wasm)
+	if err != nil {
+		return false // never compiled
+	}
+	return h.evict(cacheKey{ns: namespace, sum: sha256.Sum256(wasm)}, compiled)
+}
+
+func (h *Host) evict(key cacheKey, compiled []byte) bool {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	_, ok := h.modules.Remove(key)
+	h.mu.Unlock()
+	if h.disk != nil && h.disk.release(key, compiled) {
+		ok = true
+	}
 	return ok
+}
+
+// NamespaceSection is the custom section through which a module's
+// namespace (LoadOptions.Namespace, when not "") joins the bytes the Host
+// compiles: wazero's own caches, in memory and on disk, are keyed by
+// those bytes' hash, so the same module in two namespaces is two
+// compilations that share nothing.
+const NamespaceSection = "realizar.namespace"
+
+// compiledBytes is what the Host compiles for wasm in namespace: wasm
+// itself in "", else wasm with its NamespaceSection set to namespace.
+func compiledBytes(namespace string, wasm []byte) ([]byte, error) {
+	if namespace == "" {
+		return wasm, nil
+	}
+	return wasmfile.SetCustomSection(wasm, NamespaceSection, []byte(namespace))
 }
 
 // CachedModules is the number of compiled modules in the cache and the
@@ -237,3 +314,19 @@ func (h *Host) CachedModules() (modules int, bytes int64) {
 	defer h.mu.Unlock()
 	return h.modules.Len(), h.modules.Bytes()
 }
+
+// CompiledOnDisk is the number of files of the compilation cache dir this
+// Host charges (Config.WithCompilationCacheDirBytes) and their bytes; 0, 0
+// without a dir.
+func (h *Host) CompiledOnDisk() (files int, bytes int64) {
+	if h.disk == nil {
+		return 0, 0
+	}
+	return h.disk.usage()
+}
+
+// Compilations is the number of compilations this Host has started, each
+// for a Load that found its module (namespace and sha256) neither cached
+// nor compiling, whether or not it succeeded. wazero's compilation cache
+// dir may serve one of them from a file written by an earlier process.
+func (h *Host) Compilations() int64 { return h.compilations.Load() }

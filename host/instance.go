@@ -38,6 +38,10 @@ type instance struct {
 	cancel   context.CancelFunc
 	timer    *time.Timer
 	timedOut atomic.Bool
+	// stepLimit is the StepDeadline's D when the call running (or the
+	// last one) was armed with what was left of its step rather than
+	// its own CallTimeout; 0 otherwise.
+	stepLimit time.Duration
 
 	addr     uint32     // input region
 	out      abi.Output // a v2 processor's output mode
@@ -160,7 +164,15 @@ func (i *instance) disarm()             { i.timer.Stop() }
 
 // call runs fn with the instance's stack under the call deadline.
 func (i *instance) call(fn api.Function) error {
-	i.arm(i.p.limits.CallTimeout)
+	return i.callFor(fn, i.p.limits.CallTimeout, 0)
+}
+
+// callFor runs fn with the instance's stack under deadline d, which is
+// what was left of a StepDeadline of step when step > 0
+// (StepDeadline.limit).
+func (i *instance) callFor(fn api.Function, d, step time.Duration) error {
+	i.stepLimit = step
+	i.arm(d)
 	err := fn.CallWithStack(i.ctx, i.stack)
 	i.disarm()
 	return err
@@ -183,6 +195,9 @@ func (i *instance) region(off, n int) []byte {
 func (i *instance) classify(phase string, err error) error {
 	var exit *sys.ExitError
 	switch {
+	case i.timedOut.Load() && i.stepLimit > 0 && phase != "init":
+		err = fmt.Errorf("%w: the step's deadline of %v (all of its plugin calls together) ran out during this call",
+			ErrPluginTimeout, i.stepLimit)
 	case i.timedOut.Load():
 		d := i.p.limits.CallTimeout
 		if phase == "init" {

@@ -123,8 +123,8 @@ func (h *Host) LoadManifest(ctx context.Context, path string) (*Plugin, error) {
 
 // loadKnown makes a Plugin from a module already loaded, with new options.
 func (h *Host) loadKnown(ctx context.Context, src, sum string, opts LoadOptions) (*Plugin, error) {
-	var key [sha256.Size]byte
-	_, _ = hex.Decode(key[:], []byte(sum)) // checked by ParseManifest
+	key := cacheKey{ns: opts.Namespace}
+	_, _ = hex.Decode(key.sum[:], []byte(sum)) // checked by ParseManifest
 	h.mu.Lock()
 	var known *Plugin
 	if m, ok := h.modules.Get(key); ok {

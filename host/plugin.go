@@ -29,6 +29,13 @@ type LoadOptions struct {
 	Config []byte
 	// Limits override the Host's defaults field by field.
 	Limits Limits
+	// Namespace keys the Host's cache of compiled modules: a module
+	// loaded in one namespace is compiled apart from the same bytes in
+	// another and never found through it, so how long a Load takes tells
+	// nothing of what other namespaces loaded. A server gives each tenant
+	// its own (the tenant's name) and "" to the modules every tenant may
+	// name (the built-ins). Default "": one namespace for everything.
+	Namespace string
 }
 
 // Plugin is a validated, compiled module with its config and limits. It is
@@ -129,8 +136,12 @@ func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptio
 			return nil, loadErr(src, ErrMissingExport, "%s plugin %s does not export %s", kind, meta.Name, name)
 		}
 	}
-	sum := sha256.Sum256(wasm)
-	mod, err := h.compile(ctx, sum, wasm)
+	key := cacheKey{ns: opts.Namespace, sum: sha256.Sum256(wasm)}
+	compiled, err := compiledBytes(opts.Namespace, wasm)
+	if err != nil {
+		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
+	}
+	mod, err := h.compile(ctx, key, compiled)
 	if err != nil {
 		if errors.Is(err, ErrClosed) || errors.Is(err, ErrTooLarge) || ctx.Err() != nil {
 			return nil, &LoadError{Source: src, Err: err}
@@ -138,17 +149,26 @@ func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptio
 		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
 	}
 	if err := checkExportTypes(mod.compiled, kind, meta.ABI); err != nil {
+		h.discard(mod) // refused whatever the options: nothing of it is kept
 		return nil, &LoadError{Source: src, Err: err}
 	}
 	_, hasAlloc := mod.compiled.ExportedFunctions()[abi.ExportAlloc]
-	base := &Plugin{h: h, meta: meta, kind: kind, sum: sum, mod: mod,
+	base := &Plugin{h: h, meta: meta, kind: kind, sum: key.sum, mod: mod,
 		hasAlloc: hasAlloc, memMin: parsed.Memories[0].Min}
+	p, err := base.with(src, opts)
 	h.mu.Lock()
-	if mod.base == nil {
+	unused := mod.base == nil
+	if err == nil && unused {
 		mod.base = base
 	}
 	h.mu.Unlock()
-	return base.with(src, opts)
+	if err != nil && unused && errors.Is(err, ErrPluginMemory) {
+		// The module's initial memory is over the limits, and no Plugin
+		// of it was made: not kept either. (A bad config is the
+		// caller's; the module stays.)
+		h.discard(mod)
+	}
+	return p, err
 }
 
 // with returns a copy of a loaded plugin with opts' kind check, limits and

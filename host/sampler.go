@@ -39,6 +39,8 @@ type Sampler struct {
 	// Scratch for top-N selection, sized for the largest N in the chain.
 	ids  []int32
 	vals []float32
+
+	deadline *StepDeadline // nil: each call under its own deadline only
 }
 
 // stage is one plugin of a chain and its current instance (nil when none).
@@ -161,14 +163,22 @@ func (st *stage) fail(phase string, err error) error {
 	return err
 }
 
+// SetStepDeadline puts the chain's step calls under d, shared with the
+// sequence's StopPolicy (nil: each call under its plugin's CallTimeout
+// only). Reset's calls are not steps.
+func (s *Sampler) SetStepDeadline(d *StepDeadline) { s.deadline = d }
+
 // Sample runs the chain on logits ([n_vocab]float32, modified in place by
 // processors) and returns the sampler's token. A token outside
 // [0, n_vocab) is a *PluginError wrapping engine.ErrBadToken; a
 // trap, timeout or memory error discards the instance and ends the turn.
+// It begins a step of the StepDeadline, if one is set.
 func (s *Sampler) Sample(logits []float32) (int32, error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
+	s.deadline.sample()
+	defer s.deadline.end()
 	n := s.vocab.Size()
 	if len(logits) != n {
 		return 0, fmt.Errorf("host: Sample got %d logits for a vocabulary of %d", len(logits), n)
@@ -225,7 +235,12 @@ func (s *Sampler) call(st *stage, logits []float32) (int32, error) {
 		i.stack[0] = uint64(uint32(len(s.accepted)))
 		i.st.accepted = s.accepted
 	}
-	err := i.call(i.step)
+	d, step, ok := s.deadline.limit(i.p.limits.CallTimeout)
+	if !ok {
+		i.st.accepted = nil
+		return 0, st.failure("step", s.deadline.spent())
+	}
+	err := i.callFor(i.step, d, step)
 	i.st.accepted = nil
 	if err != nil {
 		return 0, st.fail("step", err)

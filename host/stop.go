@@ -15,6 +15,7 @@ type StopPolicy struct {
 	maxPiece int
 	st       stage
 	closed   bool
+	deadline *StepDeadline // nil: each check under its own deadline only
 }
 
 var _ engine.StopPolicy = (*StopPolicy)(nil)
@@ -39,12 +40,19 @@ func (s *StopPolicy) Reset() error {
 	return s.st.resetTurn(0, nil)
 }
 
+// SetStepDeadline puts Check under d, shared with the sequence's Sampler:
+// a Check takes what its step's Sample left (nil: under the plugin's
+// CallTimeout only).
+func (s *StopPolicy) SetStepDeadline(d *StepDeadline) { s.deadline = d }
+
 // Check copies piece (at most max_piece bytes) into the input region and
 // calls realizar_check(token, len). Errors are *PluginError.
 func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
 	if s.closed {
 		return engine.Decision{}, ErrClosed
 	}
+	s.deadline.check()
+	defer s.deadline.end()
 	i := s.st.inst
 	if i == nil {
 		return engine.Decision{}, s.st.failure("check", ErrNoInstance)
@@ -54,7 +62,11 @@ func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
 	}
 	copy(i.region(0, len(piece)), piece)
 	i.stack[0], i.stack[1] = uint64(uint32(token)), uint64(len(piece))
-	if err := i.call(i.step); err != nil {
+	d, step, ok := s.deadline.limit(i.p.limits.CallTimeout)
+	if !ok {
+		return engine.Decision{}, s.st.failure("check", s.deadline.spent())
+	}
+	if err := i.callFor(i.step, d, step); err != nil {
 		return engine.Decision{}, s.st.fail("check", err)
 	}
 	r := int32(i.stack[0])

@@ -156,8 +156,13 @@ func testSandbox(t testing.TB) *chatsandbox.Renderer {
 // startServerWith is startServerConfig with the model passed through wrap
 // (when not nil) before the server takes it.
 func startServerWith(t testing.TB, tenants []byte, cfg Config, wrap func(*Model, *model.Model)) *testServer {
+	return startServerHost(t, tenants, cfg, testHostConfig(t), wrap)
+}
+
+// startServerHost is startServerWith with its Host configured by hostCfg.
+func startServerHost(t testing.TB, tenants []byte, cfg Config, hostCfg host.Config, wrap func(*Model, *model.Model)) *testServer {
 	ctx := context.Background()
-	h, err := host.New(ctx, testHostConfig(t))
+	h, err := host.New(ctx, hostCfg)
 	require.NoError(t, err)
 	ts := Anonymous(Limits{})
 	if tenants != nil {

@@ -45,7 +45,9 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant)
 	if err != nil {
 		return err
 	}
-	p, err := s.host.Load(r.Context(), wasm, host.LoadOptions{Limits: t.Limits.hostLimits()})
+	// Compiled in the tenant's namespace: another tenant's upload of the
+	// same bytes does not make this one faster (nor the reverse).
+	p, err := s.host.Load(r.Context(), wasm, host.LoadOptions{Limits: t.Limits.hostLimits(), Namespace: t.Name})
 	if err != nil && !clientsLoadError(err) {
 		return err
 	}
@@ -59,6 +61,9 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant)
 	}
 	sum := sumOf(wasm)
 	if err := s.store.Put(r.Context(), t.Name, sum, wasm, t.Limits.quota()); err != nil {
+		// Refused (or not stored): its compiled code goes, in memory and
+		// on disk. Put succeeds for a module the tenant holds already.
+		s.host.EvictModule(t.Name, wasm)
 		if errors.Is(err, ErrQuota) {
 			return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "quota_exceeded",
 				Message: fmt.Sprintf("tenant %s: %v; delete a plugin first", t.Name, err)}
@@ -122,15 +127,20 @@ func (s *Server) handleDeletePlugin(w http.ResponseWriter, r *http.Request, t *T
 	if !isSum(sum) {
 		return notFound("plugin_not_found", "plugin %s not found", sum)
 	}
+	// The bytes name the module's file in the compilation cache dir, also
+	// when an earlier process compiled it.
+	wasm, _ := s.store.Get(r.Context(), t.Name, sum)
 	if err := s.store.Delete(r.Context(), t.Name, sum); err != nil {
 		if errors.Is(err, ErrNoPlugin) {
 			return notFound("plugin_not_found", "plugin %s not found", sum)
 		}
 		return err
 	}
-	// Its compiled code goes too (another tenant holding the same module
-	// compiles it again on its next use).
-	s.host.Evict(sum)
+	// Its compiled code goes too, in memory and on disk: the tenant's own
+	// (another tenant holding the same module has its own).
+	if wasm == nil || !s.host.EvictModule(t.Name, wasm) {
+		s.host.Evict(t.Name, sum)
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": sum, "object": "plugin", "deleted": true})
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
@@ -114,6 +115,10 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			return nil, err
 		}
 	}
+	// The tenant's step deadline covers the whole step: the chain's calls
+	// and the stop policy's together.
+	step := host.NewStepDeadline(time.Duration(t.Limits.StepDeadline))
+	smp.SetStepDeadline(step)
 	p.sampler = smp
 	if req.grammar != nil {
 		tenant, k := t.Name, key.String()
@@ -154,6 +159,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			p.Close()
 			return nil, err
 		}
+		sp.SetStepDeadline(step)
 		p.stop = sp
 		p.closeFn = append(p.closeFn, sp.Close)
 		p.names = append(p.names, stp.String())
@@ -166,6 +172,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 // like a missing one.
 func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi.Kind, param string) (*host.Plugin, error) {
 	var wasm []byte
+	ns := "" // the built-ins' namespace, which every tenant shares
 	switch {
 	case ref.Plugin == "":
 		return nil, badRequest(param+".plugin", "%s.plugin is required: a built-in name or a sha256", param)
@@ -177,7 +184,7 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 		if err != nil {
 			return nil, err
 		}
-		wasm = b
+		wasm, ns = b, t.Name
 	default:
 		b, err := s.builtins(ref.Plugin)
 		if err != nil {
@@ -189,7 +196,7 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 	if string(cfg) == "null" {
 		cfg = nil
 	}
-	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits()})
+	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits(), Namespace: ns})
 	if err != nil && !clientsLoadError(err) {
 		return nil, err
 	}

@@ -26,8 +26,10 @@ type Limits struct {
 	MaxPluginBytes int `json:"max_plugin_bytes"`
 	// MemoryPages caps each plugin instance's memory, in 64 KiB pages.
 	MemoryPages uint32 `json:"memory_pages"`
-	// StepDeadline bounds each call into a plugin (one decode step of one
-	// policy), as a Go duration ("50ms").
+	// StepDeadline bounds each decode step's plugin calls together (the
+	// processors', the sampler's and the stop policy's, the host functions
+	// they call included; host.StepDeadline), and so each call (a reset
+	// too), as a Go duration ("50ms").
 	StepDeadline Duration `json:"step_deadline"`
 	// MaxConcurrent is the most requests of the tenant queued or running at once.
 	MaxConcurrent int `json:"max_concurrent"`

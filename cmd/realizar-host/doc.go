@@ -12,7 +12,7 @@
 //	realizar-host quantize IN.gguf OUT.gguf TYPE [--threads N]
 //	realizar-host fixture --preset NAME --out FILE [--vocab FILE] [--seed N]
 //	realizar-host template render (--model M.gguf | --template FILE --bos S --eos S) --messages JSON|@FILE [--tools JSON|@FILE] [--no-generation-prompt] [--now TIME]
-//	realizar-host serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR] [--queue N] [--ctx-size N]
+//	realizar-host serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR [--compiled-dir-bytes N]] [--queue N] [--ctx-size N]
 //	realizar-host serve --model M.gguf --store postgres://... [--module-cache-bytes N]
 //	realizar-host tenants add|list|remove|rotate|revoke|limits|import ... [--store postgres://...]
 //

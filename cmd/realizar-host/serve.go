@@ -31,6 +31,7 @@ type serveOptions struct {
 	pluginDir  string
 	store      string
 	cacheBytes int64
+	diskBytes  int64
 	queue      int
 	slots      int
 	parallel   int
@@ -64,6 +65,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.pluginDir, "plugin-dir", "", "directory of uploaded plugins and compiled code (default: in memory)")
 	f.StringVar(&o.store, "store", "", "PostgreSQL URL of the shared tenants and plugins, postgres://... (default $"+storeEnv+")")
 	f.Int64Var(&o.cacheBytes, "module-cache-bytes", 256<<20, "bytes of compiled plugin modules kept on this node, counted as module sizes (LRU; 0: no bound)")
+	f.Int64Var(&o.diskBytes, "compiled-dir-bytes", host.DefaultCompilationCacheDirBytes, "bytes of compiled code kept in --plugin-dir's .compiled/, counted as file sizes (LRU; 0: no bound)")
 	f.IntVar(&o.queue, "queue", 64, "most requests waiting for a place in the batch; more get 429")
 	f.IntVar(&o.parallel, "parallel", server.DefaultParallel, "sequences decoding together in one batched pass (continuous batching; each holds a KV cache; the GPU forward runs 1)")
 	f.IntVar(&o.batchTok, "batch-tokens", server.DefaultBatchTokens, "most token rows per pass: decode tokens first, then chunks of new prompts")
@@ -98,6 +100,8 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("--idle-timeout %v: must be > 0", o.idleTime))
 	case o.cacheBytes < 0:
 		return usage(fmt.Errorf("--module-cache-bytes %d: must be >= 0", o.cacheBytes))
+	case o.diskBytes < 0:
+		return usage(fmt.Errorf("--compiled-dir-bytes %d: must be >= 0", o.diskBytes))
 	}
 	storeAt := storeURL(o.store)
 	if storeAt != "" && (o.tenants != "" || o.pluginDir != "") {
@@ -133,16 +137,16 @@ func serve(ctx context.Context, o *serveOptions) error {
 			return failure(err)
 		}
 		store = ds
-		hostCfg = hostCfg.WithCompilationCacheDir(filepath.Join(o.pluginDir, ".compiled"))
+		hostCfg = hostCfg.WithCompilationCacheDir(filepath.Join(o.pluginDir, ".compiled")).WithCompilationCacheDirBytes(o.diskBytes)
 	}
 	var h *host.Host
 	var ps *pgstore.Store
 	if storeAt != "" {
 		var err error
 		// Plugins deleted through any replica release their compiled code here.
-		ps, err = openStore(ctx, storeAt, log, func(sum string) {
+		ps, err = openStore(ctx, storeAt, log, func(tenant, sum string) {
 			if h != nil {
-				h.Evict(sum)
+				h.Evict(tenant, sum)
 			}
 		})
 		if err != nil {

@@ -263,6 +263,6 @@ func nonZero(raw []byte) string {
 
 // openStore opens the serve store at url with the server's logger; its
 // removals release compiled code through onRemoved.
-func openStore(ctx context.Context, url string, log *slog.Logger, onRemoved func(string)) (*pgstore.Store, error) {
+func openStore(ctx context.Context, url string, log *slog.Logger, onRemoved func(tenant, sum string)) (*pgstore.Store, error) {
 	return pgstore.Open(ctx, url, pgstore.Options{Logger: log, OnRemoved: onRemoved})
 }

@@ -40,10 +40,11 @@ type Options struct {
 	// ModuleCacheBytes bounds the module bytes kept in memory (LRU);
 	// default 64 MiB.
 	ModuleCacheBytes int64
-	// OnRemoved, when set, is called with a plugin's sha256 once no tenant
-	// holds it any more, whether it was deleted through this Store or
-	// another replica: the place to release its compiled code.
-	OnRemoved func(sum string)
+	// OnRemoved, when set, is called with a tenant and a plugin's sha256
+	// once that tenant no longer holds it, whether it was deleted through
+	// this Store or another replica: the place to release the tenant's
+	// compiled code of it (host.Host.Evict in the tenant's namespace).
+	OnRemoved func(tenant, sum string)
 }
 
 func (o Options) withDefaults() Options {
@@ -75,6 +76,9 @@ type Store struct {
 	mu    sync.Mutex
 	index map[string]map[string]server.PluginInfo // tenant, sha256
 	blobs *lru.Cache[string, []byte]              // by sha256: the bytes are the same in every namespace
+	// served are the plugins Get returned, so that one fetched before
+	// the index knew of it is still reported to OnRemoved once gone.
+	served map[removal]struct{}
 
 	connected atomic.Bool // the listener holds a connection
 	syncs     atomic.Int64
@@ -97,7 +101,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	opts = opts.withDefaults()
 	s := &Store{pool: pool, opts: opts, log: opts.Logger, index: map[string]map[string]server.PluginInfo{},
-		blobs: lru.New[string, []byte](opts.ModuleCacheBytes, nil)}
+		blobs: lru.New[string, []byte](opts.ModuleCacheBytes, nil), served: map[removal]struct{}{}}
 	s.tenants.Store(&server.Tenants{})
 	if _, err := migrate(ctx, pool); err != nil {
 		pool.Close()
@@ -269,24 +273,33 @@ func (s *Store) loadIndex(ctx context.Context) error {
 	return nil
 }
 
-// goneLocked is the sums of old, and of the cached modules, that no
-// tenant of the current index holds; their bytes leave the cache.
-func (s *Store) goneLocked(old map[string]map[string]server.PluginInfo) []string {
-	var gone []string
-	drop := func(sum string) {
-		if !s.heldLocked(sum) && !slices.Contains(gone, sum) {
-			gone = append(gone, sum)
+// removal is a plugin a tenant no longer holds.
+type removal struct{ tenant, sum string }
+
+// goneLocked is what each tenant of old, or of the plugins Get served,
+// no longer holds in the current index; the cached module bytes that no
+// tenant holds leave the cache.
+func (s *Store) goneLocked(old map[string]map[string]server.PluginInfo) []removal {
+	var gone []removal
+	for tenant, sums := range old {
+		for sum := range sums {
+			if _, ok := s.index[tenant][sum]; !ok {
+				gone = append(gone, removal{tenant, sum})
+				delete(s.served, removal{tenant, sum})
+			}
+		}
+	}
+	for r := range s.served {
+		if _, ok := s.index[r.tenant][r.sum]; !ok {
+			gone = append(gone, r)
+			delete(s.served, r)
+		}
+	}
+	// Including a module fetched by Get before this replica's index knew of it.
+	for _, sum := range s.blobs.Keys() {
+		if !s.heldLocked(sum) {
 			s.blobs.Remove(sum)
 		}
-	}
-	for _, sums := range old {
-		for sum := range sums {
-			drop(sum)
-		}
-	}
-	// A module fetched by Get before this replica's index knew of it.
-	for _, sum := range s.blobs.Keys() {
-		drop(sum)
 	}
 	return gone
 }
@@ -301,12 +314,12 @@ func (s *Store) heldLocked(sum string) bool {
 	return false
 }
 
-func (s *Store) removed(sums []string) {
+func (s *Store) removed(gone []removal) {
 	if s.opts.OnRemoved == nil {
 		return
 	}
-	for _, sum := range sums {
-		s.opts.OnRemoved(sum)
+	for _, r := range gone {
+		s.opts.OnRemoved(r.tenant, r.sum)
 	}
 }
 
@@ -482,6 +495,7 @@ func (s *Store) Get(ctx context.Context, tenant, sum string) ([]byte, error) {
 	_, known := s.index[tenant][sum]
 	if known {
 		if b, ok := s.blobs.Get(sum); ok {
+			s.served[removal{tenant, sum}] = struct{}{}
 			s.mu.Unlock()
 			return b, nil
 		}
@@ -499,6 +513,7 @@ func (s *Store) Get(ctx context.Context, tenant, sum string) ([]byte, error) {
 	}
 	s.mu.Lock()
 	s.blobs.Add(sum, b, int64(len(b)))
+	s.served[removal{tenant, sum}] = struct{}{}
 	s.mu.Unlock()
 	return b, nil
 }
@@ -554,16 +569,17 @@ func (s *Store) Delete(ctx context.Context, tenant, sum string) error {
 	if sums := s.index[tenant]; sums != nil {
 		delete(sums, sum)
 	}
-	var gone []string
+	delete(s.served, removal{tenant, sum})
 	if !s.heldLocked(sum) {
 		s.blobs.Remove(sum)
-		gone = []string{sum}
 	}
 	s.mu.Unlock()
+	// Reported even when another replica deleted it first: this index
+	// no longer has it to report at the next reload.
+	s.removed([]removal{{tenant, sum}})
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("%w: %s", server.ErrNoPlugin, sum)
 	}
-	s.removed(gone)
 	return nil
 }
 

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 // fast are Options for tests: a short resync, quick timeouts.
-func fast(onRemoved func(string)) Options {
+func fast(onRemoved func(tenant, sum string)) Options {
 	log := slog.New(slog.DiscardHandler)
 	if testing.Verbose() {
 		log = slog.Default()
@@ -143,7 +143,7 @@ func TestReplicas(t *testing.T) {
 	var mu sync.Mutex
 	var removed []string
 	a := open(t, url, fast(nil))
-	b := open(t, url, fast(func(sum string) { mu.Lock(); removed = append(removed, sum); mu.Unlock() }))
+	b := open(t, url, fast(func(tenant, sum string) { mu.Lock(); removed = append(removed, tenant+" "+sum); mu.Unlock() }))
 	run(t, b)
 	ctx := t.Context()
 
@@ -169,19 +169,23 @@ func TestReplicas(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, wasm, got)
 
-	// Gone from x, still held by y: not removed; then gone from y too.
+	// Gone from x, still held by y: removed for x (its compiled code),
+	// the bytes kept; then gone from y too, and the bytes with it.
 	// List reads the database, Get b's index, which the notification
 	// updates a moment later: both within the second.
 	require.NoError(t, a.Delete(ctx, "x", sum))
 	require.Eventually(t, func() bool { l, _ := b.List(ctx, "x"); return len(l) == 0 }, time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { _, err := b.Get(ctx, "x", sum); return errors.Is(err, server.ErrNoPlugin) }, time.Second, 5*time.Millisecond)
-	mu.Lock()
-	assert.Empty(t, removed)
-	mu.Unlock()
-	require.NoError(t, a.Delete(ctx, "y", sum))
-	assert.ErrorIs(t, a.Delete(ctx, "y", sum), server.ErrNoPlugin)
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(removed) == 1 }, time.Second, 5*time.Millisecond)
 	mods, _ := b.Cached()
+	assert.Equal(t, 1, mods, "y holds it still")
+	require.NoError(t, a.Delete(ctx, "y", sum))
+	assert.ErrorIs(t, a.Delete(ctx, "y", sum), server.ErrNoPlugin)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(removed) == 2 }, time.Second, 5*time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, []string{"x " + sum, "y " + sum}, removed)
+	mu.Unlock()
+	mods, _ = b.Cached()
 	assert.Zero(t, mods)
 
 	// A change made in SQL, by hand, is seen as well (the triggers).
