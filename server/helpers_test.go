@@ -154,11 +154,16 @@ func testSandbox(t testing.TB) *chatsandbox.Renderer {
 }
 
 // startServerWith is startServerConfig with the model passed through wrap
-// (when not nil) before the server takes it.
+// (when not nil) before the server takes it. cfg.Host, when set, is the
+// plugin host (the caller closes it); else the server gets one of its own.
 func startServerWith(t testing.TB, tenants []byte, cfg Config, wrap func(*Model, *model.Model)) *testServer {
 	ctx := context.Background()
-	h, err := host.New(ctx, testHostConfig(t))
-	require.NoError(t, err)
+	h, own := cfg.Host, cfg.Host == nil
+	var err error
+	if own {
+		h, err = host.New(ctx, testHostConfig(t))
+		require.NoError(t, err)
+	}
 	ts := Anonymous(Limits{})
 	if tenants != nil {
 		ts, err = ParseTenants(tenants)
@@ -182,7 +187,9 @@ func startServerWith(t testing.TB, tenants []byte, cfg Config, wrap func(*Model,
 	t.Cleanup(func() {
 		hs.Close()
 		srv.Wait()
-		_ = h.Close(ctx)
+		if own {
+			_ = h.Close(ctx)
+		}
 	})
 	return &testServer{URL: hs.URL, srv: srv, host: h, model: m, http: hs}
 }
