@@ -460,6 +460,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		if pr.grammar, err = p.tools.grammarConfig(); err != nil {
 			return err
 		}
+		pr.grammarParam = "tools"
 	}
 	if jsonObject {
 		// The budget the turn will have (batcher.run's rule), so that a turn
