@@ -20,6 +20,7 @@ import (
 	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/jinja"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/server/toolcall"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -118,6 +119,7 @@ type prepared struct {
 	maxTokens   int
 	logprobs    bool
 	topLogprobs int
+	tools       *chatTools // chat with tools; nil: none
 }
 
 // checkCommon validates the fields shared by both endpoints.
@@ -131,7 +133,7 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 	for _, x := range []struct {
 		name string
 		raw  json.RawMessage
-	}{{"tools", f.Tools}, {"tool_choice", f.ToolChoice}, {"functions", f.Functions}, {"function_call", f.FunctionCall}} {
+	}{{"functions", f.Functions}, {"function_call", f.FunctionCall}} {
 		if present(x.raw) {
 			return 0, unsupported(x.name)
 		}
@@ -280,6 +282,10 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Te
 		return unsupported("suffix")
 	case req.BestOf != nil && *req.BestOf > 1:
 		return unsupported("best_of")
+	case present(req.Tools):
+		return unsupported("tools")
+	case present(req.ToolChoice):
+		return unsupported("tool_choice")
 	case req.Prompt.count != 1:
 		return badRequest("prompt", "one prompt per request (got %d)", req.Prompt.count)
 	}
@@ -313,27 +319,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) e
 	if len(req.Messages) == 0 {
 		return badRequest("messages", "messages is empty")
 	}
-	msgs := make([]tokenizer.Message, len(req.Messages))
-	total := 0
-	for i, m := range req.Messages {
-		text, err := messageText(m.Content)
-		if err != nil {
-			return badRequest(fmt.Sprintf("messages[%d].content", i), "%v", err)
-		}
-		total += len(text)
-		if err := s.checkPromptBytes("messages", total); err != nil {
-			return err
-		}
-		role := m.Role
-		if role == "developer" {
-			role = "system"
-		}
-		if role != "system" && role != "user" && role != "assistant" {
-			return badRequest(fmt.Sprintf("messages[%d].role", i), "role %q is not supported (system, developer, user, assistant)", m.Role)
-		}
-		msgs[i] = tokenizer.Message{Role: role, Content: text}
+	template := s.model.Tokenizer.ChatTemplate()
+	msgs, err := chatMessages(req.Messages, polyfills(template), func(total int) error { return s.checkPromptBytes("messages", total) })
+	if err != nil {
+		return err
 	}
-	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: msgs}
+	tools, err := readTools(&req, template)
+	if err != nil {
+		return err
+	}
+	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
 			return badRequest("top_logprobs", "top_logprobs is %d, must be in [0, 20]", *req.TopLogprobs)
@@ -360,7 +355,11 @@ func (s *Server) tokenizePrompt(ctx context.Context, p *prepared) error {
 				return s.model.RenderChat(ctx, template, msgs, opts)
 			}
 		}
-		text, _, err := tok.ApplyChatWith(render, p.messages, tokenizer.ChatOptions{AddGenerationPrompt: true})
+		opts := tokenizer.ChatOptions{AddGenerationPrompt: true}
+		if p.tools.active() {
+			opts.Tools = p.tools.raw
+		}
+		text, _, err := tok.ApplyChatWith(render, p.messages, opts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -454,6 +453,15 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	if pr.grammar != nil && jsonObject {
 		return badRequest("response_format", "json_object and a schema or grammar exclude each other")
 	}
+	if p.tools.active() {
+		if pr.grammar != nil || jsonObject {
+			return badRequest("tools", "tools (with tool_choice other than none) and response_format json_object, json_schema or grammar exclude each other")
+		}
+		if pr.grammar, err = p.tools.grammarConfig(); err != nil {
+			return err
+		}
+		pr.grammarParam = "tools"
+	}
 	if jsonObject {
 		// The budget the turn will have (batcher.run's rule), so that a turn
 		// cut by max_tokens still ends with a whole object.
@@ -482,6 +490,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		topLogprobs: p.topLogprobs, pol: pol, cachePrompt: f.CachePrompt == nil || *f.CachePrompt, ignoreEOS: f.IgnoreEOS}
 	var stream *sse
 	var lps *streamLogprobs
+	var calls *toolcall.Stream // a streamed turn that may call tools
+	if f.Stream && p.tools.active() {
+		fam := p.tools.family
+		calls = toolcall.NewStream(fam, func() string { return newCallID(fam) })
+	}
 	if f.Stream {
 		stream = newSSE(w)
 		if p.logprobs {
@@ -494,10 +507,19 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 					return err
 				}
 			}
+			if calls != nil {
+				return s.sendDeltas(stream, id, created, calls.Feed(string(text)), lps)
+			}
 			return stream.send(s.textChunk(id, created, chat, string(text), lps))
 		}
 	}
 	res, err := s.batch.run(ctx, tr)
+	if err != nil && p.tools.active() && p.tools.choice.Mode == toolcall.Auto && errors.Is(err, engine.ErrNoTokenAllowed) {
+		// The lazy grammar refused the text of the token that held its
+		// trigger: the turn ends there, and its text is parsed as the
+		// turn's (a call that does not parse is content), never a 500.
+		err = nil
+	}
 	if stream == nil || !stream.started {
 		// Before any body: how long the request waited for the model and
 		// held it (also on errors, which carry no realizar object).
@@ -518,6 +540,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	if stream != nil {
 		if chat && !stream.started {
 			_ = stream.send(chatChunk(id, created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil))
+		}
+		if calls != nil {
+			ds, _ := calls.Finish()
+			_ = s.sendDeltas(stream, id, created, ds, lps)
+			if calls.Streamed() > 0 && finish == "stop" {
+				finish = "tool_calls"
+			}
 		}
 		if lps.pending() {
 			// Tokens whose text was never released (a stop string
@@ -546,7 +575,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	logprobs := slices.DeleteFunc(slices.Clone(turn.Logprobs), func(st engine.StepLogprobs) bool { return !s.reportsLogprobs(st) })
 	if chat {
-		c := chatChoice{Message: &chatOut{Role: "assistant", Content: ptr(string(turn.Text))}, FinishReason: &finish}
+		c := chatChoice{Message: &chatMessageOut{Role: "assistant", Content: ptr(string(turn.Text))}, FinishReason: &finish}
+		if p.tools.active() {
+			c.Message = toolMessage(p.tools, string(turn.Text))
+			if len(c.Message.ToolCalls) > 0 && finish == "stop" {
+				finish = "tool_calls"
+			}
+		}
 		if p.logprobs {
 			c.Logprobs = s.chatLogprobs(logprobs)
 		}
@@ -596,6 +631,21 @@ func (l *streamLogprobs) take() []engine.StepLogprobs {
 	q := l.queue
 	l.queue = nil
 	return q
+}
+
+// sendDeltas streams a tool turn's deltas, the queued logprobs with the
+// first of them.
+func (s *Server) sendDeltas(stream *sse, id string, created int64, ds []toolcall.Delta, lps *streamLogprobs) error {
+	for _, d := range ds {
+		c := chatChunk(id, created, s.model.ID, toolChunkDelta(d), nil)
+		if lps != nil {
+			c.Choices[0].Logprobs = s.chatLogprobs(lps.take())
+		}
+		if err := stream.send(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // textChunk is one streamed chunk of text, with the queued logprobs when lps

@@ -154,7 +154,8 @@ func testSandbox(t testing.TB) *chatsandbox.Renderer {
 }
 
 // startServerWith is startServerConfig with the model passed through wrap
-// (when not nil) before the server takes it.
+// (when not nil) before the server takes it. cfg.Host, when set, is the
+// plugin host (the caller closes it); else the server gets one of its own.
 func startServerWith(t testing.TB, tenants []byte, cfg Config, wrap func(*Model, *model.Model)) *testServer {
 	return startServerHost(t, tenants, cfg, testHostConfig(t), wrap)
 }
@@ -162,8 +163,12 @@ func startServerWith(t testing.TB, tenants []byte, cfg Config, wrap func(*Model,
 // startServerHost is startServerWith with its Host configured by hostCfg.
 func startServerHost(t testing.TB, tenants []byte, cfg Config, hostCfg host.Config, wrap func(*Model, *model.Model)) *testServer {
 	ctx := context.Background()
-	h, err := host.New(ctx, hostCfg)
-	require.NoError(t, err)
+	h, own := cfg.Host, cfg.Host == nil
+	var err error
+	if own {
+		h, err = host.New(ctx, hostCfg)
+		require.NoError(t, err)
+	}
 	ts := Anonymous(Limits{})
 	if tenants != nil {
 		ts, err = ParseTenants(tenants)
@@ -187,7 +192,9 @@ func startServerHost(t testing.TB, tenants []byte, cfg Config, hostCfg host.Conf
 	t.Cleanup(func() {
 		hs.Close()
 		srv.Wait()
-		_ = h.Close(ctx)
+		if own {
+			_ = h.Close(ctx)
+		}
 	})
 	return &testServer{URL: hs.URL, srv: srv, host: h, model: m, http: hs}
 }

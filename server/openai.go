@@ -53,9 +53,10 @@ type samplingFields struct {
 	Grammar    *string         `json:"grammar"`
 	JSONSchema json.RawMessage `json:"json_schema"`
 
+	// Tools and ToolChoice are chat's (tool calls; a 400 on completions).
+	Tools      json.RawMessage `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
 	// Refused options: present and meaningful means 400.
-	Tools        json.RawMessage `json:"tools"`
-	ToolChoice   json.RawMessage `json:"tool_choice"`
 	Functions    json.RawMessage `json:"functions"`
 	FunctionCall json.RawMessage `json:"function_call"`
 }
@@ -76,13 +77,21 @@ type chatRequest struct {
 	Messages    []chatMessage `json:"messages"`
 	Logprobs    bool          `json:"logprobs"`
 	TopLogprobs *int          `json:"top_logprobs"`
+	// ParallelToolCalls allows more than one call in a turn (default true).
+	ParallelToolCalls *bool `json:"parallel_tool_calls"`
 }
 
-// chatMessage is one message; content is a string or an array of text parts.
+// chatMessage is one message; content is a string, an array of text
+// parts, or null (an assistant message with tool_calls).
 type chatMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 	Name    string          `json:"name,omitempty"`
+	// ToolCalls are an assistant message's calls: [{"id", "type":
+	// "function", "function": {"name", "arguments": a JSON string}}].
+	ToolCalls json.RawMessage `json:"tool_calls"`
+	// ToolCallID is a tool message's answer to that call.
+	ToolCallID *string `json:"tool_call_id"`
 }
 
 // realizarRequest is the "realizar" extension field: the request's policies.
@@ -211,18 +220,56 @@ type completionResponse struct {
 
 // chatChoice is one choice of a chat completion.
 type chatChoice struct {
-	Index        int           `json:"index"`
-	Message      *chatOut      `json:"message,omitempty"`
-	Delta        *chatOut      `json:"delta,omitempty"`
-	Logprobs     *chatLogprobs `json:"logprobs"`
-	FinishReason *string       `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Message      *chatMessageOut `json:"message,omitempty"`
+	Delta        *chatOut        `json:"delta,omitempty"`
+	Logprobs     *chatLogprobs   `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
-// chatOut is an assistant message or a streamed delta.
+// chatMessageOut is an assistant message: content null when it holds
+// only tool calls.
+type chatMessageOut struct {
+	Role      string        `json:"role"`
+	Content   *string       `json:"content"`
+	Refusal   *string       `json:"refusal"`
+	ToolCalls []toolCallOut `json:"tool_calls,omitempty"`
+}
+
+// toolCallOut is one call of an assistant message.
+type toolCallOut struct {
+	ID       string          `json:"id"`
+	Type     string          `json:"type"`
+	Function toolFunctionOut `json:"function"`
+}
+
+// toolFunctionOut is a call's function: arguments are a JSON text.
+type toolFunctionOut struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// chatOut is a streamed delta.
 type chatOut struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-	Refusal *string `json:"refusal"`
+	Role      string          `json:"role,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	Refusal   *string         `json:"refusal"`
+	ToolCalls []toolCallDelta `json:"tool_calls,omitempty"`
+}
+
+// toolCallDelta is a part of a streamed call, as OpenAI streams it: the
+// first part has the id, type and name and the arguments so far, the
+// later ones the index and argument text to append.
+type toolCallDelta struct {
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Function toolFunctionDelta `json:"function"`
+}
+
+type toolFunctionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 // chatLogprobs is the chat logprobs object.

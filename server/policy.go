@@ -42,6 +42,9 @@ type policyRequest struct {
 	stopText []string
 	json     json.RawMessage // JSON mode: the json processor's config (it runs last before the sampler); nil: off
 	grammar  json.RawMessage // structured output: the grammar processor's config (last before the sampler); nil: off
+	// grammarParam is the request field a refused grammar config names
+	// ("" is response_format; tool calls' is tools).
+	grammarParam string
 }
 
 // buildPolicies resolves and instantiates the request's policies for t:
@@ -92,7 +95,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 		keyPart(pl, req.json)
 	}
 	if req.grammar != nil {
-		pl, err := s.resolveGrammar(ctx, t, req.grammar)
+		pl, err := s.resolveGrammar(ctx, t, req.grammar, cmp.Or(req.grammarParam, "response_format"))
 		if err != nil {
 			return nil, err
 		}
@@ -269,16 +272,17 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 	return cfg.Config(), nil
 }
 
-// resolveGrammar loads the embedded grammar processor with cfg. It runs
+// resolveGrammar loads the embedded grammar processor with cfg (param is
+// the request field that asked for it, for errors). It runs
 // under the tenant's limits, except memory and the init deadline: at least
 // plugins.GrammarInitTimeout to prepare the vocabulary, and
 // plugins.GrammarMemoryPages, as the built-in feature it is (a Go guest
 // with a large vocabulary's trie and masks fits neither the host's 32 MiB
 // default nor a tenant cap meant for the tenant's own plugins).
-func (s *Server) resolveGrammar(ctx context.Context, t *Tenant, cfg json.RawMessage) (*host.Plugin, error) {
+func (s *Server) resolveGrammar(ctx context.Context, t *Tenant, cfg json.RawMessage, param string) (*host.Plugin, error) {
 	wasm, err := s.builtins(plugins.GrammarBuiltin)
 	if err != nil {
-		return nil, unsupported("response_format")
+		return nil, unsupported(param)
 	}
 	lim := t.Limits.hostLimits()
 	lim.MemoryPages = max(lim.MemoryPages, plugins.GrammarMemoryPages)
@@ -288,7 +292,7 @@ func (s *Server) resolveGrammar(ctx context.Context, t *Tenant, cfg json.RawMess
 		return nil, err
 	}
 	if err != nil {
-		return nil, badRequest("response_format", "the grammar processor: %v", err)
+		return nil, badRequest(param, "the grammar processor: %v", err)
 	}
 	return p, nil
 }

@@ -134,7 +134,7 @@ func TestBadRequests(t *testing.T) {
 	}{
 		{"n > 1", "/v1/completions", `{"prompt": "hi", "n": 2}`, "n", 400},
 		{"json schema", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_schema", "json_schema": {}}}`, "response_format", 400},
-		{"tools", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}`, "tools", 400},
+		{"tools", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}`, "tools[0].function", 400},
 		{"five stops", "/v1/completions", `{"prompt": "hi", "stop": ["a","b","c","d","e"]}`, "stop", 400},
 		{"echo", "/v1/completions", `{"prompt": "hi", "echo": true}`, "echo", 400},
 		{"temperature", "/v1/completions", `{"prompt": "hi", "temperature": -1}`, "temperature", 400},

@@ -1,0 +1,136 @@
+package toolcall
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type parseCase struct {
+	Name    string `json:"name"`
+	Family  string `json:"family"`
+	Text    string `json:"text"`
+	Content string `json:"content"`
+	Calls   []struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"calls"`
+	// NoStream: a call begins streaming but does not parse at the end, so
+	// the stream and Parse differ.
+	NoStream bool `json:"nostream"`
+}
+
+func familyByName(t testing.TB, name string) Family {
+	for f := Generic; f <= MistralArgs; f++ {
+		if f.String() == name {
+			return f
+		}
+	}
+	t.Fatalf("no family %q", name)
+	return 0
+}
+
+func loadCases(t testing.TB) []parseCase {
+	b, err := os.ReadFile("testdata/parse.json")
+	require.NoError(t, err)
+	var cases []parseCase
+	require.NoError(t, json.Unmarshal(b, &cases))
+	return cases
+}
+
+// TestParse: each family's texts (testdata/parse.json) parse into the
+// content and calls given there.
+func TestParse(t *testing.T) {
+	for _, tc := range loadCases(t) {
+		t.Run(tc.Name, func(t *testing.T) {
+			m := Parse(familyByName(t, tc.Family), tc.Text)
+			assert.Equal(t, tc.Content, m.Content)
+			require.Len(t, m.Calls, len(tc.Calls))
+			for i, c := range tc.Calls {
+				assert.Equal(t, c.Name, m.Calls[i].Name)
+				assert.Equal(t, c.Arguments, m.Calls[i].Arguments)
+				assert.True(t, json.Valid([]byte(m.Calls[i].Arguments)))
+			}
+		})
+	}
+}
+
+// accumulate is what a client that appends the deltas ends with.
+func accumulate(ds []Delta, content *strings.Builder, calls *[]Call) error {
+	for _, d := range ds {
+		if d.Call == nil {
+			content.WriteString(d.Content)
+			continue
+		}
+		c := d.Call
+		switch {
+		case c.First && c.Index == len(*calls):
+			*calls = append(*calls, Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		case !c.First && c.Index < len(*calls) && c.ID == "" && c.Name == "":
+			(*calls)[c.Index].Arguments += c.Arguments
+		default:
+			return fmt.Errorf("delta out of order: %+v", *c)
+		}
+	}
+	return nil
+}
+
+// TestStream: fed in pieces of 1, 2, 3, 7 bytes or whole, a stream's
+// deltas add up to what Parse reads, and Finish agrees, ids included.
+func TestStream(t *testing.T) {
+	for _, tc := range loadCases(t) {
+		if tc.NoStream {
+			continue
+		}
+		for _, size := range []int{1, 2, 3, 7, len(tc.Text)} {
+			t.Run(fmt.Sprintf("%s/%d", tc.Name, size), func(t *testing.T) {
+				f := familyByName(t, tc.Family)
+				n := 0
+				s := NewStream(f, func() string { n++; return fmt.Sprintf("call_%d", n) })
+				var content strings.Builder
+				var calls []Call
+				for i := 0; i < len(tc.Text); i += size {
+					require.NoError(t, accumulate(s.Feed(tc.Text[i:min(i+size, len(tc.Text))]), &content, &calls))
+				}
+				ds, m := s.Finish()
+				require.NoError(t, accumulate(ds, &content, &calls))
+				want := Parse(f, tc.Text)
+				assert.Equal(t, want.Content, content.String())
+				assert.Equal(t, want.Content, m.Content)
+				require.Len(t, calls, len(want.Calls))
+				require.Len(t, m.Calls, len(want.Calls))
+				for i := range calls {
+					assert.Equal(t, want.Calls[i].Name, calls[i].Name)
+					assert.Equal(t, want.Calls[i].Arguments, calls[i].Arguments)
+					assert.Equal(t, calls[i], m.Calls[i])
+					assert.Equal(t, fmt.Sprintf("call_%d", i+1), calls[i].ID)
+				}
+			})
+		}
+	}
+}
+
+// TestStreamArgumentsGrow: a call's first delta comes as soon as its name
+// is known, before its arguments are complete, and later deltas carry only
+// argument text.
+func TestStreamArgumentsGrow(t *testing.T) {
+	s := NewStream(Hermes, func() string { return "call_x" })
+	d := s.Feed("Sure.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": ")
+	require.Len(t, d, 2)
+	assert.Equal(t, "Sure.", d[0].Content)
+	require.NotNil(t, d[1].Call)
+	assert.Equal(t, CallDelta{Index: 0, First: true, ID: "call_x", Name: "f", Arguments: `{"a": `}, *d[1].Call)
+	d = s.Feed(`"b"}}`)
+	require.Len(t, d, 1)
+	assert.Equal(t, CallDelta{Index: 0, Arguments: `"b"}`}, *d[0].Call)
+	d = s.Feed("\n</tool_call>")
+	assert.Empty(t, d)
+	d, m := s.Finish()
+	assert.Empty(t, d)
+	assert.Equal(t, Message{Content: "Sure.", Calls: []Call{{ID: "call_x", Name: "f", Arguments: `{"a": "b"}`}}}, m)
+}
