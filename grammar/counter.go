@@ -1,6 +1,10 @@
 package grammar
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
 
 // Counted repetitions. x{0,n} compiles to a chain O_n … O_1 with
 // O_k ::= x O_(k-1) | ε, so every count is a different matcher state: a
@@ -130,10 +134,130 @@ func (m *Matcher) skipInfo(t int32) (*goodTable, int32) {
 	if c, l := m.canonical(t); c != t {
 		u, h = c, l-1
 	}
-	var good *goodTable
-	if li := m.loopOf(u); li != nil {
-		good = li.goodOf(m.v)
-	}
+	good := m.goodOfState(u)
 	m.skipDone[t], m.skipGood[t], m.skipH[t] = true, good, h
 	return good, h
+}
+
+// goodOfState is u's neighbourhood's goodTable (nil when u has none),
+// shared by every state of u's shape.
+//
+// A state's shape at height h is the positions of its stacks' nodes above
+// the node h levels below its first stack's top, when that node is below
+// every top (the floor). States are interned by position and parent, so
+// the parts above their floors of two states of one shape match alike
+// byte by byte, as long as nothing pops into the floor: a neighbourhood
+// whose local states all still hold their floor (computed once, for the
+// first state of a shape, by localFloor) has the same table for every
+// state of that shape.
+func (m *Matcher) goodOfState(u int32) *goodTable {
+	stacks := m.states[u]
+	if len(stacks) == 0 || stacks[0] == 0 {
+		return m.goodOfLoop(u)
+	}
+	top := m.nodes[stacks[0]].pos
+	for _, h := range m.heights[top] {
+		if key, ok := m.shapeKey(u, h); ok {
+			if gt, seen := m.shapes[key]; seen {
+				return gt
+			}
+		}
+	}
+	gt := m.goodOfLoop(u)
+	locals := []int32{u}
+	if li := m.loopAt[u]; li != nil {
+		locals = li.locals
+	}
+	if h, ok := m.localFloor(locals); ok {
+		if key, ok := m.shapeKey(u, h); ok {
+			m.shapes[key] = gt
+			if !slices.Contains(m.heights[top], h) {
+				m.heights[top] = append(m.heights[top], h)
+			}
+		}
+	}
+	return gt
+}
+
+func (m *Matcher) goodOfLoop(u int32) *goodTable {
+	if li := m.loopOf(u); li != nil {
+		return li.goodOf(m.v)
+	}
+	return nil
+}
+
+// localFloor is the height above which locals[0]'s first stack leaves
+// the deepest node below every top of every state of locals (false when
+// there is none, or it is too deep for the bound on stack depth to act
+// alike at another depth).
+func (m *Matcher) localFloor(locals []int32) (int32, bool) {
+	m.markGen++
+	if len(m.mark) < len(m.nodes) {
+		m.mark = append(m.mark, make([]uint32, len(m.nodes)-len(m.mark))...)
+	}
+	first := m.states[locals[0]][0]
+	for id := m.nodes[first].parent; id != 0; id = m.nodes[id].parent {
+		m.mark[id] = m.markGen
+	}
+	floor := m.nodes[first].parent
+	for _, u := range locals {
+		for _, top := range m.states[u] {
+			if top == 0 {
+				return 0, false
+			}
+			id := m.nodes[top].parent
+			for id != 0 && m.mark[id] != m.markGen {
+				id = m.nodes[id].parent
+			}
+			if id == 0 {
+				return 0, false
+			}
+			if m.nodes[id].depth < m.nodes[floor].depth {
+				floor = id
+			}
+			if m.nodes[top].depth-m.nodes[id].depth > MaxStackDepth/4 {
+				return 0, false
+			}
+		}
+	}
+	return m.nodes[first].depth - m.nodes[floor].depth, true
+}
+
+// shapeKey is state s's shape at height h (false when the node h levels
+// below its first top is not below every top, or lies too deep).
+func (m *Matcher) shapeKey(s int32, h int32) (string, bool) {
+	stacks := m.states[s]
+	f := stacks[0]
+	for range h {
+		f = m.nodes[f].parent
+	}
+	fd := m.nodes[f].depth
+	if f == 0 || fd > MaxStackDepth/2 {
+		return "", false
+	}
+	seqs := m.seqs[:0]
+	for _, top := range stacks {
+		if top == 0 || m.nodes[top].depth <= fd {
+			return "", false
+		}
+		var seq []int32
+		id := top
+		for ; m.nodes[id].depth > fd; id = m.nodes[id].parent {
+			seq = append(seq, m.nodes[id].pos)
+		}
+		if id != f {
+			return "", false
+		}
+		seqs = append(seqs, seq)
+	}
+	slices.SortFunc(seqs, slices.Compare)
+	key := m.key[:0]
+	for _, seq := range seqs {
+		for _, p := range seq {
+			key = binary.LittleEndian.AppendUint32(key, uint32(p))
+		}
+		key = binary.LittleEndian.AppendUint32(key, ^uint32(0))
+	}
+	m.key, m.seqs = key, seqs[:0]
+	return string(key), true
 }

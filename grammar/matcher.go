@@ -54,6 +54,11 @@ type Matcher struct {
 	skipH         []int32
 	loopDone      []bool
 	loopAt        []*loopInfo
+	shapes        map[string]*goodTable // goodOfState by shapeKey
+	heights       map[int32][]int32     // shape heights met, by first top position
+	mark          []uint32              // localFloor's scratch, by node
+	markGen       uint32
+	seqs          [][]int32
 	// per node: its counter abstraction and least replaced level
 	cnode, cmin []int32
 
@@ -98,6 +103,8 @@ func (m *Matcher) reset() {
 	m.canon, m.canonL = append(m.canon[:0], 0), append(m.canonL[:0], noLevel)
 	m.skipDone, m.skipGood, m.skipH = append(m.skipDone[:0], true), append(m.skipGood[:0], nil), append(m.skipH[:0], 0)
 	m.loopDone, m.loopAt = append(m.loopDone[:0], true), append(m.loopAt[:0], nil)
+	m.shapes, m.heights = map[string]*goodTable{}, map[int32][]int32{}
+	m.mark = m.mark[:0]
 	m.cnode, m.cmin = m.cnode[:0], m.cmin[:0]
 }
 
