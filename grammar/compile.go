@@ -33,6 +33,13 @@ type Grammar struct {
 	rules [][]int32 // each rule's alternative starts (indices into elems)
 	names []string
 	root  int32
+
+	// Counted repetitions x{0,n} (see counter.go): elemRule is the rule
+	// each element belongs to; a rule O_k of a chain has optLevel k and
+	// optStar the chain's unbounded twin S ::= x S | ε (0 elsewhere).
+	elemRule []int32
+	optLevel []int32
+	optStar  []int32
 }
 
 // Compile parses a GBNF grammar and compiles it. A malformed grammar is a
@@ -44,7 +51,8 @@ func Compile(src string) (*Grammar, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &compiler{s: s, ids: map[string]int32{}, classes: map[string]int32{}, setIdx: map[byteSet]int32{}}
+	c := &compiler{s: s, ids: map[string]int32{}, classes: map[string]int32{}, setIdx: map[byteSet]int32{},
+		optLevel: map[int32]int32{}, optStar: map[int32]int32{}}
 	for _, name := range s.order {
 		c.ids[name] = int32(len(c.alts))
 		c.alts = append(c.alts, nil)
@@ -75,6 +83,9 @@ type compiler struct {
 	sets    []byteSet
 	setIdx  map[byteSet]int32
 	size    int
+	// optLevel, optStar: per helper rule of a counted chain (see Grammar)
+	optLevel map[int32]int32
+	optStar  map[int32]int32
 }
 
 func (c *compiler) grow(n int) error {
@@ -234,12 +245,25 @@ func (c *compiler) repeat(n *node) ([]elem, error) {
 		return append(out, h), nil
 	}
 	if n.max > n.min {
-		// O1 ::= x | ε ; Ok ::= x O(k-1) | ε
+		// O1 ::= x | ε ; Ok ::= x O(k-1) | ε; a long chain also gets its
+		// unbounded twin S ::= x S | ε, whose states stand for the chain's
+		// while no token can count down to its end (counter.go)
+		star := int32(0)
+		if n.max-n.min >= minCounterLevel {
+			star = int32(len(c.alts))
+			self := elem{kind: eRef, arg: star}
+			if _, err := c.helper("count", [][]elem{append(slices.Clone(x), self), {}}); err != nil {
+				return nil, err
+			}
+		}
 		var prev []elem
-		for range n.max - n.min {
+		for k := range n.max - n.min {
 			h, err := c.helper("opt", [][]elem{append(slices.Clone(x), prev...), {}})
 			if err != nil {
 				return nil, err
+			}
+			if star != 0 {
+				c.optLevel[h.arg], c.optStar[h.arg] = int32(k+1), star
 			}
 			prev = []elem{h}
 		}
@@ -249,13 +273,20 @@ func (c *compiler) repeat(n *node) ([]elem, error) {
 }
 
 func (c *compiler) flatten() *Grammar {
-	g := &Grammar{sets: c.sets, names: c.names, rules: make([][]int32, len(c.alts))}
+	g := &Grammar{sets: c.sets, names: c.names, rules: make([][]int32, len(c.alts)),
+		optLevel: make([]int32, len(c.alts)), optStar: make([]int32, len(c.alts))}
 	for id, alts := range c.alts {
 		for _, a := range alts {
 			g.rules[id] = append(g.rules[id], int32(len(g.elems)))
 			g.elems = append(g.elems, a...)
 			g.elems = append(g.elems, elem{kind: eEnd})
+			for range len(a) + 1 {
+				g.elemRule = append(g.elemRule, int32(id))
+			}
 		}
+	}
+	for id, k := range c.optLevel {
+		g.optLevel[id], g.optStar[id] = k, c.optStar[id]
 	}
 	return g
 }

@@ -15,7 +15,10 @@
 // before is a cached copy. A mask walks the token trie once, skipping the
 // subtree of every prefix the grammar refuses. Repetitions compile to tail
 // calls that do not grow the stack, so the inside of a string or a number
-// returns to the same state after each byte.
+// returns to the same state after each byte. A counted repetition
+// x{0,n} is masked from its unbounded twin while no token can reach its
+// end (counter.go), and a walk takes whole trie subtrees that stay inside
+// a loop or a character without stepping them.
 //
 // Bounds: Parse and Compile refuse grammars past MaxGrammarElems compiled
 // elements or MaxRepetition repetitions (ErrTooLarge); left recursion is

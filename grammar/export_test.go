@@ -16,3 +16,11 @@ func (v *Vocab) LoopTables() []string {
 	}
 	return out
 }
+
+// SkipAll makes walks take every subtree they can whole (see
+// minSkipNodes) until the returned function restores the default.
+func SkipAll() func() {
+	old := minSkipNodes
+	minSkipNodes = 1
+	return func() { minSkipNodes = old }
+}

@@ -1031,6 +1031,15 @@ func (g *schemaGen) keyNotIn(names []string, path string) (string, error) {
 		}
 		cur.end = true
 	}
+	free, err := g.rule(`json-char* "\""`)
+	if err != nil {
+		return "", err
+	}
+	_, freeOther := splitASCII(normalize([]runeRange{{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true))
+	freeU, err := g.rule(classExpr(freeOther) + " " + free)
+	if err != nil {
+		return "", err
+	}
 	var build func(n *tnode) (string, error)
 	build = func(n *tnode) (string, error) {
 		var alts []string
@@ -1049,9 +1058,17 @@ func (g *schemaGen) keyNotIn(names []string, path string) (string, error) {
 		}
 		excl = append(excl, runeRange{0, 0x1F}, runeRange{'"', '"'}, runeRange{'\\', '\\'})
 		rest := normalize(excl, true)
-		if len(rest) > 0 {
-			// once a raw character leaves every name, the rest is free
-			alts = append(alts, classExpr(rest)+` json-char* "\""`)
+		// once a raw character leaves every name, the rest is free: one
+		// rule for every node (so the matcher meets one state there), and
+		// one for a first non-ASCII character when no name has one here
+		ascii, other := splitASCII(rest)
+		if slices.Equal(other, freeOther) {
+			if len(ascii) > 0 {
+				alts = append(alts, classExpr(ascii)+" "+free)
+			}
+			alts = append(alts, freeU)
+		} else if len(rest) > 0 {
+			alts = append(alts, classExpr(rest)+" "+free)
 		}
 		return g.rule(strings.Join(alts, " | "))
 	}
@@ -1060,6 +1077,19 @@ func (g *schemaGen) keyNotIn(names []string, path string) (string, error) {
 		return "", err
 	}
 	return `"\"" ` + body, nil
+}
+
+// splitASCII splits sorted ranges at 0x80.
+func splitASCII(rs []runeRange) (ascii, other []runeRange) {
+	for _, r := range rs {
+		if r.lo < 0x80 {
+			ascii = append(ascii, runeRange{r.lo, min(r.hi, 0x7F)})
+		}
+		if r.hi >= 0x80 {
+			other = append(other, runeRange{max(r.lo, 0x80), r.hi})
+		}
+	}
+	return ascii, other
 }
 
 // disjoint checks that no value can match two oneOf branches: their

@@ -46,16 +46,38 @@ type Matcher struct {
 	start, cur int32
 	done       bool
 
+	// per state: its counter abstraction (counter.go; -1 not yet known)
+	// and the subtrees a walk may take whole from it (skipInfo)
+	canon, canonL []int32
+	skipDone      []bool
+	skipGood      []*goodTable
+	skipH         []int32
+	loopDone      []bool
+	loopAt        []*loopInfo
+	shapes        map[string]*goodTable // goodOfState by shapeKey
+	heights       map[int32][]int32     // shape heights met, by first top position
+	mark          []uint32              // localFloor's scratch, by node
+	markGen       uint32
+	seqs          [][]int32
+	// per node: its counter abstraction and least replaced level
+	cnode, cmin []int32
+
 	visited stampSet
 	visits  int // trie nodes stepped, for tests
 	out     []int32
 	key     []byte
+	scratch []int32
+	tmpMask []uint32
 	stateAt []int32
+	goodAt  [][]uint64
+	baseAt  []int32
+	hAt     []int32
 }
 
 // NewMatcher starts a match of g over v at the grammar's beginning.
 func NewMatcher(g *Grammar, v *Vocab) *Matcher {
-	m := &Matcher{g: g, v: v, stateAt: make([]int32, v.trie.maxDepth+1)}
+	d := v.trie.maxDepth + 1
+	m := &Matcher{g: g, v: v, stateAt: make([]int32, d), goodAt: make([][]uint64, d), baseAt: make([]int32, d), hAt: make([]int32, d)}
 	m.reset()
 	m.start = m.closure(func() {
 		for _, a := range g.rules[g.root] {
@@ -78,6 +100,12 @@ func (m *Matcher) reset() {
 	clear(m.pages[0][:256]) // the dead state stays dead
 	m.masks = [][]uint32{nil}
 	m.maskMem = 0
+	m.canon, m.canonL = append(m.canon[:0], 0), append(m.canonL[:0], noLevel)
+	m.skipDone, m.skipGood, m.skipH = append(m.skipDone[:0], true), append(m.skipGood[:0], nil), append(m.skipH[:0], 0)
+	m.loopDone, m.loopAt = append(m.loopDone[:0], true), append(m.loopAt[:0], nil)
+	m.shapes, m.heights = map[string]*goodTable{}, map[int32][]int32{}
+	m.mark = m.mark[:0]
+	m.cnode, m.cmin = m.cnode[:0], m.cmin[:0]
 }
 
 // Reset goes back to the grammar's beginning, keeping the memo tables.
@@ -155,6 +183,9 @@ func (m *Matcher) closure(fill func()) int32 {
 	m.rowDone = append(m.rowDone, false)
 	m.lazy = append(m.lazy, 0)
 	m.masks = append(m.masks, nil)
+	m.canon, m.canonL = append(m.canon, -1), append(m.canonL, noLevel)
+	m.skipDone, m.skipGood, m.skipH = append(m.skipDone, false), append(m.skipGood, nil), append(m.skipH, 0)
+	m.loopDone, m.loopAt = append(m.loopDone, false), append(m.loopAt, nil)
 	return s
 }
 
@@ -283,12 +314,22 @@ func (m *Matcher) Mask() []uint32 {
 	if m.done {
 		s = 0
 	}
+	return m.maskOf(s)
+}
+
+// maskOf is state s's mask, computed on first use: from its counter
+// abstraction when it has one (counter.go), else by fill.
+func (m *Matcher) maskOf(s int32) []uint32 {
 	if mk := m.masks[s]; mk != nil {
 		return mk
 	}
 	mk := make([]uint32, (m.v.n+31)/32)
 	if s != 0 {
-		m.fill(s, mk)
+		if c, l := m.canonical(s); c != s {
+			m.counterMask(s, c, l, mk)
+		} else {
+			m.fill(s, mk)
+		}
 		if m.accepting(s) {
 			for _, id := range m.v.eog {
 				mk[id>>5] |= 1 << (id & 31)
@@ -300,17 +341,53 @@ func (m *Matcher) Mask() []uint32 {
 	return mk
 }
 
+// minSkipNodes: a walk asks whether it may take subtrees whole (skipInfo)
+// below a node with at least this many nodes in its subtree (a variable
+// for tests, which take every subtree they can).
+var minSkipNodes int32 = 32
+
 // walk sets the bit of every token of tr whose bytes the grammar accepts
-// from state s, skipping the subtree of every refused prefix.
+// from state s, skipping the subtree of every refused prefix. On the
+// vocabulary's trie, below a state whose skipInfo has good subtrees, a
+// good subtree's tokens are all set without stepping it.
 //
 // It walks nodes [from, to) (whole subtrees); with first, only tokens
-// whose first byte is in first are set.
-func (m *Matcher) walk(tr *trie, s int32, mk []uint32, first *byteSet, from, to int) {
-	at := m.stateAt
+// whose first byte is in first are set; with minLen > 0, only tokens of
+// at least minLen bytes are (and shorter subtrees are not walked).
+func (m *Matcher) walk(tr *trie, s int32, mk []uint32, first *byteSet, from, to, minLen int) {
+	at, goodAt, baseAt, hAt := m.stateAt, m.goodAt, m.baseAt, m.hAt
 	at[0] = s
-	tb, depth, next, lo, hi, ids := tr.b[:to], tr.depth, tr.next, tr.lo, tr.hi, tr.ids
+	skip := tr == &m.v.trie && minLen == 0
+	var gt0 *goodTable
+	goodAt[0] = nil
+	if skip {
+		gt0, hAt[0] = m.skipInfo(s)
+	}
+	rc := int32(0) // the depth-1 node above i
+	tb, depth, next, lo, hi, ids, sub, maxd := tr.b[:to], tr.depth, tr.next, tr.lo, tr.hi, tr.ids, tr.sub, tr.maxd
 	for i := from; i < len(tb); {
 		d := depth[i]
+		if int(maxd[i]) < minLen {
+			i = int(next[i])
+			continue
+		}
+		if d == 1 {
+			rc = int32(i)
+			if gt0 != nil {
+				goodAt[0], baseAt[0] = m.v.goodPart(gt0, rc), rc
+			}
+		}
+		if g := goodAt[d-1]; skip && g != nil {
+			if k := int32(i) - baseAt[d-1]; g[k>>6]>>(k&63)&1 != 0 && int32(maxd[i]-d) < hAt[d-1] {
+				for _, id := range ids[sub[i]:sub[next[i]]] {
+					if first == nil || first.has(m.v.pieces[id][0]) {
+						mk[id>>5] |= 1 << (id & 31)
+					}
+				}
+				i = int(next[i])
+				continue
+			}
+		}
 		ps := at[d-1]
 		t := m.pages[ps>>pageShift][int(ps&(pageStates-1))<<8|int(tb[i])]
 		if t < 0 {
@@ -322,9 +399,19 @@ func (m *Matcher) walk(tr *trie, s int32, mk []uint32, first *byteSet, from, to 
 		}
 		m.visits++
 		at[d] = t
-		for _, id := range ids[lo[i]:hi[i]] {
-			if first == nil || first.has(m.v.pieces[id][0]) {
-				mk[id>>5] |= 1 << (id & 31)
+		if skip {
+			goodAt[d] = nil
+			if next[i]-int32(i) >= minSkipNodes {
+				if gt, h := m.skipInfo(t); gt != nil {
+					goodAt[d], baseAt[d], hAt[d] = m.v.goodPart(gt, rc), rc, h
+				}
+			}
+		}
+		if int(d) >= minLen {
+			for _, id := range ids[lo[i]:hi[i]] {
+				if first == nil || first.has(m.v.pieces[id][0]) {
+					mk[id>>5] |= 1 << (id & 31)
+				}
 			}
 		}
 		i++
