@@ -62,6 +62,19 @@ type Config struct {
 	// (temperature = min + (max-min)·entropy^exponent). Key
 	// "dynatemp_exponent", default 1, >= 0.
 	DynatempExponent float64
+	// Mirostat 1 replaces the chain after the logit bias with llama.cpp's
+	// Mirostat (v1; Basu et al. 2021, algorithm 1) at Temperature: the
+	// penalties, the filter stages, the dynamic temperature and the
+	// samplers order do not run, as in llama.cpp (their values are still
+	// checked). 0 is off. Key "mirostat", default 0, 0 or 1 (llama.cpp's
+	// 2 is the mirostat-v2 sampler).
+	Mirostat int
+	// MirostatTau is Mirostat's target surprise, in bits; mu starts each
+	// turn at 2·tau. Key "mirostat_tau", default 5, >= 0.
+	MirostatTau float64
+	// MirostatEta is Mirostat's learning rate. Key "mirostat_eta",
+	// default 0.1, >= 0.
+	MirostatEta float64
 	// Samplers is the chain's order, llama.cpp's samplers: stage names
 	// (see ParseSamplers and the README's sampler table), each stage run
 	// in the order given; a stage not listed does not run (temperature not
@@ -85,7 +98,7 @@ type Bias struct {
 // DefaultConfig is llama.cpp's default sampling parameters.
 func DefaultConfig() Config {
 	return Config{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, TypicalP: 1,
-		RepeatPenalty: 1, RepeatLastN: 64, XTCThreshold: 0.1, DynatempExponent: 1}
+		RepeatPenalty: 1, RepeatLastN: 64, XTCThreshold: 0.1, DynatempExponent: 1, MirostatTau: 5, MirostatEta: 0.1}
 }
 
 // ErrConfig wraps every configuration error.
@@ -95,7 +108,8 @@ var ErrConfig = errors.New("standard: bad config")
 // build has the same list). ReadConfig and ParseConfig refuse any other.
 var Keys = []string{"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
 	"repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias", "top_n_sigma",
-	"xtc_probability", "xtc_threshold", "dynatemp_range", "dynatemp_exponent", "samplers"}
+	"xtc_probability", "xtc_threshold", "dynatemp_range", "dynatemp_exponent", "samplers", "mirostat",
+	"mirostat_tau", "mirostat_eta"}
 
 // CheckKeys refuses a raw config JSON with a key not in Keys; the error
 // wraps ErrConfig and guest.ErrConfig and names the key.
@@ -122,7 +136,8 @@ func (e *RangeError) Unwrap() error { return ErrConfig }
 // outside [0, 1]; repeat_penalty <= 0; presence_penalty or
 // frequency_penalty outside [-2, 2]; repeat_last_n < -1; top_n_sigma
 // negative but -1; xtc_probability outside [0, 1]; xtc_threshold outside
-// [0, 0.5]; dynatemp_range or dynatemp_exponent < 0. A samplers entry
+// [0, 0.5]; dynatemp_range or dynatemp_exponent < 0; mirostat neither 0
+// nor 1; mirostat_tau or mirostat_eta < 0. A samplers entry
 // that is unknown, not offered (infill, adaptive_p), listed twice, or
 // penalties after a stage but dry is a *SamplerError. A logit_bias id
 // outside [0, nVocab) or a NaN bias, and nVocab <= 0, are errors wrapping
@@ -144,11 +159,14 @@ func (c Config) Check(nVocab int) error {
 		{pen(c.PresencePenalty), "presence_penalty", "in [-2, 2]"},
 		{pen(c.FrequencyPenalty), "frequency_penalty", "in [-2, 2]"},
 		{c.RepeatLastN >= -1, "repeat_last_n", ">= -1"},
-		{c.TopNSigma >= 0 || c.TopNSigma == -1, "top_n_sigma", ">= 0 (0 or -1: off)"},
+		{c.TopNSigma >= 0 || c.TopNSigma == -1, "top_n_sigma", "-1 or >= 0 (-1 and 0 are off)"},
 		{unit(c.XTCProbability), "xtc_probability", "in [0, 1]"},
 		{c.XTCThreshold >= 0 && c.XTCThreshold <= 0.5, "xtc_threshold", "in [0, 0.5]"},
 		{c.DynatempRange >= 0, "dynatemp_range", ">= 0"},
 		{c.DynatempExponent >= 0, "dynatemp_exponent", ">= 0"},
+		{c.Mirostat == 0 || c.Mirostat == 1, "mirostat", "0 or 1 (2 is the mirostat-v2 sampler)"},
+		{c.MirostatTau >= 0, "mirostat_tau", ">= 0"},
+		{c.MirostatEta >= 0, "mirostat_eta", ">= 0"},
 	} {
 		if !r.ok {
 			return &RangeError{Key: r.key, Want: r.want}
@@ -192,7 +210,8 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 		dst *float64
 	}{{"temperature", &c.Temperature}, {"top_p", &c.TopP}, {"min_p", &c.MinP}, {"typical_p", &c.TypicalP},
 		{"top_n_sigma", &c.TopNSigma}, {"xtc_probability", &c.XTCProbability}, {"xtc_threshold", &c.XTCThreshold},
-		{"dynatemp_range", &c.DynatempRange}, {"dynatemp_exponent", &c.DynatempExponent}} {
+		{"dynatemp_range", &c.DynatempRange}, {"dynatemp_exponent", &c.DynatempExponent},
+		{"mirostat_tau", &c.MirostatTau}, {"mirostat_eta", &c.MirostatEta}} {
 		if _, err := num(kv.key, kv.dst); err != nil {
 			return c, err
 		}
@@ -213,7 +232,7 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 	for _, kv := range []struct {
 		key string
 		dst *int
-	}{{"top_k", &c.TopK}, {"repeat_last_n", &c.RepeatLastN}} {
+	}{{"top_k", &c.TopK}, {"repeat_last_n", &c.RepeatLastN}, {"mirostat", &c.Mirostat}} {
 		ok, err := num(kv.key, &f)
 		if err != nil {
 			return c, err
