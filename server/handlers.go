@@ -498,6 +498,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		}
 	}
 	res, err := s.batch.run(ctx, tr)
+	err = pol.withParam(err)
 	if stream == nil || !stream.started {
 		// Before any body: how long the request waited for the model and
 		// held it (also on errors, which carry no realizar object).

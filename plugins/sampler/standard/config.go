@@ -120,12 +120,13 @@ func CheckKeys(raw []byte) error {
 	return nil
 }
 
-// RangeError is a config value outside its range: the key and what it
-// must be. It unwraps to ErrConfig; its message is the C build's log line
-// ("config: top_p must be in [0, 1]").
+// RangeError is a config value outside its range: the key, what it must
+// be and the value given. It unwraps to ErrConfig; its message is the C
+// build's log line ("config: top_p must be in [0, 1]"), without the value.
 type RangeError struct {
 	Key  string // the config key, "top_p"
 	Want string // the range, "in [0, 1]"
+	Got  string // the value refused, as text ("1.5"); "" when not known
 }
 
 func (e *RangeError) Error() string { return "config: " + e.Key + " must be " + e.Want }
@@ -146,30 +147,32 @@ func (e *RangeError) Unwrap() error { return ErrConfig }
 func (c Config) Check(nVocab int) error {
 	unit := func(v float64) bool { return v >= 0 && v <= 1 }
 	pen := func(v float32) bool { return v >= -2 && v <= 2 }
+	f64 := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	f32 := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
 	for _, r := range []struct {
-		ok        bool
-		key, want string
+		ok             bool
+		key, want, got string
 	}{
-		{c.Temperature >= 0, "temperature", ">= 0"},
-		{c.TopK >= 0, "top_k", ">= 0"},
-		{unit(c.TopP), "top_p", "in [0, 1]"},
-		{unit(c.MinP), "min_p", "in [0, 1]"},
-		{unit(c.TypicalP), "typical_p", "in [0, 1]"},
-		{c.RepeatPenalty > 0, "repeat_penalty", "> 0"},
-		{pen(c.PresencePenalty), "presence_penalty", "in [-2, 2]"},
-		{pen(c.FrequencyPenalty), "frequency_penalty", "in [-2, 2]"},
-		{c.RepeatLastN >= -1, "repeat_last_n", ">= -1"},
-		{c.TopNSigma >= 0 || c.TopNSigma == -1, "top_n_sigma", "-1 or >= 0 (-1 and 0 are off)"},
-		{unit(c.XTCProbability), "xtc_probability", "in [0, 1]"},
-		{c.XTCThreshold >= 0 && c.XTCThreshold <= 0.5, "xtc_threshold", "in [0, 0.5]"},
-		{c.DynatempRange >= 0, "dynatemp_range", ">= 0"},
-		{c.DynatempExponent >= 0, "dynatemp_exponent", ">= 0"},
-		{c.Mirostat == 0 || c.Mirostat == 1, "mirostat", "0 or 1 (2 is the mirostat-v2 sampler)"},
-		{c.MirostatTau >= 0, "mirostat_tau", ">= 0"},
-		{c.MirostatEta >= 0, "mirostat_eta", ">= 0"},
+		{c.Temperature >= 0, "temperature", ">= 0", f64(c.Temperature)},
+		{c.TopK >= 0, "top_k", ">= 0", strconv.Itoa(c.TopK)},
+		{unit(c.TopP), "top_p", "in [0, 1]", f64(c.TopP)},
+		{unit(c.MinP), "min_p", "in [0, 1]", f64(c.MinP)},
+		{unit(c.TypicalP), "typical_p", "in [0, 1]", f64(c.TypicalP)},
+		{c.RepeatPenalty > 0, "repeat_penalty", "> 0", f32(c.RepeatPenalty)},
+		{pen(c.PresencePenalty), "presence_penalty", "in [-2, 2]", f32(c.PresencePenalty)},
+		{pen(c.FrequencyPenalty), "frequency_penalty", "in [-2, 2]", f32(c.FrequencyPenalty)},
+		{c.RepeatLastN >= -1, "repeat_last_n", ">= -1", strconv.Itoa(c.RepeatLastN)},
+		{c.TopNSigma >= 0 || c.TopNSigma == -1, "top_n_sigma", "-1 or >= 0 (-1 and 0 are off)", f64(c.TopNSigma)},
+		{unit(c.XTCProbability), "xtc_probability", "in [0, 1]", f64(c.XTCProbability)},
+		{c.XTCThreshold >= 0 && c.XTCThreshold <= 0.5, "xtc_threshold", "in [0, 0.5]", f64(c.XTCThreshold)},
+		{c.DynatempRange >= 0, "dynatemp_range", ">= 0", f64(c.DynatempRange)},
+		{c.DynatempExponent >= 0, "dynatemp_exponent", ">= 0", f64(c.DynatempExponent)},
+		{c.Mirostat == 0 || c.Mirostat == 1, "mirostat", "0 or 1 (2 is the mirostat-v2 sampler)", strconv.Itoa(c.Mirostat)},
+		{c.MirostatTau >= 0, "mirostat_tau", ">= 0", f64(c.MirostatTau)},
+		{c.MirostatEta >= 0, "mirostat_eta", ">= 0", f64(c.MirostatEta)},
 	} {
 		if !r.ok {
-			return &RangeError{Key: r.key, Want: r.want}
+			return &RangeError{Key: r.key, Want: r.want, Got: r.got}
 		}
 	}
 	if _, err := stages(c.Samplers); err != nil {
