@@ -566,11 +566,23 @@ static __attribute__((noinline)) void insertion_sort(int32_t *a, float *b, int32
 
 /* sigma_cut_of is top-n-sigma's threshold over the n logits l in their
  * order (chain.go's sigmaCutOf): the maximum minus top_n_sigma deviations,
- * -Inf skipped; NaN when a logit is NaN. */
-COLD static double sigma_cut_of(const float *l, int32_t n) {
+ * -Inf skipped; NaN when a logit is NaN. Two passes over the whole
+ * vocabulary when top-n-sigma is first: eight entries per iteration (ABI
+ * section 6), each added in order. */
+static __attribute__((noinline)) double sigma_cut_of(const float *l, int32_t n) {
     double mx = -__builtin_inf(), sum = 0, acc = 0;
-    int32_t k = 0;
-    for (int32_t i = 0; i < n; i++) {
+    int32_t k = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+#pragma clang loop unroll(full)
+        for (int32_t j = 0; j < 8; j++) {
+            double x = (double)l[i + j];
+            if (x == -__builtin_inf()) continue;
+            if (x > mx) mx = x;
+            sum = sum + x;
+            k++;
+        }
+    }
+    for (; i < n; i++) {
         double x = (double)l[i];
         if (x == -__builtin_inf()) continue;
         if (x > mx) mx = x;
@@ -579,7 +591,16 @@ COLD static double sigma_cut_of(const float *l, int32_t n) {
     }
     if (k == 0) return -__builtin_inf();
     double mean = sum / (double)k;
-    for (int32_t i = 0; i < n; i++) {
+    for (i = 0; i + 8 <= n; i += 8) {
+#pragma clang loop unroll(full)
+        for (int32_t j = 0; j < 8; j++) {
+            double x = (double)l[i + j];
+            if (x == -__builtin_inf()) continue;
+            double d = x - mean;
+            acc = acc + d * d;
+        }
+    }
+    for (; i < n; i++) {
         double x = (double)l[i];
         if (x == -__builtin_inf()) continue;
         double d = x - mean;
@@ -790,7 +811,13 @@ COLD static double dynamic_temperature(int32_t n) {
     return lo + (hi - lo) * pow_(h / realizar_log((double)n), dyn_exp);
 }
 
-/* mirostat_step is chain.go's mirostatStep over the n best candidates. */
+/* ---- top_k 0: whole_vocab ---- */
+
+#include "whole_vocab.c"
+
+/* mirostat_step is chain.go's mirostatStep over the n best candidates.
+ * When k is the whole vocabulary, whole_vocab draws (top_p is 1 and min_p
+ * 0 under mirostat): the same sum and the same id without sorting. */
 COLD static int32_t mirostat_step(int32_t n) {
     double t = temperature;
     int32_t m = n < 100 ? n : 100;
@@ -802,24 +829,34 @@ COLD static int32_t mirostat_step(int32_t n) {
     }
     double s = num / den, eps = s - 1;
     double x = eps * realizar_exp(mu * LN2) / (1 - realizar_exp(-eps * realizar_log((double)n_vocab)));
-    double kf = pow_(x, 1 / s);
+    double kf = pow_(x, 1 / s), u = -1;
     int32_t k = kf >= (double)n_vocab ? n_vocab : kf >= 1 ? (int32_t)kf : 1;
-    if (k <= n) n = k;
-    else if ((int64_t)k * 8 < n_vocab) n = realizar_select_top((const float *)region, n_vocab, k, ids, vals);
-    else {
+    if (k <= n) {
+        n = k;
+    } else if ((int64_t)k * 8 < n_vocab) {
+        n = realizar_select_top((const float *)region, n_vocab, k, ids, vals);
+    } else {
+        if (k == n_vocab) {
+            int32_t id = whole_vocab(&u);
+            if (id >= 0) {
+                double p = realizar_exp(((double)((const float *)region)[id] - wm) / t);
+                mu = mu - m_eta * (-realizar_log(p / wv_sum) / LN2 - m_tau);
+                return id;
+            }
+        }
         sort_all();
         n = k; /* k <= n_vocab */
     }
     double sum = realizar_softmax(probs, vals, n, t);
     if (!(sum > 0)) return ids[0];
-    int32_t j = n >= 2 ? realizar_draw(probs, n, sum, realizar_rng_uniform(&rng)) : 0;
+    int32_t j = 0;
+    if (n >= 2) {
+        if (u < 0) u = realizar_rng_uniform(&rng);
+        j = realizar_draw(probs, n, sum, u);
+    }
     mu = mu - m_eta * (-realizar_log(probs[j] / sum) / LN2 - m_tau);
     return ids[j];
 }
-
-/* ---- top_k 0: whole_vocab ---- */
-
-#include "whole_vocab.c"
 
 REALIZAR_EXPORT("realizar_sample")
 int32_t sample(int32_t prev, int32_t count) {

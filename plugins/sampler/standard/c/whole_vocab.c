@@ -33,7 +33,8 @@
  * sort) on a NaN or +Inf logit, on logits that are all -Inf, or on such a
  * walk (a -Inf logit, a masked id, has probability 0 and is never looked
  * at); *u is the uniform when it
- * has been drawn. Loops over the vocabulary do many entries per iteration
+ * has been drawn, and wv_sum the sum it was drawn against. Mirostat
+ * (standard.c's mirostat_step) draws here too when it keeps every id. Loops over the vocabulary do many entries per iteration
  * (ABI section 6: each costs a call into the engine) and use wasm SIMD.
  * typical_p < 1 still sorts everything (its order is by another key). */
 #define NB 1024  /* buckets; NB itself holds the ids never looked at */
@@ -46,6 +47,7 @@ static uint8_t bsorted[NB + 1];  /* bucket in contract order */
 static uint8_t bp_ok[NB + 1];    /* probs holds its T=1 probabilities */
 static uint8_t bw_ok[NB + 1];    /* tkeys holds its temperature probabilities */
 static double wm;                /* the max logit, widened */
+static double wv_sum;            /* the final softmax's sum, once whole_vocab has drawn */
 
 static __attribute__((noinline)) void sort_bucket(int32_t b) {
     if (bsorted[b]) return;
@@ -509,6 +511,7 @@ static __attribute__((noinline)) int32_t whole_vocab(double *u) {
     }
     if (!(sum > 0)) return -1;
     TRACE(top_sum, n1, keep, sum, 0);
+    wv_sum = sum;
 
     /* the draw: the walk's running sum is the sum's, so it lands in the
      * first segment whose sum exceeds the target; inside it, bucket by
