@@ -816,8 +816,10 @@ COLD static double dynamic_temperature(int32_t n) {
 #include "whole_vocab.c"
 
 /* mirostat_step is chain.go's mirostatStep over the n best candidates.
- * When k is the whole vocabulary, whole_vocab draws (top_p is 1 and min_p
- * 0 under mirostat): the same sum and the same id without sorting. */
+ * Past them, the best k come from whole_vocab's buckets, sorted only as
+ * far as k reaches; when k is the whole vocabulary, whole_vocab draws
+ * (top_p is 1 and min_p 0 under mirostat): the same sum and the same id
+ * without sorting. */
 COLD static int32_t mirostat_step(int32_t n) {
     double t = temperature;
     int32_t m = n < 100 ? n : 100;
@@ -833,17 +835,17 @@ COLD static int32_t mirostat_step(int32_t n) {
     int32_t k = kf >= (double)n_vocab ? n_vocab : kf >= 1 ? (int32_t)kf : 1;
     if (k <= n) {
         n = k;
+    } else if (k < n_vocab && bucket_all() >= k) {
+        /* the best k: whole_vocab's buckets that hold them, sorted */
+        for (int32_t b = 0; b < NB && bstart[b] < k; b++) sort_bucket(b);
+        n = k;
+    } else if (k == n_vocab && (n = whole_vocab(&u)) >= 0) {
+        double p = realizar_exp(((double)((const float *)region)[n] - wm) / t);
+        mu = mu - m_eta * (-realizar_log(p / wv_sum) / LN2 - m_tau);
+        return n;
     } else if ((int64_t)k * 8 < n_vocab) {
         n = realizar_select_top((const float *)region, n_vocab, k, ids, vals);
     } else {
-        if (k == n_vocab) {
-            int32_t id = whole_vocab(&u);
-            if (id >= 0) {
-                double p = realizar_exp(((double)((const float *)region)[id] - wm) / t);
-                mu = mu - m_eta * (-realizar_log(p / wv_sum) / LN2 - m_tau);
-                return id;
-            }
-        }
         sort_all();
         n = k; /* k <= n_vocab */
     }

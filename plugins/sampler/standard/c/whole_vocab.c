@@ -284,7 +284,12 @@ static void trace(double sum, int32_t n1, int32_t n2, double sum_t, int fallback
 #define TRACE(sum, n1, n2, sum_t, fallback) ((void)(sum), (void)(n1))
 #endif
 
-static __attribute__((noinline)) int32_t whole_vocab(double *u) {
+/* bucket_all buckets the whole vocabulary (see above): ids/vals hold it
+ * bucket by bucket, buckets [0, NB) in contract order between them and
+ * unsorted inside, bucket NB the ids never looked at; wm is the max. It
+ * returns the number of ids before bucket NB, or -1 on a NaN or +Inf
+ * logit or logits that are all -Inf. */
+static __attribute__((noinline)) int32_t bucket_all(void) {
     const float *l = (const float *)region;
     int32_t n = n_vocab, i = 0;
 
@@ -368,10 +373,16 @@ static __attribute__((noinline)) int32_t whole_vocab(double *u) {
     }
     for (; i < n; i++) REALIZAR_SCATTER(i);
 #undef REALIZAR_SCATTER
-    int32_t nsig = bstart[NB]; /* ids before the ones never looked at */
     memset(bsorted, 0, sizeof bsorted);
     memset(bp_ok, 0, sizeof bp_ok);
     memset(bw_ok, 0, sizeof bw_ok);
+    return bstart[NB];
+}
+
+static __attribute__((noinline)) int32_t whole_vocab(double *u) {
+    int32_t n = n_vocab;
+    int32_t nsig = bucket_all(); /* ids before the ones never looked at */
+    if (nsig < 0) return -1;
 
     int32_t keep = n; /* the prefix kept so far */
     double top_sum = 0;
@@ -435,7 +446,7 @@ static __attribute__((noinline)) int32_t whole_vocab(double *u) {
 
     /* min-p: the first entry under min_p times the first's probability */
     if (min_p > 0.0) {
-        double thr = min_p * realizar_exp(((double)mx - wm) / 1.0);
+        double thr = min_p * realizar_exp((wm - wm) / 1.0); /* the first entry: the max */
         int32_t lim = keep < nsig ? keep : nsig, at = -1;
         for (int32_t b = 0; b < NB && at < 0; b++) {
             int32_t s = bstart[b], e = bstart[b + 1];
