@@ -4,8 +4,9 @@
 # each configuration, ROUNDS runs of `realizar-host run --json` (64 tokens,
 # end-of-generation ignored, seed 1), interleaved, and the medians of the
 # policies' time per step (host-side candidate selection and copies
-# included) and of the forward's decode step. The share is the first over
-# the second.
+# included, and the turn's reset: an instance's init on its first turn)
+# and of the forward's decode step, and the median of each run's share
+# (the first over the second, within the run).
 #
 #   scripts/sampler-cost.sh [MODEL.gguf] [THREADS] [ROUNDS]
 #   env: BIN (bin/realizar-host)
@@ -48,6 +49,6 @@ print("|---|---|---|---|")
 for name, v in rows.items():
     us = statistics.median(x[0] for x in v)
     tps = statistics.median(x[1] for x in v)
-    step = 1e6 / tps
-    print(f"| {name} | {us:.1f} | {step/1000:.2f} ms ({tps:.1f} tok/s) | {100*us/step:.2f}% |")
+    share = statistics.median(x[0] * x[1] / 1e6 for x in v)  # per run: policies / decode step
+    print(f"| {name} | {us:.1f} | {1000/tps:.2f} ms ({tps:.1f} tok/s) | {100*share:.2f}% |")
 PY
