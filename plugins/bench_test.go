@@ -28,6 +28,8 @@ func BenchmarkPolicyStep(b *testing.B) {
 		{"standard-xtc", "standard", `{"xtc_probability":0.5}`, ""},     // issue 23's stages, each on
 		{"standard-dynatemp", "standard", `{"dynatemp_range":0.5}`, ""}, // top-N mode
 		{"standard-top_n_sigma", "standard", `{"top_n_sigma":1}`, ""},   // full logits, sorted
+		{"standard-mirostat", "standard", `{"mirostat":1}`, ""},         // full logits, top 100 (k past it: the top k)
+		{"dry+standard", "standard", "", "dry"},
 		{"standard-go", "standard-go", "", ""},
 		{"mirostat-v2", "mirostat-v2", "", ""},
 		{"dry+greedy", "greedy", "", "dry"},

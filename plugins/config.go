@@ -38,8 +38,9 @@ const (
 // vocabulary, any bias but NaN (-Inf bans the id); top_n_sigma >= 0 or -1
 // (llama.cpp's off); xtc_probability in [0, 1]; xtc_threshold in [0, 0.5]
 // (llama.cpp takes more as off); dynatemp_range and dynatemp_exponent >= 0;
-// samplers entries known, offered, each once, penalties first (a
-// *standard.SamplerError otherwise).
+// mirostat 0 or 1 (llama.cpp's 2 is the mirostat-v2 sampler: MirostatV2);
+// mirostat_tau and mirostat_eta >= 0; samplers entries known, offered,
+// each once, penalties first (a *standard.SamplerError otherwise).
 type Standard struct {
 	Temperature      *float64 // "temperature", default 0.8
 	TopK             *int     // "top_k", default 40
@@ -55,6 +56,12 @@ type Standard struct {
 	XTCThreshold     *float64 // "xtc_threshold", default 0.1
 	DynatempRange    *float64 // "dynatemp_range", default 0 (off)
 	DynatempExponent *float64 // "dynatemp_exponent", default 1
+	// Mirostat 1 is llama.cpp's Mirostat (v1) after the logit bias at the
+	// temperature, the other stages off (standard.Config.Mirostat).
+	// "mirostat", default 0 (off).
+	Mirostat    *int
+	MirostatTau *float64 // "mirostat_tau", default 5 (bits)
+	MirostatEta *float64 // "mirostat_eta", default 0.1
 	// Samplers is the chain's order, llama.cpp's stage names and aliases
 	// (standard.Config.Samplers; nil: standard.DefaultSamplers, llama.cpp's
 	// order). "samplers".
@@ -80,20 +87,16 @@ func (s Standard) numbers() []number {
 		{key: "frequency_penalty", f: s.FrequencyPenalty}, {key: "top_n_sigma", f: s.TopNSigma},
 		{key: "xtc_probability", f: s.XTCProbability}, {key: "xtc_threshold", f: s.XTCThreshold},
 		{key: "dynatemp_range", f: s.DynatempRange}, {key: "dynatemp_exponent", f: s.DynatempExponent},
+		{key: "mirostat", i: s.Mirostat}, {key: "mirostat_tau", f: s.MirostatTau}, {key: "mirostat_eta", f: s.MirostatEta},
 	}
 }
 
 // Check refuses a value outside the sampler's ranges (see Standard) for a
 // vocabulary of nVocab ids. A value out of range is a *standard.RangeError
-// naming the key; every error wraps standard.ErrConfig.
+// naming the key and the value; every error wraps standard.ErrConfig.
 func (s Standard) Check(nVocab int) error {
-	for _, n := range s.numbers() {
-		switch {
-		case n.f != nil && (math.IsNaN(*n.f) || math.IsInf(*n.f, 0)):
-			return &standard.RangeError{Key: n.key, Want: "a finite number"}
-		case n.i != nil && (*n.i < math.MinInt32 || *n.i > math.MaxInt32):
-			return &standard.RangeError{Key: n.key, Want: "a 32-bit integer"}
-		}
+	if err := checkNumbers(s.numbers()); err != nil {
+		return err
 	}
 	for id, v := range s.LogitBias {
 		if math.IsNaN(v) || math.IsInf(v, 1) {
@@ -107,11 +110,25 @@ func (s Standard) Check(nVocab int) error {
 	return cfg.Check(nVocab)
 }
 
-// Config is s as the sampler's JSON config: the fields that are set ({}
-// for none). A value Check refuses as not finite is left out: check first.
-func (s Standard) Config() json.RawMessage {
+// checkNumbers refuses a number that is not finite, or an integer
+// outside int32, with a *standard.RangeError.
+func checkNumbers(ns []number) error {
+	for _, n := range ns {
+		switch {
+		case n.f != nil && (math.IsNaN(*n.f) || math.IsInf(*n.f, 0)):
+			return &standard.RangeError{Key: n.key, Want: "a finite number", Got: strconv.FormatFloat(*n.f, 'g', -1, 64)}
+		case n.i != nil && (*n.i < math.MinInt32 || *n.i > math.MaxInt32):
+			return &standard.RangeError{Key: n.key, Want: "a 32-bit integer", Got: strconv.Itoa(*n.i)}
+		}
+	}
+	return nil
+}
+
+// numbersJSON are the set numbers of ns, by key (a non-finite one left
+// out).
+func numbersJSON(ns []number) map[string]any {
 	obj := map[string]any{}
-	for _, n := range s.numbers() {
+	for _, n := range ns {
 		switch {
 		case n.f != nil && !math.IsNaN(*n.f) && !math.IsInf(*n.f, 0):
 			obj[n.key] = *n.f
@@ -119,6 +136,13 @@ func (s Standard) Config() json.RawMessage {
 			obj[n.key] = *n.i
 		}
 	}
+	return obj
+}
+
+// Config is s as the sampler's JSON config: the fields that are set ({}
+// for none). A value Check refuses as not finite is left out: check first.
+func (s Standard) Config() json.RawMessage {
+	obj := numbersJSON(s.numbers())
 	if len(s.LogitBias) > 0 {
 		bias := map[string]any{}
 		for id, v := range s.LogitBias {
@@ -135,6 +159,118 @@ func (s Standard) Config() json.RawMessage {
 		obj["samplers"] = s.Samplers
 	}
 	b, _ := json.Marshal(obj) // finite numbers and bools always marshal
+	return b
+}
+
+// MirostatV2 is the config of the mirostat-v2 sampler (MirostatV2Builtin,
+// plugins/sampler/mirostat): llama.cpp's mirostat 2, Mirostat 2.0 after a
+// temperature. A nil field keeps the sampler's default; the ranges are
+// Standard's for the same keys.
+type MirostatV2 struct {
+	Temperature *float64 // "temperature", default 0.8, >= 0 (0: the argmax)
+	Tau         *float64 // "mirostat_tau", default 5 (bits), >= 0
+	Eta         *float64 // "mirostat_eta", default 0.1, >= 0
+}
+
+func (m MirostatV2) numbers() []number {
+	return []number{{key: "temperature", f: m.Temperature}, {key: "mirostat_tau", f: m.Tau}, {key: "mirostat_eta", f: m.Eta}}
+}
+
+// Check refuses a value out of range with a *standard.RangeError naming
+// the key and the value.
+func (m MirostatV2) Check() error {
+	if err := checkNumbers(m.numbers()); err != nil {
+		return err
+	}
+	for _, n := range m.numbers() {
+		if n.f != nil && *n.f < 0 {
+			return &standard.RangeError{Key: n.key, Want: ">= 0", Got: strconv.FormatFloat(*n.f, 'g', -1, 64)}
+		}
+	}
+	return nil
+}
+
+// Config is m as the sampler's JSON config: the fields that are set.
+func (m MirostatV2) Config() json.RawMessage {
+	b, _ := json.Marshal(numbersJSON(m.numbers())) // finite numbers always marshal
+	return b
+}
+
+// Limits of the dry processor's sequence breakers (plugins/processor/dry;
+// llama.cpp truncates a longer breaker to 40 bytes).
+const (
+	MaxDRYBreakers   = 64 // breakers at most
+	MaxDRYBreakerLen = 40 // bytes in one breaker at most
+)
+
+// DRY is the config of the dry processor (DRYBuiltin), llama.cpp's DRY
+// repetition penalty in its server's names. A nil field keeps llama.cpp's
+// default (and the processor's): multiplier 0 (off; the processor's own
+// default, when loaded by name, is 0.8), base 1.75, allowed length 2,
+// penalty window 64, breakers "\n", ":", "\"", "*".
+type DRY struct {
+	Multiplier    *float64 // "dry_multiplier", >= 0; 0 is off
+	Base          *float64 // "dry_base", >= 1 (llama.cpp's server takes less as its default; refused here)
+	AllowedLength *int     // "dry_allowed_length", >= 0
+	PenaltyLastN  *int     // "dry_penalty_last_n", >= -1 (-1: the whole context; 0 is off)
+	// SequenceBreakers end a repeat: at most MaxDRYBreakers strings of 1
+	// to MaxDRYBreakerLen bytes (nil: the default; empty: none, as
+	// llama.cpp's --dry-sequence-breaker none). "dry_sequence_breakers".
+	SequenceBreakers []string
+}
+
+func (d DRY) numbers() []number {
+	return []number{{key: "dry_multiplier", f: d.Multiplier}, {key: "dry_base", f: d.Base},
+		{key: "dry_allowed_length", i: d.AllowedLength}, {key: "dry_penalty_last_n", i: d.PenaltyLastN}}
+}
+
+// Check refuses a value out of range with a *standard.RangeError naming
+// the key and the value.
+func (d DRY) Check() error {
+	if err := checkNumbers(d.numbers()); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	switch {
+	case d.Multiplier != nil && *d.Multiplier < 0:
+		return &standard.RangeError{Key: "dry_multiplier", Want: ">= 0", Got: f(*d.Multiplier)}
+	case d.Base != nil && *d.Base < 1:
+		return &standard.RangeError{Key: "dry_base", Want: ">= 1", Got: f(*d.Base)}
+	case d.AllowedLength != nil && *d.AllowedLength < 0:
+		return &standard.RangeError{Key: "dry_allowed_length", Want: ">= 0", Got: strconv.Itoa(*d.AllowedLength)}
+	case d.PenaltyLastN != nil && *d.PenaltyLastN < -1:
+		return &standard.RangeError{Key: "dry_penalty_last_n", Want: ">= -1", Got: strconv.Itoa(*d.PenaltyLastN)}
+	case len(d.SequenceBreakers) > MaxDRYBreakers:
+		return &standard.RangeError{Key: "dry_sequence_breakers", Want: fmt.Sprintf("at most %d strings", MaxDRYBreakers),
+			Got: strconv.Itoa(len(d.SequenceBreakers)) + " strings"}
+	}
+	for i, b := range d.SequenceBreakers {
+		if len(b) == 0 || len(b) > MaxDRYBreakerLen {
+			return &standard.RangeError{Key: "dry_sequence_breakers", Want: fmt.Sprintf("strings of 1 to %d bytes", MaxDRYBreakerLen),
+				Got: fmt.Sprintf("%d bytes (entry %d)", len(b), i)}
+		}
+	}
+	return nil
+}
+
+// On reports whether d asks for DRY: a multiplier above 0 and a window
+// that is not 0 (llama.cpp's condition; the base is >= 1 once checked).
+func (d DRY) On() bool {
+	return d.Multiplier != nil && *d.Multiplier > 0 && (d.PenaltyLastN == nil || *d.PenaltyLastN != 0)
+}
+
+// Config is d as the processor's JSON config: the fields that are set,
+// and the multiplier always (0 when nil: the processor's own default is
+// 0.8).
+func (d DRY) Config() json.RawMessage {
+	obj := numbersJSON(d.numbers())
+	if d.Multiplier == nil {
+		obj["dry_multiplier"] = 0
+	}
+	if d.SequenceBreakers != nil {
+		obj["dry_sequence_breakers"] = d.SequenceBreakers
+	}
+	b, _ := json.Marshal(obj) // finite numbers and strings always marshal
 	return b
 }
 

@@ -185,7 +185,7 @@ func TestStandardBadConfig(t *testing.T) {
 		{`{"repeat_last_n":-2}`, "repeat_last_n must be >= -1"},
 		{`{"temprature":0}`, "config: unknown key temprature (the keys are temperature, top_k, top_p, min_p, typical_p, " +
 			"repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias, top_n_sigma, xtc_probability, " +
-			"xtc_threshold, dynatemp_range, dynatemp_exponent, samplers)"},
+			"xtc_threshold, dynatemp_range, dynatemp_exponent, samplers, mirostat, mirostat_tau, mirostat_eta)"},
 		{`{"samplers":["top_k","bogus"]}`, `config: samplers: "bogus" is unknown`},
 		{`{"samplers":"top_k; Adaptive-P"}`, `config: samplers: "Adaptive-P" is not offered`},
 		{`{"samplers":["infill"]}`, `config: samplers: "infill" is not offered`},
@@ -195,7 +195,11 @@ func TestStandardBadConfig(t *testing.T) {
 		{`{"samplers":["top_k",5]}`, `config: samplers must be a list of names or a ";"-separated string`},
 		{`{"samplers":["top\u005fk"]}`, `config: samplers must be a list of names or a ";"-separated string`},
 		{`{"samplers":{"top_k":1}}`, `config: samplers must be a list of names or a ";"-separated string`},
-		{`{"top_n_sigma":-0.5}`, "top_n_sigma must be >= 0 (0 or -1: off)"},
+		{`{"top_n_sigma":-0.5}`, "top_n_sigma must be -1 or >= 0 (-1 and 0 are off)"},
+		{`{"mirostat":2}`, "mirostat must be 0 or 1 (2 is the mirostat-v2 sampler)"},
+		{`{"mirostat":0.5}`, "mirostat"},
+		{`{"mirostat":1,"mirostat_tau":-1}`, "mirostat_tau must be >= 0"},
+		{`{"mirostat_eta":-0.1}`, "mirostat_eta must be >= 0"},
 		{`{"xtc_threshold":0.6}`, "xtc_threshold must be in [0, 0.5]"},
 		{`{"xtc_probability":1.5}`, "xtc_probability must be in [0, 1]"},
 		{`{"dynatemp_range":-1}`, "dynatemp_range must be >= 0"},
@@ -270,7 +274,17 @@ var crossConfigs = []string{
 	`{"samplers":["dry","MinP","nucleus","temperature"],"top_k":0,"min_p":0.02,"top_p":0.9}`,
 	`{"samplers":[],"temperature":0.5}`,
 	`{"samplers":"top_k;temperature","temperature":0,"top_k":3}`,
+	// crossMirostat on, Mirostat (v1): the defaults, with a bias and
+	// ignored filters and penalties, and a large mu (k past the 100
+	// candidates of the estimate: a sort, and mostly the whole vocabulary,
+	// which the C build draws from without sorting)
+	`{"mirostat":1}`,
+	`{"mirostat":1,"mirostat_tau":3,"mirostat_eta":0.2,"logit_bias":{"3":2},"top_k":5,"repeat_penalty":1.5}`,
+	`{"mirostat":1,"temperature":1.3,"mirostat_tau":7.5}`,
 }
+
+// crossMirostat is the index in crossConfigs of the first mirostat config.
+const crossMirostat = 19
 
 // crossOrder is the index in crossConfigs of the first samplers config.
 const crossOrder = 13

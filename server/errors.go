@@ -66,6 +66,17 @@ func writeError(w http.ResponseWriter, e *APIError) {
 	writeJSON(w, e.Status, errorBody{Error: e})
 }
 
+// paramError is a failure of a plugin the request field param chose or
+// configured ("realizar.processors[1]", "stop", "response_format"): a
+// plugin_error's param.
+type paramError struct {
+	param string
+	err   error
+}
+
+func (e *paramError) Error() string { return e.err.Error() }
+func (e *paramError) Unwrap() error { return e.err }
+
 // codeInternal marks the 500 for an error that is not the client's: its
 // message is generic, the detail goes to the log under the request id.
 const codeInternal = "internal_error"
@@ -82,8 +93,13 @@ func asAPIError(err error) *APIError {
 	}
 	var plug *host.PluginError
 	if errors.As(err, &plug) {
-		return &APIError{Status: http.StatusInternalServerError, Type: typePlugin, Code: pluginFailureKind(err),
+		e := &APIError{Status: http.StatusInternalServerError, Type: typePlugin, Code: pluginFailureKind(err),
 			Message: plug.Error()}
+		var pp *paramError
+		if errors.As(err, &pp) {
+			e.Param = pp.param
+		}
+		return e
 	}
 	var pe *engine.PolicyError
 	if errors.As(err, &pe) { // a policy that is not a plugin: the engine's own message

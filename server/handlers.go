@@ -520,6 +520,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		// turn's (a call that does not parse is content), never a 500.
 		err = nil
 	}
+	err = pol.withParam(err)
 	if stream == nil || !stream.started {
 		// Before any body: how long the request waited for the model and
 		// held it (also on errors, which carry no realizar object).

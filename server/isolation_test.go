@@ -47,6 +47,7 @@ func TestPluginFailuresAreIsolated(t *testing.T) {
 			assert.Equal(t, typePlugin, e.Type)
 			assert.Equal(t, tc.kind, e.Code, e.Message)
 			assert.Contains(t, e.Message, "sampler bad 1.0.0 (sha256 "+sum[:12])
+			assert.Equal(t, "realizar.sampler", e.Param, "the field that chose the plugin")
 
 			// The same tenant's next request with the same plugin and a benign seed works.
 			code, b = s.do(t, "POST", "/v1/completions", keyB,
@@ -77,6 +78,7 @@ func TestMidStreamPluginFailure(t *testing.T) {
 	e := errorOf(t, []byte(last))
 	assert.Equal(t, "trap", e.Code)
 	assert.Contains(t, e.Message, "sampler latetrap 1.0.0 (sha256 "+sum[:12])
+	assert.Equal(t, "realizar.sampler", e.Param)
 	assert.NotContains(t, string(b), "[DONE]")
 	for _, ev := range events[:len(events)-1] {
 		assert.True(t, strings.HasPrefix(ev, "data: {\"id\""), "a text chunk: %s", ev)

@@ -25,6 +25,18 @@ type samplingFields struct {
 	XTCThreshold     *float64 `json:"xtc_threshold"`
 	DynatempRange    *float64 `json:"dynatemp_range"`
 	DynatempExponent *float64 `json:"dynatemp_exponent"`
+	// llama.cpp's mirostat (0 off, 1 Mirostat in the standard sampler, 2
+	// the mirostat-v2 sampler), mirostat_tau and mirostat_eta.
+	Mirostat    *int     `json:"mirostat"`
+	MirostatTau *float64 `json:"mirostat_tau"`
+	MirostatEta *float64 `json:"mirostat_eta"`
+	// llama.cpp's DRY options: the embedded dry processor, when
+	// dry_multiplier > 0 (plugins.DRY).
+	DryMultiplier       *float64 `json:"dry_multiplier"`
+	DryBase             *float64 `json:"dry_base"`
+	DryAllowedLength    *int     `json:"dry_allowed_length"`
+	DryPenaltyLastN     *int     `json:"dry_penalty_last_n"`
+	DrySequenceBreakers []string `json:"dry_sequence_breakers"`
 	// Samplers is llama.cpp's samplers: the chain's order, a list of
 	// names or a ";"-separated string (not llama.cpp's string of sampler
 	// characters).

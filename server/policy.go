@@ -27,7 +27,32 @@ type policies struct {
 	sampler *host.Sampler
 	stop    engine.StopPolicy // nil: none
 	closeFn []func() error
-	names   []string // labels, sampler chain first, for errors and the response
+	names   []string          // labels, sampler chain first, for errors and the response
+	params  map[string]string // label -> the request field that chose or configured the plugin
+}
+
+// withParam gives a failure of one of p's plugins the request field behind
+// the plugin (a plugin_error's param); other errors pass as they are.
+func (p *policies) withParam(err error) error {
+	var plug *host.PluginError
+	if !errors.As(err, &plug) {
+		return err
+	}
+	if param := p.params[plug.Plugin]; param != "" {
+		return &paramError{param: param, err: err}
+	}
+	return err
+}
+
+// param records that the plugin labelled label comes from the request
+// field param (the first plugin of a label keeps its field).
+func (p *policies) param(label, param string) {
+	if p.params == nil {
+		p.params = map[string]string{}
+	}
+	if _, ok := p.params[label]; !ok && param != "" {
+		p.params[label] = param
+	}
 }
 
 func (p *policies) Close() {
@@ -57,17 +82,36 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 		ext = &realizarRequest{}
 	}
 	var samplerRef pluginRef
-	if ext.Sampler != nil {
+	samplerParam := "realizar.sampler" // the field behind the sampler, for a plugin_error
+	mirostat := 0
+	if f.Mirostat != nil {
+		mirostat = *f.Mirostat
+	}
+	dry, err := dryConfig(f, mirostat)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ext.Sampler != nil:
 		if hasSamplingFields(f) {
-			return nil, badRequest("realizar.sampler", "realizar.sampler replaces the sampling fields (temperature, top_p, top_k, min_p, penalties, logit_bias); give its config instead")
+			return nil, badRequest("realizar.sampler", "realizar.sampler replaces the sampling fields (temperature, top_p, top_k, min_p, penalties, logit_bias, mirostat); give its config instead")
 		}
 		samplerRef = *ext.Sampler
-	} else {
+	case mirostat == 2:
+		cfg, err := mirostatV2Config(f, s.model.Tokenizer.Size())
+		if err != nil {
+			return nil, err
+		}
+		samplerRef, samplerParam = pluginRef{Plugin: plugins.MirostatV2Builtin, Config: cfg}, "mirostat"
+	default:
 		cfg, err := standardConfig(f, s.model.Tokenizer.Size())
 		if err != nil {
 			return nil, err
 		}
-		samplerRef = pluginRef{Plugin: plugins.StandardBuiltin, Config: cfg}
+		samplerRef, samplerParam = pluginRef{Plugin: plugins.StandardBuiltin, Config: cfg}, ""
+		if mirostat == 1 {
+			samplerParam = "mirostat"
+		}
 		if _, err := s.builtins(plugins.StandardBuiltin); err != nil {
 			samplerRef = pluginRef{Plugin: plugins.GreedyBuiltin}
 		}
@@ -75,16 +119,26 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 	p := &policies{}
 	var chain []*host.Plugin
 	var key strings.Builder // the chain's identity, for idleSamplers
-	keyPart := func(pl *host.Plugin, cfg []byte) {
+	keyPart := func(pl *host.Plugin, cfg []byte, param string) {
 		fmt.Fprintf(&key, "%s\x00%d\x00%s\x00%v\x00", pl.SHA256(), len(cfg), cfg, pl.Limits())
+		p.param(pl.String(), param)
 	}
 	for i, ref := range ext.Processors {
-		pl, err := s.resolve(ctx, t, ref, abi.KindProcessor, fmt.Sprintf("realizar.processors[%d]", i))
+		param := fmt.Sprintf("realizar.processors[%d]", i)
+		pl, err := s.resolve(ctx, t, ref, abi.KindProcessor, param)
 		if err != nil {
 			return nil, err
 		}
 		chain = append(chain, pl)
-		keyPart(pl, ref.Config)
+		keyPart(pl, ref.Config, param)
+	}
+	if dry != nil { // llama.cpp's DRY, after the tenant's processors (llama.cpp's order has only its penalties before)
+		pl, err := s.resolve(ctx, t, pluginRef{Plugin: plugins.DRYBuiltin, Config: dry}, abi.KindProcessor, "dry_multiplier")
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, pl)
+		keyPart(pl, dry, "dry_multiplier")
 	}
 	if req.json != nil {
 		pl, err := s.resolve(ctx, t, pluginRef{Plugin: plugins.JSONBuiltin, Config: req.json}, abi.KindProcessor, "response_format")
@@ -92,7 +146,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			return nil, err
 		}
 		chain = append(chain, pl)
-		keyPart(pl, req.json)
+		keyPart(pl, req.json, "response_format")
 	}
 	if req.grammar != nil {
 		pl, err := s.resolveGrammar(ctx, t, req.grammar, cmp.Or(req.grammarParam, "response_format"))
@@ -100,13 +154,13 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			return nil, err
 		}
 		chain = append(chain, pl)
-		keyPart(pl, req.grammar)
+		keyPart(pl, req.grammar, grammarParam(f))
 	}
 	sp, err := s.resolve(ctx, t, samplerRef, abi.KindSampler, "realizar.sampler")
 	if err != nil {
 		return nil, err
 	}
-	keyPart(sp, samplerRef.Config)
+	keyPart(sp, samplerRef.Config, samplerParam)
 	// A chain with the grammar processor is kept for the tenant's next
 	// request with the same chain (idleSamplers): its init is seconds.
 	var smp *host.Sampler
@@ -115,7 +169,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 	}
 	if smp == nil {
 		if smp, err = host.NewSampler(s.model.Tokenizer, sp, chain...); err != nil {
-			return nil, err
+			return nil, p.withParam(err)
 		}
 	}
 	// The tenant's step deadline covers the whole step: the chain's calls
@@ -157,10 +211,11 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 			p.Close()
 			return nil, err
 		}
+		p.param(stp.String(), param)
 		sp, err := host.NewStopPolicy(s.model.Tokenizer, stp)
 		if err != nil {
 			p.Close()
-			return nil, err
+			return nil, p.withParam(err)
 		}
 		sp.SetStepDeadline(step)
 		p.stop = sp
@@ -218,7 +273,18 @@ func hasSamplingFields(f *samplingFields) bool {
 	return f.Temperature != nil || f.TopP != nil || f.TopK != nil || f.MinP != nil || f.RepeatPenalty != nil ||
 		f.FrequencyPenalty != nil || f.PresencePenalty != nil || len(f.LogitBias) > 0 || f.TopNSigma != nil ||
 		f.XTCProbability != nil || f.XTCThreshold != nil || f.DynatempRange != nil || f.DynatempExponent != nil ||
-		len(f.Samplers) > 0
+		len(f.Samplers) > 0 || f.Mirostat != nil || f.MirostatTau != nil || f.MirostatEta != nil
+}
+
+// grammarParam is the field that asked for the grammar processor.
+func grammarParam(f *samplingFields) string {
+	switch {
+	case present(f.JSONSchema):
+		return "json_schema"
+	case f.Grammar != nil:
+		return "grammar"
+	}
+	return "response_format"
 }
 
 // openAIDefaults are the standard sampler's settings for fields a request
@@ -241,6 +307,7 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 	cfg.RepeatPenalty, cfg.PresencePenalty, cfg.FrequencyPenalty = f.RepeatPenalty, f.PresencePenalty, f.FrequencyPenalty
 	cfg.TopNSigma, cfg.XTCProbability, cfg.XTCThreshold = f.TopNSigma, f.XTCProbability, f.XTCThreshold
 	cfg.DynatempRange, cfg.DynatempExponent = f.DynatempRange, f.DynatempExponent
+	cfg.Mirostat, cfg.MirostatTau, cfg.MirostatEta = f.Mirostat, f.MirostatTau, f.MirostatEta
 	if len(f.Samplers) > 0 && string(f.Samplers) != "null" {
 		names, err := plugins.ParseSamplers(f.Samplers)
 		if err != nil {
@@ -261,7 +328,7 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 	if err := cfg.Check(nVocab); err != nil {
 		var re *standard.RangeError
 		if errors.As(err, &re) {
-			return nil, badRequest(re.Key, "%s must be %s", re.Key, re.Want)
+			return nil, rangeError(re)
 		}
 		var se *standard.SamplerError
 		if errors.As(err, &se) {
@@ -270,6 +337,76 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 		return nil, badRequest("logit_bias", "%v", err)
 	}
 	return cfg.Config(), nil
+}
+
+// rangeError is the 400 of a sampling field out of range, naming the
+// field and the value.
+func rangeError(re *standard.RangeError) *APIError {
+	if re.Got == "" {
+		return badRequest(re.Key, "%s must be %s", re.Key, re.Want)
+	}
+	return badRequest(re.Key, "%s must be %s, not %s", re.Key, re.Want, re.Got)
+}
+
+// mirostatV2Config is the mirostat-v2 sampler's config for a request with
+// mirostat 2: temperature (OpenAI's default, 1), mirostat_tau and
+// mirostat_eta. As in llama.cpp the other sampling fields do not apply
+// (their values are still checked, over the standard sampler's ranges),
+// except logit_bias, which that sampler cannot honor: a 400.
+func mirostatV2Config(f *samplingFields, nVocab int) (json.RawMessage, error) {
+	if len(f.LogitBias) > 0 {
+		return nil, badRequest("logit_bias", "logit_bias does not go with mirostat 2 (the mirostat-v2 sampler has none); use mirostat 1")
+	}
+	g := *f
+	g.Mirostat = nil
+	if _, err := standardConfig(&g, nVocab); err != nil {
+		return nil, err
+	}
+	m := plugins.MirostatV2{Temperature: cmp.Or(f.Temperature, openAIDefaults().Temperature), Tau: f.MirostatTau, Eta: f.MirostatEta}
+	if err := m.Check(); err != nil {
+		var re *standard.RangeError
+		if errors.As(err, &re) {
+			return nil, rangeError(re)
+		}
+		return nil, badRequest("mirostat", "%v", err)
+	}
+	return m.Config(), nil
+}
+
+// dryConfig is the dry processor's config for the request's dry_* fields,
+// or nil when DRY is off: dry_multiplier 0 (llama.cpp's default) or
+// dry_penalty_last_n 0, a samplers order without dry, or mirostat 1 or 2
+// (llama.cpp's common sampler runs DRY in neither case). A value out of
+// range is a 400 naming the field, also when DRY is off.
+func dryConfig(f *samplingFields, mirostat int) (json.RawMessage, error) {
+	if mirostat < 0 || mirostat > 2 {
+		return nil, badRequest("mirostat", "mirostat must be 0, 1 or 2, not %d", mirostat)
+	}
+	if f.DrySequenceBreakers != nil && len(f.DrySequenceBreakers) == 0 { // as llama.cpp's server
+		return nil, badRequest("dry_sequence_breakers", "dry_sequence_breakers must be a non-empty list of strings")
+	}
+	d := plugins.DRY{Multiplier: f.DryMultiplier, Base: f.DryBase, AllowedLength: f.DryAllowedLength,
+		PenaltyLastN: f.DryPenaltyLastN, SequenceBreakers: f.DrySequenceBreakers}
+	if err := d.Check(); err != nil {
+		var re *standard.RangeError
+		if errors.As(err, &re) {
+			return nil, rangeError(re)
+		}
+		return nil, badRequest("dry_multiplier", "%v", err)
+	}
+	if !d.On() || mirostat != 0 {
+		return nil, nil
+	}
+	if len(f.Samplers) > 0 && string(f.Samplers) != "null" {
+		names, err := plugins.ParseSamplers(f.Samplers)
+		if err != nil {
+			return nil, badRequest("samplers", "samplers: %v", err)
+		}
+		if !standard.ListsDRY(names) {
+			return nil, nil
+		}
+	}
+	return d.Config(), nil
 }
 
 // resolveGrammar loads the embedded grammar processor with cfg (param is

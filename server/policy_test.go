@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,4 +49,49 @@ func TestStandardConfigSamplers(t *testing.T) {
 	}
 	_, err := standardConfig(&samplingFields{Samplers: json.RawMessage(`["penalties", "top_k", "penalties"]`)}, 100)
 	assert.ErrorContains(t, err, `"penalties" is listed twice`)
+}
+
+// TestMirostatAndDRYRouting: mirostat 2 selects the mirostat-v2 sampler,
+// mirostat 1 the standard sampler's Mirostat; dry_multiplier > 0 adds the
+// dry processor before the sampler, except where llama.cpp runs no DRY (a
+// samplers order without dry, mirostat 1 or 2).
+func TestMirostatAndDRYRouting(t *testing.T) {
+	s := startServer(t, nil, 8)
+	policies := func(body string) []string {
+		code, b := s.do(t, "POST", "/v1/completions", "", []byte(body))
+		require.Equal(t, http.StatusOK, code, string(b))
+		var r completionResponse
+		require.NoError(t, json.Unmarshal(b, &r))
+		var names []string
+		for _, p := range r.Realizar.Policies {
+			names = append(names, strings.Fields(p)[1]) // "sampler standard 1.0.0 (sha256 …)"
+		}
+		return names
+	}
+	for _, tt := range []struct {
+		fields string
+		want   []string
+	}{
+		{`"mirostat": 2, "mirostat_tau": 4, "top_k": 40`, []string{"mirostat-v2"}},
+		{`"mirostat": 1, "temperature": 0.8`, []string{"standard"}},
+		{`"dry_multiplier": 0.8, "dry_sequence_breakers": ["\n", "."]`, []string{"dry", "standard"}},
+		{`"dry_multiplier": 0.8, "samplers": ["top_k", "temperature"]`, []string{"standard"}},
+		{`"dry_multiplier": 0.8, "samplers": "dry;top_k;temperature"`, []string{"dry", "standard"}},
+		{`"dry_multiplier": 0.8, "mirostat": 1`, []string{"standard"}},
+		{`"dry_multiplier": 0, "dry_base": 2`, []string{"standard"}},
+	} {
+		got := policies(`{"prompt": "Once upon a time", "max_tokens": 4, "seed": 1, ` + tt.fields + `}`)
+		assert.Equal(t, tt.want, got, tt.fields)
+	}
+	// The standard sampler's Mirostat reaches it: mirostat_tau 0 drives mu
+	// down to one candidate, the greedy text.
+	complete := func(body string) string {
+		code, b := s.do(t, "POST", "/v1/completions", "", []byte(body))
+		require.Equal(t, http.StatusOK, code, string(b))
+		var r completionResponse
+		require.NoError(t, json.Unmarshal(b, &r))
+		return r.Choices[0].Text
+	}
+	greedy := complete(`{"prompt": "Once upon a time", "max_tokens": 16, "temperature": 0}`)
+	assert.Equal(t, greedy, complete(`{"prompt": "Once upon a time", "max_tokens": 16, "mirostat": 1, "mirostat_tau": 0, "mirostat_eta": 1, "temperature": 1, "seed": 2}`))
 }

@@ -141,6 +141,15 @@ func TestBadRequests(t *testing.T) {
 		{"presence_penalty", "/v1/completions", `{"prompt": "hi", "presence_penalty": 2.5}`, "presence_penalty", 400},
 		{"xtc_threshold", "/v1/completions", `{"prompt": "hi", "xtc_threshold": 0.7}`, "xtc_threshold", 400},
 		{"top_n_sigma", "/v1/completions", `{"prompt": "hi", "top_n_sigma": -2}`, "top_n_sigma", 400},
+		{"mirostat 3", "/v1/completions", `{"prompt": "hi", "mirostat": 3}`, "mirostat", 400},
+		{"mirostat_tau", "/v1/completions", `{"prompt": "hi", "mirostat": 1, "mirostat_tau": -1}`, "mirostat_tau", 400},
+		{"mirostat 2 eta", "/v1/completions", `{"prompt": "hi", "mirostat": 2, "mirostat_eta": -1}`, "mirostat_eta", 400},
+		{"mirostat 2 checks the rest", "/v1/completions", `{"prompt": "hi", "mirostat": 2, "top_p": 2}`, "top_p", 400},
+		{"mirostat 2 bias", "/v1/completions", `{"prompt": "hi", "mirostat": 2, "logit_bias": {"5": 1}}`, "logit_bias", 400},
+		{"dry_base", "/v1/completions", `{"prompt": "hi", "dry_multiplier": 0.8, "dry_base": 0.5}`, "dry_base", 400},
+		{"dry_allowed_length", "/v1/completions", `{"prompt": "hi", "dry_allowed_length": -1}`, "dry_allowed_length", 400},
+		{"dry_penalty_last_n", "/v1/completions", `{"prompt": "hi", "dry_multiplier": 1, "dry_penalty_last_n": -2}`, "dry_penalty_last_n", 400},
+		{"dry_sequence_breakers", "/v1/completions", `{"prompt": "hi", "dry_multiplier": 1, "dry_sequence_breakers": []}`, "dry_sequence_breakers", 400},
 		{"samplers unknown", "/v1/completions", `{"prompt": "hi", "samplers": ["top_k", "bogus"]}`, "samplers", 400},
 		{"samplers not offered", "/v1/completions", `{"prompt": "hi", "samplers": "top_k;infill"}`, "samplers", 400},
 		{"samplers shape", "/v1/completions", `{"prompt": "hi", "samplers": 5}`, "samplers", 400},
@@ -163,6 +172,10 @@ func TestBadRequests(t *testing.T) {
 			assert.NotEmpty(t, e.Message)
 		})
 	}
+	// A value out of range is named with the value.
+	code, b := s.do(t, "POST", "/v1/completions", keyA, []byte(`{"prompt": "hi", "temperature": -1.5}`))
+	require.Equal(t, http.StatusBadRequest, code)
+	assert.Equal(t, "temperature must be >= 0, not -1.5", errorOf(t, b).Message)
 }
 
 func TestTokenize(t *testing.T) {

@@ -168,6 +168,28 @@ func TestRunStandard(t *testing.T) {
 	assert.Equal(t, uint64(42), a.Seed)
 }
 
+// TestRunMirostatAndDRY: --mirostat 2 is the mirostat-v2 sampler,
+// --mirostat 1 the standard sampler's Mirostat (a target of 0 bits keeps
+// one candidate: the greedy text); --dry-multiplier loads the dry
+// processor, except with a --samplers order without dry.
+func TestRunMirostatAndDRY(t *testing.T) {
+	model := storiesModel(t)
+	text := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := runIn(t, "", append([]string{"run", "-m", model, "-p", "Once upon a time", "-n", "40"}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		return out
+	}
+	greedy := text("--temperature", "0")
+	assert.Equal(t, greedy, text("--mirostat", "1", "--mirostat-ent", "0", "--mirostat-lr", "1", "--temperature", "1", "--seed", "3"))
+	dry := []string{"--temperature", "0", "--dry-multiplier", "100", "--dry-allowed-length", "0"}
+	assert.NotEqual(t, greedy, text(dry...), "DRY changes the greedy text")
+	assert.Equal(t, greedy, text(append(dry, "--samplers", "top_k;temperature")...), "no dry in the order: no DRY")
+	var doc turnJSON
+	require.NoError(t, json.Unmarshal([]byte(text("--mirostat", "2", "--mirostat-ent", "4", "--top-k", "5", "--seed", "1", "--json")), &doc))
+	assert.Equal(t, "mirostat-v2", doc.Sampler)
+}
+
 func TestRunJSON(t *testing.T) {
 	model := storiesModel(t)
 	out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "8",
@@ -415,6 +437,15 @@ func TestRunErrors(t *testing.T) {
 		{"xtc-threshold out of range", append(run, "-m", model, "--xtc-threshold", "0.6"), exitUsage,
 			"--xtc-threshold 0.6: must be in [0, 0.5]"},
 		{"min-p out of range", append(run, "-m", model, "--min-p", "1.5"), exitUsage, "--min-p 1.5: must be in [0, 1]"},
+		{"top-n-sigma out of range", append(run, "-m", model, "--top-n-sigma", "-2"), exitUsage,
+			"--top-n-sigma -2: must be -1 or >= 0 (-1 and 0 are off)"},
+		{"mirostat 3", append(run, "-m", model, "--mirostat", "3"), exitUsage, "--mirostat 3: must be 0, 1 or 2"},
+		{"mirostat 2 with greedy", append(run, "-m", model, "--mirostat", "2", "--sampler", "greedy"), exitUsage,
+			"--mirostat 2 is the mirostat-v2 sampler; it cannot go with --sampler greedy"},
+		{"mirostat-ent out of range", append(run, "-m", model, "--mirostat", "2", "--mirostat-ent", "-1"), exitUsage,
+			"--mirostat-ent -1: must be >= 0"},
+		{"dry-base out of range", append(run, "-m", model, "--dry-multiplier", "0.8", "--dry-base", "0.5"), exitUsage,
+			"--dry-base 0.5: must be >= 1"},
 		{"unknown sampler stage", append(run, "-m", model, "--samplers", "top_k;bogus"), exitUsage, `--samplers: "bogus" is unknown`},
 		{"adaptive_p not offered", append(run, "-m", model, "--samplers", "penalties;adaptive_p"), exitUsage,
 			`--samplers: "adaptive_p" is not offered`},

@@ -62,6 +62,9 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 	if _, err := pf.samplerConfigJSON(cmd.Flags(), 1); err != nil {
 		return nil, err
 	}
+	if _, err := pf.dryConfig(cmd.Flags()); err != nil {
+		return nil, err
+	}
 	if _, _, err := pf.stopConfigJSON(); err != nil {
 		return nil, err
 	}

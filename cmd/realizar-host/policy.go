@@ -42,8 +42,15 @@ type policyFlags struct {
 		repeatPenalty, presencePenalty, frequencyPenalty float64
 		topNSigma, xtcProbability, xtcThreshold          float64
 		dynatempRange, dynatempExponent                  float64
-		topK, repeatLastN                                int
+		mirostatTau, mirostatEta                         float64
+		topK, repeatLastN, mirostat                      int
 		samplers                                         string
+	}
+	// llama.cpp's DRY flags: the embedded dry processor (plugins.DRY).
+	dry struct {
+		multiplier, base          float64
+		allowedLength, penaltyLen int
+		breakers                  []string
 	}
 }
 
@@ -64,6 +71,18 @@ var samplingFlags = []struct{ flag, key string }{
 	{"dynatemp-range", "dynatemp_range"},
 	{"dynatemp-exp", "dynatemp_exponent"},
 	{"samplers", "samplers"},
+	{"mirostat", "mirostat"},
+	{"mirostat-ent", "mirostat_tau"},
+	{"mirostat-lr", "mirostat_eta"},
+}
+
+// dryFlags maps each DRY flag to the dry processor's config key.
+var dryFlags = []struct{ flag, key string }{
+	{"dry-multiplier", "dry_multiplier"},
+	{"dry-base", "dry_base"},
+	{"dry-allowed-length", "dry_allowed_length"},
+	{"dry-penalty-last-n", "dry_penalty_last_n"},
+	{"dry-sequence-breaker", "dry_sequence_breakers"},
 }
 
 func (p *policyFlags) register(cmd *cobra.Command) {
@@ -99,6 +118,16 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&s.dynatempExponent, "dynatemp-exp", d.DynatempExponent, "standard sampler: dynamic temperature's exponent")
 	fs.StringVar(&s.samplers, "samplers", strings.Join(standard.DefaultSamplers, ";"),
 		"standard sampler: the chain's order, llama.cpp's stage names separated by ';' (a stage not listed does not run)")
+	fs.IntVar(&s.mirostat, "mirostat", d.Mirostat, "Mirostat: 1 in the standard sampler, 2 the "+plugins.MirostatV2Builtin+
+		" sampler; top-k, top-p, the other filters and the penalties are then off, as in llama.cpp (0: off)")
+	fs.Float64Var(&s.mirostatTau, "mirostat-ent", d.MirostatTau, "Mirostat's target entropy tau, in bits")
+	fs.Float64Var(&s.mirostatEta, "mirostat-lr", d.MirostatEta, "Mirostat's learning rate eta")
+	y := &p.dry
+	fs.Float64Var(&y.multiplier, "dry-multiplier", 0, "DRY repetition penalty multiplier: the embedded dry processor before the sampler (0: off)")
+	fs.Float64Var(&y.base, "dry-base", 1.75, "DRY's base, >= 1")
+	fs.IntVar(&y.allowedLength, "dry-allowed-length", 2, "DRY: repeats longer than this are penalized")
+	fs.IntVar(&y.penaltyLen, "dry-penalty-last-n", 64, "DRY: the tokens scanned for repeats (-1: all, 0: off)")
+	fs.StringArrayVar(&y.breakers, "dry-sequence-breaker", nil, "DRY: a string that ends a repeat, replacing the defaults (\\n : \" *); repeatable; \"none\" for none")
 }
 
 // The --format values.
@@ -170,14 +199,23 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	if err != nil {
 		return nil, err
 	}
-	samplerName := p.sampler
-	if samplerName == "" {
-		samplerName = defaultSampler()
+	dryCfg, err := p.dryConfig(fs)
+	if err != nil {
+		return nil, err
 	}
+	samplerName := p.samplerName(fs)
 	out := &policies{samplerName: samplerName, stopName: stopName}
 	var procs []*host.Plugin
 	for _, spec := range p.processors {
 		pl, err := loadPolicy(ctx, h, spec, abi.KindProcessor, nil, "--processor")
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, pl)
+		out.names = append(out.names, pl.String())
+	}
+	if dryCfg != nil {
+		pl, err := loadPolicy(ctx, h, plugins.DRYBuiltin, abi.KindProcessor, dryCfg, "--dry-multiplier")
 		if err != nil {
 			return nil, err
 		}
@@ -231,9 +269,27 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	return out, nil
 }
 
+// mirostat2 reports whether --mirostat 2 chose the mirostat-v2 sampler.
+func (p *policyFlags) mirostat2(fs *pflag.FlagSet) bool {
+	return fs.Changed("mirostat") && p.sampling.mirostat == 2
+}
+
+// samplerName is the sampler to load: --sampler, the mirostat-v2 sampler
+// for --mirostat 2, or the default.
+func (p *policyFlags) samplerName(fs *pflag.FlagSet) string {
+	switch {
+	case p.mirostat2(fs):
+		return plugins.MirostatV2Builtin
+	case p.sampler != "":
+		return p.sampler
+	}
+	return defaultSampler()
+}
+
 // samplerConfigJSON is the sampler's config: --sampler-config, with the
-// sampling flags the user set merged in (standard only), checked against
-// the sampler's ranges for a vocabulary of nVocab ids.
+// sampling flags the user set merged in (standard, or mirostat-v2 for
+// --mirostat 2), checked against the sampler's ranges for a vocabulary of
+// nVocab ids.
 func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, error) {
 	cfg, err := configArg(p.samplerConfig, "--sampler-config")
 	if err != nil {
@@ -248,11 +304,14 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 	if len(set) == 0 {
 		return cfg, nil
 	}
-	name := p.sampler
-	if name == "" {
-		name = defaultSampler()
+	if m := p.sampling.mirostat; fs.Changed("mirostat") && (m < 0 || m > 2) {
+		return nil, usage(fmt.Errorf("--mirostat %d: must be 0, 1 or 2", m))
 	}
-	if name != plugins.StandardBuiltin {
+	name := p.samplerName(fs)
+	if p.mirostat2(fs) && p.sampler != "" && p.sampler != plugins.MirostatV2Builtin {
+		return nil, usage(fmt.Errorf("--mirostat 2 is the %s sampler; it cannot go with --sampler %s", plugins.MirostatV2Builtin, p.sampler))
+	}
+	if name != plugins.StandardBuiltin && !p.mirostat2(fs) {
 		if _, ok := builtinModule(name); ok {
 			return nil, usage(fmt.Errorf("--%s applies to the %s sampler only; the embedded %s sampler takes no sampling parameters",
 				set[0], plugins.StandardBuiltin, name))
@@ -268,38 +327,112 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 		}
 		st.Samplers = names
 	}
-	if err := st.Check(nVocab); err != nil {
-		var se *standard.SamplerError
-		if errors.As(err, &se) {
-			return nil, usage(fmt.Errorf("--samplers: %q %s", se.Name, se.Why))
+	flagsCfg := st.Config()
+	if p.mirostat2(fs) {
+		// As in llama.cpp the other flags do not apply; their values are
+		// still checked over the standard sampler's ranges.
+		m := plugins.MirostatV2{Temperature: st.Temperature, Tau: st.MirostatTau, Eta: st.MirostatEta}
+		st.Mirostat = nil
+		if err := st.Check(nVocab); err != nil {
+			return nil, rangeUsage(fs, samplingFlags, err)
 		}
-		var re *standard.RangeError
-		if errors.As(err, &re) {
-			for _, f := range samplingFlags {
-				if f.key == re.Key {
-					return nil, usage(fmt.Errorf("--%s %s: must be %s", f.flag, fs.Lookup(f.flag).Value, re.Want))
-				}
+		if err := m.Check(); err != nil {
+			return nil, rangeUsage(fs, samplingFlags, err)
+		}
+		flagsCfg = m.Config()
+	} else if err := st.Check(nVocab); err != nil {
+		return nil, rangeUsage(fs, samplingFlags, err)
+	}
+	return mergeConfig(cfg, flagsCfg, samplingFlags, "--sampler-config")
+}
+
+// rangeUsage is the usage error of a flag value out of range: the flag of
+// a *standard.RangeError's key (from flags) with its value and range, or
+// the samplers entry of a *standard.SamplerError.
+func rangeUsage(fs *pflag.FlagSet, flags []struct{ flag, key string }, err error) error {
+	var se *standard.SamplerError
+	if errors.As(err, &se) {
+		return usage(fmt.Errorf("--samplers: %q %s", se.Name, se.Why))
+	}
+	var re *standard.RangeError
+	if errors.As(err, &re) {
+		for _, f := range flags {
+			if f.key == re.Key {
+				return usage(fmt.Errorf("--%s %s: must be %s", f.flag, fs.Lookup(f.flag).Value, re.Want))
 			}
 		}
-		return nil, usage(err)
 	}
+	return usage(err)
+}
+
+// mergeConfig merges the keys of flagsCfg (from the flags) into cfg (the
+// config argument named arg); a key both set is a usage error naming the
+// flag.
+func mergeConfig(cfg, flagsCfg []byte, flags []struct{ flag, key string }, arg string) ([]byte, error) {
 	obj := map[string]json.RawMessage{}
 	if len(cfg) > 0 {
 		if err := json.Unmarshal(cfg, &obj); err != nil {
-			return nil, usage(fmt.Errorf("--sampler-config: %w", err))
+			return nil, usage(fmt.Errorf("%s: %w", arg, err))
 		}
 	}
-	var flags map[string]json.RawMessage
-	_ = json.Unmarshal(st.Config(), &flags) // Config is a JSON object
-	for _, f := range samplingFlags {
-		if v, ok := flags[f.key]; ok {
+	var set map[string]json.RawMessage
+	_ = json.Unmarshal(flagsCfg, &set) // a Config is a JSON object
+	for _, f := range flags {
+		if v, ok := set[f.key]; ok {
 			if _, dup := obj[f.key]; dup {
-				return nil, usage(fmt.Errorf("--%s and --sampler-config both set %q", f.flag, f.key))
+				return nil, usage(fmt.Errorf("--%s and %s both set %q", f.flag, arg, f.key))
 			}
 			obj[f.key] = v
 		}
 	}
 	return json.Marshal(obj)
+}
+
+// dryConfig is the dry processor's config for the DRY flags the user set,
+// or nil when DRY is off: --dry-multiplier 0 (llama.cpp's default) or
+// --dry-penalty-last-n 0, --samplers without dry, or --mirostat 1 or 2
+// (llama.cpp runs no DRY then). A value out of range is a usage error
+// naming the flag, also when DRY is off.
+func (p *policyFlags) dryConfig(fs *pflag.FlagSet) ([]byte, error) {
+	y := &p.dry
+	var d plugins.DRY
+	if fs.Changed("dry-multiplier") {
+		d.Multiplier = &y.multiplier
+	}
+	if fs.Changed("dry-base") {
+		d.Base = &y.base
+	}
+	if fs.Changed("dry-allowed-length") {
+		d.AllowedLength = &y.allowedLength
+	}
+	if fs.Changed("dry-penalty-last-n") {
+		d.PenaltyLastN = &y.penaltyLen
+	}
+	if fs.Changed("dry-sequence-breaker") {
+		d.SequenceBreakers = []string{}
+		for _, b := range y.breakers {
+			if b != "none" { // llama.cpp's --dry-sequence-breaker none: no breakers
+				d.SequenceBreakers = append(d.SequenceBreakers, b)
+			}
+		}
+	}
+	if err := d.Check(); err != nil {
+		var re *standard.RangeError
+		if errors.As(err, &re) && re.Key == "dry_sequence_breakers" {
+			return nil, usage(fmt.Errorf("--dry-sequence-breaker: must be %s, not %s", re.Want, re.Got))
+		}
+		return nil, rangeUsage(fs, dryFlags, err)
+	}
+	if !d.On() || (fs.Changed("mirostat") && p.sampling.mirostat != 0) {
+		return nil, nil
+	}
+	if fs.Changed("samplers") {
+		names, err := standard.ParseSamplers([]byte(p.sampling.samplers))
+		if err == nil && !standard.ListsDRY(names) {
+			return nil, nil
+		}
+	}
+	return d.Config(), nil
 }
 
 // standard is the standard sampler's config of the sampling flags the
@@ -319,6 +452,7 @@ func (p *policyFlags) standard(fs *pflag.FlagSet) plugins.Standard {
 		{"top-n-sigma", &st.TopNSigma, &s.topNSigma}, {"xtc-probability", &st.XTCProbability, &s.xtcProbability},
 		{"xtc-threshold", &st.XTCThreshold, &s.xtcThreshold}, {"dynatemp-range", &st.DynatempRange, &s.dynatempRange},
 		{"dynatemp-exp", &st.DynatempExponent, &s.dynatempExponent},
+		{"mirostat-ent", &st.MirostatTau, &s.mirostatTau}, {"mirostat-lr", &st.MirostatEta, &s.mirostatEta},
 	} {
 		if fs.Changed(f.flag) {
 			*f.dst = f.v
@@ -329,6 +463,9 @@ func (p *policyFlags) standard(fs *pflag.FlagSet) plugins.Standard {
 	}
 	if fs.Changed("repeat-last-n") {
 		st.RepeatLastN = &s.repeatLastN
+	}
+	if fs.Changed("mirostat") {
+		st.Mirostat = &s.mirostat
 	}
 	return st
 }

@@ -36,9 +36,20 @@ type Chain struct {
 	kEarly   bool   // top-k comes before any stage that needs the candidates past it
 	sigmaAll bool   // top-n-sigma comes before any stage that drops candidates
 
-	rng   abi.RNG
-	ready bool
+	mirostat bool      // Mirostat (v1) replaces stages 2-9
+	mu       float64   // Mirostat's threshold, in bits
+	mt       []float64 // Mirostat's t_i = Log((i+2)/(i+1)), i < MirostatM-1
+
+	rng      abi.RNG
+	uniforms func() float64 // SetUniforms; nil: rng
+	lastN    int            // the candidates the last step chose among (Candidates)
+	lastT    float64        // and their temperature
+	ready    bool
 }
+
+// MirostatM is the number of candidates Mirostat estimates its Zipf
+// exponent from (llama.cpp's m, which its common sampler fixes at 100).
+const MirostatM = 100
 
 // NewChain checks cfg and sizes a Chain for a vocabulary of nVocab ids.
 func NewChain(cfg Config, nVocab int) (*Chain, error) {
@@ -50,8 +61,16 @@ func NewChain(cfg Config, nVocab int) (*Chain, error) {
 		return nil, err
 	}
 	cfg = neutralize(cfg, listed)
-	c := &Chain{cfg: cfg, nVocab: nVocab}
-	c.order, c.kEarly, c.sigmaAll = plan(cfg, listed)
+	c := &Chain{cfg: cfg, nVocab: nVocab, mirostat: cfg.Mirostat == 1}
+	if c.mirostat {
+		c.mt = make([]float64, MirostatM-1)
+		for i := range c.mt {
+			c.mt[i] = guest.Log(float64(i+2) / float64(i+1))
+		}
+	}
+	if !c.mirostat {
+		c.order, c.kEarly, c.sigmaAll = plan(cfg, listed)
+	}
 	penListed := hasStage(listed, stagePenalties)
 	c.penOn = penListed && cfg.RepeatLastN != 0 && (cfg.RepeatPenalty != 1 || cfg.PresencePenalty != 0 || cfg.FrequencyPenalty != 0)
 	for _, b := range cfg.LogitBias {
@@ -89,8 +108,15 @@ func NewChain(cfg Config, nVocab int) (*Chain, error) {
 // neutralize turns off the values of the stages the order does not list:
 // top_n_sigma 0, top_k 0, typical_p 1, top_p 1, min_p 0, xtc_probability
 // 0, and temperature 1 without a dynamic range (the draw at T = 1).
-// (Penalties are off through penOn.)
+// (Penalties are off through penOn.) With Mirostat every stage is off but
+// the temperature, without a dynamic range.
 func neutralize(cfg Config, listed []byte) Config {
+	if cfg.Mirostat == 1 {
+		cfg.TopNSigma, cfg.TopK, cfg.TypicalP, cfg.TopP, cfg.MinP, cfg.XTCProbability = 0, 0, 1, 1, 0, 0
+		cfg.DynatempRange = 0
+		cfg.RepeatPenalty, cfg.PresencePenalty, cfg.FrequencyPenalty = 1, 0, 0
+		return cfg
+	}
 	off := func(st byte) bool { return !hasStage(listed, st) }
 	if off(stageSigma) {
 		cfg.TopNSigma = 0
@@ -184,7 +210,8 @@ func containsID(ids []int32, id int32) bool {
 //     negative bias), so at least top_k inside ids are not lowered.
 //
 // Greedy (temperature 0 without a dynamic range) needs one candidate
-// instead of top_k. When N would exceed abi.MaxTopN, top_k is 0
+// instead of top_k. Mirostat takes the full logits (its top-k is known
+// only at the step). When N would exceed abi.MaxTopN, top_k is 0
 // (disabled) or not kEarly in the order, the window is the whole context (repeat_last_n = -1) or
 // top-n-sigma is on (its mean and deviation are over every logit), the
 // sampler takes the full logits.
@@ -212,6 +239,8 @@ func (c *Chain) chooseTopN() int {
 	}
 	if c.greedy() {
 		want = 1
+	} else if c.mirostat {
+		want = 0
 	}
 	if want < 1 || (c.penOn && raises) || (len(c.biasIDs) > 0 && raises) || cfg.TopNSigma > 0 {
 		return 0
@@ -231,9 +260,11 @@ func (c *Chain) greedy() bool { return c.cfg.Temperature <= 0 && c.cfg.DynatempR
 func (c *Chain) TopN() int { return c.topN }
 
 // Reset starts a turn: the RNG from seed, the penalty window from the last
-// repeat_last_n tokens of prompt (all of them for -1).
+// repeat_last_n tokens of prompt (all of them for -1), Mirostat's mu at
+// 2·mirostat_tau.
 func (c *Chain) Reset(seed uint64, prompt []int32) {
 	c.rng = abi.NewRNG(seed)
+	c.mu = 2 * c.cfg.MirostatTau
 	c.ready = true
 	if !c.penOn {
 		return
@@ -349,6 +380,9 @@ func (c *Chain) penalize(l float32, count int32) float32 {
 // Stages 4-8 are skipped when every candidate has probability 0. A stage
 // after the temperature sees its probabilities at T, as llama.cpp's see
 // the logits it has divided by T.
+//
+// With mirostat 1, stage 1 is the logit bias alone (greedy: temperature 0)
+// and stages 2-9 are Mirostat's step at T = temperature (mirostatStep).
 func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int32 {
 	if !c.ready {
 		guest.LogMsg(abi.LogError, "standard: sample before reset")
@@ -360,7 +394,10 @@ func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int
 		return -1
 	}
 	if c.greedy() {
-		return c.ids[0]
+		return c.first()
+	}
+	if c.mirostat {
+		return c.mirostatStep(n, logits)
 	}
 	t := 1.0 // the temperature the stages see: 1 until the temperature stage
 	for _, st := range c.order {
@@ -380,22 +417,112 @@ func (c *Chain) Sample(prev int32, ids []int32, logits []float32, count int) int
 			n = c.minimum(n, t)
 		case stageXTC:
 			if n >= 2 {
-				n = c.xtc(n, t, c.rng.Uniform())
+				n = c.xtc(n, t, c.uniform())
 			}
 		case stageTemp:
 			t = c.cfg.Temperature
 			if c.cfg.DynatempRange > 0 {
 				if n < 2 {
-					return c.ids[0]
+					return c.first()
 				}
 				if t = c.dynamicTemperature(n); t <= 0 {
-					return c.ids[0]
+					return c.first()
 				}
 			}
 		}
 	}
+	c.lastN, c.lastT = n, t
 	sum := abi.Softmax(c.probs[:n], c.vals[:n], t)
-	return c.ids[abi.Draw(c.probs[:n], sum, c.rng.Uniform())]
+	return c.ids[abi.Draw(c.probs[:n], sum, c.uniform())]
+}
+
+// first is the step's choice without a draw: the first candidate.
+func (c *Chain) first() int32 {
+	c.lastN, c.lastT = 1, 1
+	return c.ids[0]
+}
+
+// uniform is the step's next uniform: the turn's RNG, or SetUniforms'.
+func (c *Chain) uniform() float64 {
+	if c.uniforms != nil {
+		return c.uniforms()
+	}
+	return c.rng.Uniform()
+}
+
+// SetUniforms makes u the source of every uniform the chain draws from now
+// on (XTC's coin, then the draw; Mirostat's draw), in place of the turn's
+// seeded RNG, which Reset no longer restores; nil restores the RNG. For
+// tests that feed another sampler's uniforms (llama.cpp's, whose RNG
+// differs): u must return values in [0, 1).
+func (c *Chain) SetUniforms(u func() float64) { c.uniforms = u }
+
+// Candidates are the candidates the last Sample chose among, in contract
+// order with their adjusted logits (after every stage; -Inf where
+// top-n-sigma masked one), and the temperature t of their draw: their
+// probabilities are abi.Softmax at t over the sum. One candidate (t = 1)
+// when the step took the first without drawing. The slices are the
+// chain's scratch, valid until the next Sample; empty before the first.
+func (c *Chain) Candidates() (ids []int32, logits []float32, t float64) {
+	return c.ids[:c.lastN], c.vals[:c.lastN], c.lastT
+}
+
+// ln2 is Log(2), for Mirostat's surprise in bits.
+const ln2 = 0x1.62e42fefa39efp-1
+
+// mirostatStep is Mirostat (v1) as llama.cpp's llama_sampler_mirostat at
+// T = temperature, over the n candidates: the best min(MirostatM,
+// n_vocab) of the adjusted full logits, in contract order. The Zipf
+// exponent s = Σ t_i·b_i / Σ t_i² over i < min(MirostatM, n) - 1, with
+// t_i = Log((i+2)/(i+1)) and b_i = (l_i - l_{i+1})/T (llama.cpp's
+// Log(p_i/p_{i+1})); ε = s - 1; k = Pow(ε·Exp(mu·ln 2) / (1 - Exp(-ε·Log(
+// n_vocab))), 1/s), truncated, at least 1 (NaN: 1) and at most n_vocab
+// (llama.cpp converts k to a 32-bit int: from 2^31 on, x86's INT_MIN,
+// which keeps one candidate; here every one); keep the best k candidates;
+// p = Softmax(T) over them, one uniform and abi.Draw when k >= 2 (none
+// for one, as llama.cpp's discrete_distribution), the chosen j; mu = mu -
+// eta·(-Log(p_j/sum)/ln 2 - tau). When every kept probability is 0 the
+// first is chosen and mu stays.
+func (c *Chain) mirostatStep(n int, logits []float32) int32 {
+	t := c.cfg.Temperature
+	m := min(n, MirostatM)
+	num, den := 0.0, 0.0
+	for i := 0; i < m-1; i++ {
+		b := (float64(c.vals[i]) - float64(c.vals[i+1])) / t
+		num = num + c.mt[i]*b
+		den = den + c.mt[i]*c.mt[i]
+	}
+	s := num / den
+	eps := s - 1
+	x := eps * abi.Exp(c.mu*ln2) / (1 - abi.Exp(-eps*guest.Log(float64(c.nVocab))))
+	k := 1
+	switch kf := pow(x, 1/s); {
+	case kf >= float64(c.nVocab):
+		k = c.nVocab
+	case kf >= 1:
+		k = int(kf)
+	}
+	switch {
+	case k <= n:
+		n = k
+	case k*8 < c.nVocab:
+		n = guest.SelectTop(logits, k, c.ids, c.vals)
+	default:
+		n = c.sortAll(logits)
+		n = min(n, k)
+	}
+	probs := c.probs[:n]
+	sum := abi.Softmax(probs, c.vals[:n], t)
+	if !(sum > 0) {
+		return c.first()
+	}
+	j := 0
+	if n >= 2 {
+		j = abi.Draw(probs, sum, c.uniform())
+	}
+	c.mu = c.mu - c.cfg.MirostatEta*(-guest.Log(probs[j]/sum)/ln2-c.cfg.MirostatTau)
+	c.lastN, c.lastT = n, t
+	return c.ids[j]
 }
 
 // sigmaCutOf is top-n-sigma's threshold over the adjusted logits (id order):
@@ -537,9 +664,17 @@ func (c *Chain) candidates(ids []int32, logits []float32, count int) int {
 	switch {
 	case c.greedy():
 		return guest.SelectTop(logits, 1, c.ids, c.vals)
+	case c.mirostat:
+		return guest.SelectTop(logits, MirostatM, c.ids, c.vals)
 	case c.kEarly && c.cfg.TopK < c.nVocab:
 		return guest.SelectTop(logits, c.cfg.TopK, c.ids, c.vals)
 	}
+	return c.sortAll(logits)
+}
+
+// sortAll fills c.ids/c.vals with the n_vocab logits in contract order
+// (full mode) and returns n_vocab.
+func (c *Chain) sortAll(logits []float32) int {
 	for i, l := range logits {
 		c.ids[i], c.rkeys[i] = int32(i), orderKey(l)
 	}

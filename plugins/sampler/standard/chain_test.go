@@ -392,3 +392,113 @@ func FuzzParseSamplers(f *testing.F) {
 		}
 	})
 }
+
+// zipf are n logits whose probabilities at temperature t follow Zipf's law
+// with exponent s: p_i ∝ (i+1)^-s, so Mirostat's estimate is s exactly.
+func zipf(n int, s, t float64) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(-s * t * math.Log(float64(i+1)))
+	}
+	return out
+}
+
+// TestMirostat: over Zipf logits (s = 1.5, T = 0.7) the step keeps k =
+// (ε·2^mu / (1 - n^-ε))^(1/s) candidates, ε = s - 1, and moves mu by
+// -eta·(surprise - tau); llama.cpp's m = 100 estimate, and the top-k past
+// the 100 candidates it is estimated from (a larger mu).
+func TestMirostat(t *testing.T) {
+	for _, tt := range []struct {
+		config string
+		n      int
+		mu     float64
+	}{
+		{`{"mirostat":1,"temperature":0.7}`, 4000, 10},                                     // k = 64
+		{`{"mirostat":1,"temperature":0.7,"mirostat_tau":7,"mirostat_eta":0.3}`, 4000, 14}, // 410: selected again
+		{`{"mirostat":1,"temperature":0.7,"mirostat_tau":7}`, 1000, 14},                    // 415: sorted
+	} {
+		n := tt.n
+		cfg, err := ParseConfig([]byte(tt.config))
+		require.NoError(t, err)
+		c, err := NewChain(cfg, n)
+		require.NoError(t, err)
+		require.Zero(t, c.TopN(), "full logits")
+		require.Empty(t, c.order)
+		c.Reset(3, nil)
+		// float32 logits: the estimate is s to float32's precision
+		s, eps := 1.5, 0.5
+		want := math.Pow(eps*math.Pow(2, tt.mu)/(1-math.Pow(float64(n), -eps)), 1/s)
+		logits := zipf(n, s, 0.7)
+		id := c.Sample(-1, nil, append([]float32(nil), logits...), n)
+		ids, vals, temp := c.Candidates()
+		assert.Equal(t, int(want), len(ids), "%s: k = %v", tt.config, want)
+		assert.Equal(t, 0.7, temp)
+		assert.Equal(t, logits[:len(vals)], vals)
+		sum := abi.Softmax(make([]float64, len(vals)), vals, temp)
+		p := math.Exp((float64(logits[id])-float64(logits[0]))/0.7) / sum
+		wantMu := tt.mu - cfg.MirostatEta*(-math.Log2(p)-cfg.MirostatTau)
+		assert.InDelta(t, wantMu, c.mu, 1e-9, tt.config)
+	}
+}
+
+// TestMirostatEdges: one candidate, -Inf neighbours and a flat
+// distribution keep one candidate without a uniform (as llama.cpp's
+// discrete_distribution of one); temperature 0 is greedy; the filters and
+// the penalties do not run; mirostat 2 is refused, naming the sampler.
+func TestMirostatEdges(t *testing.T) {
+	negInf := float32(math.Inf(-1))
+	for _, tt := range []struct {
+		name   string
+		logits []float32
+		k      int
+	}{
+		{"one", []float32{1}, 1},
+		{"masked", []float32{3, negInf, negInf, negInf}, 1}, // b_0 = +Inf
+		{"flat", make([]float32, 2000), 1},                  // s = 0: (2^10/1999)^Inf = 0 -> 1
+	} {
+		cfg, err := ParseConfig([]byte(`{"mirostat":1,"temperature":1,"top_k":2,"repeat_penalty":2}`))
+		require.NoError(t, err)
+		c, err := NewChain(cfg, len(tt.logits))
+		require.NoError(t, err)
+		assert.False(t, c.penOn, "penalties off under mirostat")
+		c.Reset(1, nil)
+		c.SetUniforms(func() float64 { t.Fatal(tt.name, ": a uniform drawn"); return 0 })
+		assert.Equal(t, int32(0), c.Sample(-1, nil, append([]float32(nil), tt.logits...), len(tt.logits)), tt.name)
+		ids, _, _ := c.Candidates()
+		assert.Len(t, ids, tt.k, tt.name)
+	}
+	cfg, err := ParseConfig([]byte(`{"mirostat":1,"temperature":0}`))
+	require.NoError(t, err)
+	c, err := NewChain(cfg, 10)
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.TopN(), "greedy")
+	var re *RangeError
+	cfg.Mirostat = 2
+	require.ErrorAs(t, cfg.Check(10), &re)
+	assert.Equal(t, "config: mirostat must be 0 or 1 (2 is the mirostat-v2 sampler)", re.Error())
+}
+
+// TestSetUniforms: the chain draws XTC's coin and then the draw from the
+// source given, in that order.
+func TestSetUniforms(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"samplers":["xtc","temperature"],"xtc_probability":0.5,"xtc_threshold":0.1,"temperature":1}`))
+	require.NoError(t, err)
+	c, err := NewChain(cfg, 4)
+	require.NoError(t, err)
+	c.Reset(1, nil)
+	l2 := float32(math.Log(2))
+	logits := []float32{3 * l2, 2 * l2, l2, 0} // p = 8/15, 4/15, 2/15, 1/15
+	for _, tt := range []struct {
+		u    []float64
+		want int32
+	}{
+		{[]float64{0.5, 0}, 2},    // XTC on: 2 and 3 left, the draw takes the first
+		{[]float64{0.6, 0.99}, 3}, // off: the last
+		{[]float64{0.6, 0.54}, 1}, // off: just past the first's mass
+	} {
+		u := tt.u
+		c.SetUniforms(func() float64 { v := u[0]; u = u[1:]; return v })
+		assert.Equal(t, tt.want, c.Sample(-1, nil, append([]float32(nil), logits...), 4), tt.u)
+		assert.Empty(t, u, "both uniforms drawn")
+	}
+}

@@ -62,6 +62,19 @@ type Config struct {
 	// (temperature = min + (max-min)·entropy^exponent). Key
 	// "dynatemp_exponent", default 1, >= 0.
 	DynatempExponent float64
+	// Mirostat 1 replaces the chain after the logit bias with llama.cpp's
+	// Mirostat (v1; Basu et al. 2021, algorithm 1) at Temperature: the
+	// penalties, the filter stages, the dynamic temperature and the
+	// samplers order do not run, as in llama.cpp (their values are still
+	// checked). 0 is off. Key "mirostat", default 0, 0 or 1 (llama.cpp's
+	// 2 is the mirostat-v2 sampler).
+	Mirostat int
+	// MirostatTau is Mirostat's target surprise, in bits; mu starts each
+	// turn at 2·tau. Key "mirostat_tau", default 5, >= 0.
+	MirostatTau float64
+	// MirostatEta is Mirostat's learning rate. Key "mirostat_eta",
+	// default 0.1, >= 0.
+	MirostatEta float64
 	// Samplers is the chain's order, llama.cpp's samplers: stage names
 	// (see ParseSamplers and the README's sampler table), each stage run
 	// in the order given; a stage not listed does not run (temperature not
@@ -85,7 +98,7 @@ type Bias struct {
 // DefaultConfig is llama.cpp's default sampling parameters.
 func DefaultConfig() Config {
 	return Config{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, TypicalP: 1,
-		RepeatPenalty: 1, RepeatLastN: 64, XTCThreshold: 0.1, DynatempExponent: 1}
+		RepeatPenalty: 1, RepeatLastN: 64, XTCThreshold: 0.1, DynatempExponent: 1, MirostatTau: 5, MirostatEta: 0.1}
 }
 
 // ErrConfig wraps every configuration error.
@@ -95,7 +108,8 @@ var ErrConfig = errors.New("standard: bad config")
 // build has the same list). ReadConfig and ParseConfig refuse any other.
 var Keys = []string{"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
 	"repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias", "top_n_sigma",
-	"xtc_probability", "xtc_threshold", "dynatemp_range", "dynatemp_exponent", "samplers"}
+	"xtc_probability", "xtc_threshold", "dynatemp_range", "dynatemp_exponent", "samplers", "mirostat",
+	"mirostat_tau", "mirostat_eta"}
 
 // CheckKeys refuses a raw config JSON with a key not in Keys; the error
 // wraps ErrConfig and guest.ErrConfig and names the key.
@@ -106,12 +120,13 @@ func CheckKeys(raw []byte) error {
 	return nil
 }
 
-// RangeError is a config value outside its range: the key and what it
-// must be. It unwraps to ErrConfig; its message is the C build's log line
-// ("config: top_p must be in [0, 1]").
+// RangeError is a config value outside its range: the key, what it must
+// be and the value given. It unwraps to ErrConfig; its message is the C
+// build's log line ("config: top_p must be in [0, 1]"), without the value.
 type RangeError struct {
 	Key  string // the config key, "top_p"
 	Want string // the range, "in [0, 1]"
+	Got  string // the value refused, as text ("1.5"); "" when not known
 }
 
 func (e *RangeError) Error() string { return "config: " + e.Key + " must be " + e.Want }
@@ -122,7 +137,8 @@ func (e *RangeError) Unwrap() error { return ErrConfig }
 // outside [0, 1]; repeat_penalty <= 0; presence_penalty or
 // frequency_penalty outside [-2, 2]; repeat_last_n < -1; top_n_sigma
 // negative but -1; xtc_probability outside [0, 1]; xtc_threshold outside
-// [0, 0.5]; dynatemp_range or dynatemp_exponent < 0. A samplers entry
+// [0, 0.5]; dynatemp_range or dynatemp_exponent < 0; mirostat neither 0
+// nor 1; mirostat_tau or mirostat_eta < 0. A samplers entry
 // that is unknown, not offered (infill, adaptive_p), listed twice, or
 // penalties after a stage but dry is a *SamplerError. A logit_bias id
 // outside [0, nVocab) or a NaN bias, and nVocab <= 0, are errors wrapping
@@ -131,27 +147,32 @@ func (e *RangeError) Unwrap() error { return ErrConfig }
 func (c Config) Check(nVocab int) error {
 	unit := func(v float64) bool { return v >= 0 && v <= 1 }
 	pen := func(v float32) bool { return v >= -2 && v <= 2 }
+	f64 := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	f32 := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
 	for _, r := range []struct {
-		ok        bool
-		key, want string
+		ok             bool
+		key, want, got string
 	}{
-		{c.Temperature >= 0, "temperature", ">= 0"},
-		{c.TopK >= 0, "top_k", ">= 0"},
-		{unit(c.TopP), "top_p", "in [0, 1]"},
-		{unit(c.MinP), "min_p", "in [0, 1]"},
-		{unit(c.TypicalP), "typical_p", "in [0, 1]"},
-		{c.RepeatPenalty > 0, "repeat_penalty", "> 0"},
-		{pen(c.PresencePenalty), "presence_penalty", "in [-2, 2]"},
-		{pen(c.FrequencyPenalty), "frequency_penalty", "in [-2, 2]"},
-		{c.RepeatLastN >= -1, "repeat_last_n", ">= -1"},
-		{c.TopNSigma >= 0 || c.TopNSigma == -1, "top_n_sigma", ">= 0 (0 or -1: off)"},
-		{unit(c.XTCProbability), "xtc_probability", "in [0, 1]"},
-		{c.XTCThreshold >= 0 && c.XTCThreshold <= 0.5, "xtc_threshold", "in [0, 0.5]"},
-		{c.DynatempRange >= 0, "dynatemp_range", ">= 0"},
-		{c.DynatempExponent >= 0, "dynatemp_exponent", ">= 0"},
+		{c.Temperature >= 0, "temperature", ">= 0", f64(c.Temperature)},
+		{c.TopK >= 0, "top_k", ">= 0", strconv.Itoa(c.TopK)},
+		{unit(c.TopP), "top_p", "in [0, 1]", f64(c.TopP)},
+		{unit(c.MinP), "min_p", "in [0, 1]", f64(c.MinP)},
+		{unit(c.TypicalP), "typical_p", "in [0, 1]", f64(c.TypicalP)},
+		{c.RepeatPenalty > 0, "repeat_penalty", "> 0", f32(c.RepeatPenalty)},
+		{pen(c.PresencePenalty), "presence_penalty", "in [-2, 2]", f32(c.PresencePenalty)},
+		{pen(c.FrequencyPenalty), "frequency_penalty", "in [-2, 2]", f32(c.FrequencyPenalty)},
+		{c.RepeatLastN >= -1, "repeat_last_n", ">= -1", strconv.Itoa(c.RepeatLastN)},
+		{c.TopNSigma >= 0 || c.TopNSigma == -1, "top_n_sigma", "-1 or >= 0 (-1 and 0 are off)", f64(c.TopNSigma)},
+		{unit(c.XTCProbability), "xtc_probability", "in [0, 1]", f64(c.XTCProbability)},
+		{c.XTCThreshold >= 0 && c.XTCThreshold <= 0.5, "xtc_threshold", "in [0, 0.5]", f64(c.XTCThreshold)},
+		{c.DynatempRange >= 0, "dynatemp_range", ">= 0", f64(c.DynatempRange)},
+		{c.DynatempExponent >= 0, "dynatemp_exponent", ">= 0", f64(c.DynatempExponent)},
+		{c.Mirostat == 0 || c.Mirostat == 1, "mirostat", "0 or 1 (2 is the mirostat-v2 sampler)", strconv.Itoa(c.Mirostat)},
+		{c.MirostatTau >= 0, "mirostat_tau", ">= 0", f64(c.MirostatTau)},
+		{c.MirostatEta >= 0, "mirostat_eta", ">= 0", f64(c.MirostatEta)},
 	} {
 		if !r.ok {
-			return &RangeError{Key: r.key, Want: r.want}
+			return &RangeError{Key: r.key, Want: r.want, Got: r.got}
 		}
 	}
 	if _, err := stages(c.Samplers); err != nil {
@@ -192,7 +213,8 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 		dst *float64
 	}{{"temperature", &c.Temperature}, {"top_p", &c.TopP}, {"min_p", &c.MinP}, {"typical_p", &c.TypicalP},
 		{"top_n_sigma", &c.TopNSigma}, {"xtc_probability", &c.XTCProbability}, {"xtc_threshold", &c.XTCThreshold},
-		{"dynatemp_range", &c.DynatempRange}, {"dynatemp_exponent", &c.DynatempExponent}} {
+		{"dynatemp_range", &c.DynatempRange}, {"dynatemp_exponent", &c.DynatempExponent},
+		{"mirostat_tau", &c.MirostatTau}, {"mirostat_eta", &c.MirostatEta}} {
 		if _, err := num(kv.key, kv.dst); err != nil {
 			return c, err
 		}
@@ -213,7 +235,7 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 	for _, kv := range []struct {
 		key string
 		dst *int
-	}{{"top_k", &c.TopK}, {"repeat_last_n", &c.RepeatLastN}} {
+	}{{"top_k", &c.TopK}, {"repeat_last_n", &c.RepeatLastN}, {"mirostat", &c.Mirostat}} {
 		ok, err := num(kv.key, &f)
 		if err != nil {
 			return c, err

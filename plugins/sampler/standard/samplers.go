@@ -182,3 +182,19 @@ func hasStage(order []byte, st byte) bool {
 	}
 	return false
 }
+
+// ListsDRY reports whether the samplers entries (nil: DefaultSamplers)
+// name dry, in any spelling: the order in which llama.cpp runs DRY at
+// all. (The standard sampler itself skips dry; the dry processor, when
+// loaded, runs before it.) The entries are not otherwise checked.
+func ListsDRY(names []string) bool {
+	if names == nil {
+		return true
+	}
+	for _, name := range names {
+		if stageOf(name) == stageDRY {
+			return true
+		}
+	}
+	return false
+}

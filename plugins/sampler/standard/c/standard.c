@@ -14,7 +14,8 @@
  *   typical_p [1.0], repeat_penalty [1.0], presence_penalty [0.0],
  *   frequency_penalty [0.0], repeat_last_n [64], top_n_sigma [0: off],
  *   xtc_probability [0: off], xtc_threshold [0.1], dynatemp_range [0: off],
- *   dynatemp_exponent [1],
+ *   dynatemp_exponent [1], mirostat [0: off; 1: Mirostat], mirostat_tau [5],
+ *   mirostat_eta [0.1],
  *   logit_bias [none]: {"id": bias, ...} or [[id, bias], ...]; false = -inf,
  *   samplers [penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature]:
  *   the chain's order, a list of names or a ";"-separated string (config.go's
@@ -23,8 +24,9 @@
  * top_k >= 0; top_p, min_p and typical_p in [0, 1]; repeat_penalty > 0;
  * presence_penalty and frequency_penalty in [-2, 2]; repeat_last_n >= -1;
  * top_n_sigma >= 0 or -1 (off); xtc_probability in [0, 1]; xtc_threshold
- * in [0, 0.5]; dynatemp_range and dynatemp_exponent >= 0; samplers entries
- * known, offered, once each, penalties first (dry aside).
+ * in [0, 0.5]; dynatemp_range and dynatemp_exponent >= 0; mirostat 0 or 1;
+ * mirostat_tau and mirostat_eta >= 0; samplers entries known, offered, once
+ * each, penalties first (dry aside).
  * Another key is refused, naming it.
  */
 #include "realizar.h"
@@ -36,6 +38,8 @@
  * under 40 KiB (TestBuiltin). */
 #define COLD __attribute__((minsize, noinline))
 
+#define LN2 0x1.62e42fefa39efp-1
+
 REALIZAR_MARKER(sampler)
 REALIZAR_ALLOC_EXPORT
 
@@ -43,13 +47,16 @@ REALIZAR_ALLOC_EXPORT
 static const char *const keys[] = {"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
                                    "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias",
                                    "top_n_sigma", "xtc_probability", "xtc_threshold", "dynatemp_range",
-                                   "dynatemp_exponent", "samplers"};
+                                   "dynatemp_exponent", "samplers", "mirostat", "mirostat_tau", "mirostat_eta"};
 
 /* config */
 static double temperature = 0.8, top_p = 0.95, min_p = 0.05, typical_p = 1.0;
 static double top_n_sigma = 0, xtc_p = 0, xtc_t = 0.1, dyn_range = 0, dyn_exp = 1;
 static double sigma_cut; /* top-n-sigma's threshold this step */
 static int32_t top_k = 40, last_n = 64;
+static int32_t mirostat;                   /* 1: Mirostat replaces the stages */
+static double m_tau = 5, m_eta = 0.1, mu;  /* its target, rate and threshold (bits) */
+static double mt[99];                      /* t_i = Log((i+2)/(i+1)), chain.go's MirostatM - 1 */
 static float repeat_penalty = 1.0f, presence = 0.0f, frequency = 0.0f;
 
 static int32_t n_vocab, top_n;
@@ -270,6 +277,12 @@ COLD static int parse_samplers(const uint8_t *s, int32_t n, int apply) {
 /* plan turns off the stages not listed and sets order, k_early, sigma_all
  * (chain.go's neutralize and plan) and canon. */
 COLD static void plan(void) {
+    if (mirostat) { /* chain.go's neutralize: only the temperature */
+        top_n_sigma = 0, top_k = 0, typical_p = 1, top_p = 1, min_p = 0, xtc_p = 0, dyn_range = 0;
+        repeat_penalty = 1.0f, presence = 0.0f, frequency = 0.0f;
+        for (int32_t i = 0; i < 99; i++) mt[i] = realizar_log((double)(i + 2) / (double)(i + 1));
+        return;
+    }
     if (!has_stage('s')) top_n_sigma = 0;
     if (!has_stage('k')) top_k = 0;
     if (!has_stage('y')) typical_p = 1;
@@ -309,6 +322,7 @@ COLD static int read_config(void) {
     int r;
     if ((r = realizar_config_i32("top_k", &top_k)) < 0) return r;
     if ((r = realizar_config_i32("repeat_last_n", &last_n)) < 0) return r;
+    if ((r = realizar_config_i32("mirostat", &mirostat)) < 0) return r;
     /* Each value with its range [lo, hi] and the range's words, in the
      * order of config.go's Check (the first value out of range is named). */
     static const struct { const char *key; double *v, lo, hi; const char *want; } vals[] = {
@@ -321,11 +335,14 @@ COLD static int read_config(void) {
         {"presence_penalty", &pen[1], -2, 2, "in [-2, 2]"},
         {"frequency_penalty", &pen[2], -2, 2, "in [-2, 2]"},
         {"repeat_last_n", &unread, 0, 0, ">= -1"},
-        {"top_n_sigma", &top_n_sigma, 0, __builtin_inf(), ">= 0 (0 or -1: off)"},
+        {"top_n_sigma", &top_n_sigma, 0, __builtin_inf(), "-1 or >= 0 (-1 and 0 are off)"},
         {"xtc_probability", &xtc_p, 0, 1, "in [0, 1]"},
         {"xtc_threshold", &xtc_t, 0, 0.5, "in [0, 0.5]"},
         {"dynatemp_range", &dyn_range, 0, __builtin_inf(), ">= 0"},
         {"dynatemp_exponent", &dyn_exp, 0, __builtin_inf(), ">= 0"},
+        {"mirostat", &unread, 0, 0, "0 or 1 (2 is the mirostat-v2 sampler)"},
+        {"mirostat_tau", &m_tau, 0, __builtin_inf(), ">= 0"},
+        {"mirostat_eta", &m_eta, 0, __builtin_inf(), ">= 0"},
     };
     int32_t n = (int32_t)(sizeof vals / sizeof vals[0]);
     for (int32_t i = 0; i < n; i++)
@@ -339,6 +356,7 @@ COLD static int read_config(void) {
         int ok = v >= vals[i].lo && v <= vals[i].hi;
         if (i == 1) ok = top_k >= 0;
         if (i == 8) ok = last_n >= -1;
+        if (i == 14) ok = mirostat == 0 || mirostat == 1;
         if (vals[i].v == &top_n_sigma) ok |= v == -1;
         if (!ok) {
             char buf[96];
@@ -462,6 +480,7 @@ static void push(int32_t id) {
 REALIZAR_EXPORT("realizar_reset")
 COLD int32_t reset(int64_t seed, int32_t n_prompt) {
     realizar_rng_seed(&rng, (uint64_t)seed);
+    mu = 2 * m_tau;
     ready = 1;
     if (!pen_on) return 0;
     for (int32_t k = 0; k < n_distinct; k++) counts[distinct[k]] = 0;
@@ -547,11 +566,23 @@ static __attribute__((noinline)) void insertion_sort(int32_t *a, float *b, int32
 
 /* sigma_cut_of is top-n-sigma's threshold over the n logits l in their
  * order (chain.go's sigmaCutOf): the maximum minus top_n_sigma deviations,
- * -Inf skipped; NaN when a logit is NaN. */
-COLD static double sigma_cut_of(const float *l, int32_t n) {
+ * -Inf skipped; NaN when a logit is NaN. Two passes over the whole
+ * vocabulary when top-n-sigma is first: eight entries per iteration (ABI
+ * section 6), each added in order. */
+static __attribute__((noinline)) double sigma_cut_of(const float *l, int32_t n) {
     double mx = -__builtin_inf(), sum = 0, acc = 0;
-    int32_t k = 0;
-    for (int32_t i = 0; i < n; i++) {
+    int32_t k = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+#pragma clang loop unroll(full)
+        for (int32_t j = 0; j < 8; j++) {
+            double x = (double)l[i + j];
+            if (x == -__builtin_inf()) continue;
+            if (x > mx) mx = x;
+            sum = sum + x;
+            k++;
+        }
+    }
+    for (; i < n; i++) {
         double x = (double)l[i];
         if (x == -__builtin_inf()) continue;
         if (x > mx) mx = x;
@@ -560,7 +591,16 @@ COLD static double sigma_cut_of(const float *l, int32_t n) {
     }
     if (k == 0) return -__builtin_inf();
     double mean = sum / (double)k;
-    for (int32_t i = 0; i < n; i++) {
+    for (i = 0; i + 8 <= n; i += 8) {
+#pragma clang loop unroll(full)
+        for (int32_t j = 0; j < 8; j++) {
+            double x = (double)l[i + j];
+            if (x == -__builtin_inf()) continue;
+            double d = x - mean;
+            acc = acc + d * d;
+        }
+    }
+    for (; i < n; i++) {
         double x = (double)l[i];
         if (x == -__builtin_inf()) continue;
         double d = x - mean;
@@ -577,6 +617,8 @@ static void adjust_full(void) {
     if (pen_on)
         for (int32_t k = 0; k < n_distinct; k++) l[distinct[k]] = penalize(l[distinct[k]], counts[distinct[k]]);
 }
+
+static int32_t sort_all(void);
 
 /* candidates fills ids/vals with the candidates in contract order after
  * logit bias and penalties (adjust_full, in full mode), and returns their
@@ -612,7 +654,15 @@ static int32_t candidates(int32_t count) {
     float *l = (float *)region; /* adjust_full has applied bias and penalties */
     if (top_n_sigma > 0 && sigma_all) sigma_cut = sigma_cut_of(l, n_vocab);
     if (greedy()) return realizar_select_top(l, n_vocab, 1, ids, vals);
+    if (mirostat) return realizar_select_top(l, n_vocab, 100, ids, vals);
     if (k_early && top_k < n_vocab) return realizar_select_top(l, n_vocab, top_k, ids, vals);
+    return sort_all();
+}
+
+/* sort_all fills ids/vals with the n_vocab adjusted logits of the region in
+ * contract order (chain.go's sortAll) and returns n_vocab. */
+static int32_t sort_all(void) {
+    float *l = (float *)region;
     for (int32_t i = 0; i < n_vocab; i++) {
         ids[i] = i;
         rkeys[i] = order_key(l[i]);
@@ -765,6 +815,51 @@ COLD static double dynamic_temperature(int32_t n) {
 
 #include "whole_vocab.c"
 
+/* mirostat_step is chain.go's mirostatStep over the n best candidates.
+ * Past them, the best k come from whole_vocab's buckets, sorted only as
+ * far as k reaches; when k is the whole vocabulary, whole_vocab draws
+ * (top_p is 1 and min_p 0 under mirostat): the same sum and the same id
+ * without sorting. */
+COLD static int32_t mirostat_step(int32_t n) {
+    double t = temperature;
+    int32_t m = n < 100 ? n : 100;
+    double num = 0, den = 0;
+    for (int32_t i = 0; i < m - 1; i++) {
+        double b = ((double)vals[i] - (double)vals[i + 1]) / t;
+        num = num + mt[i] * b;
+        den = den + mt[i] * mt[i];
+    }
+    double s = num / den, eps = s - 1;
+    double x = eps * realizar_exp(mu * LN2) / (1 - realizar_exp(-eps * realizar_log((double)n_vocab)));
+    double kf = pow_(x, 1 / s), u = -1;
+    int32_t k = kf >= (double)n_vocab ? n_vocab : kf >= 1 ? (int32_t)kf : 1;
+    if (k <= n) {
+        n = k;
+    } else if (k < n_vocab && bucket_all() >= k) {
+        /* the best k: whole_vocab's buckets that hold them, sorted */
+        for (int32_t b = 0; b < NB && bstart[b] < k; b++) sort_bucket(b);
+        n = k;
+    } else if (k == n_vocab && (n = whole_vocab(&u)) >= 0) {
+        double p = realizar_exp(((double)((const float *)region)[n] - wm) / t);
+        mu = mu - m_eta * (-realizar_log(p / wv_sum) / LN2 - m_tau);
+        return n;
+    } else if ((int64_t)k * 8 < n_vocab) {
+        n = realizar_select_top((const float *)region, n_vocab, k, ids, vals);
+    } else {
+        sort_all();
+        n = k; /* k <= n_vocab */
+    }
+    double sum = realizar_softmax(probs, vals, n, t);
+    if (!(sum > 0)) return ids[0];
+    int32_t j = 0;
+    if (n >= 2) {
+        if (u < 0) u = realizar_rng_uniform(&rng);
+        j = realizar_draw(probs, n, sum, u);
+    }
+    mu = mu - m_eta * (-realizar_log(probs[j] / sum) / LN2 - m_tau);
+    return ids[j];
+}
+
 REALIZAR_EXPORT("realizar_sample")
 int32_t sample(int32_t prev, int32_t count) {
     if (!ready) {
@@ -775,7 +870,7 @@ int32_t sample(int32_t prev, int32_t count) {
     double u = -1; /* the uniform, once drawn */
     if (!top_n) {
         adjust_full();
-        if (canon && temperature > 0 && !(top_k > 0 && top_k < n_vocab) && !(typical_p < 1.0) && !(top_n_sigma > 0) &&
+        if (canon && !mirostat && temperature > 0 && !(top_k > 0 && top_k < n_vocab) && !(typical_p < 1.0) && !(top_n_sigma > 0) &&
             !(xtc_p > 0) && !(dyn_range > 0)) {
             int32_t id = whole_vocab(&u);
             if (id >= 0) return id;
@@ -785,6 +880,7 @@ int32_t sample(int32_t prev, int32_t count) {
     int32_t n = candidates(count);
     if (n <= 0) return -1;
     if (greedy()) return ids[0];
+    if (mirostat) return mirostat_step(n);
     double t = 1; /* 1 until the temperature stage (chain.go's Sample) */
     for (int32_t s = 0; s < n_order; s++) {
         switch (order[s]) {

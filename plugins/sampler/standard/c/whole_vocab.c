@@ -33,7 +33,8 @@
  * sort) on a NaN or +Inf logit, on logits that are all -Inf, or on such a
  * walk (a -Inf logit, a masked id, has probability 0 and is never looked
  * at); *u is the uniform when it
- * has been drawn. Loops over the vocabulary do many entries per iteration
+ * has been drawn, and wv_sum the sum it was drawn against. Mirostat
+ * (standard.c's mirostat_step) draws here too when it keeps every id. Loops over the vocabulary do many entries per iteration
  * (ABI section 6: each costs a call into the engine) and use wasm SIMD.
  * typical_p < 1 still sorts everything (its order is by another key). */
 #define NB 1024  /* buckets; NB itself holds the ids never looked at */
@@ -46,6 +47,7 @@ static uint8_t bsorted[NB + 1];  /* bucket in contract order */
 static uint8_t bp_ok[NB + 1];    /* probs holds its T=1 probabilities */
 static uint8_t bw_ok[NB + 1];    /* tkeys holds its temperature probabilities */
 static double wm;                /* the max logit, widened */
+static double wv_sum;            /* the final softmax's sum, once whole_vocab has drawn */
 
 static __attribute__((noinline)) void sort_bucket(int32_t b) {
     if (bsorted[b]) return;
@@ -282,7 +284,12 @@ static void trace(double sum, int32_t n1, int32_t n2, double sum_t, int fallback
 #define TRACE(sum, n1, n2, sum_t, fallback) ((void)(sum), (void)(n1))
 #endif
 
-static __attribute__((noinline)) int32_t whole_vocab(double *u) {
+/* bucket_all buckets the whole vocabulary (see above): ids/vals hold it
+ * bucket by bucket, buckets [0, NB) in contract order between them and
+ * unsorted inside, bucket NB the ids never looked at; wm is the max. It
+ * returns the number of ids before bucket NB, or -1 on a NaN or +Inf
+ * logit or logits that are all -Inf. */
+static __attribute__((noinline)) int32_t bucket_all(void) {
     const float *l = (const float *)region;
     int32_t n = n_vocab, i = 0;
 
@@ -366,10 +373,16 @@ static __attribute__((noinline)) int32_t whole_vocab(double *u) {
     }
     for (; i < n; i++) REALIZAR_SCATTER(i);
 #undef REALIZAR_SCATTER
-    int32_t nsig = bstart[NB]; /* ids before the ones never looked at */
     memset(bsorted, 0, sizeof bsorted);
     memset(bp_ok, 0, sizeof bp_ok);
     memset(bw_ok, 0, sizeof bw_ok);
+    return bstart[NB];
+}
+
+static __attribute__((noinline)) int32_t whole_vocab(double *u) {
+    int32_t n = n_vocab;
+    int32_t nsig = bucket_all(); /* ids before the ones never looked at */
+    if (nsig < 0) return -1;
 
     int32_t keep = n; /* the prefix kept so far */
     double top_sum = 0;
@@ -433,7 +446,7 @@ static __attribute__((noinline)) int32_t whole_vocab(double *u) {
 
     /* min-p: the first entry under min_p times the first's probability */
     if (min_p > 0.0) {
-        double thr = min_p * realizar_exp(((double)mx - wm) / 1.0);
+        double thr = min_p * realizar_exp((wm - wm) / 1.0); /* the first entry: the max */
         int32_t lim = keep < nsig ? keep : nsig, at = -1;
         for (int32_t b = 0; b < NB && at < 0; b++) {
             int32_t s = bstart[b], e = bstart[b + 1];
@@ -509,6 +522,7 @@ static __attribute__((noinline)) int32_t whole_vocab(double *u) {
     }
     if (!(sum > 0)) return -1;
     TRACE(top_sum, n1, keep, sum, 0);
+    wv_sum = sum;
 
     /* the draw: the walk's running sum is the sum's, so it lands in the
      * first segment whose sum exceeds the target; inside it, bucket by
