@@ -104,10 +104,16 @@ llama-native:
 
 ## bench: Go benchmarks, then our forward against llama.cpp in the same run, same file and
 ## thread counts (the 110M and 1.1B fixtures, built on demand into .cache/bench; needs the
-## reference: make ref-install).
-bench:
+## reference: make ref-install): against the npm prebuilt (forwardbench), then, where
+## make llama-native has built it, against the native llama-bench, alternating rounds at
+## pp128 and pp512 (scripts/speed-vs-llama.py).
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./q4k/ ./model/ ./host/ ./plugins/ ./tokenizer/
 	cd tools/llamaref && $(GO) run ./cmd/forwardbench -sleep -n 3 -t 1,2 m110 tinyllama-1b
+	@if [ -x .cache/llama-native/bin/llama-bench ]; then \
+		scripts/speed-vs-llama.py --rounds 3 --threads 1,2 -p 128,512 -n 64 \
+			.cache/bench/fixture-m110-Q4_K_M.gguf .cache/bench/fixture-tinyllama-1b-Q4_K_M.gguf; \
+	else echo "bench: no native llama.cpp (make llama-native) for the native comparison"; fi
 
 demo: build
 	@scripts/demo.sh

@@ -7,7 +7,9 @@ first), and prints each side's median prefill and decode tok/s over the rounds
 and their ratios. Both prefill the whole prompt from an empty cache each run
 (bench's prefill_tokens is checked) and decode G tokens after it.
 
-  scripts/speed-vs-llama.py [--rounds 3] [--threads 1,2] [-p 128] [-n 64] [--reps 3] MODEL.gguf...
+  scripts/speed-vs-llama.py [--rounds 3] [--threads 1,2] [-p 128,512] [-n 64] [--reps 3] MODEL.gguf...
+
+Each prompt length of -p is its own pair of runs (decode is measured after each).
 
 llama-bench comes from `make llama-native` (.cache/llama-native/bin); ours from
 bin/realizar-host (`make build`).
@@ -49,27 +51,28 @@ def main():
     ap.add_argument("models", nargs="+")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("-p", type=int, default=128)
+    ap.add_argument("-p", default="128", help="comma-separated prompt lengths")
     ap.add_argument("-n", type=int, default=64)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--ours", default=os.path.join(ROOT, "bin", "realizar-host"))
     ap.add_argument("--llama-bench", default=os.path.join(ROOT, ".cache", "llama-native", "bin", "llama-bench"))
     a = ap.parse_args()
-    print("| model | threads | prefill ours / llama.cpp (tok/s) | ratio | decode ours / llama.cpp (tok/s) | ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| model | threads | prompt | prefill ours / llama.cpp (tok/s) | ratio | decode ours / llama.cpp (tok/s) | ratio |")
+    print("|---|---|---|---|---|---|---|")
     for model in a.models:
         for t in [int(x) for x in a.threads.split(",")]:
-            ours(a.ours, model, t, a.p, a.n, 1)  # warm-up: page cache, CPU clocks
-            rows = {"op": [], "od": [], "tp": [], "td": []}
-            for _ in range(a.rounds):
-                op, od = ours(a.ours, model, t, a.p, a.n, a.reps)
-                tp, td = theirs(a.llama_bench, model, t, a.p, a.n, a.reps)
-                for k, v in zip(("op", "od", "tp", "td"), (op, od, tp, td)):
-                    rows[k].append(v)
-                print(f"  round: prefill {op:.1f} / {tp:.1f}, decode {od:.1f} / {td:.1f}", file=sys.stderr)
-            m = {k: statistics.median(v) for k, v in rows.items()}
-            print(f"| {os.path.basename(model)} | {t} | {m['op']:.1f} / {m['tp']:.1f} | {m['op']/m['tp']:.2f}× "
-                  f"| {m['od']:.1f} / {m['td']:.1f} | {m['od']/m['td']:.2f}× |", flush=True)
+            for p in [int(x) for x in a.p.split(",")]:
+                ours(a.ours, model, t, p, a.n, 1)  # warm-up: page cache, CPU clocks
+                rows = {"op": [], "od": [], "tp": [], "td": []}
+                for _ in range(a.rounds):
+                    op, od = ours(a.ours, model, t, p, a.n, a.reps)
+                    tp, td = theirs(a.llama_bench, model, t, p, a.n, a.reps)
+                    for k, v in zip(("op", "od", "tp", "td"), (op, od, tp, td)):
+                        rows[k].append(v)
+                    print(f"  round: prefill {op:.1f} / {tp:.1f}, decode {od:.1f} / {td:.1f}", file=sys.stderr)
+                m = {k: statistics.median(v) for k, v in rows.items()}
+                print(f"| {os.path.basename(model)} | {t} | {p} | {m['op']:.1f} / {m['tp']:.1f} | {m['op']/m['tp']:.2f}× "
+                      f"| {m['od']:.1f} / {m['td']:.1f} | {m['od']/m['td']:.2f}× |", flush=True)
 
 
 if __name__ == "__main__":
