@@ -40,7 +40,8 @@ DATA kPair<>+16(SB)/8, $0x8005800580048004
 DATA kPair<>+24(SB)/8, $0x8007800780068006
 GLOBL kPair<>(SB), RODATA|NOPTR, $32
 `)
-	four(w)
+	multi(w, 4)
+	multi(w, 2)
 	one(w)
 	if err := os.WriteFile("dot_panel_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -48,34 +49,35 @@ GLOBL kPair<>(SB), RODATA|NOPTR, $32
 	}
 }
 
-// four writes dotPanelQ4KAVX2x4.
-func four(w func(string, ...any)) {
+// multi writes dotPanelQ4KAVX2xN, the kernel over n (2 or 4) vectors.
+func multi(w func(string, ...any), n int) {
 	w(`
-// func dotPanelQ4KAVX2x4(out *[4][8]float32, p, a *byte, as, nb int)
-// SI panel block, DI/R8/R9/R10 the four vectors' blocks, CX blocks left.
-// Y0..Y3 int32 block sums, Y4..Y7 / Y8..Y11 int16 sums (low / high
-// nibbles), Y12 low quants, Y13 high quants, Y14 scratch, Y15 0x0F.
-// Float accumulators: out (acc) and 0..127(SP) (accm).
-TEXT ·dotPanelQ4KAVX2x4(SB), NOSPLIT, $128-40
+// func dotPanelQ4KAVX2x%[1]d(out *[4][8]float32, p, a *byte, as, nb int)
+// SI panel block, DI/R8/R9/R10 the vectors' blocks, CX blocks left.
+// Y0.. int32 block sums, Y4.. / Y8.. int16 sums (low / high nibbles) of
+// the %[1]d vectors, Y12 low quants, Y13 high quants, Y14 scratch, Y15
+// 0x0F. Float accumulators: out (acc) and 0..%[2]d(SP) (accm).
+TEXT ·dotPanelQ4KAVX2x%[1]d(SB), NOSPLIT, $%[3]d-40
 	MOVQ out+0(FP), DX
 	MOVQ p+8(FP), SI
 	MOVQ a+16(FP), DI
 	MOVQ as+24(FP), R13
 	MOVQ nb+32(FP), CX
 	LEAQ (DI)(R13*1), R8
-	LEAQ (DI)(R13*2), R9
-	LEAQ (R9)(R13*1), R10
 	VXORPS Y14, Y14, Y14
-`)
-	for c := range 4 {
+`, n, 32*n-1, 32*n)
+	if n == 4 {
+		w("\tLEAQ (DI)(R13*2), R9\n\tLEAQ (R9)(R13*1), R10\n")
+	}
+	for c := range n {
 		w("\tVMOVUPS Y14, %d(DX)\n\tVMOVUPS Y14, %d(SP)\n", 32*c, 32*c)
 	}
-	w("\tMOVL $0x0F0F0F0F, AX\n\tVMOVD AX, X15\n\tVPBROADCASTD X15, Y15\n\np4loop:\n")
+	w("\tMOVL $0x0F0F0F0F, AX\n\tVMOVD AX, X15\n\tVPBROADCASTD X15, Y15\n\np%dloop:\n", n)
 	ptr := []string{"DI", "R8", "R9", "R10"}
 	for k := range 4 {
 		for g := range 8 {
 			w("\tVMOVDQU %d(SI), Y12\n\tVPSRLW $4, Y12, Y13\n\tVPAND Y15, Y12, Y12\n\tVPAND Y15, Y13, Y13\n", 160+256*k+32*g)
-			for c := range 4 {
+			for c := range n {
 				lo, hi := 4+c, 8+c
 				alo, ahi := 4+64*k+4*g, 4+64*k+32+4*g
 				if g == 0 {
@@ -90,7 +92,7 @@ TEXT ·dotPanelQ4KAVX2x4(SB), NOSPLIT, $128-40
 		// The scales of sub-blocks 2k and 2k+1.
 		w("\tVPBROADCASTQ %d(SI), Y12\n\tVPSHUFB kPair<>(SB), Y12, Y12\n", 32+8*(2*k))
 		w("\tVPBROADCASTQ %d(SI), Y13\n\tVPSHUFB kPair<>(SB), Y13, Y13\n", 32+8*(2*k+1))
-		for c := range 4 {
+		for c := range n {
 			if k == 0 {
 				w("\tVPMADDWD Y12, Y%d, Y%d\n", 4+c, c)
 			} else {
@@ -102,7 +104,7 @@ TEXT ·dotPanelQ4KAVX2x4(SB), NOSPLIT, $128-40
 	// The mins: sub-block s's min times bsums 2s and 2s+1.
 	for s := range 8 {
 		w("\tVPBROADCASTQ %d(SI), Y12\n\tVPSHUFB kPair<>(SB), Y12, Y12\n", 96+8*s)
-		for c := range 4 {
+		for c := range n {
 			if s == 0 {
 				w("\tVPBROADCASTD %d(%s), Y%d\n\tVPMADDWD Y%d, Y12, Y%d\n", 260+4*s, ptr[c], 4+c, 4+c, 4+c)
 			} else {
@@ -111,7 +113,7 @@ TEXT ·dotPanelQ4KAVX2x4(SB), NOSPLIT, $128-40
 		}
 	}
 	w("\tVCVTPH2PS (SI), Y12\n\tVCVTPH2PS 16(SI), Y13\n")
-	for c := range 4 {
+	for c := range n {
 		w(`	VBROADCASTSS (%[1]s), Y14
 	VMULPS Y14, Y12, Y8
 	VMULPS Y14, Y13, Y9
@@ -125,8 +127,12 @@ TEXT ·dotPanelQ4KAVX2x4(SB), NOSPLIT, $128-40
 	VMOVUPS Y14, %[4]d(SP)
 `, ptr[c], c, 4+c, 32*c)
 	}
-	w("\tADDQ $1184, SI\n\tADDQ $292, DI\n\tADDQ $292, R8\n\tADDQ $292, R9\n\tADDQ $292, R10\n\tDECQ CX\n\tJNZ p4loop\n")
-	for c := range 4 {
+	w("\tADDQ $1184, SI\n")
+	for c := range n {
+		w("\tADDQ $292, %s\n", ptr[c])
+	}
+	w("\tDECQ CX\n\tJNZ p%dloop\n", n)
+	for c := range n {
 		w("\tVMOVUPS %[1]d(DX), Y14\n\tVSUBPS %[1]d(SP), Y14, Y14\n\tVMOVUPS Y14, %[1]d(DX)\n", 32*c)
 	}
 	w("\tVZEROUPPER\n\tRET\n")

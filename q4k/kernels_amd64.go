@@ -351,6 +351,9 @@ func dotFour(t Type, o order, out *[4]float32, w, a []byte, as, nb int) {
 func dotPanelQ4KAVX2x4(out *[4][8]float32, p, a *byte, as, nb int)
 
 //go:noescape
+func dotPanelQ4KAVX2x2(out *[4][8]float32, p, a *byte, as, nb int)
+
+//go:noescape
 func dotPanelQ4KAVX2x1(out *[8]float32, p, a *byte, nb int)
 
 // hasPanelFour reports whether panelBlocksFast computes four vectors in
@@ -358,19 +361,25 @@ func dotPanelQ4KAVX2x1(out *[8]float32, p, a *byte, nb int)
 var hasPanelFour = useAVX2
 
 // panelBlocksFast is the build's panel kernel (see panelBlocks): four
-// vectors in one AVX2 call, fewer one at a time.
+// vectors in one AVX2 call, two in another, one in a third.
 func panelBlocksFast(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
 	if !useAVX2 {
 		panelBlocksRef(out, panel, a, as, nb, cols)
 		return
 	}
 	_ = panel[nb*PanelBlockSize-1]
-	if cols == 4 {
+	c := 0
+	switch {
+	case cols == 4:
 		_ = a[3*as+292*nb-1]
 		dotPanelQ4KAVX2x4(out, &panel[0], &a[0], as, nb)
 		return
+	case cols >= 2:
+		_ = a[as+292*nb-1]
+		dotPanelQ4KAVX2x2(out, &panel[0], &a[0], as, nb)
+		c = 2
 	}
-	for c := range cols {
+	for ; c < cols; c++ {
 		_ = a[c*as+292*nb-1]
 		dotPanelQ4KAVX2x1(&out[c], &panel[0], &a[c*as], nb)
 	}

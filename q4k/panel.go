@@ -110,11 +110,11 @@ func packPanelBlock(dst, src []byte, rowSize int) {
 // vectors lie back to back in acts, each ActivationSize(Q4_K, n) bytes.
 //
 // Every result has the bits Kernels.DotRepack's kernel gives for that row
-// of the unpacked matrix and that vector. Where the build has a
-// four-vector kernel, groups of four vectors share each unpacked vector of
-// quants; a tail of two or three goes through it too when acts holds room
-// for four there (ColsPadding), reading the padding and dropping its
-// products.
+// of the unpacked matrix and that vector. Where the build has four- and
+// two-vector kernels, groups of four vectors (then two) share each
+// unpacked vector of quants; a tail of three goes through the four-vector
+// kernel when acts holds room for four there (ColsPadding), reading the
+// padding and dropping its products.
 //
 // # Notes
 //
@@ -129,8 +129,8 @@ type DotPanelFunc func(dst []float32, stride int, panel, acts []byte, n, cols in
 type panelBlocks func(out *[4][8]float32, panel, a []byte, as, nb, cols int)
 
 // panelKernel wraps a panelBlocks kernel into a checked DotPanelFunc; four
-// says whether it computes four vectors in one call as cheaply as one
-// (then a padded tail of two or three takes one call).
+// says whether it computes four vectors in one call for less than three
+// calls' time (then a padded tail of three takes one call).
 func panelKernel(f panelBlocks, four bool) DotPanelFunc {
 	return func(dst []float32, stride int, panel, acts []byte, n, cols int) {
 		if cols <= 0 {
@@ -155,7 +155,7 @@ func panelKernel(f panelBlocks, four bool) DotPanelFunc {
 		for c := 0; c < cols; c += 4 {
 			k := min(cols-c, 4)
 			run := k
-			if four && k > 1 && len(acts) >= (c+4)*as {
+			if four && k == 3 && len(acts) >= (c+4)*as {
 				run = 4 // the padding's products are dropped below
 			}
 			if nb == 0 {

@@ -50,7 +50,7 @@ func comparePanel(t *testing.T, name string, typ q4k.Type, ref q4k.DotFunc, pane
 				t.Fatal(err)
 			}
 			p0 := bytes.Clone(p.b)
-			for _, nc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
+			for _, nc := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 13} {
 				a0 := make([]byte, 0, nc*as)
 				for c := range nc {
 					_, a := Inputs(typ, n, (c+nc)%3, r)
