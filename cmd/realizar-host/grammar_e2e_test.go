@@ -91,7 +91,9 @@ func TestGrammarCheck(t *testing.T) {
 	assert.True(t, rep.Files[0].Tests[0].Accepted)
 	assert.False(t, rep.Files[1].Tests[0].Accepted)
 	assert.Greater(t, rep.TBM["max"], 0.0)
-	out, stderr, code = runIn(t, "", "grammar", "check", "--model", model, mb)
-	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, out, "compiled 1/1; valid rejected 0/1; invalid accepted 0/1")
+	for _, reuse := range [][]string{nil, {"--reuse"}} {
+		out, stderr, code = runIn(t, "", append([]string{"grammar", "check", "--model", model, mb}, reuse...)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, out, "compiled 1/1; valid rejected 0/1; invalid accepted 0/1", reuse)
+	}
 }
