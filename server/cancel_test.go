@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,7 +52,10 @@ func TestClientDisconnectCancels(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+keyC)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+	}
 	r := bufio.NewReader(resp.Body)
 	// One event: the turn is decoding.
 	line, err := r.ReadBytes('\n')

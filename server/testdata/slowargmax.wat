@@ -1,12 +1,14 @@
-;; meta: -kind sampler -name slowargmax -version 1.0.0 -description "argmax after a fixed spin of about 10 ms"
-;; For the server's client-disconnect test: each decode step takes long
-;; enough (a guest-side spin of 2^25 iterations) that a turn of 240 tokens
-;; cannot finish into the socket's buffers before the client goes away,
-;; however fast the machine; well inside the tenant's step deadline.
+;; meta: -kind sampler -name slowargmax -version 1.0.0 -description "argmax after spinning 10 ms of realizar.clock_ns"
+;; For the server's client-disconnect test: each decode step spins until
+;; realizar.clock_ns has advanced 10 ms, so a turn of 240 tokens cannot
+;; finish into the socket's buffers before the client goes away, however
+;; fast the machine, and stays well inside the tenant's step deadline
+;; however slow the build (a fixed count of iterations took over 2 s a
+;; step under -race).
 (module
+  (import "realizar" "clock_ns" (func $clock_ns (result i64)))
   (memory (export "memory") 1)
   (global $buf (mut i32) (i32.const 0))
-  (global $sink (mut i32) (i32.const 0))
   (func (export "realizar_abi_v1_sampler"))
   (func (export "realizar_init") (param $n i32) (param $maxp i32) (param $cp i32) (param $cl i32) (result i64)
     (local $old i32)
@@ -18,14 +20,11 @@
   (func (export "realizar_reset") (param i64 i32) (result i32)
     (i32.const 0))
   (func (export "realizar_sample") (param $prev i32) (param $count i32) (result i32)
-    (local $i i32) (local $best i32) (local $bv f32) (local $v f32) (local $acc i32)
-    (local.set $i (i32.const 0))
+    (local $i i32) (local $best i32) (local $bv f32) (local $v f32) (local $end i64)
+    (local.set $end (i64.add (call $clock_ns) (i64.const 10000000)))
     (block $spun (loop $spin
-      (br_if $spun (i32.ge_u (local.get $i) (i32.const 33554432)))
-      (local.set $acc (i32.add (i32.mul (local.get $acc) (i32.const 31)) (local.get $i)))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $spun (i64.ge_u (call $clock_ns) (local.get $end)))
       (br $spin)))
-    (global.set $sink (local.get $acc))
     (local.set $bv (f32.load (global.get $buf)))
     (local.set $i (i32.const 1))
     (block $done (loop $next
