@@ -45,8 +45,13 @@ func newBenchCmd() *cobra.Command {
 			if err := mf.resolve(); err != nil {
 				return err
 			}
-			if promptTokens < 1 || genTok < 1 || reps < 1 {
-				return usage(errors.New("--prompt-tokens, --gen-tokens and --repetitions must be >= 1"))
+			for _, f := range []struct {
+				name string
+				v    int
+			}{{"--prompt-tokens", promptTokens}, {"--gen-tokens", genTok}, {"--repetitions", reps}} {
+				if f.v < 1 {
+					return usage(fmt.Errorf("%s must be >= 1, not %d", f.name, f.v))
+				}
 			}
 			switch {
 			case parallel < 0:
@@ -248,7 +253,11 @@ func benchPromptAt(tok *tokenizer.Tokenizer, n, offset int) []int32 {
 }
 
 func (r *benchResult) writeText(w io.Writer) {
-	fmt.Fprintf(w, "%s | backend %s | %d runs\n", r.Model, r.Backend, len(r.Runs))
+	runs := "runs"
+	if len(r.Runs) == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(w, "%s | backend %s | %d %s\n", r.Model, r.Backend, len(r.Runs), runs)
 	fmt.Fprintf(w, "prefill %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.PromptTokens, r.Prefill.Median, r.Prefill.Min, r.Prefill.Max)
 	fmt.Fprintf(w, "decode  %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.GenTokens, r.Decode.Median, r.Decode.Min, r.Decode.Max)
 	fmt.Fprintf(w, "policies: %.1f µs/step median\n", r.Policies)

@@ -305,7 +305,7 @@ func TestPerplexityAndBench(t *testing.T) {
 
 	out, stderr, code = runIn(t, "", "bench", "-m", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--repetitions", "1")
 	require.Equal(t, 0, code, stderr)
-	assert.Regexp(t, `^\S+stories260K\.gguf \| backend cpu-\S+ \| 1 runs\n`, out)
+	assert.Regexp(t, `^\S+stories260K\.gguf \| backend cpu-\S+ \| 1 run\n`, out)
 }
 
 func TestInspectTokens(t *testing.T) {
@@ -460,6 +460,8 @@ func TestRunErrors(t *testing.T) {
 		{"plugin check config typo", []string{"plugin", "check", "standard", "--config", `{"temprature":0}`}, exitBadPlugin,
 			"refused its config: unknown key temprature"},
 		{"perplexity missing text", []string{"perplexity", "-m", model, "--file", absentText}, exitFailure, "--file: open " + absentText},
+		{"bench without repetitions", []string{"bench", "-m", model, "--repetitions", "0"}, exitUsage, "--repetitions must be >= 1, not 0"},
+		{"bench with an empty prompt", []string{"bench", "-m", model, "--prompt-tokens", "0"}, exitUsage, "--prompt-tokens must be >= 1, not 0"},
 		{"missing file", append(run, "-m", filepath.Join(dir, "absent.gguf")), exitBadFile, "absent.gguf: no such file"},
 		{"not GGUF", append(run, "-m", garbage), exitBadFile, "bad magic"},
 		{"unsupported architecture", append(run, "-m", mamba), exitBadFile, "unsupported architecture"},
