@@ -190,7 +190,7 @@ func TestStandardBadConfig(t *testing.T) {
 		{`{"samplers":"top_k; Adaptive-P"}`, `config: samplers: "Adaptive-P" is not offered`},
 		{`{"samplers":["infill"]}`, `config: samplers: "infill" is not offered`},
 		{`{"samplers":"top_k;temp;TopK"}`, `config: samplers: "TopK" is listed twice`},
-		{`{"samplers":["dry","top_k","penalties"]}`, `config: samplers: "penalties" must come first`},
+		{`{"samplers":["dry","top_k","penalties"]}`, `config: samplers: "penalties" must come before every stage but dry`},
 		{`{"samplers":"top_k;;temp"}`, `config: samplers: "" is unknown`},
 		{`{"samplers":["top_k",5]}`, `config: samplers must be a list of names or a ";"-separated string`},
 		{`{"samplers":["top\u005fk"]}`, `config: samplers must be a list of names or a ";"-separated string`},

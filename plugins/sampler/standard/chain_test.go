@@ -306,7 +306,7 @@ func TestStages(t *testing.T) {
 		{[]string{"adaptive_p"}, "is not offered"},
 		{[]string{"infill"}, "is not offered"},
 		{[]string{"temp", "temperature"}, "is listed twice"},
-		{[]string{"top_k", "penalties"}, "must come first"},
+		{[]string{"top_k", "penalties"}, "must come before every stage but dry"},
 		{[]string{"top_\u212a"}, "is unknown"}, // ASCII case only (the Kelvin sign is not k)
 	} {
 		_, err := stages(tt.names)

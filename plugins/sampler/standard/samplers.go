@@ -41,7 +41,7 @@ var samplerNames = []struct {
 // build's log line (`config: samplers: "foo" is unknown`).
 type SamplerError struct {
 	Name string // the entry, "foo"
-	Why  string // "is unknown", "is not offered", "is listed twice", "must come first"
+	Why  string // "is unknown", "is not offered", "is listed twice", "must come before every stage but dry"
 }
 
 func (e *SamplerError) Error() string {
@@ -165,7 +165,7 @@ func stages(names []string) ([]byte, error) {
 				return nil, &SamplerError{Name: name, Why: "is listed twice"}
 			}
 			if st == stagePenalties && prev != stageDRY {
-				return nil, &SamplerError{Name: name, Why: "must come first"}
+				return nil, &SamplerError{Name: name, Why: "must come before every stage but dry"}
 			}
 		}
 		out = append(out, st)

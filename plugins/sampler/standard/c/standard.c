@@ -223,7 +223,7 @@ COLD static int add_stage(const uint8_t *s, int32_t n) {
     else if (st == 'i' || st == 'a') why = "is not offered";
     for (int32_t j = 0; !why && j < n_listed; j++) {
         if (listed[j] == st) why = "is listed twice";
-        else if (st == 'e' && listed[j] != 'd') why = "must come first";
+        else if (st == 'e' && listed[j] != 'd') why = "must come before every stage but dry";
     }
     if (why) {
         char buf[96];
