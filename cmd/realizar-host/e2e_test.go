@@ -188,6 +188,10 @@ func TestRunMirostatAndDRY(t *testing.T) {
 	var doc turnJSON
 	require.NoError(t, json.Unmarshal([]byte(text("--mirostat", "2", "--mirostat-ent", "4", "--top-k", "5", "--seed", "1", "--json")), &doc))
 	assert.Equal(t, "mirostat-v2", doc.Sampler)
+	require.NoError(t, json.Unmarshal([]byte(text(append(dry, "--json")...)), &doc))
+	require.Len(t, doc.Policies, 2, "the dry processor, then the sampler")
+	assert.True(t, strings.HasPrefix(doc.Policies[0], "processor dry "), doc.Policies[0])
+	assert.True(t, strings.HasPrefix(doc.Policies[1], "sampler standard "), doc.Policies[1])
 }
 
 func TestRunJSON(t *testing.T) {

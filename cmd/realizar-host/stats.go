@@ -70,6 +70,7 @@ type turnJSON struct {
 	Seed         uint64        `json:"seed"`
 	Sampler      string        `json:"sampler"`
 	StopPolicy   string        `json:"stop_policy,omitempty"`
+	Policies     []string      `json:"policies"` // every plugin of the turn: processors in order, the sampler, the stop policy
 	Timings      timingsJSON   `json:"timings"`
 	Logprobs     []logprobJSON `json:"logprobs,omitempty"`
 	Error        string        `json:"error,omitempty"`
@@ -111,6 +112,7 @@ func newTurnJSON(t engine.Turn, tok *tokenizer.Tokenizer, load time.Duration, po
 		Seed:         t.Seed,
 		Sampler:      pol.samplerName,
 		StopPolicy:   pol.stopName,
+		Policies:     append([]string{}, pol.names...),
 		Timings: timingsJSON{
 			LoadMs:           millis(load),
 			PrefillMs:        millis(tm.Prefill),
