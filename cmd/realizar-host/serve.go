@@ -112,6 +112,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 		handler = slog.NewJSONHandler(os.Stderr, nil)
 	}
 	log := slog.New(handler)
+	warnSmallCaches(log, o.cacheBytes, o.diskBytes, o.pluginDir != "")
 
 	var tenants server.TenantSource = server.Anonymous(server.Limits{})
 	maxModule := 1 << 20
@@ -263,4 +264,30 @@ func isLoopback(addr string) bool {
 func newHTTPServer(h http.Handler, base context.Context, read, idle time.Duration) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: min(10*time.Second, read), ReadTimeout: read, IdleTimeout: idle,
 		BaseContext: func(net.Listener) context.Context { return base }}
+}
+
+// compiledPerWasmByte is about how many bytes of compiled code wazero
+// writes per byte of a Go guest's wasm (the embedded grammar processor:
+// 2.9 MB of wasm, 12.9 MB compiled).
+const compiledPerWasmByte = 5
+
+// warnSmallCaches logs a warning when a cache bound cannot hold the
+// embedded grammar processor (the largest built-in module): an entry
+// larger than its cache's whole bound is not kept, so such a module is
+// compiled again for every request that uses it (correct, but seconds
+// each).
+func warnSmallCaches(log *slog.Logger, moduleBytes, dirBytes int64, dir bool) {
+	wasm, err := plugins.Builtin(plugins.GrammarBuiltin)
+	if err != nil {
+		return
+	}
+	size := int64(len(wasm))
+	if moduleBytes > 0 && moduleBytes < size {
+		log.Warn("--module-cache-bytes is smaller than the embedded grammar processor: a module larger than the bound is compiled again for every request that uses it",
+			"module_cache_bytes", moduleBytes, "grammar_module_bytes", size)
+	}
+	if dir && dirBytes > 0 && dirBytes < compiledPerWasmByte*size {
+		log.Warn("--compiled-dir-bytes is smaller than the embedded grammar processor's compiled code: a compiled file larger than the bound is not kept on disk",
+			"compiled_dir_bytes", dirBytes, "grammar_compiled_bytes_about", compiledPerWasmByte*size)
+	}
 }

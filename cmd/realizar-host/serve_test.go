@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/server"
 )
 
@@ -182,4 +184,33 @@ func TestServeShutdownCancelsAfterGrace(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 	_, _ = io.Copy(io.Discard, r) // the stream ends, one way or the other
 	assert.Contains(t, logs.String(), "msg=stopped")
+}
+
+// serve warns when a cache bound cannot hold the embedded grammar
+// processor (it would be compiled for every request), and not at the
+// defaults.
+func TestWarnSmallCaches(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		module, dir      int64
+		hasDir           bool
+		warnings, absent []string
+	}{
+		{"defaults", 256 << 20, host.DefaultCompilationCacheDirBytes, true, nil, []string{"WARN"}},
+		{"unbounded", 0, 0, true, nil, []string{"WARN"}},
+		{"small module cache", 100_000, 0, true, []string{"--module-cache-bytes is smaller", "module_cache_bytes=100000"}, []string{"--compiled-dir-bytes"}},
+		{"small compiled dir", 0, 10_000_000, true, []string{"--compiled-dir-bytes is smaller"}, []string{"--module-cache-bytes"}},
+		{"no plugin dir", 0, 10_000_000, false, nil, []string{"WARN"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			warnSmallCaches(slog.New(slog.NewTextHandler(&b, nil)), tt.module, tt.dir, tt.hasDir)
+			for _, w := range tt.warnings {
+				assert.Contains(t, b.String(), w)
+			}
+			for _, w := range tt.absent {
+				assert.NotContains(t, b.String(), w)
+			}
+		})
+	}
 }

@@ -42,8 +42,22 @@ func (c *Cache[K, V]) Get(k K) (V, bool) {
 // Add stores v under k with size bytes, as the most recently used entry
 // (replacing an entry of k), then drops the least recently used entries
 // until the total is within the budget. An entry larger than the whole
-// budget is not kept (it is evicted at once).
+// budget is not kept: it is evicted at once (with the entry of k it
+// replaces), and the others stay.
 func (c *Cache[K, V]) Add(k K, v V, size int64) {
+	if c.budget > 0 && size > c.budget {
+		if e, ok := c.items[k]; ok {
+			old := e.Value.(*entry[K, V])
+			c.drop(e)
+			if c.onEvict != nil {
+				c.onEvict(old.key, old.val)
+			}
+		}
+		if c.onEvict != nil {
+			c.onEvict(k, v)
+		}
+		return
+	}
 	if e, ok := c.items[k]; ok {
 		old := e.Value.(*entry[K, V])
 		c.bytes += size - old.size

@@ -28,10 +28,13 @@ func TestCache(t *testing.T) {
 	assert.Equal(t, 3, v)
 	assert.Equal(t, []string{"b"}, evicted, "Remove is not an eviction")
 
-	c.Add("huge", 0, 11) // over the whole budget: everything goes, itself too
+	c.Add("huge", 0, 11) // over the whole budget: not kept, and the others stay
+	assert.Equal(t, []string{"a"}, c.Keys())
+	assert.Equal(t, int64(6), c.Bytes())
+	assert.Equal(t, []string{"b", "huge"}, evicted)
+	c.Add("a", 7, 11) // a replacement over the budget: both go
 	assert.Equal(t, 0, c.Len())
-	assert.Equal(t, int64(0), c.Bytes())
-	assert.Equal(t, []string{"b", "a", "huge"}, evicted)
+	assert.Equal(t, []string{"b", "huge", "a", "a"}, evicted)
 
 	unbounded := New[int, int](0, nil)
 	for i := range 100 {
