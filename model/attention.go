@@ -61,9 +61,7 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, first, n int, 
 	a := first - first%(4*simdWidth.lanes)
 	s.ensure(headDim, n-a)
 	q16 := s.q[:headDim]
-	for i, x := range q {
-		q16[i] = roundF16(x)
-	}
+	roundF16s(q16, q)
 	off := kvHead * headDim
 	scores := s.scores[:n-a] // scores[j] is position a+j's
 	masked := scores[:first-a]
@@ -77,9 +75,7 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, first, n int, 
 		kept[t] *= scale
 	}
 	simdWidth.softmax(scores)
-	for t, p := range scores {
-		scores[t] = roundF16(p)
-	}
+	roundF16s(scores, scores)
 	// Values are transposed: row d of the value products is dimension off+d.
 	simdWidth.dotF16Rows(out[:headDim], c.valueRows(l, off)[2*a:], 2*c.capacity, scores, n-a, true, &s.pad)
 }

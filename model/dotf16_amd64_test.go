@@ -137,3 +137,66 @@ func testSwigluAsmEqualsGo(t *testing.T, s simd) {
 		}
 	}
 }
+
+// The assembly softmax exponentials give the Go loop's bits for the
+// 8-lane build: scores with masked (-Inf) positions, large negative
+// gaps, NaN-free random values, and lengths around the 8-value step.
+func TestSoftmaxAsmEqualsGo(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2/F16C on this CPU: the Go loop is the only path")
+	}
+	s := simd{lanes: 8}
+	rng := rand.New(rand.NewPCG(13, 13))
+	for _, n := range []int{1, 7, 8, 9, 16, 33, 100, 512, 4099} {
+		for round := range 20 {
+			w := make([]float32, n)
+			for i := range w {
+				switch rng.IntN(6) {
+				case 0:
+					w[i] = float32(math.Inf(-1))
+				case 1:
+					w[i] = float32(rng.NormFloat64() * 100)
+				default:
+					w[i] = float32(rng.NormFloat64() * 3)
+				}
+			}
+			if round == 0 {
+				w[0] = 0 // a zero gap to the max
+			}
+			got := append([]float32(nil), w...)
+			s.softmax(got)
+			useAsm = false
+			want := append([]float32(nil), w...)
+			s.softmax(want)
+			useAsm = true
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) && !(want[i] != want[i] && got[i] != got[i]) {
+					t.Fatalf("n=%d round %d: p[%d] asm %v (%#x), Go %v (%#x)", n, round, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}
+
+// roundF16s in assembly has roundF16's bits for every non-NaN input
+// (every 1021st float32 bit pattern and lengths around the 8-value step).
+func TestRoundF16sAsmEqualsGo(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2/F16C on this CPU: the Go loop is the only path")
+	}
+	var src []float32
+	for b := uint64(0); b < 1<<32; b += 1021 {
+		if f := math.Float32frombits(uint32(b)); f == f {
+			src = append(src, f)
+		}
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 17, len(src)} {
+		got := make([]float32, n)
+		roundF16s(got, src[:n])
+		for i, f := range src[:n] {
+			if want := roundF16(f); math.Float32bits(want) != math.Float32bits(got[i]) {
+				t.Fatalf("%#x: asm %#x, Go %#x", math.Float32bits(f), math.Float32bits(got[i]), math.Float32bits(want))
+			}
+		}
+	}
+}

@@ -51,6 +51,16 @@ func f16At(b []byte, i int) float32 { return f16Table[binary.LittleEndian.Uint16
 // roundF16 rounds x to the nearest f16 value, as an f32.
 func roundF16(x float32) float32 { return f16Table[q4k.F32ToF16(x)] }
 
+// roundF16s sets dst[i] = roundF16(src[i]) (dst may be src), eight at a
+// time in assembly where the build has it.
+func roundF16s(dst, src []float32) {
+	dst = dst[:len(src)]
+	copy(dst, src)
+	for i := roundF16Vec(dst); i < len(dst); i++ {
+		dst[i] = roundF16(dst[i])
+	}
+}
+
 // dotF16 is ggml_vec_dot_f16 of n f16 values x with n values y that are
 // already f16-representable (ggml converts that side to f16 first): four
 // vectors of lanes accumulate the first n rounded down to 4*lanes elements,
@@ -144,7 +154,11 @@ func (s simd) softmax(w []float32) {
 	l := s.lanes
 	var sum float64
 	var chunk [16]float32
-	for i := 0; i < len(w); i += l {
+	i0 := 0
+	if l == 8 {
+		i0, sum = expSumVec8(w, maxW)
+	}
+	for i := i0; i < len(w); i += l {
 		clear(chunk[:])
 		for j := range min(l, len(w)-i) {
 			e := s.expf(w[i+j] - maxW)

@@ -147,3 +147,101 @@ sw8silu:
 sw8done:
 	VZEROUPPER
 	RET
+
+// func expSum8(w *float32, octs int, maxW float32) float64
+//
+// simd.softmax's vector part for 8-lane builds: w[i] = ggml_v_expf(w[i] -
+// maxW) for i < 8*octs (the expf of swiglu8, lanes for lanes), and the sum,
+// in float64 and in order, of each vector's horizontal sum (lanes k and
+// k+4, then (l0+l2)+(l1+l3), in f32), as ggml_vec_soft_max_f32 sums.
+TEXT ·expSum8(SB), NOSPLIT, $16-32
+	MOVQ w+0(FP), DI
+	MOVQ octs+8(FP), CX
+	VXORPD X0, X0, X0
+	VMOVSD X0, 0(SP)
+	TESTQ CX, CX
+	JZ es8done
+
+es8loop:
+	VBROADCASTSS maxW+16(FP), Y0
+	VMOVUPS (DI), Y1
+	VSUBPS Y0, Y1, Y1                 // x = w - max
+	VMOVAPS sR<>(SB), Y2
+	VFMADD231PS sLog2e<>(SB), Y1, Y2  // z = fma(x, log2e, r)
+	VSUBPS sR<>(SB), Y2, Y3           // n = z - r
+	VFNMADD231PS sLn2hi<>(SB), Y3, Y1 // x - n*ln2hi
+	VFNMADD231PS sLn2lo<>(SB), Y3, Y1 // b = · - n*ln2lo
+	VPSLLD $23, Y2, Y4                // e = bits(z) << 23
+	VPADDD sOne<>(SB), Y4, Y5         // k = e + bits(1)
+	VMULPS Y1, Y1, Y6                 // u = b*b
+	VMOVAPS sC2<>(SB), Y7
+	VFMADD231PS sC1<>(SB), Y1, Y7     // fma(c1, b, c2)
+	VMOVAPS sC4<>(SB), Y8
+	VFMADD231PS sC3<>(SB), Y1, Y8     // fma(c3, b, c4)
+	VFMADD231PS Y6, Y7, Y8            // fma(·, u, ·)
+	VMULPS sC5<>(SB), Y1, Y9          // c5*b
+	VFMADD231PS Y6, Y8, Y9            // j = fma(·, u, c5*b)
+	VANDPS sAbs<>(SB), Y3, Y10        // |n|
+	VCMPPS $0x1E, s126<>(SB), Y10, Y11 // c = |n| > 126 (ordered)
+	VMOVAPS Y5, Y12
+	VFMADD231PS Y9, Y5, Y12           // r1 = fma(j, k, k)
+	VMOVMSKPS Y11, AX
+	TESTL AX, AX
+	JZ es8sum
+	VXORPS Y13, Y13, Y13
+	VCMPPS $0x12, Y13, Y3, Y13        // n <= 0 (ordered)
+	VANDPS sNeg<>(SB), Y13, Y13       // g = · & 0x82000000
+	VPADDD sBig<>(SB), Y13, Y14       // s1 = g + 0x7f000000
+	VPSUBD Y13, Y4, Y15               // s2 = e - g
+	VMOVAPS Y15, Y4
+	VFMADD231PS Y9, Y15, Y4           // fma(s2, j, s2)
+	VMULPS Y14, Y4, Y4                // r2 = · * s1
+	VMULPS Y14, Y14, Y14              // r3 = s1*s1
+	VCMPPS $0x1E, s192<>(SB), Y10, Y13 // d = |n| > 192 (ordered)
+	VBLENDVPS Y11, Y4, Y12, Y12       // c ? r2 : r1
+	VBLENDVPS Y13, Y14, Y12, Y12      // d ? r3 : ·
+
+
+es8sum:
+	VMOVUPS Y12, (DI)
+	VEXTRACTF128 $1, Y12, X13
+	VADDPS X13, X12, X13              // lanes k and k+4
+	VMOVHLPS X13, X13, X11
+	VADDPS X11, X13, X11              // (l0+l2), (l1+l3)
+	VMOVSHDUP X11, X10
+	VADDSS X10, X11, X11
+	VCVTSS2SD X11, X11, X11
+	VADDSD 0(SP), X11, X11
+	VMOVSD X11, 0(SP)
+	ADDQ $32, DI
+	DECQ CX
+	JNZ es8loop
+
+es8done:
+	VMOVSD 0(SP), X0
+	VMOVSD X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func roundF16x8(p *float32, octs int)
+//
+// p[i] = roundF16(p[i]) for i < 8*octs: to binary16 with rounding to
+// nearest even and back (both exact but the first), eight at a time.
+TEXT ·roundF16x8(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), DI
+	MOVQ octs+8(FP), CX
+	TESTQ CX, CX
+	JZ rf8done
+
+rf8loop:
+	VMOVUPS (DI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VCVTPH2PS X1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	DECQ CX
+	JNZ rf8loop
+
+rf8done:
+	VZEROUPPER
+	RET

@@ -32,3 +32,33 @@ func swigluVec8(h, gate, up []float32, n int) int {
 	swiglu8(&h[0], &gate[0], &up[0], n/8)
 	return n
 }
+
+//go:noescape
+func expSum8(w *float32, octs int, maxW float32) float64
+
+// expSumVec8 runs the 8-lane simd.softmax's exponentials over the first
+// len(w) rounded down to 8 values in assembly: w[i] = expf(w[i] - maxW)
+// and the float64 sum of the vectors' horizontal sums. It returns how many
+// values it did (0 when the assembly is unavailable) and the sum.
+func expSumVec8(w []float32, maxW float32) (int, float64) {
+	n := len(w) &^ 7
+	if !useAsm || n == 0 {
+		return 0, 0
+	}
+	return n, expSum8(&w[0], n/8, maxW)
+}
+
+//go:noescape
+func roundF16x8(p *float32, octs int)
+
+// roundF16Vec rounds the first len(p) rounded down to 8 values to f16
+// precision in place (roundF16's bits for every non-NaN value) and
+// returns how many it did (0 when the assembly is unavailable).
+func roundF16Vec(p []float32) int {
+	n := len(p) &^ 7
+	if !useAsm || n == 0 {
+		return 0
+	}
+	roundF16x8(&p[0], n/8)
+	return n
+}
