@@ -49,6 +49,13 @@ func unsupported(param string) *APIError {
 		Message: fmt.Sprintf("%s is not supported by this server", param)}
 }
 
+// chatOnly is a 400 for a field /v1/completions refuses that
+// /v1/chat/completions takes (tools, tool_choice).
+func chatOnly(param string) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Code: "unsupported_parameter",
+		Message: fmt.Sprintf("%s is supported on /v1/chat/completions only, not /v1/completions", param)}
+}
+
 func notFound(code, format string, args ...any) *APIError {
 	return &APIError{Status: http.StatusNotFound, Type: typeNotFound, Code: code, Message: fmt.Sprintf(format, args...)}
 }

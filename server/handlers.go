@@ -283,9 +283,9 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Te
 	case req.BestOf != nil && *req.BestOf > 1:
 		return unsupported("best_of")
 	case present(req.Tools):
-		return unsupported("tools")
+		return chatOnly("tools")
 	case present(req.ToolChoice):
-		return unsupported("tool_choice")
+		return chatOnly("tool_choice")
 	case req.Prompt.count != 1:
 		return badRequest("prompt", "one prompt per request (got %d)", req.Prompt.count)
 	}

@@ -121,9 +121,11 @@ func newCallID(f toolcall.Family) string {
 // they become text instead: the assistant's content ends with the calls as
 // the Generic family writes them, {"tool_calls": [{"name", "arguments"}]},
 // and a tool message is a user message {"tool_results": [{"tool_call_id",
-// "content"}]}. A bad field is a 400 naming it.
+// "content"}]}. A bad field is a 400 naming it; so is a tool message
+// whose tool_call_id is no call id of an earlier assistant message.
 func chatMessages(in []chatMessage, polyfill bool, checkBytes func(total int) error) ([]tokenizer.Message, error) {
 	msgs := make([]tokenizer.Message, len(in))
+	callIDs := map[string]bool{} // the ids of the assistant messages' calls so far
 	total := 0
 	for i, m := range in {
 		param := fmt.Sprintf("messages[%d]", i)
@@ -156,12 +158,9 @@ func chatMessages(in []chatMessage, polyfill bool, checkBytes func(total int) er
 		if err != nil {
 			return nil, err
 		}
-		if !polyfill {
-			msgs[i].Raw = raw
-			continue
-		}
 		var v struct {
 			ToolCalls []struct {
+				ID       string `json:"id"`
 				Function struct {
 					Name      string          `json:"name"`
 					Arguments json.RawMessage `json:"arguments"`
@@ -170,6 +169,16 @@ func chatMessages(in []chatMessage, polyfill bool, checkBytes func(total int) er
 			ToolCallID string `json:"tool_call_id"`
 		}
 		_ = json.Unmarshal(raw, &v) // rawMessage wrote it
+		for _, c := range v.ToolCalls {
+			callIDs[c.ID] = true
+		}
+		if role == "tool" && !callIDs[v.ToolCallID] {
+			return nil, badRequest(param+".tool_call_id", "tool_call_id %q is not the id of a call in an earlier assistant message's tool_calls", v.ToolCallID)
+		}
+		if !polyfill {
+			msgs[i].Raw = raw
+			continue
+		}
 		var b strings.Builder
 		if role == "tool" {
 			id, _ := json.Marshal(v.ToolCallID)

@@ -233,7 +233,8 @@ func TestE2EToolCalls(t *testing.T) {
 }
 
 // TestToolRequests: the request errors name their field, completions
-// refuse tools, and tool_choice none answers with text.
+// refuse tools (pointing at chat completions), a tool message must answer
+// an earlier call, and tool_choice none answers with text.
 func TestToolRequests(t *testing.T) {
 	s := startServer(t, testTenantsFile(), 64)
 	tools := `[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
@@ -250,6 +251,11 @@ func TestToolRequests(t *testing.T) {
 		{"tools and a schema", "/v1/chat/completions", `{` + user + `,"tools":` + tools + `,"response_format":{"type":"json_object"}}`, "tools", ""},
 		{"tool message without id", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"},{"role":"tool","content":"1"}]}`,
 			"messages[1].tool_call_id", ""},
+		{"tool message answering no call", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,` +
+			`"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"1"}]}`,
+			"messages[2].tool_call_id", ""},
+		{"tool message before any call", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c1","content":"1"}]}`,
+			"messages[1].tool_call_id", ""},
 		{"arguments not JSON", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,` +
 			`"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{oops"}}]}]}`, "messages[1].tool_calls[0].function.arguments", ""},
 	} {
@@ -260,6 +266,9 @@ func TestToolRequests(t *testing.T) {
 			assert.Equal(t, tc.param, e.Param, e.Message)
 			if tc.code != "" {
 				assert.Equal(t, tc.code, e.Code)
+			}
+			if tc.path == "/v1/completions" {
+				assert.Contains(t, e.Message, "supported on /v1/chat/completions only")
 			}
 		})
 	}

@@ -36,8 +36,11 @@ func Trigger(f Family) string {
 // (Llama3 writes one call at most, as its template renders). Each call's
 // arguments are the compact JSON its Parameters allow
 // (grammar.FromJSONSchema); the envelope around them ("<tool_call>", the
-// "name" key, ...) allows up to four spaces, tabs or newlines between its
-// parts, as models write it. Auto gives Trigger(f) as the trigger. None,
+// "name" key, ...) is compact too, so that a forced call is short: at most
+// one space after each ":" and "," (as json.dumps writes them), and for
+// Hermes at most one newline inside and between the blocks (as Qwen's
+// template writes them), nothing elsewhere. Auto gives Trigger(f) as the
+// trigger. None,
 // or no tools, is an error; so is a schema the engine cannot enforce
 // (wrapping ErrSchema).
 func Constrain(f Family, tools []Tool, choice Choice, parallel bool) (Constraint, error) {
@@ -71,15 +74,14 @@ func Constrain(f Family, tools []Tool, choice Choice, parallel bool) (Constraint
 			b.WriteString(call + ` ::= "[TOOL_CALLS]" ` + gbnfLiteral(t.Name) + ` "[ARGS]" ` + args + "\n")
 		default:
 			key := gbnfLiteral(strconv.Quote(f.argKeys()[0]))
-			b.WriteString(call + ` ::= "{" tc-ws "\"name\"" tc-ws ":" tc-ws ` + name + ` tc-ws "," tc-ws ` + key +
-				` tc-ws ":" tc-ws ` + args + ` tc-ws "}"` + "\n")
+			b.WriteString(call + ` ::= "{\"name\":" tc-sp ` + name + ` "," tc-sp ` + key + ` ":" tc-sp ` + args + ` "}"` + "\n")
 		}
 	}
 	if len(calls) == 0 {
 		return Constraint{}, fmt.Errorf("%w: tool_choice names %q, which tools does not define", ErrRequest, choice.Name)
 	}
 	b.WriteString("tc-call ::= " + strings.Join(calls, " | ") + "\n")
-	b.WriteString("tc-ws ::= [ \\t\\n]{0,4}\n")
+	b.WriteString("tc-sp ::= \" \"?\n")
 	more := func(sep string) string {
 		if !parallel {
 			return ""
@@ -89,16 +91,16 @@ func Constrain(f Family, tools []Tool, choice Choice, parallel bool) (Constraint
 	var root string
 	switch f {
 	case Hermes:
-		root = `tc-block` + more(`tc-ws tc-block`) + "\n" +
-			`tc-block ::= "<tool_call>" tc-ws tc-call tc-ws "</tool_call>"`
+		root = `tc-block` + more(`"\n"? tc-block`) + "\n" +
+			`tc-block ::= "<tool_call>" "\n"? tc-call "\n"? "</tool_call>"`
 	case Llama3:
 		root = `tc-call`
 	case Mistral:
-		root = `"[TOOL_CALLS]" tc-ws "[" tc-ws tc-call` + more(`tc-ws "," tc-ws tc-call`) + ` tc-ws "]"`
+		root = `"[TOOL_CALLS][" tc-call` + more(`"," tc-sp tc-call`) + ` "]"`
 	case MistralArgs:
 		root = `tc-call` + more(`tc-call`)
 	default:
-		root = `"{" tc-ws "\"tool_calls\"" tc-ws ":" tc-ws "[" tc-ws tc-call` + more(`tc-ws "," tc-ws tc-call`) + ` tc-ws "]" tc-ws "}"`
+		root = `"{\"tool_calls\":" tc-sp "[" tc-call` + more(`"," tc-sp tc-call`) + ` "]}"`
 	}
 	src := "root ::= " + root + "\n" + b.String()
 	if _, err := grammar.Compile(src); err != nil {

@@ -175,3 +175,43 @@ func TestDetect(t *testing.T) {
 	}
 	assert.Equal(t, Generic, Detect(""))
 }
+
+// TestConstrainCompact: the envelope takes at most one space after ":"
+// and "," (and one newline around and between Hermes blocks), so that a
+// small model cannot fill a forced call with space until max_tokens.
+func TestConstrainCompact(t *testing.T) {
+	tools, err := ParseTools(json.RawMessage(testTools))
+	require.NoError(t, err)
+	v := byteVocab(t)
+	call := `{"name": "now", "arguments": {}}`
+	for _, tc := range []struct {
+		f       Family
+		ok, bad []string
+	}{
+		{Generic, []string{`{"tool_calls": [` + call + `]}`, `{"tool_calls":[{"name":"now","arguments":{}},{"name":"now","arguments":{}}]}`},
+			[]string{`{ "tool_calls": [` + call + `]}`, "{\"tool_calls\" \n: [" + call + "]}", `{"tool_calls":  [` + call + `]}`,
+				`{"tool_calls": [ ` + call + `]}`, `{"tool_calls": [` + call + `] }`, `{"tool_calls": [{"name":  "now", "arguments": {}}]}`}},
+		{Hermes, []string{"<tool_call>\n" + call + "\n</tool_call>", "<tool_call>" + call + "</tool_call>\n<tool_call>" + call + "</tool_call>"},
+			[]string{"<tool_call>\n\n" + call + "\n</tool_call>", "<tool_call> " + call + "</tool_call>",
+				"<tool_call>" + call + "</tool_call>\n\n<tool_call>" + call + "</tool_call>", "<tool_call>{ \"name\": \"now\", \"arguments\": {}}</tool_call>"}},
+		{Mistral, []string{`[TOOL_CALLS][` + call + `, ` + call + `]`},
+			[]string{`[TOOL_CALLS] [` + call + `]`, `[TOOL_CALLS][ ` + call + `]`, `[TOOL_CALLS][` + call + ` ,` + call + `]`}},
+		{Llama3, []string{`{"name": "now", "parameters": {}}`},
+			[]string{`{"name" : "now", "parameters": {}}`, "{\"name\": \"now\",\n\"parameters\": {}}", `{"name": "now", "parameters": {} }`}},
+	} {
+		c, err := Constrain(tc.f, tools, Choice{Mode: Required}, true)
+		require.NoError(t, err)
+		g, err := grammar.Compile(c.GBNF)
+		require.NoError(t, err)
+		accepts := func(text string) bool {
+			m := grammar.NewMatcher(g, v)
+			return m.AcceptBytes([]byte(text)) == nil && m.Done()
+		}
+		for _, text := range tc.ok {
+			assert.True(t, accepts(text), "%s: %q", tc.f, text)
+		}
+		for _, text := range tc.bad {
+			assert.False(t, accepts(text), "%s: %q", tc.f, text)
+		}
+	}
+}

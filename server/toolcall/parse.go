@@ -27,10 +27,12 @@ type Message struct {
 }
 
 // Parse reads a whole turn's text as family f writes it. It never fails:
-// what does not parse as a call (a block whose JSON is broken, a call cut
-// short, a name that is no string) stays in Content as it was written.
+// what does not parse as a call (a block whose JSON is broken, a name
+// that is no string) stays in Content as it was written. A call cut short
+// (the text ends inside it, as at max_tokens) is dropped when the turn
+// holds complete calls before it, else it is Content.
 func Parse(f Family, text string) Message {
-	o := build(scan(f, text, true), true)
+	o := build(scan(f, text, true), true, false)
 	m := Message{Content: o.content}
 	for _, c := range o.calls {
 		m.Calls = append(m.Calls, Call{Name: c.name, Arguments: c.args})
@@ -39,11 +41,13 @@ func Parse(f Family, text string) Message {
 }
 
 // item is a stretch of the text: content, or a call whose raw text is
-// content again if it proves not to be one.
+// content again if it proves not to be one. A cut item is a call the text
+// ends inside (final scans only).
 type item struct {
 	content string
 	call    *callScan
 	raw     string
+	cut     bool
 }
 
 // scanned is a text split into items; in a partial scan held is a tail
@@ -61,6 +65,12 @@ func (s *scanned) text(t string) {
 }
 
 func (s *scanned) call(c callScan, raw string) { s.items = append(s.items, item{call: &c, raw: raw}) }
+
+// cutCall adds a call the text ends inside: raw is its text.
+func (s *scanned) cutCall(c callScan, raw string) {
+	c.done = false
+	s.items = append(s.items, item{call: &c, raw: raw, cut: true})
+}
 
 // tail adds rest as content, less (in a partial scan) a suffix that may
 // begin one of marks.
@@ -101,12 +111,19 @@ type built struct {
 
 // build resolves the items: valid calls are calls, the rest content, the
 // space next to each call trimmed (and, in a partial build, the content's
-// trailing space held back until what follows it is known).
-func build(s scanned, final bool) built {
+// trailing space held back until what follows it is known). A cut call is
+// dropped when there are calls or dropCut (a stream that began it), else
+// it is content.
+func build(s scanned, final, dropCut bool) built {
 	var out built
 	isCall := make([]bool, len(s.items))
 	for i, it := range s.items {
 		isCall[i] = it.call != nil && it.call.valid()
+		dropCut = dropCut || isCall[i]
+	}
+	drop := make([]bool, len(s.items))
+	for i, it := range s.items {
+		drop[i] = isCall[i] || it.cut && dropCut
 	}
 	var b strings.Builder
 	for i, it := range s.items {
@@ -114,14 +131,17 @@ func build(s scanned, final bool) built {
 			out.calls = append(out.calls, partialCall{name: it.call.name, args: it.call.args, done: true})
 			continue
 		}
+		if drop[i] {
+			continue
+		}
 		t := it.content
 		if it.call != nil {
 			t = it.raw
 		}
-		if i > 0 && isCall[i-1] {
+		if i > 0 && drop[i-1] {
 			t = strings.TrimLeft(t, " \t\r\n")
 		}
-		if i+1 < len(s.items) && isCall[i+1] || !final && i == len(s.items)-1 {
+		if i+1 < len(s.items) && drop[i+1] || !final && i == len(s.items)-1 {
 			t = strings.TrimRight(t, " \t\r\n")
 		}
 		b.WriteString(t)
@@ -159,10 +179,15 @@ func scanHermes(text string, final bool) scanned {
 				sc.open = &c
 				return sc
 			}
-			if !c.done || !onlySpace(text[c.end:]) {
+			switch {
+			case !c.done && !c.bad:
+				sc.cutCall(c, text[start:])
+			case !c.done || !onlySpace(text[c.end:]):
 				c.bad = true
+				sc.call(c, text[start:])
+			default:
+				sc.call(c, text[start:])
 			}
-			sc.call(c, text[start:])
 			return sc
 		}
 		inner := text[:body+k]
@@ -173,6 +198,89 @@ func scanHermes(text string, final bool) scanned {
 		i = body + k + len(closing)
 		sc.call(c, text[start:i])
 	}
+}
+
+// arrayScan is a JSON array of call objects read so far.
+type arrayScan struct {
+	elems  []callScan // the complete elements
+	open   *callScan  // the element the text ends inside
+	closed bool       // the array's "]" was read
+	bad    bool       // not an array of call objects
+	end    int        // index after the "]", or where the text ran out
+}
+
+// valid reports whether every complete element is a call.
+func (a *arrayScan) valid() bool {
+	for _, e := range a.elems {
+		if !e.valid() {
+			return false
+		}
+	}
+	return !a.bad
+}
+
+// scanCallArray reads call objects separated by commas from s[p:], just
+// after an array's "[", up to its "]".
+func scanCallArray(s string, p int, keys []string) arrayScan {
+	var a arrayScan
+	for !a.closed && !a.bad && a.open == nil {
+		p = skipSpace(s, p)
+		if p >= len(s) {
+			break
+		}
+		c := scanCall(s, p, keys)
+		switch {
+		case c.bad:
+			a.bad = true
+		case !c.done:
+			a.open = &c
+		default:
+			a.elems = append(a.elems, c)
+			p = skipSpace(s, c.end)
+			switch {
+			case p >= len(s):
+			case s[p] == ',':
+				p++
+			case s[p] == ']':
+				p++
+				a.closed = true
+			default:
+				a.bad = true
+			}
+		}
+	}
+	a.end = p
+	return a
+}
+
+// arrayItems adds an array of calls that the text ends inside (start is
+// where its envelope began): in a partial scan its calls so far and the
+// open one; in a final one its complete calls and the cut rest. It
+// reports false (adding nothing) when some element is not a call.
+func (sc *scanned) arrayItems(a arrayScan, text string, start int, final bool) bool {
+	if !a.valid() {
+		return false
+	}
+	for _, e := range a.elems {
+		sc.call(e, "")
+	}
+	if !final {
+		sc.open = a.open
+		if sc.open == nil {
+			sc.open = &callScan{}
+		}
+		return true
+	}
+	c := callScan{}
+	if a.open != nil {
+		c = *a.open
+	}
+	raw := text[a.end:]
+	if len(a.elems) == 0 {
+		raw = text[start:]
+	}
+	sc.cutCall(c, raw)
+	return true
 }
 
 // scanMistral: [TOOL_CALLS] followed by a JSON array of call objects.
@@ -194,59 +302,20 @@ func scanMistral(text string, final bool) scanned {
 			i = p
 			continue
 		}
-		var elems []callScan
-		closed, bad := false, false
-		var open *callScan
-		for p++; p < len(text) && !closed && !bad && open == nil; {
-			p = skipSpace(text, p)
-			if p >= len(text) {
-				break
-			}
-			c := scanCall(text, p, keys)
-			switch {
-			case c.bad:
-				bad = true
-			case !c.done:
-				open = &c
-			default:
-				elems = append(elems, c)
-				p = skipSpace(text, c.end)
-				switch {
-				case p >= len(text):
-				case text[p] == ',':
-					p++
-				case text[p] == ']':
-					p++
-					closed = true
-				default:
-					bad = true
-				}
-			}
-		}
-		all := closed && !bad
-		for _, e := range elems {
-			all = all && e.valid()
-		}
+		a := scanCallArray(text, min(p+1, len(text)), keys)
 		switch {
-		case all:
-			for _, e := range elems {
+		case a.closed && a.valid():
+			for _, e := range a.elems {
 				sc.call(e, "")
 			}
-			i = p
+			i = a.end
 			continue
-		case !final && !bad:
-			for _, e := range elems {
-				sc.call(e, "")
-			}
-			if open == nil {
-				open = &callScan{}
-			}
-			sc.open = open
+		case a.closed:
+			sc.text(text[start:a.end])
+			i = a.end
+			continue
+		case !a.bad && sc.arrayItems(a, text, start, final):
 			return sc
-		case closed:
-			sc.text(text[start:p])
-			i = p
-			continue
 		}
 		sc.text(text[start:])
 		return sc
@@ -270,7 +339,7 @@ func scanMistralArgs(text string, final bool) scanned {
 		a := strings.Index(text[p:], argsTag)
 		if a < 0 {
 			if final {
-				sc.text(text[start:])
+				sc.cutCall(callScan{}, text[start:])
 			} else {
 				sc.open = &callScan{}
 			}
@@ -292,11 +361,15 @@ func scanMistralArgs(text string, final bool) scanned {
 			sc.call(c, text[start:end])
 			i = end
 			continue
-		case !final && !bad:
+		case !bad:
 			if q < len(text) && text[q] == '{' {
 				c.args = text[q:]
 			}
-			sc.open = &c
+			if final {
+				sc.cutCall(c, text[start:])
+			} else {
+				sc.open = &c
+			}
 			return sc
 		}
 		sc.text(text[start:])
@@ -352,6 +425,8 @@ func scanLlama3(text string, final bool) scanned {
 		sc.text(text[c.end:])
 	case !final && !c.bad:
 		sc.open = &c
+	case !c.bad:
+		sc.cutCall(c, text[pos:])
 	default:
 		sc.text(text[pos:])
 	}
@@ -407,8 +482,11 @@ func builtinCall(s string) (callScan, bool) {
 }
 
 // scanGeneric: one JSON object {"tool_calls": [...]} at the start or
-// where {"tool_calls" first appears; what follows it is content. A stream
-// gives its calls once the object is complete.
+// where {"tool_calls" first appears; what follows it is content. An object
+// that begins {"tool_calls": [ is read call by call as it is written (a
+// stream gives each call once its name is known, then its arguments as
+// they grow); another object is read whole, its "tool_calls" member the
+// calls.
 func scanGeneric(text string, final bool) scanned {
 	const mark = `{"tool_calls"`
 	var sc scanned
@@ -427,6 +505,53 @@ func scanGeneric(text string, final bool) scanned {
 		return sc
 	}
 	sc.text(text[:pos])
+	// The envelope's head, {"tool_calls": [, with any space between.
+	p, head := pos+1, true
+	for _, l := range []string{`"tool_calls"`, ":", "["} {
+		p = skipSpace(text, p)
+		if strings.HasPrefix(text[p:], l) {
+			p += len(l)
+			continue
+		}
+		if !strings.HasPrefix(l, text[p:]) {
+			head = false // another object
+			break
+		}
+		// The text ends inside the head.
+		if final {
+			sc.cutCall(callScan{}, text[pos:])
+		} else {
+			sc.open = &callScan{}
+		}
+		return sc
+	}
+	if !head {
+		return scanGenericWhole(sc, text, pos, final)
+	}
+	a := scanCallArray(text, p, Generic.argKeys())
+	if a.closed && a.valid() && len(a.elems) > 0 {
+		q := skipSpace(text, a.end)
+		switch {
+		case q < len(text) && text[q] == '}':
+			for _, e := range a.elems {
+				sc.call(e, "")
+			}
+			sc.text(text[q+1:])
+			return sc
+		case q == len(text): // the text ends before the object's "}"
+			a.closed = false
+		}
+	}
+	if !a.closed && !a.bad && sc.arrayItems(a, text, pos, final) {
+		return sc
+	}
+	sc.text(text[pos:])
+	return sc
+}
+
+// scanGenericWhole reads the JSON object at text[pos] whole: its
+// tool_calls member's calls, or content.
+func scanGenericWhole(sc scanned, text string, pos int, final bool) scanned {
 	end, complete, bad := scanValue(text, pos)
 	if !complete {
 		if !final && !bad {

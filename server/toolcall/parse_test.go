@@ -134,3 +134,84 @@ func TestStreamArgumentsGrow(t *testing.T) {
 	assert.Empty(t, d)
 	assert.Equal(t, Message{Content: "Sure.", Calls: []Call{{ID: "call_x", Name: "f", Arguments: `{"a": "b"}`}}}, m)
 }
+
+// TestStreamGenericGrows: the generic envelope streams as the others do:
+// the call's first delta once its name is known, then its arguments'
+// text as written, the pieces adding up to the call's Arguments.
+func TestStreamGenericGrows(t *testing.T) {
+	s := NewStream(Generic, func() string { return "call_x" })
+	assert.Empty(t, s.Feed(`{"tool_calls": [{"name": "`))
+	d := s.Feed(`f"`)
+	require.Len(t, d, 1)
+	assert.Equal(t, CallDelta{Index: 0, First: true, ID: "call_x", Name: "f"}, *d[0].Call)
+	d = s.Feed(`, "arguments": {"a": `)
+	require.Len(t, d, 1)
+	assert.Equal(t, CallDelta{Index: 0, Arguments: `{"a": `}, *d[0].Call)
+	d = s.Feed(`"b"}}, {"name": "g", "arguments": {`)
+	require.Len(t, d, 2)
+	assert.Equal(t, CallDelta{Index: 0, Arguments: `"b"}`}, *d[0].Call)
+	assert.Equal(t, CallDelta{Index: 1, First: true, ID: "call_x", Name: "g", Arguments: `{`}, *d[1].Call)
+	d = s.Feed(`}`)
+	require.Len(t, d, 1)
+	assert.Equal(t, CallDelta{Index: 1, Arguments: `}`}, *d[0].Call)
+	assert.Empty(t, s.Feed("}]}"))
+	d, m := s.Finish()
+	assert.Empty(t, d)
+	assert.Equal(t, Message{Calls: []Call{{ID: "call_x", Name: "f", Arguments: `{"a": "b"}`}, {ID: "call_x", Name: "g", Arguments: `{}`}}}, m)
+}
+
+// TestCutCalls: for each family, a turn cut inside its second call
+// (parallel calls at max_tokens) parses as its first call, the cut one
+// dropped; cut inside its only call it is content. Streamed byte by
+// byte, the cut call has been streamed (its arguments so far) and its
+// text is never sent as content.
+func TestCutCalls(t *testing.T) {
+	for _, tc := range []struct {
+		f          Family
+		call, cut  string // a complete call; a call cut inside its arguments
+		sep, close string // between calls; after the last one (the envelope's end)
+		open       string // the envelope's start
+	}{
+		{f: Hermes, call: `<tool_call>` + "\n" + `{"name": "a", "arguments": {"k": 1}}` + "\n</tool_call>",
+			cut: `<tool_call>` + "\n" + `{"name": "b", "arguments": {"k": "v`, sep: "\n"},
+		{f: Mistral, open: `[TOOL_CALLS][`, call: `{"name": "a", "arguments": {"k": 1}}`, sep: ", ",
+			cut: `{"name": "b", "arguments": {"k": "v`, close: "]"},
+		{f: MistralArgs, call: `[TOOL_CALLS]a[ARGS]{"k": 1}`, cut: `[TOOL_CALLS]b[ARGS]{"k": "v`},
+		{f: Generic, open: `{"tool_calls": [`, call: `{"name": "a", "arguments": {"k": 1}}`, sep: ", ",
+			cut: `{"name": "b", "arguments": {"k": "v`, close: "]}"},
+		{f: Llama3, cut: `{"name": "b", "parameters": {"k": "v`},
+	} {
+		t.Run(tc.f.String(), func(t *testing.T) {
+			texts := []string{tc.open + tc.cut}
+			if tc.call != "" {
+				texts = append(texts, tc.open+tc.call+tc.sep+tc.cut)
+			}
+			for n, text := range texts {
+				m := Parse(tc.f, text)
+				if n == 0 {
+					assert.Equal(t, Message{Content: text}, m, "the only call, cut")
+				} else {
+					assert.Equal(t, Message{Calls: []Call{{Name: "a", Arguments: `{"k": 1}`}}}, m, "a call, then one cut")
+				}
+				s := NewStream(tc.f, func() string { return "id" })
+				var content strings.Builder
+				var calls []Call
+				for i := range len(text) {
+					require.NoError(t, accumulate(s.Feed(text[i:i+1]), &content, &calls))
+				}
+				ds, fm := s.Finish()
+				require.NoError(t, accumulate(ds, &content, &calls))
+				assert.Empty(t, content.String(), "the cut call's text sent as content")
+				require.Len(t, calls, n+1)
+				assert.Equal(t, Call{ID: "id", Name: "b", Arguments: `{"k": "v`}, calls[n])
+				assert.Equal(t, m.Content, fm.Content)
+				assert.Len(t, fm.Calls, len(m.Calls))
+			}
+			if tc.close != "" {
+				// Whole, the same calls are two.
+				whole := tc.open + tc.call + tc.sep + tc.call + tc.close
+				assert.Len(t, Parse(tc.f, whole).Calls, 2, whole)
+			}
+		})
+	}
+}

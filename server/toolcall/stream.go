@@ -23,10 +23,15 @@ type CallDelta struct {
 // Stream turns a turn's text, given as it is generated, into deltas: the
 // content as soon as it cannot be the start of a call (a marker's prefix
 // and trailing space are held back), each call once its name is known,
-// then its arguments as they grow. Concatenated, the deltas give the
-// Message that Finish returns (Parse's, with the streamed ids), unless a
-// call that had begun streaming proves not to parse at the end (cut by
-// max_tokens); its text is then not repeated as content.
+// then its arguments' JSON text as the model writes it, in pieces whose
+// concatenation is the call's Arguments. Concatenated, the deltas give
+// the Message that Finish returns (Parse's, with the streamed ids),
+// unless a call that had begun streaming proves not to be one at the end:
+// a call cut short (max_tokens) stays streamed and its text is never sent
+// as content (where Parse, with no complete call before it, has it as
+// Content); a call whose JSON turns out broken (possible only
+// unconstrained) stays streamed too, and its text comes as content as
+// Parse gives it.
 //
 // A Stream is for one turn, used from one goroutine.
 type Stream struct {
@@ -43,14 +48,21 @@ func NewStream(f Family, newID func() string) *Stream { return &Stream{f: f, new
 // Feed adds generated text and returns the deltas it releases (maybe none).
 func (s *Stream) Feed(text string) []Delta {
 	s.text.WriteString(text)
-	return s.diff(build(scan(s.f, s.text.String(), false), false))
+	return s.diff(build(scan(s.f, s.text.String(), false), false, false))
 }
 
 // Finish ends the turn: the deltas still held back, and the message as
 // Parse reads the whole text, with the ids the stream gave its calls.
 func (s *Stream) Finish() ([]Delta, Message) {
-	o := build(scan(s.f, s.text.String(), true), true)
-	d := s.diff(o)
+	sc := scan(s.f, s.text.String(), true)
+	o := build(sc, true, false)
+	sent := o
+	if len(o.calls) < len(s.calls) {
+		// A call the stream began was cut short: its text is not sent
+		// as content (it was streamed as a call).
+		sent = build(sc, true, true)
+	}
+	d := s.diff(sent)
 	m := Message{Content: o.content}
 	for i, c := range o.calls {
 		id := ""
