@@ -5,7 +5,9 @@ Alternates `realizar-host bench --json` and llama.cpp's `llama-bench -o json`
 on the same file and thread count, ROUNDS times each (one warm-up run of ours
 first), and prints each side's median prefill and decode tok/s over the rounds
 and their ratios. Both prefill the whole prompt from an empty cache each run
-(bench's prefill_tokens is checked) and decode G tokens after it.
+(bench's prefill_tokens is checked); decode is G tokens from an empty cache on
+both sides (llama-bench's tg test; ours a 1-token prompt), so a long prompt
+does not slow one side's decode only.
 
   scripts/speed-vs-llama.py [--rounds 3] [--threads 1,2] [-p 128,512] [-n 64] [--reps 3] MODEL.gguf...
 
@@ -65,7 +67,8 @@ def main():
                 ours(a.ours, model, t, p, a.n, 1)  # warm-up: page cache, CPU clocks
                 rows = {"op": [], "od": [], "tp": [], "td": []}
                 for _ in range(a.rounds):
-                    op, od = ours(a.ours, model, t, p, a.n, a.reps)
+                    op, _ = ours(a.ours, model, t, p, 1, a.reps)
+                    _, od = ours(a.ours, model, t, 1, a.n, a.reps)
                     tp, td = theirs(a.llama_bench, model, t, p, a.n, a.reps)
                     for k, v in zip(("op", "od", "tp", "td"), (op, od, tp, td)):
                         rows[k].append(v)
