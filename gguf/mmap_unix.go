@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapFile maps size bytes of f read-only. The mapping outlives f's
@@ -28,7 +30,8 @@ func mapFile(f *os.File, size int64) (data []byte, unmap func() error, err error
 // releasePages drops the whole pages of b that lie inside the mapping m
 // from the process's resident memory (madvise MADV_DONTNEED: for a
 // read-only shared file mapping the pages are read from the file again on
-// the next access, with the same bytes).
+// the next access, with the same bytes; where the system takes it as a
+// hint only, such as macOS, they may simply stay).
 func releasePages(m, b []byte) {
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
@@ -41,6 +44,6 @@ func releasePages(m, b []byte) {
 	start = (start + page - 1) / page * page
 	end = end / page * page
 	if start < end {
-		_ = syscall.Madvise(m[start:end], syscall.MADV_DONTNEED)
+		_ = unix.Madvise(m[start:end], unix.MADV_DONTNEED)
 	}
 }
