@@ -83,6 +83,50 @@ DATA sBig<>+16(SB)/8, $0x7f0000007f000000
 DATA sBig<>+24(SB)/8, $0x7f0000007f000000
 GLOBL sBig<>(SB), RODATA|NOPTR, $32
 
+// EXPF8 is ggml_v_expf (AVX2) of the eight lanes of Y1 into Y12, with the
+// f32 FMAs its intrinsics compile to: z = fma(x, log2e, r), n = z - r,
+// b = x - n*ln2hi - n*ln2lo (fused), e = bits(z) << 23, k = e + bits(1),
+// j = fma(fma(fma(c1, b, c2), u, fma(c3, b, c4)), u, c5*b) with u = b*b,
+// r1 = fma(j, k, k); where some |n| > 126 the blend of r2 = fma(s2, j, s2)*s1
+// and, past 192, r3 = s1*s1 (s1, s2 from g = n <= 0 ? 0x82000000 : 0), as
+// simd.expf's AVX2 branch. It jumps to done when no lane needs the blend.
+// Y1..Y15 are scratch.
+#define EXPF8(done) \
+	VMOVAPS sR<>(SB), Y2 \
+	VFMADD231PS sLog2e<>(SB), Y1, Y2 \
+	VSUBPS sR<>(SB), Y2, Y3 \
+	VFNMADD231PS sLn2hi<>(SB), Y3, Y1 \
+	VFNMADD231PS sLn2lo<>(SB), Y3, Y1 \
+	VPSLLD $23, Y2, Y4 \
+	VPADDD sOne<>(SB), Y4, Y5 \
+	VMULPS Y1, Y1, Y6 \
+	VMOVAPS sC2<>(SB), Y7 \
+	VFMADD231PS sC1<>(SB), Y1, Y7 \
+	VMOVAPS sC4<>(SB), Y8 \
+	VFMADD231PS sC3<>(SB), Y1, Y8 \
+	VFMADD231PS Y6, Y7, Y8 \
+	VMULPS sC5<>(SB), Y1, Y9 \
+	VFMADD231PS Y6, Y8, Y9 \
+	VANDPS sAbs<>(SB), Y3, Y10 \
+	VCMPPS $0x1E, s126<>(SB), Y10, Y11 \
+	VMOVAPS Y5, Y12 \
+	VFMADD231PS Y9, Y5, Y12 \
+	VMOVMSKPS Y11, AX \
+	TESTL AX, AX \
+	JZ done \
+	VXORPS Y13, Y13, Y13 \
+	VCMPPS $0x12, Y13, Y3, Y13 \
+	VANDPS sNeg<>(SB), Y13, Y13 \
+	VPADDD sBig<>(SB), Y13, Y14 \
+	VPSUBD Y13, Y4, Y15 \
+	VMOVAPS Y15, Y4 \
+	VFMADD231PS Y9, Y15, Y4 \
+	VMULPS Y14, Y4, Y4 \
+	VMULPS Y14, Y14, Y14 \
+	VCMPPS $0x1E, s192<>(SB), Y10, Y13 \
+	VBLENDVPS Y11, Y4, Y12, Y12 \
+	VBLENDVPS Y13, Y14, Y12, Y12
+
 // func swiglu8(h, gate, up *float32, octs int)
 //
 // h[i] = gate[i] / (1 + expf(0-gate[i])) * up[i] for i < 8*octs.
@@ -98,40 +142,7 @@ sw8loop:
 	VMOVUPS (DI), Y0                  // g
 	VXORPS Y1, Y1, Y1
 	VSUBPS Y0, Y1, Y1                 // x = 0 - g
-	VMOVAPS sR<>(SB), Y2
-	VFMADD231PS sLog2e<>(SB), Y1, Y2  // z = fma(x, log2e, r)
-	VSUBPS sR<>(SB), Y2, Y3           // n = z - r
-	VFNMADD231PS sLn2hi<>(SB), Y3, Y1 // x - n*ln2hi
-	VFNMADD231PS sLn2lo<>(SB), Y3, Y1 // b = · - n*ln2lo
-	VPSLLD $23, Y2, Y4                // e = bits(z) << 23
-	VPADDD sOne<>(SB), Y4, Y5         // k = e + bits(1)
-	VMULPS Y1, Y1, Y6                 // u = b*b
-	VMOVAPS sC2<>(SB), Y7
-	VFMADD231PS sC1<>(SB), Y1, Y7     // fma(c1, b, c2)
-	VMOVAPS sC4<>(SB), Y8
-	VFMADD231PS sC3<>(SB), Y1, Y8     // fma(c3, b, c4)
-	VFMADD231PS Y6, Y7, Y8            // fma(·, u, ·)
-	VMULPS sC5<>(SB), Y1, Y9          // c5*b
-	VFMADD231PS Y6, Y8, Y9            // j = fma(·, u, c5*b)
-	VANDPS sAbs<>(SB), Y3, Y10        // |n|
-	VCMPPS $0x1E, s126<>(SB), Y10, Y11 // c = |n| > 126 (ordered)
-	VMOVAPS Y5, Y12
-	VFMADD231PS Y9, Y5, Y12           // r1 = fma(j, k, k)
-	VMOVMSKPS Y11, AX
-	TESTL AX, AX
-	JZ sw8silu
-	VXORPS Y13, Y13, Y13
-	VCMPPS $0x12, Y13, Y3, Y13        // n <= 0 (ordered)
-	VANDPS sNeg<>(SB), Y13, Y13       // g = · & 0x82000000
-	VPADDD sBig<>(SB), Y13, Y14       // s1 = g + 0x7f000000
-	VPSUBD Y13, Y4, Y15               // s2 = e - g
-	VMOVAPS Y15, Y4
-	VFMADD231PS Y9, Y15, Y4           // fma(s2, j, s2)
-	VMULPS Y14, Y4, Y4                // r2 = · * s1
-	VMULPS Y14, Y14, Y14              // r3 = s1*s1
-	VCMPPS $0x1E, s192<>(SB), Y10, Y13 // d = |n| > 192 (ordered)
-	VBLENDVPS Y11, Y4, Y12, Y12       // c ? r2 : r1
-	VBLENDVPS Y13, Y14, Y12, Y12      // d ? r3 : ·
+	EXPF8(sw8silu)
 
 sw8silu:
 	VADDPS sOne<>(SB), Y12, Y12       // 1 + expf(x)
@@ -166,40 +177,7 @@ es8loop:
 	VBROADCASTSS maxW+16(FP), Y0
 	VMOVUPS (DI), Y1
 	VSUBPS Y0, Y1, Y1                 // x = w - max
-	VMOVAPS sR<>(SB), Y2
-	VFMADD231PS sLog2e<>(SB), Y1, Y2  // z = fma(x, log2e, r)
-	VSUBPS sR<>(SB), Y2, Y3           // n = z - r
-	VFNMADD231PS sLn2hi<>(SB), Y3, Y1 // x - n*ln2hi
-	VFNMADD231PS sLn2lo<>(SB), Y3, Y1 // b = · - n*ln2lo
-	VPSLLD $23, Y2, Y4                // e = bits(z) << 23
-	VPADDD sOne<>(SB), Y4, Y5         // k = e + bits(1)
-	VMULPS Y1, Y1, Y6                 // u = b*b
-	VMOVAPS sC2<>(SB), Y7
-	VFMADD231PS sC1<>(SB), Y1, Y7     // fma(c1, b, c2)
-	VMOVAPS sC4<>(SB), Y8
-	VFMADD231PS sC3<>(SB), Y1, Y8     // fma(c3, b, c4)
-	VFMADD231PS Y6, Y7, Y8            // fma(·, u, ·)
-	VMULPS sC5<>(SB), Y1, Y9          // c5*b
-	VFMADD231PS Y6, Y8, Y9            // j = fma(·, u, c5*b)
-	VANDPS sAbs<>(SB), Y3, Y10        // |n|
-	VCMPPS $0x1E, s126<>(SB), Y10, Y11 // c = |n| > 126 (ordered)
-	VMOVAPS Y5, Y12
-	VFMADD231PS Y9, Y5, Y12           // r1 = fma(j, k, k)
-	VMOVMSKPS Y11, AX
-	TESTL AX, AX
-	JZ es8sum
-	VXORPS Y13, Y13, Y13
-	VCMPPS $0x12, Y13, Y3, Y13        // n <= 0 (ordered)
-	VANDPS sNeg<>(SB), Y13, Y13       // g = · & 0x82000000
-	VPADDD sBig<>(SB), Y13, Y14       // s1 = g + 0x7f000000
-	VPSUBD Y13, Y4, Y15               // s2 = e - g
-	VMOVAPS Y15, Y4
-	VFMADD231PS Y9, Y15, Y4           // fma(s2, j, s2)
-	VMULPS Y14, Y4, Y4                // r2 = · * s1
-	VMULPS Y14, Y14, Y14              // r3 = s1*s1
-	VCMPPS $0x1E, s192<>(SB), Y10, Y13 // d = |n| > 192 (ordered)
-	VBLENDVPS Y11, Y4, Y12, Y12       // c ? r2 : r1
-	VBLENDVPS Y13, Y14, Y12, Y12      // d ? r3 : ·
+	EXPF8(es8sum)
 
 
 es8sum:
