@@ -69,14 +69,13 @@ func QuantizeF32(dst []byte, x []float32) error {
 	return nil
 }
 
-// QuantizeF16 stores x as binary16 (see F32ToF16).
+// QuantizeF16 stores x as binary16: F32ToF16Slice after checking dst's
+// length (F32ToF16's bits; a NaN stays a NaN of its sign).
 func QuantizeF16(dst []byte, x []float32) error {
 	if _, err := checkRow(F16, len(x), "dst", len(dst)); err != nil {
 		return err
 	}
-	for i, v := range x {
-		binary.LittleEndian.PutUint16(dst[2*i:], F32ToF16(v))
-	}
+	F32ToF16Slice(dst, x)
 	return nil
 }
 
