@@ -19,15 +19,30 @@ import (
 // comes back; it never holds the others for longer.
 const gatherWait = 10 * time.Millisecond
 
-// prefillShare is the most prompt rows a pass takes per decoding sequence
-// (or per waiting prompt, when more wait) beside decoding sequences (see
-// build). A pass's cost grows a little faster than its rows (the batched
-// kernels' groups of four, the prompt's attention over its growing
-// context): on the 1.1B fixture, 7 streams beside a 1,000-token prompt saw
-// their p99 gap at 3.3× their steady p50 with a share of 3/2 and 2.8× with
-// 1 (BENCHMARKS), so 1 it is, at the price of a later first token for the
+// prefillShare and promptShare bound the prompt rows a pass takes beside
+// decoding sequences (see build): prefillShare per decoding sequence, or
+// promptShare per waiting prompt when that is more.
+//
+// A pass's cost grows a little faster than its rows (the batched kernels'
+// groups of four, the prompt's attention over its growing context): on
+// the 1.1B fixture, 7 streams beside a 1,000-token prompt saw their p99
+// gap at 3.3× their steady p50 with a prefillShare of 3/2 and 2.8× with 1
+// (BENCHMARKS), so 1 it is, at the price of a later first token for the
 // long prompt (53 s against 47 s).
-const prefillShare = 1
+//
+// promptShare is for the other case, many new prompts beside few decoding
+// sequences (every client of a load arriving at once, the first one
+// already decoding): one prompt row per decoding sequence prefilled them
+// one after another, a few rows a pass, for tens of passes (the 110M,
+// 8 clients of 16-word prompts: a quarter of all passes held one or two
+// decoding rows and seven prompt rows). Four rows per waiting prompt let
+// them in within a few passes, each costing about what the batch's steady
+// pass will once they decode; a lone prompt beside 4 or more decoding
+// sequences still gets prefillShare's rows.
+const (
+	prefillShare = 1
+	promptShare  = 4
+)
 
 // batcher runs the turns of admitted requests, each a sequence with a KV
 // cache of its own, in shared batched passes (continuous batching): the
@@ -320,9 +335,9 @@ func (b *batcher) ready(now time.Time) (wait time.Duration, ok bool) {
 
 // build takes the pending spans into a pass under the token budget:
 // decode tokens first, then chunks of prompts in arrival order, at most
-// prefillShare prompt rows per decoding sequence (or per prompt, when more wait)
-// while sequences are decoding (a pass of prompts alone takes the
-// whole budget). A
+// prefillShare prompt rows per decoding sequence (or promptShare per
+// waiting prompt, when that is more) while sequences are decoding (a pass
+// of prompts alone takes the whole budget). A
 // sequence whose request has ended is answered at once with a
 // cancellation (its run ends as cancelled, its slot forgets).
 func (b *batcher) build() ([]engine.Span, []*sequence) {
@@ -353,18 +368,19 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 	}
 	if decodes := len(spans); decodes > 0 {
 		// Beside running sequences a pass takes at most one prompt row
-		// per decoding sequence, or per waiting prompt when they are
-		// more: a lone long prompt keeps the running sequences' time
+		// per decoding sequence, or four per waiting prompt when that
+		// is more: a lone long prompt keeps the running sequences' time
 		// between tokens under 3× (a pass's cost grows with its rows),
 		// and many new prompts still join in few passes.
-		budget = min(budget, prefillShare*max(decodes, len(prompts)))
+		budget = min(budget, max(prefillShare*decodes, promptShare*len(prompts)))
 	}
 	for _, q := range prompts {
 		if budget <= 0 && len(spans) > 0 {
 			rest = append(rest, q)
 			continue
 		}
-		n := max(budget, 1)
+		// A prompt shorter than the budget leaves the rest to the next.
+		n := min(max(budget, 1), max(len(q.tokens)-q.start, 1))
 		take(q, n)
 		budget -= n
 	}
