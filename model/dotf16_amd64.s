@@ -142,6 +142,11 @@ r8row:
 	MOVQ  R12, DI
 	MOVQ  R13, CX
 	MOVQ  R14, R8
+	// The rows of one call lie xstride apart (a key per position, a
+	// value dimension per row), so each row's first lines miss the
+	// caches: ask for the first two lines of the row four ahead.
+	PREFETCHT0 (R10)(R11*8)
+	PREFETCHT0 64(R10)(R11*8)
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
