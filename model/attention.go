@@ -2,11 +2,20 @@ package model
 
 import "math"
 
-// attnScratch is one thread's working memory for attention.
+// attnScratch is one thread's working memory for attention and RoPE.
 type attnScratch struct {
 	q      []float32 // [headDim] the query rounded to f16
 	scores []float32 // [positions] scores, then probabilities rounded to f16
 	pad    f16Pad    // the value products' partial vectors
+	cs     []float32 // [RopeDims] RoPE's cos/sin table of one position
+}
+
+// ropeCS returns the thread's RoPE table of dims entries.
+func (s *attnScratch) ropeCS(dims int) []float32 {
+	if len(s.cs) < dims {
+		s.cs = make([]float32, dims)
+	}
+	return s.cs[:dims]
 }
 
 // f16Pad holds, for simd.dotF16Rows, each row's zero-padded partial last

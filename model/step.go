@@ -29,10 +29,10 @@ type Step struct {
 	gate    []float32 // [batch*FFN]; empty for MoE
 	up      []float32 // [batch*FFN], FusedFFN [batch*2*FFN]; empty for MoE
 	moe     moeScratch
-	ropeCS  []float32 // [RopeDims] cos/sin table of one position
 	logits  []float32 // [Vocab]
 	scratch []attnScratch
-	heads   headsTask // attention's loop body, reused
+	heads   headsTask  // attention's loop body, reused
+	ropeKV  ropeKVTask // RoPE and the KV store's loop body, reused
 
 	// A pass's rows: the sequence (step) and position of each, the
 	// sequences themselves, and the logits of several sequences.
@@ -58,7 +58,6 @@ func (m *Model) NewStep() *Step {
 		m:       m,
 		cache:   newKVCache(c.Layers, c.KVDim()),
 		acts:    newActCache(),
-		ropeCS:  make([]float32, c.RopeDims),
 		logits:  make([]float32, c.Vocab),
 		scratch: make([]attnScratch, m.pool.threads),
 	}
@@ -318,13 +317,12 @@ func (s *Step) block(l, n int) {
 	if c.Sliding(l) {
 		rp = &m.ropeSWA
 	}
-	for b := range n {
-		pos := s.rowPos[b]
-		rp.table(s.ropeCS, pos)
-		rp.apply(q[b*qDim:(b+1)*qDim], c.HeadDim, s.ropeCS)
-		rp.apply(k[b*kvDim:(b+1)*kvDim], c.HeadDim, s.ropeCS)
-		s.rowSeq[b].cache.store(l, pos, k[b*kvDim:(b+1)*kvDim], v[b*kvDim:(b+1)*kvDim])
-	}
+	// Rows are independent here (each rotates its own Q and K and
+	// writes its own cache position), so they run on the pool: the
+	// value store writes one f16 per dimension row of the cache, a
+	// cache line each, and alone on one thread it held the others.
+	s.ropeKV = ropeKVTask{s: s, l: l, rp: rp}
+	m.pool.run(n, 1, &s.ropeKV)
 	if c.ScaleQ {
 		// phi3, gemma3: ggml_scale of the rotated Q, the scores then
 		// unscaled.
@@ -385,6 +383,28 @@ func (s *Step) postNorm(out, w []float32, n int) {
 	for b := range n {
 		r := out[b*embd : (b+1)*embd]
 		rmsNorm(r, r, w, s.m.cfg.RMSEps)
+	}
+}
+
+// ropeKVTask rotates the Q and K rows [lo, hi) of layer l by RoPE at their
+// positions and stores their K and V in their sequences' caches.
+type ropeKVTask struct {
+	s  *Step
+	l  int
+	rp *rope
+}
+
+func (t *ropeKVTask) do(worker, lo, hi int) {
+	s, c := t.s, &t.s.m.cfg
+	qDim, kvDim := c.QDim(), c.KVDim()
+	cs := s.scratch[worker].ropeCS(c.RopeDims)
+	for b := lo; b < hi; b++ {
+		pos := s.rowPos[b]
+		k := s.k[b*kvDim : (b+1)*kvDim]
+		t.rp.table(cs, pos)
+		t.rp.apply(s.q[b*qDim:(b+1)*qDim], c.HeadDim, cs)
+		t.rp.apply(k, c.HeadDim, cs)
+		s.rowSeq[b].cache.store(t.l, pos, k, s.v[b*kvDim:(b+1)*kvDim])
 	}
 }
 
