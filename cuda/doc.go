@@ -7,12 +7,15 @@
 // Everything that touches the driver is built only with the `cuda` build
 // tag (a `cudaemu` build, for tests, runs the same forward on a host
 // emulator of the kernels instead, NewStep and the gate included). Without
-// either tag NewStep and Available return ErrUnavailable, and the
-// package still offers its pure parts (the pool planner, the parity verdict,
-// the verdict cache, the embedded kernels). A `cuda` build links libcuda
-// and needs an NVIDIA driver just to start: gorgonia.org/cu initializes the
-// driver in its package init and exits the process when there is none. The
-// default artifact is therefore the CPU build.
+// either tag NewStep and Available return ErrUnavailable; the package's
+// pure parts (the pool planner, the parity judge, the verdict cache, the
+// embedded kernels) build in every configuration, but what it exports is
+// only NewStep and its Step (with the gate's Verdict), Options, Available,
+// the verdict cache (OpenVerdictCache, FileSHA256) and the errors. A `cuda`
+// build links libcuda and needs an NVIDIA driver just to start:
+// gorgonia.org/cu initializes the driver in its package init and exits the
+// process when there is none. The default artifact is therefore the CPU
+// build.
 //
 // # Device layout
 //
@@ -51,7 +54,7 @@
 // threads, so every driver call is made from a goroutine pinned to its
 // thread with the device's context made current there first; callers need
 // not care which goroutine they are on (one at a time: a step is not safe
-// for concurrent use; the sequences of one upload, CudaQ4kStep.NewSequence,
+// for concurrent use; the sequences of one upload, Step.NewSequence,
 // take turns on the device under one lock). Options.SyncEachLaunch makes every launch wait for
 // its kernel, so that a kernel fault is reported with the kernel's name.
 //

@@ -30,7 +30,7 @@ type devLayer struct {
 	q, k, v, o, gate, up, down devWeight
 }
 
-// CudaQ4kStep is one sequence of the quantized forward of a model.Model on
+// gpuStep is one sequence of the quantized forward of a model.Model on
 // one GPU: the weights in one pooled device allocation and the activation
 // scratch, shared by every sequence made with NewSequence, and this
 // sequence's KV cache on the device. It implements engine.TokenStep,
@@ -39,7 +39,7 @@ type devLayer struct {
 // NewStep wraps it in the parity gate; use it bare only to test the device
 // itself. One sequence is not safe for concurrent use; calls on different
 // sequences of one model take turns on the device.
-type CudaQ4kStep struct {
+type gpuStep struct {
 	*devModel
 
 	capacity int  // positions the cache holds
@@ -87,24 +87,24 @@ type devModel struct {
 }
 
 var (
-	_ engine.TokenStep       = (*CudaQ4kStep)(nil)
-	_ engine.Prefiller       = (*CudaQ4kStep)(nil)
-	_ engine.Reserver        = (*CudaQ4kStep)(nil)
-	_ engine.BackendReporter = (*CudaQ4kStep)(nil)
-	_ engine.StepBatcher     = (*CudaQ4kStep)(nil)
+	_ engine.TokenStep       = (*gpuStep)(nil)
+	_ engine.Prefiller       = (*gpuStep)(nil)
+	_ engine.Reserver        = (*gpuStep)(nil)
+	_ engine.BackendReporter = (*gpuStep)(nil)
+	_ engine.StepBatcher     = (*gpuStep)(nil)
 )
 
-// ErrClosed is a call on a CudaQ4kStep after its Close.
-var ErrClosed = errors.New("cuda: step closed")
+// errClosed is a call on a gpuStep after its Close.
+var errClosed = errors.New("cuda: step closed")
 
-// NewCudaQ4kStep uploads m's weights to device opts.Device and returns the
+// newGPUStep uploads m's weights to device opts.Device and returns the
 // bare device step (no gate, no fallback).
 //
-// Errors: ErrUnsupportedArch (see CheckArch); ErrUnavailable (no usable
+// Errors: ErrUnsupportedArch (see checkArch); ErrUnavailable (no usable
 // device); a *TensorError naming a tensor whose type has no kernel; an
 // allocation, copy or JIT error.
-func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
-	if err := CheckArch(m.Config()); err != nil {
+func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
+	if err := checkArch(m.Config()); err != nil {
 		return nil, err
 	}
 	w := m.Weights()
@@ -125,7 +125,7 @@ func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
 	if dm.maxBatch <= 0 {
 		dm.maxBatch = 64
 	}
-	s := &CudaQ4kStep{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
+	s := &gpuStep{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
 	if err := dm.upload(w); err != nil {
 		s.release()
 		return nil, err
@@ -143,21 +143,21 @@ func NewCudaQ4kStep(m *model.Model, opts Options) (*CudaQ4kStep, error) {
 }
 
 // newSequence is NewSequence for the gated Step.
-func (s *CudaQ4kStep) newSequence() (gpuBackend, error) { return s.NewSequence() }
+func (s *gpuStep) newSequence() (gpuBackend, error) { return s.NewSequence() }
 
 // NewSequence returns another sequence over s's weights on the device: its
 // own KV cache (sized as a new step's), nothing held. The weights are freed
 // when the last sequence is closed.
 //
-// Errors: ErrClosed after s's Close; a device allocation error.
-func (s *CudaQ4kStep) NewSequence() (*CudaQ4kStep, error) {
+// Errors: errClosed after s's Close; a device allocation error.
+func (s *gpuStep) NewSequence() (*gpuStep, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	defer s.d.enter()()
-	n := &CudaQ4kStep{devModel: s.devModel, hostLogits: make([]float32, s.cfg.Vocab)}
+	n := &gpuStep{devModel: s.devModel, hostLogits: make([]float32, s.cfg.Vocab)}
 	if err := n.grow(min(256, s.cfg.ContextLength)); err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func (s *devModel) allocScratch() error {
 
 // grow reallocates the KV cache and the attention scores for positions,
 // keeping the held positions (copied on the device).
-func (s *CudaQ4kStep) grow(positions int) error {
+func (s *gpuStep) grow(positions int) error {
 	c := &s.cfg
 	kv := int64(c.KVDim()) * 2 // bytes per position of K (or V)
 	cache, err := s.d.alloc(int64(c.Layers)*2*int64(positions)*kv, "KV cache")
@@ -350,21 +350,21 @@ func (s *devModel) layerCache(base dptr, capacity, l, part int) dptr {
 }
 
 // DeviceName is the driver's name of the GPU.
-func (s *CudaQ4kStep) DeviceName() string { return s.d.name() }
+func (s *gpuStep) DeviceName() string { return s.d.name() }
 
 // DeviceInfo is what opening the device found and loaded, one line each:
 // the device with its driver, compute capability and memory, each kernel
 // family's JIT, the registers of every kernel. For logs.
-func (s *CudaQ4kStep) DeviceInfo() []string { return s.d.describe() }
+func (s *gpuStep) DeviceInfo() []string { return s.d.describe() }
 
 // PoolBytes is the size of the pooled weight allocation.
-func (s *CudaQ4kStep) PoolBytes() int64 { return s.plan.Size }
+func (s *gpuStep) PoolBytes() int64 { return s.plan.Size }
 
 // Backend is ("cuda", true).
-func (s *CudaQ4kStep) Backend() (string, bool) { return "cuda", true }
+func (s *gpuStep) Backend() (string, bool) { return "cuda", true }
 
 // Reset forgets every held position.
-func (s *CudaQ4kStep) Reset() {
+func (s *gpuStep) Reset() {
 	s.mu.Lock()
 	s.held = 0
 	s.mu.Unlock()
@@ -373,7 +373,7 @@ func (s *CudaQ4kStep) Reset() {
 // Reserve sizes the KV cache for positions (1 <= positions <=
 // ContextLength). Growing reallocates the cache without copying: dropped
 // reports that held positions were discarded. It never shrinks.
-func (s *CudaQ4kStep) Reserve(positions int) (dropped bool, err error) {
+func (s *gpuStep) Reserve(positions int) (dropped bool, err error) {
 	if positions > s.cfg.ContextLength {
 		return false, fmt.Errorf("cuda: reserve %d positions, context length %d: %w", positions, s.cfg.ContextLength, engine.ErrContextExceeded)
 	}
@@ -383,7 +383,7 @@ func (s *CudaQ4kStep) Reserve(positions int) (dropped bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return false, ErrClosed
+		return false, errClosed
 	}
 	if positions <= s.capacity {
 		return false, nil
@@ -397,13 +397,13 @@ func (s *CudaQ4kStep) Reserve(positions int) (dropped bool, err error) {
 // Step processes token at position and returns the logits after it,
 // [Vocab]float32, valid until the next call. Errors as model.Step.Step,
 // plus device errors.
-func (s *CudaQ4kStep) Step(token int32, position int) ([]float32, error) {
+func (s *gpuStep) Step(token int32, position int) ([]float32, error) {
 	return s.run([]int32{token}, position, true)
 }
 
 // Prefill processes tokens[start:] in passes of up to Options.BatchSize
 // tokens and returns the logits after the last one.
-func (s *CudaQ4kStep) Prefill(tokens []int32, start int) ([]float32, error) {
+func (s *gpuStep) Prefill(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: prefill from %d of %d tokens", model.ErrPosition, start, len(tokens))
 	}
@@ -414,17 +414,17 @@ func (s *CudaQ4kStep) Prefill(tokens []int32, start int) ([]float32, error) {
 // or not), one sequence after another on the device: each row's logits are
 // those of its sequence alone, bit for bit (the same kernels on the same
 // inputs). A row fails alone, with Err set: a step that is not a
-// CudaQ4kStep of this upload or appears twice (model.ErrForeignStep), or
+// gpuStep of this upload or appears twice (model.ErrForeignStep), or
 // one that fails Step's checks or the device. StepBatch itself fails only
 // after Close.
 //
 // The sequences take turns: one pass over the rows of all of them with the
 // weights read once is the GPU issue's batched kernels.
-func (s *CudaQ4kStep) StepBatch(rows []engine.StepRows) error {
+func (s *gpuStep) StepBatch(rows []engine.StepRows) error {
 	for i := range rows {
 		r := &rows[i]
 		r.Out, r.Err = nil, nil
-		st, ok := r.Step.(*CudaQ4kStep)
+		st, ok := r.Step.(*gpuStep)
 		if r.Err = rowErr(rows, i, ok && st != nil && st.devModel == s.devModel, -1); r.Err != nil {
 			continue
 		}
@@ -438,11 +438,11 @@ func (s *CudaQ4kStep) StepBatch(rows []engine.StepRows) error {
 
 // run checks a span, then forwards it in batches; with logits it copies
 // the last token's logits back.
-func (s *CudaQ4kStep) run(tokens []int32, start int, logits bool) ([]float32, error) {
+func (s *gpuStep) run(tokens []int32, start int, logits bool) ([]float32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	c := &s.cfg
 	if start < 0 || start > s.held {
@@ -488,11 +488,11 @@ func (s *CudaQ4kStep) run(tokens []int32, start int, logits bool) ([]float32, er
 // Argmax returns the index of the largest logit of the last forward of
 // s's upload (any of its sequences': call it right after s's own),
 // computed on the device (4 bytes copied back).
-func (s *CudaQ4kStep) Argmax() (int32, error) {
+func (s *gpuStep) Argmax() (int32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return 0, ErrClosed
+		return 0, errClosed
 	}
 	defer s.d.enter()()
 	if err := s.d.launch("argmax", 1, 1, 1024, 1, ptr(s.logits), i64(s.cfg.Vocab), ptr(s.best)); err != nil {
@@ -511,7 +511,7 @@ func (s *CudaQ4kStep) Argmax() (int32, error) {
 // Close frees this sequence's KV cache; the last sequence of an upload to
 // close frees the weights and the scratch and releases the context. A
 // second Close does nothing.
-func (s *CudaQ4kStep) Close() error {
+func (s *gpuStep) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -524,7 +524,7 @@ func (s *CudaQ4kStep) Close() error {
 
 // release frees the sequence's cache and, with the last reference, the
 // upload (mu held, or the step not yet shared).
-func (s *CudaQ4kStep) release() {
+func (s *gpuStep) release() {
 	s.closed = true
 	_ = s.d.sync()
 	s.d.free(&s.cache)
@@ -548,7 +548,7 @@ func (s *devModel) ropeKernel() string {
 
 // forward queues n tokens at positions start.. through the model, leaving
 // the last token's logits in s.logits. Nothing waits.
-func (s *CudaQ4kStep) forward(tokens []int32, start int) error {
+func (s *gpuStep) forward(tokens []int32, start int) error {
 	c, d := &s.cfg, s.d
 	n := len(tokens)
 	copy(s.hostTokens, tokens)

@@ -31,13 +31,13 @@ func sameBits(t *testing.T, want, got []float32, msg string, args ...any) {
 // Sequences of one upload (NewSequence) in one StepBatch: three prompts of
 // different lengths prefilled together, then decoded together, give every
 // row the logits of its sequence alone, bit for bit; a foreign row fails
-// alone; the weights outlive the first sequence's Close and ErrClosed
+// alone; the weights outlive the first sequence's Close and errClosed
 // follows a sequence's own.
 func TestGPUStepBatchEqualsAlone(t *testing.T) {
 	path := platformFixtures(t)[0]
 	m := loadPath(t, path)
 	root := newTestStep(t, m, "batch", path)
-	seqs := []*CudaQ4kStep{root}
+	seqs := []*gpuStep{root}
 	for range 2 {
 		n, err := root.NewSequence()
 		failLine(t, err, "batch", path)
@@ -47,7 +47,7 @@ func TestGPUStepBatchEqualsAlone(t *testing.T) {
 	probe := probeSequence(m.Config().Vocab, 24)
 	prompts := [][]int32{clone(probe[:3]), clone(probe[3:8]), clone(probe[7:8])}
 	// Each prompt alone, on a sequence of its own that then decodes alone.
-	alone := make([]*CudaQ4kStep, len(prompts))
+	alone := make([]*gpuStep, len(prompts))
 	want := make([][]float32, len(prompts))
 	for i, p := range prompts {
 		var err error
@@ -96,7 +96,7 @@ func TestGPUStepBatchEqualsAlone(t *testing.T) {
 	// The upload outlives its first sequence.
 	require.NoError(t, root.Close())
 	_, err := root.Step(probe[0], 0)
-	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorIs(t, err, errClosed)
 	out, err := seqs[1].Step(probe[0], 0)
 	require.NoError(t, err)
 	assert.Len(t, out, m.Config().Vocab)
@@ -115,9 +115,9 @@ func TestGPUGatedSequences(t *testing.T) {
 	require.NoError(t, err)
 	opts := testOptions()
 	opts.FileSHA256, opts.Verdicts = sum, cache
-	g, err := NewCudaQ4kStep(m, opts)
+	g, err := newGPUStep(m, opts)
 	failLine(t, err, "sequences", path)
-	require.NoError(t, cache.Put(VerdictKey{FileSHA256: sum, Device: g.DeviceName(), KernelHash: kernelHash()}, Verdict{OK: true}))
+	require.NoError(t, cache.put(verdictKey{FileSHA256: sum, Device: g.DeviceName(), KernelHash: kernelHash()}, Verdict{OK: true}))
 	require.NoError(t, g.Close())
 	s, err := NewStep(m, opts)
 	failLine(t, err, "sequences", path)

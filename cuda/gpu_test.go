@@ -297,12 +297,12 @@ func probeLen() int {
 	return probeTokens
 }
 
-// newTestStep is NewCudaQ4kStep with testOptions, closed when t ends. A
+// newTestStep is newGPUStep with testOptions, closed when t ends. A
 // failure prints "<what> <fixture>: FAIL: <error>" for the summary of
 // scripts/gpu-check.sh before it fails t.
-func newTestStep(t *testing.T, m *model.Model, what, path string) *CudaQ4kStep {
+func newTestStep(t *testing.T, m *model.Model, what, path string) *gpuStep {
 	t.Helper()
-	g, err := NewCudaQ4kStep(m, testOptions())
+	g, err := newGPUStep(m, testOptions())
 	failLine(t, err, what, path)
 	t.Cleanup(func() { g.Close() })
 	return g
@@ -423,7 +423,7 @@ func TestGPUNewStep(t *testing.T) {
 	defer s.Close()
 	fmt.Printf("newstep %s on %s: on GPU %v, verdict %s%s\n", filepath.Base(path), s.Device(), s.OnGPU(), s.Verdict(), logSuffixReason(s.FallbackReason()))
 	assert.True(t, s.OnGPU(), s.FallbackReason())
-	_, ok := cache.Get(VerdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: kernelHash()})
+	_, ok := cache.get(verdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: kernelHash()})
 	assert.True(t, ok)
 	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)

@@ -22,7 +22,7 @@ func NewStep(m *model.Model, opts Options) (*Step, error) {
 	if err := Available(opts.Device); err != nil {
 		return nil, err
 	}
-	g, err := NewCudaQ4kStep(m, opts)
+	g, err := newGPUStep(m, opts)
 	var te *TensorError
 	switch {
 	case errors.Is(err, ErrUnavailable) || errors.As(err, &te):
@@ -30,6 +30,6 @@ func NewStep(m *model.Model, opts Options) (*Step, error) {
 	case err != nil:
 		return newFallenStep(m, opts, "cuda device", err), nil
 	}
-	key := VerdictKey{FileSHA256: opts.FileSHA256, Device: g.DeviceName(), KernelHash: kernelHash()}
+	key := verdictKey{FileSHA256: opts.FileSHA256, Device: g.DeviceName(), KernelHash: kernelHash()}
 	return newGatedStep(m, g, opts, key), nil
 }

@@ -11,10 +11,10 @@ import (
 const (
 	// probeTokens is the number of positions the gate compares.
 	probeTokens = 64
-	// MinCosine: a position whose GPU/CPU cosine is below it rejects the GPU.
-	MinCosine = 0.95
-	// ArgmaxCosine: below it, a position whose argmax differs rejects the GPU.
-	ArgmaxCosine = 0.98
+	// minCosine: a position whose GPU/CPU cosine is below it rejects the GPU.
+	minCosine = 0.95
+	// argmaxCosine: below it, a position whose argmax differs rejects the GPU.
+	argmaxCosine = 0.98
 )
 
 // Verdict is the parity gate's judgement of a device.
@@ -38,8 +38,8 @@ func (v Verdict) String() string {
 // judge compares GPU logits with CPU logits, position by position (gpu[i]
 // and cpu[i] are [n_vocab]float32 after the token at position i). It
 // rejects when the lengths differ, when a GPU value is not finite, when the
-// cosine similarity is below MinCosine at any position, or when the argmax
-// differs at a position whose cosine is below ArgmaxCosine.
+// cosine similarity is below minCosine at any position, or when the argmax
+// differs at a position whose cosine is below argmaxCosine.
 func judge(gpu, cpu [][]float32) Verdict {
 	v := Verdict{OK: true, MinCos: 1, Positions: len(cpu)}
 	if len(gpu) != len(cpu) || len(cpu) == 0 {
@@ -59,12 +59,12 @@ func judge(gpu, cpu [][]float32) Verdict {
 		if cos < v.MinCos {
 			v.MinCos, v.WorstPos = cos, i
 		}
-		if !(cos >= MinCosine) {
-			return reject(v, i, fmt.Sprintf("position %d: cosine %.5f < %.2f", i, cos, MinCosine))
+		if !(cos >= minCosine) {
+			return reject(v, i, fmt.Sprintf("position %d: cosine %.5f < %.2f", i, cos, minCosine))
 		}
-		if cos < ArgmaxCosine {
+		if cos < argmaxCosine {
 			if ga, ca := argmax(g), argmax(c); ga != ca {
-				return reject(v, i, fmt.Sprintf("position %d: argmax %d (GPU) != %d (CPU) at cosine %.5f < %.2f", i, ga, ca, cos, ArgmaxCosine))
+				return reject(v, i, fmt.Sprintf("position %d: argmax %d (GPU) != %d (CPU) at cosine %.5f < %.2f", i, ga, ca, cos, argmaxCosine))
 			}
 		}
 	}

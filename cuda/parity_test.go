@@ -91,7 +91,7 @@ func TestJudge(t *testing.T) {
 			assert.Equal(t, tc.ok, v.OK, v.String())
 			if tc.ok {
 				assert.Empty(t, v.Reason)
-				assert.GreaterOrEqual(t, v.MinCos, MinCosine)
+				assert.GreaterOrEqual(t, v.MinCos, minCosine)
 				assert.Contains(t, v.String(), "pass")
 			} else {
 				assert.Contains(t, v.Reason, tc.reason)
@@ -107,7 +107,7 @@ func TestJudgeArgmaxNearTie(t *testing.T) {
 	cpu := rows(4, []float32{2.999, 3, 0, 1, 0, 0})
 	v := judge(gpu, cpu)
 	assert.True(t, v.OK, v.String())
-	assert.Greater(t, v.MinCos, ArgmaxCosine)
+	assert.Greater(t, v.MinCos, argmaxCosine)
 }
 
 func TestJudgeWorstPosition(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// CheckArch reports whether the GPU forward computes c's architecture: the
+// checkArch reports whether the GPU forward computes c's architecture: the
 // llama block, with qwen2's biases and NEOX RoPE. qwen3's per-head Q/K
 // RMSNorm, qwen3moe's experts, YaRN's RoPE, phi3's block (fused
 // projections, LongRoPE, the query scaled before attention) and gemma3's
@@ -15,7 +15,7 @@ import (
 // their own RoPE, the logit softcap) have no kernels here.
 //
 // Errors: wraps ErrUnsupportedArch naming the architecture.
-func CheckArch(c model.Config) error {
+func checkArch(c model.Config) error {
 	if c.QKNorm || c.MoE() || c.ScaleQ || c.FusedFFN || c.GELU || c.PostNorms || c.EmbdScale != 0 ||
 		c.SlidingLayers != nil || c.LogitSoftcap != 0 || (c.Arch != "llama" && c.Arch != "qwen2") {
 		return fmt.Errorf("%w %q (the GPU forward runs llama and qwen2; the CPU forward runs it)", ErrUnsupportedArch, c.Arch)

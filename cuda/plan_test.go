@@ -33,7 +33,7 @@ func TestCheckArch(t *testing.T) {
 		{model.Config{Arch: "llama", RopeAttnFactor: 1, SlidingLayers: []bool{true}}, false},
 		{model.Config{Arch: "llama", RopeAttnFactor: 1, LogitSoftcap: 30}, false},
 	} {
-		err := CheckArch(tc.cfg)
+		err := checkArch(tc.cfg)
 		if tc.ok {
 			assert.NoError(t, err, tc.cfg.Arch)
 			continue

@@ -33,7 +33,7 @@ type Options struct {
 }
 
 // gpuBackend is what the gated Step needs of the device forward
-// (CudaQ4kStep in a `cuda` build).
+// (gpuStep in a `cuda` build).
 type gpuBackend interface {
 	engine.TokenStep
 	engine.Prefiller
@@ -69,7 +69,7 @@ type Step struct {
 }
 
 // sequencer is a gpuBackend that opens further sequences over its upload
-// (CudaQ4kStep).
+// (gpuStep).
 type sequencer interface {
 	newSequence() (gpuBackend, error)
 }
@@ -85,14 +85,14 @@ var (
 // newGatedStep judges gpu against the CPU forward of m (or takes the
 // cached verdict for key) and returns a Step on the GPU when it passes and
 // on the CPU, loudly, when it does not.
-func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key VerdictKey) *Step {
+func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key verdictKey) *Step {
 	s := &Step{m: m, gpu: gpu, cpu: m.NewStep(), device: gpu.DeviceName(), stderr: opts.Stderr}
 	if s.stderr == nil {
 		s.stderr = os.Stderr
 	}
 	v, cached := Verdict{}, false
 	if opts.Verdicts != nil {
-		v, cached = opts.Verdicts.Get(key)
+		v, cached = opts.Verdicts.get(key)
 	}
 	if !cached {
 		var err error
@@ -102,7 +102,7 @@ func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key VerdictKey) 
 			return s
 		}
 		if opts.Verdicts != nil {
-			if err := opts.Verdicts.Put(key, v); err != nil {
+			if err := opts.Verdicts.put(key, v); err != nil {
 				fmt.Fprintf(s.stderr, "realizar-host: %v\n", err)
 			}
 		}

@@ -109,7 +109,7 @@ func (g *standIn) Reserve(n int) (bool, error) {
 func gated(t *testing.T, m *model.Model, g *standIn, cache *VerdictCache) (*Step, *bytes.Buffer) {
 	t.Helper()
 	var stderr bytes.Buffer
-	key := VerdictKey{FileSHA256: "f", Device: g.DeviceName(), KernelHash: kernelHash()}
+	key := verdictKey{FileSHA256: "f", Device: g.DeviceName(), KernelHash: kernelHash()}
 	return newGatedStep(m, g, Options{Stderr: &stderr, Verdicts: cache}, key), &stderr
 }
 
@@ -263,8 +263,8 @@ func TestGateVerdictCached(t *testing.T) {
 	assert.True(t, s2.OnGPU())
 	assert.Zero(t, g2.calls, "no probe with a cached pass")
 
-	k := VerdictKey{FileSHA256: "f", Device: "stand-in", KernelHash: kernelHash()}
-	require.NoError(t, cache.Put(k, Verdict{Reason: "position 9: cosine 0.10000 < 0.95", Positions: 64}))
+	k := verdictKey{FileSHA256: "f", Device: "stand-in", KernelHash: kernelHash()}
+	require.NoError(t, cache.put(k, Verdict{Reason: "position 9: cosine 0.10000 < 0.95", Positions: 64}))
 	g3 := &standIn{cpu: m.NewStep()}
 	s3, stderr := gated(t, m, g3, cache)
 	assert.False(t, s3.OnGPU())

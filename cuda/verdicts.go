@@ -13,18 +13,18 @@ import (
 	"sync"
 )
 
-// VerdictKey identifies what a parity verdict was reached for.
-type VerdictKey struct {
+// verdictKey identifies what a parity verdict was reached for.
+type verdictKey struct {
 	FileSHA256 string // hex sha256 of the GGUF file
 	Device     string // the driver's device name, e.g. "NVIDIA H200"
 	KernelHash string // kernelHash() of the build
 }
 
 // String is the key as stored: the three parts joined by "|".
-func (k VerdictKey) String() string { return k.FileSHA256 + "|" + k.Device + "|" + k.KernelHash }
+func (k verdictKey) String() string { return k.FileSHA256 + "|" + k.Device + "|" + k.KernelHash }
 
 // valid reports whether every part is set (an empty part is never cached).
-func (k VerdictKey) valid() bool { return k.FileSHA256 != "" && k.Device != "" && k.KernelHash != "" }
+func (k verdictKey) valid() bool { return k.FileSHA256 != "" && k.Device != "" && k.KernelHash != "" }
 
 // VerdictCache remembers parity verdicts in a JSON file, so that a model
 // already judged on a device with the same kernels loads without the
@@ -58,9 +58,9 @@ func OpenVerdictCache(path string) (*VerdictCache, error) {
 	return c, nil
 }
 
-// Get returns the cached verdict for k; ok is false when there is none or a
+// get returns the cached verdict for k; ok is false when there is none or a
 // part of k is empty.
-func (c *VerdictCache) Get(k VerdictKey) (v Verdict, ok bool) {
+func (c *VerdictCache) get(k verdictKey) (v Verdict, ok bool) {
 	if !k.valid() {
 		return Verdict{}, false
 	}
@@ -70,9 +70,9 @@ func (c *VerdictCache) Get(k VerdictKey) (v Verdict, ok bool) {
 	return v, ok
 }
 
-// Put records v for k (nothing for a key with an empty part) and rewrites
+// put records v for k (nothing for a key with an empty part) and rewrites
 // the file (through a temporary file and a rename).
-func (c *VerdictCache) Put(k VerdictKey, v Verdict) error {
+func (c *VerdictCache) put(k verdictKey, v Verdict) error {
 	if !k.valid() {
 		return nil
 	}
@@ -99,7 +99,7 @@ func (c *VerdictCache) Put(k VerdictKey, v Verdict) error {
 	return nil
 }
 
-// FileSHA256 is the hex sha256 of the file at path (for VerdictKey).
+// FileSHA256 is the hex sha256 of the file at path (for verdictKey).
 func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {

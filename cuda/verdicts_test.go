@@ -10,32 +10,32 @@ import (
 )
 
 func TestVerdictKey(t *testing.T) {
-	k := VerdictKey{FileSHA256: "ab", Device: "NVIDIA H200", KernelHash: "cd"}
+	k := verdictKey{FileSHA256: "ab", Device: "NVIDIA H200", KernelHash: "cd"}
 	assert.Equal(t, "ab|NVIDIA H200|cd", k.String())
 	for _, tc := range []struct {
-		k     VerdictKey
+		k     verdictKey
 		valid bool
 	}{
 		{k, true},
-		{VerdictKey{Device: "d", KernelHash: "h"}, false},
-		{VerdictKey{FileSHA256: "f", KernelHash: "h"}, false},
-		{VerdictKey{FileSHA256: "f", Device: "d"}, false},
+		{verdictKey{Device: "d", KernelHash: "h"}, false},
+		{verdictKey{FileSHA256: "f", KernelHash: "h"}, false},
+		{verdictKey{FileSHA256: "f", Device: "d"}, false},
 	} {
 		assert.Equal(t, tc.valid, tc.k.valid(), tc.k.String())
 	}
 	// Each part separates verdicts.
 	c, err := OpenVerdictCache("")
 	require.NoError(t, err)
-	require.NoError(t, c.Put(k, Verdict{OK: true, Positions: 64}))
-	for _, other := range []VerdictKey{
+	require.NoError(t, c.put(k, Verdict{OK: true, Positions: 64}))
+	for _, other := range []verdictKey{
 		{FileSHA256: "ab2", Device: k.Device, KernelHash: k.KernelHash},
 		{FileSHA256: k.FileSHA256, Device: "NVIDIA A100", KernelHash: k.KernelHash},
 		{FileSHA256: k.FileSHA256, Device: k.Device, KernelHash: "ce"},
 	} {
-		_, ok := c.Get(other)
+		_, ok := c.get(other)
 		assert.False(t, ok, other.String())
 	}
-	v, ok := c.Get(k)
+	v, ok := c.get(k)
 	assert.True(t, ok)
 	assert.True(t, v.OK)
 }
@@ -44,14 +44,14 @@ func TestVerdictCacheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "verdicts.json")
 	c, err := OpenVerdictCache(path)
 	require.NoError(t, err, "a missing file is an empty cache")
-	k := VerdictKey{FileSHA256: "f", Device: "d", KernelHash: kernelHash()}
+	k := verdictKey{FileSHA256: "f", Device: "d", KernelHash: kernelHash()}
 	bad := Verdict{Reason: "position 3: cosine 0.50000 < 0.95", MinCos: 0.5, WorstPos: 3, Positions: 64}
-	require.NoError(t, c.Put(k, bad))
-	require.NoError(t, c.Put(VerdictKey{Device: "d", KernelHash: "h"}, Verdict{OK: true}), "an incomplete key is ignored")
+	require.NoError(t, c.put(k, bad))
+	require.NoError(t, c.put(verdictKey{Device: "d", KernelHash: "h"}, Verdict{OK: true}), "an incomplete key is ignored")
 
 	again, err := OpenVerdictCache(path)
 	require.NoError(t, err)
-	got, ok := again.Get(k)
+	got, ok := again.get(k)
 	require.True(t, ok)
 	assert.Equal(t, bad, got)
 	assert.Len(t, again.m, 1)

@@ -1,6 +1,7 @@
 package plugins_test
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -97,6 +98,23 @@ func TestStopStringsConfig(t *testing.T) {
 		assert.ErrorIs(t, plugins.StopStrings{Stop: stops}.Check(), plugins.ErrStopStrings)
 	}
 	assert.NoError(t, plugins.StopStrings{Stop: []string{string(make([]byte, plugins.MaxStopStringLen))}}.Check())
+}
+
+// TestGrammarConfig: the grammar processor's keys (those its init reads),
+// the schema compacted, and nil for a schema that is not JSON.
+func TestGrammarConfig(t *testing.T) {
+	tests := []struct {
+		cfg  plugins.Grammar
+		json string
+	}{
+		{plugins.Grammar{GBNF: `root ::= "a"`}, `{"grammar":"root ::= \"a\""}`},
+		{plugins.Grammar{GBNF: `root ::= "a"`, Triggers: []string{"<tool_call>"}}, `{"grammar":"root ::= \"a\"","triggers":["\u003ctool_call\u003e"]}`},
+		{plugins.Grammar{JSONSchema: json.RawMessage(`{ "type": "object" }`)}, `{"json_schema":{"type":"object"}}`},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.json, string(tt.cfg.Config()))
+	}
+	assert.Nil(t, plugins.Grammar{JSONSchema: json.RawMessage(`{`)}.Config())
 }
 
 // TestMirostatV2Config: the mirostat-v2 sampler's keys and ranges.

@@ -30,7 +30,7 @@ func TestGrammarStepCost152k(t *testing.T) {
 	doc := `{"name":"Ada Lovelace, Countess of Lovelace","age":36,"tags":["mathematics","poetry","analytical engine"],"ok":true}`
 	ids := tok.Encode(doc, tokenizer.EncodeOptions{})
 	h := newHost(t, host.NewConfig())
-	cfg, _ := json.Marshal(map[string]json.RawMessage{"json_schema": json.RawMessage(schema)})
+	cfg := plugins.Grammar{JSONSchema: json.RawMessage(schema)}.Config()
 	p, err := h.Load(context.Background(), wasm(t, "grammar"), host.LoadOptions{Config: cfg,
 		Limits: host.Limits{MemoryPages: plugins.GrammarMemoryPages}})
 	require.NoError(t, err)

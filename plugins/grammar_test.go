@@ -17,6 +17,7 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -53,8 +54,7 @@ func TestGrammarJSONSchemaSession(t *testing.T) {
 	require.NoError(t, err)
 
 	h := newHost(t, host.NewConfig())
-	cfg, _ := json.Marshal(map[string]json.RawMessage{"json_schema": json.RawMessage(schema)})
-	grammarPlugin := load(t, h, "grammar", string(cfg))
+	grammarPlugin := load(t, h, "grammar", string(plugins.Grammar{JSONSchema: json.RawMessage(schema)}.Config()))
 	prompt := tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true})
 	for _, temp := range []float64{0, 0.7, 1.0, 1.5} {
 		for _, seed := range []uint64{1, 2, 3} {
@@ -75,8 +75,7 @@ func TestGrammarJSONSchemaSession(t *testing.T) {
 func TestGrammarGBNFSession(t *testing.T) {
 	_, tok, m := stories(t)
 	h := newHost(t, host.NewConfig())
-	cfg, _ := json.Marshal(map[string]string{"grammar": `root ::= "Tom " ("was " | "is ") [a-z]{2,8} "."`})
-	p := load(t, h, "grammar", string(cfg))
+	p := load(t, h, "grammar", string(plugins.Grammar{GBNF: `root ::= "Tom " ("was " | "is ") [a-z]{2,8} "."`}.Config()))
 	for _, seed := range []uint64{1, 2, 3, 4} {
 		turn := grammarTurn(t, m, tok, load(t, h, "standard", `{"temperature":1.2}`), p, tok.Encode("Once", tokenizer.EncodeOptions{AddSpecial: true}), 40, seed)
 		assert.Regexp(t, `^Tom (was|is) [a-z]{2,8}\.$`, string(turn.Text))
@@ -90,8 +89,8 @@ func TestGrammarGBNFSession(t *testing.T) {
 func TestGrammarTriggersSession(t *testing.T) {
 	_, tok, m := stories(t)
 	h := newHost(t, host.NewConfig())
-	cfg, _ := json.Marshal(map[string]any{"grammar": `root ::= " was " ("a" | "an") " " [a-z]{2,8} "."`, "triggers": []string{" was"}})
-	p := load(t, h, "grammar", string(cfg))
+	cfg := plugins.Grammar{GBNF: `root ::= " was " ("a" | "an") " " [a-z]{2,8} "."`, Triggers: []string{" was"}}
+	p := load(t, h, "grammar", string(cfg.Config()))
 	for _, temp := range []float64{0, 0.8} {
 		for _, seed := range []uint64{1, 2} {
 			turn := grammarTurn(t, m, tok, load(t, h, "standard", fmt.Sprintf(`{"temperature":%g}`, temp)), p,

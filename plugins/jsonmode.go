@@ -44,3 +44,30 @@ func (m JSONMode) Config() json.RawMessage {
 	b, _ := json.Marshal(m) // ints, bools and int slices always marshal
 	return b
 }
+
+// Grammar is the config of the grammar processor (GrammarBuiltin,
+// plugins/processor/grammar), which masks every token that would take the
+// generated text out of a grammar's language. Give exactly one of GBNF and
+// JSONSchema (the processor refuses both or neither); the processor
+// compiles it at init, so a caller that wants the grammar's own error
+// checks it first (grammar.Compile, grammar.FromJSONSchema).
+type Grammar struct {
+	// GBNF is a grammar in llama.cpp's GBNF, its start rule root.
+	GBNF string `json:"grammar,omitempty"`
+	// JSONSchema is a JSON Schema the processor turns into a grammar
+	// (grammar.FromJSONSchema); Config writes it compacted.
+	JSONSchema json.RawMessage `json:"json_schema,omitempty"`
+	// Triggers, when set, make the grammar lazy (grammar.Lazy): the text
+	// is free until one of them appears, constrained from it on.
+	Triggers []string `json:"triggers,omitempty"`
+}
+
+// Config is g as the processor's JSON config. A JSONSchema that is not
+// valid JSON makes it nil: check the schema first.
+func (g Grammar) Config() json.RawMessage {
+	b, err := json.Marshal(g) // strings always marshal; the schema if it is JSON
+	if err != nil {
+		return nil
+	}
+	return b
+}

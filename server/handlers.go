@@ -246,8 +246,7 @@ func grammarRequest(f *samplingFields) (json.RawMessage, error) {
 		if err := json.Compact(&buf, schema); err != nil {
 			return nil, badRequest(param, "%s: %v", param, err)
 		}
-		cfg, _ := json.Marshal(map[string]json.RawMessage{"json_schema": buf.Bytes()})
-		return cfg, nil
+		return plugins.Grammar{JSONSchema: buf.Bytes()}.Config(), nil
 	}
 	if f.Grammar != nil {
 		if _, err := grammar.Compile(*f.Grammar); err != nil {
@@ -255,8 +254,7 @@ func grammarRequest(f *samplingFields) (json.RawMessage, error) {
 			e.Code = "invalid_grammar"
 			return nil, e
 		}
-		cfg, _ := json.Marshal(map[string]string{"grammar": *f.Grammar})
-		return cfg, nil
+		return plugins.Grammar{GBNF: *f.Grammar}.Config(), nil
 	}
 	return nil, nil
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/server/toolcall"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -66,12 +67,7 @@ func (ct *chatTools) grammarConfig() (json.RawMessage, error) {
 		e.Code = "unsupported_schema"
 		return nil, e
 	}
-	cfg := map[string]any{"grammar": c.GBNF}
-	if c.Triggers != nil {
-		cfg["triggers"] = c.Triggers
-	}
-	b, _ := json.Marshal(cfg)
-	return b, nil
+	return plugins.Grammar{GBNF: c.GBNF, Triggers: c.Triggers}.Config(), nil
 }
 
 // withToolPrompt gives a Generic-family model whose template does not

@@ -206,22 +206,7 @@ func (t *Tokenizer) mergeIDs(st *bpeState, out []int32) []int32 {
 
 // mergeWord runs BPE merges over one byte-encoded word and appends its ids.
 func (t *Tokenizer) mergeWord(st *bpeState, word string, out []int32) []int32 {
-	sym := mergeRun(st, word, bpeRanker{t, word})
-	for i := 0; len(sym) > 0 && i >= 0; i = sym[i].next {
-		s := word[sym[i].start : sym[i].start+sym[i].n]
-		if id, ok := t.tokenID[s]; ok {
-			out = append(out, id)
-			continue
-		}
-		// No token for the merged text: fall back to single bytes, dropping
-		// any byte the vocabulary lacks (as llama.cpp does).
-		for j := 0; j < len(s); j++ {
-			if id, ok := t.tokenID[s[j:j+1]]; ok {
-				out = append(out, id)
-			}
-		}
-	}
-	return out
+	return t.appendMerged(out, word, mergeRun(st, word, bpeRanker{t, word}), (*Tokenizer).bpeByte)
 }
 
 // decodeByteLevel maps a byte-level token text back to raw bytes. A code

@@ -31,6 +31,41 @@ func mergeRun[R mergeRanker](st *bpeState, text string, rank R) []bpeSymbol {
 	return mergeSymbols(st, rank)
 }
 
+// appendMerged appends the ids of the live symbols of text as mergeRun
+// left them: each symbol's token, or, for a merged text that is no token,
+// one id per byte from byteID, dropping a byte it has none for (as
+// llama.cpp does). The two models differ only in those byte ids:
+// SentencePiece's <0xNN> tokens (Tokenizer.spmByte), byte-level BPE's
+// one-character tokens (Tokenizer.bpeByte).
+func (t *Tokenizer) appendMerged(out []int32, text string, sym []bpeSymbol, byteID func(t *Tokenizer, b byte) (int32, bool)) []int32 {
+	for i := 0; len(sym) > 0 && i >= 0; i = sym[i].next {
+		s := text[sym[i].start : sym[i].start+sym[i].n]
+		if id, ok := t.tokenID[s]; ok {
+			out = append(out, id)
+			continue
+		}
+		for j := 0; j < len(s); j++ {
+			if id, ok := byteID(t, s[j]); ok {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// spmByte is SentencePiece's byte fallback: the <0xNN> token of b.
+func (t *Tokenizer) spmByte(b byte) (int32, bool) {
+	id := t.byteToken[b]
+	return id, id >= 0
+}
+
+// bpeByte is byte-level BPE's fallback: the token whose text is the one
+// byte b of the byte-encoded word.
+func (t *Tokenizer) bpeByte(b byte) (int32, bool) {
+	id, ok := t.tokenID[string([]byte{b})]
+	return id, ok
+}
+
 // mergeSymbols merges the symbols in st.symbols (linked in order, at least
 // one) greedily as mergeRun says and returns them; rank.merged sees each
 // merge.

@@ -10,20 +10,7 @@ const spmSpace = "\u2581"
 // score of the token they form; a final piece that is not a token is
 // emitted as <0xNN> byte tokens.
 func (t *Tokenizer) encodeSPM(st *bpeState, text string, out []int32) []int32 {
-	sym := mergeRun(st, text, spmRanker{t, text})
-	for i := 0; len(sym) > 0 && i >= 0; i = sym[i].next {
-		s := text[sym[i].start : sym[i].start+sym[i].n]
-		if id, ok := t.tokenID[s]; ok {
-			out = append(out, id)
-			continue
-		}
-		for j := 0; j < len(s); j++ {
-			if id := t.byteToken[s[j]]; id >= 0 {
-				out = append(out, id)
-			}
-		}
-	}
-	return out
+	return t.appendMerged(out, text, mergeRun(st, text, spmRanker{t, text}), (*Tokenizer).spmByte)
 }
 
 // escapeSpaces replaces every ' ' with "▁".

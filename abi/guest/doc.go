@@ -27,8 +27,10 @@
 //     realizar_json_keys, realizar_config_check_keys and
 //     REALIZAR_ALLOC_EXPORT; both log the same line).
 //
-// Outside wasip1 (tests on the build machine) the host functions read a
-// Fake that the test fills in, so a plugin's logic is testable natively.
+// Outside wasip1 (vet and tests on the build machine) the host functions
+// answer as a host that gives nothing (no config key, no token, an empty
+// prompt), so that code calling them builds natively; a plugin's behaviour
+// is tested through the real host, package host.
 //
 // The C SDK is abi/guest/c/realizar.h and realizar.c; c_test.go checks its
 // constants against package abi and runs its determinism vectors. The Rust

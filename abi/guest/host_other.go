@@ -2,82 +2,31 @@
 
 package guest
 
-import (
-	"sync"
+import "github.com/realizar-host/realizar-host/abi"
 
-	"github.com/realizar-host/realizar-host/abi"
-)
+// Outside wasip1 there is no host: these functions let a package that
+// calls them build and run natively (vet, the SDK's own tests, a policy's
+// pure Go parts such as plugins/sampler/standard), answering as a host
+// that gives nothing. A policy's behaviour with a host is tested through
+// the real one, package host, as plugins/ does.
 
-// Fake stands in for the host outside wasip1, so that a plugin's logic can
-// be tested natively: the host functions read and write it. Tests set its
-// fields before calling the plugin; it is guarded by a mutex.
-var Fake = &FakeHost{Config: map[string]string{}}
+// ConfigRaw reports every key absent.
+func ConfigRaw(key string) ([]byte, bool) { return nil, false }
 
-// FakeHost is the state the native host functions use.
-type FakeHost struct {
-	mu     sync.Mutex
-	Config map[string]string // config_get answers, as the host gives them
-	Pieces [][]byte          // vocab_piece answers, by id
-	Prompt []int32           // prompt_get's answer
-	Clock  int64             // clock_ns's answer
-	Logged []string          // LogMsg lines
+// VocabPiece reports every id out of range (-1).
+func VocabPiece(id int32, buf []byte) int { return -1 }
 
-	Attrs    []abi.TokenAttr // token_attrs' answers, by id (ABI 2)
-	Accepted []int32         // accepted_get's answer (ABI 2)
-}
+// Prompt is the empty prompt: buf[:0].
+func Prompt(buf []int32) []int32 { return buf[:0] }
 
-// ConfigRaw returns Fake.Config[key].
-func ConfigRaw(key string) ([]byte, bool) {
-	Fake.mu.Lock()
-	defer Fake.mu.Unlock()
-	v, ok := Fake.Config[key]
-	return []byte(v), ok
-}
+// LogMsg drops msg.
+func LogMsg(level int32, msg string) {}
 
-// VocabPiece copies Fake.Pieces[id].
-func VocabPiece(id int32, buf []byte) int {
-	Fake.mu.Lock()
-	defer Fake.mu.Unlock()
-	if id < 0 || int(id) >= len(Fake.Pieces) {
-		return -1
-	}
-	return copy(buf, Fake.Pieces[id]) + max(0, len(Fake.Pieces[id])-len(buf))
-}
+// ClockNs is 0.
+func ClockNs() int64 { return 0 }
 
-// Prompt returns a copy of Fake.Prompt in buf.
-func Prompt(buf []int32) []int32 {
-	Fake.mu.Lock()
-	defer Fake.mu.Unlock()
-	return append(buf[:0], Fake.Prompt...)
-}
+// TokenAttrs reports first out of range (-1).
+func TokenAttrs(first int32, buf []abi.TokenAttr) int { return -1 }
 
-// LogMsg appends msg to Fake.Logged.
-func LogMsg(level int32, msg string) {
-	Fake.mu.Lock()
-	defer Fake.mu.Unlock()
-	Fake.Logged = append(Fake.Logged, msg)
-}
-
-// ClockNs returns Fake.Clock.
-func ClockNs() int64 {
-	Fake.mu.Lock()
-	defer Fake.mu.Unlock()
-	return Fake.Clock
-}
-
-// TokenAttrs copies Fake.Attrs[first:].
-func TokenAttrs(first int32, buf []abi.TokenAttr) int {
-	Fake.mu.Lock()
-	defer Fake.mu.Unlock()
-	if first < 0 || int(first) >= len(Fake.Attrs) {
-		return -1
-	}
-	return copy(buf, Fake.Attrs[first:])
-}
-
-// Accepted returns a copy of Fake.Accepted in buf; n is ignored.
-func Accepted(buf []int32, n int32) []int32 {
-	Fake.mu.Lock()
-	defer Fake.mu.Unlock()
-	return append(buf[:0], Fake.Accepted...)
-}
+// Accepted is the empty list: buf[:0].
+func Accepted(buf []int32, n int32) []int32 { return buf[:0] }

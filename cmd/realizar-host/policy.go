@@ -590,8 +590,7 @@ func (p *policyFlags) grammarConfig() ([]byte, string, error) {
 		if err := json.Compact(&buf, schema); err != nil {
 			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
 		}
-		cfg, _ := json.Marshal(map[string]json.RawMessage{"json_schema": buf.Bytes()})
-		return cfg, "--json-schema", nil
+		return plugins.Grammar{JSONSchema: buf.Bytes()}.Config(), "--json-schema", nil
 	case p.grammarFile != "":
 		src, err := os.ReadFile(p.grammarFile)
 		if err != nil {
@@ -600,8 +599,7 @@ func (p *policyFlags) grammarConfig() ([]byte, string, error) {
 		if _, err := grammar.Compile(string(src)); err != nil {
 			return nil, "", usage(fmt.Errorf("--grammar %s: %w", p.grammarFile, err))
 		}
-		cfg, _ := json.Marshal(map[string]string{"grammar": string(src)})
-		return cfg, "--grammar", nil
+		return plugins.Grammar{GBNF: string(src)}.Config(), "--grammar", nil
 	}
 	return nil, "", nil
 }

@@ -66,7 +66,7 @@ func quantizedFiles(t *testing.T, l *ref.Lib) []quantized {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range []string{quantizeDir, fixtureDir} {
+	for _, dir := range []string{quantizeDir, fixtureDir, cliDir} {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}

@@ -2,10 +2,12 @@ package parity
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,23 +17,70 @@ import (
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
 
+var (
+	cliOnce sync.Once
+	cliDir  string // removed by TestMain
+	cliBin  string
+	cliErr  error
+)
+
+// cliBinary builds cmd/realizar-host once per test binary.
+func cliBinary(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		root, err := ref.RepoRoot()
+		if err != nil {
+			cliErr = err
+			return
+		}
+		if cliDir, cliErr = os.MkdirTemp("", "llamaref-cli-"); cliErr != nil {
+			return
+		}
+		cliBin = filepath.Join(cliDir, "realizar-host")
+		build := exec.Command("go", "build", "-o", cliBin, "./cmd/realizar-host")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("go build ./cmd/realizar-host: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, cliErr)
+	return cliBin
+}
+
+// The CLI's prompt path (encodePrompt, through `inspect --tokens`, as
+// run and chat tokenize a prompt) gives llama.cpp's ids for a prompt that
+// itself starts with the BOS text: both BOS ids, the one added and the one
+// parsed (issue 22.6's held-back case; the CLI used to drop the added one).
+func TestCLIPromptBOS(t *testing.T) {
+	l := reftest.Lib(t)
+	bin := cliBinary(t)
+	for _, name := range []string{"llama-spm", "phi-3"} {
+		t.Run(name, func(t *testing.T) {
+			m, tok := openVocabPair(t, l, name)
+			require.True(t, tok.AddBOS())
+			text := tok.TokenText(tok.BOS()) + "Hello world"
+			want, err := m.Tokenize(text, true, true)
+			require.NoError(t, err)
+			require.Equal(t, []int32{tok.BOS(), tok.BOS()}, want[:2], "llama.cpp keeps both")
+			out, err := exec.Command(bin, "inspect", "--json", "--tokens", text, reftest.Vocab(t, l, name)).Output()
+			require.NoError(t, err)
+			var doc struct{ Tokens []struct{ ID int32 } }
+			require.NoError(t, json.Unmarshal(out, &doc), "%s", out)
+			got := make([]int32, len(doc.Tokens))
+			for i, tk := range doc.Tokens {
+				got[i] = tk.ID
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
 // `realizar-host inspect --json` reports, for every source model and every
 // llama.cpp-quantized file, the tensor type histogram (and bytes per type
 // when it prints them) that ggml's gguf reader gives.
 func TestInspectHistogram(t *testing.T) {
 	l := reftest.Lib(t)
-	root, err := ref.RepoRoot()
-	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(root, "cmd", "realizar-host")); err != nil {
-		// The command is built by another part of the project; until it
-		// exists there is nothing to compare. Once it exists this test runs.
-		t.Skipf("no cmd/realizar-host in %s yet", root)
-	}
-	bin := filepath.Join(t.TempDir(), "realizar-host")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/realizar-host")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build ./cmd/realizar-host: %s", out)
+	bin := cliBinary(t)
 
 	var paths []string
 	for _, s := range sourceModels(t, l) {

@@ -69,9 +69,17 @@ func randomTokenizerText(r *rand.Rand) string {
 // TestTokenizerDifferential encodes 400 random strings per vocabulary with
 // llama.cpp and with package tokenizer, under all four add_special /
 // parse_special combinations, and requires identical ids. It also compares
-// every token's piece and end-of-generation flag.
+// every token's piece and end-of-generation flag, and the fixed cases of
+// bosTextCases.
 func TestTokenizerDifferential(t *testing.T) {
 	l := reftest.Lib(t)
+	var addsBOS []string // vocabularies on which bosTextCases checked two BOS ids
+	t.Cleanup(func() {
+		if !t.Failed() && len(addsBOS) == 0 {
+			t.Error("no vocabulary adds BOS: the case of two BOS ids went unchecked")
+		}
+		t.Logf("two BOS ids for a text that starts with BOS, as llama.cpp: %v", addsBOS)
+	})
 	for i, name := range tokenizerVocabs {
 		t.Run(name, func(t *testing.T) {
 			m, tok := openVocabPair(t, l, name)
@@ -90,6 +98,9 @@ func TestTokenizerDifferential(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d/%d random strings encode identically", name, agree, n)
+			if bosTextCases(t, m, tok) {
+				addsBOS = append(addsBOS, name)
+			}
 
 			pieces, eog := 0, 0
 			for id := int32(0); int(id) < tok.Size(); id++ {
@@ -105,6 +116,36 @@ func TestTokenizerDifferential(t *testing.T) {
 			t.Logf("%s: %d/%d pieces and %d/%d EOG flags agree", name, pieces, tok.Size(), eog, tok.Size())
 		})
 	}
+}
+
+// bosTextCases is the held-back case of issue 22.6, fixed rather than
+// left to the random strings: a text that itself begins with the BOS
+// token's text (as a rendered chat template may), encoded with
+// add_special, keeps both BOS ids in llama.cpp (llama_tokenize adds one
+// and parses the other), and so it must here. Also the BOS text alone,
+// twice, after a space and mid-text, under all four add_special /
+// parse_special combinations. It reports whether tok adds BOS (the
+// case itself was checked); a vocabulary without a BOS has no case.
+func bosTextCases(t *testing.T, m *ref.Model, tok *tokenizer.Tokenizer) (addsBOS bool) {
+	t.Helper()
+	if tok.BOS() == tokenizer.Absent {
+		return false
+	}
+	bos := tok.TokenText(tok.BOS())
+	for _, text := range []string{bos + "Hello world", bos, bos + bos + "x", " " + bos + "Hi", "Hi " + bos + "\n", bos + "\n" + bos} {
+		for k := range 4 {
+			opts := tokenizer.EncodeOptions{AddSpecial: k&1 != 0, ParseSpecial: k&2 != 0}
+			want, err := m.Tokenize(text, opts.AddSpecial, opts.ParseSpecial)
+			require.NoError(t, err)
+			assert.Equal(t, nonNilIDs(want), nonNilIDs(tok.Encode(text, opts)), "BOS text case %q %+v", text, opts)
+		}
+	}
+	if !tok.AddBOS() {
+		return false
+	}
+	ids := tok.Encode(bos+"Hello", tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+	assert.Equal(t, []int32{tok.BOS(), tok.BOS()}, ids[:2], "BOS added and BOS parsed: both ids")
+	return true
 }
 
 func nonNilIDs(x []int32) []int32 {
