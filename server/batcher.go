@@ -374,19 +374,47 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		// and many new prompts still join in few passes.
 		budget = min(budget, max(prefillShare*decodes, promptShare*len(prompts)))
 	}
+	room := b.batchTokens - len(spans)
 	for _, q := range prompts {
-		if budget <= 0 && len(spans) > 0 {
+		left := len(q.tokens) - q.start
+		if len(spans) > 0 && (budget <= 0 || room < min(left, 2)) {
 			rest = append(rest, q)
 			continue
 		}
-		// A prompt shorter than the budget leaves the rest to the next.
-		n := min(max(budget, 1), max(len(q.tokens)-q.start, 1))
+		n := promptChunk(budget, left, room)
 		take(q, n)
 		budget -= n
+		room -= n
 	}
 	b.pending = rest
 	b.spans, b.seqs, b.prompts = spans, seqs, prompts
 	return spans, seqs
+}
+
+// promptChunk is the rows of a prompt with left rows to go that a pass
+// takes, with budget rows of its prompt share and room rows under
+// --batch-tokens left: the budget, at least one row and at most left and
+// room, but never a chunk of one row or one row left for the next pass
+// while two or more are left and room allows. A sequence's pass of two or
+// more rows sums in llama.cpp's batch orders and a pass of one row in its
+// one-token order (model.Step.Prefill), so chunks of two or more give
+// every row the bits it gets when the prompt runs alone, whatever the
+// chunking (with --batch-tokens of 3 or more).
+func promptChunk(budget, left, room int) int {
+	n := min(max(budget, 1), max(left, 1), max(room, 1))
+	if left < 2 || room < 2 {
+		return n
+	}
+	n = max(n, 2)
+	if left-n == 1 {
+		switch {
+		case n > 2:
+			n-- // two rows for the next pass
+		case left <= room:
+			n = left // three rows: all of them now
+		}
+	}
+	return n
 }
 
 // pass runs one batched pass and answers the spans that reached their
