@@ -26,7 +26,9 @@ type elem struct {
 }
 
 // Grammar is a compiled grammar: byte terminals and rule references laid
-// out one alternative after another. It is immutable and safe to share.
+// out one alternative after another. It is immutable and safe to share,
+// also between goroutines; its one mutable part is the cache of masks its
+// matchers share (shared.go), which is synchronized.
 type Grammar struct {
 	elems []elem
 	sets  []byteSet
@@ -40,6 +42,9 @@ type Grammar struct {
 	elemRule []int32
 	optLevel []int32
 	optStar  []int32
+
+	// the masks its matchers share, per vocabulary (shared.go)
+	cache grammarShared
 }
 
 // Compile parses a GBNF grammar and compiles it. A malformed grammar is a

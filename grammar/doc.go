@@ -18,7 +18,11 @@
 // returns to the same state after each byte. A counted repetition
 // x{0,n} is masked from its unbounded twin while no token can reach its
 // end (counter.go), and a walk takes whole trie subtrees that stay inside
-// a loop or a character without stepping them.
+// a loop or a character without stepping them. A state's mask depends
+// only on its stacks, so the matchers of one Grammar and Vocab share the
+// masks they compute (shared.go; bounded by MaxSharedMaskBytes, safe for
+// concurrent matchers): a fresh matcher walks the trie only for states no
+// matcher of its grammar has masked before.
 //
 // Bounds: Parse and Compile refuse grammars past MaxGrammarElems compiled
 // elements or MaxRepetition repetitions (ErrTooLarge); left recursion is

@@ -24,3 +24,15 @@ func SkipAll() func() {
 	minSkipNodes = 1
 	return func() { minSkipNodes = old }
 }
+
+// NewUnsharedMatcher is a matcher that neither takes nor gives masks to
+// the other matchers of g (the reference for the shared cache's tests).
+func NewUnsharedMatcher(g *Grammar, v *Vocab) *Matcher { return newMatcher(g, v) }
+
+// SetSharedCap sets the shared caches' byte cap until the returned
+// function restores it.
+func SetSharedCap(n int) func() {
+	old := maxSharedBytes
+	maxSharedBytes = n
+	return func() { maxSharedBytes = old }
+}

@@ -28,10 +28,16 @@ type snode struct{ pos, parent, depth int32 }
 
 // Matcher follows one generation through a grammar for a vocabulary. It
 // is not safe for concurrent use; make one per generation (NewMatcher is
-// cheap: its tables fill as states are met).
+// cheap: its tables fill as states are met). Matchers of one grammar may
+// run on different goroutines: the masks they share are synchronized.
 type Matcher struct {
 	g *Grammar
 	v *Vocab
+	// the masks of g's matchers over v (nil: none shared)
+	shared *sharedMasks
+	skey   []byte
+	sseqs  [][]int32
+	sflat  []int32
 
 	nodes    []snode // node 0 is the empty stack (the grammar may end)
 	nodeIdx  map[[2]int32]int32
@@ -74,8 +80,18 @@ type Matcher struct {
 	hAt     []int32
 }
 
-// NewMatcher starts a match of g over v at the grammar's beginning.
+// NewMatcher starts a match of g over v at the grammar's beginning. The
+// matchers of one g and v share the masks they compute (see
+// MaxSharedMaskBytes), so a new matcher is cheap to make and its masks
+// of states that an earlier one met cost a lookup.
 func NewMatcher(g *Grammar, v *Vocab) *Matcher {
+	m := newMatcher(g, v)
+	m.shared = g.shared(v)
+	return m
+}
+
+// newMatcher is a matcher that shares no masks.
+func newMatcher(g *Grammar, v *Vocab) *Matcher {
 	d := v.trie.maxDepth + 1
 	m := &Matcher{g: g, v: v, stateAt: make([]int32, d), goodAt: make([][]uint64, d), baseAt: make([]int32, d), hAt: make([]int32, d)}
 	m.reset()
@@ -306,9 +322,10 @@ func (m *Matcher) Done() bool { return m.done || m.accepting(m.cur) }
 //
 // # Notes
 //
-// The mask is the matcher's own cached copy for this state: the caller
-// must not modify it, and it stays valid until the matcher is flushed
-// (Accept may flush when the caches pass their caps).
+// The mask is a cached copy for this state, shared with the other
+// matchers of the grammar (shared.go): the caller must not modify it. It
+// is never modified after it is returned, so it stays valid as long as
+// the caller keeps it.
 func (m *Matcher) Mask() []uint32 {
 	s := m.cur
 	if m.done {
@@ -317,11 +334,21 @@ func (m *Matcher) Mask() []uint32 {
 	return m.maskOf(s)
 }
 
-// maskOf is state s's mask, computed on first use: from its counter
-// abstraction when it has one (counter.go), else by fill.
+// maskOf is state s's mask, computed on first use (unless another
+// matcher of the grammar has: shared.go): from its counter abstraction
+// when it has one (counter.go), else by fill.
 func (m *Matcher) maskOf(s int32) []uint32 {
 	if mk := m.masks[s]; mk != nil {
 		return mk
+	}
+	var key string
+	if m.shared != nil && s != 0 && m.sharedKey(s) {
+		if mk := m.shared.get(m.skey); mk != nil {
+			m.masks[s] = mk
+			m.maskMem += 4*len(mk) + 64
+			return mk
+		}
+		key = string(m.skey)
 	}
 	mk := make([]uint32, (m.v.n+31)/32)
 	if s != 0 {
@@ -334,6 +361,9 @@ func (m *Matcher) maskOf(s int32) []uint32 {
 			for _, id := range m.v.eog {
 				mk[id>>5] |= 1 << (id & 31)
 			}
+		}
+		if key != "" {
+			mk = m.shared.put(key, mk)
 		}
 	}
 	m.masks[s] = mk

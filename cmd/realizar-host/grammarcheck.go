@@ -39,9 +39,11 @@ func newGrammarCheckCmd() *cobra.Command {
 			"its tokens through the allowed-token mask: an instance is accepted when every token and then\n" +
 			"end of generation are allowed. TTFM is the time to the first mask (compile and first mask,\n" +
 			"not the once-per-vocabulary preparation), TBM the time of one token's mask, pooled over every\n" +
-			"token of every file. Each instance starts a fresh matcher (every state computed anew); with\n" +
-			"--reuse one matcher per schema is reset between its instances, keeping the states and masks\n" +
-			"it has computed, as the embedded grammar processor does between a kept sampler's turns.",
+			"token of every file. Each instance starts a fresh matcher (its states computed anew; the masks\n" +
+			"that the schema's earlier matchers computed are shared through the compiled grammar, as for\n" +
+			"concurrent requests on one compiled schema); with --reuse one matcher per schema is reset\n" +
+			"between its instances, keeping the states and masks it has computed, as the embedded grammar\n" +
+			"processor does between a kept sampler's turns.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.model == "" {
