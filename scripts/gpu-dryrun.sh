@@ -45,7 +45,7 @@ problems=()
 [ "$(head -c 8 "$log")" = "device: " ] || problems+=("the log does not start with a device: line")
 tail -n 1 "$log" | grep -qE '^gpu-check: (PASS|FAIL .+)$' || problems+=("the log does not end with the verdict")
 grep -q '^gpu-check: fixtures took' "$log" || problems+=("the fixture steps did not all run")
-grep -qE '^gpu-check: [a-z0-9-]+ Q4_K_M took' "$log" || problems+=("the big fixture was not written")
+grep -qE '^gpu-check: [a-z0-9-]+ Q4_K_M: status 0 after' "$log" || problems+=("the big fixture was not written")
 for s in cuda.test speed cli; do
   grep -q "^--- $s: " "$log" || problems+=("step $s did not run")
 done
