@@ -111,7 +111,7 @@ step() {
   cap=$((cap * scale))
   local limit=$(($(left) < cap ? $(left) : cap))
   echo "--- $name: $* (timeout ${limit} s, $(left) s left)"
-  timeout --kill-after=5 "$limit" "$@" 2>&1 | tee "$work/step.out" | sed -u "s/^/$prefix/"
+  timeout --kill-after=2 "$limit" "$@" 2>&1 | tee "$work/step.out" | sed -u "s/^/$prefix/"
   rc=${PIPESTATUS[0]}
   # The failing tests of a test binary, by top-level name.
   local tests
@@ -134,9 +134,9 @@ echo "--- $big Q4_K_M in the background, nice 10 ($(left) s left)"
 big_t0=$SECONDS
 big_limit=$(($(left) > 80 * scale ? $(left) - 80 * scale : 1))
 (
-  timeout --kill-after=5 $big_limit nice -n 10 $rh fixture --preset "$big" --type Q4_K_M --out "$bigfile"
+  timeout --kill-after=2 $big_limit nice -n 10 $rh fixture --preset "$big" --type Q4_K_M --out "$bigfile"
   rc=$?
-  echo "gpu-check: $big Q4_K_M: status $rc after $((SECONDS - big_t0)) s$([ $rc -eq 124 ] && echo ", timed out at $big_limit s")"
+  echo "gpu-check: $big Q4_K_M: status $rc after $((SECONDS - big_t0)) s$( ((rc == 124 || rc == 137)) && echo ", timed out at $big_limit s")"
   exit $rc
 ) >"$work/big.out" 2>&1 &
 big_pid=$!
@@ -149,7 +149,7 @@ for base in tiny qwen2-tiny; do
     small+=("$out")
     extra=()
     [ "$base" = qwen2-tiny ] && extra=(--vocab "$vocab")
-    timeout $((60 * scale)) $rh fixture --preset $base "${extra[@]}" --type $ft --out "$out" --threads 4 >"$out.out" 2>&1 &
+    timeout --kill-after=2 $(($(left) < 60 * scale ? $(left) : 60 * scale)) $rh fixture --preset $base "${extra[@]}" --type $ft --out "$out" --threads 4 >"$out.out" 2>&1 &
     pids+=($!)
   done
 done
@@ -190,7 +190,7 @@ if [ $big_rc -eq 0 ]; then
   speed=$speed,$bigfile
 else
   echo "gpu-check: FAILED: $big fixture (status $big_rc)"
-  failed+=("$big fixture$([ $big_rc -eq 124 ] && echo ' (timeout)')")
+  failed+=("$big fixture$( ((big_rc == 124 || big_rc == 137)) && echo ' (timeout)')")
 fi
 REALIZAR_GPU_SPEED_FIXTURES=$speed step "speed" 75 -- ./cuda.test -test.v -test.count=1 \
   -test.run 'GPUCopyBandwidth|GPUSpeed'
