@@ -93,7 +93,10 @@
 // parity gate and greedy equality against the CPU forward on small llama,
 // qwen2 and tied-output fixtures in F32, F16, Q4_K_M, Q8_0 and Q4_0.
 // scripts/gpu-bundle.sh and scripts/gpu-check.sh carry the device tests to
-// a CUDA host; gpu-check.log then starts with "device:" lines (driver,
-// compute capability, memory, how each kernel family loaded, registers per
-// kernel) and has one verdict line per kernel type and per fixture.
+// a CUDA host (docs/gpu-run.md); gpu-check.log then starts with "device:"
+// lines (driver, compute capability, memory, how each kernel family
+// loaded, registers per kernel), has one verdict line per kernel type and
+// per fixture, the speed runs' "bandwidth:" and "speed" lines (decode's
+// achieved weight bandwidth against the device's copy bandwidth), and
+// ends with "gpu-check: PASS" or "gpu-check: FAIL" and what failed.
 package cuda

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -483,44 +482,4 @@ func logSuffixReason(reason string) string {
 		return ""
 	}
 	return "; fell back: " + reason
-}
-
-// Decode and prefill throughput on every fixture, GPU and CPU.
-func TestGPUSpeed(t *testing.T) {
-	if emulated {
-		t.Skip("throughput of the emulator means nothing")
-	}
-	for _, path := range gpuFixtures(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			m := loadPath(t, path)
-			g := newTestStep(t, m, "speed", path)
-			c := m.Config()
-			n := min(256, c.ContextLength/2)
-			toks := probeSequence(c.Vocab, 2*n)
-			gpuPrefill, gpuDecode := speed(t, g, toks[:n], toks[n:])
-			cpuN := min(32, n)
-			cpuPrefill, cpuDecode := speed(t, m.NewStep(), toks[:n], toks[n:n+cpuN])
-			fmt.Printf("speed %s on %s: gpu decode %.1f tok/s, prefill %.1f tok/s; cpu decode %.1f tok/s, prefill %.1f tok/s\n",
-				filepath.Base(path), g.DeviceName(), gpuDecode, gpuPrefill, cpuDecode, cpuPrefill)
-		})
-	}
-}
-
-// speed prefills prompt and decodes gen token by token; tok/s of each.
-func speed(t *testing.T, s interface {
-	engine.TokenStep
-	engine.Prefiller
-}, prompt, gen []int32) (prefill, decode float64) {
-	s.Reset()
-	t0 := time.Now()
-	_, err := s.Prefill(prompt, 0)
-	require.NoError(t, err)
-	prefill = float64(len(prompt)) / time.Since(t0).Seconds()
-	t0 = time.Now()
-	for i, tok := range gen {
-		_, err := s.Step(tok, len(prompt)+i)
-		require.NoError(t, err)
-	}
-	decode = float64(len(gen)) / time.Since(t0).Seconds()
-	return prefill, decode
 }

@@ -89,8 +89,14 @@ func File(dst, src string, opts Options) (rep Report, err error) {
 //
 // Errors: as File, and w's write errors.
 func Write(w io.Writer, src *gguf.File, opts Options) (Report, error) {
+	return write(w, src, src.KV, src.Tensors, func(p TensorPlan) ([]byte, error) { return src.TensorData(p.Name) }, opts)
+}
+
+// write is Write and WriteSource: the plan from md and tensors, the header
+// from kv and the plan, then each tensor's data from data, converted.
+func write(w io.Writer, md metadata, kv []gguf.KV, tensors []gguf.TensorInfo, data func(TensorPlan) ([]byte, error), opts Options) (Report, error) {
 	start := time.Now()
-	plans, err := Plan(src, opts.FileType)
+	plans, err := plan(md, tensors, opts.FileType)
 	if err != nil {
 		return Report{}, err
 	}
@@ -100,7 +106,7 @@ func Write(w io.Writer, src *gguf.File, opts Options) (Report, error) {
 		}
 	}
 	gw := gguf.NewWriter(w)
-	if err := writeHeader(gw, src, plans, opts.FileType); err != nil {
+	if err := writeHeader(gw, kv, plans, opts.FileType); err != nil {
 		return Report{}, err
 	}
 	threads := opts.Threads
@@ -112,7 +118,7 @@ func Write(w io.Writer, src *gguf.File, opts Options) (Report, error) {
 	rep := Report{FileType: opts.FileType, Tensors: plans}
 	var buf []byte
 	for _, p := range plans {
-		data, err := src.TensorData(p.Name)
+		data, err := data(p)
 		if err != nil {
 			return Report{}, &TensorError{Name: p.Name, Err: err}
 		}
@@ -144,8 +150,8 @@ func convertible(t gguf.TensorType) bool {
 }
 
 // writeHeader declares the metadata and the tensors of the output.
-func writeHeader(gw *gguf.Writer, src *gguf.File, plans []TensorPlan, ft FileType) error {
-	for _, kv := range src.KV {
+func writeHeader(gw *gguf.Writer, kvs []gguf.KV, plans []TensorPlan, ft FileType) error {
+	for _, kv := range kvs {
 		if splitKeys[kv.Key] || kv.Key == gguf.KeyQuantizationVersion || kv.Key == gguf.KeyFileType {
 			continue
 		}

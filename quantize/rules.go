@@ -169,7 +169,14 @@ type model struct {
 	ordered []gguf.TensorInfo
 }
 
-func readModel(f *gguf.File) (*model, error) {
+// metadata is what readModel reads the keys through: a *gguf.File, or a
+// Source's kvList.
+type metadata interface {
+	String(key string) (string, error)
+	Uint32(key string) (uint32, error)
+}
+
+func readModel(f metadata, tensors []gguf.TensorInfo) (*model, error) {
 	arch, err := f.String(gguf.KeyArchitecture)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
@@ -190,7 +197,7 @@ func readModel(f *gguf.File) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	m := &model{arch: arch, nLayer: int(nLayer), tied: true, experts: int(experts), ordered: llamaOrder(f.Tensors)}
+	m := &model{arch: arch, nLayer: int(nLayer), tied: true, experts: int(experts), ordered: llamaOrder(tensors)}
 	if nLayer == 80 {
 		m.is70B = arch == "qwen2"
 		if arch == "llama" {
@@ -221,10 +228,23 @@ func readModel(f *gguf.File) (*model, error) {
 //
 // Errors: ErrFileType, ErrArchitecture, ErrMetadata.
 func Plan(src *gguf.File, ft FileType) ([]TensorPlan, error) {
+	return plan(src, src.Tensors, ft)
+}
+
+// PlanSource is Plan for a Source: the type WriteSource would give every
+// tensor of src, in output order (the order WriteSource asks src.Data for
+// them).
+//
+// Errors: as Plan.
+func PlanSource(src Source, ft FileType) ([]TensorPlan, error) {
+	return plan(kvList(src.KV), src.Tensors, ft)
+}
+
+func plan(md metadata, tensors []gguf.TensorInfo, ft FileType) ([]TensorPlan, error) {
 	if !ft.Known() {
 		return nil, fmt.Errorf("%w: %v", ErrFileType, ft)
 	}
-	m, err := readModel(src)
+	m, err := readModel(md, tensors)
 	if err != nil {
 		return nil, err
 	}

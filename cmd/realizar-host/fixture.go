@@ -8,21 +8,37 @@ import (
 
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/quantize"
 	"github.com/spf13/cobra"
 )
 
 func newFixtureCmd() *cobra.Command {
-	var preset, out, vocabPath string
+	var preset, out, vocabPath, fileType string
 	var seed uint64
+	var threads int
 	cmd := &cobra.Command{
-		Use:   "fixture --preset NAME --out FILE [--vocab FILE] [--seed N]",
+		Use:   "fixture --preset NAME --out FILE [--type TYPE] [--vocab FILE] [--seed N]",
 		Short: "Write a random-weight GGUF model for tests and benchmarks",
-		Args:  cobra.NoArgs,
+		Long: "Write a random-weight GGUF model of a preset's shape, in the preset's float type, or with\n" +
+			"--type quantized directly (" + strings.Join(quantize.FileTypes(), ", ") + "): each tensor is drawn and\n" +
+			"quantized in memory, and the file equals `quantize` of the float one, byte for byte, without\n" +
+			"the float file (llama2-7b: 3.9 GB of Q4_K_M instead of 13.5 GB of F16 first).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, ok := fixture.Preset(preset)
 			if !ok {
 				return &cmdError{code: exitUsage, err: fmt.Errorf("fixture: unknown preset %q (want one of %s)",
 					preset, strings.Join(fixture.PresetNames(), ", "))}
+			}
+			var ft quantize.FileType
+			if fileType != "" {
+				var err error
+				if ft, err = quantize.ParseFileType(fileType); err != nil {
+					return &cmdError{code: exitUsage, err: err}
+				}
+			}
+			if threads < 0 {
+				return &cmdError{code: exitUsage, err: fmt.Errorf("fixture: --threads %d is negative", threads)}
 			}
 			if cmd.Flags().Changed("seed") {
 				cfg.Seed = seed
@@ -32,6 +48,16 @@ func newFixtureCmd() *cobra.Command {
 				return badFile(err)
 			}
 			defer vocab.Close()
+			if fileType != "" {
+				rep, err := fixture.GenerateQuantizedFile(out, cfg, vocab, quantize.Options{FileType: ft, Threads: threads})
+				if err != nil {
+					return failure(err)
+				}
+				if err := writeQuantizeSummary(cmd.OutOrStdout(), out, rep); err != nil {
+					return failure(err)
+				}
+				return nil
+			}
 			if err := fixture.GenerateFile(out, cfg, vocab); err != nil {
 				return failure(err)
 			}
@@ -49,6 +75,8 @@ func newFixtureCmd() *cobra.Command {
 		"(default: the embedded llama SPM vocab for llama and gemma3; "+fixture.VocabFile("qwen2")+" for qwen2, qwen3 and qwen3moe, "+
 		fixture.VocabFile("phi3")+" for phi3, from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "weight seed (default: the preset's)")
+	cmd.Flags().StringVar(&fileType, "type", "", "write quantized directly: "+strings.Join(quantize.FileTypes(), ", ")+" (default: the preset's float type)")
+	cmd.Flags().IntVar(&threads, "threads", 0, "quantization workers with --type (default: all CPUs)")
 	_ = cmd.MarkFlagRequired("preset")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd

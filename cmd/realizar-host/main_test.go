@@ -127,6 +127,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad file", []string{"inspect", garbage}, exitBadFile, "bad magic"},
 		{"unknown preset", []string{"fixture", "--preset", "nope", "--out", "x"}, exitUsage, "unknown preset"},
 		{"fixture without out", []string{"fixture", "--preset", "tiny"}, exitUsage, "out"},
+		{"fixture of an unknown type", []string{"fixture", "--preset", "tiny", "--type", "Q3_K", "--out", "x"}, exitUsage, "unknown file type"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,6 +158,16 @@ func TestFixtureCommand(t *testing.T) {
 	assert.Equal(t, 21, rep.TensorCount)
 	assert.Equal(t, "llama", rep.Tokenizer.Model)
 	assert.Equal(t, 32000, rep.Tokenizer.Tokens)
+
+	// --type: written quantized directly, with quantize's summary line.
+	q8 := filepath.Join(t.TempDir(), "tiny-q8_0.gguf")
+	stdout, stderr, code = runBinary(t, bin, "fixture", "--preset", "tiny", "--type", "q8_0", "--out", q8, "--seed", "9")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(q8)+`: Q8_0, 21 tensors \(F32 5, Q8_0 16\), `, stdout)
+	js, _, code = runBinary(t, bin, "inspect", "--json", q8)
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(js), &rep))
+	assert.Equal(t, 21, rep.TensorCount)
 }
 
 // TestHelp: fixture is listed (it is the documented way to get a test
