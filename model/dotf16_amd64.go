@@ -68,3 +68,9 @@ func dotF16Sum(lanes int, x []byte, y []float32, np int) (sum float32, ok bool) 
 	dotF16Rows8(xp, 0, yp, vecs, pxp, pyp, 1, &out)
 	return out, true
 }
+
+// dotF16RowsBatchAsm is simd.dotF16RowsBatch in assembly; ok is false where
+// there is none (the Go loop runs).
+func dotF16RowsBatchAsm(lanes int, out []float32, x []byte, xstride int, y []float32, n int, pad *f16Pad) bool {
+	return false
+}
