@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/q4k"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
@@ -17,19 +18,37 @@ import (
 // prompt lengths (set to anything).
 const envPrefillAll = "REALIZAR_PARITY_PREFILL_ALL"
 
-// prefillTargets are the targets TestPrefillLogits compares in CI: the F16
-// and F32 files, whose batched products llama.cpp runs through llamafile's
-// tinyBLAS (docs/ggml-order.md), one architecture each where the attention
-// differs (phi3's fused tensors, qwen3moe's router, gemma3's sliding
-// layers). The batched attention order applies to every file.
+// prefillTargets are the targets TestPrefillLogits compares in CI: F16 and
+// F32 files, whose weight products llama.cpp runs through llamafile's
+// tinyBLAS in a batch (docs/ggml-order.md), across the architectures
+// (phi3's fused tensors, qwen3's dense FFN, qwen3moe's F32 router beside
+// experts that keep the one-token order, gemma3's sliding layers),
+// stories260K's F32 (n_ff 172: ffn_down declines llamafile, SwiGLU has a
+// scalar tail per row) and a Q8_0 file, where only attention's F16
+// products change order (visible from 33 tokens on).
 var prefillTargets = []string{
-	"fixture-phi3-tiny-F16", "fixture-phi3-tiny-F32",
-	"fixture-qwen3-tiny-F16", "fixture-qwen3moe-tiny-F16", "fixture-gemma3-tiny-F16",
+	"stories260K-F32", "fixture-phi3-tiny-F16", "fixture-phi3-tiny-F32",
+	"fixture-qwen3-tiny-F16", "fixture-qwen3-tiny-Q8_0", "fixture-qwen3moe-tiny-F16", "fixture-gemma3-tiny-F16",
+}
+
+// prefillGap says why a target's batched prompt logits may differ from
+// llama.cpp's here (ok false: they must not): knownOrderGap's reasons, and
+// Q4_K matrices in ggml's CPU_REPACK buffer, whose batches of four or more
+// tokens llama.cpp multiplies with ggml_gemm_q4_K_8x8_q8_K — measured to
+// differ from q4k at a few prompt lengths from 4 on, not yet pinned down.
+func prefillGap(name string) (string, bool) {
+	if gap, ok := knownOrderGap(name); ok {
+		return gap, true
+	}
+	if strings.Contains(name, "-Q4_K_") && q4k.RepackOrder() && !q4k.AMXOrder() {
+		return "CPU_REPACK's Q4_K GEMM in llama.cpp's batches of 4+ tokens", true
+	}
+	return "", false
 }
 
 // TestPrefillLogits: the logits after a prompt prefilled in one batch
 // (llama.cpp's n_batch = n_ctx; ours one Prefill pass) equal llama.cpp's bit
-// for bit at prompt lengths 2 to 32, where llama.cpp multiplies the F16 and
+// for bit at prompt lengths 2 to 33, where llama.cpp multiplies the F16 and
 // F32 weights and attention's F16 products in llamafile's order (one token
 // is the one-token order, which TestTeacherForcedLogits covers). Targets
 // with a known order gap are logged, not failed. With
@@ -37,7 +56,7 @@ var prefillTargets = []string{
 func TestPrefillLogits(t *testing.T) {
 	l := reftest.Lib(t)
 	all := os.Getenv(envPrefillAll) != ""
-	lengths := []int{2, 3, 5, 8, 17, 32}
+	lengths := []int{2, 3, 4, 5, 8, 17, 33}
 	if all {
 		lengths = nil
 		for n := 2; n <= 40; n++ {
@@ -68,7 +87,7 @@ func TestPrefillLogits(t *testing.T) {
 				}
 			}
 			t.Logf("%d of %d prompt lengths bit-identical; worst max |Δ|/max(1,|ref|) %.3g", len(lengths)-bad, len(lengths), worst)
-			if gap, known := knownOrderGap(tg.name); known {
+			if gap, known := prefillGap(tg.name); known {
 				if bad > 0 {
 					t.Logf("KNOWN GAP (%s)", gap)
 				}
