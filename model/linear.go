@@ -230,7 +230,8 @@ func (t *matTask) do(_, lo, hi int) {
 // rows computes output rows [a, b) of the job for every column of the batch.
 // One column is Step's decode: the row kernel directly. More go through the
 // batched kernel, which decodes each weight block once for several columns
-// and gives the same bits.
+// and gives the same bits — or, for the columns acts marks batched, the
+// matrix's batch kernel (dotBatch) where it has one.
 func (j *matJob) rows(acts *actCache, a, b int) {
 	w := j.w
 	enc := acts.enc[w.typ.VecDotType()]

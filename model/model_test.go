@@ -264,9 +264,9 @@ func prefillOne(t *testing.T, m *Model, tokens []int32) []float32 {
 // products: attention's always, the weights' in F16/F32 files), and in the
 // one-token order otherwise. So batches of 1 equal Step-by-step logits bit
 // for bit, and a span cut into batches of two or more tokens equals the
-// span in one pass, wherever it starts; a batch of one token left at the
-// end (10 tokens in batches of 3) is the one-token order for that
-// position. Q4_K, Q6_K and the tiny model's types, and the new
+// span in one pass, wherever it starts (Prefill never leaves one token for
+// its last pass: 10 tokens in batches of 3 are 3+3+2+2); a Prefill of one
+// token is the one-token order. Q4_K, Q6_K and the tiny model's types, and the new
 // architectures.
 func TestPrefillEqualsStep(t *testing.T) {
 	toks := testTokens[:10]
@@ -284,7 +284,7 @@ func TestPrefillEqualsStep(t *testing.T) {
 		if !slices.Equal(want[len(toks)-1], whole) {
 			differs++
 		}
-		for _, batch := range []int{2, 4, 64} { // chunks 2+…+2, 4+4+2, 10
+		for _, batch := range []int{2, 3, 4, 64} { // chunks 2+…+2, 3+3+2+2, 4+4+2, 10
 			mb := open(t, path, Options{Threads: 2, BatchSize: batch})
 			s := mb.NewStep()
 			got, err := s.Prefill(toks, 0)
@@ -307,16 +307,20 @@ func TestPrefillEqualsStep(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, want9, got, "%s batch %d step after prefill", sp.arch, batch)
 		}
-		// Batches of 3: the tenth token is a pass of its own.
+		// Batches of 3 over 9 tokens, then one Prefill of the tenth: a
+		// pass of one token, Step's order.
 		m3 := open(t, path, Options{Threads: 2, BatchSize: 3})
-		got, err = m3.NewStep().Prefill(toks, 0)
+		s3 := m3.NewStep()
+		_, err = s3.Prefill(toks[:9], 0)
+		require.NoError(t, err)
+		got, err = s3.Prefill(toks, 9)
 		require.NoError(t, err)
 		ref := m.NewStep()
 		_, err = ref.Prefill(toks[:9], 0)
 		require.NoError(t, err)
 		want9, err := ref.Step(toks[9], 9)
 		require.NoError(t, err)
-		assert.Equal(t, want9, got, "%s batch 3", sp.arch)
+		assert.Equal(t, want9, got, "%s batch 3, then one token", sp.arch)
 	}
 	// The tiny test models' sums often round alike in both orders; some
 	// must not, or the batch orders are not in use.

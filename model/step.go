@@ -115,7 +115,11 @@ func (s *Step) Step(token int32, position int) ([]float32, error) {
 // does. tokens[:start] must be held (start <= positions held).
 //
 // Each pass quantizes its tokens' activations once per matrix and reads each
-// weight row once for the whole pass.
+// weight row once for the whole pass. A pass of two or more tokens sums
+// in llama.cpp's batch orders (llamafile's for F16 and F32 products,
+// attention's included), one token in Step's: the logits are llama.cpp's
+// for the span in one ubatch, and equal Step-by-step logits only with
+// BatchSize 1 or a span of one token.
 func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: prefill from %d of %d tokens", ErrPosition, start, len(tokens))
@@ -123,8 +127,16 @@ func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
 	if err := s.check(tokens[start:], start); err != nil {
 		return nil, err
 	}
-	for lo := start; lo < len(tokens); lo += s.m.batchSize {
-		s.forward(tokens[lo:min(lo+s.m.batchSize, len(tokens))], lo)
+	for lo := start; lo < len(tokens); {
+		hi := min(lo+s.m.batchSize, len(tokens))
+		if len(tokens)-hi == 1 && hi-lo > 2 {
+			// Never leave one token for a last pass: a pass of two or
+			// more sums in ggml's batch orders whatever its size, so
+			// the span gets the bits llama.cpp's one ubatch gives it.
+			hi--
+		}
+		s.forward(tokens[lo:hi], lo)
+		lo = hi
 	}
 	return s.logits, nil
 }
