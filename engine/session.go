@@ -40,8 +40,12 @@ func WithStopPolicy(p StopPolicy) Option { return func(x *Session) { x.stop = p 
 // tokens that state holds, so a turn processes only the tokens after the
 // longest prefix it shares with them: a chat's next turn only the new
 // message, an edited or regenerated turn only what follows the edit
-// (Turn.Reused counts the rest). On the CPU forward a batched prefill and
-// per-token steps give the same bits, so reuse changes speed, not text.
+// (Turn.Reused counts the rest). On the CPU forward reuse can change the
+// last bits, as llama.cpp's prompt cache does: a batched prefill sums in
+// ggml's batch orders and per-token steps in the one-token order, so a
+// reused turn's generated tokens (stepped) differ slightly from the same
+// positions prefilled anew (the server's prompt-cache tests see the same
+// text either way).
 //
 // Calls are serialized (a mutex); a turn runs on the caller's goroutine and
 // the Session starts no goroutines. OnToken and onLogits callbacks must not

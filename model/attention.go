@@ -66,7 +66,15 @@ func (s *attnScratch) ensure(headDim, positions int) {
 // first on (a multiple of 4 vectors, so every later position keeps its
 // vector lane and accumulator), which sums bit for bit as the whole range:
 // whole vectors of zeros leave each lane's sum as it was.
-func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, first, n int, scale float32, s *attnScratch) {
+//
+// batch is a row of a pass that holds two or more of its sequence's
+// tokens: llama.cpp's mul_mat then runs both products through llamafile's
+// tinyBLAS (ggml's F16 batch order, simd.dotF16RowsBatch) where it takes
+// them — the key products when headDim is a multiple of the lanes (its
+// n_kv rows, padded to 256, are always a multiple of 4), the value
+// products when headDim is a multiple of 4 (its n_kv columns are always a
+// multiple of the lanes).
+func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, first, n int, scale float32, batch bool, s *attnScratch) {
 	a := first - first%(4*simdWidth.lanes)
 	s.ensure(headDim, n-a)
 	q16 := s.q[:headDim]
@@ -79,12 +87,20 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, first, n int, 
 	}
 	// Keys are position-major: row t of the key products is position t.
 	kept := scores[first-a:]
-	simdWidth.dotF16Rows(kept, c.keys(l, off)[2*first*c.kvDim:], 2*c.kvDim, q16, headDim, false, &s.pad)
+	if batch && headDim%simdWidth.lanes == 0 {
+		simdWidth.dotF16RowsBatch(kept, c.keys(l, off)[2*first*c.kvDim:], 2*c.kvDim, q16, headDim, &s.pad)
+	} else {
+		simdWidth.dotF16Rows(kept, c.keys(l, off)[2*first*c.kvDim:], 2*c.kvDim, q16, headDim, false, &s.pad)
+	}
 	for t := range kept {
 		kept[t] *= scale
 	}
 	simdWidth.softmax(scores)
 	roundF16s(scores, scores)
 	// Values are transposed: row d of the value products is dimension off+d.
+	if batch && headDim%4 == 0 {
+		simdWidth.dotF16RowsBatch(out[:headDim], c.valueRows(l, off)[2*a:], 2*c.capacity, scores, n-a, &s.pad)
+		return
+	}
 	simdWidth.dotF16Rows(out[:headDim], c.valueRows(l, off)[2*a:], 2*c.capacity, scores, n-a, true, &s.pad)
 }

@@ -30,7 +30,7 @@ func TestAttendHeadMatchesFloat64(t *testing.T) {
 	out := make([]float32, headDim)
 	var s attnScratch
 	const kvHead = 1
-	attendHead(out, q, c, 1, kvHead, headDim, 0, n, scale, &s)
+	attendHead(out, q, c, 1, kvHead, headDim, 0, n, scale, false, &s)
 
 	r := func(x float32) float64 { return float64(q4k.F16ToF32(q4k.F32ToF16(x))) }
 	scores := make([]float64, n)
@@ -63,7 +63,7 @@ func TestAttendHeadSinglePosition(t *testing.T) {
 	c.store(0, 0, []float32{1, 2, 3, 4}, []float32{0.5, -1, 2, 8})
 	out := make([]float32, 4)
 	var s attnScratch
-	attendHead(out, []float32{1, 1, 1, 1}, c, 0, 0, 4, 0, 1, 0.5, &s)
+	attendHead(out, []float32{1, 1, 1, 1}, c, 0, 0, 4, 0, 1, 0.5, false, &s)
 	assert.Equal(t, []float32{0.5, -1, 2, 8}, out)
 }
 
@@ -89,7 +89,7 @@ func TestAttendHeadWindowEqualsMask(t *testing.T) {
 				first := max(0, n-window)
 				var s attnScratch
 				got := make([]float32, headDim)
-				attendHead(got, q, c, 0, 1, headDim, first, n, 0.25, &s)
+				attendHead(got, q, c, 0, 1, headDim, first, n, 0.25, false, &s)
 				want := maskedAttention(c, q, headDim, first, n, 0.25)
 				assert.Equal(t, want, got, "lanes %d, n %d, window %d", lanes, n, window)
 			}

@@ -17,8 +17,10 @@ var _ engine.StepBatcher = (*Step)(nil)
 // step's Model, s's own included or not) in one pass: each
 // weight row is read once for all rows, and each row's RoPE, KV store and
 // attention use its own sequence and position. The rows' logits are
-// bit-identical to each sequence's logits alone (Step, Prefill): the matrix
-// kernels compute each column independently of the others.
+// bit-identical to each sequence's logits alone with the same spans (Step
+// for one token, a Prefill pass for more): the matrix kernels compute each
+// column independently of the others, and a sequence's rows take the batch
+// orders when it has two or more in the pass, whatever the others hold.
 //
 // A row fails alone (Err set, left out of the pass) when its Step is not a
 // *Step of s's Model (ErrForeignStep), appears twice (ErrForeignStep), or

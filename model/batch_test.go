@@ -26,7 +26,10 @@ func batchSeqs(n int) [][]int32 {
 // A sequence's logits in a batched pass are bit-identical to its logits
 // alone, whatever its neighbours: B sequences of mixed lengths, prefilled
 // together in one pass (from position 0, and continuing a held prefix),
-// then decoded together token by token, against each stepped alone.
+// then decoded together token by token, against each run alone with the
+// same spans (Prefill of the same chunks, then Step): a sequence's rows
+// take ggml's batch orders when it has two or more in the pass, whatever
+// the pass's other rows.
 func TestStepBatchEqualsAlone(t *testing.T) {
 	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec(), gemma3Spec()} {
 		path := sp.write(t)
@@ -38,7 +41,7 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 			full := make([][]int32, b)
 			for i, seq := range seqs {
 				full[i] = append(append([]int32(nil), seq...), testTokens[:extra]...)
-				want[i] = stepAll(t, m.NewStep(), full[i])
+				want[i] = aloneSpans(t, m.NewStep(), seq, full[i])
 			}
 			steps := make([]*Step, b)
 			for i := range steps {
@@ -59,7 +62,7 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 			require.NoError(t, steps[0].StepBatch(rows))
 			for i, r := range rows {
 				require.NoError(t, r.Err)
-				assert.Equal(t, want[i][len(seqs[i])-1], r.Out, "%s B=%d seq %d prefill", sp.arch, b, i)
+				assert.Equal(t, want[i][0], r.Out, "%s B=%d seq %d prefill", sp.arch, b, i)
 			}
 			// Decode: one token each, the pass run on a step outside it
 			// too (the last one's scratch).
@@ -69,16 +72,39 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 					rows[i] = engine.StepRows{Step: steps[i], Start: len(seq) + k, Tokens: full[i][len(seq)+k : len(seq)+k+1], Logits: i%2 == 0 || k == extra-1}
 				}
 				require.NoError(t, leader.StepBatch(rows))
-				for i, seq := range seqs {
+				for i := range seqs {
 					if !rows[i].Logits {
 						assert.Nil(t, rows[i].Out)
 						continue
 					}
-					assert.Equal(t, want[i][len(seq)+k], rows[i].Out, "%s B=%d seq %d decode %d", sp.arch, b, i, k)
+					assert.Equal(t, want[i][1+k], rows[i].Out, "%s B=%d seq %d decode %d", sp.arch, b, i, k)
 				}
 			}
 		}
 	}
+}
+
+// aloneSpans runs seq alone as TestStepBatchEqualsAlone's passes cut it (a
+// sequence longer than 4 tokens prefills its first 3 first, then the rest
+// as one span), then steps full's tokens after it: out[0] is the logits
+// after the prompt, out[1+k] after decode step k.
+func aloneSpans(t *testing.T, s *Step, seq, full []int32) [][]float32 {
+	t.Helper()
+	start := 0
+	if len(seq) > 4 {
+		_, err := s.Prefill(seq[:3], 0)
+		require.NoError(t, err)
+		start = 3
+	}
+	l, err := s.Prefill(seq, start)
+	require.NoError(t, err)
+	out := [][]float32{append([]float32(nil), l...)}
+	for pos := len(seq); pos < len(full); pos++ {
+		l, err := s.Step(full[pos], pos)
+		require.NoError(t, err)
+		out = append(out, append([]float32(nil), l...))
+	}
+	return out
 }
 
 // A bad row fails alone: the others run and stay bit-identical.
@@ -86,7 +112,8 @@ func TestStepBatchBadRowFailsAlone(t *testing.T) {
 	path := tinySpec("llama").write(t)
 	m := open(t, path, Options{Threads: 2})
 	other := open(t, path, Options{Threads: 1})
-	want := stepAll(t, m.NewStep(), testTokens[:4])
+	want, err := m.NewStep().Prefill(testTokens[:4], 0)
+	require.NoError(t, err)
 	good, gap, foreign := m.NewStep(), m.NewStep(), other.NewStep()
 	rows := []engine.StepRows{
 		{Step: gap, Start: 2, Tokens: testTokens[:1], Logits: true},  // nothing held
@@ -100,7 +127,7 @@ func TestStepBatchBadRowFailsAlone(t *testing.T) {
 	require.NoError(t, good.StepBatch(rows))
 	assert.ErrorIs(t, rows[0].Err, ErrPosition)
 	assert.NoError(t, rows[1].Err)
-	assert.Equal(t, want[3], rows[1].Out)
+	assert.Equal(t, want, rows[1].Out)
 	assert.ErrorIs(t, rows[2].Err, ErrForeignStep)
 	assert.ErrorIs(t, rows[3].Err, ErrForeignStep)
 	assert.ErrorIs(t, rows[4].Err, engine.ErrBadToken)

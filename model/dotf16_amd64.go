@@ -68,3 +68,49 @@ func dotF16Sum(lanes int, x []byte, y []float32, np int) (sum float32, ok bool) 
 	dotF16Rows8(xp, 0, yp, vecs, pxp, pyp, 1, &out)
 	return out, true
 }
+
+//go:noescape
+func tinyRows4(x *byte, xstride int, y *float32, vecs int, px *byte, pxstride int, py *float32, wide int, out *[4]float32)
+
+// dotF16RowsBatchAsm is simd.dotF16RowsBatch in assembly, four rows at a
+// time (a row left over alone: the same row four times); ok is false where
+// there is none (the Go loop runs). The partial last vector of each row
+// (n not a multiple of 8) comes zero-padded from pad.
+func dotF16RowsBatchAsm(lanes int, out []float32, x []byte, xstride int, y []float32, n int, pad *f16Pad) bool {
+	rows := len(out)
+	if !useAsm || rows == 0 {
+		return false
+	}
+	vecs, m := n/8, n%8
+	_, _ = x[:(rows-1)*xstride+2*n], y[:n]
+	var pxp *byte
+	var pyp *float32
+	if m > 0 {
+		pad.fill(x, xstride, y, n, rows)
+		pxp, pyp = &pad.px[0], &pad.py[0]
+	}
+	wide := 0
+	if lanes == 16 {
+		wide = 1
+	}
+	xp, yp := unsafe.SliceData(x), unsafe.SliceData(y)
+	var o [4]float32
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		var p *byte
+		if pxp != nil {
+			p = &pad.px[16*r]
+		}
+		tinyRows4((*byte)(unsafe.Add(unsafe.Pointer(xp), r*xstride)), xstride, yp, vecs, p, 16, pyp, wide, &o)
+		copy(out[r:r+4], o[:])
+	}
+	for ; r < rows; r++ {
+		var p *byte
+		if pxp != nil {
+			p = &pad.px[16*r]
+		}
+		tinyRows4((*byte)(unsafe.Add(unsafe.Pointer(xp), r*xstride)), 0, yp, vecs, p, 0, pyp, wide, &o)
+		out[r] = o[0]
+	}
+	return true
+}

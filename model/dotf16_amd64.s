@@ -209,3 +209,140 @@ r8next:
 r8done:
 	VZEROUPPER
 	RET
+
+// simd.dotF16RowsBatch's arithmetic (llamafile's tinyBLAS order) for four
+// rows at once: row r at x + r*xstride (xstride 0: one row four times),
+// its zero-padded partial vector at px + r*pxstride when px is not nil.
+// Each row has one accumulator of 8 lanes (Y0..Y3) — for 16 lanes a
+// second (Y4..Y7) takes the odd vectors of 8, as the upper half of a
+// 16-lane vector — adding x*y (exact) per element; then the 16-lane
+// accumulators are folded (lanes l and l+8) and each is reduced as
+// hsum(__m256): halves, then (r0+r2) + (r1+r3).
+
+// TB_ACC adds the 8 elements at byte offset off of the rows (f16, R10,
+// R11, R12, R13) and of y (f32, DI at offset 2*off) into A0..A3.
+#define TB_ACC(off, A0, A1, A2, A3) \
+	VMOVUPS (2*off)(DI), Y8; \
+	VCVTPH2PS off(R10), Y9; \
+	VCVTPH2PS off(R11), Y10; \
+	VCVTPH2PS off(R12), Y11; \
+	VCVTPH2PS off(R13), Y12; \
+	VFMADD231PS Y8, Y9, A0; \
+	VFMADD231PS Y8, Y10, A1; \
+	VFMADD231PS Y8, Y11, A2; \
+	VFMADD231PS Y8, Y12, A3
+
+// TB_HSUM stores hsum8 of Y (X its low half) to off(BX).
+#define TB_HSUM(Y, X, off) \
+	VEXTRACTF128 $1, Y, X13; \
+	VADDPS X, X13, X13; \
+	VMOVHLPS X13, X13, X14; \
+	VADDPS X14, X13, X13; \
+	VMOVSHDUP X13, X14; \
+	VADDSS X14, X13, X13; \
+	VMOVSS X13, off(BX)
+
+// func tinyRows4(x *byte, xstride int, y *float32, vecs int, px *byte, pxstride int, py *float32, wide int, out *[4]float32)
+//
+// vecs whole vectors of 8, then the partial one (px not nil); wide is 1
+// for 16 lanes, 0 for 8.
+TEXT ·tinyRows4(SB), NOSPLIT, $0-72
+	MOVQ x+0(FP), R10
+	MOVQ xstride+8(FP), AX
+	MOVQ y+16(FP), DI
+	MOVQ vecs+24(FP), CX
+	MOVQ wide+56(FP), DX
+	MOVQ out+64(FP), BX
+	LEAQ (R10)(AX*1), R11
+	LEAQ (R11)(AX*1), R12
+	LEAQ (R12)(AX*1), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ DX, DX
+	JNZ   tbwide
+
+tb8loop:
+	TESTQ CX, CX
+	JZ    tb8part
+	TB_ACC(0, Y0, Y1, Y2, Y3)
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $16, R12
+	ADDQ $16, R13
+	ADDQ $32, DI
+	DECQ CX
+	JMP  tb8loop
+
+tb8part:
+	MOVQ px+32(FP), R10
+	TESTQ R10, R10
+	JZ    tbdone
+	MOVQ pxstride+40(FP), AX
+	MOVQ py+48(FP), DI
+	LEAQ (R10)(AX*1), R11
+	LEAQ (R11)(AX*1), R12
+	LEAQ (R12)(AX*1), R13
+	TB_ACC(0, Y0, Y1, Y2, Y3)
+	JMP  tbdone
+
+tbwide:
+	CMPQ CX, $2
+	JLT  tbwtail
+	TB_ACC(0, Y0, Y1, Y2, Y3)
+	TB_ACC(16, Y4, Y5, Y6, Y7)
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	ADDQ $32, R13
+	ADDQ $64, DI
+	SUBQ $2, CX
+	JMP  tbwide
+
+tbwtail:
+	// One whole vector left (lower half), then the partial one in the
+	// upper half; or, none left, the partial one in the lower half.
+	MOVQ  px+32(FP), R8
+	MOVQ  pxstride+40(FP), AX
+	MOVQ  py+48(FP), R9
+	TESTQ CX, CX
+	JZ    tbwpartlo
+	TB_ACC(0, Y0, Y1, Y2, Y3)
+	TESTQ R8, R8
+	JZ    tbwfold
+	MOVQ  R8, R10
+	MOVQ  R9, DI
+	LEAQ  (R10)(AX*1), R11
+	LEAQ  (R11)(AX*1), R12
+	LEAQ  (R12)(AX*1), R13
+	TB_ACC(0, Y4, Y5, Y6, Y7)
+	JMP   tbwfold
+
+tbwpartlo:
+	TESTQ R8, R8
+	JZ    tbwfold
+	MOVQ  R8, R10
+	MOVQ  R9, DI
+	LEAQ  (R10)(AX*1), R11
+	LEAQ  (R11)(AX*1), R12
+	LEAQ  (R12)(AX*1), R13
+	TB_ACC(0, Y0, Y1, Y2, Y3)
+
+tbwfold:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+
+tbdone:
+	TB_HSUM(Y0, X0, 0)
+	TB_HSUM(Y1, X1, 4)
+	TB_HSUM(Y2, X2, 8)
+	TB_HSUM(Y3, X3, 12)
+	VZEROUPPER
+	RET

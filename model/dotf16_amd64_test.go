@@ -203,3 +203,39 @@ func requireAsm(t *testing.T) {
 		testenv.Missing(t, "no AVX2/F16C on this CPU: the Go loop is the only path")
 	}
 }
+
+// The assembly of dotF16RowsBatch (llamafile's order) gives the Go loop's
+// bits, for both vector widths, row counts around the four-row groups,
+// rows strided through a wider buffer, and lengths around the vector
+// boundaries (partial vectors zero-padded).
+func TestDotF16RowsBatchAsmEqualsGo(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(13, 13))
+	var pad f16Pad
+	for _, s := range widths {
+		for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 24, 63, 64, 65, 128, 129, 257} {
+			for _, rows := range []int{1, 3, 4, 5, 9, 64} {
+				stride := 2*n + 2*rng.IntN(9)
+				buf := randVec(rng, (rows*stride)/2+n)
+				for i := range buf {
+					buf[i] *= float32(math.Exp2(float64(rng.IntN(24) - 12)))
+				}
+				x := f16Bytes(buf)
+				yb := f16Bytes(randVec(rng, n))
+				y := make([]float32, n)
+				for i := range y {
+					y[i] = f16At(yb, i)
+				}
+				got := make([]float32, rows)
+				s.dotF16RowsBatch(got, x, stride, y, n, &pad)
+				useAsm = false
+				want := make([]float32, rows)
+				s.dotF16RowsBatch(want, x, stride, y, n, &pad)
+				useAsm = true
+				for r := range rows {
+					require.Equal(t, math.Float32bits(want[r]), math.Float32bits(got[r]), "lanes %d n %d rows %d row %d", s.lanes, n, rows, r)
+				}
+			}
+		}
+	}
+}

@@ -19,3 +19,7 @@ func expSumVec8(_ []float32, _ float32) (int, float64) { return 0, 0 }
 
 // roundF16Vec does nothing in this build: roundF16s's loop runs.
 func roundF16Vec(_ []float32) int { return 0 }
+
+// dotF16RowsBatchAsm does nothing in this build: simd.dotF16RowsBatch's Go
+// loop runs.
+func dotF16RowsBatchAsm(int, []float32, []byte, int, []float32, int, *f16Pad) bool { return false }

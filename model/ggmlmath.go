@@ -111,6 +111,48 @@ func (s simd) dotF16Rows(out []float32, x []byte, xstride int, y []float32, n in
 	}
 }
 
+// dotF16RowsBatch sets out[r] to the product of row r of x (n f16 values,
+// rows xstride bytes apart) with y (n f16-representable values) in
+// llamafile's tinyBLAS order, which ggml's mul_mat takes for attention's
+// F16 products in a batch of two or more tokens (see attendHead): one
+// accumulator of lanes lanes per row, lane l adding x_i*y_i (exact) for
+// i ≡ l mod lanes in order, then tinyBLAS's hsum (reduceTiny). Elements
+// past n count as zeros (a partial last vector is zero-padded), as ggml's
+// masked positions of zero probability do.
+func (s simd) dotF16RowsBatch(out []float32, x []byte, xstride int, y []float32, n int, pad *f16Pad) {
+	if len(out) == 0 {
+		return
+	}
+	if dotF16RowsBatchAsm(s.lanes, out, x, xstride, y, n, pad) {
+		return
+	}
+	l := s.lanes
+	y = y[:n]
+	for r := range out {
+		var acc [16]float32
+		row := x[r*xstride : r*xstride+2*n]
+		for i, yi := range y {
+			acc[i%l] += f16Table[uint16(row[2*i])|uint16(row[2*i+1])<<8] * yi
+		}
+		out[r] = reduceTiny(&acc, l)
+	}
+}
+
+// reduceTiny is tinyBLAS's hsum of one accumulator: 16 lanes as
+// _mm512_reduce_add_ps (lanes l and l+8, l and l+4, then (v0+v2)+(v1+v3)),
+// 8 lanes as hsum(__m256) (l and l+4, then the same pairs).
+func reduceTiny(acc *[16]float32, lanes int) float32 {
+	var v [8]float32
+	copy(v[:], acc[:8])
+	if lanes == 16 {
+		for i := range v {
+			v[i] += acc[i+8]
+		}
+	}
+	r0, r1, r2, r3 := v[0]+v[4], v[1]+v[5], v[2]+v[6], v[3]+v[7]
+	return (r0 + r2) + (r1 + r3)
+}
+
 // reduceVectors is GGML_F32x16_REDUCE / GGML_F32x8_REDUCE over four
 // accumulator vectors: v0+v2, v1+v3, then their sum, then the lanes.
 func (s simd) reduceVectors(acc *[4][16]float32) float32 {

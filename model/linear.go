@@ -19,8 +19,13 @@ type linear struct {
 	data    []byte // rows*rowSize bytes, a view of the file
 	dot     q4k.DotFunc
 	dotCols q4k.DotColsFunc
-	actSize int // bytes of one activation row (ActivationSize(typ, cols))
-	bias    []float32
+	// dotBatch is the kernel ggml's mul_mat uses for two or more columns
+	// where that is not dotCols' order (llamafile's, for F16 and F32
+	// matrices: q4k.DotColsBatchForMatrix), or nil; matJob.rows gives it
+	// the columns the actCache marks batched.
+	dotBatch q4k.DotColsFunc
+	actSize  int // bytes of one activation row (ActivationSize(typ, cols))
+	bias     []float32
 	// panels holds the rows as q4k.PackPanels lays them out (rows/8
 	// panels of panelSize bytes), or nil; dotPanel multiplies one panel.
 	panels    []byte
@@ -93,8 +98,13 @@ func newLinearFor(name string, typ q4k.Type, rows, cols int, data []byte, matrix
 		return linear{}, &TensorError{Tensor: name, Err: ErrShape,
 			Detail: fmt.Sprintf("%d bytes of data, want %d", len(data), rows*rowSize)}
 	}
+	var dotBatch q4k.DotColsFunc
+	if matrix {
+		// ggml_mul_mat_id (the experts) never calls llamafile.
+		dotBatch, _ = q4k.DotColsBatchForMatrix(typ, rows, cols)
+	}
 	return linear{name: name, typ: typ, rows: rows, cols: cols, rowSize: rowSize,
-		data: data[:rows*rowSize], dot: dot, dotCols: dotCols, actSize: actSize}, nil
+		data: data[:rows*rowSize], dot: dot, dotCols: dotCols, dotBatch: dotBatch, actSize: actSize}, nil
 }
 
 // row returns the bytes of row r.
@@ -112,18 +122,28 @@ type actCache struct {
 	x     []float32 // [batch*cols]
 	cols  int
 	batch int
-	enc   map[q4k.Type][]byte // type → batch rows of encoded activations
-	buf   map[q4k.Type][]byte // reused storage per type
-	task  matTask             // matmul's loop body, reused
+	// batched marks the columns whose products take a matrix's batch
+	// kernel (linear.dotBatch) where it has one: [batch], or nil for none.
+	batched []bool
+	enc     map[q4k.Type][]byte // type → batch rows of encoded activations
+	buf     map[q4k.Type][]byte // reused storage per type
+	task    matTask             // matmul's loop body, reused
 }
 
 func newActCache() *actCache {
 	return &actCache{enc: map[q4k.Type][]byte{}, buf: map[q4k.Type][]byte{}}
 }
 
-// reset makes x ([batch*cols]float32) the input; encodings are made lazily.
+// reset makes x ([batch*cols]float32) the input, no column batched;
+// encodings are made lazily.
 func (a *actCache) reset(x []float32, cols, batch int) {
-	a.x, a.cols, a.batch = x, cols, batch
+	a.resetBatched(x, cols, batch, nil)
+}
+
+// resetBatched is reset with batched ([batch], or nil) marking the columns
+// that take a matrix's batch kernel.
+func (a *actCache) resetBatched(x []float32, cols, batch int, batched []bool) {
+	a.x, a.cols, a.batch, a.batched = x, cols, batch, batched
 	clear(a.enc)
 }
 
@@ -210,7 +230,8 @@ func (t *matTask) do(_, lo, hi int) {
 // rows computes output rows [a, b) of the job for every column of the batch.
 // One column is Step's decode: the row kernel directly. More go through the
 // batched kernel, which decodes each weight block once for several columns
-// and gives the same bits.
+// and gives the same bits — or, for the columns acts marks batched, the
+// matrix's batch kernel (dotBatch) where it has one.
 func (j *matJob) rows(acts *actCache, a, b int) {
 	w := j.w
 	enc := acts.enc[w.typ.VecDotType()]
@@ -225,9 +246,26 @@ func (j *matJob) rows(acts *actCache, a, b int) {
 			t1 := min(t0+rowTile, b)
 			for c0 := 0; c0 < acts.batch; c0 += colTile {
 				c1 := min(c0+colTile, acts.batch)
-				cols := enc[c0*w.actSize:] // with the padding past c1 (q4k.ColsPadding)
-				for r := t0; r < t1; r++ {
-					w.dotCols(j.out[c0*w.rows+r:], w.rows, w.data[r*w.rowSize:(r+1)*w.rowSize], cols, w.cols, c1-c0)
+				// Runs of columns of one kernel: batched columns take
+				// dotBatch where the matrix has one.
+				for r0 := c0; r0 < c1; {
+					f, r1 := w.dotCols, r0+1
+					if w.dotBatch != nil && acts.batched != nil {
+						on := acts.batched[r0]
+						for r1 < c1 && acts.batched[r1] == on {
+							r1++
+						}
+						if on {
+							f = w.dotBatch
+						}
+					} else {
+						r1 = c1
+					}
+					cols := enc[r0*w.actSize:] // with the padding past r1 (q4k.ColsPadding)
+					for r := t0; r < t1; r++ {
+						f(j.out[r0*w.rows+r:], w.rows, w.data[r*w.rowSize:(r+1)*w.rowSize], cols, w.cols, r1-r0)
+					}
+					r0 = r1
 				}
 			}
 		}

@@ -118,14 +118,17 @@ func newMoEScratch(c *Config, batch int) moeScratch {
 // holds the rows' ffn_norm outputs. Each expert runs once over the rows
 // routed to it, which it reads together; every row's result is the one it
 // gets alone (the product kernels compute each column independently).
-func (s *Step) moeFFN(ly *moeLayer, x, xn []float32, n int) {
+// batched marks the rows whose router product takes the batch kernel (as
+// for a dense feed-forward, Step.ffnBatched); ggml_mul_mat_id multiplies
+// the experts in the one-column order for every row.
+func (s *Step) moeFFN(ly *moeLayer, x, xn []float32, n int, batched []bool) {
 	m, c := s.m, &s.m.cfg
 	embd, ne, k, ff := c.Embd, c.Experts, c.ExpertsUsed, c.ExpertFFN
 	ms := &s.moe
 
 	// Route every row.
 	logits := ms.logits[:n*ne]
-	s.acts.reset(xn, embd, n)
+	s.acts.resetBatched(xn, embd, n, batched)
 	matmul(m.pool, s.acts, matJob{&ly.router, logits})
 	for b := range n {
 		p := logits[b*ne : (b+1)*ne]
@@ -150,7 +153,9 @@ func (s *Step) moeFFN(ly *moeLayer, x, xn []float32, n int) {
 		gate, up, down := ms.gate[:g*ff], ms.up[:g*ff], ms.down[:g*embd]
 		s.acts.reset(ms.x[:g*embd], embd, g)
 		matmul(m.pool, s.acts, matJob{&ex.gate, gate}, matJob{&ex.up, up})
-		simdWidth.swiglu(gate, gate, up)
+		for j := range g { // ggml_swiglu a row at a time
+			simdWidth.swiglu(gate[j*ff:(j+1)*ff], gate[j*ff:(j+1)*ff], up[j*ff:(j+1)*ff])
+		}
 		s.acts.reset(gate, ff, g)
 		matmul(m.pool, s.acts, matJob{&ex.down, down})
 		for j, slot := range ms.slots[:g] {

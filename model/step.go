@@ -38,9 +38,13 @@ type Step struct {
 	// sequences themselves, and the logits of several sequences.
 	rowSeq []*Step
 	rowPos []int
-	rows   []passSeq
-	outs   []float32 // [k*Vocab] when k > 1 sequences ask for logits
-	one    [1]int32  // Step's token, kept here so that a step allocates nothing
+	// rowBatch marks the rows of sequences with two or more rows in the
+	// pass (see pass); batched is rowBatch, or nil when none is marked.
+	rowBatch []bool
+	batched  []bool
+	rows     []passSeq
+	outs     []float32 // [k*Vocab] when k > 1 sequences ask for logits
+	one      [1]int32  // Step's token, kept here so that a step allocates nothing
 }
 
 var (
@@ -110,7 +114,11 @@ func (s *Step) Step(token int32, position int) ([]float32, error) {
 // does. tokens[:start] must be held (start <= positions held).
 //
 // Each pass quantizes its tokens' activations once per matrix and reads each
-// weight row once for the whole pass.
+// weight row once for the whole pass. A pass of two or more tokens sums
+// in llama.cpp's batch orders (llamafile's for F16 and F32 products,
+// attention's included), one token in Step's: the logits are llama.cpp's
+// for the span in one ubatch, and equal Step-by-step logits only with
+// BatchSize 1 or a span of one token.
 func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: prefill from %d of %d tokens", ErrPosition, start, len(tokens))
@@ -118,8 +126,16 @@ func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
 	if err := s.check(tokens[start:], start); err != nil {
 		return nil, err
 	}
-	for lo := start; lo < len(tokens); lo += s.m.batchSize {
-		s.forward(tokens[lo:min(lo+s.m.batchSize, len(tokens))], lo)
+	for lo := start; lo < len(tokens); {
+		hi := min(lo+s.m.batchSize, len(tokens))
+		if len(tokens)-hi == 1 && hi-lo > 2 {
+			// Never leave one token for a last pass: a pass of two or
+			// more sums in ggml's batch orders whatever its size, so
+			// the span gets the bits llama.cpp's one ubatch gives it.
+			hi--
+		}
+		s.forward(tokens[lo:hi], lo)
+		lo = hi
 	}
 	return s.logits, nil
 }
@@ -197,12 +213,23 @@ type passSeq struct {
 // not depend on the other rows (each column of a product is computed alone).
 func (s *Step) pass(seqs []passSeq) {
 	m, c := s.m, &s.m.cfg
-	s.rowSeq, s.rowPos = s.rowSeq[:0], s.rowPos[:0]
+	s.rowSeq, s.rowPos, s.rowBatch, s.batched = s.rowSeq[:0], s.rowPos[:0], s.rowBatch[:0], nil
+	anyBatch := false
 	for _, q := range seqs {
+		// A sequence's rows take ggml's batch orders when it has two or
+		// more in this pass, as its tokens would in a llama.cpp ubatch of
+		// its own; one row (a decode step) keeps the one-token order, so
+		// its logits are those it gets alone.
+		batch := len(q.tokens) >= q4k.BatchColumns
+		anyBatch = anyBatch || batch
 		for i := range q.tokens {
 			s.rowSeq = append(s.rowSeq, q.step)
 			s.rowPos = append(s.rowPos, q.start+i)
+			s.rowBatch = append(s.rowBatch, batch)
 		}
+	}
+	if anyBatch {
+		s.batched = s.rowBatch
 	}
 	n := len(s.rowPos)
 	s.ensureBatch(n)
@@ -291,7 +318,7 @@ func (s *Step) block(l, n int) {
 	for b := range n {
 		rmsNorm(xn[b*embd:(b+1)*embd], x[b*embd:(b+1)*embd], ly.attnNorm, c.RMSEps)
 	}
-	s.acts.reset(xn, embd, n)
+	s.acts.resetBatched(xn, embd, n, s.batched)
 	if ly.qkv.data != nil {
 		// The fused product's row b is Q, K and V of row b one after
 		// another (llama.cpp's views of it).
@@ -331,7 +358,7 @@ func (s *Step) block(l, n int) {
 		}
 	}
 	s.attention(l, n)
-	s.acts.reset(s.attn[:n*qDim], qDim, n)
+	s.acts.resetBatched(s.attn[:n*qDim], qDim, n, s.batched)
 	proj := s.proj[:n*embd]
 	matmul(m.pool, s.acts, matJob{&ly.o, proj})
 	s.postNorm(proj, ly.attnPostNorm, n)
@@ -342,10 +369,10 @@ func (s *Step) block(l, n int) {
 		rmsNorm(xn[b*embd:(b+1)*embd], x[b*embd:(b+1)*embd], ly.ffnNorm, c.RMSEps)
 	}
 	if ly.moe != nil {
-		s.moeFFN(ly.moe, x, xn, n)
+		s.moeFFN(ly.moe, x, xn, n, s.ffnBatched(l))
 		return
 	}
-	s.acts.reset(xn, embd, n)
+	s.acts.resetBatched(xn, embd, n, s.ffnBatched(l))
 	gate := s.gate[:n*c.FFN]
 	if c.FusedFFN {
 		// phi3: row b of the product is the gate's FFN values, then
@@ -363,13 +390,31 @@ func (s *Step) block(l, n int) {
 		if c.GELU {
 			geglu(gate, gate, up) // gemma3: ggml_geglu_split(gate, up)
 		} else {
-			simdWidth.swiglu(gate, gate, up)
+			// ggml_swiglu_split a row at a time: each row's whole
+			// vectors, then its tail (FFN not a multiple of the lanes).
+			ff := c.FFN
+			for b := range n {
+				simdWidth.swiglu(gate[b*ff:(b+1)*ff], gate[b*ff:(b+1)*ff], up[b*ff:(b+1)*ff])
+			}
 		}
 	}
-	s.acts.reset(gate, c.FFN, n)
+	s.acts.resetBatched(gate, c.FFN, n, s.ffnBatched(l))
 	matmul(m.pool, s.acts, matJob{&ly.down, proj})
 	s.postNorm(proj, ly.ffnPostNorm, n)
 	addTo(x, proj)
+}
+
+// ffnBatched is the rows whose feed-forward products take the batch
+// kernels in layer l: s.batched, except in the last layer, where
+// llama.cpp's graph keeps only the rows that output logits (ggml_get_rows
+// of inp_out_ids after the attention): one row per sequence, which ggml
+// multiplies in the one-column order. The other rows' results there are
+// dropped.
+func (s *Step) ffnBatched(l int) []bool {
+	if l == len(s.m.layers)-1 {
+		return nil
+	}
+	return s.batched
 }
 
 // postNorm RMS-normalizes each of the n rows of a sublayer's output in
@@ -442,6 +487,6 @@ func (t *headsTask) do(worker, lo, hi int) {
 			// for query position q when q - p >= n_swa.
 			first = max(0, n-c.SlidingWindow)
 		}
-		attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.rowSeq[b].cache, t.l, h/group, hd, first, n, scale, &s.scratch[worker])
+		attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.rowSeq[b].cache, t.l, h/group, hd, first, n, scale, s.rowBatch[b], &s.scratch[worker])
 	}
 }

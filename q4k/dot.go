@@ -45,6 +45,11 @@ type Kernels struct {
 	// of type t, several activation vectors) in DotRepack's order: Q4_K;
 	// nil for the other types.
 	DotPanel func(t Type) DotPanelFunc
+	// DotColsBatch returns the batched kernel for weight type t in
+	// llamafile's tinyBLAS order (ggml's F16 and F32 products of two or
+	// more columns, see DotColsBatchForMatrix): F16 and F32; nil for the
+	// other types.
+	DotColsBatch func(t Type) DotColsFunc
 	// QuantizeQ8K encodes len(x)/256 whole Q8_K blocks into dst (as
 	// QuantizeQ8_K); it panics if len(x) is not a multiple of 256 or dst is
 	// shorter than 292 bytes per block.
@@ -62,10 +67,10 @@ func Fast() Kernels { return fastKernels }
 var (
 	referenceKernels = Kernels{Name: "reference", Dot: refDot, DotAMX: refDotAMX, DotRepack: refDotRepack,
 		DotCols: refDotCols, DotColsAMX: refDotColsAMX, DotColsRepack: refDotColsRepack, DotPanel: refDotPanel,
-		QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
+		DotColsBatch: refDotColsBatch, QuantizeQ8K: checkedQ8K(quantizeQ8KRef)}
 	fastKernels = Kernels{Name: fastName, Dot: fastDot, DotAMX: fastDotAMX, DotRepack: fastDotRepack,
 		DotCols: fastDotCols, DotColsAMX: fastDotColsAMX, DotColsRepack: fastDotColsRepack, DotPanel: fastDotPanel,
-		QuantizeQ8K: checkedQ8K(quantizeQ8K)}
+		DotColsBatch: fastDotColsBatch, QuantizeQ8K: checkedQ8K(quantizeQ8K)}
 )
 
 func checkedQ8K(f func(dst []byte, x []float32)) func(dst []byte, x []float32) {

@@ -97,3 +97,7 @@ func panelBlocksFast(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
 
 // f32ToF16Vec converts nothing in this build: F32ToF16Slice's loop runs.
 func f32ToF16Vec(dst []byte, src []float32) int { return 0 }
+
+// fastDotColsBatch is the reference kernel in llamafile's order in this
+// build.
+func fastDotColsBatch(t Type) DotColsFunc { return refDotColsBatch(t) }

@@ -177,6 +177,7 @@ func TestKernels(t *testing.T, impl q4k.Kernels) {
 	t.Run("dot", func(t *testing.T) { TestDot(t, impl) })
 	t.Run("dotCols", func(t *testing.T) { TestDotCols(t, impl) })
 	t.Run("dotPanel", func(t *testing.T) { TestDotPanel(t, impl) })
+	t.Run("dotColsBatch", func(t *testing.T) { TestDotColsBatch(t, impl) })
 	t.Run("quantizeQ8K", func(t *testing.T) { TestQuantizeQ8K(t, impl) })
 }
 
@@ -268,11 +269,40 @@ func TestDotCols(t *testing.T, impl q4k.Kernels) {
 // 13, then 17 (8+8+1) and 19 (8+8+3).
 var vectorCounts = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 19}
 
+// TestDotColsBatch runs impl's batched kernels in llamafile's order
+// (DotColsBatch) against the reference's, one vector at a time: F16 and
+// F32 at lengths that are multiples of 16 (so of both lane counts), the
+// vector counts and checks of TestDotCols; every other type has none.
+func TestDotColsBatch(t *testing.T, impl q4k.Kernels) {
+	r := rand.New(rand.NewPCG(45, 1))
+	for _, typ := range WeightTypes {
+		ref, cols := q4k.Reference().DotColsBatch(typ), impl.DotColsBatch(typ)
+		if (ref == nil) != (cols == nil) {
+			t.Fatalf("%s: llamafile-order kernel for %v: present %v, in the reference %v", impl.Name, typ, cols != nil, ref != nil)
+		}
+		if cols == nil {
+			continue
+		}
+		one := func(w, a []byte, n int) float32 {
+			var out [1]float32
+			ref(out[:], 1, w, a, n, 1)
+			return out[0]
+		}
+		compareDotColsAt(t, impl.Name+"/llamafile", typ, one, cols, r, []int{0, 16, 64, 272, 3072 + 16})
+	}
+}
+
 // compareDotCols runs the batched kernel cols against the row kernel ref.
 func compareDotCols(t *testing.T, name string, typ q4k.Type, ref q4k.DotFunc, cols q4k.DotColsFunc, r *rand.Rand) {
 	t.Helper()
 	lengths := Lengths(typ)
-	for _, n := range []int{lengths[0], lengths[2], lengths[len(lengths)-1]} {
+	compareDotColsAt(t, name, typ, ref, cols, r, []int{lengths[0], lengths[2], lengths[len(lengths)-1]})
+}
+
+// compareDotColsAt is compareDotCols at the row lengths lengths.
+func compareDotColsAt(t *testing.T, name string, typ q4k.Type, ref q4k.DotFunc, cols q4k.DotColsFunc, r *rand.Rand, lengths []int) {
+	t.Helper()
+	for _, n := range lengths {
 		for _, nc := range vectorCounts {
 			as, _ := q4k.ActivationSize(typ, n)
 			w0, _ := Inputs(typ, n, nc%3, r)

@@ -62,13 +62,6 @@ func knownOrderGap(name string) (gap string, ok bool) {
 		return "ggml orders of non-AVX2 builds", true
 	}
 	switch name {
-	case "fixture-phi3-tiny-F16":
-		// Greedy only: llama.cpp's prompt pass (the 5-token prompt in one
-		// batch) multiplies F16 in llamafile's tinyBLAS order, which Prefill
-		// does not follow (docs/ggml-order.md); with the prompt decoded a
-		// token per call, llama.cpp's 200 greedy tokens equal ours, and the
-		// teacher-forced logits are bit-identical.
-		return "llamafile's batched F16 order in llama.cpp's prompt pass", true
 	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S":
 		if q4k.RepackOrder() && !q4k.AMXOrder() {
 			// Greedy only: the teacher-forced logits (one token per call on

@@ -208,6 +208,32 @@ func (c *Context) Logits(tokens []int32) ([][]float32, error) {
 	return out, nil
 }
 
+// PromptLogits runs tokens from an empty cache in batches of NBatch, as
+// Greedy prefills its prompt, and returns the logits after the last one
+// ([n_vocab]float32, a copy): only that position outputs logits, so
+// llama.cpp's graph drops the other rows before the last layer's
+// feed-forward (inp_out_ids). Errors as Logits.
+func (c *Context) PromptLogits(tokens []int32) ([]float32, error) {
+	toks, err := c.model.tokens(tokens)
+	if err != nil {
+		return nil, err
+	}
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("%w: empty prompt", ErrContext)
+	}
+	if err := c.reset(); err != nil {
+		return nil, err
+	}
+	var out []float32
+	err = c.decode(toks, 0, false, func(_ int, logits []float32) {
+		out = append([]float32(nil), logits...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Greedy decodes n tokens after prompt from an empty cache, each the argmax
 // of the logits (the lowest id among equal maxima, as llama.cpp's greedy
 // sampler picks). The prompt is prefilled in batches of NBatch, then each
