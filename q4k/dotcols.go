@@ -56,21 +56,9 @@ func colsKernel(t Type, one blockFunc, o order, four, eight bool) DotColsFunc {
 		if cols <= 0 {
 			return
 		}
-		if stride < 1 {
-			panic(fmt.Sprintf("q4k: dst stride %d", stride))
-		}
-		_ = dst[(cols-1)*stride]
-		if n < 0 || n%bs != 0 {
-			panic(&LengthError{Type: t, N: n, Err: ErrRowLength})
-		}
+		checkCols(t, dst, stride, w, acts, n, cols, bs, wsz, asz)
 		nb := n / bs
-		if len(w) < nb*wsz {
-			panic(shortErr(t, n, "w", len(w), nb*wsz))
-		}
 		as := nb * asz
-		if len(acts) < cols*as {
-			panic(shortErr(t, n, "acts", len(acts), cols*as))
-		}
 		c := 0
 		if eight && nb > 0 {
 			var out [8]float32
@@ -107,6 +95,26 @@ func colsKernel(t Type, one blockFunc, o order, four, eight bool) DotColsFunc {
 			}
 			dst[c*stride] = one(w, acts[c*as:(c+1)*as], nb)
 		}
+	}
+}
+
+// checkCols panics as DotColsFunc documents unless dst holds cols
+// entries stride apart, n is whole blocks of bs elements, w holds one row
+// (wsz bytes a block) and acts cols vectors (asz bytes a block).
+func checkCols(t Type, dst []float32, stride int, w, acts []byte, n, cols, bs, wsz, asz int) {
+	if stride < 1 {
+		panic(fmt.Sprintf("q4k: dst stride %d", stride))
+	}
+	_ = dst[(cols-1)*stride]
+	if n < 0 || n%bs != 0 {
+		panic(&LengthError{Type: t, N: n, Err: ErrRowLength})
+	}
+	nb := n / bs
+	if len(w) < nb*wsz {
+		panic(shortErr(t, n, "w", len(w), nb*wsz))
+	}
+	if as := nb * asz; len(acts) < cols*as {
+		panic(shortErr(t, n, "acts", len(acts), cols*as))
 	}
 }
 

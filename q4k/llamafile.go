@@ -1,7 +1,6 @@
 package q4k
 
 import (
-	"fmt"
 	"runtime"
 
 	"golang.org/x/sys/cpu"
@@ -78,20 +77,9 @@ func tinyCols(t Type, four tinyBlock4) DotColsFunc {
 		if cols <= 0 {
 			return
 		}
-		if stride < 1 {
-			panic(fmt.Sprintf("q4k: dst stride %d", stride))
-		}
-		_ = dst[(cols-1)*stride]
-		if n < 0 || n%tinyLanes != 0 {
-			panic(&LengthError{Type: t, N: n, Err: ErrRowLength})
-		}
+		// Whole groups of tinyLanes elements, es bytes each.
+		checkCols(t, dst, stride, w, acts, n, cols, tinyLanes, tinyLanes*es, tinyLanes*es)
 		as := n * es
-		if len(w) < as {
-			panic(shortErr(t, n, "w", len(w), as))
-		}
-		if len(acts) < cols*as {
-			panic(shortErr(t, n, "acts", len(acts), cols*as))
-		}
 		c := 0
 		if four != nil && n > 0 {
 			var out [4]float32
