@@ -14,27 +14,13 @@ import (
 
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/gguftest"
 	"github.com/realizar-host/realizar-host/q4k"
 	"github.com/realizar-host/realizar-host/quantize"
 )
 
-// smallVocab is a 512-token vocabulary, enough for the fixture generator and
-// small enough to keep the embedding matrices (and the test) small.
-func smallVocab(t *testing.T) *gguf.File {
-	t.Helper()
-	tokens := make([]string, 512)
-	for i := range tokens {
-		tokens[i] = fmt.Sprintf("t%d", i)
-	}
-	var buf bytes.Buffer
-	require.NoError(t, gguf.Write(&buf, []gguf.KV{
-		{Key: gguf.KeyTokenizerModel, Value: "llama"},
-		{Key: gguf.KeyTokens, Value: tokens},
-	}, nil))
-	f, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	require.NoError(t, err)
-	return f
-}
+// smallVocab is a 512-token vocabulary (gguftest.Vocab).
+func smallVocab(t *testing.T) *gguf.File { return gguftest.Vocab(t, 512) }
 
 // narrow is stories260K's shape: rows of 64 (Q4_K falls back to Q5_0) and an
 // ffn_down with rows of 172, not a multiple of 32 (it stays F16).
