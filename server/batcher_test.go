@@ -240,3 +240,22 @@ func TestPromptChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestContextStopReason: without max_tokens a turn runs until the context
+// ends and says so (stop_reason "context", finish_reason "length"), as one
+// whose max_tokens asks for more than fits does; a max_tokens that fits
+// says "max-tokens".
+func TestContextStopReason(t *testing.T) {
+	s := startServer(t, nil, 64)
+	for _, tc := range []struct{ body, stop string }{
+		{`{"prompt": "Once", "ignore_eos": true}`, "context"},
+		{`{"prompt": "Once", "ignore_eos": true, "max_tokens": 100000}`, "context"},
+		{`{"prompt": "Once", "ignore_eos": true, "max_tokens": 5}`, "max-tokens"},
+	} {
+		code, r, b := completion(t, s, "", tc.body)
+		require.Equal(t, http.StatusOK, code, string(b))
+		require.NotNil(t, r.Realizar, string(b))
+		assert.Equal(t, tc.stop, r.Realizar.StopReason, tc.body)
+		assert.Equal(t, "length", *r.Choices[0].FinishReason, tc.body)
+	}
+}

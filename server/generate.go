@@ -61,7 +61,10 @@ func (b *batcher) run(ctx context.Context, req turnRequest) (turnResult, error) 
 	}
 	maxTokens := req.maxTokens
 	if maxTokens == 0 {
-		maxTokens = ctxLen - len(req.prompt)
+		// Until the context ends: a budget one past the room, so that a
+		// turn the context stops says so (stop_reason "context"), as one
+		// whose max_tokens asks for more than fits does.
+		maxTokens = ctxLen - len(req.prompt) + 1
 	}
 	positions := min(len(req.prompt)+maxTokens, ctxLen)
 	sl, err := b.acquire(req.tenant.Name, req.cachePrompt, positions)
