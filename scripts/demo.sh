@@ -4,7 +4,8 @@
 #  1. The real trained stories260K (TinyStories, llama architecture, F32),
 #     quantized by our quantizer to Q8_0 (its widths cannot hold Q4_K; the
 #     tensors too narrow for Q8_0 stay F16/F32), then "Once upon a time"
-#     through the embedded WASM greedy sampler and strings stop policy.
+#     through the embedded WASM standard sampler (temperature 0: greedy) and
+#     strings stop policy.
 #  2. The 110M fixture (random weights, real llama vocabulary) written by
 #     `realizar-host fixture`, quantized Q4_K_M by our quantizer, run through
 #     the same policies: gibberish by design, there to show the Q4_K path and

@@ -250,7 +250,9 @@ func grammarRequest(f *samplingFields) (json.RawMessage, error) {
 	}
 	if f.Grammar != nil {
 		if _, err := grammar.Compile(*f.Grammar); err != nil {
-			e := badRequest("grammar", "grammar: %v", err)
+			// The grammar package's errors name it already ("grammar:
+			// line 1, column 12: …").
+			e := badRequest("grammar", "%v", err)
 			e.Code = "invalid_grammar"
 			return nil, e
 		}
