@@ -94,7 +94,7 @@ func Write(w io.Writer, src *gguf.File, opts Options) (Report, error) {
 
 // write is Write and WriteSource: the plan from md and tensors, the header
 // from kv and the plan, then each tensor's data from data, converted.
-func write(w io.Writer, md metadata, kv []gguf.KV, tensors []gguf.TensorInfo, data func(TensorPlan) ([]byte, error), opts Options) (Report, error) {
+func write(w io.Writer, md *gguf.File, kv []gguf.KV, tensors []gguf.TensorInfo, data func(TensorPlan) ([]byte, error), opts Options) (Report, error) {
 	start := time.Now()
 	plans, err := plan(md, tensors, opts.FileType)
 	if err != nil {

@@ -169,14 +169,7 @@ type model struct {
 	ordered []gguf.TensorInfo
 }
 
-// metadata is what readModel reads the keys through: a *gguf.File, or a
-// Source's kvList.
-type metadata interface {
-	String(key string) (string, error)
-	Uint32(key string) (uint32, error)
-}
-
-func readModel(f metadata, tensors []gguf.TensorInfo) (*model, error) {
+func readModel(f *gguf.File, tensors []gguf.TensorInfo) (*model, error) {
 	arch, err := f.String(gguf.KeyArchitecture)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
@@ -237,10 +230,14 @@ func Plan(src *gguf.File, ft FileType) ([]TensorPlan, error) {
 //
 // Errors: as Plan.
 func PlanSource(src Source, ft FileType) ([]TensorPlan, error) {
-	return plan(kvList(src.KV), src.Tensors, ft)
+	md, err := src.metadata()
+	if err != nil {
+		return nil, err
+	}
+	return plan(md, src.Tensors, ft)
 }
 
-func plan(md metadata, tensors []gguf.TensorInfo, ft FileType) ([]TensorPlan, error) {
+func plan(md *gguf.File, tensors []gguf.TensorInfo, ft FileType) ([]TensorPlan, error) {
 	if !ft.Known() {
 		return nil, fmt.Errorf("%w: %v", ErrFileType, ft)
 	}

@@ -1,9 +1,9 @@
 package quantize
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/realizar-host/realizar-host/gguf"
 )
@@ -35,64 +35,25 @@ type Source struct {
 //
 // Errors: as Write, and src.Data's (in a *TensorError).
 func WriteSource(w io.Writer, src Source, opts Options) (Report, error) {
-	return write(w, kvList(src.KV), src.KV, src.Tensors, func(p TensorPlan) ([]byte, error) { return src.Data(p.Name) }, opts)
-}
-
-// kvList looks up a Source's metadata for the rules (the accessors of
-// gguf.File they use, over a slice).
-type kvList []gguf.KV
-
-func (l kvList) lookup(key, want string) (any, error) {
-	for _, kv := range l {
-		if kv.Key == key {
-			return kv.Value, nil
-		}
-	}
-	return nil, &gguf.KeyError{Key: key, Want: want, Err: gguf.ErrKeyNotFound}
-}
-
-func (l kvList) String(key string) (string, error) {
-	v, err := l.lookup(key, "string")
+	md, err := src.metadata()
 	if err != nil {
-		return "", err
+		return Report{}, err
 	}
-	s, ok := v.(string)
-	if !ok {
-		return "", &gguf.KeyError{Key: key, Want: "string", Got: fmt.Sprintf("%T", v), Err: gguf.ErrTypeMismatch}
-	}
-	return s, nil
+	return write(w, md, src.KV, src.Tensors, func(p TensorPlan) ([]byte, error) { return src.Data(p.Name) }, opts)
 }
 
-func (l kvList) Uint32(key string) (uint32, error) {
-	v, err := l.lookup(key, "uint32")
+// metadata is src.KV as a metadata-only gguf.File, so that the rules read
+// it through gguf's own accessors (the integer widening of Uint32
+// included). The KV list is written to the output as it is, so a list
+// gguf.Write refuses is an error either way.
+func (src Source) metadata() (*gguf.File, error) {
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, src.KV, nil); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
+	}
+	f, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	var n int64 = -1
-	switch x := v.(type) {
-	case uint8:
-		n = int64(x)
-	case uint16:
-		n = int64(x)
-	case uint32:
-		n = int64(x)
-	case uint64:
-		if x <= math.MaxUint32 {
-			n = int64(x)
-		}
-	case int8:
-		n = int64(x)
-	case int16:
-		n = int64(x)
-	case int32:
-		n = int64(x)
-	case int64:
-		n = x
-	case int:
-		n = int64(x)
-	}
-	if n < 0 || n > math.MaxUint32 {
-		return 0, &gguf.KeyError{Key: key, Want: "uint32", Got: fmt.Sprintf("%T", v), Err: gguf.ErrTypeMismatch}
-	}
-	return uint32(n), nil
+	return f, nil
 }
