@@ -219,6 +219,12 @@ r8done:
 // accumulators are folded (lanes l and l+8) and each is reduced as
 // hsum(__m256): halves, then (r0+r2) + (r1+r3).
 
+// TB_ROWS points R11, R12, R13 at rows 1-3: R10 plus 1, 2, 3 strides AX.
+#define TB_ROWS \
+	LEAQ (R10)(AX*1), R11; \
+	LEAQ (R11)(AX*1), R12; \
+	LEAQ (R12)(AX*1), R13
+
 // TB_ACC adds the 8 elements at byte offset off of the rows (f16, R10,
 // R11, R12, R13) and of y (f32, DI at offset 2*off) into A0..A3.
 #define TB_ACC(off, A0, A1, A2, A3) \
@@ -253,9 +259,7 @@ TEXT ·tinyRows4(SB), NOSPLIT, $0-72
 	MOVQ vecs+24(FP), CX
 	MOVQ wide+56(FP), DX
 	MOVQ out+64(FP), BX
-	LEAQ (R10)(AX*1), R11
-	LEAQ (R11)(AX*1), R12
-	LEAQ (R12)(AX*1), R13
+	TB_ROWS
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -285,9 +289,7 @@ tb8part:
 	JZ    tbdone
 	MOVQ pxstride+40(FP), AX
 	MOVQ py+48(FP), DI
-	LEAQ (R10)(AX*1), R11
-	LEAQ (R11)(AX*1), R12
-	LEAQ (R12)(AX*1), R13
+	TB_ROWS
 	TB_ACC(0, Y0, Y1, Y2, Y3)
 	JMP  tbdone
 
@@ -317,9 +319,7 @@ tbwtail:
 	JZ    tbwfold
 	MOVQ  R8, R10
 	MOVQ  R9, DI
-	LEAQ  (R10)(AX*1), R11
-	LEAQ  (R11)(AX*1), R12
-	LEAQ  (R12)(AX*1), R13
+	TB_ROWS
 	TB_ACC(0, Y4, Y5, Y6, Y7)
 	JMP   tbwfold
 
@@ -328,9 +328,7 @@ tbwpartlo:
 	JZ    tbwfold
 	MOVQ  R8, R10
 	MOVQ  R9, DI
-	LEAQ  (R10)(AX*1), R11
-	LEAQ  (R11)(AX*1), R12
-	LEAQ  (R12)(AX*1), R13
+	TB_ROWS
 	TB_ACC(0, Y0, Y1, Y2, Y3)
 
 tbwfold:
