@@ -43,6 +43,24 @@ func TestDotF16AsmEqualsGo(t *testing.T) {
 	}
 }
 
+// stridedF16Rows returns rows rows of n random f16 values (exponents over
+// 2^±12) in x, stride bytes apart with gaps of garbage between them (as
+// attention's keys and transposed values lie), and n f16-representable y.
+func stridedF16Rows(rng *rand.Rand, n, rows int) (x []byte, stride int, y []float32) {
+	stride = 2*n + 2*rng.IntN(9)
+	buf := randVec(rng, (rows*stride)/2+n)
+	for i := range buf {
+		buf[i] *= float32(math.Exp2(float64(rng.IntN(24) - 12)))
+	}
+	x = f16Bytes(buf)
+	yb := f16Bytes(randVec(rng, n))
+	y = make([]float32, n)
+	for i := range y {
+		y[i] = f16At(yb, i)
+	}
+	return x, stride, y
+}
+
 // dotF16Rows gives every row the bits dotF16 gives it alone (the Go loop's
 // too), for both widths, padded or not, rows strided through a wider
 // buffer (as attention's keys and transposed values are), lengths around
@@ -53,17 +71,7 @@ func TestDotF16RowsEqualsDotF16(t *testing.T) {
 	for _, s := range widths {
 		for _, n := range []int{1, 7, 8, 9, 31, 32, 33, 64, 65, 127, 128, 129, 257} {
 			for _, rows := range []int{1, 3, 64} {
-				stride := 2*n + 2*rng.IntN(9) // bytes; gaps of garbage between rows
-				buf := randVec(rng, (rows*stride)/2+n)
-				for i := range buf {
-					buf[i] *= float32(math.Exp2(float64(rng.IntN(24) - 12)))
-				}
-				x := f16Bytes(buf)
-				yb := f16Bytes(randVec(rng, n))
-				y := make([]float32, n)
-				for i := range y {
-					y[i] = f16At(yb, i)
-				}
+				x, stride, y := stridedF16Rows(rng, n, rows)
 				for _, padded := range []bool{false, true} {
 					got := make([]float32, rows)
 					s.dotF16Rows(got, x, stride, y, n, padded, &pad)
@@ -215,17 +223,7 @@ func TestDotF16RowsBatchAsmEqualsGo(t *testing.T) {
 	for _, s := range widths {
 		for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 24, 63, 64, 65, 128, 129, 257} {
 			for _, rows := range []int{1, 3, 4, 5, 9, 64} {
-				stride := 2*n + 2*rng.IntN(9)
-				buf := randVec(rng, (rows*stride)/2+n)
-				for i := range buf {
-					buf[i] *= float32(math.Exp2(float64(rng.IntN(24) - 12)))
-				}
-				x := f16Bytes(buf)
-				yb := f16Bytes(randVec(rng, n))
-				y := make([]float32, n)
-				for i := range y {
-					y[i] = f16At(yb, i)
-				}
+				x, stride, y := stridedF16Rows(rng, n, rows)
 				got := make([]float32, rows)
 				s.dotF16RowsBatch(got, x, stride, y, n, &pad)
 				useAsm = false
