@@ -46,6 +46,14 @@
 	VADDSS X14, X13, X13; \
 	VMOVSS X13, off(BX)
 
+// TINY_NEXT moves the row and the four columns on by b bytes.
+#define TINY_NEXT(b) \
+	ADDQ b, SI; \
+	ADDQ b, DI; \
+	ADDQ b, R8; \
+	ADDQ b, R9; \
+	ADDQ b, R10
+
 #define TINY_ARGS \
 	MOVQ w+0(FP), SI; \
 	MOVQ a+8(FP), DI; \
@@ -88,11 +96,7 @@ TEXT ·tinyF16x8(SB), NOSPLIT, $0-40
 
 h8loop:
 	TINY_F16(0, Y0, Y1, Y2, Y3)
-	ADDQ $16, SI
-	ADDQ $16, DI
-	ADDQ $16, R8
-	ADDQ $16, R9
-	ADDQ $16, R10
+	TINY_NEXT($16)
 	SUBQ $8, CX
 	JNZ  h8loop
 
@@ -110,11 +114,7 @@ TEXT ·tinyF16x16(SB), NOSPLIT, $0-40
 h16loop:
 	TINY_F16(0, Y0, Y1, Y2, Y3)
 	TINY_F16(16, Y4, Y5, Y6, Y7)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
+	TINY_NEXT($32)
 	SUBQ $16, CX
 	JNZ  h16loop
 
@@ -132,11 +132,7 @@ TEXT ·tinyF32x8(SB), NOSPLIT, $0-40
 
 s8loop:
 	TINY_F32(0, Y0, Y1, Y2, Y3)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
+	TINY_NEXT($32)
 	SUBQ $8, CX
 	JNZ  s8loop
 
@@ -154,11 +150,7 @@ TEXT ·tinyF32x16(SB), NOSPLIT, $0-40
 s16loop:
 	TINY_F32(0, Y0, Y1, Y2, Y3)
 	TINY_F32(32, Y4, Y5, Y6, Y7)
-	ADDQ $64, SI
-	ADDQ $64, DI
-	ADDQ $64, R8
-	ADDQ $64, R9
-	ADDQ $64, R10
+	TINY_NEXT($64)
 	SUBQ $16, CX
 	JNZ  s16loop
 
