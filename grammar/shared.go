@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Masks shared by the matchers of one grammar. A state's mask depends
@@ -92,7 +91,7 @@ func (g *Grammar) SharedStats(v *Vocab) SharedStats {
 
 func (c *sharedMasks) get(key []byte) []uint32 {
 	c.mu.RLock()
-	mk := c.masks[unsafe.String(unsafe.SliceData(key), len(key))]
+	mk := c.masks[string(key)] // the compiler makes no string for the lookup
 	c.mu.RUnlock()
 	if mk != nil {
 		c.hits.Add(1)
