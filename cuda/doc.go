@@ -55,17 +55,33 @@
 // thread with the device's context made current there first; callers need
 // not care which goroutine they are on (one at a time: a step is not safe
 // for concurrent use; the sequences of one upload, Step.NewSequence,
-// take turns on the device under one lock). Options.SyncEachLaunch makes every launch wait for
-// its kernel, so that a kernel fault is reported with the kernel's name.
+// take turns on the device under one lock). Options.SyncEachLaunch makes
+// every launch wait for its kernel, so that a kernel fault is reported
+// with the kernel's name.
 //
-// A token runs on one stream with no synchronization between kernels: one
-// host→device copy of the token id, then embedding, per layer RMSNorm, Q8
+// # Passes
+//
+// The forward runs in passes of up to Options.BatchSize rows, a row being
+// one token of one sequence at one position: a decode step is one row, a
+// prefill span a run of consecutive positions of one sequence, and a
+// StepBatch pass the rows of several sequences of one upload, each with
+// its own KV cache. A pass table (the rows' tokens, and per row its
+// sequence's cache, capacity and position) goes to the device in one
+// copy; RoPE, the KV-cache write and attention read each row's position
+// and cache from it, the weight products read each weight row once for
+// up to 8 activation rows (GEMV_ROWS), and the output head runs only on
+// the rows whose logits are wanted. Every kernel computes a row the same
+// way whatever else is in its pass, so a row's logits are bit for bit
+// those of its sequence alone.
+//
+// A pass runs on one stream with no synchronization between kernels: one
+// host→device copy of the pass table, then embedding, per layer RMSNorm, Q8
 // activation encoding, the Q/K/V products (dp4a for the integer types),
 // RoPE (NORM for llama, NEOX for qwen2), the f16 KV-cache write, attention
 // over the cache with grouped-query heads, the output product and residual
 // add, RMSNorm, gate/up products, SwiGLU, the down product and residual add;
-// then the final norm, the output head, and one device→host copy of the
-// logits. Prefill runs the same kernels over a batch of tokens per launch.
+// then, for the rows whose logits are wanted, the final norm, the output
+// head, and one device→host copy of each row's logits.
 //
 // # Parity gate and fallback
 //

@@ -5,7 +5,7 @@
 #include "testdata/emu/emu.cpp"
 // Go's build cache does not hash files a cgo source #includes from another
 // folder: after editing testdata/emu/*, change this line so that the
-// package is rebuilt. emu revision 2 (own fiber switch on x86-64).
+// package is rebuilt. emu revision 3 (per-row pass table, batched gemv).
 
 #include <cstdint>
 #include <cstdlib>
@@ -19,21 +19,22 @@ typedef long long ll;
 extern "C" {
 void quantize_q8(const float *, signed char *, float *, int2 *, ll);
 void quantize_q8k(const float *, signed char *, float *, int2 *, ll);
-#define GQ(n) void n(const u8 *, ll, ll, ll, const signed char *, const float *, const int2 *, const float *, float *);
-#define GF(n) void n(const u8 *, ll, ll, ll, const float *, const float *, float *);
+#define GQ(n) void n(const u8 *, ll, ll, ll, ll, const signed char *, const float *, const int2 *, const float *, float *);
+#define GF(n) void n(const u8 *, ll, ll, ll, ll, const float *, const float *, float *);
 #define EM(n) void n(const u8 *, ll, ll, const int *, float *);
 GQ(gemv_q4_0) GQ(gemv_q4_1) GQ(gemv_q5_0) GQ(gemv_q5_1) GQ(gemv_q8_0) GQ(gemv_q4_k) GQ(gemv_q5_k) GQ(gemv_q6_k)
 GF(gemv_f32) GF(gemv_f16) GF(gemv_bf16)
 EM(embed_f32) EM(embed_f16) EM(embed_bf16) EM(embed_q4_0) EM(embed_q4_1) EM(embed_q5_0) EM(embed_q5_1)
 EM(embed_q8_0) EM(embed_q4_k) EM(embed_q5_k) EM(embed_q6_k)
 void rmsnorm(const float *, const float *, float *, ll, float);
-void rope_norm(float *, ll, ll, ll, float, float, const float *);
-void rope_neox(float *, ll, ll, ll, float, float, const float *);
-void kv_write(const float *, const float *, u16 *, u16 *, ll, ll);
-void attention(const float *, const u16 *, const u16 *, float *, float *, ll, ll, ll, ll, ll, float);
+void rope_norm(float *, ll, ll, const ll *, float, float, const float *);
+void rope_neox(float *, ll, ll, const ll *, float, float, const float *);
+void kv_write(const float *, const float *, const ll *, ll, ll);
+void attention(const float *, const ll *, ll, float *, float *, ll, ll, ll, ll, float);
 void swiglu(float *, const float *, ll);
 void add(float *, const float *, ll);
 void argmax(const float *, ll, int *);
+void gather_rows(const float *, const int *, float *, ll);
 }
 
 namespace {
@@ -58,13 +59,13 @@ std::map<std::string, Call> table() {
     };
 #define TQ(n)                                                                                                        \
     t[#n] = [](const uint64_t *a) {                                                                                  \
-        n(P<const u8 *>(a[0]), L(a[1]), L(a[2]), L(a[3]), P<const signed char *>(a[4]), P<const float *>(a[5]),      \
-          P<const int2 *>(a[6]), P<const float *>(a[7]), P<float *>(a[8]));                                          \
+        n(P<const u8 *>(a[0]), L(a[1]), L(a[2]), L(a[3]), L(a[4]), P<const signed char *>(a[5]),                     \
+          P<const float *>(a[6]), P<const int2 *>(a[7]), P<const float *>(a[8]), P<float *>(a[9]));                  \
     };
 #define TF(n)                                                                                                        \
     t[#n] = [](const uint64_t *a) {                                                                                  \
-        n(P<const u8 *>(a[0]), L(a[1]), L(a[2]), L(a[3]), P<const float *>(a[4]), P<const float *>(a[5]),            \
-          P<float *>(a[6]));                                                                                         \
+        n(P<const u8 *>(a[0]), L(a[1]), L(a[2]), L(a[3]), L(a[4]), P<const float *>(a[5]), P<const float *>(a[6]),   \
+          P<float *>(a[7]));                                                                                         \
     };
 #define TE(n)                                                                                                        \
     t[#n] = [](const uint64_t *a) { n(P<const u8 *>(a[0]), L(a[1]), L(a[2]), P<const int *>(a[3]), P<float *>(a[4])); };
@@ -76,21 +77,24 @@ std::map<std::string, Call> table() {
         rmsnorm(P<const float *>(a[0]), P<const float *>(a[1]), P<float *>(a[2]), L(a[3]), F(a[4]));
     };
     t["rope_norm"] = [](const uint64_t *a) {
-        rope_norm(P<float *>(a[0]), L(a[1]), L(a[2]), L(a[3]), F(a[4]), F(a[5]), P<const float *>(a[6]));
+        rope_norm(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), F(a[4]), F(a[5]), P<const float *>(a[6]));
     };
     t["rope_neox"] = [](const uint64_t *a) {
-        rope_neox(P<float *>(a[0]), L(a[1]), L(a[2]), L(a[3]), F(a[4]), F(a[5]), P<const float *>(a[6]));
+        rope_neox(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), F(a[4]), F(a[5]), P<const float *>(a[6]));
     };
     t["kv_write"] = [](const uint64_t *a) {
-        kv_write(P<const float *>(a[0]), P<const float *>(a[1]), P<u16 *>(a[2]), P<u16 *>(a[3]), L(a[4]), L(a[5]));
+        kv_write(P<const float *>(a[0]), P<const float *>(a[1]), P<const ll *>(a[2]), L(a[3]), L(a[4]));
     };
     t["attention"] = [](const uint64_t *a) {
-        attention(P<const float *>(a[0]), P<const u16 *>(a[1]), P<const u16 *>(a[2]), P<float *>(a[3]),
-                  P<float *>(a[4]), L(a[5]), L(a[6]), L(a[7]), L(a[8]), L(a[9]), F(a[10]));
+        attention(P<const float *>(a[0]), P<const ll *>(a[1]), L(a[2]), P<float *>(a[3]), P<float *>(a[4]), L(a[5]),
+                  L(a[6]), L(a[7]), L(a[8]), F(a[9]));
     };
     t["swiglu"] = [](const uint64_t *a) { swiglu(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
     t["add"] = [](const uint64_t *a) { add(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
     t["argmax"] = [](const uint64_t *a) { argmax(P<const float *>(a[0]), L(a[1]), P<int *>(a[2])); };
+    t["gather_rows"] = [](const uint64_t *a) {
+        gather_rows(P<const float *>(a[0]), P<const int *>(a[1]), P<float *>(a[2]), L(a[3]));
+    };
     return t;
 }
 } // namespace

@@ -38,13 +38,13 @@ type devLayer struct {
 // engine.BackendReporter with the numerics described in the package doc.
 // NewStep wraps it in the parity gate; use it bare only to test the device
 // itself. One sequence is not safe for concurrent use; calls on different
-// sequences of one model take turns on the device.
+// sequences of one model take turns on the device, and StepBatch runs
+// several of them in shared passes.
 type gpuStep struct {
 	*devModel
 
 	capacity int  // positions the cache holds
 	cache    dptr // per layer: K then V, each [capacity][KVDim] f16
-	scores   dptr // [maxBatch*Heads*capacity] f32
 	held     int
 	closed   bool
 
@@ -79,12 +79,46 @@ type devModel struct {
 	x8       dptr // Q8 activations: [maxBatch*widest] int8
 	xd       dptr // [maxBatch*widest/32] f32
 	xs       dptr // [maxBatch*widest/32] int2
-	tokens   dptr // [maxBatch] int32
-	logits   dptr // [Vocab] f32
+	table    dptr // the pass table (passTable), [tableBytes]
+	logits   dptr // [maxBatch][Vocab] f32: the rows of a pass that want logits
 	best     dptr // argmax result, int32
 
-	hostTokens []int32
+	// scores is attention's scratch, [maxBatch*Heads][scorePositions]
+	// f32, grown to the largest cache of any sequence in a pass.
+	scores         dptr
+	scorePositions int
+
+	host passTable
 }
+
+// passTable is the host side of one pass's table, uploaded in one copy to
+// devModel.table: tokens [maxBatch]int32 (the rows' tokens), sel
+// [maxBatch]int32 (the rows whose logits are wanted, in order), then
+// rows [maxBatch][4]int64, the row table of kernels/attention.cu (per
+// row: its sequence's cache address, that cache's capacity, the row's
+// position, 0).
+type passTable struct {
+	buf               []byte
+	tokens, sel       []int32
+	rows              []int64
+	selOff, rowsOff   int64
+	tokensLen, selLen int
+}
+
+// newPassTable lays out the table for maxBatch rows.
+func newPassTable(maxBatch int) passTable {
+	t := passTable{selOff: 4 * int64(maxBatch), rowsOff: alignUp(8*int64(maxBatch), 8)}
+	size := t.rowsOff + 32*int64(maxBatch)
+	t.buf = make([]byte, size)
+	t.tokens = unsafe.Slice((*int32)(unsafe.Pointer(&t.buf[0])), maxBatch)
+	t.sel = unsafe.Slice((*int32)(unsafe.Pointer(&t.buf[t.selOff])), maxBatch)
+	t.rows = unsafe.Slice((*int64)(unsafe.Pointer(&t.buf[t.rowsOff])), 4*maxBatch)
+	return t
+}
+
+// gemvRows is GEMV_ROWS of kernels/gemv.cu: the activation rows one warp
+// multiplies per read of its weight row.
+const gemvRows = 8
 
 var (
 	_ engine.TokenStep       = (*gpuStep)(nil)
@@ -125,6 +159,7 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 	if dm.maxBatch <= 0 {
 		dm.maxBatch = 64
 	}
+	dm.host = newPassTable(dm.maxBatch)
 	s := &gpuStep{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
 	if err := dm.upload(w); err != nil {
 		s.release()
@@ -138,7 +173,6 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 		s.release()
 		return nil, err
 	}
-	dm.hostTokens = make([]int32, dm.maxBatch)
 	return s, nil
 }
 
@@ -286,7 +320,7 @@ func (s *devModel) allocScratch() error {
 		{&s.proj, 4 * n * int64(c.Embd)},
 		{&s.gate, 4 * n * int64(c.FFN)}, {&s.up, 4 * n * int64(c.FFN)},
 		{&s.x8, n * widest}, {&s.xd, 4 * n * widest / 32}, {&s.xs, 8 * n * widest / 32},
-		{&s.tokens, 4 * n}, {&s.logits, 4 * int64(c.Vocab)}, {&s.best, 4},
+		{&s.table, int64(len(s.host.buf))}, {&s.logits, 4 * n * int64(c.Vocab)}, {&s.best, 4},
 	}
 	var total int64
 	for _, z := range sizes {
@@ -304,18 +338,13 @@ func (s *devModel) allocScratch() error {
 	return nil
 }
 
-// grow reallocates the KV cache and the attention scores for positions,
-// keeping the held positions (copied on the device).
+// grow reallocates the KV cache for positions, keeping the held positions
+// (copied on the device).
 func (s *gpuStep) grow(positions int) error {
 	c := &s.cfg
 	kv := int64(c.KVDim()) * 2 // bytes per position of K (or V)
 	cache, err := s.d.alloc(int64(c.Layers)*2*int64(positions)*kv, "KV cache")
 	if err != nil {
-		return err
-	}
-	scores, err := s.d.alloc(4*int64(s.maxBatch)*int64(c.Heads)*int64(positions), "attention scores")
-	if err != nil {
-		s.d.free(&cache)
 		return err
 	}
 	if s.cache != 0 && s.held > 0 {
@@ -325,20 +354,36 @@ func (s *gpuStep) grow(positions int) error {
 				dst := s.layerCache(cache, positions, l, part)
 				if err := s.d.dtod(dst, src, int64(s.held)*kv); err != nil {
 					s.d.free(&cache)
-					s.d.free(&scores)
 					return fmt.Errorf("cuda: copy KV cache: %w", err)
 				}
 			}
 		}
-		if err := s.d.sync(); err != nil {
-			s.d.free(&cache)
-			s.d.free(&scores)
-			return fmt.Errorf("cuda: copy KV cache: %w", err)
-		}
+	}
+	// The old cache may still be read by queued kernels or the copy.
+	if err := s.d.sync(); err != nil {
+		s.d.free(&cache)
+		return fmt.Errorf("cuda: copy KV cache: %w", err)
 	}
 	s.d.free(&s.cache)
+	s.cache, s.capacity = cache, positions
+	return nil
+}
+
+// growScores makes attention's scratch hold rows of positions scores.
+func (s *devModel) growScores(positions int) error {
+	if positions <= s.scorePositions {
+		return nil
+	}
+	scores, err := s.d.alloc(4*int64(s.maxBatch)*int64(s.cfg.Heads)*int64(positions), "attention scores")
+	if err != nil {
+		return err
+	}
+	if err := s.d.sync(); err != nil { // queued attention may still use the old one
+		s.d.free(&scores)
+		return err
+	}
 	s.d.free(&s.scores)
-	s.cache, s.scores, s.capacity = cache, scores, positions
+	s.scores, s.scorePositions = scores, positions
 	return nil
 }
 
@@ -411,16 +456,23 @@ func (s *gpuStep) Prefill(tokens []int32, start int) ([]float32, error) {
 }
 
 // StepBatch runs the rows of several sequences of s's upload (s among them
-// or not), one sequence after another on the device: each row's logits are
-// those of its sequence alone, bit for bit (the same kernels on the same
-// inputs). A row fails alone, with Err set: a step that is not a
-// gpuStep of this upload or appears twice (model.ErrForeignStep), or
-// one that fails Step's checks or the device. StepBatch itself fails only
-// after Close.
-//
-// The sequences take turns: one pass over the rows of all of them with the
-// weights read once is the GPU issue's batched kernels.
+// or not) in shared passes: the rows of all of them go through the model
+// together, up to Options.BatchSize rows a pass, so every weight matrix
+// is read once per pass for up to gemvRows rows, not once per sequence.
+// Each row's logits are those of its sequence alone, bit for bit: every
+// kernel computes a row the same way whatever else is in the pass. A row
+// fails alone, with Err set, when its step is not a gpuStep of this
+// upload or appears twice (model.ErrForeignStep) or it fails Step's
+// checks; a device error fails every row of the call, and their sequences
+// hold nothing after it. StepBatch itself fails only after Close.
 func (s *gpuStep) StepBatch(rows []engine.StepRows) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	spans := make([]span, 0, len(rows))
+	idx := make([]int, 0, len(rows))
 	for i := range rows {
 		r := &rows[i]
 		r.Out, r.Err = nil, nil
@@ -428,61 +480,147 @@ func (s *gpuStep) StepBatch(rows []engine.StepRows) error {
 		if r.Err = rowErr(rows, i, ok && st != nil && st.devModel == s.devModel, -1); r.Err != nil {
 			continue
 		}
-		r.Out, r.Err = st.run(r.Tokens, r.Start, r.Logits)
-		if !r.Logits {
-			r.Out = nil
+		if r.Err = st.check(r.Tokens, r.Start); r.Err != nil {
+			continue
+		}
+		spans = append(spans, span{seq: st, tokens: r.Tokens, start: r.Start, logits: r.Logits})
+		idx = append(idx, i)
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	defer s.d.enter()()
+	err := s.forwardSpans(spans)
+	for j, i := range idx {
+		r := &rows[i]
+		switch {
+		case err != nil:
+			r.Err = err
+		case r.Logits:
+			r.Out = spans[j].seq.hostLogits
 		}
 	}
 	return nil
 }
 
-// run checks a span, then forwards it in batches; with logits it copies
-// the last token's logits back.
-func (s *gpuStep) run(tokens []int32, start int, logits bool) ([]float32, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errClosed
-	}
+// span is one sequence's part of forwardSpans: tokens at positions
+// start.., with the logits after the last one when logits.
+type span struct {
+	seq    *gpuStep
+	tokens []int32
+	start  int
+	logits bool
+}
+
+// check is why tokens cannot run at start on s, or nil: s is closed
+// (errClosed), start is past what s holds (model.ErrPosition), the span
+// ends past the context (engine.ErrContextExceeded) or a token is outside
+// the vocabulary (engine.ErrBadToken). mu held.
+func (s *gpuStep) check(tokens []int32, start int) error {
 	c := &s.cfg
-	if start < 0 || start > s.held {
-		return nil, fmt.Errorf("%w: position %d with %d held", model.ErrPosition, start, s.held)
-	}
-	end := start + len(tokens)
-	if end > c.ContextLength {
-		return nil, fmt.Errorf("cuda: position %d, context length %d: %w", end-1, c.ContextLength, engine.ErrContextExceeded)
+	switch {
+	case s.closed:
+		return errClosed
+	case start < 0 || start > s.held:
+		return fmt.Errorf("%w: position %d with %d held", model.ErrPosition, start, s.held)
+	case start+len(tokens) > c.ContextLength:
+		return fmt.Errorf("cuda: position %d, context length %d: %w", start+len(tokens)-1, c.ContextLength, engine.ErrContextExceeded)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= c.Vocab {
-			return nil, fmt.Errorf("cuda: token %d, vocabulary %d: %w", t, c.Vocab, engine.ErrBadToken)
+			return fmt.Errorf("cuda: token %d, vocabulary %d: %w", t, c.Vocab, engine.ErrBadToken)
 		}
+	}
+	return nil
+}
+
+// run checks a span, then forwards it; with logits it copies the last
+// token's logits back.
+func (s *gpuStep) run(tokens []int32, start int, logits bool) ([]float32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(tokens, start); err != nil {
+		return nil, err
 	}
 	defer s.d.enter()()
-	s.held = min(s.held, start)
-	if end > s.capacity {
-		if err := s.grow(min(max(end, 2*s.capacity), c.ContextLength)); err != nil {
-			return nil, err
-		}
+	if err := s.forwardSpans([]span{{seq: s, tokens: tokens, start: start, logits: logits}}); err != nil {
+		return nil, err
 	}
-	for lo := 0; lo < len(tokens); lo += s.maxBatch {
-		hi := min(lo+s.maxBatch, len(tokens))
-		s.held = 0 // unknown until the pass completes
-		if err := s.forward(tokens[lo:hi], start+lo); err != nil {
-			return nil, err
+	return s.hostLogits, nil
+}
+
+// forwardSpans runs spans (checked, on distinct sequences of this upload)
+// through the model in passes of up to maxBatch rows, the spans' rows in
+// order, a long span continuing in the next pass; it copies each span's
+// logits, when wanted, to its sequence's hostLogits and waits for the
+// device. Each sequence then holds its span's end. On an error no
+// sequence of spans holds anything. mu held, device entered.
+func (s *devModel) forwardSpans(spans []span) error {
+	scorePositions := 0
+	for _, sp := range spans {
+		q := sp.seq
+		q.held = min(q.held, sp.start)
+		if end := sp.start + len(sp.tokens); end > q.capacity {
+			if err := q.grow(min(max(end, 2*q.capacity), s.cfg.ContextLength)); err != nil {
+				return s.dropAll(spans, err)
+			}
 		}
-		s.held = start + hi
+		q.held = 0 // unknown until the passes complete
+		scorePositions = max(scorePositions, q.capacity)
 	}
-	if logits {
-		if err := s.d.dtoh(unsafe.Pointer(&s.hostLogits[0]), s.logits, int64(4*c.Vocab)); err != nil {
-			s.held = 0
-			return nil, fmt.Errorf("cuda: copy logits: %w", err)
+	if err := s.growScores(scorePositions); err != nil {
+		return s.dropAll(spans, err)
+	}
+	t := &s.host
+	vocab := int64(s.cfg.Vocab)
+	var owners []*gpuStep // the sequences whose logits the pass's sel rows are
+	for i, off := 0, 0; i < len(spans); {
+		n := 0
+		owners = owners[:0]
+		for n < s.maxBatch && i < len(spans) {
+			sp := &spans[i]
+			take := min(s.maxBatch-n, len(sp.tokens)-off)
+			for k := range take {
+				t.tokens[n+k] = sp.tokens[off+k]
+				row := t.rows[4*(n+k):]
+				row[0], row[1], row[2], row[3] = int64(sp.seq.cache), int64(sp.seq.capacity), int64(sp.start+off+k), 0
+			}
+			n, off = n+take, off+take
+			if off == len(sp.tokens) {
+				if sp.logits {
+					t.sel[len(owners)] = int32(n - 1)
+					owners = append(owners, sp.seq)
+				}
+				i, off = i+1, 0
+			}
+		}
+		if err := s.d.htod(s.table, unsafe.Pointer(&t.buf[0]), int64(len(t.buf))); err != nil {
+			return s.dropAll(spans, fmt.Errorf("cuda: copy the pass table: %w", err))
+		}
+		if err := s.forward(n, len(owners)); err != nil {
+			return s.dropAll(spans, err)
+		}
+		for j, q := range owners {
+			if err := s.d.dtoh(unsafe.Pointer(&q.hostLogits[0]), s.logits+dptr(4*int64(j)*vocab), 4*vocab); err != nil {
+				return s.dropAll(spans, fmt.Errorf("cuda: copy logits: %w", err))
+			}
 		}
 	}
 	if err := s.d.sync(); err != nil {
-		s.held = 0
-		return nil, fmt.Errorf("cuda: forward on %s: %w", s.d.name(), err)
+		return s.dropAll(spans, fmt.Errorf("cuda: forward on %s: %w", s.d.name(), err))
 	}
-	return s.hostLogits, nil
+	for _, sp := range spans {
+		sp.seq.held = sp.start + len(sp.tokens)
+	}
+	return nil
+}
+
+// dropAll leaves every sequence of spans holding nothing and returns err.
+func (s *devModel) dropAll(spans []span, err error) error {
+	for _, sp := range spans {
+		sp.seq.held = 0
+	}
+	return err
 }
 
 // Argmax returns the index of the largest logit of the last forward of
@@ -528,13 +666,13 @@ func (s *gpuStep) release() {
 	s.closed = true
 	_ = s.d.sync()
 	s.d.free(&s.cache)
-	s.d.free(&s.scores)
 	s.refs--
 	if s.refs > 0 {
 		return
 	}
 	s.d.free(&s.pool)
 	s.d.free(&s.scratch)
+	s.d.free(&s.scores)
 	s.d.close()
 }
 
@@ -546,23 +684,22 @@ func (s *devModel) ropeKernel() string {
 	return "rope_norm"
 }
 
-// forward queues n tokens at positions start.. through the model, leaving
-// the last token's logits in s.logits. Nothing waits.
-func (s *gpuStep) forward(tokens []int32, start int) error {
+// forward queues one pass of n rows through the model, as the pass table
+// (already copied to the device) describes them: the rows' tokens, their
+// sequences' caches and positions. It leaves the logits after the m rows
+// of sel in logits[0..m). Nothing waits.
+func (s *devModel) forward(n, m int) error {
 	c, d := &s.cfg, s.d
-	n := len(tokens)
-	copy(s.hostTokens, tokens)
-	if err := d.htod(s.tokens, unsafe.Pointer(&s.hostTokens[0]), int64(4*n)); err != nil {
-		return fmt.Errorf("cuda: copy tokens: %w", err)
-	}
+	tokens := s.table
+	sel := s.table + dptr(s.host.selOff)
+	rows := s.table + dptr(s.host.rowsOff)
 	embd, qDim, kvDim := c.Embd, c.QDim(), c.KVDim()
 	l := launcher{d: d}
 	l.run("embed_"+kernelTypes[s.embd.typ], ceilDiv(embd, 32), n, 32, 1,
-		ptr(s.embd.ptr), i64(s.embd.rowBytes), i64(embd), ptr(s.tokens), ptr(s.x))
+		ptr(s.embd.ptr), i64(s.embd.rowBytes), i64(embd), ptr(tokens), ptr(s.x))
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	for i := range s.layers {
 		ly := &s.layers[i]
-		kc, vc := s.layerCache(s.cache, s.capacity, i, 0), s.layerCache(s.cache, s.capacity, i, 1)
 
 		// x += Wo · attention(rope(Wq·norm(x)), rope(Wk·norm(x)), Wv·norm(x))
 		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.attnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
@@ -571,12 +708,12 @@ func (s *gpuStep) forward(tokens []int32, start int) error {
 			x     dptr
 			heads int
 		}{{s.q, c.Heads}, {s.k, c.KVHeads}} {
-			l.run(s.ropeKernel(), r.heads, n, c.HeadDim/2, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), i64(start),
+			l.run(s.ropeKernel(), r.heads, n, c.HeadDim/2, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), ptr(rows),
 				f32(s.thetaScale), f32(c.RopeFreqScale), ptr(s.factors))
 		}
-		l.run("kv_write", ceilDiv(kvDim, 256), n, 256, 1, ptr(s.k), ptr(s.v), ptr(kc), ptr(vc), i64(kvDim), i64(start))
-		l.run("attention", c.Heads, n, 128, 1, ptr(s.q), ptr(kc), ptr(vc), ptr(s.attn), ptr(s.scores),
-			i64(c.Heads), i64(c.KVHeads), i64(c.HeadDim), i64(start), i64(s.capacity), f32(scale))
+		l.run("kv_write", ceilDiv(kvDim, 256), n, 256, 1, ptr(s.k), ptr(s.v), ptr(rows), i64(i), i64(kvDim))
+		l.run("attention", c.Heads, n, 128, 1, ptr(s.q), ptr(rows), i64(i), ptr(s.attn), ptr(s.scores),
+			i64(c.Heads), i64(c.KVHeads), i64(c.HeadDim), i64(s.scorePositions), f32(scale))
 		s.matmul(&l, s.attn, qDim, n, gemvJob{&ly.o, s.proj})
 		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
 
@@ -587,9 +724,12 @@ func (s *gpuStep) forward(tokens []int32, start int) error {
 		s.matmul(&l, s.gate, c.FFN, n, gemvJob{&ly.down, s.proj})
 		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
 	}
-	last := s.x + dptr(4*(n-1)*embd)
-	l.run("rmsnorm", 1, 1, 256, 1, ptr(last), ptr(s.outNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
-	s.matmul(&l, s.xn, embd, 1, gemvJob{&s.output, s.logits})
+	if m > 0 {
+		// The output head on the rows whose logits are wanted only.
+		l.run("gather_rows", ceilDiv(embd, 256), m, 256, 1, ptr(s.x), ptr(sel), ptr(s.proj), i64(embd))
+		l.run("rmsnorm", m, 1, 256, 1, ptr(s.proj), ptr(s.outNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
+		s.matmul(&l, s.xn, embd, m, gemvJob{&s.output, s.logits})
+	}
 	return l.err
 }
 
@@ -616,11 +756,12 @@ func (s *devModel) matmul(l *launcher, in dptr, cols, n int, jobs ...gemvJob) {
 				encoded = true
 			}
 			name := "gemv_" + kernelTypes[w.typ]
+			gx, gy := ceilDiv(w.rows, 4), ceilDiv(n, gemvRows)
 			if enc == "" {
-				l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
+				l.run(name, gx, gy, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols), i64(n),
 					ptr(in), ptr(w.bias), ptr(j.out))
 			} else {
-				l.run(name, ceilDiv(w.rows, 4), n, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols),
+				l.run(name, gx, gy, 32, 4, ptr(w.ptr), i64(w.rowBytes), i64(w.rows), i64(w.cols), i64(n),
 					ptr(s.x8), ptr(s.xd), ptr(s.xs), ptr(w.bias), ptr(j.out))
 			}
 		}

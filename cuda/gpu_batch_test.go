@@ -145,3 +145,71 @@ func TestGPUGatedSequences(t *testing.T) {
 	require.NoError(t, rows[0].Err)
 	assert.Len(t, rows[0].Out, m.Config().Vocab)
 }
+
+// Batched greedy decoding on the device: four sequences of one upload with
+// prompts of 5, 1, 4 and 2 tokens are prefilled together and then decode
+// together, one StepBatch a step, in passes of at most 3 rows (so a prompt
+// spans passes and every pass mixes sequences). Each sequence picks the
+// tokens the CPU forward picks for its prompt alone, and every row's
+// logits are bit-identical to that sequence run alone on the device.
+func TestGPUBatchedGreedy(t *testing.T) {
+	for _, path := range gpuFixtures(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			m := loadPath(t, path)
+			opts := testOptions()
+			opts.BatchSize = 3
+			g, err := newGPUStep(m, opts)
+			failLine(t, err, "batched greedy", path)
+			t.Cleanup(func() { g.Close() })
+			ctx := m.Config().ContextLength
+			probe := probeSequence(m.Config().Vocab, 12)
+			prompts := [][]int32{clone(probe[:5]), clone(probe[5:6]), clone(probe[6:10]), clone(probe[10:12])}
+			n := 16
+			if emulated {
+				n = 3
+			}
+			seqs := []*gpuStep{g}
+			for len(seqs) < len(prompts) {
+				s, err := g.NewSequence()
+				failLine(t, err, "batched greedy", path)
+				t.Cleanup(func() { s.Close() })
+				seqs = append(seqs, s)
+			}
+			want := make([][]int32, len(prompts))
+			alone := make([][][]float32, len(prompts))
+			for i, p := range prompts {
+				want[i], _, err = greedy(m.NewStep(), ctx, p, n)
+				require.NoError(t, err, "cpu")
+				a, err := g.NewSequence()
+				failLine(t, err, "batched greedy", path)
+				_, alone[i], err = greedy(a, ctx, p, n)
+				require.NoError(t, err, "gpu alone")
+				require.NoError(t, a.Close())
+			}
+
+			got := make([][]int32, len(prompts))
+			rows := make([]engine.StepRows, len(seqs))
+			for i, s := range seqs {
+				rows[i] = engine.StepRows{Step: s, Start: 0, Tokens: prompts[i], Logits: true}
+			}
+			for step := range n {
+				require.NoError(t, g.StepBatch(rows))
+				for i := range rows {
+					failLine(t, rows[i].Err, "batched greedy", path)
+					sameBits(t, alone[i][step], rows[i].Out, "step %d, sequence %d", step, i)
+					tok := int32(argmax(rows[i].Out))
+					got[i] = append(got[i], tok)
+					rows[i] = engine.StepRows{Step: seqs[i], Start: len(prompts[i]) + step, Tokens: []int32{tok}, Logits: true}
+				}
+			}
+			same := 0
+			for i := range want {
+				if assert.Equal(t, want[i], got[i], "sequence %d", i) {
+					same++
+				}
+			}
+			fmt.Printf("batched greedy %s: %d sequences in passes of %d rows, %d/%d equal the CPU's %d tokens, logits bit-identical to alone\n",
+				filepath.Base(path), len(seqs), opts.BatchSize, same, len(want), n)
+		})
+	}
+}

@@ -248,10 +248,10 @@ func gemvOnDevice(t *testing.T, d backend, typ q4k.Type, w []byte, rb, rows, col
 	yp := devUpload(t, d, f32Bytes(y))
 	l := launcher{d: d}
 	if enc, values := actEncoder(typ); enc == "" {
-		l.run("gemv_"+kernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(xp), 0, ptr(yp))
+		l.run("gemv_"+kernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), i64(1), ptr(xp), 0, ptr(yp))
 	} else {
 		l.run(enc, cols/values, 1, 32, 1, ptr(xp), ptr(x8), ptr(xd), ptr(xs), i64(cols))
-		l.run("gemv_"+kernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), ptr(x8), ptr(xd), ptr(xs), 0, ptr(yp))
+		l.run("gemv_"+kernelTypes[typ], ceilDiv(rows, 4), 1, 32, 4, ptr(wp), i64(rb), i64(rows), i64(cols), i64(1), ptr(x8), ptr(xd), ptr(xs), 0, ptr(yp))
 	}
 	require.NoError(t, l.err)
 	require.NoError(t, d.dtoh(unsafe.Pointer(&y[0]), yp, int64(4*rows)))

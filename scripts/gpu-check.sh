@@ -208,7 +208,7 @@ fi
 
 echo "--- summary ($((SECONDS - start)) s in all)"
 snapshot=$(cat "$log") # not the log itself: the summary goes to it too
-grep -E '^(device:|kernel |gate |greedy |growth |newstep |batch |bandwidth:|speed |cli: )|^(--- FAIL|FAIL|ok|PASS)|^sync: (device:|kernel |gate )|^gpu-check: ' <<<"$snapshot" || true
+grep -E '^(device:|kernel |gate |greedy |growth |newstep |batch |batched |bandwidth:|speed |cli: )|^(--- FAIL|FAIL|ok|PASS)|^sync: (device:|kernel |gate )|^gpu-check: ' <<<"$snapshot" || true
 if [ ${#failed[@]} -eq 0 ]; then
   echo "gpu-check: PASS"
   exit 0

@@ -1,9 +1,18 @@
 // The KV cache and decode attention with grouped-query heads.
 //
-// A layer's cache is two f16 arrays, keys and values, each
-// [capacity][kv_dim] (position-major). Attention for token b at position
-// start+b reads positions 0..start+b (causal), so one launch serves a
-// decode step (n = 1) and a batched prefill span alike.
+// A sequence's cache is one device allocation: per layer l, keys then
+// values, each [capacity][kv_dim] f16 (position-major), so layer l's keys
+// start 2*l*capacity*kv_dim halves in and its values capacity*kv_dim
+// after them.
+//
+// The n rows of a pass are described by its row table, rows [n][4] int64:
+// rows[4b] is the device address of row b's sequence's cache, rows[4b+1]
+// that cache's capacity (positions), rows[4b+2] the row's position,
+// rows[4b+3] unused (0). Row b attends to positions 0..rows[4b+2] of its
+// own cache (causal), so one launch serves a decode step, a prefill span
+// (consecutive positions of one sequence) and a batch of several
+// sequences' rows alike: a sequence's rows are written to its cache
+// (kv_write) before any row attends.
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -27,16 +36,25 @@ static inline float h2f(half_bits h) { return emu_h2f(h); }
 static inline half_bits f2h(float f) { return emu_f2h(f); }
 #endif
 
-// kv_write: stores k, v ([n][kv_dim] f32) at positions start.. as f16.
-// blockDim 256, grid (ceil(kv_dim/256), n).
-extern "C" __global__ void kv_write(const float *k, const float *v, half_bits *kc, half_bits *vc,
-                                    long long kv_dim, long long start) {
+// layer_keys is the start of layer's keys in row b's cache; its values
+// follow at + capacity*kv_dim.
+__device__ __forceinline__ half_bits *layer_keys(const long long *rows, int b, long long layer, long long kv_dim) {
+    half_bits *cache = (half_bits *)(unsigned long long)rows[4 * b];
+    return cache + 2 * layer * rows[4 * b + 1] * kv_dim;
+}
+
+// kv_write: stores row b's k and v ([n][kv_dim] f32) as f16 at its
+// position in its sequence's cache, layer layer. blockDim 256, grid
+// (ceil(kv_dim/256), n).
+extern "C" __global__ void kv_write(const float *k, const float *v, const long long *rows, long long layer,
+                                    long long kv_dim) {
     long long d = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (d >= kv_dim) return;
-    long long b = blockIdx.y;
-    long long dst = (start + b) * kv_dim + d;
-    kc[dst] = f2h(k[b * kv_dim + d]);
-    vc[dst] = f2h(v[b * kv_dim + d]);
+    int b = blockIdx.y;
+    half_bits *kc = layer_keys(rows, b, layer, kv_dim), *vc = kc + rows[4 * b + 1] * kv_dim;
+    long long dst = rows[4 * b + 2] * kv_dim + d;
+    kc[dst] = f2h(k[(long long)b * kv_dim + d]);
+    vc[dst] = f2h(v[(long long)b * kv_dim + d]);
 }
 
 __device__ float block_reduce(float v, bool is_max, float *part) {
@@ -61,23 +79,26 @@ __device__ float block_reduce(float v, bool is_max, float *part) {
 }
 
 // attention: out[b][h] = softmax_t(q[b][h]·k_t * scale) · v_t over
-// t = 0..start+b, with KV head h / (heads/kv_heads). q and out are
-// [n][heads*head_dim]; scores is scratch of [n*heads][capacity] floats.
+// t = 0..pos(b) of row b's cache in layer layer, with KV head h /
+// (heads/kv_heads). q and out are [n][heads*head_dim]; scores is scratch
+// of [n*heads][score_stride] floats, score_stride at least the largest
+// position of the pass plus one.
 // As the CPU forward (and llama.cpp without flash attention) computes it:
 // the query is rounded to f16 for the products with the f16 keys, and the
 // normalized probabilities are rounded to f16 for the products with the
 // f16 values. blockDim 128, grid (heads, n).
-extern "C" __global__ void attention(const float *q, const half_bits *kc, const half_bits *vc, float *out,
+extern "C" __global__ void attention(const float *q, const long long *rows, long long layer, float *out,
                                      float *scores, long long heads, long long kv_heads, long long head_dim,
-                                     long long start, long long capacity, float scale) {
+                                     long long score_stride, float scale) {
     __shared__ float part[32];
     int h = blockIdx.x, b = blockIdx.y;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     long long kv_dim = kv_heads * head_dim;
     long long kvh = h / (heads / kv_heads);
-    long long n = start + b + 1;
+    long long n = rows[4 * b + 2] + 1;
+    const half_bits *kc = layer_keys(rows, b, layer, kv_dim), *vc = kc + rows[4 * b + 1] * kv_dim;
     const float *qh = q + ((long long)b * heads + h) * head_dim;
-    float *sc = scores + ((long long)b * heads + h) * capacity;
+    float *sc = scores + ((long long)b * heads + h) * score_stride;
 
     for (long long t = warp; t < n; t += nw) {
         const half_bits *kt = kc + t * kv_dim + kvh * head_dim;

@@ -1,6 +1,6 @@
-// Element-wise kernels: the SwiGLU activation, the residual add, and the
-// greedy argmax of the logits. blockDim 256, grid ceil(len/256) unless
-// stated.
+// Element-wise kernels: the SwiGLU activation, the residual add, the
+// greedy argmax of the logits and the row gather before the output head.
+// blockDim 256, grid ceil(len/256) unless stated.
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -60,4 +60,14 @@ extern "C" __global__ void argmax(const float *x, long long len, int *out) {
         }
         if (lane == 0) out[0] = idx;
     }
+}
+
+// gather_rows: y[j] = x[sel[j]] for the m rows j of sel; x and y are
+// [..][cols] f32 (the hidden states of a pass, and the rows whose logits
+// are wanted). blockDim 256, grid (ceil(cols/256), m).
+extern "C" __global__ void gather_rows(const float *x, const int *sel, float *y, long long cols) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= cols) return;
+    long long j = blockIdx.y;
+    y[j * cols + i] = x[(long long)sel[j] * cols + i];
 }

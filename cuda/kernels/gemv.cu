@@ -18,9 +18,17 @@
 // checks them against package q4k with gcc. The kernels compile on the host
 // only under the kernel emulator (KERNEL_EMU, cuda/testdata/emu).
 //
-// Launch shape for gemv_*: blockDim (32, 4): one warp per output row,
-// grid (ceil(rows/4), batch). All integer parameters are passed as 64-bit
-// slots by the host; only their low 32 bits are read.
+// Launch shape for gemv_*: blockDim (32, 4): one warp per weight row,
+// grid (ceil(rows/4), ceil(n/GEMV_ROWS)): a warp reads (and unpacks) its
+// weight row once for up to GEMV_ROWS activation rows of the batch, so a
+// pass of B decode rows reads the weights ceil(B/GEMV_ROWS) times, not B.
+// Each output's sum runs in the same order whatever the batch: a row's
+// product is bit-identical alone and in a batch. All integer parameters
+// are passed as 64-bit slots by the host; only their low 32 bits are read.
+
+// GEMV_ROWS is how many activation rows one warp multiplies per read of
+// its weight row (cuda/forward_gpu.go's gemvRows).
+#define GEMV_ROWS 8
 
 #define T_F32 0
 #define T_F16 1
@@ -39,6 +47,7 @@ typedef unsigned int u32;
 
 #ifdef __CUDACC_RTC__
 #define DEVFN __device__ __forceinline__
+#define UNROLL _Pragma("unroll")
 
 DEVFN float h2f(unsigned short h) {
     float f;
@@ -56,6 +65,7 @@ DEVFN int dp4a(int a, int b, int c) {
 }
 #else
 #define DEVFN static inline
+#define UNROLL
 
 DEVFN float as_float(u32 u) {
     float f;
@@ -299,44 +309,53 @@ extern "C" __global__ void quantize_q8k(const float *x, signed char *x8, float *
     }
 }
 
-// gemv_q<T>: y[b][r] = W[r]·x_b (+ bias[r] when bias is not null).
+// gemv_q<T>: y[b][r] = W[r]·x_b (+ bias[r] when bias is not null) for the
+// n rows b of the batch.
 template <int T>
-__device__ void gemv_q(const u8 *w, long long row_bytes, long long rows, long long cols,
+__device__ void gemv_q(const u8 *w, long long row_bytes, long long rows, long long cols, long long n,
                        const signed char *x8, const float *xd, const int2 *xs,
                        const float *bias, float *y) {
     long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     if (r >= rows) return;
-    int b = blockIdx.y, lane = threadIdx.x;
+    int b0 = blockIdx.y * GEMV_ROWS, lane = threadIdx.x;
+    int nb = (int)(n - b0 < GEMV_ROWS ? n - b0 : GEMV_ROWS);
     long long chunks = cols / 32;
     const u8 *row = w + r * row_bytes;
-    const signed char *a8 = x8 + (long long)b * cols;
-    const float *ad = xd + (long long)b * chunks;
-    const int2 *as = xs + (long long)b * chunks;
-    float acc = 0.0f;
+    float acc[GEMV_ROWS];
+    for (int j = 0; j < GEMV_ROWS; j++) acc[j] = 0.0f;
     for (long long c = lane; c < chunks; c += 32) {
         u32 q[8];
         float sc[2], off[2];
         unpack32<T>(row, (int)c, q, sc, off);
-        const int *qa = (const int *)(a8 + 32 * c);
-        int lo = 0, hi = 0;
-        for (int k = 0; k < 4; k++) lo = dp4a((int)q[k], qa[k], lo);
-        for (int k = 4; k < 8; k++) hi = dp4a((int)q[k], qa[k], hi);
-        float da = ad[c];
-        int2 s = as[c];
-        acc += da * (sc[0] * (float)lo + sc[1] * (float)hi + off[0] * (float)s.x + off[1] * (float)s.y);
+        UNROLL
+        for (int j = 0; j < GEMV_ROWS; j++) {
+            if (j >= nb) break;
+            long long b = b0 + j;
+            const int *qa = (const int *)(x8 + b * cols + 32 * c);
+            int lo = 0, hi = 0;
+            for (int k = 0; k < 4; k++) lo = dp4a((int)q[k], qa[k], lo);
+            for (int k = 4; k < 8; k++) hi = dp4a((int)q[k], qa[k], hi);
+            float da = xd[b * chunks + c];
+            int2 s = xs[b * chunks + c];
+            acc[j] += da * (sc[0] * (float)lo + sc[1] * (float)hi + off[0] * (float)s.x + off[1] * (float)s.y);
+        }
     }
-    acc = warp_sum(acc);
-    if (lane == 0) {
-        if (bias) acc += bias[r];
-        y[(long long)b * rows + r] = acc;
+    UNROLL
+    for (int j = 0; j < GEMV_ROWS; j++) {
+        if (j >= nb) break;
+        float v = warp_sum(acc[j]);
+        if (lane == 0) {
+            if (bias) v += bias[r];
+            y[(long long)(b0 + j) * rows + r] = v;
+        }
     }
 }
 
 #define GEMV_Q(name, T)                                                                              \
     extern "C" __global__ void name(const u8 *w, long long row_bytes, long long rows, long long cols, \
-                                    const signed char *x8, const float *xd, const int2 *xs,          \
-                                    const float *bias, float *y) {                                   \
-        gemv_q<T>(w, row_bytes, rows, cols, x8, xd, xs, bias, y);                                    \
+                                    long long n, const signed char *x8, const float *xd,             \
+                                    const int2 *xs, const float *bias, float *y) {                   \
+        gemv_q<T>(w, row_bytes, rows, cols, n, x8, xd, xs, bias, y);                                 \
     }
 
 GEMV_Q(gemv_q4_0, T_Q4_0)
@@ -348,35 +367,45 @@ GEMV_Q(gemv_q4_k, T_Q4_K)
 GEMV_Q(gemv_q5_k, T_Q5_K)
 GEMV_Q(gemv_q6_k, T_Q6_K)
 
-// gemv_f<T>: as gemv_q with the activations in f32 (x [batch][cols]),
+// gemv_f<T>: as gemv_q with the activations in f32 (x [n][cols]),
 // rounded to the weight's type for f16 and bf16 as the CPU forward does
 // (q4k.VecDotType).
 template <int T>
-__device__ void gemv_f(const u8 *w, long long row_bytes, long long rows, long long cols,
+__device__ void gemv_f(const u8 *w, long long row_bytes, long long rows, long long cols, long long n,
                        const float *x, const float *bias, float *y) {
     long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     if (r >= rows) return;
-    int b = blockIdx.y, lane = threadIdx.x;
+    int b0 = blockIdx.y * GEMV_ROWS, lane = threadIdx.x;
+    int nb = (int)(n - b0 < GEMV_ROWS ? n - b0 : GEMV_ROWS);
     const u8 *row = w + r * row_bytes;
-    const float *xb = x + (long long)b * cols;
-    float acc = 0.0f;
+    float acc[GEMV_ROWS];
+    for (int j = 0; j < GEMV_ROWS; j++) acc[j] = 0.0f;
     for (long long e = lane; e < cols; e += 32) {
-        float xv = xb[e];
-        if (T == T_F16) xv = round_f16(xv);
-        if (T == T_BF16) xv = round_bf16(xv);
-        acc += wf<T>(row, e) * xv;
+        float wv = wf<T>(row, e);
+        UNROLL
+        for (int j = 0; j < GEMV_ROWS; j++) {
+            if (j >= nb) break;
+            float xv = x[(long long)(b0 + j) * cols + e];
+            if (T == T_F16) xv = round_f16(xv);
+            if (T == T_BF16) xv = round_bf16(xv);
+            acc[j] += wv * xv;
+        }
     }
-    acc = warp_sum(acc);
-    if (lane == 0) {
-        if (bias) acc += bias[r];
-        y[(long long)b * rows + r] = acc;
+    UNROLL
+    for (int j = 0; j < GEMV_ROWS; j++) {
+        if (j >= nb) break;
+        float v = warp_sum(acc[j]);
+        if (lane == 0) {
+            if (bias) v += bias[r];
+            y[(long long)(b0 + j) * rows + r] = v;
+        }
     }
 }
 
 #define GEMV_F(name, T)                                                                              \
     extern "C" __global__ void name(const u8 *w, long long row_bytes, long long rows, long long cols, \
-                                    const float *x, const float *bias, float *y) {                   \
-        gemv_f<T>(w, row_bytes, rows, cols, x, bias, y);                                             \
+                                    long long n, const float *x, const float *bias, float *y) {      \
+        gemv_f<T>(w, row_bytes, rows, cols, n, x, bias, y);                                          \
     }
 
 GEMV_F(gemv_f32, T_F32)

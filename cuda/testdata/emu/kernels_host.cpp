@@ -10,16 +10,17 @@
 
 extern "C" {
 void rmsnorm(const float *x, const float *w, float *y, long long cols, float eps);
-void rope_norm(float *x, long long heads, long long head_dim, long long start, float theta_scale, float freq_scale,
-               const float *factors);
-void rope_neox(float *x, long long heads, long long head_dim, long long start, float theta_scale, float freq_scale,
-               const float *factors);
-void kv_write(const float *k, const float *v, unsigned short *kc, unsigned short *vc, long long kv_dim, long long start);
-void attention(const float *q, const unsigned short *kc, const unsigned short *vc, float *out, float *scores,
-               long long heads, long long kv_heads, long long head_dim, long long start, long long capacity, float scale);
+void rope_norm(float *x, long long heads, long long head_dim, const long long *rows, float theta_scale,
+               float freq_scale, const float *factors);
+void rope_neox(float *x, long long heads, long long head_dim, const long long *rows, float theta_scale,
+               float freq_scale, const float *factors);
+void kv_write(const float *k, const float *v, const long long *rows, long long layer, long long kv_dim);
+void attention(const float *q, const long long *rows, long long layer, float *out, float *scores, long long heads,
+               long long kv_heads, long long head_dim, long long score_stride, float scale);
 void swiglu(float *g, const float *u, long long len);
 void add(float *x, const float *y, long long len);
 void argmax(const float *x, long long len, int *out);
+void gather_rows(const float *x, const int *sel, float *y, long long cols);
 }
 
 static int failures = 0;
@@ -45,6 +46,16 @@ static void check(const std::string &name, const std::vector<float> &got, const 
     printf("%s %s: worst relative error %.3g at %zu (got %g, want %g)\n", ok ? "PASS" : "FAIL", name.c_str(), worst,
            at, got.empty() ? 0.0 : got[at], want.empty() ? 0.0 : want[at]);
     if (!ok) failures++;
+}
+
+// same_bits fails unless got and want hold the same float bits (prints
+// only a failure: it runs once per row of every batched product).
+static void same_bits(const std::string &name, const std::vector<float> &got, const std::vector<float> &want) {
+    bool ok = got.size() == want.size() && memcmp(got.data(), want.data(), 4 * got.size()) == 0;
+    if (!ok) {
+        printf("FAIL %s: not bit-identical\n", name.c_str());
+        failures++;
+    }
 }
 
 static dim3 d3(unsigned x, unsigned y = 1) {
@@ -99,12 +110,17 @@ template <int T> static float deq(const u8 *row, int i) {
     return sc[l >> 4] * (float)qv + off[l >> 4];
 }
 
+typedef void (*GemvQ)(const u8 *, long long, long long, long long, long long, const signed char *, const float *,
+                      const int2 *, const float *, float *);
+typedef void (*GemvF)(const u8 *, long long, long long, long long, long long, const float *, const float *, float *);
+
+// gemv_case checks a weight type's product on a batch of n = 11 rows
+// (two blocks of GEMV_ROWS, the second partial) against the reference,
+// every row's output against that row multiplied alone (bit for bit),
+// and the embedding lookup.
 template <int T>
-static void gemv_case(const TypeInfo &ti, void (*gq)(const u8 *, long long, long long, long long, const signed char *,
-                                                     const float *, const int2 *, const float *, float *),
-                      void (*gf)(const u8 *, long long, long long, long long, const float *, const float *, float *),
-                      void (*emb)(const u8 *, long long, long long, const int *, float *)) {
-    const int rows = 11, cols = 512, n = 3;
+static void gemv_case(const TypeInfo &ti, GemvQ gq, GemvF gf, void (*emb)(const u8 *, long long, long long, const int *, float *)) {
+    const int rows = 11, cols = 512, n = 11;
     long long rb = cols / ti.wpb * ti.bpb;
     std::vector<u8> w = weights(ti, rows, cols);
     std::vector<float> x = rvec((size_t)n * cols), bias = rvec(rows), y((size_t)n * rows), want((size_t)n * rows);
@@ -117,12 +133,29 @@ static void gemv_case(const TypeInfo &ti, void (*gq)(const u8 *, long long, long
         std::vector<int2> xs((size_t)n * cols / 32);
         emu_launch(d3(cols / 32, n), d3(32), [&] { quantize_q8(x.data(), x8.data(), xd.data(), xs.data(), cols); });
         for (size_t i = 0; i < xin.size(); i++) xin[i] = xd[i / 32] * x8[i];
-        emu_launch(d3((rows + 3) / 4, n), d3(32, 4),
-                   [&] { gq(w.data(), rb, rows, cols, x8.data(), xd.data(), xs.data(), bias.data(), y.data()); });
+        emu_launch(d3((rows + 3) / 4, (n + GEMV_ROWS - 1) / GEMV_ROWS), d3(32, 4),
+                   [&] { gq(w.data(), rb, rows, cols, n, x8.data(), xd.data(), xs.data(), bias.data(), y.data()); });
+        for (int b = 0; b < n; b++) {
+            std::vector<float> alone(rows);
+            emu_launch(d3((rows + 3) / 4), d3(32, 4), [&] {
+                gq(w.data(), rb, rows, cols, 1, &x8[(size_t)b * cols], &xd[(size_t)b * cols / 32],
+                   &xs[(size_t)b * cols / 32], bias.data(), alone.data());
+            });
+            same_bits(std::string("gemv_") + ti.name + " row " + std::to_string(b) + " alone", alone,
+                      std::vector<float>(&y[(size_t)b * rows], &y[(size_t)(b + 1) * rows]));
+        }
     } else {
         // f16 and bf16 weights multiply activations rounded to their type.
         for (auto &v : xin) v = T == T_F16 ? round_f16(v) : T == T_BF16 ? round_bf16(v) : v;
-        emu_launch(d3((rows + 3) / 4, n), d3(32, 4), [&] { gf(w.data(), rb, rows, cols, x.data(), bias.data(), y.data()); });
+        emu_launch(d3((rows + 3) / 4, (n + GEMV_ROWS - 1) / GEMV_ROWS), d3(32, 4),
+                   [&] { gf(w.data(), rb, rows, cols, n, x.data(), bias.data(), y.data()); });
+        for (int b = 0; b < n; b++) {
+            std::vector<float> alone(rows);
+            emu_launch(d3((rows + 3) / 4), d3(32, 4),
+                       [&] { gf(w.data(), rb, rows, cols, 1, &x[(size_t)b * cols], bias.data(), alone.data()); });
+            same_bits(std::string("gemv_") + ti.name + " row " + std::to_string(b) + " alone", alone,
+                      std::vector<float>(&y[(size_t)b * rows], &y[(size_t)(b + 1) * rows]));
+        }
     }
     // Errors relative to the sum of |terms| of each product.
     std::vector<float> got_n((size_t)n * rows), want_n((size_t)n * rows);
@@ -137,7 +170,7 @@ static void gemv_case(const TypeInfo &ti, void (*gq)(const u8 *, long long, long
             got_n[b * rows + r] = (float)(y[b * rows + r] / mag);
         }
     check(std::string("gemv_") + ti.name + " (error / sum of |terms|)", got_n, want_n, 1e-5f);
-    std::vector<int> toks = {7, 0, 10};
+    std::vector<int> toks = {7, 0, 10, 3, 3, 1, 2, 9, 8, 4, 5};
     std::vector<float> e((size_t)n * cols), ewant((size_t)n * cols);
     for (int b = 0; b < n; b++)
         for (int i = 0; i < cols; i++) ewant[b * cols + i] = deq<T>(&w[toks[b] * rb], i);
@@ -198,52 +231,85 @@ static void test_rope(bool neox, bool factors) {
                 hx[a] = (float)(x0 * cos(t) - x1 * sin(t));
                 hx[c] = (float)(x0 * sin(t) + x1 * cos(t));
             }
+    std::vector<long long> rows;
+    for (int b = 0; b < n; b++) rows.insert(rows.end(), {0, 0, start + b, 0});
     emu_launch(d3(heads, n), d3(hd / 2), [&] {
-        (neox ? rope_neox : rope_norm)(x.data(), heads, hd, start, ts, fs, factors ? f.data() : nullptr);
+        (neox ? rope_neox : rope_norm)(x.data(), heads, hd, rows.data(), ts, fs, factors ? f.data() : nullptr);
     });
     check(std::string(neox ? "rope_neox" : "rope_norm") + (factors ? " with factors" : ""), x, want, 1e-4f);
 }
 
+// test_attention runs one pass of two sequences' rows: sequence A (cache
+// capacity 16, 5 held) gets 3 new rows, sequence B (capacity 8, 2 held) 1,
+// interleaved A B A A in the pass, in layer 1 of two-layer caches.
 static void test_attention() {
-    const int heads = 4, kvh = 2, hd = 64, cap = 16, start = 5, n = 3, kvd = kvh * hd;
+    const int heads = 4, kvh = 2, hd = 64, kvd = kvh * hd, layers = 2, layer = 1, stride = 16;
     float scale = 1.0f / sqrtf((float)hd);
-    std::vector<unsigned short> kc((size_t)cap * kvd), vc((size_t)cap * kvd);
-    std::vector<float> kall = rvec((size_t)(start + n) * kvd), vall = rvec((size_t)(start + n) * kvd);
-    for (int i = 0; i < start * kvd; i++) kc[i] = emu_f2h(kall[i]), vc[i] = emu_f2h(vall[i]); // held positions
-    std::vector<float> q = rvec((size_t)n * heads * hd), out((size_t)n * heads * hd), scores((size_t)n * heads * cap);
-    emu_launch(d3((kvd + 255) / 256, n), d3(256),
-               [&] { kv_write(&kall[start * kvd], &vall[start * kvd], kc.data(), vc.data(), kvd, start); });
-    std::vector<float> kgot, kwant;
-    for (int i = 0; i < (start + n) * kvd; i++) {
-        kgot.push_back(emu_h2f(kc[i])), kwant.push_back(kall[i]);
-        kgot.push_back(emu_h2f(vc[i])), kwant.push_back(vall[i]);
+    struct Seq {
+        int cap, held;
+        std::vector<unsigned short> cache;
+        std::vector<float> kall, vall; // every position's key and value, f32
+    } seqs[2] = {{16, 5, {}, {}, {}}, {8, 2, {}, {}, {}}};
+    const int which[] = {0, 1, 0, 0}, n = 4;
+    for (auto &q : seqs) {
+        q.cache.assign((size_t)layers * 2 * q.cap * kvd, 0);
+        q.kall = rvec((size_t)q.cap * kvd), q.vall = rvec((size_t)q.cap * kvd);
+        unsigned short *kc = &q.cache[(size_t)2 * layer * q.cap * kvd], *vc = kc + (size_t)q.cap * kvd;
+        for (int i = 0; i < q.held * kvd; i++) kc[i] = emu_f2h(q.kall[i]), vc[i] = emu_f2h(q.vall[i]);
     }
-    check("kv_write", kgot, kwant, 1e-3f);
+    std::vector<long long> rows;
+    std::vector<float> k((size_t)n * kvd), v((size_t)n * kvd);
+    int next[2] = {seqs[0].held, seqs[1].held};
+    std::vector<int> pos(n);
+    for (int b = 0; b < n; b++) {
+        Seq &q = seqs[which[b]];
+        pos[b] = next[which[b]]++;
+        rows.insert(rows.end(), {(long long)(uintptr_t)q.cache.data(), q.cap, pos[b], 0});
+        memcpy(&k[(size_t)b * kvd], &q.kall[(size_t)pos[b] * kvd], 4 * kvd);
+        memcpy(&v[(size_t)b * kvd], &q.vall[(size_t)pos[b] * kvd], 4 * kvd);
+    }
+    emu_launch(d3((kvd + 255) / 256, n), d3(256), [&] { kv_write(k.data(), v.data(), rows.data(), layer, kvd); });
+    std::vector<float> kgot, kwant;
+    for (int s = 0; s < 2; s++) {
+        Seq &q = seqs[s];
+        const unsigned short *kc = &q.cache[(size_t)2 * layer * q.cap * kvd], *vc = kc + (size_t)q.cap * kvd;
+        for (int i = 0; i < next[s] * kvd; i++) {
+            kgot.push_back(emu_h2f(kc[i])), kwant.push_back(q.kall[i]);
+            kgot.push_back(emu_h2f(vc[i])), kwant.push_back(q.vall[i]);
+        }
+        for (int i = 0; i < q.cap * kvd; i++) // layer 0 untouched
+            if (q.cache[i] != 0) kgot.push_back(1), kwant.push_back(0);
+    }
+    check("kv_write (two sequences, layer 1)", kgot, kwant, 1e-3f);
+    std::vector<float> qv = rvec((size_t)n * heads * hd), out((size_t)n * heads * hd), scores((size_t)n * heads * stride);
     emu_launch(d3(heads, n), d3(128), [&] {
-        attention(q.data(), kc.data(), vc.data(), out.data(), scores.data(), heads, kvh, hd, start, cap, scale);
+        attention(qv.data(), rows.data(), layer, out.data(), scores.data(), heads, kvh, hd, stride, scale);
     });
     std::vector<float> want((size_t)n * heads * hd);
-    for (int b = 0; b < n; b++)
+    for (int b = 0; b < n; b++) {
+        Seq &q = seqs[which[b]];
+        const unsigned short *kc = &q.cache[(size_t)2 * layer * q.cap * kvd], *vc = kc + (size_t)q.cap * kvd;
         for (int h = 0; h < heads; h++) {
-            int g = h / (heads / kvh), len = start + b + 1;
+            int g = h / (heads / kvh), len = pos[b] + 1;
             std::vector<double> p(len);
             double m = -1e30, sum = 0;
             for (int t = 0; t < len; t++) {
                 double s = 0;
                 for (int d = 0; d < hd; d++)
-                    s += (double)emu_h2f(emu_f2h(q[(b * heads + h) * hd + d])) * emu_h2f(kc[t * kvd + g * hd + d]);
+                    s += (double)emu_h2f(emu_f2h(qv[(b * heads + h) * hd + d])) * emu_h2f(kc[t * kvd + g * hd + d]);
                 p[t] = s * scale;
                 m = std::max(m, p[t]);
             }
-            for (auto &v : p) sum += (v = exp(v - m));
-            for (auto &v : p) v = emu_h2f(emu_f2h((float)(v / sum))); // f16 probabilities, as the CPU forward
+            for (auto &x : p) sum += (x = exp(x - m));
+            for (auto &x : p) x = emu_h2f(emu_f2h((float)(x / sum))); // f16 probabilities, as the CPU forward
             for (int d = 0; d < hd; d++) {
                 double o = 0;
                 for (int t = 0; t < len; t++) o += p[t] * emu_h2f(vc[t * kvd + g * hd + d]);
                 want[(b * heads + h) * hd + d] = (float)o;
             }
         }
-    check("attention (GQA, causal, 3 tokens after 5 held)", out, want, 1e-4f);
+    }
+    check("attention (GQA, causal, two sequences in one pass)", out, want, 1e-4f);
 }
 
 static void test_elementwise() {
@@ -266,6 +332,12 @@ static void test_elementwise() {
         int expect = want_i;
         check("argmax n=" + std::to_string(n), {(float)got}, {(float)expect}, 0);
     }
+    const int cols = 300;
+    std::vector<float> hs = rvec((size_t)5 * cols), gathered((size_t)2 * cols), gwant;
+    std::vector<int> sel = {4, 1};
+    for (int j : sel) gwant.insert(gwant.end(), &hs[(size_t)j * cols], &hs[(size_t)(j + 1) * cols]);
+    emu_launch(d3((cols + 255) / 256, 2), d3(256), [&] { gather_rows(hs.data(), sel.data(), gathered.data(), cols); });
+    check("gather_rows", gathered, gwant, 0);
 }
 
 int main() {
