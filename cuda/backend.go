@@ -31,12 +31,24 @@ type backend interface {
 	launch(name string, gx, gy, bx, by int, args ...arg) error
 	// sync waits for everything queued; it reports a failed kernel.
 	sync() error
+	// capture runs fn, which may only queue launches, recording them as a
+	// graph instead of running them (a CUDA graph: cuStreamBeginCapture
+	// .. cuGraphInstantiate). runGraph queues the recorded launches again
+	// with the same arguments, in one call; freeGraph releases the graph.
+	// An error from capture leaves nothing queued and the stream usable.
+	capture(fn func() error) (graph, error)
+	runGraph(g graph) error
+	freeGraph(g graph)
 	// enter makes the device current on this goroutine's OS thread; the
 	// returned func undoes it. Every method enters by itself; enter only
 	// spares the repeated context switch around a run of calls.
 	enter() func()
 	close()
 }
+
+// graph is a recorded run of launches (a CUgraphExec in a `cuda` build,
+// the emulator's recording otherwise); 0 is none.
+type graph uintptr
 
 // arg is one kernel parameter slot: every parameter travels as a uint64
 // (pointers and 64-bit integers whole, 32-bit floats in the low half), as

@@ -31,8 +31,9 @@ type device struct {
 	stream   cu.Stream
 	mods     []cu.Module
 	fns      map[string]cu.Function
-	info     []string // what open found and loaded (describe)
-	syncEach bool     // synchronize after every launch (Options.SyncEachLaunch)
+	info     []string      // what open found and loaded (describe)
+	syncEach bool          // synchronize after every launch (Options.SyncEachLaunch)
+	graphs   []cuGraphExec // graph g is graphs[g-1] (graph_cuda.go); nil once freed
 }
 
 // Available reports whether a GPU usable by this package (compute
@@ -314,6 +315,7 @@ func (d *device) close() {
 func (d *device) closeCurrent() {
 	if d.stream != (cu.Stream{}) {
 		_ = d.stream.Synchronize()
+		d.freeGraphs()
 		_ = d.stream.Destroy()
 	}
 	for _, m := range d.mods {

@@ -83,6 +83,17 @@
 // then, for the rows whose logits are wanted, the final norm, the output
 // head, and one device→host copy of each row's logits.
 //
+// A decode pass (every row wants logits) is recorded as a CUDA graph at
+// its first use per row count, and later passes of that many rows replay
+// the recording in one cuGraphLaunch instead of some 15 launches a layer:
+// what changes between such passes (tokens, positions, caches) is in the
+// pass table on the device, not in the launches' arguments. A recording
+// is dropped when attention's scratch moves (a sequence's cache grew);
+// Options.NoGraphs, or SyncEachLaunch, launches kernel by kernel, and so
+// does every pass once a recording fails (DeviceInfo's last line says
+// why). The bindings (cuStreamBeginCapture .. cuGraphLaunch) are this
+// package's own, gorgonia.org/cu having none.
+//
 // # Parity gate and fallback
 //
 // NewStep runs a 64-token probe on the GPU and on the CPU forward and

@@ -88,6 +88,15 @@ type devModel struct {
 	scores         dptr
 	scorePositions int
 
+	// graphs are the decode passes (every row wanting logits) recorded as
+	// CUDA graphs, by row count: everything that changes from one such
+	// pass to the next (tokens, positions, caches) is in the pass table on
+	// the device, so a recording replays as it is until scores moves.
+	// graphsOff says why passes are not recorded ("" when they are).
+	graphs     map[int]graph
+	graphsOff  string
+	recordings int // passes recorded so far (tests)
+
 	host passTable
 }
 
@@ -160,6 +169,13 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 		dm.maxBatch = 64
 	}
 	dm.host = newPassTable(dm.maxBatch)
+	dm.graphs = map[int]graph{}
+	switch {
+	case opts.SyncEachLaunch:
+		dm.graphsOff = "graphs: off (SyncEachLaunch)"
+	case opts.NoGraphs:
+		dm.graphsOff = "graphs: off (NoGraphs)"
+	}
 	s := &gpuStep{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
 	if err := dm.upload(w); err != nil {
 		s.release()
@@ -382,6 +398,7 @@ func (s *devModel) growScores(positions int) error {
 		s.d.free(&scores)
 		return err
 	}
+	s.freeGraphs() // they read the old scratch
 	s.d.free(&s.scores)
 	s.scores, s.scorePositions = scores, positions
 	return nil
@@ -399,8 +416,13 @@ func (s *gpuStep) DeviceName() string { return s.d.name() }
 
 // DeviceInfo is what opening the device found and loaded, one line each:
 // the device with its driver, compute capability and memory, each kernel
-// family's JIT, the registers of every kernel. For logs.
-func (s *gpuStep) DeviceInfo() []string { return s.d.describe() }
+// family's JIT, the registers of every kernel; then whether decode passes
+// replay as CUDA graphs. For logs.
+func (s *gpuStep) DeviceInfo() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append(append([]string(nil), s.d.describe()...), s.graphStatus())
+}
 
 // PoolBytes is the size of the pooled weight allocation.
 func (s *gpuStep) PoolBytes() int64 { return s.plan.Size }
@@ -597,7 +619,7 @@ func (s *devModel) forwardSpans(spans []span) error {
 		if err := s.d.htod(s.table, unsafe.Pointer(&t.buf[0]), int64(len(t.buf))); err != nil {
 			return s.dropAll(spans, fmt.Errorf("cuda: copy the pass table: %w", err))
 		}
-		if err := s.forward(n, len(owners)); err != nil {
+		if err := s.pass(n, len(owners)); err != nil {
 			return s.dropAll(spans, err)
 		}
 		for j, q := range owners {
@@ -613,6 +635,43 @@ func (s *devModel) forwardSpans(spans []span) error {
 		sp.seq.held = sp.start + len(sp.tokens)
 	}
 	return nil
+}
+
+// pass queues forward(n, m): a decode pass (m == n) by replaying the
+// graph recorded for n rows, recorded at its first use; any other pass,
+// or every pass once recording has failed (graphsOff then says why),
+// launch by launch. mu held, device entered.
+func (s *devModel) pass(n, m int) error {
+	if m != n || s.graphsOff != "" {
+		return s.forward(n, m)
+	}
+	g, ok := s.graphs[n]
+	if !ok {
+		var err error
+		if g, err = s.d.capture(func() error { return s.forward(n, m) }); err != nil {
+			s.graphsOff = fmt.Sprintf("graphs: off (recording a %d-row pass failed: %v)", n, err)
+			return s.forward(n, m)
+		}
+		s.graphs[n] = g
+		s.recordings++
+	}
+	return s.d.runGraph(g)
+}
+
+// freeGraphs releases every recorded pass.
+func (s *devModel) freeGraphs() {
+	for n, g := range s.graphs {
+		s.d.freeGraph(g)
+		delete(s.graphs, n)
+	}
+}
+
+// graphStatus is one line on the recorded passes, for DeviceInfo.
+func (s *devModel) graphStatus() string {
+	if s.graphsOff != "" {
+		return s.graphsOff
+	}
+	return fmt.Sprintf("graphs: on (%d decode pass shapes recorded)", len(s.graphs))
 }
 
 // dropAll leaves every sequence of spans holding nothing and returns err.
@@ -670,6 +729,7 @@ func (s *gpuStep) release() {
 	if s.refs > 0 {
 		return
 	}
+	s.freeGraphs()
 	s.d.free(&s.pool)
 	s.d.free(&s.scratch)
 	s.d.free(&s.scores)

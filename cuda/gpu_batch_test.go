@@ -213,3 +213,72 @@ func TestGPUBatchedGreedy(t *testing.T) {
 		})
 	}
 }
+
+// Decode passes replay as CUDA graphs, recorded once per row count: a
+// step with them gives the logits of the same step launched kernel by
+// kernel, bit for bit, at every position, through the cache's growth from
+// 4 positions (which moves attention's scratch and so re-records), and
+// in a two-sequence pass; the recordings are used.
+func TestGPUGraphs(t *testing.T) {
+	path := platformFixtures(t)[0]
+	m := loadPath(t, path)
+	on := newTestStep(t, m, "graphs", path)
+	opts := testOptions()
+	opts.NoGraphs = true
+	off, err := newGPUStep(m, opts)
+	failLine(t, err, "graphs", path)
+	t.Cleanup(func() { off.Close() })
+	if !testOptions().SyncEachLaunch {
+		require.Empty(t, on.graphsOff, "decode passes are not recorded")
+	}
+	assert.Equal(t, "graphs: off (NoGraphs)", off.graphStatus())
+	for _, s := range []*gpuStep{on, off} {
+		done := s.d.enter()
+		require.NoError(t, s.grow(4))
+		done()
+	}
+	probe := probeSequence(m.Config().Vocab, 14)
+	for p, tok := range probe[:10] {
+		want, err := off.Step(tok, p)
+		require.NoError(t, err)
+		want = append([]float32(nil), want...)
+		got, err := on.Step(tok, p)
+		failLine(t, err, "graphs", path)
+		sameBits(t, want, got, "position %d", p)
+	}
+	// Two sequences per pass: each upload's second sequence joins.
+	on2, err := on.NewSequence()
+	require.NoError(t, err)
+	t.Cleanup(func() { on2.Close() })
+	off2, err := off.NewSequence()
+	require.NoError(t, err)
+	t.Cleanup(func() { off2.Close() })
+	for _, s := range []*gpuStep{on2, off2} {
+		_, err := s.Step(probe[10], 0)
+		require.NoError(t, err)
+	}
+	for k := range 3 {
+		rows := func(a, b *gpuStep) []engine.StepRows {
+			return []engine.StepRows{
+				{Step: a, Start: 10 + k, Tokens: probe[11+k : 12+k], Logits: true},
+				{Step: b, Start: 1 + k, Tokens: probe[k : k+1], Logits: true},
+			}
+		}
+		want, got := rows(off, off2), rows(on, on2)
+		require.NoError(t, off.StepBatch(want))
+		require.NoError(t, on.StepBatch(got))
+		for i := range want {
+			require.NoError(t, want[i].Err)
+			require.NoError(t, got[i].Err)
+			sameBits(t, want[i].Out, got[i].Out, "pass %d, sequence %d", k, i)
+		}
+	}
+	fmt.Printf("graphs %s: %s; 10 steps and 3 two-row passes bit-identical to launch by launch\n", filepath.Base(path), on.graphStatus())
+	if !testOptions().SyncEachLaunch {
+		assert.Len(t, on.graphs, 2, "recorded shapes: 1 and 2 rows")
+		// One row at scratch sizes 4, 8 and 16 (the cache's growth moves
+		// the scratch: a stale recording would read the old one), and 64
+		// (the second sequence's cache), then two rows.
+		assert.Equal(t, 5, on.recordings, "recordings")
+	}
+}

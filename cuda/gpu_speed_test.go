@@ -211,10 +211,18 @@ func TestGPUSpeed(t *testing.T) {
 			}
 			gpu := measureSpeed(t, g, c.Vocab, pre, from, n, warm)
 			achieved := float64(weights) * gpu.decode
-			line := fmt.Sprintf("speed %s on %s: gpu prefill %d tok %.1f tok/s; gpu decode %d tok from position %d %.1f tok/s; "+
+			// The same decode launched kernel by kernel, beside the graphs'.
+			opts := testOptions()
+			opts.NoGraphs = true
+			direct, err := newGPUStep(m, opts)
+			failLine(t, err, "speed", path)
+			noGraphs := measureSpeed(t, direct, c.Vocab, 2, from, n, warm)
+			require.NoError(t, direct.Close())
+			line := fmt.Sprintf("speed %s on %s: gpu prefill %d tok %.1f tok/s; gpu decode %d tok from position %d %.1f tok/s "+
+				"(%s; %.1f tok/s launched kernel by kernel); "+
 				"weights %.1f MB/token, achieved %.1f GB/s = %.1f%% of the copy bandwidth %.1f GB/s",
 				filepath.Base(path), g.DeviceName(), gpu.prefillTokens, gpu.prefill, gpu.decodeTokens, gpu.decodeFrom, gpu.decode,
-				float64(weights)/1e6, achieved/1e9, 100*achieved/bw, bw/1e9)
+				g.graphStatus(), noGraphs.decode, float64(weights)/1e6, achieved/1e9, 100*achieved/bw, bw/1e9)
 			if os.Getenv("REALIZAR_GPU_SPEED_CPU") != "0" {
 				cpu := measureSpeed(t, m.NewStep(), c.Vocab, cpuPre, from, cpuN, 0)
 				line += fmt.Sprintf("; cpu prefill %d tok %.1f tok/s, decode %d tok %.1f tok/s", cpu.prefillTokens, cpu.prefill, cpu.decodeTokens, cpu.decode)

@@ -30,6 +30,10 @@ type Options struct {
 	// instead of surfacing at the end of the token. For diagnosis: it
 	// costs a round trip per kernel.
 	SyncEachLaunch bool
+	// NoGraphs launches every kernel of a decode pass by itself instead of
+	// replaying the pass recorded as a CUDA graph (for comparison and
+	// diagnosis; SyncEachLaunch implies it).
+	NoGraphs bool
 }
 
 // gpuBackend is what the gated Step needs of the device forward
