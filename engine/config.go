@@ -66,6 +66,12 @@ type GenerateConfig struct {
 	// (WithSampler). A turn needs one or the other.
 	Sampler Sampler
 
+	// Pieces renders this turn's tokens: the bytes each adds to Turn.Text,
+	// to OnToken's text and to what the stop policy checks. nil means the
+	// Session's Vocab. A server sets it per request, for instance to render
+	// the control tokens a tool-call parser must see.
+	Pieces Pieces
+
 	// Stop decides stops from the text of this turn; nil means the Session's
 	// (WithStopPolicy), which may be none: the turn then ends only on
 	// end-of-generation, StopTokens, the budget, cancellation or the callback.

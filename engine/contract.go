@@ -69,11 +69,20 @@ type BackendReporter interface {
 	Backend() (name string, onGPU bool)
 }
 
-// Vocab is what the Session needs of a tokenizer.
-type Vocab interface {
-	// Piece is the raw bytes of token id (possibly a partial UTF-8 sequence);
-	// nil for ids out of range. The caller must not modify it.
+// Pieces renders token ids as the bytes a turn's text is made of.
+type Pieces interface {
+	// Piece is the bytes token id adds to the text (possibly a partial
+	// UTF-8 sequence, possibly none); nil for ids out of range. The caller
+	// must not modify it.
 	Piece(id int32) []byte
+}
+
+// Vocab is what the Session needs of a tokenizer. Its Piece renders the
+// turns' text unless GenerateConfig.Pieces does: give a tokenizer's
+// Renderer (control tokens as nothing, as llama.cpp shows generated text)
+// rather than its raw pieces for text a user reads.
+type Vocab interface {
+	Pieces
 	// IsEOG reports whether id ends a turn (eos, eot, <|im_end|> ...).
 	IsEOG(id int32) bool
 	// Size is n_vocab; valid ids are 0 <= id < Size().

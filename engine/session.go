@@ -138,7 +138,10 @@ func (s *Session) newTurn(prompt []int32, cfg GenerateConfig) (*turnState, error
 	if err := cfg.validate(n); err != nil {
 		return nil, err
 	}
-	r := &turnState{s: s, cfg: cfg, sampler: cfg.Sampler, stop: cfg.Stop}
+	r := &turnState{s: s, cfg: cfg, sampler: cfg.Sampler, stop: cfg.Stop, pieces: cfg.Pieces}
+	if r.pieces == nil {
+		r.pieces = s.vocab
+	}
 	if r.sampler == nil {
 		r.sampler = s.sampler
 	}
@@ -301,8 +304,9 @@ type turnState struct {
 	cfg     GenerateConfig
 	sampler Sampler
 	stop    StopPolicy
-	budget  int  // tokens this turn may generate
-	capped  bool // budget < MaxTokens because the context is short
+	pieces  Pieces // renders the turn's text
+	budget  int    // tokens this turn may generate
+	capped  bool   // budget < MaxTokens because the context is short
 	turn    Turn
 	text    []byte // generated text of this turn (after trims)
 	// released is how many bytes of text have been given to OnToken.
@@ -360,7 +364,7 @@ func (r *turnState) decide(id int32) (StopReason, error) {
 	case slices.Contains(r.cfg.StopTokens, id):
 		reason, chunk = StopToken, r.releaseAll()
 	default:
-		piece := r.s.vocab.Piece(id)
+		piece := r.pieces.Piece(id)
 		r.text = append(r.text, piece...)
 		d := Decision{Action: Continue}
 		if r.stop != nil {

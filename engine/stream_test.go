@@ -152,3 +152,46 @@ func FuzzStopStream(f *testing.F) {
 		}
 	})
 }
+
+// TestGeneratePieces: GenerateConfig.Pieces renders the turn's text, what
+// OnToken streams and what the stop policy checks, in place of the
+// Session's Vocab; nil keeps the Vocab's.
+func TestGeneratePieces(t *testing.T) {
+	// id 0 is the prompt, 1..4 the script, 5 the end of generation.
+	raw := []string{"", "Hi", "<c>", " there", "\xe2\x82", "</s>"}
+	hidden := []string{"", "Hi", "", " there", "\xe2\x82", "</s>"}
+	tests := []struct {
+		name     string
+		pieces   engine.Pieces // nil: the Session's
+		stops    []string
+		want     string
+		chunks   []string
+		wantStop engine.StopReason
+	}{
+		{"the Session's vocabulary", nil, nil, "Hi<c> there\xe2\x82", []string{"Hi", "<c>", " there", "", "\xe2\x82"}, engine.StopEOG},
+		{"a token rendered as nothing", enginetest.NewVocab(hidden, 5), nil, "Hi there\xe2\x82", []string{"Hi", "", " there", "", "\xe2\x82"}, engine.StopEOG},
+		{"the stop policy sees the rendered text", enginetest.NewVocab(hidden, 5), []string{"Hi<c>"}, "Hi there\xe2\x82", nil, engine.StopEOG},
+		{"a stop across the hidden token", enginetest.NewVocab(hidden, 5), []string{"Hi there"}, "", nil, engine.StopByPolicy},
+		{"a stop in the raw text", nil, []string{"Hi<c>"}, "", nil, engine.StopByPolicy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vocab := enginetest.NewVocab(raw, 5)
+			fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: 16})
+			require.NoError(t, err)
+			s, err := engine.NewSession(fwd, vocab, engine.WithSampler(enginetest.Greedy{}))
+			require.NoError(t, err)
+			var chunks []string
+			turn, err := s.Generate([]int32{0}, engine.GenerateConfig{MaxTokens: 10, Pieces: tt.pieces,
+				Stop:    enginetest.NewStringsStop(tt.stops...),
+				OnToken: func(_ int32, b []byte) error { chunks = append(chunks, string(b)); return nil }})
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantStop, turn.Stop)
+			assert.Equal(t, tt.want, string(turn.Text))
+			assert.Equal(t, tt.want, strings.Join(chunks, ""), "streamed")
+			if tt.chunks != nil {
+				assert.Equal(t, tt.chunks, chunks[:len(tt.chunks)], "per token, the partial UTF-8 held back")
+			}
+		})
+	}
+}

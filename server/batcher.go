@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
 // gatherWait is how long a pass waits, after the previous one, for the
@@ -174,7 +175,7 @@ func (b *batcher) acquire(tenant string, reuse bool, positions int) (*slot, erro
 	if sl == nil && b.model.NewForward == nil {
 		// One forward only (a GPU step): it passes from tenant to tenant.
 		if b.first == nil {
-			sess, err := engine.NewSession(b.model.Forward, b.model.Tokenizer)
+			sess, err := engine.NewSession(b.model.Forward, b.model.Tokenizer.Renderer(tokenizer.RenderOptions{}))
 			if err != nil {
 				return nil, err
 			}
@@ -203,7 +204,7 @@ func (b *batcher) acquire(tenant string, reuse bool, positions int) (*slot, erro
 		if err != nil {
 			return nil, fmt.Errorf("a KV cache for tenant %s: %w", tenant, err)
 		}
-		sess, err := engine.NewSession(fwd, b.model.Tokenizer)
+		sess, err := engine.NewSession(fwd, b.model.Tokenizer.Renderer(tokenizer.RenderOptions{}))
 		if err != nil {
 			return nil, err
 		}

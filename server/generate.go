@@ -20,6 +20,9 @@ type turnRequest struct {
 	pol         *policies
 	cachePrompt bool // reuse the previous request's KV prefix, if it was this tenant's
 	ignoreEOS   bool // llama.cpp's ignore_eos: mask end-of-generation ids
+	// pieces renders the turn's text (Server.turnPieces); nil: the
+	// Session's, which hides control tokens.
+	pieces engine.Pieces
 	// onText, when set, receives released text as it is generated.
 	onText func(text []byte) error
 	// onLogprobs, when set with logprobs, receives each step's logprobs
@@ -78,7 +81,7 @@ func (b *batcher) run(ctx context.Context, req turnRequest) (turnResult, error) 
 	cfg := engine.GenerateConfig{
 		MaxTokens: maxTokens, Seed: req.seed, Logprobs: req.logprobs, TopLogprobs: req.topLogprobs,
 		IgnoreEOG: req.ignoreEOS, Cancel: engine.FromContext(ctx), Sampler: req.pol.sampler, Stop: req.pol.stop,
-		OnLogprobs: req.onLogprobs,
+		OnLogprobs: req.onLogprobs, Pieces: req.pieces,
 		OnToken: func(id int32, text []byte) error {
 			if ctx.Err() != nil {
 				if id != engine.NoToken {

@@ -488,6 +488,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	tr := turnRequest{tenant: t, prompt: p.prompt, maxTokens: p.maxTokens, seed: &seed, logprobs: p.logprobs,
 		topLogprobs: p.topLogprobs, pol: pol, cachePrompt: f.CachePrompt == nil || *f.CachePrompt, ignoreEOS: f.IgnoreEOS}
+	pieces := s.turnPieces(p.tools)
+	tr.pieces = pieces
 	var stream *sse
 	var lps *streamLogprobs
 	var calls *toolcall.Stream // a streamed turn that may call tools
@@ -498,7 +500,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	if f.Stream {
 		stream = newSSE(w)
 		if p.logprobs {
-			lps = &streamLogprobs{s: s}
+			lps = &streamLogprobs{s: s, text: pieces}
 			tr.onLogprobs = lps.add
 		}
 		tr.onText = func(text []byte) error {
@@ -584,7 +586,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 			}
 		}
 		if p.logprobs {
-			c.Logprobs = s.chatLogprobs(logprobs)
+			c.Logprobs = toChatLogprobs(pieces, logprobs)
 		}
 		writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.model.ID,
 			Choices: []chatChoice{c}, Usage: u, Realizar: ext})
@@ -592,7 +594,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 	}
 	c := completionChoice{Text: string(turn.Text), FinishReason: &finish}
 	if p.logprobs {
-		c.Logprobs, _ = s.completionLogprobs(logprobs, 0)
+		c.Logprobs, _ = toCompletionLogprobs(pieces, logprobs, 0)
 	}
 	writeJSON(w, http.StatusOK, completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.model.ID,
 		Choices: []completionChoice{c}, Usage: u, Realizar: ext})
@@ -607,6 +609,7 @@ func ptr[T any](v T) *T { return &v }
 // as in a response without stream (reportsLogprobs).
 type streamLogprobs struct {
 	s     *Server
+	text  engine.Pieces // the turn's rendering
 	queue []engine.StepLogprobs
 	off   int // text_offset of the next token, completions only
 }
@@ -640,7 +643,7 @@ func (s *Server) sendDeltas(stream *sse, id string, created int64, ds []toolcall
 	for _, d := range ds {
 		c := chatChunk(id, created, s.model.ID, toolChunkDelta(d), nil)
 		if lps != nil {
-			c.Choices[0].Logprobs = s.chatLogprobs(lps.take())
+			c.Choices[0].Logprobs = toChatLogprobs(lps.text, lps.take())
 		}
 		if err := stream.send(c); err != nil {
 			return err
@@ -655,13 +658,13 @@ func (s *Server) textChunk(id string, created int64, chat bool, text string, lps
 	if chat {
 		c := chatChunk(id, created, s.model.ID, &chatOut{Content: ptr(text)}, nil)
 		if lps != nil {
-			c.Choices[0].Logprobs = s.chatLogprobs(lps.take())
+			c.Choices[0].Logprobs = toChatLogprobs(lps.text, lps.take())
 		}
 		return c
 	}
 	c := completionChunk(id, created, s.model.ID, text, nil)
 	if lps != nil {
-		c.Choices[0].Logprobs, lps.off = s.completionLogprobs(lps.take(), lps.off)
+		c.Choices[0].Logprobs, lps.off = toCompletionLogprobs(lps.text, lps.take(), lps.off)
 	}
 	return c
 }
@@ -684,13 +687,15 @@ func completionChunk(id string, created int64, model, text string, finish *strin
 		Choices: []completionChoice{{Text: text, FinishReason: finish}}}
 }
 
-// chatLogprobs converts a turn's logprobs to the chat format.
-func (s *Server) chatLogprobs(steps []engine.StepLogprobs) *chatLogprobs {
+// toChatLogprobs converts a turn's logprobs to the chat format, each
+// token's text rendered by text (the turn's, so that the tokens' texts
+// make up the content).
+func toChatLogprobs(text engine.Pieces, steps []engine.StepLogprobs) *chatLogprobs {
 	out := &chatLogprobs{Content: []chatTokenLogprob{}}
 	for _, st := range steps {
-		e := s.tokenLogprob(st.Token, st.Logprob)
+		e := tokenLogprob(text, st.Token, st.Logprob)
 		for _, alt := range st.Top {
-			e.TopLogprobs = append(e.TopLogprobs, s.tokenLogprob(alt.Token, alt.Logprob))
+			e.TopLogprobs = append(e.TopLogprobs, tokenLogprob(text, alt.Token, alt.Logprob))
 		}
 		if e.TopLogprobs == nil {
 			e.TopLogprobs = []chatTokenLogprob{}
@@ -700,8 +705,8 @@ func (s *Server) chatLogprobs(steps []engine.StepLogprobs) *chatLogprobs {
 	return out
 }
 
-func (s *Server) tokenLogprob(id int32, lp float32) chatTokenLogprob {
-	piece := s.model.Tokenizer.Piece(id)
+func tokenLogprob(text engine.Pieces, id int32, lp float32) chatTokenLogprob {
+	piece := text.Piece(id)
 	b := make([]int, len(piece))
 	for i, c := range piece {
 		b[i] = int(c)
@@ -709,18 +714,20 @@ func (s *Server) tokenLogprob(id int32, lp float32) chatTokenLogprob {
 	return chatTokenLogprob{Token: string(piece), Logprob: lp, Bytes: b}
 }
 
-// completionLogprobs converts a turn's logprobs to the legacy format; the
-// first token's text_offset is off, and next is the offset after the last.
-func (s *Server) completionLogprobs(steps []engine.StepLogprobs, off int) (lp *completionLogprobs, next int) {
+// toCompletionLogprobs converts a turn's logprobs to the legacy format,
+// each token's text rendered by text (the turn's, so that text_offset
+// indexes the text); the first token's text_offset is off, and next is
+// the offset after the last.
+func toCompletionLogprobs(text engine.Pieces, steps []engine.StepLogprobs, off int) (lp *completionLogprobs, next int) {
 	out := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{},
 		TextOffset: []int{}}
 	for _, st := range steps {
-		piece := string(s.model.Tokenizer.Piece(st.Token))
+		piece := string(text.Piece(st.Token))
 		out.Tokens = append(out.Tokens, piece)
 		out.TokenLogprobs = append(out.TokenLogprobs, st.Logprob)
 		top := map[string]float32{}
 		for _, alt := range st.Top {
-			top[string(s.model.Tokenizer.Piece(alt.Token))] = alt.Logprob
+			top[string(text.Piece(alt.Token))] = alt.Logprob
 		}
 		out.TopLogprobs = append(out.TopLogprobs, top)
 		out.TextOffset = append(out.TextOffset, off)
@@ -755,7 +762,9 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request, _ *Tenan
 	return nil
 }
 
-// handleDetokenize is llama.cpp's POST /detokenize: {"tokens"} → {"content"}.
+// handleDetokenize is llama.cpp's POST /detokenize: {"tokens"} → {"content"},
+// control tokens as their text, as llama-server's (generated text hides
+// them: turnPieces).
 func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request, _ *Tenant) error {
 	var req struct {
 		Tokens []int32 `json:"tokens"`

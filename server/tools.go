@@ -291,6 +291,20 @@ func callArguments(raw json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
+// turnPieces renders a request's turn as llama-server renders content:
+// control tokens as nothing, except, in a turn whose tool calls are
+// parsed, the family's markers (toolcall.Family.Markers, llama.cpp's
+// preserved tokens), which the parser must see even where the vocabulary
+// makes them control tokens (Llama 3.1's <|python_tag|>, Mistral's
+// [TOOL_CALLS]).
+func (s *Server) turnPieces(ct *chatTools) *tokenizer.Renderer {
+	var opts tokenizer.RenderOptions
+	if ct.active() {
+		opts.Preserve = ct.family.Markers()
+	}
+	return s.model.Tokenizer.Renderer(opts)
+}
+
 // toolMessage is the assistant message of a turn that may call tools:
 // the text parsed as the family writes calls, each call given an id.
 func toolMessage(ct *chatTools, text string) *chatMessageOut {

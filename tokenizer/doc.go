@@ -24,8 +24,12 @@
 // llama.cpp does.
 //
 // The package also provides the end-of-generation set (IsEOG, decided as
-// llama.cpp decides it), raw token bytes (Piece), a streaming detokenizer
-// that only emits complete UTF-8 (Stream), and chat templates: the file's
+// llama.cpp decides it), raw token bytes (Piece, control tokens as their
+// text), the text a user reads (Renderer: control and unknown tokens
+// render as nothing unless RenderOptions.Special, as llama_token_to_piece
+// with special=false, except a chat format's preserved tokens), a
+// streaming detokenizer that only emits complete UTF-8 (Stream), and chat
+// templates: the file's
 // Jinja template rendered as transformers' apply_chat_template renders it
 // (package jinja), or ChatML when the file has none (ApplyChat); a template
 // that fails is an error naming its line, never another format. Built-in

@@ -283,25 +283,19 @@ func (t *Tokenizer) Encode(text string, opts EncodeOptions) []int32 {
 	return out
 }
 
-// Decode returns the text of ids: the concatenation of their pieces, with
-// the leading space that SentencePiece encoding adds removed from the first
-// piece. Unlike llama_detokenize it does no clean-up of spaces around
-// punctuation. Ids out of range contribute nothing.
-func (t *Tokenizer) Decode(ids []int32) []byte {
-	var out []byte
-	for i, id := range ids {
-		p := t.Piece(id)
-		if i == 0 && t.spacePrefix && len(p) > 0 && p[0] == ' ' {
-			p = p[1:]
-		}
-		out = append(out, p...)
-	}
-	return out
-}
+// Decode returns the text of ids with control tokens as their text (as
+// llama-server's /detokenize gives it): the concatenation of their
+// pieces, with the leading space that SentencePiece encoding adds removed
+// from the first piece. Unlike llama_detokenize it does no clean-up of
+// spaces around punctuation. Ids out of range contribute nothing. For the
+// text a user reads (control tokens hidden) use Renderer.
+func (t *Tokenizer) Decode(ids []int32) []byte { return t.decode(t, ids) }
 
-// Piece is the raw bytes of token id (possibly part of a UTF-8 sequence);
-// control tokens render as their text. nil for ids out of range. The caller
-// must not modify it.
+// Piece is the raw bytes of token id (possibly part of a UTF-8 sequence),
+// as llama_token_to_piece gives them with special=true: control and
+// unknown tokens render as their text. nil for ids out of range. The
+// caller must not modify it. For the text a user reads, where control
+// tokens render as nothing, use Renderer.
 func (t *Tokenizer) Piece(id int32) []byte {
 	if id < 0 || int(id) >= len(t.pieces) {
 		return nil

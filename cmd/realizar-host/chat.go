@@ -177,6 +177,9 @@ func (c *chat) remember(promptText string, t engine.Turn) {
 	if ended {
 		keep = gen[:len(gen)-1] // the end token has no text in Turn.Text
 	}
+	// The raw pieces, control tokens as their text: a reply that hid one
+	// (no --special) is not what its tokens re-encode from, so nothing
+	// more is held.
 	var text []byte
 	for _, id := range keep {
 		text = append(text, tok.Piece(id)...)

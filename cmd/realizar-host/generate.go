@@ -18,6 +18,7 @@ type turnFlags struct {
 	maxTokens int
 	seed      uint64
 	ignoreEOS bool
+	special   bool
 	logprobs  int
 }
 
@@ -25,6 +26,7 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVarP(&f.maxTokens, "max-tokens", "n", 256, "most tokens to generate per turn")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "sampling seed (default: random, reported in the stats line)")
 	cmd.Flags().BoolVar(&f.ignoreEOS, "ignore-eos", false, "never stop on the model's end-of-generation tokens")
+	cmd.Flags().BoolVar(&f.special, "special", false, "print control tokens (<s>, <|start_header_id|>) as their text, as llama-cli --special does; by default they print as nothing")
 }
 
 // config is the GenerateConfig of a turn without its callbacks.
@@ -47,6 +49,9 @@ type generator struct {
 	host  *host.Host
 	pol   *policies
 	sess  *engine.Session
+	// text renders the generated tokens: control tokens as nothing unless
+	// --special (llama-cli's -sp).
+	text *tokenizer.Renderer
 }
 
 // newGenerator loads the model and the policies.
@@ -72,7 +77,7 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 	if err != nil {
 		return nil, err
 	}
-	g := &generator{model: m}
+	g := &generator{model: m, text: m.tok.Renderer(tokenizer.RenderOptions{Special: tf.special})}
 	if g.host, err = host.New(ctx, cliHostConfig()); err != nil {
 		g.Close(ctx)
 		return nil, failure(err)
@@ -85,7 +90,7 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 	if g.pol.stop != nil {
 		opts = append(opts, engine.WithStopPolicy(g.pol.stop))
 	}
-	if g.sess, err = engine.NewSession(m.fwd, m.tok, opts...); err != nil {
+	if g.sess, err = engine.NewSession(m.fwd, g.text, opts...); err != nil {
 		g.Close(ctx)
 		return nil, failure(err)
 	}

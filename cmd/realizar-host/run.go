@@ -113,7 +113,7 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 		if pf.pluginLog {
 			g.pol.writeLogs(cmd.ErrOrStderr())
 		}
-		if err := encodeJSON(cmd, newTurnJSON(turn, g.model.tok, g.model.took, g.pol, genErr)); err != nil {
+		if err := encodeJSON(cmd, newTurnJSON(turn, g.text, g.model.took, g.pol, genErr)); err != nil {
 			return err
 		}
 	} else {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
 // statsLine is the one-line summary of a turn printed on stderr:
@@ -100,8 +99,9 @@ type altLogprob struct {
 	Logprob float32 `json:"logprob"`
 }
 
-// newTurnJSON builds the document of turn t.
-func newTurnJSON(t engine.Turn, tok *tokenizer.Tokenizer, load time.Duration, pol *policies, err error) turnJSON {
+// newTurnJSON builds the document of turn t, whose tokens text renders
+// (the logprobs' texts as the turn's text shows them).
+func newTurnJSON(t engine.Turn, text engine.Pieces, load time.Duration, pol *policies, err error) turnJSON {
 	tm := t.Timings
 	doc := turnJSON{
 		Text:         string(t.Text),
@@ -128,9 +128,9 @@ func newTurnJSON(t engine.Turn, tok *tokenizer.Tokenizer, load time.Duration, po
 		doc.Tokens = append(doc.Tokens, t.GeneratedTokens()...)
 	}
 	for _, s := range t.Logprobs {
-		lp := logprobJSON{Token: s.Token, Text: string(tok.Piece(s.Token)), Logprob: s.Logprob}
+		lp := logprobJSON{Token: s.Token, Text: string(text.Piece(s.Token)), Logprob: s.Logprob}
 		for _, a := range s.Top {
-			lp.Top = append(lp.Top, altLogprob{Token: a.Token, Text: string(tok.Piece(a.Token)), Logprob: a.Logprob})
+			lp.Top = append(lp.Top, altLogprob{Token: a.Token, Text: string(text.Piece(a.Token)), Logprob: a.Logprob})
 		}
 		doc.Logprobs = append(doc.Logprobs, lp)
 	}

@@ -22,11 +22,11 @@ type Constraint struct {
 func Trigger(f Family) string {
 	switch f {
 	case Hermes:
-		return "<tool_call>"
+		return hermesOpen
 	case Llama3:
 		return `{"name"`
 	case Mistral, MistralArgs:
-		return "[TOOL_CALLS]"
+		return toolCalls
 	}
 	return `{"tool_calls"`
 }

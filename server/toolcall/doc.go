@@ -3,7 +3,10 @@
 // model writes its calls in, chosen from its chat template (Detect), the
 // grammar that constrains a call's arguments to the function's JSON Schema
 // (Constrain), and the parsers that turn generated text back into content
-// and calls, whole (Parse) or as OpenAI streams them (Stream).
+// and calls, whole (Parse) or as OpenAI streams them (Stream). The parsers
+// read text; the marker texts each family needs to see (Markers) are
+// often control tokens, which the server renders as text for a turn with
+// tools (llama.cpp's preserved tokens).
 //
 // Families (Family), detected from the template text as llama.cpp's
 // common/chat.cpp did before its automatic parser:

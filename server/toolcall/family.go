@@ -54,6 +54,43 @@ func Detect(template string) Family {
 	return Generic
 }
 
+// The marker texts the families write their calls with. In a model's
+// vocabulary each is usually one token, often a control token.
+const (
+	hermesOpen  = "<tool_call>"
+	hermesClose = "</tool_call>"
+	pythonTag   = "<|python_tag|>"
+	toolCalls   = "[TOOL_CALLS]"
+	argsTag     = "[ARGS]"
+	callIDTag   = "[CALL_ID]"
+)
+
+// Markers are the texts family f's parser looks for (Parse, Stream):
+// "<tool_call>" and "</tool_call>" for Hermes, "<|python_tag|>" for
+// Llama3, "[TOOL_CALLS]" for Mistral, "[TOOL_CALLS]", "[ARGS]" and
+// "[CALL_ID]" for MistralArgs, none for Generic. A fresh slice.
+//
+// # Notes
+//
+// Where a marker is a control token of the model's vocabulary (Llama
+// 3.1's <|python_tag|>, Mistral's [TOOL_CALLS]), the text a user reads
+// hides it, as llama.cpp does; a turn whose calls are parsed must render
+// it as text (llama.cpp's preserved tokens, tokenizer.RenderOptions.Preserve)
+// or the parser never sees the call begin.
+func (f Family) Markers() []string {
+	switch f {
+	case Hermes:
+		return []string{hermesOpen, hermesClose}
+	case Llama3:
+		return []string{pythonTag}
+	case Mistral:
+		return []string{toolCalls}
+	case MistralArgs:
+		return []string{toolCalls, argsTag, callIDTag}
+	}
+	return nil
+}
+
 // argKeys are the keys a family's call object may hold its arguments
 // under, the one its grammar writes first.
 func (f Family) argKeys() []string {

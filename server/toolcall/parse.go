@@ -160,7 +160,7 @@ func build(s scanned, final, dropCut bool) built {
 // scanHermes: <tool_call> JSON </tool_call> blocks anywhere; a last block
 // may lack its closing tag.
 func scanHermes(text string, final bool) scanned {
-	const open, closing = "<tool_call>", "</tool_call>"
+	const open, closing = hermesOpen, hermesClose
 	keys := Hermes.argKeys()
 	var sc scanned
 	for i := 0; ; {
@@ -285,7 +285,7 @@ func (sc *scanned) arrayItems(a arrayScan, text string, start int, final bool) b
 
 // scanMistral: [TOOL_CALLS] followed by a JSON array of call objects.
 func scanMistral(text string, final bool) scanned {
-	const marker = "[TOOL_CALLS]"
+	const marker = toolCalls
 	keys := Mistral.argKeys()
 	var sc scanned
 	for i := 0; ; {
@@ -325,7 +325,7 @@ func scanMistral(text string, final bool) scanned {
 // scanMistralArgs: [TOOL_CALLS]name[ARGS]{...} (a [CALL_ID]id may come
 // before [ARGS]), repeated.
 func scanMistralArgs(text string, final bool) scanned {
-	const marker, argsTag, idTag = "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"
+	const marker, idTag = toolCalls, callIDTag
 	var sc scanned
 	for i := 0; ; {
 		j := strings.Index(text[i:], marker)
@@ -381,7 +381,7 @@ func scanMistralArgs(text string, final bool) scanned {
 // wherever {"name" first appears, or after <|python_tag|> (JSON, or a
 // built-in tool's name.call(k="v", ...)); what follows the call is content.
 func scanLlama3(text string, final bool) scanned {
-	const tag, jsonMark = "<|python_tag|>", `{"name"`
+	const tag, jsonMark = pythonTag, `{"name"`
 	keys := Llama3.argKeys()
 	var sc scanned
 	pos, isTag := -1, false

@@ -215,3 +215,31 @@ func TestCutCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkers: the texts each family's parser looks for, and a call
+// written with them parses (they are what must reach the parser).
+func TestMarkers(t *testing.T) {
+	cases := []struct {
+		f       Family
+		markers []string
+		text    string
+	}{
+		{Hermes, []string{"<tool_call>", "</tool_call>"}, `<tool_call>{"name": "f", "arguments": {}}</tool_call> ok`},
+		{Llama3, []string{"<|python_tag|>"}, `<|python_tag|>f.call(x="1")`},
+		{Mistral, []string{"[TOOL_CALLS]"}, `[TOOL_CALLS][{"name": "f", "arguments": {}}]`},
+		{MistralArgs, []string{"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"}, `[TOOL_CALLS]f[CALL_ID]abc123def[ARGS]{}`},
+		{Generic, nil, `{"tool_calls": [{"name": "f", "arguments": {}}]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.f.String(), func(t *testing.T) {
+			assert.Equal(t, c.markers, c.f.Markers())
+			m := Parse(c.f, c.text)
+			require.Len(t, m.Calls, 1, "%q", c.text)
+			assert.Equal(t, "f", m.Calls[0].Name)
+			for _, mk := range c.markers {
+				hidden := Parse(c.f, strings.ReplaceAll(c.text, mk, ""))
+				assert.NotEqual(t, m, hidden, "without %q the text reads otherwise", mk)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package parity
 import (
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,18 +104,54 @@ func TestTokenizerDifferential(t *testing.T) {
 			}
 
 			pieces, eog := 0, 0
+			text := tok.Renderer(tokenizer.RenderOptions{})
 			for id := int32(0); int(id) < tok.Size(); id++ {
 				p, err := m.Piece(id, true)
 				require.NoError(t, err)
-				if assert.Equal(t, string(p), string(tok.Piece(id)), "piece %d", id) {
+				shown := assert.Equal(t, string(p), string(tok.Piece(id)), "piece %d", id)
+				p, err = m.Piece(id, false)
+				require.NoError(t, err)
+				if assert.Equal(t, string(p), string(text.Piece(id)), "piece %d, special=false", id) && shown {
 					pieces++
 				}
 				if assert.Equal(t, m.IsEOG(id), tok.IsEOG(id), "IsEOG(%d)", id) {
 					eog++
 				}
 			}
-			t.Logf("%s: %d/%d pieces and %d/%d EOG flags agree", name, pieces, tok.Size(), eog, tok.Size())
+			t.Logf("%s: %d/%d pieces (special true and false) and %d/%d EOG flags agree", name, pieces, tok.Size(), eog, tok.Size())
+			detokenizeCases(t, m, tok)
 		})
+	}
+}
+
+// detokenizeCases: Decode and Renderer.Decode agree with
+// llama_detokenize (remove_special false, unparse_special true and false)
+// on ids with control tokens first, inside and last.
+func detokenizeCases(t *testing.T, m *ref.Model, tok *tokenizer.Tokenizer) {
+	t.Helper()
+	words := tok.Encode(" Hello world", tokenizer.EncodeOptions{})
+	var control []int32
+	for _, id := range []int32{tok.BOS(), tok.EOS(), tok.EOT()} {
+		if id != tokenizer.Absent {
+			control = append(control, id)
+		}
+	}
+	for _, c := range control {
+		for _, ids := range [][]int32{
+			append([]int32{c}, words...),
+			append(append(slices.Clone(words[:1]), c), words[1:]...),
+			append(slices.Clone(words), c),
+			{c, c},
+		} {
+			for _, special := range []bool{false, true} {
+				want, err := m.Detokenize(ids, false, special)
+				require.NoError(t, err)
+				assert.Equal(t, want, string(tok.Renderer(tokenizer.RenderOptions{Special: special}).Decode(ids)), "ids %v special %v", ids, special)
+				if special {
+					assert.Equal(t, want, string(tok.Decode(ids)), "Decode(%v)", ids)
+				}
+			}
+		}
 	}
 }
 
