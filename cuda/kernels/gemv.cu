@@ -309,6 +309,22 @@ extern "C" __global__ void quantize_q8k(const float *x, signed char *x8, float *
     }
 }
 
+// store_rows sums each of the nb batch rows' per-lane partials over the
+// warp and stores y[b0+j][r] (+ bias[r]) from lane 0: the end of gemv_q
+// and gemv_f.
+__device__ __forceinline__ void store_rows(const float acc[GEMV_ROWS], int nb, int b0, long long rows, long long r,
+                                           int lane, const float *bias, float *y) {
+    UNROLL
+    for (int j = 0; j < GEMV_ROWS; j++) {
+        if (j >= nb) break;
+        float v = warp_sum(acc[j]);
+        if (lane == 0) {
+            if (bias) v += bias[r];
+            y[(long long)(b0 + j) * rows + r] = v;
+        }
+    }
+}
+
 // gemv_q<T>: y[b][r] = W[r]·x_b (+ bias[r] when bias is not null) for the
 // n rows b of the batch.
 template <int T>
@@ -340,15 +356,7 @@ __device__ void gemv_q(const u8 *w, long long row_bytes, long long rows, long lo
             acc[j] += da * (sc[0] * (float)lo + sc[1] * (float)hi + off[0] * (float)s.x + off[1] * (float)s.y);
         }
     }
-    UNROLL
-    for (int j = 0; j < GEMV_ROWS; j++) {
-        if (j >= nb) break;
-        float v = warp_sum(acc[j]);
-        if (lane == 0) {
-            if (bias) v += bias[r];
-            y[(long long)(b0 + j) * rows + r] = v;
-        }
-    }
+    store_rows(acc, nb, b0, rows, r, lane, bias, y);
 }
 
 #define GEMV_Q(name, T)                                                                              \
@@ -391,15 +399,7 @@ __device__ void gemv_f(const u8 *w, long long row_bytes, long long rows, long lo
             acc[j] += wv * xv;
         }
     }
-    UNROLL
-    for (int j = 0; j < GEMV_ROWS; j++) {
-        if (j >= nb) break;
-        float v = warp_sum(acc[j]);
-        if (lane == 0) {
-            if (bias) v += bias[r];
-            y[(long long)(b0 + j) * rows + r] = v;
-        }
-    }
+    store_rows(acc, nb, b0, rows, r, lane, bias, y);
 }
 
 #define GEMV_F(name, T)                                                                              \
