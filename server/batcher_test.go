@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -67,7 +68,7 @@ func TestBatchSameTextAloneAndWithNeighbours(t *testing.T) {
 				require.Equal(t, http.StatusOK, code, string(b))
 				alone[i] = r.Choices[0].Text
 			}
-			n0, _ := passHistogram(t, s, func(m *metrics) interface{ Write(*dto.Metric) error } { return m.passSequences })
+			n0, _ := passHistogram(t, s, func(m *metrics) interface{ Write(*dto.Metric) error } { return m.PassSequences })
 			together := make([]string, len(bodies))
 			var wg sync.WaitGroup
 			for i, body := range bodies {
@@ -82,12 +83,12 @@ func TestBatchSameTextAloneAndWithNeighbours(t *testing.T) {
 			}
 			wg.Wait()
 			assert.Equal(t, alone, together)
-			n, sum := passHistogram(t, s, func(m *metrics) interface{ Write(*dto.Metric) error } { return m.passSequences })
+			n, sum := passHistogram(t, s, func(m *metrics) interface{ Write(*dto.Metric) error } { return m.PassSequences })
 			require.Greater(t, n, n0)
 			t.Logf("passes: %d, %.2f sequences each on average", n, sum/float64(n))
 			assert.Greater(t, sum/float64(n), 1.0, "no pass batched two sequences")
 			var m dto.Metric
-			require.NoError(t, s.srv.metrics.passTokens.Write(&m))
+			require.NoError(t, s.srv.metrics.PassTokens.Write(&m))
 			for _, bk := range m.GetHistogram().GetBucket() {
 				if bk.GetUpperBound() < float64(batchTokens) {
 					continue
@@ -119,65 +120,31 @@ func TestBatchIgnoreEOS(t *testing.T) {
 	}
 }
 
-// TestBatchKVBudget: a request that can never fit the KV budget is a 400;
-// one that does not fit beside a running one is a 429 with Retry-After;
-// the idle caches are dropped to make room, and nothing crashes.
+// TestBatchKVBudget: a request that can never fit its tenant's share of
+// the KV budget (half of it, with several tenants) is a 400 naming
+// max_tokens; one that fits runs, many times over, the idle caches dropped
+// to make room; a tenant's share can be set (max_kv_bytes).
 func TestBatchKVBudget(t *testing.T) {
-	perPos := int64(0)
-	{
-		m := loadModel(t)
-		perPos = m.KVBytesPerPosition
-	}
-	ctxLen := 256 // the fixture's context
-	s := startServerConfig(t, batchTenantsFile(), Config{Parallel: 8, KVMemory: perPos * int64(ctxLen+ctxLen/4)})
+	perPos := loadModel(t).KVBytesPerPosition
+	const budget = 320 // positions; the fixture's context is 256
+	s := startServerConfig(t, batchTenantsFile(), Config{Parallel: 8, KVMemory: perPos * budget})
 
-	// Fits alone, many times over (idle caches are evicted for it).
 	for _, key := range []string{keyA, keyB, keyC, keyA} {
-		code, _, b := completion(t, s, key, `{"prompt": "Once", "max_tokens": 160}`)
+		code, _, b := completion(t, s, key, `{"prompt": "Once", "max_tokens": 140}`)
 		require.Equal(t, http.StatusOK, code, string(b))
 	}
+	code, b := s.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 170}`))
+	require.Equal(t, http.StatusBadRequest, code, string(b), "over b's share of 160 positions")
+	e := errorOf(t, b)
+	assert.Equal(t, "max_tokens", e.Param)
+	assert.Contains(t, e.Message, "your share")
+	assert.LessOrEqual(t, s.srv.core.KVUsed(), perPos*budget)
 
-	// A long stream holds 162 positions; a second one of 162 does not fit.
-	started := make(chan struct{})
-	done := make(chan int)
-	go func() {
-		req, _ := http.NewRequest("POST", s.URL+"/v1/completions", strings.NewReader(
-			`{"prompt": "Once", "max_tokens": 160, "stream": true, "logit_bias": {"2": -100}}`))
-		req.Header.Set("Authorization", "Bearer "+keyA)
-		resp, err := http.DefaultClient.Do(req)
-		if !assert.NoError(t, err) {
-			close(started)
-			done <- 0
-			return
-		}
-		defer resp.Body.Close()
-		buf := make([]byte, 1)
-		_, _ = resp.Body.Read(buf)
-		close(started)
-		var all []byte
-		for {
-			n, err := resp.Body.Read(buf)
-			all = append(all, buf[:n]...)
-			if err != nil {
-				break
-			}
-		}
-		done <- resp.StatusCode
-	}()
-	<-started
-	code, b := s.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 160}`))
-	assert.Equal(t, http.StatusTooManyRequests, code, string(b))
-	assert.Equal(t, "kv_cache_full", errorOf(t, b).Code)
-	assert.Equal(t, http.StatusOK, <-done)
-
-	code, b = s.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 20}`))
-	assert.Equal(t, http.StatusOK, code, string(b))
-
-	small := startServerConfig(t, batchTenantsFile(), Config{Parallel: 8, KVMemory: perPos * 100})
-	code, b = small.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 160}`))
-	assert.Equal(t, http.StatusBadRequest, code, string(b), "never fits")
-	code, b = small.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 60}`))
-	assert.Equal(t, http.StatusOK, code, string(b))
+	whole := bytes.Replace(batchTenantsFile(), []byte(`"max_sequences": 8`),
+		fmt.Appendf(nil, `"max_sequences": 8, "max_kv_bytes": %d`, perPos*budget), 1)
+	big := startServerConfig(t, whole, Config{Parallel: 8, KVMemory: perPos * budget})
+	code, _, b = completion(t, big, keyB, `{"prompt": "Once", "max_tokens": 170}`)
+	require.Equal(t, http.StatusOK, code, string(b), "a share of the whole budget")
 }
 
 // closingStep is a step with a Close (as a GPU sequence's, whose KV cache
@@ -209,36 +176,6 @@ func TestBatchEvictClosesForward(t *testing.T) {
 	}
 	assert.Equal(t, int32(3), made.Load(), "a slot per tenant")
 	assert.Equal(t, int32(2), closed.Load(), "one idle slot kept, the two before it closed")
-}
-
-// A prompt's chunks are never one row, and never leave one row behind,
-// while two or more are left and the pass has room: a pass of one row
-// sums in the one-token order, two or more in the batch orders.
-func TestPromptChunk(t *testing.T) {
-	for _, tc := range []struct{ budget, left, room, want int }{
-		{64, 25, 64, 25},
-		{7, 25, 57, 7},
-		{1, 25, 57, 2},
-		{0, 25, 57, 2},
-		{7, 8, 57, 6},
-		{2, 3, 57, 3},
-		{1, 2, 57, 2},
-		{5, 1, 57, 1},
-		{0, 1, 57, 1},
-		{24, 25, 57, 23},
-		{64, 25, 10, 10},
-		{64, 11, 10, 9},
-		{2, 3, 2, 2}, // no room for three: the last row goes alone
-		{5, 25, 1, 1},
-	} {
-		got := promptChunk(tc.budget, tc.left, tc.room)
-		require.Equal(t, tc.want, got, "budget %d, left %d, room %d", tc.budget, tc.left, tc.room)
-		require.LessOrEqual(t, got, max(tc.room, 1))
-		if tc.left >= 3 && tc.room >= 3 {
-			require.GreaterOrEqual(t, got, 2)
-			require.NotEqual(t, 1, tc.left-got)
-		}
-	}
 }
 
 // TestContextStopReason: without max_tokens a turn runs until the context

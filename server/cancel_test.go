@@ -64,12 +64,12 @@ func TestClientDisconnectCancels(t *testing.T) {
 	cancel()
 	_ = resp.Body.Close()
 
-	require.Eventually(t, func() bool { return testutil.ToFloat64(s.srv.metrics.cancelled) == 1 },
+	require.Eventually(t, func() bool { return testutil.ToFloat64(s.srv.metrics.Cancelled) == 1 },
 		5*time.Second, time.Millisecond, "the turn was not cancelled")
 	count, steps := histogram(t, s.srv, "realizar_cancel_latency_steps")
 	require.Equal(t, uint64(1), count)
 	assert.LessOrEqual(t, steps, 1.0, "tokens decoded after the client went away")
-	generated := testutil.ToFloat64(s.srv.metrics.tokens.WithLabelValues("c"))
+	generated := testutil.ToFloat64(s.srv.metrics.Tokens.WithLabelValues("c"))
 	assert.Less(t, generated, 240.0, "the turn ran to its budget")
 
 	// The model is free: another tenant's request runs at once.

@@ -1,163 +1,87 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/serving"
 )
 
-// turnRequest is one admitted request's turn.
-type turnRequest struct {
-	tenant      *Tenant
-	prompt      []int32
-	maxTokens   int // 0: until end of generation or the context ends
-	seed        *uint64
-	logprobs    bool
-	topLogprobs int
-	pol         *policies
-	cachePrompt bool // reuse the previous request's KV prefix, if it was this tenant's
-	ignoreEOS   bool // llama.cpp's ignore_eos: mask end-of-generation ids
-	// pieces renders the turn's text (Server.turnPieces); nil: the
-	// Session's, which hides control tokens.
-	pieces engine.Pieces
-	// onText, when set, receives released text as it is generated.
-	onText func(text []byte) error
-	// onLogprobs, when set with logprobs, receives each step's logprobs
-	// before onText gets the text released with that step (if any).
-	onLogprobs func(engine.StepLogprobs)
+// generate runs a decoded and validated request through the pipeline:
+// admit (the tenant's max_concurrent and rate, then its share of the
+// queue) before any costly work, prepare (templates, tokenizing, compiles,
+// plugins) in the tenant's share of the preparation pool, run (the serving
+// core: a place within the tenant's shares, then the batched passes, on a
+// goroutine of the core's) and respond (one responder per response shape,
+// draining the turn's buffered output at the client's pace).
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p prepared, chat bool) error {
+	ctx := r.Context()
+	done, err := t.admit(time.Now())
+	if err != nil {
+		return err
+	}
+	defer done()
+	ticket, err := s.core.Admit(t.Name)
+	if err != nil {
+		return turnError(err)
+	}
+	defer ticket.Release()
+	pol, err := s.prepare(ctx, t, &p)
+	if err != nil {
+		return err
+	}
+	defer pol.Close()
+	rs := s.newResponder(w, ctx, &p, pol, chat)
+	turn, err := ticket.Start(ctx, rs.request())
+	if err != nil {
+		return turnError(err)
+	}
+	// The policies are closed (deferred above) only once the turn has
+	// ended, whatever the responder did.
+	defer turn.Result() //nolint:errcheck // waits for the end; the responder read the result
+	if p.fields.Stream {
+		return rs.stream(turn)
+	}
+	return rs.whole(turn)
 }
 
-// turnResult is a finished turn, how long it waited for a place in the
-// batch and how long it held it.
-type turnResult struct {
-	turn  engine.Turn
-	queue time.Duration
-	held  time.Duration
-}
+// errShuttingDown cancels the turns still running when the shutdown's
+// grace period ends (Server.CancelTurns).
+var errShuttingDown = errors.New("server: shutting down")
 
-// run waits for a place in the batch (round-robin across tenants, at most
-// the tenant's max_sequences), takes a KV slot, and drives the turn: its
-// spans go through the shared passes, its policies run on this goroutine.
-// The request's context cancels the wait and the turn.
-func (b *batcher) run(ctx context.Context, req turnRequest) (turnResult, error) {
-	queued := time.Now()
-	release, err := b.sched.Acquire(ctx, req.tenant.Name)
-	if err != nil {
-		return turnResult{}, err
-	}
-	defer release()
-	granted := time.Now()
-	res := turnResult{queue: granted.Sub(queued)}
-	b.metrics.queueWait.WithLabelValues(req.tenant.Name).Observe(res.queue.Seconds())
-	b.wg.Add(1)
-	defer b.wg.Done()
-	b.metrics.active.Inc()
-	defer b.metrics.active.Dec()
+// errClientStalled cancels a turn whose client accepted nothing for the
+// write timeout, or whose connection failed.
+var errClientStalled = errors.New("server: the client stopped reading")
 
-	ctxLen := b.model.Forward.ContextLength()
-	if len(req.prompt) >= ctxLen {
-		return res, badRequest("prompt", "the prompt is %d tokens; the context holds %d: %v", len(req.prompt), ctxLen,
-			engine.ErrContextExceeded)
-	}
-	maxTokens := req.maxTokens
-	if maxTokens == 0 {
-		// Until the context ends: a budget one past the room, so that a
-		// turn the context stops says so (stop_reason "context"), as one
-		// whose max_tokens asks for more than fits does.
-		maxTokens = ctxLen - len(req.prompt) + 1
-	}
-	positions := min(len(req.prompt)+maxTokens, ctxLen)
-	sl, err := b.acquire(req.tenant.Name, req.cachePrompt, positions)
-	if errors.Is(err, errKVBudget) {
-		return res, b.kvError(positions)
-	}
-	if err != nil {
-		return res, err
-	}
-	afterCancel := 0 // tokens completed after ctx ended
-	cfg := engine.GenerateConfig{
-		MaxTokens: maxTokens, Seed: req.seed, Logprobs: req.logprobs, TopLogprobs: req.topLogprobs,
-		IgnoreEOG: req.ignoreEOS, Cancel: engine.FromContext(ctx), Sampler: req.pol.sampler, Stop: req.pol.stop,
-		OnLogprobs: req.onLogprobs, Pieces: req.pieces,
-		OnToken: func(id int32, text []byte) error {
-			if ctx.Err() != nil {
-				if id != engine.NoToken {
-					afterCancel++
-				}
-				return nil
-			}
-			if req.onText != nil && len(text) > 0 {
-				return req.onText(text)
-			}
-			return nil
-		},
-	}
-	start := time.Now()
-	turn, err := b.generate(ctx, sl, req.prompt, cfg)
-	b.sched.observeTurn(time.Since(start))
-	res.turn, res.held = turn, time.Since(granted)
-	b.observe(req.tenant, turn, err, afterCancel)
-	if err != nil {
-		var pe *engine.PolicyError
-		if errors.As(err, &pe) {
-			return res, err
+// turnError maps the serving core's errors to API errors: a refused
+// admission is a 429 with the core's Retry-After, a turn that can never
+// fit is a 400, the end of a shutdown's grace is a 503.
+func turnError(err error) error {
+	var refused *serving.Refused
+	var tooLarge *serving.TooLarge
+	switch {
+	case errors.As(err, &refused):
+		msg := fmt.Sprintf("your share of the server's queue (%d requests) is full; retry later", refused.Share)
+		if refused.Reason == serving.ReasonQueue {
+			msg = "the server's queue is full; retry later"
 		}
-		return res, fmt.Errorf("generate: %w", err)
+		return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: refused.Reason,
+			RetryAfter: refused.RetryAfter, Message: msg}
+	case errors.As(err, &tooLarge):
+		return badRequest("max_tokens", "the request needs %d KV positions (%d MiB); your share of the server's KV budget is %d MiB",
+			tooLarge.Positions, tooLarge.Need>>20, tooLarge.Share>>20)
+	case errors.Is(err, serving.ErrPromptTooLong):
+		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: "prompt", Code: "context_length_exceeded",
+			Message: err.Error()[len(serving.ErrPromptTooLong.Error())+2:]}
+	case errors.Is(err, errShuttingDown), errors.Is(err, serving.ErrClosed):
+		return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "shutting_down",
+			RetryAfter: time.Second, Message: "the server is shutting down; the request was cancelled"}
 	}
-	if turn.Stop == engine.StopCancelled || turn.Stop == engine.StopCallback {
-		return res, turn.Cause
-	}
-	return res, nil
-}
-
-// generate is Session.Generate with the forwards going through the
-// batcher's passes: Begin, then each span Next asks for waits for a pass,
-// and Feed runs the decode step on this goroutine.
-func (b *batcher) generate(ctx context.Context, sl *slot, prompt []int32, cfg engine.GenerateConfig) (engine.Turn, error) {
-	run, err := sl.sess.Begin(prompt, cfg)
-	if err != nil {
-		b.mu.Lock()
-		b.putIdle(sl)
-		b.mu.Unlock()
-		return engine.Turn{}, err
-	}
-	q := b.join(ctx, sl)
-	for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
-		r := b.forward(q, tokens, start)
-		run.Feed(r.logits, r.took, r.err)
-	}
-	turn, err := run.Result()
-	b.leave(q)
-	return turn, err
-}
-
-// observe records a turn's metrics.
-func (b *batcher) observe(t *Tenant, turn engine.Turn, err error, afterCancel int) {
-	m := b.metrics
-	m.tokens.WithLabelValues(t.Name).Add(float64(turn.Generated))
-	tm := turn.Timings
-	if tm.PrefillTokens > 0 && tm.Prefill > 0 {
-		m.prefillRate.Observe(float64(tm.PrefillTokens) / tm.Prefill.Seconds())
-	}
-	if tm.DecodeForwards > 0 && tm.Decode > 0 {
-		m.decodeRate.Observe(float64(tm.DecodeForwards) / tm.Decode.Seconds())
-	}
-	if turn.Generated > 0 {
-		m.policyPerStep.Observe(tm.Policies.Seconds() / float64(turn.Generated))
-	}
-	if err != nil {
-		var pe *engine.PolicyError
-		if errors.As(err, &pe) {
-			m.pluginFailures.WithLabelValues(t.Name, pluginFailureKind(err)).Inc()
-		}
-	}
-	if turn.Stop == engine.StopCancelled {
-		m.cancelled.Inc()
-		m.cancelPolls.Observe(float64(afterCancel))
-	}
+	return err
 }
 
 // finishReason is OpenAI's finish_reason for a stop: "length" when the
@@ -170,10 +94,20 @@ func finishReason(r engine.StopReason) string {
 }
 
 // realizarOf is the response's realizar extension.
-func realizarOf(res turnResult, pol *policies) *realizarResponse {
-	t := res.turn.Timings
+func realizarOf(res serving.Result, pol *policies) *realizarResponse {
+	t := res.Turn.Timings
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return &realizarResponse{Seed: int64(res.turn.Seed), StopReason: res.turn.Stop.String(), Policies: pol.names,
-		QueueMs: ms(res.queue), PrefillMs: ms(t.Prefill), DecodeMs: ms(t.Decode), PoliciesMs: ms(t.Policies),
-		ReusedTokens: res.turn.Reused}
+	return &realizarResponse{Seed: int64(res.Turn.Seed), StopReason: res.Turn.Stop.String(), Policies: pol.names,
+		QueueMs: ms(res.Queue), PrefillMs: ms(t.Prefill), DecodeMs: ms(t.Decode), PoliciesMs: ms(t.Policies),
+		ReusedTokens: res.Turn.Reused}
+}
+
+// drawSeed is a request's seed: its own, taken as its two's-complement
+// bits when negative, or one drawn in [0, 2^63), so that the response
+// can report it as the int64 OpenAI clients read.
+func drawSeed(f *samplingFields) uint64 {
+	if f.Seed != nil {
+		return uint64(*f.Seed)
+	}
+	return rand.Uint64() >> 1
 }

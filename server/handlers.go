@@ -1,26 +1,17 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
-	"github.com/realizar-host/realizar-host/engine"
-	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/jinja"
-	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/server/toolcall"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -141,7 +132,7 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 	if _, err := responseFormat(f.ResponseFormat); err != nil {
 		return 0, err
 	}
-	if _, err := grammarRequest(f); err != nil {
+	if _, err := grammarSpecOf(f); err != nil {
 		return 0, err
 	}
 	if len(f.Stop) > maxStopStrings {
@@ -176,7 +167,7 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 // is plain text; {"type": "json_object"} asks for JSON mode (the output is
 // a JSON object); {"type": "json_schema", "json_schema": {"schema": S}}
 // asks for output valid against S (structured outputs), handled by
-// grammarRequest. Any other type is a 400 naming the parameter.
+// grammarSpecOf. Any other type is a 400 naming the parameter.
 func responseFormat(raw json.RawMessage) (jsonObject bool, err error) {
 	if !present(raw) {
 		return false, nil
@@ -194,71 +185,6 @@ func responseFormat(raw json.RawMessage) (jsonObject bool, err error) {
 		return true, nil
 	}
 	return false, badRequest("response_format", "response_format type %q is not text, json_object or json_schema", rf.Type)
-}
-
-// grammarRequest is the grammar processor's config for the request —
-// response_format json_schema, or llama.cpp's json_schema or grammar
-// field — or nil for none. The schema or grammar is converted and
-// compiled here, so one the engine cannot enforce exactly is a 400 naming
-// the keyword (or the grammar's line and column).
-func grammarRequest(f *samplingFields) (json.RawMessage, error) {
-	var schema json.RawMessage
-	param := ""
-	if present(f.ResponseFormat) {
-		var rf struct {
-			Type       string `json:"type"`
-			JSONSchema *struct {
-				Name   string          `json:"name"`
-				Schema json.RawMessage `json:"schema"`
-				Strict *bool           `json:"strict"`
-			} `json:"json_schema"`
-		}
-		if json.Unmarshal(f.ResponseFormat, &rf) == nil && rf.Type == "json_schema" {
-			if rf.JSONSchema == nil || !present(rf.JSONSchema.Schema) {
-				return nil, badRequest("response_format", `response_format json_schema needs {"json_schema": {"name": ..., "schema": {...}}}`)
-			}
-			schema, param = rf.JSONSchema.Schema, "response_format"
-		}
-	}
-	n := 0
-	for _, on := range []bool{schema != nil, present(f.JSONSchema), f.Grammar != nil} {
-		if on {
-			n++
-		}
-	}
-	if n > 1 {
-		return nil, badRequest("grammar", "give one of response_format json_schema, json_schema and grammar")
-	}
-	if present(f.JSONSchema) {
-		schema, param = f.JSONSchema, "json_schema"
-	}
-	if schema != nil {
-		src, err := grammar.FromJSONSchema(schema)
-		if err == nil {
-			_, err = grammar.Compile(src)
-		}
-		if err != nil {
-			e := badRequest(param, "%s: the schema cannot be enforced: %v", param, err)
-			e.Code = "unsupported_schema"
-			return nil, e
-		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, schema); err != nil {
-			return nil, badRequest(param, "%s: %v", param, err)
-		}
-		return plugins.Grammar{JSONSchema: buf.Bytes()}.Config(), nil
-	}
-	if f.Grammar != nil {
-		if _, err := grammar.Compile(*f.Grammar); err != nil {
-			// The grammar package's errors name it already ("grammar:
-			// line 1, column 12: …").
-			e := badRequest("grammar", "%v", err)
-			e.Code = "invalid_grammar"
-			return nil, e
-		}
-		return plugins.Grammar{GBNF: *f.Grammar}.Config(), nil
-	}
-	return nil, nil
 }
 
 // present reports whether a raw field was given and is not null.
@@ -427,313 +353,6 @@ func messageText(raw json.RawMessage) (string, error) {
 		b.WriteString(p.Text)
 	}
 	return b.String(), nil
-}
-
-// generate admits the request for t, builds its policies, runs the turn
-// and writes the response: one JSON object, or SSE chunks when stream is set.
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p prepared, chat bool) error {
-	f := p.fields
-	done, err := t.admit(time.Now())
-	if err != nil {
-		return err
-	}
-	defer done()
-	ctx := r.Context()
-	if err := s.tokenizePrompt(ctx, &p); err != nil {
-		return err
-	}
-	jsonObject, err := responseFormat(f.ResponseFormat)
-	if err != nil {
-		return err
-	}
-	pr := policyRequest{fields: f, stopText: f.Stop}
-	if pr.grammar, err = grammarRequest(f); err != nil {
-		return err
-	}
-	if pr.grammar != nil && jsonObject {
-		return badRequest("response_format", "json_object and a schema or grammar exclude each other")
-	}
-	if p.tools.active() {
-		if pr.grammar != nil || jsonObject {
-			return badRequest("tools", "tools (with tool_choice other than none) and response_format json_object, json_schema or grammar exclude each other")
-		}
-		if pr.grammar, err = p.tools.grammarConfig(); err != nil {
-			return err
-		}
-		pr.grammarParam = "tools"
-	}
-	if jsonObject {
-		// The budget the turn will have (batcher.run's rule), so that a turn
-		// cut by max_tokens still ends with a whole object.
-		budget := p.maxTokens
-		if budget == 0 {
-			budget = max(s.model.Forward.ContextLength()-len(p.prompt), 0)
-		}
-		pr.json = plugins.JSONMode{EOG: s.model.Tokenizer.EOG(), Control: s.model.Tokenizer.Control(), MaxTokens: budget}.Config()
-	}
-	pol, err := s.buildPolicies(ctx, t, pr)
-	if err != nil {
-		return err
-	}
-	defer pol.Close()
-
-	id := s.newID(chat)
-	created := time.Now().Unix()
-	// An unset seed is drawn here, in [0, 2^63), so that the response can
-	// report it as the int64 OpenAI clients read; a negative one is taken
-	// as its two's-complement bits.
-	seed := rand.Uint64() >> 1
-	if f.Seed != nil {
-		seed = uint64(*f.Seed)
-	}
-	tr := turnRequest{tenant: t, prompt: p.prompt, maxTokens: p.maxTokens, seed: &seed, logprobs: p.logprobs,
-		topLogprobs: p.topLogprobs, pol: pol, cachePrompt: f.CachePrompt == nil || *f.CachePrompt, ignoreEOS: f.IgnoreEOS}
-	pieces := s.turnPieces(p.tools)
-	tr.pieces = pieces
-	var stream *sse
-	var lps *streamLogprobs
-	var calls *toolcall.Stream // a streamed turn that may call tools
-	if f.Stream && p.tools.active() {
-		fam := p.tools.family
-		calls = toolcall.NewStream(fam, func() string { return newCallID(fam) })
-	}
-	if f.Stream {
-		stream = newSSE(w)
-		if p.logprobs {
-			lps = &streamLogprobs{s: s, text: pieces}
-			tr.onLogprobs = lps.add
-		}
-		tr.onText = func(text []byte) error {
-			if chat && !stream.started {
-				if err := stream.send(chatChunk(id, created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil)); err != nil {
-					return err
-				}
-			}
-			if calls != nil {
-				return s.sendDeltas(stream, id, created, calls.Feed(string(text)), lps)
-			}
-			return stream.send(s.textChunk(id, created, chat, string(text), lps))
-		}
-	}
-	res, err := s.batch.run(ctx, tr)
-	if err != nil && p.tools.active() && p.tools.choice.Mode == toolcall.Auto && errors.Is(err, engine.ErrNoTokenAllowed) {
-		// The lazy grammar refused the text of the token that held its
-		// trigger: the turn ends there, and its text is parsed as the
-		// turn's (a call that does not parse is content), never a 500.
-		err = nil
-	}
-	err = pol.withParam(err)
-	if stream == nil || !stream.started {
-		// Before any body: how long the request waited for the model and
-		// held it (also on errors, which carry no realizar object).
-		w.Header().Set("X-Realizar-Queue-Ms", strconv.FormatFloat(float64(res.queue.Microseconds())/1000, 'f', 3, 64))
-		w.Header().Set("X-Realizar-Turn-Ms", strconv.FormatFloat(float64(res.held.Microseconds())/1000, 'f', 3, 64))
-	}
-	if err != nil {
-		if stream != nil && stream.started {
-			_ = stream.send(errorBody{Error: clientError(ctx, err)})
-			return errors.Join(errWritten, err)
-		}
-		return err
-	}
-	turn := res.turn
-	finish := finishReason(turn.Stop)
-	u := &usage{PromptTokens: len(p.prompt), CompletionTokens: turn.Generated, TotalTokens: len(p.prompt) + turn.Generated}
-	ext := realizarOf(res, pol)
-	if stream != nil {
-		if chat && !stream.started {
-			_ = stream.send(chatChunk(id, created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil))
-		}
-		if calls != nil {
-			ds, _ := calls.Finish()
-			_ = s.sendDeltas(stream, id, created, ds, lps)
-			if calls.Streamed() > 0 && finish == "stop" {
-				finish = "tool_calls"
-			}
-		}
-		if lps.pending() {
-			// Tokens whose text was never released (a stop string
-			// trimmed it) still report their logprobs, as without stream.
-			_ = stream.send(s.textChunk(id, created, chat, "", lps))
-		}
-		var last any
-		if chat {
-			c := chatChunk(id, created, s.model.ID, &chatOut{}, &finish)
-			c.Realizar = ext
-			last = c
-		} else {
-			c := completionChunk(id, created, s.model.ID, "", &finish)
-			c.Realizar = ext
-			last = c
-		}
-		_ = stream.send(last)
-		if chat {
-			_ = stream.send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.model.ID,
-				Choices: []chatChoice{}, Usage: u})
-		} else {
-			_ = stream.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.model.ID,
-				Choices: []completionChoice{}, Usage: u})
-		}
-		return stream.done()
-	}
-	logprobs := slices.DeleteFunc(slices.Clone(turn.Logprobs), func(st engine.StepLogprobs) bool { return !s.reportsLogprobs(st) })
-	if chat {
-		c := chatChoice{Message: &chatMessageOut{Role: "assistant", Content: ptr(string(turn.Text))}, FinishReason: &finish}
-		if p.tools.active() {
-			c.Message = toolMessage(p.tools, string(turn.Text))
-			if len(c.Message.ToolCalls) > 0 && finish == "stop" {
-				finish = "tool_calls"
-			}
-		}
-		if p.logprobs {
-			c.Logprobs = toChatLogprobs(pieces, logprobs)
-		}
-		writeJSON(w, http.StatusOK, chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.model.ID,
-			Choices: []chatChoice{c}, Usage: u, Realizar: ext})
-		return nil
-	}
-	c := completionChoice{Text: string(turn.Text), FinishReason: &finish}
-	if p.logprobs {
-		c.Logprobs, _ = toCompletionLogprobs(pieces, logprobs, 0)
-	}
-	writeJSON(w, http.StatusOK, completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.model.ID,
-		Choices: []completionChoice{c}, Usage: u, Realizar: ext})
-	return nil
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// streamLogprobs queues a streamed turn's step logprobs until the text they
-// produced is released, so each chunk carries the logprobs of the tokens
-// behind its text. An end-of-generation token's logprobs are left out
-// as in a response without stream (reportsLogprobs).
-type streamLogprobs struct {
-	s     *Server
-	text  engine.Pieces // the turn's rendering
-	queue []engine.StepLogprobs
-	off   int // text_offset of the next token, completions only
-}
-
-func (l *streamLogprobs) add(st engine.StepLogprobs) {
-	if l.s.reportsLogprobs(st) {
-		l.queue = append(l.queue, st)
-	}
-}
-
-// reportsLogprobs says whether a step's logprobs are part of a response:
-// not an end-of-generation token's, whose piece is never part of the text
-// (with or without stream).
-func (s *Server) reportsLogprobs(st engine.StepLogprobs) bool {
-	return !s.model.Tokenizer.IsEOG(st.Token)
-}
-
-// pending reports whether queued logprobs have not been sent; false for nil.
-func (l *streamLogprobs) pending() bool { return l != nil && len(l.queue) > 0 }
-
-// take returns the queued steps and empties the queue.
-func (l *streamLogprobs) take() []engine.StepLogprobs {
-	q := l.queue
-	l.queue = nil
-	return q
-}
-
-// sendDeltas streams a tool turn's deltas, the queued logprobs with the
-// first of them.
-func (s *Server) sendDeltas(stream *sse, id string, created int64, ds []toolcall.Delta, lps *streamLogprobs) error {
-	for _, d := range ds {
-		c := chatChunk(id, created, s.model.ID, toolChunkDelta(d), nil)
-		if lps != nil {
-			c.Choices[0].Logprobs = toChatLogprobs(lps.text, lps.take())
-		}
-		if err := stream.send(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// textChunk is one streamed chunk of text, with the queued logprobs when lps
-// is not nil.
-func (s *Server) textChunk(id string, created int64, chat bool, text string, lps *streamLogprobs) any {
-	if chat {
-		c := chatChunk(id, created, s.model.ID, &chatOut{Content: ptr(text)}, nil)
-		if lps != nil {
-			c.Choices[0].Logprobs = toChatLogprobs(lps.text, lps.take())
-		}
-		return c
-	}
-	c := completionChunk(id, created, s.model.ID, text, nil)
-	if lps != nil {
-		c.Choices[0].Logprobs, lps.off = toCompletionLogprobs(lps.text, lps.take(), lps.off)
-	}
-	return c
-}
-
-func (s *Server) newID(chat bool) string {
-	prefix := "cmpl-"
-	if chat {
-		prefix = "chatcmpl-"
-	}
-	return fmt.Sprintf("%s%d-%d", prefix, s.created, s.idSeq.Add(1))
-}
-
-func chatChunk(id string, created int64, model string, delta *chatOut, finish *string) chatResponse {
-	return chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
-		Choices: []chatChoice{{Delta: delta, FinishReason: finish}}}
-}
-
-func completionChunk(id string, created int64, model, text string, finish *string) completionResponse {
-	return completionResponse{ID: id, Object: "text_completion", Created: created, Model: model,
-		Choices: []completionChoice{{Text: text, FinishReason: finish}}}
-}
-
-// toChatLogprobs converts a turn's logprobs to the chat format, each
-// token's text rendered by text (the turn's, so that the tokens' texts
-// make up the content).
-func toChatLogprobs(text engine.Pieces, steps []engine.StepLogprobs) *chatLogprobs {
-	out := &chatLogprobs{Content: []chatTokenLogprob{}}
-	for _, st := range steps {
-		e := tokenLogprob(text, st.Token, st.Logprob)
-		for _, alt := range st.Top {
-			e.TopLogprobs = append(e.TopLogprobs, tokenLogprob(text, alt.Token, alt.Logprob))
-		}
-		if e.TopLogprobs == nil {
-			e.TopLogprobs = []chatTokenLogprob{}
-		}
-		out.Content = append(out.Content, e)
-	}
-	return out
-}
-
-func tokenLogprob(text engine.Pieces, id int32, lp float32) chatTokenLogprob {
-	piece := text.Piece(id)
-	b := make([]int, len(piece))
-	for i, c := range piece {
-		b[i] = int(c)
-	}
-	return chatTokenLogprob{Token: string(piece), Logprob: lp, Bytes: b}
-}
-
-// toCompletionLogprobs converts a turn's logprobs to the legacy format,
-// each token's text rendered by text (the turn's, so that text_offset
-// indexes the text); the first token's text_offset is off, and next is
-// the offset after the last.
-func toCompletionLogprobs(text engine.Pieces, steps []engine.StepLogprobs, off int) (lp *completionLogprobs, next int) {
-	out := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{},
-		TextOffset: []int{}}
-	for _, st := range steps {
-		piece := string(text.Piece(st.Token))
-		out.Tokens = append(out.Tokens, piece)
-		out.TokenLogprobs = append(out.TokenLogprobs, st.Logprob)
-		top := map[string]float32{}
-		for _, alt := range st.Top {
-			top[string(text.Piece(alt.Token))] = alt.Logprob
-		}
-		out.TopLogprobs = append(out.TopLogprobs, top)
-		out.TextOffset = append(out.TextOffset, off)
-		off += len(piece)
-	}
-	return out, off
 }
 
 // handleModels lists the one model.

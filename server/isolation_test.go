@@ -63,7 +63,8 @@ func TestPluginFailuresAreIsolated(t *testing.T) {
 }
 
 // TestMidStreamPluginFailure: a plugin that fails after the stream has
-// begun ends it with an SSE error event naming the plugin and the cause.
+// begun ends it with an SSE error event naming the plugin and the cause,
+// then [DONE].
 func TestMidStreamPluginFailure(t *testing.T) {
 	s := startServer(t, testTenantsFile(), 8)
 	wasm, err := os.ReadFile(filepath.Join("testdata", "latetrap.wasm"))
@@ -73,13 +74,14 @@ func TestMidStreamPluginFailure(t *testing.T) {
 		`{"prompt": "Hello", "max_tokens": 16, "stream": true, "realizar": {"sampler": {"plugin": %q}}}`, sum))
 	require.Equal(t, http.StatusOK, code, string(b))
 	events := strings.Split(strings.TrimSpace(string(b)), "\n\n")
-	require.GreaterOrEqual(t, len(events), 2, string(b))
+	require.GreaterOrEqual(t, len(events), 3, string(b))
+	require.Equal(t, "data: [DONE]", events[len(events)-1])
+	events = events[:len(events)-1]
 	last := strings.TrimPrefix(events[len(events)-1], "data: ")
 	e := errorOf(t, []byte(last))
 	assert.Equal(t, "trap", e.Code)
 	assert.Contains(t, e.Message, "sampler latetrap 1.0.0 (sha256 "+sum[:12])
 	assert.Equal(t, "realizar.sampler", e.Param)
-	assert.NotContains(t, string(b), "[DONE]")
 	for _, ev := range events[:len(events)-1] {
 		assert.True(t, strings.HasPrefix(ev, "data: {\"id\""), "a text chunk: %s", ev)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/serving"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -71,24 +73,34 @@ type Config struct {
 	Slots int
 	// KVMemory caps the bytes of all KV caches together (running and
 	// idle); 0 means no cap. Idle caches are dropped to make room; a
-	// request that still does not fit gets a 429 with Retry-After (or a 400
-	// when it could never fit). Needs Model.KVBytesPerPosition.
+	// request that does not fit its tenant's share (Limits.MaxKVBytes)
+	// waits in its tenant's queue, and one that could never fit is a 400.
+	// Needs Model.KVBytesPerPosition.
 	KVMemory int64
+	// WriteTimeout bounds each write to a client: one that accepts
+	// nothing for that long is dropped and its turn cancelled (its place
+	// and KV cache free at the next pass). 0 means DefaultWriteTimeout.
+	// Generation never waits for a client: a turn's output is buffered.
+	WriteTimeout time.Duration
 	// Logger receives one line per request; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// DefaultParallel and DefaultBatchTokens are Config's defaults, measured as
-// the best on the project's 2-core test machine (BENCHMARKS.md).
+// Config's defaults: DefaultParallel and DefaultBatchTokens are the
+// serving core's (measured as the best on the project's 2-core test
+// machine, BENCHMARKS.md); DefaultWriteTimeout is long enough for a client
+// on a slow link to read a chunk, short enough that a stalled one gives
+// its connection back soon.
 const (
-	DefaultParallel    = 8
-	DefaultBatchTokens = 64
+	DefaultParallel     = serving.DefaultParallel
+	DefaultBatchTokens  = serving.DefaultBatchTokens
+	DefaultWriteTimeout = 10 * time.Second
 )
 
 // Server is the HTTP server's handler. Create it with New, make it ready
 // with SetModel once the model is loaded (until then generation endpoints
-// answer 503 and /ready is not ready). Turn execution and the KV slots
-// belong to its batcher.
+// answer 503 and /ready is not ready). Turn execution, the queue, the
+// places of the batch and the KV slots belong to its serving core.
 type Server struct {
 	tenants  TenantSource
 	store    Store
@@ -96,14 +108,15 @@ type Server struct {
 	builtins Builtins
 	log      *slog.Logger
 	cfg      Config
-	sched    *scheduler
 	metrics  *metrics
+	prep     *prepPool
+	compiled *compileCache
 	mux      *http.ServeMux
 	created  int64
 
 	ready atomic.Bool
-	model *Model   // set once by SetModel, before ready
-	batch *batcher // set once by SetModel, before ready
+	model *Model         // set once by SetModel, before ready
+	core  *serving.Core  // set once by SetModel, before ready
 
 	idSeq atomic.Uint64
 	idle  idleSamplers // structured-output samplers between requests
@@ -115,12 +128,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Tenants == nil || cfg.Store == nil || cfg.Host == nil || cfg.Builtins == nil {
 		return nil, errors.New("server: Config needs Tenants, Store, Host and Builtins")
 	}
-	if cfg.Queue < 0 || cfg.Parallel < 0 || cfg.BatchTokens < 0 || cfg.Slots < 0 || cfg.KVMemory < 0 {
-		return nil, fmt.Errorf("server: Queue %d, Parallel %d, BatchTokens %d, Slots %d, KVMemory %d: none may be negative",
-			cfg.Queue, cfg.Parallel, cfg.BatchTokens, cfg.Slots, cfg.KVMemory)
+	if cfg.Queue < 0 || cfg.Parallel < 0 || cfg.BatchTokens < 0 || cfg.Slots < 0 || cfg.KVMemory < 0 || cfg.WriteTimeout < 0 {
+		return nil, fmt.Errorf("server: Queue %d, Parallel %d, BatchTokens %d, Slots %d, KVMemory %d, WriteTimeout %v: none may be negative",
+			cfg.Queue, cfg.Parallel, cfg.BatchTokens, cfg.Slots, cfg.KVMemory, cfg.WriteTimeout)
 	}
 	if cfg.Queue == 0 {
-		cfg.Queue = 64
+		cfg.Queue = serving.DefaultQueue
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.Parallel == 0 {
 		cfg.Parallel = DefaultParallel
@@ -135,53 +151,76 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{tenants: cfg.Tenants, store: cfg.Store, host: cfg.Host, builtins: cfg.Builtins, cfg: cfg,
-		log: cfg.Logger, mux: http.NewServeMux(), created: time.Now().Unix()}
+		log: cfg.Logger, mux: http.NewServeMux(), created: time.Now().Unix(),
+		prep: newPrepPool(runtime.GOMAXPROCS(0)), compiled: newCompileCache()}
 	s.metrics = newMetrics(func() float64 {
-		if s.sched == nil {
+		if !s.ready.Load() {
 			return 0
 		}
-		return float64(s.sched.Queued())
+		return float64(s.core.Queued())
 	})
 	s.routes()
 	return s, nil
 }
 
 // SetModel makes the server ready to generate with m and starts its
-// batcher. Call it once.
+// serving core. Call it once.
 func (s *Server) SetModel(m *Model) {
-	parallel := s.cfg.Parallel
-	if m.NewForward == nil {
-		parallel = 1
-	}
-	// Half the places by default, so that one tenant leaves room for
-	// others; all of them when there is only one tenant (the anonymous
-	// one). The set is read at each call: a store's tenants change.
-	defaultCap := max(parallel/2, 1)
-	s.sched = newBatchScheduler(s.cfg.Queue, parallel, func(tenant string) int {
-		ts := s.tenants.Tenants()
-		if t := ts.tenant(tenant); t != nil && t.Limits.MaxSequences > 0 {
-			return t.Limits.MaxSequences
-		}
-		if len(ts.byName) <= 1 {
-			return parallel
-		}
-		return defaultCap
-	})
 	cfg := s.cfg
-	cfg.Parallel = parallel
-	s.batch = newBatcher(m, s.sched, s.metrics, cfg)
+	core, err := serving.New(serving.Model{Forward: m.Forward, NewForward: m.NewForward,
+		KVBytesPerPosition: m.KVBytesPerPosition, Vocab: m.Tokenizer.Renderer(tokenizer.RenderOptions{})},
+		serving.Config{Parallel: cfg.Parallel, BatchTokens: cfg.BatchTokens, Queue: cfg.Queue, Slots: cfg.Slots,
+			KVMemory: cfg.KVMemory, Shares: s.shares, Metrics: s.metrics.Metrics, PluginFailure: pluginFailureKind})
+	if err != nil {
+		panic(err) // New checked every size; Model always has a Forward and a Vocab
+	}
+	s.core = core
 	s.model = m
 	s.ready.Store(true)
 }
 
+// shares is a tenant's share of the core: its limits, or by default half
+// of the places, the queue and the KV budget when the server has several
+// tenants (all of them for the one anonymous tenant). The set is read at
+// each call: a store's tenants change.
+func (s *Server) shares(tenant string) serving.Shares {
+	ts := s.tenants.Tenants()
+	var l Limits
+	if t := ts.tenant(tenant); t != nil {
+		l = t.Limits
+	}
+	sh := serving.Shares{Places: l.MaxSequences, Queued: l.MaxQueued, KVBytes: l.MaxKVBytes}
+	if len(ts.byName) > 1 {
+		parallel := s.core.Parallel()
+		if sh.Places == 0 {
+			sh.Places = max(parallel/2, 1)
+		}
+		if sh.Queued == 0 {
+			sh.Queued = max(s.cfg.Queue/2, 1)
+		}
+		if sh.KVBytes == 0 {
+			sh.KVBytes = max(s.cfg.KVMemory/2, 1)
+		}
+	}
+	return sh
+}
+
 // Wait blocks until no turn is running (after the http.Server has shut
-// down), then stops the batcher.
+// down), then stops the serving core.
 func (s *Server) Wait() {
-	if s.batch == nil {
+	if !s.ready.Load() {
 		return
 	}
-	s.batch.wg.Wait()
-	s.batch.close()
+	s.core.Close()
+}
+
+// CancelTurns ends every running and waiting turn with an error its
+// client receives: a JSON error, or an SSE error event and [DONE] (at
+// the end of a shutdown's grace period).
+func (s *Server) CancelTurns() {
+	if s.ready.Load() {
+		s.core.CancelAll(errShuttingDown)
+	}
 }
 
 // ServeHTTP implements http.Handler.
@@ -234,9 +273,10 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 		if err != nil {
 			e := clientError(r.Context(), err)
 			outcome = outcomeOf(e)
-			if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, errClientStalled) || r.Context().Err() != nil {
 				outcome = "cancelled"
 			} else if !errors.Is(err, errWritten) {
+				_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 				writeError(w, e)
 			}
 			s.log.Info("request", "request_id", id, "tenant", tenant, "endpoint", endpoint, "status", e.Status,

@@ -3,19 +3,26 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // sse writes server-sent events: "data: <json>\n\n" per event, flushed at
 // once, and "data: [DONE]\n\n" at the end. Headers go out with the first
 // event, so a request that fails before its first token still gets a
 // plain HTTP error.
+//
+// Each event's write and flush run under timeout: a client that accepts
+// nothing for that long fails the write.
 type sse struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
+	timeout time.Duration
 	started bool
 }
 
-func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
+func newSSE(w http.ResponseWriter, timeout time.Duration) *sse {
+	return &sse{w: w, rc: http.NewResponseController(w), timeout: timeout}
+}
 
 // send writes v as one event.
 func (e *sse) send(v any) error {
@@ -35,6 +42,7 @@ func (e *sse) raw(data []byte) error {
 		e.w.WriteHeader(http.StatusOK)
 		e.started = true
 	}
+	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
 	buf := make([]byte, 0, len(data)+8)
 	buf = append(buf, "data: "...)
 	buf = append(buf, data...)

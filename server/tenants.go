@@ -40,6 +40,18 @@ type Limits struct {
 	// under MaxConcurrent. 0 means half of the server's Parallel, at least
 	// 1, or all of it when the server has one tenant.
 	MaxSequences int `json:"max_sequences"`
+	// MaxQueued is the tenant's share of the server's queue: the most of
+	// its requests admitted and not yet decoding (preparing, or waiting
+	// for a place). Past it a request is a 429 tenant_queue_full whose
+	// Retry-After is estimated from the tenant's own queue. 0 means half
+	// of --queue, at least 1, or all of it when the server has one tenant.
+	MaxQueued int `json:"max_queued"`
+	// MaxKVBytes is the tenant's share of --kv-memory: the most KV cache
+	// bytes its running requests reserve together. A request that does not
+	// fit beside the tenant's others waits in the tenant's queue; one that
+	// can never fit is a 400. 0 means half of --kv-memory, or all of it
+	// when the server has one tenant.
+	MaxKVBytes int64 `json:"max_kv_bytes"`
 	// MaxPlugins is the most plugins the tenant may hold at once.
 	MaxPlugins int `json:"max_plugins"`
 	// MaxPluginTotalBytes is the most bytes the tenant's plugins may take
@@ -82,11 +94,20 @@ func (l Limits) or(d Limits) Limits {
 	if l.MaxPluginTotalBytes == 0 {
 		l.MaxPluginTotalBytes = d.MaxPluginTotalBytes
 	}
+	if l.MaxSequences == 0 {
+		l.MaxSequences = d.MaxSequences
+	}
+	if l.MaxQueued == 0 {
+		l.MaxQueued = d.MaxQueued
+	}
+	if l.MaxKVBytes == 0 {
+		l.MaxKVBytes = d.MaxKVBytes
+	}
 	return l
 }
 
 func (l Limits) check() error {
-	if l.MaxPluginBytes < 0 || l.StepDeadline < 0 || l.MaxConcurrent < 0 || l.RequestsPerMinute < 0 || l.MaxSequences < 0 || l.MemoryPages > 65536 ||
+	if l.MaxPluginBytes < 0 || l.StepDeadline < 0 || l.MaxConcurrent < 0 || l.RequestsPerMinute < 0 || l.MaxSequences < 0 || l.MaxQueued < 0 || l.MaxKVBytes < 0 || l.MemoryPages > 65536 ||
 		l.MaxPlugins < 0 || l.MaxPluginTotalBytes < 0 {
 		return fmt.Errorf("limits out of range: %+v", l)
 	}

@@ -38,6 +38,7 @@ type serveOptions struct {
 	batchTok   int
 	kvMiB      int64
 	grace      time.Duration
+	writeTime  time.Duration
 	readTime   time.Duration
 	idleTime   time.Duration
 	logJSON    bool
@@ -53,8 +54,8 @@ func newServeCmd() *cobra.Command {
 			"Without --tenants one anonymous tenant is served, on a loopback address only.\n" +
 			"--store (or $REALIZAR_STORE) keeps tenants and plugins in PostgreSQL, shared by every replica\n" +
 			"(realizar-host tenants manages them); it excludes --tenants and --plugin-dir.\n" +
-			"SIGINT or SIGTERM stops accepting, lets running requests finish for --grace, cancels the rest\n" +
-			"and exits 0.",
+			"SIGINT or SIGTERM stops accepting, lets running requests finish for --grace, then ends the rest\n" +
+			"with an error (a JSON 503, or an SSE error event then [DONE]) and exits 0.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), &o) },
 	}
@@ -66,12 +67,13 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.store, "store", "", "PostgreSQL URL of the shared tenants and plugins, postgres://... (default $"+storeEnv+")")
 	f.Int64Var(&o.cacheBytes, "module-cache-bytes", 256<<20, "bytes of compiled plugin modules kept on this node, counted as module sizes (LRU; 0: no bound)")
 	f.Int64Var(&o.diskBytes, "compiled-dir-bytes", host.DefaultCompilationCacheDirBytes, "bytes of compiled code kept in --plugin-dir's .compiled/, counted as file sizes (LRU; 0: no bound)")
-	f.IntVar(&o.queue, "queue", 64, "most requests waiting for a place in the batch; more get 429")
+	f.IntVar(&o.queue, "queue", 64, "requests admitted and waiting for a place in the batch, shared by the tenants (each holds at most its max_queued, by default half); more get 429")
 	f.IntVar(&o.parallel, "parallel", server.DefaultParallel, "sequences decoding together in one batched pass (continuous batching; each holds a KV cache; the GPU forward runs 1)")
 	f.IntVar(&o.batchTok, "batch-tokens", server.DefaultBatchTokens, "most token rows per pass: decode tokens first, then chunks of new prompts")
 	f.IntVar(&o.slots, "slots", 0, "idle KV caches kept after their turns, each with one tenant's prompt cache (default: --parallel)")
-	f.Int64Var(&o.kvMiB, "kv-memory", 0, "MiB all KV caches together may take (running and idle); 0: no cap. Idle caches go first, then requests get 429")
+	f.Int64Var(&o.kvMiB, "kv-memory", 0, "MiB all KV caches together may take (running and idle); 0: no cap. Idle caches go first; a request past its tenant's share (max_kv_bytes, by default half) waits in its tenant's queue")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "on shutdown, how long running requests may finish")
+	f.DurationVar(&o.writeTime, "write-timeout", server.DefaultWriteTimeout, "most time one write to a client may block: a client that accepts nothing for that long is dropped and its turn cancelled (generation never waits for a client)")
 	f.DurationVar(&o.readTime, "read-timeout", 30*time.Second, "most time to read a request, headers and body (a slower body is cut off)")
 	f.DurationVar(&o.idleTime, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may wait for its next request")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
@@ -96,6 +98,8 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("--kv-memory %d: must be >= 0", o.kvMiB))
 	case o.readTime <= 0:
 		return usage(fmt.Errorf("--read-timeout %v: must be > 0", o.readTime))
+	case o.writeTime <= 0:
+		return usage(fmt.Errorf("--write-timeout %v: must be > 0", o.writeTime))
 	case o.idleTime <= 0:
 		return usage(fmt.Errorf("--idle-timeout %v: must be > 0", o.idleTime))
 	case o.cacheBytes < 0:
@@ -171,7 +175,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 		defer func() { stopFollowing(); <-followed }()
 	}
 	srv, err := server.New(server.Config{Tenants: tenants, Store: store, Host: h, Builtins: plugins.Builtin,
-		Queue: o.queue, Parallel: o.parallel, BatchTokens: o.batchTok, Slots: o.slots, KVMemory: o.kvMiB << 20, Logger: log})
+		Queue: o.queue, Parallel: o.parallel, BatchTokens: o.batchTok, Slots: o.slots, KVMemory: o.kvMiB << 20, WriteTimeout: o.writeTime, Logger: log})
 	if err != nil {
 		return failure(err)
 	}
@@ -234,8 +238,16 @@ func serve(ctx context.Context, o *serveOptions) error {
 	defer cancel()
 	if err := hs.Shutdown(grace); err != nil {
 		log.Warn("grace period over; cancelling running requests", "error", err.Error())
-		cancelTurns(errors.New("server shutting down"))
-		_ = hs.Close()
+		// Every request still running gets an error: its turn ends at the
+		// next pass and its handler writes the error, then the connections
+		// close.
+		srv.CancelTurns()
+		last, cancelLast := context.WithTimeout(context.Background(), o.writeTime)
+		if hs.Shutdown(last) != nil {
+			cancelTurns(errors.New("server shutting down"))
+			_ = hs.Close()
+		}
+		cancelLast()
 	}
 	srv.Wait()
 	log.Info("stopped")
@@ -259,8 +271,8 @@ func isLoopback(addr string) bool {
 // read, when shorter), the whole request, body included, within read (a
 // slow body is cut off: its handler's read fails and the connection
 // closes), an idle keep-alive connection closed after idle. Writes have no
-// deadline: a streamed turn may run for minutes. Requests' contexts derive
-// from base.
+// server-wide deadline (a streamed turn may run for minutes): each write
+// has its own, --write-timeout. Requests' contexts derive from base.
 func newHTTPServer(h http.Handler, base context.Context, read, idle time.Duration) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: min(10*time.Second, read), ReadTimeout: read, IdleTimeout: idle,
 		BaseContext: func(net.Listener) context.Context { return base }}

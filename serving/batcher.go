@@ -1,17 +1,12 @@
-package server
+package serving
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
-	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
 // gatherWait is how long a pass waits, after the previous one, for the
@@ -46,46 +41,27 @@ const (
 	promptShare  = 2
 )
 
-// batcher runs the turns of admitted requests, each a sequence with a KV
-// cache of its own, in shared batched passes (continuous batching): the
-// decode tokens of every running sequence and chunks of new prompts, under
-// a per-pass token budget, go through one engine.ForwardBatch, whose
-// weights are read once for all rows. Each request's goroutine drives its
-// own engine.Run (policies, stop rules, streaming), so the policy calls of
-// a pass run concurrently, one goroutine per sequence (at most Parallel).
+// batcher runs the passes: the decode tokens of every running sequence
+// and chunks of new prompts, under a per-pass token budget, go through one
+// engine.ForwardBatch, whose weights are read once for all rows. Each
+// turn's goroutine drives its own engine.Run (policies, stop rules) and
+// asks for its spans here, so the policy calls of a pass run concurrently,
+// one goroutine per sequence.
 //
-// It owns the KV slots: a sequence's Session over a forward of its own,
-// kept idle after its turn (at most Slots of them, least recently used
-// evicted) so that the same tenant's next request reuses its cached prefix.
-// A slot never changes tenant. All KV caches together stay within the KV
-// budget (KVMemory): idle slots are evicted first, then a request that
-// does not fit is a 429 with Retry-After.
-//
-// Its lock (mu) guards the slots and the pass's pending spans; passes run
-// on one goroutine (loop).
+// Its lock (mu) guards the pass's pending spans; passes run on one
+// goroutine (loop).
 type batcher struct {
-	model   *Model
-	sched   *scheduler
-	metrics *metrics
-
-	parallel    int
+	metrics     *Metrics
 	batchTokens int
-	maxIdle     int
-	kvBudget    int64 // bytes; 0: no budget
-	kvPerPos    int64 // bytes of KV cache per position; 0: unknown
+	onPass      func(PassStats)
 
 	mu      sync.Mutex
 	wake    chan struct{}
 	closed  bool
 	active  map[*sequence]struct{} // joined sequences
 	pending []*sequence            // sequences waiting for a pass, in arrival order
-	idle    []*slot                // idle slots, least recently used first
-	kvUsed  int64                  // bytes of every slot's KV cache
-	first   *slot                  // the slot over Model.Forward, when NewForward is nil
 	lastEnd time.Time              // when the last pass ended
-	turns   uint64
 	done    chan struct{}
-	wg      sync.WaitGroup // turns in flight
 
 	// A pass's spans and sequences, kept between passes so that a pass
 	// allocates nothing of its own (build under mu, pass on the loop).
@@ -96,14 +72,12 @@ type batcher struct {
 	batchedSeqs []*sequence
 }
 
-// slot is a Session over a forward of its own, holding one tenant's tokens.
-type slot struct {
-	tenant    string
-	sess      *engine.Session
-	fwd       engine.ArchForward
-	step      *engine.StepForward // fwd, when it can join a batched pass; nil: alone
-	positions int                 // KV positions reserved so far (a cache never shrinks)
-	used      uint64
+// PassStats describes one batched pass, for Config.OnPass.
+type PassStats struct {
+	Sequences int           // sequences with a span in the pass
+	Rows      int           // token rows: decode tokens and prompt chunks
+	Decode    bool          // every span was a one-token decode
+	Took      time.Duration // the pass's wall time
 }
 
 // sequence is one running turn's place in the batch.
@@ -126,10 +100,9 @@ type spanResult struct {
 	err    error
 }
 
-// newBatcher starts the pass loop for m.
-func newBatcher(m *Model, sched *scheduler, mt *metrics, cfg Config) *batcher {
-	b := &batcher{model: m, sched: sched, metrics: mt, parallel: cfg.Parallel, batchTokens: cfg.BatchTokens,
-		maxIdle: cfg.Slots, kvBudget: cfg.KVMemory, kvPerPos: m.KVBytesPerPosition,
+// newBatcher starts the pass loop.
+func newBatcher(mt *Metrics, batchTokens int, onPass func(PassStats)) *batcher {
+	b := &batcher{metrics: mt, batchTokens: batchTokens, onPass: onPass,
 		wake: make(chan struct{}, 1), active: map[*sequence]struct{}{}, done: make(chan struct{})}
 	go b.loop()
 	return b
@@ -151,109 +124,6 @@ func (b *batcher) signal() {
 	}
 }
 
-// errKVBudget is a request that does not fit the KV budget now.
-var errKVBudget = errors.New("server: KV cache budget exhausted")
-
-// acquire returns a slot for a turn of tenant over positions positions:
-// the tenant's most recently used idle slot, or a new one (a forward of its
-// own over the same weights). A request without reuse, or a slot whose
-// cached tokens another tenant left (only the lone slot without
-// Model.NewForward), forgets them first, so no tenant's prompt shapes
-// another's timing or text.
-func (b *batcher) acquire(tenant string, reuse bool, positions int) (*slot, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.turns++
-	var sl *slot
-	for i := len(b.idle) - 1; i >= 0; i-- {
-		if b.idle[i].tenant == tenant {
-			sl = b.idle[i]
-			b.idle = slices.Delete(b.idle, i, i+1)
-			break
-		}
-	}
-	if sl == nil && b.model.NewForward == nil {
-		// One forward only (a GPU step): it passes from tenant to tenant.
-		if b.first == nil {
-			sess, err := engine.NewSession(b.model.Forward, b.model.Tokenizer.Renderer(tokenizer.RenderOptions{}))
-			if err != nil {
-				return nil, err
-			}
-			b.first = &slot{sess: sess, fwd: b.model.Forward}
-			b.first.step, _ = b.model.Forward.(*engine.StepForward)
-		} else if i := slices.Index(b.idle, b.first); i >= 0 {
-			b.idle = slices.Delete(b.idle, i, i+1)
-		}
-		sl = b.first
-		if sl.tenant != tenant {
-			sl.sess.Forget()
-		}
-	}
-	need := b.grow(sl, positions)
-	for b.kvBudget > 0 && b.kvUsed+need > b.kvBudget && len(b.idle) > 0 {
-		b.evict(0)
-	}
-	if b.kvBudget > 0 && b.kvUsed+need > b.kvBudget {
-		if sl != nil {
-			b.putIdle(sl)
-		}
-		return nil, errKVBudget
-	}
-	if sl == nil {
-		fwd, err := b.model.NewForward()
-		if err != nil {
-			return nil, fmt.Errorf("a KV cache for tenant %s: %w", tenant, err)
-		}
-		sess, err := engine.NewSession(fwd, b.model.Tokenizer.Renderer(tokenizer.RenderOptions{}))
-		if err != nil {
-			return nil, err
-		}
-		sl = &slot{sess: sess, fwd: fwd}
-		sl.step, _ = fwd.(*engine.StepForward)
-	}
-	b.kvUsed += need
-	sl.positions = max(sl.positions, positions)
-	sl.tenant, sl.used = tenant, b.turns
-	if !reuse {
-		sl.sess.Forget()
-	}
-	return sl, nil
-}
-
-// grow is the KV bytes sl (nil: a new slot) needs beyond what it has for
-// positions.
-func (b *batcher) grow(sl *slot, positions int) int64 {
-	have := 0
-	if sl != nil {
-		have = sl.positions
-	}
-	return int64(max(positions-have, 0)) * b.kvPerPos
-}
-
-// putIdle keeps sl idle (most recently used last), evicting the least
-// recently used beyond maxIdle.
-func (b *batcher) putIdle(sl *slot) {
-	b.idle = append(b.idle, sl)
-	for len(b.idle) > b.maxIdle {
-		b.evict(0)
-	}
-}
-
-// evict drops idle slot i and its KV cache.
-func (b *batcher) evict(i int) {
-	sl := b.idle[i]
-	b.idle = slices.Delete(b.idle, i, i+1)
-	if sl == b.first {
-		sl.sess.Forget() // the lone forward stays; its tokens go
-		return
-	}
-	b.kvUsed -= int64(sl.positions) * b.kvPerPos
-	_ = sl.sess.Close()
-	if c, ok := sl.fwd.(io.Closer); ok {
-		_ = c.Close() // a GPU sequence's KV cache lives in device memory
-	}
-}
-
 // join adds a running turn's sequence to the batch.
 func (b *batcher) join(ctx context.Context, sl *slot) *sequence {
 	q := &sequence{sl: sl, ctx: ctx, reply: make(chan spanResult, 1)}
@@ -263,11 +133,10 @@ func (b *batcher) join(ctx context.Context, sl *slot) *sequence {
 	return q
 }
 
-// leave takes q out of the batch and keeps its slot idle.
+// leave takes q out of the batch.
 func (b *batcher) leave(q *sequence) {
 	b.mu.Lock()
 	delete(b.active, q)
-	b.putIdle(q.sl)
 	b.mu.Unlock()
 	b.signal()
 }
@@ -441,13 +310,14 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		logits, err := q.sl.fwd.Forward(q.tokens, q.start)
 		b.answer(q, spanResult{logits: logits, took: time.Since(t), err: err})
 	}
-	rows := 0
+	rows, decode := 0, true
 	for _, sp := range batched {
 		n := len(sp.Tokens) - sp.Start
 		if sp.Max > 0 {
 			n = min(n, sp.Max)
 		}
 		rows += n
+		decode = decode && n == 1
 	}
 	engine.ForwardBatch(batched)
 	for i, sp := range batched {
@@ -463,9 +333,12 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		b.mu.Unlock()
 	}
 	d := time.Since(t0)
-	b.metrics.passSeconds.Observe(d.Seconds())
-	b.metrics.passSequences.Observe(float64(len(spans)))
-	b.metrics.passTokens.Observe(float64(rows + len(spans) - len(batched)))
+	b.metrics.PassSeconds.Observe(d.Seconds())
+	b.metrics.PassSequences.Observe(float64(len(spans)))
+	b.metrics.PassTokens.Observe(float64(rows + len(spans) - len(batched)))
+	if b.onPass != nil {
+		b.onPass(PassStats{Sequences: len(spans), Rows: rows + len(spans) - len(batched), Decode: decode, Took: d})
+	}
 	b.mu.Lock()
 	b.lastEnd = time.Now()
 	b.mu.Unlock()
@@ -477,15 +350,4 @@ func (b *batcher) answer(q *sequence, r spanResult) {
 	q.pending = false
 	b.mu.Unlock()
 	q.reply <- r
-}
-
-// kvError is the API error of a request that does not fit the KV budget.
-func (b *batcher) kvError(positions int) *APIError {
-	need := int64(positions) * b.kvPerPos
-	if need > b.kvBudget {
-		return badRequest("max_tokens", "the request needs %d KV positions (%d MiB); the server's KV budget is %d MiB",
-			positions, need>>20, b.kvBudget>>20)
-	}
-	return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "kv_cache_full",
-		RetryAfter: b.sched.retryAfter(), Message: "the server's KV cache memory is in use; retry later"}
 }
