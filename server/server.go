@@ -115,8 +115,8 @@ type Server struct {
 	created  int64
 
 	ready atomic.Bool
-	model *Model         // set once by SetModel, before ready
-	core  *serving.Core  // set once by SetModel, before ready
+	model *Model        // set once by SetModel, before ready
+	core  *serving.Core // set once by SetModel, before ready
 
 	idSeq atomic.Uint64
 	idle  idleSamplers // structured-output samplers between requests

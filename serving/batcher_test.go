@@ -35,4 +35,3 @@ func TestPromptChunk(t *testing.T) {
 		}
 	}
 }
-
