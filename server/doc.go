@@ -4,11 +4,15 @@
 // One loaded model (a Model: an engine.ArchForward and its tokenizer) is the
 // shared resource. Requests are authenticated per tenant (Tenants: API keys
 // stored as sha256 hashes), limited per tenant (concurrency, requests per
-// minute, plugin size, plugin memory and per-step deadline), queued for a
-// place in the batch (bounded, round-robin across tenants, FIFO within
-// one, at most max_sequences places per tenant) and decoded together in
-// shared batched passes, each request its own engine.Session over a KV
-// cache of its own (continuous batching).
+// minute, plugin size, plugin memory and per-step deadline) and shared
+// fairly (its shares of the queue, of the batch's places and of the KV
+// budget). A request goes through a pipeline: decode and validate, admit
+// (before any costly work), prepare (templates, tokenizing, compiles,
+// plugins, in the tenant's share of a preparation pool), run (the serving
+// core, package serving: continuous batching, each request its own
+// engine.Session over a KV cache of its own) and respond (draining the
+// turn's buffered output at the client's pace, each write under a
+// deadline).
 //
 // Every request gets fresh plugin instances: the default sampler is the
 // embedded "standard" policy configured from the OpenAI fields; the
