@@ -143,3 +143,30 @@ func TestListenerOutage(t *testing.T) {
 	}, 3*time.Second, 10*time.Millisecond, "listening again")
 	t.Logf("listening again %v after connections were allowed", time.Since(start))
 }
+
+// TestReloadRate: a stream of notifications, sent as fast as one
+// connection can for a second, costs at most one reload per minReload
+// (100 ms), plus two for the edges of the window; at least one happens.
+func TestReloadRate(t *testing.T) {
+	const window = time.Second
+	pg := pgtest.Shared(t)
+	url := pg.NewDatabase(t)
+	opts := fast(nil)
+	opts.Resync = time.Hour
+	s := open(t, url, opts)
+	run(t, s)
+	conn, err := pgx.Connect(t.Context(), url)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+
+	before := s.Syncs()
+	sent := 0
+	for end := time.Now().Add(window); time.Now().Before(end); sent++ {
+		_, err := conn.Exec(t.Context(), "SELECT pg_notify($1, 'realizar_tenants')", channel)
+		require.NoError(t, err)
+	}
+	reloads := s.Syncs() - before
+	t.Logf("%d notifications in %v: %d reloads", sent, window, reloads)
+	assert.Positive(t, reloads)
+	assert.LessOrEqual(t, reloads, int64(window/minReload)+2)
+}

@@ -334,14 +334,18 @@ const (
 	maxBackoff = 2 * time.Second
 )
 
+// minReload is the least time between two reloads driven by
+// notifications: a stream of them costs at most one reload per minReload.
+const minReload = 100 * time.Millisecond
+
 // jitter is a wait drawn uniformly from [d/2, d].
 func jitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
 // Run follows changes until ctx is done: it LISTENs on a connection of
-// its own, reloads the tenants or the plugin index when notified, and
-// everything every Options.Resync. When the
+// its own, reloads the tenants or the plugin index when notified (at
+// most once per 100 ms), and everything every Options.Resync. When the
 // connection fails, whatever the error, Connected turns false and Run
 // reconnects, backing off from 100 ms to 2 s with jitter, LISTENs again
 // and reloads everything once listening, so nothing changed meanwhile is
@@ -412,6 +416,7 @@ func (s *Store) listen(ctx context.Context, down time.Time) (time.Duration, erro
 		}
 	}
 	next := time.Now().Add(s.opts.Resync)
+	reloaded := time.Now()
 	for {
 		n, err := waitNotification(ctx, conn, next)
 		if err != nil {
@@ -422,7 +427,7 @@ func (s *Store) listen(ctx context.Context, down time.Time) (time.Duration, erro
 			if err := s.resync(ctx, true, true); err != nil {
 				return held(), err
 			}
-			next = time.Now().Add(s.opts.Resync)
+			next, reloaded = time.Now().Add(s.opts.Resync), time.Now()
 			continue
 		}
 		tenants, plugins := false, false
@@ -435,21 +440,40 @@ func (s *Store) listen(ctx context.Context, down time.Time) (time.Duration, erro
 			}
 		}
 		mark(n.Payload)
-		// Gather what arrives with it, for up to 50 ms: one reload for a burst.
-		for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
-			n, err := waitNotification(ctx, conn, time.Now().Add(5*time.Millisecond))
+		// Gather what arrives with it, until 5 ms pass without one (for
+		// 50 ms at most), and until minReload after the last reload:
+		// one reload for a burst.
+		earliest := reloaded.Add(minReload)
+		latest := later(time.Now().Add(50*time.Millisecond), earliest)
+		for now := time.Now(); now.Before(latest); now = time.Now() {
+			until := later(now.Add(5*time.Millisecond), earliest)
+			if until.After(latest) {
+				until = latest
+			}
+			n, err := waitNotification(ctx, conn, until)
 			if err != nil {
 				return held(), err
 			}
-			if n == nil {
+			if n == nil && !time.Now().Before(earliest) {
 				break
 			}
-			mark(n.Payload)
+			if n != nil {
+				mark(n.Payload)
+			}
 		}
 		if err := s.resync(ctx, tenants, plugins); err != nil {
 			return held(), err
 		}
+		reloaded = time.Now()
 	}
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // waitNotification waits on conn for a notification until deadline. It
