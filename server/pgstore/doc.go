@@ -14,8 +14,9 @@
 // replica (or by hand, in SQL) notifies channel realizar_changes from a
 // trigger; Run listens and reloads what changed, and reloads everything
 // every Options.Resync as well, so a change is seen by every replica
-// within a second, and a missed notification (a dropped listener) within
-// a resync. While the database is unreachable the Store keeps serving what
+// within a second. A listening connection that drops, whatever the error,
+// is replaced (backing off from 100 ms to 2 s) and everything reloaded
+// once it listens again, so what it missed is seen then. While the database is unreachable the Store keeps serving what
 // it holds (tenants, the plugin listing, cached modules) and returns
 // errors wrapping server.ErrUnavailable (a 503) for what needs the
 // database: an upload, a delete, a module not cached.

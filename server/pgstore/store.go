@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -323,70 +324,111 @@ func (s *Store) removed(gone []removal) {
 	}
 }
 
+// Backoff between the listener's connection attempts: it starts at
+// minBackoff, doubles after each failure up to maxBackoff, and starts
+// again from minBackoff once a connection has listened for maxBackoff
+// (so a database that accepts and drops at once is retried every
+// maxBackoff at most). Each wait is drawn uniformly from [b/2, b].
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 2 * time.Second
+)
+
+// minReload is the least time between two reloads driven by
+// notifications: a stream of them costs at most one reload per minReload.
+const minReload = 100 * time.Millisecond
+
+// jitter is a wait drawn uniformly from [d/2, d].
+func jitter(d time.Duration) time.Duration {
+	return d/2 + rand.N(d/2+1)
+}
+
 // Run follows changes until ctx is done: it LISTENs on a connection of
-// its own, reloads the tenants or the plugin index when notified, and
-// everything every Options.Resync; when the connection drops it
-// reconnects (backing off from 100 ms to 2 s) and reloads everything once
-// listening again, so nothing changed meanwhile is missed. It returns
-// ctx's error.
+// its own, reloads the tenants or the plugin index when notified (at
+// most once per 100 ms), and everything every Options.Resync. When the
+// connection fails, whatever the error, Connected turns false and Run
+// reconnects, backing off from 100 ms to 2 s with jitter, LISTENs again
+// and reloads everything once listening, so nothing changed meanwhile is
+// missed. It logs the first error of an outage as a warning (the same
+// error again at debug level) and the recovery. It returns ctx's error.
 func (s *Store) Run(ctx context.Context) error {
-	backoff := 100 * time.Millisecond
+	backoff := minBackoff
+	var down time.Time // when the outage began; zero while none
+	var last string    // the last error logged as a warning
 	for ctx.Err() == nil {
-		err := s.listen(ctx)
+		held, err := s.listen(ctx, down)
 		s.connected.Store(false)
 		if ctx.Err() != nil {
 			break
 		}
-		s.log.Warn("store: lost the database; serving what is cached", "error", err.Error(), "retry_in", backoff.String())
+		if held >= maxBackoff {
+			backoff = minBackoff
+		}
+		if held > 0 || down.IsZero() {
+			down, last = time.Now(), ""
+		}
+		wait := jitter(backoff)
+		if msg := err.Error(); msg != last {
+			s.log.Warn("store: lost the database; serving what is cached", "error", msg, "retry_in", wait.String())
+			last = msg
+		} else {
+			s.log.Debug("store: still no database", "error", msg, "retry_in", wait.String(),
+				"down_for", time.Since(down).Round(time.Millisecond).String())
+		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
-		backoff = min(2*backoff, 2*time.Second)
-		if err == nil {
-			backoff = 100 * time.Millisecond
-		}
+		backoff = min(2*backoff, maxBackoff)
 	}
 	return ctx.Err()
 }
 
-// listen holds one listening connection until it fails.
-func (s *Store) listen(ctx context.Context) error {
+// listen holds one listening connection until it fails or ctx is done,
+// and returns how long it listened (zero when it never did: the connect,
+// the LISTEN or the first reload failed) with the error that ended it
+// (never nil unless ctx is done). down is when the outage it ends began
+// (zero: none), for the log.
+func (s *Store) listen(ctx context.Context, down time.Time) (time.Duration, error) {
 	connectCtx, cancel := s.op(ctx)
 	cfg := s.pool.Config().ConnConfig.Copy()
 	cfg.RuntimeParams["application_name"] = listenerApp
 	conn, err := pgx.ConnectConfig(connectCtx, cfg)
 	cancel()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		return err
+		return 0, err
 	}
+	// Listening before reloading: a change after the reload is notified.
 	if err := s.resync(ctx, true, true); err != nil {
-		return err
+		return 0, err
 	}
+	began := time.Now()
+	held := func() time.Duration { return time.Since(began) }
 	if !s.connected.Swap(true) {
-		s.log.Info("store: listening for changes")
+		if down.IsZero() {
+			s.log.Info("store: listening for changes")
+		} else {
+			s.log.Info("store: listening for changes again", "down_for", time.Since(down).Round(time.Millisecond).String())
+		}
 	}
 	next := time.Now().Add(s.opts.Resync)
+	reloaded := time.Now()
 	for {
-		wait, cancel := context.WithDeadline(ctx, next)
-		n, err := conn.WaitForNotification(wait)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil && wait.Err() != nil:
+		n, err := waitNotification(ctx, conn, next)
+		if err != nil {
+			return held(), err
+		}
+		if n == nil {
 			// No notification before the periodic resync.
 			if err := s.resync(ctx, true, true); err != nil {
-				return err
+				return held(), err
 			}
-			next = time.Now().Add(s.opts.Resync)
+			next, reloaded = time.Now().Add(s.opts.Resync), time.Now()
 			continue
-		case err != nil:
-			return err
 		}
 		tenants, plugins := false, false
 		mark := func(table string) {
@@ -398,26 +440,54 @@ func (s *Store) listen(ctx context.Context) error {
 			}
 		}
 		mark(n.Payload)
-		// Gather what arrives with it, for up to 50 ms: one reload for a burst.
-		for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
-			burst, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
-			n, err := conn.WaitForNotification(burst)
-			cancel()
+		// Gather what arrives with it, until 5 ms pass without one (for
+		// 50 ms at most), and until minReload after the last reload:
+		// one reload for a burst.
+		earliest := reloaded.Add(minReload)
+		latest := later(time.Now().Add(50*time.Millisecond), earliest)
+		for now := time.Now(); now.Before(latest); now = time.Now() {
+			until := later(now.Add(5*time.Millisecond), earliest)
+			if until.After(latest) {
+				until = latest
+			}
+			n, err := waitNotification(ctx, conn, until)
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				if burst.Err() == nil {
-					return err
-				}
+				return held(), err
+			}
+			if n == nil && !time.Now().Before(earliest) {
 				break
 			}
-			mark(n.Payload)
+			if n != nil {
+				mark(n.Payload)
+			}
 		}
 		if err := s.resync(ctx, tenants, plugins); err != nil {
-			return err
+			return held(), err
 		}
+		reloaded = time.Now()
 	}
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// waitNotification waits on conn for a notification until deadline. It
+// returns nil and no error when the deadline passes first, and the
+// error otherwise: the connection's (closed, terminated, broken) or,
+// when ctx is done, one wrapping ctx's error.
+func waitNotification(ctx context.Context, conn *pgx.Conn, deadline time.Time) (*pgconn.Notification, error) {
+	wait, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel() // after the checks below: a cancelled wait reads as timed out
+	n, err := conn.WaitForNotification(wait)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, nil
+	}
+	return n, err
 }
 
 // Put implements server.Store. The quota check and the insert are one
