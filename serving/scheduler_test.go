@@ -279,6 +279,38 @@ func TestAdmitShares(t *testing.T) {
 	})
 }
 
+// TestAdmitBound: however many tenants arrive past the queue's capacity,
+// each admitted only while under an equal share, the entries stay under
+// twice the capacity, and a tenant that holds nothing is admitted while
+// the queue is full of another's entries.
+func TestAdmitBound(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	for _, capacity := range []int{1, 2, 3, 4, 8, 64} {
+		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
+			s := newScheduler(1, capacity, 0, 0, 0, false, nil)
+			for range capacity {
+				require.NoError(t, s.admit("a", now))
+			}
+			if capacity > 1 {
+				require.NoError(t, s.admit("b", now), "b holds nothing of a queue full of a's entries")
+				s.unreserve("b")
+			}
+			for i := range 4 * capacity {
+				tenant := fmt.Sprint("t", i)
+				for n := 0; ; n++ {
+					err := s.admit(tenant, now)
+					if err != nil {
+						r := refusal(t, err, ReasonQueue)
+						assert.Equal(t, n, r.Queued)
+						break
+					}
+					require.Less(t, entries(s), 2*capacity, "tenant %s's entry %d", tenant, n)
+				}
+			}
+		})
+	}
+}
+
 // TestRetryAfter: a refusal's Retry-After is positive and lands on a
 // whole second; the refusals of a burst come back spread over seconds at
 // no more than the tenant's pace per second (its queue share, and its
