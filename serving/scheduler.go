@@ -201,7 +201,8 @@ func (s *scheduler) retryLocked(tenant string, sh Shares, now time.Time) time.Du
 }
 
 // wait queues w and waits for its grant. ctx ending first returns ctx's
-// cause and gives the entry back.
+// cause and gives the entry back; the turn behind w in its tenant's queue
+// may then fit where w did not.
 func (s *scheduler) wait(ctx context.Context, w *waiter) (grant, []*slot, error) {
 	s.mu.Lock()
 	if len(s.queues[w.tenant]) == 0 {
@@ -225,6 +226,7 @@ func (s *scheduler) wait(ctx context.Context, w *waiter) (grant, []*slot, error)
 	}
 	s.removeLocked(w)
 	s.unreserveLocked(w.tenant)
+	closing = s.grantLocked(closing)
 	s.mu.Unlock()
 	return grant{}, closing, context.Cause(ctx)
 }

@@ -502,6 +502,29 @@ func TestSchedulerKVIdleLimit(t *testing.T) {
 	assert.Equal(t, int64(2*(30+40)), u)
 }
 
+// TestSchedulerKVHeadLeaves: a turn that leaves the head of its tenant's
+// queue (cancelled while waiting for KV) hands the free place on to the
+// turn behind it when that one fits, without waiting for another release.
+func TestSchedulerKVHeadLeaves(t *testing.T) {
+	s := newScheduler(4, 16, 4, 100, 1, false, nil)
+	a1 := enqueue(t, s, context.Background(), "a1", "a", 60)
+	require.True(t, a1.granted(s))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	big := enqueue(t, s, ctx, "big", "a", 50)
+	small := enqueue(t, s, context.Background(), "small", "a", 30)
+	assert.False(t, big.granted(s))
+	assert.False(t, small.granted(s), "FIFO within a tenant: behind big")
+
+	cause := errors.New("client gone")
+	cancel(cause)
+	_, _, err := big.result(t)
+	require.ErrorIs(t, err, cause)
+	assert.True(t, small.granted(s), "a place and 40 bytes are free")
+	require.Empty(t, finish(t, s, small))
+	require.Empty(t, finish(t, s, a1))
+	assert.Equal(t, 0, entries(s))
+}
+
 // parked waits until n goroutines wait in s's wait, parked in its select:
 // a channel closed from now on wakes them on that channel.
 func parked(t *testing.T, s *scheduler, n int) {
