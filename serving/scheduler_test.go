@@ -477,6 +477,40 @@ func TestSchedulerKV(t *testing.T) {
 	assert.Equal(t, 0, entries(s))
 }
 
+// TestSchedulerKVGrownSlot: a tenant's idle slot that grew past what its
+// share leaves is not taken for a smaller turn that fits in a new one.
+func TestSchedulerKVGrownSlot(t *testing.T) {
+	share := int64(100)
+	s := newScheduler(4, 16, 4, 200, 1, false, func(string) Shares { return Shares{KVBytes: share} })
+	ctx := context.Background()
+	a1 := enqueue(t, s, ctx, "a1", "a", 50)
+	a2 := enqueue(t, s, ctx, "a2", "a", 40)
+	require.True(t, a1.granted(s))
+	require.True(t, a2.granted(s))
+	require.Empty(t, finish(t, s, a1))
+	s.mu.Lock()
+	share = 60 // 40 running: the idle 50 no longer fits beside it
+	s.mu.Unlock()
+
+	a3 := enqueue(t, s, ctx, "a3", "a", 10)
+	require.True(t, a3.granted(s))
+	g, closing, err := a3.result(t)
+	require.NoError(t, err)
+	assert.Empty(t, closing)
+	assert.Nil(t, g.sl, "a new slot")
+	assert.Equal(t, 10, g.positions)
+	assert.Equal(t, int64(10), g.charge)
+	u, idle := kvState(s)
+	assert.Equal(t, int64(50+40+10), u)
+	require.Len(t, idle, 1)
+	assert.Equal(t, 50, idle[0].positions)
+
+	require.Empty(t, finish(t, s, a2))
+	require.Empty(t, finish(t, s, a3))
+	u, _ = kvState(s)
+	assert.Equal(t, idleBytes(s), u)
+}
+
 // TestSchedulerKVIdleLimit: idle slots past maxIdle are evicted on
 // release, least recently used first, and the KV bytes they held are no
 // longer counted.
