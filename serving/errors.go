@@ -11,7 +11,8 @@ const (
 	// ReasonTenantQueue: the tenant's own share of the queue is full.
 	ReasonTenantQueue = "tenant_queue_full"
 	// ReasonQueue: the server's queue is full and the tenant already holds
-	// an equal share of it.
+	// an equal share of it, or its overflow is spent (the entries stay
+	// under twice the queue's size).
 	ReasonQueue = "queue_full"
 )
 

@@ -33,8 +33,10 @@ type Shares struct {
 // Queue: admission reserves an entry before any work. A tenant holds at
 // most its Shares.Queued entries; past the queue's capacity, only a tenant
 // holding less than an equal share of it (capacity over the tenants with
-// entries) is admitted, so one tenant never fills the queue for others and
-// the entries stay under twice the capacity.
+// entries) is admitted, so one tenant never fills the queue for others,
+// and only while the entries stay under twice the capacity (equal shares
+// alone do not bound them: each tenant's share is taken against the
+// tenants there when it came, capacity/2 + capacity/3 + ... in all).
 //
 // KV: a running turn reserves its slot's positions × kvPerPos bytes,
 // charged to its tenant's Shares.KVBytes; idle slots are evicted, least
@@ -141,7 +143,7 @@ func (s *scheduler) admit(tenant string, now time.Time) error {
 		if n == 0 {
 			tenants++
 		}
-		if n >= s.capacity/tenants {
+		if n >= s.capacity/tenants || s.entries+1 >= 2*s.capacity {
 			return &Refused{Reason: ReasonQueue, Tenant: tenant, Queued: n, Share: s.capacity,
 				RetryAfter: s.retryLocked(tenant, sh, now)}
 		}
@@ -199,7 +201,8 @@ func (s *scheduler) retryLocked(tenant string, sh Shares, now time.Time) time.Du
 }
 
 // wait queues w and waits for its grant. ctx ending first returns ctx's
-// cause and gives the entry back.
+// cause and gives the entry back; the turn behind w in its tenant's queue
+// may then fit where w did not.
 func (s *scheduler) wait(ctx context.Context, w *waiter) (grant, []*slot, error) {
 	s.mu.Lock()
 	if len(s.queues[w.tenant]) == 0 {
@@ -223,6 +226,7 @@ func (s *scheduler) wait(ctx context.Context, w *waiter) (grant, []*slot, error)
 	}
 	s.removeLocked(w)
 	s.unreserveLocked(w.tenant)
+	closing = s.grantLocked(closing)
 	s.mu.Unlock()
 	return grant{}, closing, context.Cause(ctx)
 }
