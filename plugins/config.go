@@ -40,7 +40,9 @@ const (
 // (llama.cpp takes more as off); dynatemp_range and dynatemp_exponent >= 0;
 // mirostat 0 or 1 (llama.cpp's 2 is the mirostat-v2 sampler: MirostatV2);
 // mirostat_tau and mirostat_eta >= 0; samplers entries known, offered,
-// each once, penalties first (a *standard.SamplerError otherwise).
+// each once, penalties first (a *standard.SamplerError otherwise). Every
+// number, a bias too, is also within the plugins' config numbers: 0 or of
+// magnitude in [MinConfigMagnitude, MaxConfigMagnitude].
 type Standard struct {
 	Temperature      *float64 // "temperature", default 0.8
 	TopK             *int     // "top_k", default 40
@@ -71,6 +73,44 @@ type Standard struct {
 	LogitBias map[int32]float64
 }
 
+// The plugins' config numbers. The C builds read a number only where one
+// IEEE operation gives it exactly (abi/guest/c's realizar_parse_f64: an
+// integer of at most 2^53 times a power of ten within 10^±22) and refuse
+// any other, so Config writes a float with at most ConfigDigits significant
+// digits — fewer below 1e-7, as many as keep the power of ten within
+// 10^-22 (8 at 1e-15) — and Check refuses one that is neither 0 nor of
+// magnitude in [MinConfigMagnitude, MaxConfigMagnitude], where what Config
+// writes always reads back. Integers are 32-bit, which the C builds read
+// whole.
+const (
+	ConfigDigits       = 15
+	MinConfigMagnitude = 1e-15
+	MaxConfigMagnitude = 1e15
+)
+
+// configNumberRange is the RangeError.Want of a float outside the config
+// numbers.
+var configNumberRange = fmt.Sprintf("0 or of magnitude in [%g, %g]", MinConfigMagnitude, MaxConfigMagnitude)
+
+// configNumber reports whether v is 0 or of a magnitude the config numbers
+// take.
+func configNumber(v float64) bool {
+	a := math.Abs(v)
+	return a == 0 || a >= MinConfigMagnitude && a <= MaxConfigMagnitude
+}
+
+// formatNumber is v as Config writes it, a JSON number: at most
+// ConfigDigits significant digits, and below 1e-7 no more than keep the
+// last digit's power of ten at 10^-22 or above.
+func formatNumber(v float64) json.Number {
+	digits := ConfigDigits
+	if a := math.Abs(v); a != 0 && a < 1e-7 {
+		lead := int(math.Floor(math.Log10(a))) // the first digit's power of ten
+		digits = max(1, min(digits, lead+23))
+	}
+	return json.Number(strconv.FormatFloat(v, 'g', digits, 64))
+}
+
 // number is one numeric field of a Standard: its key and value (one of f
 // and i is set; nil when the field is not).
 type number struct {
@@ -92,10 +132,12 @@ func (s Standard) numbers() []number {
 }
 
 // Check refuses a value outside the sampler's ranges (see Standard) for a
-// vocabulary of nVocab ids. A value out of range is a *standard.RangeError
-// naming the key and the value; every error wraps standard.ErrConfig.
+// vocabulary of nVocab ids, then one outside the config numbers. A value
+// out of range is a *standard.RangeError naming the key and the value as
+// given; every error wraps standard.ErrConfig.
 func (s Standard) Check(nVocab int) error {
-	if err := checkNumbers(s.numbers()); err != nil {
+	ns := s.numbers()
+	if err := checkNumbers(ns); err != nil {
 		return err
 	}
 	for id, v := range s.LogitBias {
@@ -107,7 +149,52 @@ func (s Standard) Check(nVocab int) error {
 	if err != nil {
 		return err
 	}
-	return cfg.Check(nVocab)
+	if err := cfg.Check(nVocab); err != nil {
+		var re *standard.RangeError
+		if errors.As(err, &re) {
+			// The value as given, not as the sampler read it (a float32
+			// key's 1e308 reads as +Inf).
+			for _, n := range ns {
+				if n.key == re.Key {
+					re.Got = n.String()
+				}
+			}
+		}
+		return err
+	}
+	if err := checkMagnitudes(ns); err != nil {
+		return err
+	}
+	for id, v := range s.LogitBias {
+		if !math.IsInf(v, -1) && !configNumber(v) {
+			return &standard.RangeError{Key: "logit_bias", Want: configNumberRange,
+				Got: fmt.Sprintf("%s (id %d)", strconv.FormatFloat(v, 'g', -1, 64), id)}
+		}
+	}
+	return nil
+}
+
+// String is n's value as text ("" when unset).
+func (n number) String() string {
+	switch {
+	case n.f != nil:
+		return strconv.FormatFloat(*n.f, 'g', -1, 64)
+	case n.i != nil:
+		return strconv.Itoa(*n.i)
+	}
+	return ""
+}
+
+// checkMagnitudes refuses a float outside the config numbers with a
+// *standard.RangeError; run it after the keys' own ranges, whose message
+// says more.
+func checkMagnitudes(ns []number) error {
+	for _, n := range ns {
+		if n.f != nil && !configNumber(*n.f) {
+			return &standard.RangeError{Key: n.key, Want: configNumberRange, Got: n.String()}
+		}
+	}
+	return nil
 }
 
 // checkNumbers refuses a number that is not finite, or an integer
@@ -124,14 +211,14 @@ func checkNumbers(ns []number) error {
 	return nil
 }
 
-// numbersJSON are the set numbers of ns, by key (a non-finite one left
-// out).
+// numbersJSON are the set numbers of ns, by key, floats as formatNumber
+// writes them (a non-finite one left out).
 func numbersJSON(ns []number) map[string]any {
 	obj := map[string]any{}
 	for _, n := range ns {
 		switch {
 		case n.f != nil && !math.IsNaN(*n.f) && !math.IsInf(*n.f, 0):
-			obj[n.key] = *n.f
+			obj[n.key] = formatNumber(*n.f)
 		case n.i != nil:
 			obj[n.key] = *n.i
 		}
@@ -150,7 +237,7 @@ func (s Standard) Config() json.RawMessage {
 			case math.IsInf(v, -1):
 				bias[strconv.Itoa(int(id))] = false
 			case !math.IsNaN(v) && !math.IsInf(v, 1):
-				bias[strconv.Itoa(int(id))] = v
+				bias[strconv.Itoa(int(id))] = formatNumber(v)
 			}
 		}
 		obj["logit_bias"] = bias
@@ -176,8 +263,8 @@ func (m MirostatV2) numbers() []number {
 	return []number{{key: "temperature", f: m.Temperature}, {key: "mirostat_tau", f: m.Tau}, {key: "mirostat_eta", f: m.Eta}}
 }
 
-// Check refuses a value out of range with a *standard.RangeError naming
-// the key and the value.
+// Check refuses a value out of range, or outside the config numbers, with
+// a *standard.RangeError naming the key and the value.
 func (m MirostatV2) Check() error {
 	if err := checkNumbers(m.numbers()); err != nil {
 		return err
@@ -187,7 +274,7 @@ func (m MirostatV2) Check() error {
 			return &standard.RangeError{Key: n.key, Want: ">= 0", Got: strconv.FormatFloat(*n.f, 'g', -1, 64)}
 		}
 	}
-	return nil
+	return checkMagnitudes(m.numbers())
 }
 
 // Config is m as the sampler's JSON config: the fields that are set.
@@ -224,8 +311,8 @@ func (d DRY) numbers() []number {
 		{key: "dry_allowed_length", i: d.AllowedLength}, {key: "dry_penalty_last_n", i: d.PenaltyLastN}}
 }
 
-// Check refuses a value out of range with a *standard.RangeError naming
-// the key and the value.
+// Check refuses a value out of range, or outside the config numbers, with
+// a *standard.RangeError naming the key and the value.
 func (d DRY) Check() error {
 	if err := checkNumbers(d.numbers()); err != nil {
 		return err
@@ -250,7 +337,7 @@ func (d DRY) Check() error {
 				Got: fmt.Sprintf("%d bytes (entry %d)", len(b), i)}
 		}
 	}
-	return nil
+	return checkMagnitudes(d.numbers())
 }
 
 // On reports whether d asks for DRY: a multiplier above 0 and a window

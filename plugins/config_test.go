@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
 )
@@ -154,5 +155,70 @@ func TestDRYConfig(t *testing.T) {
 		var re *standard.RangeError
 		require.ErrorAs(t, tt.d.Check(), &re, tt.key)
 		assert.Equal(t, tt.key, re.Key)
+	}
+}
+
+// TestConfigNumbers: a float the C builds cannot read exactly (past 10^22,
+// or with more digits than 2^53 holds) never reaches them: Check refuses
+// a magnitude outside the config numbers, naming the key, the range and
+// the value as given, after the key's own range; Config writes at most 15
+// significant digits (fewer below 1e-7), so every value Check takes is
+// read by the C builds' init (here standard, dry and mirostat-v2).
+func TestConfigNumbers(t *testing.T) {
+	std := func(s plugins.Standard) func() error { return func() error { return s.Check(10) } }
+	for _, tt := range []struct {
+		name      string
+		check     func() error
+		key, want string
+		got       string
+	}{
+		{"temperature 1e308", std(plugins.Standard{Temperature: ptr(1e308)}), "temperature", "0 or of magnitude in [1e-15, 1e+15]", "1e+308"},
+		{"min_p tiny", std(plugins.Standard{MinP: ptr(1e-16)}), "min_p", "0 or of magnitude in [1e-15, 1e+15]", "1e-16"},
+		{"top_p's own range first", std(plugins.Standard{TopP: ptr(1e308)}), "top_p", "in [0, 1]", "1e+308"},
+		{"a float32 key as given", std(plugins.Standard{PresencePenalty: ptr(1e308)}), "presence_penalty", "in [-2, 2]", "1e+308"},
+		{"repeat_penalty 1e308", std(plugins.Standard{RepeatPenalty: ptr(1e308)}), "repeat_penalty", "0 or of magnitude in [1e-15, 1e+15]", "1e+308"},
+		{"mirostat_tau", std(plugins.Standard{MirostatTau: ptr(1e16)}), "mirostat_tau", "0 or of magnitude in [1e-15, 1e+15]", "1e+16"},
+		{"logit_bias", std(plugins.Standard{LogitBias: map[int32]float64{5: -1e300}}), "logit_bias", "0 or of magnitude in [1e-15, 1e+15]", "-1e+300 (id 5)"},
+		{"dry_multiplier", plugins.DRY{Multiplier: ptr(1e308)}.Check, "dry_multiplier", "0 or of magnitude in [1e-15, 1e+15]", "1e+308"},
+		{"mirostat-v2 tau", plugins.MirostatV2{Tau: ptr(1e20)}.Check, "mirostat_tau", "0 or of magnitude in [1e-15, 1e+15]", "1e+20"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var re *standard.RangeError
+			require.ErrorAs(t, tt.check(), &re)
+			assert.Equal(t, tt.key, re.Key)
+			assert.Equal(t, tt.want, re.Want)
+			assert.Equal(t, tt.got, re.Got)
+		})
+	}
+
+	tenth := 0.1 // not a constant: 0.1 + 0.2 is 0.30000000000000004 at run time
+	assert.JSONEq(t, `{"temperature":0.3,"logit_bias":{"2":0.3}}`,
+		string(plugins.Standard{Temperature: ptr(tenth + 0.2), LogitBias: map[int32]float64{2: tenth + 0.2}}.Config()), "15 digits")
+	h := newHost(t, host.NewConfig())
+	v := newVocab(10)
+	// init runs at the first Reset: the C build refuses a number it cannot read there.
+	initOK := func(name string, smp *host.Sampler, err error, cfg []byte) {
+		t.Helper()
+		require.NoError(t, err)
+		defer smp.Close()
+		require.NoError(t, smp.Reset(1, []int32{1}), "%s reads %s", name, cfg)
+	}
+	for _, x := range []float64{0, 1e-15, -1e-15, tenth * 1e-14, 1.23456789012345e-15,
+		1.23456789012345e-9, -tenth * 7e-8, 1e-7, 1.23456789012345e-7, tenth + 0.2, tenth / 3, tenth * 7e-5, 123456.7890123456789,
+		tenth * 1e16, 9.87654321098765e14, -tenth * 3e15} {
+		a := math.Abs(x)
+		s := plugins.Standard{Temperature: &a, DynatempRange: &a, MirostatEta: &a, RepeatPenalty: ptr(math.Max(a, 1e-7)),
+			LogitBias: map[int32]float64{3: x}}
+		require.NoError(t, s.Check(v.Size()), "%v", x)
+		smp, err := host.NewSampler(v, load(t, h, "standard", string(s.Config())))
+		initOK("standard", smp, err, s.Config())
+		d := plugins.DRY{Multiplier: &a, Base: ptr(1 + a/2)}
+		require.NoError(t, d.Check(), "%v", x)
+		smp, err = host.NewSampler(v, load(t, h, "greedy", ""), load(t, h, "dry", string(d.Config())))
+		initOK("dry", smp, err, d.Config())
+		m := plugins.MirostatV2{Temperature: &a, Tau: &a, Eta: &a}
+		require.NoError(t, m.Check(), "%v", x)
+		smp, err = host.NewSampler(v, load(t, h, "mirostat-v2", string(m.Config())))
+		initOK("mirostat-v2", smp, err, m.Config())
 	}
 }
