@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,31 @@ func TestLoadRefuses(t *testing.T) {
 	// The Host is still usable after every refusal.
 	p := load(t, h, "greedy", host.LoadOptions{})
 	assert.Equal(t, "greedy", p.Meta().Name)
+}
+
+// TestLoadConfigCap: LoadOptions.MaxConfigBytes replaces the Host's cap
+// for one load, up or down, and a config that is not an object is named by
+// its JSON type, never a Go type.
+func TestLoadConfigCap(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	big := []byte(`{"blob":"` + strings.Repeat("x", host.DefaultMaxConfigBytes) + `"}`)
+	_, err := h.Load(context.Background(), wasmFile(t, "greedy"), host.LoadOptions{Config: big})
+	require.ErrorIs(t, err, host.ErrBadConfig)
+	assert.Contains(t, err.Error(), fmt.Sprintf("%d bytes, cap %d", len(big), host.DefaultMaxConfigBytes))
+	_, err = h.Load(context.Background(), wasmFile(t, "greedy"), host.LoadOptions{Config: big, MaxConfigBytes: 2 * len(big)})
+	require.NoError(t, err)
+	_, err = h.Load(context.Background(), wasmFile(t, "greedy"), host.LoadOptions{Config: []byte(`{"a":1}`), MaxConfigBytes: 4})
+	require.ErrorIs(t, err, host.ErrBadConfig)
+
+	for cfg, why := range map[string]string{`[1,2]`: "a JSON array", `"x"`: "a JSON string", `null`: "null",
+		`{"a":`: "not valid JSON"} {
+		_, err := h.Load(context.Background(), wasmFile(t, "greedy"), host.LoadOptions{Config: []byte(cfg)})
+		require.ErrorIs(t, err, host.ErrBadConfig, cfg)
+		assert.Contains(t, err.Error(), "not a JSON object: "+why, cfg)
+		for _, goName := range []string{"Go ", "map[", "json.RawMessage"} {
+			assert.NotContains(t, err.Error(), goName, cfg)
+		}
+	}
 }
 
 func TestLoadTooLarge(t *testing.T) {

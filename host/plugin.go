@@ -29,6 +29,10 @@ type LoadOptions struct {
 	Config []byte
 	// Limits override the Host's defaults field by field.
 	Limits Limits
+	// MaxConfigBytes, when > 0, replaces the Host's cap on Config
+	// (Config.WithMaxConfigBytes) for this load: a caller whose configs
+	// come from bounded requests (a server) declares its own bound.
+	MaxConfigBytes int
 	// Namespace keys the Host's cache of compiled modules: a module
 	// loaded in one namespace is compiled apart from the same bytes in
 	// another and never found through it, so how long a Load takes tells
@@ -184,7 +188,11 @@ func (p *Plugin) with(src string, opts LoadOptions) (*Plugin, error) {
 	if p.memMin > limits.MemoryPages {
 		return nil, loadErr(src, ErrPluginMemory, "initial memory %d pages, cap %d", p.memMin, limits.MemoryPages)
 	}
-	config, values, err := parseConfig(opts.Config, p.h.cfg.maxConfigBytes)
+	maxConfig := p.h.cfg.maxConfigBytes
+	if opts.MaxConfigBytes > 0 {
+		maxConfig = opts.MaxConfigBytes
+	}
+	config, values, err := parseConfig(opts.Config, maxConfig)
 	if err != nil {
 		return nil, &LoadError{Source: src, Err: err}
 	}
@@ -353,10 +361,20 @@ func parseConfig(raw []byte, max int) ([]byte, map[string][]byte, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		if err == nil {
-			err = errors.New("null")
+		// Named by JSON type, never encoding/json's Go types: the text
+		// may reach a server's client.
+		why := "null"
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			why = fmt.Sprintf("not valid JSON at byte %d: %v", syn.Offset, syn)
+		case errors.As(err, &typ):
+			why = "a JSON " + typ.Value
+		case err != nil:
+			why = "not valid JSON"
 		}
-		return nil, nil, fmt.Errorf("%w: not a JSON object: %v", ErrBadConfig, err)
+		return nil, nil, fmt.Errorf("%w: not a JSON object: %s", ErrBadConfig, why)
 	}
 	for k, v := range obj {
 		// A string is given decoded; anything else, null included (ABI
