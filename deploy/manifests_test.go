@@ -106,6 +106,14 @@ func TestManifests(t *testing.T) {
 	}
 	assert.Contains(t, c.Args, "--addr=0.0.0.0:"+strconv.Itoa(int(ports["http"])), "serve listens on the container's http port")
 	assert.Equal(t, "http", m.service.Spec.Ports[0].TargetPort.String())
+	// The metrics (labelled by tenant) have a port of their own, which the
+	// Service does not route to.
+	require.Contains(t, ports, "metrics")
+	assert.Contains(t, c.Args, "--metrics-addr=0.0.0.0:"+strconv.Itoa(int(ports["metrics"])), "serve serves its metrics on the metrics port")
+	for _, p := range m.service.Spec.Ports {
+		assert.NotEqual(t, "metrics", p.TargetPort.String(), "the Service exposes no metrics")
+		assert.NotEqual(t, ports["metrics"], p.TargetPort.IntVal, "the Service exposes no metrics")
+	}
 
 	probes := map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe}
 	for name, want := range map[string]string{"readiness": "/ready", "liveness": "/health"} {

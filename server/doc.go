@@ -27,7 +27,10 @@
 //	GET  /v1/models
 //	POST /v1/plugins, GET /v1/plugins, DELETE /v1/plugins/{sha256}
 //	POST /tokenize, POST /detokenize
-//	GET  /health, GET /ready, GET /metrics
+//	GET  /health, GET /ready
+//
+// The Prometheus metrics, labelled by tenant name, are not among them:
+// Server.MetricsHandler serves them on a listener of the operator's.
 //
 // Errors are OpenAI-style JSON: {"error": {"message", "type", "code"}}.
 package server

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,12 +40,51 @@ func TestAuthentication(t *testing.T) {
 			assert.Equal(t, typeAuthentication, e.Type)
 		})
 	}
-	t.Run("health and metrics are open", func(t *testing.T) {
-		for _, p := range []string{"/health", "/ready", "/metrics"} {
+	t.Run("health and ready are open", func(t *testing.T) {
+		for _, p := range []string{"/health", "/ready"} {
 			code, _ := s.do(t, "GET", p, "", nil)
 			assert.Equal(t, http.StatusOK, code, p)
 		}
 	})
+}
+
+// TestMetricsListener: the metrics, labelled by tenant name, are not on
+// the API's listener, with a key or without; MetricsHandler serves them on
+// a listener of their own.
+func TestMetricsListener(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	code, b := s.do(t, "POST", "/v1/completions", keyA, []byte(`{"prompt": "hi", "max_tokens": 2}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	metrics := httptest.NewServer(s.srv.MetricsHandler())
+	t.Cleanup(metrics.Close)
+	for _, tc := range []struct {
+		name, base, key string
+		want            int
+	}{
+		{"API listener, no key", s.URL, "", http.StatusNotFound},
+		{"API listener, a tenant's key", s.URL, keyA, http.StatusNotFound},
+		{"metrics listener", metrics.URL, "", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest("GET", tc.base+"/metrics", nil)
+			require.NoError(t, err)
+			if tc.key != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.key)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, resp.StatusCode, string(b))
+			if tc.want == http.StatusOK {
+				assert.Contains(t, string(b), `realizar_requests_total{endpoint="completions",outcome="ok",tenant="a"} 1`)
+			} else {
+				assert.NotContains(t, string(b), "realizar_")
+				assert.Equal(t, "unknown_url", errorOf(t, b).Code)
+			}
+		})
+	}
 }
 
 // TestCrossTenantPlugin: tenant B naming tenant A's plugin gets the same

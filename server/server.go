@@ -223,6 +223,14 @@ func (s *Server) CancelTurns() {
 	}
 }
 
+// MetricsHandler serves the server's Prometheus metrics (GET, any path).
+// Their series are labelled by tenant name, so the API's listener does not
+// serve them: mount this on a listener of its own, for the operator's
+// scraper only (realizar-host serve --metrics-addr).
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+}
+
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
@@ -237,7 +245,6 @@ func (s *Server) routes() {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /v1/models", s.authed("models", s.needModel(s.handleModels)))
 	s.mux.HandleFunc("POST /v1/completions", s.authed("completions", s.needModel(s.handleCompletions)))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.authed("chat", s.needModel(s.handleChat)))

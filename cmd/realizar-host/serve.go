@@ -27,6 +27,7 @@ import (
 type serveOptions struct {
 	model      modelFlags
 	addr       string
+	metrics    string
 	tenants    string
 	pluginDir  string
 	store      string
@@ -50,7 +51,9 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR | --store postgres://...]",
 		Short: "Serve the model over an OpenAI-compatible HTTP API with per-tenant WebAssembly policies",
 		Long: "Serve one model over HTTP: /v1/completions, /v1/chat/completions (SSE with stream: true),\n" +
-			"/v1/models, /v1/plugins (upload, list, delete), /tokenize, /detokenize, /health, /ready, /metrics.\n" +
+			"/v1/models, /v1/plugins (upload, list, delete), /tokenize, /detokenize, /health, /ready.\n" +
+			"--metrics-addr serves the Prometheus metrics (GET /metrics, labelled by tenant) on a listener of\n" +
+			"their own, for the operator's scraper: keep it off the public network.\n" +
 			"Without --tenants one anonymous tenant is served, on a loopback address only.\n" +
 			"--store (or $REALIZAR_STORE) keeps tenants and plugins in PostgreSQL, shared by every replica\n" +
 			"(realizar-host tenants manages them); it excludes --tenants and --plugin-dir.\n" +
@@ -62,6 +65,7 @@ func newServeCmd() *cobra.Command {
 	f := cmd.Flags()
 	o.model.register(cmd)
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address")
+	f.StringVar(&o.metrics, "metrics-addr", "", "listen address of GET /metrics (Prometheus, labelled by tenant: not for the public network), e.g. 127.0.0.1:9464; default: no metrics")
 	f.StringVar(&o.tenants, "tenants", "", "tenants file (JSON: names, API key sha256s, limits)")
 	f.StringVar(&o.pluginDir, "plugin-dir", "", "directory of uploaded plugins and compiled code (default: in memory)")
 	f.StringVar(&o.store, "store", "", "PostgreSQL URL of the shared tenants and plugins, postgres://... (default $"+storeEnv+")")
@@ -180,6 +184,16 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return failure(err)
 	}
 
+	if o.metrics != "" {
+		mln, err := net.Listen("tcp", o.metrics)
+		if err != nil {
+			return failure(err)
+		}
+		ms := newMetricsServer(srv.MetricsHandler())
+		go func() { _ = ms.Serve(mln) }()
+		defer ms.Close()
+		log.Info("metrics listening", "metrics_addr", mln.Addr().String())
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return failure(err)
@@ -276,6 +290,16 @@ func isLoopback(addr string) bool {
 func newHTTPServer(h http.Handler, base context.Context, read, idle time.Duration) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: min(10*time.Second, read), ReadTimeout: read, IdleTimeout: idle,
 		BaseContext: func(net.Listener) context.Context { return base }}
+}
+
+// newMetricsServer serves metrics at GET /metrics (anything else is a
+// 404), with the API's header deadline; a scrape is short, so it closes
+// idle connections after a minute.
+func newMetricsServer(metrics http.Handler) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: time.Minute}
 }
 
 // compiledPerWasmByte is about how many bytes of compiled code wazero

@@ -108,8 +108,8 @@ func post(t *testing.T, url, key, contentType string, body []byte) (int, []byte)
 }
 
 // TestServeBinary: serve with a tenants file and a plugin dir answers a
-// completion, keeps an uploaded plugin across a restart and exits 0 on
-// SIGTERM.
+// completion, serves its metrics on --metrics-addr only, keeps an uploaded
+// plugin across a restart and exits 0 on SIGTERM.
 func TestServeBinary(t *testing.T) {
 	bin := buildBinary(t)
 	model := serveModel(t)
@@ -122,7 +122,8 @@ func TestServeBinary(t *testing.T) {
 	greedy, err := os.ReadFile(filepath.Join("..", "..", "host", "testdata", "greedy.wasm"))
 	require.NoError(t, err)
 
-	cmd, base, logs := startServe(t, bin, "--model", model, "--tenants", tenants, "--plugin-dir", plugins, "--slots", "2")
+	cmd, base, logs := startServe(t, bin, "--model", model, "--tenants", tenants, "--plugin-dir", plugins, "--slots", "2",
+		"--metrics-addr", "127.0.0.1:0")
 	code, b := post(t, base+"/v1/plugins", "sk-acme", "application/wasm", greedy)
 	require.Equal(t, http.StatusOK, code, string(b))
 	var up struct{ ID string }
@@ -136,6 +137,21 @@ func TestServeBinary(t *testing.T) {
 	code, b = post(t, base+"/v1/completions", "sk-beta", "application/json",
 		[]byte(`{"prompt": "Hello", "max_tokens": 4, "temperature": 0}`))
 	require.Equal(t, http.StatusOK, code, string(b))
+
+	// The metrics, labelled by tenant, are on their own listener only.
+	m := regexp.MustCompile(`msg="metrics listening" metrics_addr=(\S+)`).FindStringSubmatch(logs.String())
+	require.NotNil(t, m, "the metrics listener is logged: %s", logs)
+	for url, want := range map[string]int{base + "/metrics": http.StatusNotFound, "http://" + m[1] + "/metrics": http.StatusOK} {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, want, resp.StatusCode, url)
+		if want == http.StatusOK {
+			assert.Contains(t, string(b), `realizar_requests_total{endpoint="completions",outcome="ok",tenant="beta"} 1`)
+		}
+	}
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), "serve did not exit 0 on SIGTERM: %s", logs)
