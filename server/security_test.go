@@ -48,6 +48,50 @@ func TestAuthentication(t *testing.T) {
 	})
 }
 
+// TestDuplicateAuthorization: two Authorization headers are a 400 before
+// either key is looked at, whichever comes first and on every
+// authenticated endpoint; one is authenticated as usual.
+func TestDuplicateAuthorization(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	for _, tc := range []struct {
+		name         string
+		method, path string
+		keys         []string
+		want         int
+	}{
+		{"one key", "POST", "/v1/completions", []string{keyA}, http.StatusOK},
+		{"valid then wrong", "POST", "/v1/completions", []string{keyA, "sk-wrong"}, http.StatusBadRequest},
+		{"wrong then valid", "POST", "/v1/completions", []string{"sk-wrong", keyA}, http.StatusBadRequest},
+		{"two tenants", "POST", "/v1/completions", []string{keyB, keyA}, http.StatusBadRequest},
+		{"the same key twice", "POST", "/v1/completions", []string{keyA, keyA}, http.StatusBadRequest},
+		{"plugins list", "GET", "/v1/plugins", []string{keyA, keyB}, http.StatusBadRequest},
+		{"models", "GET", "/v1/models", []string{keyA, keyB}, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader
+			if tc.method == "POST" {
+				body = strings.NewReader(`{"prompt": "hi", "max_tokens": 2}`)
+			}
+			req, err := http.NewRequest(tc.method, s.URL+tc.path, body)
+			require.NoError(t, err)
+			for _, k := range tc.keys {
+				req.Header.Add("Authorization", "Bearer "+k)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, resp.StatusCode, string(b))
+			if tc.want == http.StatusBadRequest {
+				e := errorOf(t, b)
+				assert.Equal(t, typeInvalidRequest, e.Type)
+				assert.Equal(t, "duplicate_authorization", e.Code)
+			}
+		})
+	}
+}
+
 // TestMetricsListener: the metrics, labelled by tenant name, are not on
 // the API's listener, with a key or without; MetricsHandler serves them on
 // a listener of their own.

@@ -270,7 +270,7 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 		id := newRequestID()
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 		w.Header().Set("X-Request-Id", id)
-		t, err := s.tenants.Tenants().Authenticate(r.Header.Get("Authorization"))
+		t, err := s.authenticate(r)
 		tenant := "-"
 		if err == nil {
 			tenant = t.Name
@@ -294,6 +294,17 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 		}
 		s.metrics.requests.WithLabelValues(tenant, endpoint, outcome).Inc()
 	}
+}
+
+// authenticate is the tenant of r's API key. More than one Authorization
+// header is a 400 before any key is looked at: which one counts is not for
+// the server to guess (a proxy may have checked the other).
+func (s *Server) authenticate(r *http.Request) (*Tenant, error) {
+	if n := len(r.Header.Values("Authorization")); n > 1 {
+		return nil, &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "duplicate_authorization",
+			Message: fmt.Sprintf("the request has %d Authorization headers; send one", n)}
+	}
+	return s.tenants.Tenants().Authenticate(r.Header.Get("Authorization"))
 }
 
 // errWritten marks an error whose response (an SSE error event) was
