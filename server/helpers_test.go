@@ -188,7 +188,9 @@ func startServerHost(t testing.TB, tenants []byte, cfg Config, hostCfg host.Conf
 		wrap(m, mdl)
 	}
 	srv.SetModel(m)
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Listener = GuardListener(hs.Config, hs.Listener)
+	hs.Start()
 	t.Cleanup(func() {
 		hs.Close()
 		srv.Wait()

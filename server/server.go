@@ -231,8 +231,20 @@ func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. On a connection of GuardListener's, a
+// request head that held both Content-Length and Transfer-Encoding is a
+// 400 that closes the connection, before routing.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if ambiguousFraming(r) {
+		w.Header().Set("Connection", "close")
+		writeError(w, &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "ambiguous_framing",
+			Message: "a request on this connection has both Content-Length and Transfer-Encoding (RFC 9112 §6.1); the connection is closed"})
+		s.log.Info("request", "endpoint", r.URL.Path, "status", http.StatusBadRequest, "outcome", "client_error",
+			"error", "ambiguous framing: Content-Length and Transfer-Encoding", "remote", r.RemoteAddr)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {

@@ -201,6 +201,9 @@ func serve(ctx context.Context, o *serveOptions) error {
 	baseCtx, cancelTurns := context.WithCancelCause(context.Background())
 	defer cancelTurns(nil)
 	hs := newHTTPServer(srv, baseCtx, o.readTime, o.idleTime)
+	// A request with both Content-Length and Transfer-Encoding is a 400
+	// that closes its connection (RFC 9112 §6.1).
+	ln = server.GuardListener(hs, ln)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "tenants", len(tenants.Tenants().All()), "plugin_dir", o.pluginDir,

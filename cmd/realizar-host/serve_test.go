@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -152,6 +154,26 @@ func TestServeBinary(t *testing.T) {
 			assert.Contains(t, string(b), `realizar_requests_total{endpoint="completions",outcome="ok",tenant="beta"} 1`)
 		}
 	}
+
+	// Its listener is guarded: Content-Length with Transfer-Encoding is a
+	// 400 that closes the connection (server.GuardListener).
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = io.WriteString(conn, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"+
+		"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	_, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	rest, err := io.ReadAll(br)
+	require.NoError(t, err, "the connection is closed")
+	assert.Empty(t, rest, "nothing behind the request is answered")
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), "serve did not exit 0 on SIGTERM: %s", logs)
