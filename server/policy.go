@@ -225,6 +225,24 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 	return p, nil
 }
 
+// maxPluginConfigBytes bounds the config the server hands one plugin
+// (host.LoadOptions.MaxConfigBytes, in place of the host's 64 KiB
+// default): twice the largest body, so that what a request carries fits
+// after the server encodes it again (a schema, a grammar's escapes), and
+// so does the grammar the server builds from tools of that size. A config
+// past it is a 400 naming the field behind it (checkConfig; for tools,
+// the function at which their grammar passes it).
+const maxPluginConfigBytes = 2 * maxBodyBytes
+
+// checkConfig refuses a plugin config past maxPluginConfigBytes with a 400
+// naming param, the field behind it.
+func checkConfig(param string, cfg []byte) error {
+	if len(cfg) > maxPluginConfigBytes {
+		return badRequest(param, "%s makes a plugin config of %d bytes; at most %d", param, len(cfg), maxPluginConfigBytes)
+	}
+	return nil
+}
+
 // resolve loads the plugin ref names for t: a built-in name, or the sha256
 // of one of t's uploads. Another tenant's plugin is "not found" exactly
 // like a missing one.
@@ -254,7 +272,11 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 	if string(cfg) == "null" {
 		cfg = nil
 	}
-	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits(), Namespace: ns})
+	if err := checkConfig(param, cfg); err != nil {
+		return nil, err
+	}
+	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits(), Namespace: ns,
+		MaxConfigBytes: maxPluginConfigBytes})
 	if err != nil && !clientsLoadError(err) {
 		return nil, err
 	}
@@ -424,7 +446,11 @@ func (s *Server) resolveGrammar(ctx context.Context, t *Tenant, cfg json.RawMess
 	lim := t.Limits.hostLimits()
 	lim.MemoryPages = max(lim.MemoryPages, plugins.GrammarMemoryPages)
 	lim.InitTimeout = max(lim.InitTimeout, plugins.GrammarInitTimeout)
-	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg, Limits: lim})
+	if err := checkConfig(param, cfg); err != nil {
+		return nil, err
+	}
+	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg, Limits: lim,
+		MaxConfigBytes: maxPluginConfigBytes})
 	if err != nil && !clientsLoadError(err) {
 		return nil, err
 	}

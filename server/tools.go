@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 
+	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/server/toolcall"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -60,12 +63,43 @@ func readTools(req *chatRequest, template string) (*chatTools, error) {
 // grammarConfig is the grammar processor's config for the turn: the
 // family's calls over the tools' schemas, lazy (from the family's trigger
 // on) under auto, from the first token under required or a named function.
+// Tools whose grammar passes a cap (maxPluginConfigBytes of config, the
+// grammar engine's compiled elements) are a 400 naming the function at
+// which it does, tools[i].function.parameters.
 func (ct *chatTools) grammarConfig() (json.RawMessage, error) {
-	c, err := toolcall.Constrain(ct.family, ct.tools, ct.choice, ct.parallel)
-	if err != nil {
+	cfg, err := ct.constrain(ct.tools)
+	if err == nil && len(cfg) <= maxPluginConfigBytes {
+		return cfg, nil
+	}
+	if err != nil && !errors.Is(err, grammar.ErrTooLarge) {
 		e := badRequest("tools", "tools: %v", err)
 		e.Code = "unsupported_schema"
 		return nil, e
+	}
+	why := fmt.Sprintf("%d bytes of the grammar processor's config, at most %d", len(cfg), maxPluginConfigBytes)
+	if err != nil {
+		why = err.Error()
+	}
+	// The first function at which it passes: the named one, or the
+	// shortest list of tools that does (each one adds rules).
+	i := slices.IndexFunc(ct.tools, func(t toolcall.Tool) bool { return t.Name == ct.choice.Name })
+	if ct.choice.Mode != toolcall.Named {
+		i = sort.Search(len(ct.tools), func(j int) bool {
+			cfg, err := ct.constrain(ct.tools[:j+1])
+			return err != nil || len(cfg) > maxPluginConfigBytes
+		})
+	}
+	param := fmt.Sprintf("tools[%d].function.parameters", i)
+	e := badRequest(param, "%s: with this function the tools' grammar is past its cap (%s); give fewer or smaller functions", param, why)
+	e.Code = "unsupported_schema"
+	return nil, e
+}
+
+// constrain is the grammar processor's config for calls of tools.
+func (ct *chatTools) constrain(tools []toolcall.Tool) (json.RawMessage, error) {
+	c, err := toolcall.Constrain(ct.family, tools, ct.choice, ct.parallel)
+	if err != nil {
+		return nil, err
 	}
 	return plugins.Grammar{GBNF: c.GBNF, Triggers: c.Triggers}.Config(), nil
 }

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/server/toolcall"
+)
+
+// noToolsTemplate is a Hermes template (it mentions <tool_call>) that
+// renders no tools, so the prompt stays small however many tools a
+// request defines, and the turn reaches the tools' grammar.
+const noToolsTemplate = `{#- <tool_call> -#}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}<|assistant|>`
+
+// enumTool is a function named name whose one argument is an enum of n
+// values of about width bytes.
+func enumTool(name string, n, width int) string {
+	vals := make([]string, n)
+	for i := range vals {
+		vals[i] = strconv.Quote(fmt.Sprintf("%0*d", width, i))
+	}
+	return `{"type":"function","function":{"name":"` + name + `","parameters":{"type":"object","properties":` +
+		`{"v":{"enum":[` + strings.Join(vals, ",") + `]}},"required":["v"]}}}`
+}
+
+// TestToolLimits: the documented maximums work — 128 tools, a tool whose
+// enum has grammar.MaxEnumValues (4,096) values — where their grammar
+// once passed the host's 64 KiB plugin config cap; tools whose grammar
+// passes a cap are a 400 naming the function at which it does
+// (tools[i].function.parameters), not an internal config.
+func TestToolLimits(t *testing.T) {
+	// Rendered in-process (RenderChat nil): a megabyte of tools takes the
+	// sandbox past its 2 s deadline before their grammar is built, and the
+	// caps under test are the grammar's.
+	toolModel := withToolModel(t, noToolsTemplate, testSandbox(t))
+	s := startServerWith(t, testTenantsFile(), Config{}, func(m *Model, mdl *model.Model) {
+		toolModel(m, mdl)
+		m.RenderChat = nil
+	})
+	chat := func(tools []string, choice string) (int, []byte) {
+		body := `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"tools":[` + strings.Join(tools, ",") + `]`
+		if choice != "" {
+			body += `,"tool_choice":` + choice
+		}
+		return s.do(t, "POST", "/v1/chat/completions", keyA, []byte(body+"}"))
+	}
+	weather := func(i int) string {
+		return fmt.Sprintf(`{"type":"function","function":{"name":"get_weather_%d","description":"The weather in a city",`+
+			`"parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":40},"unit":{"enum":["celsius","fahrenheit"]},`+
+			`"days":{"type":"integer","minimum":1,"maximum":14}},"required":["city"],"additionalProperties":false}}}`, i)
+	}
+	many := make([]string, toolcall.MaxTools)
+	for i := range many {
+		many[i] = weather(i)
+	}
+	// 40 tools of 4,096-value enums: past the grammar engine's 2^20
+	// compiled elements somewhere in the middle.
+	big := make([]string, 40)
+	for i := range big {
+		big[i] = enumTool(fmt.Sprintf("pick_%d", i), 4096, 5)
+	}
+	for _, tc := range []struct {
+		name   string
+		tools  []string
+		choice string
+		want   int
+	}{
+		{"128 tools", many, "", http.StatusOK},
+		{"128 tools, required", many, `"required"`, http.StatusOK},
+		{"an enum of 4,096 values", []string{weather(0), enumTool("pick", 4096, 12)}, "", http.StatusOK},
+		{"a grammar past its cap", big, "", http.StatusBadRequest},
+		{"a grammar past its cap, required", big, `"required"`, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := chat(tc.tools, tc.choice)
+			require.Equal(t, tc.want, code, string(b))
+			if code != http.StatusBadRequest {
+				return
+			}
+			e := errorOf(t, b)
+			assert.NotContains(t, e.Message, "bad plugin config")
+			m := regexp.MustCompile(`^tools\[(\d+)\]\.function\.parameters$`).FindStringSubmatch(e.Param)
+			require.NotNil(t, m, "the param names a function: %q", e.Param)
+			assert.True(t, strings.HasPrefix(e.Message, e.Param+": "), e.Message)
+			// It is the first function at which the grammar passes the cap.
+			i, _ := strconv.Atoi(m[1])
+			raw := "[" + strings.Join(tc.tools, ",") + "]"
+			tools, err := toolcall.ParseTools(json.RawMessage(raw))
+			require.NoError(t, err)
+			choice := toolcall.Choice{Mode: toolcall.Auto}
+			if tc.choice != "" {
+				choice.Mode = toolcall.Required
+			}
+			_, err = toolcall.Constrain(toolcall.Hermes, tools[:i], choice, true)
+			assert.NoError(t, err, "the tools before it fit")
+			_, err = toolcall.Constrain(toolcall.Hermes, tools[:i+1], choice, true)
+			assert.Error(t, err, "with it they do not")
+		})
+	}
+	t.Run("a response_format schema of 4,096 values", func(t *testing.T) {
+		schema := enumTool("x", 4096, 20)
+		schema = schema[strings.Index(schema, `"parameters":`)+len(`"parameters":`) : len(schema)-2]
+		require.Greater(t, len(schema), 64<<10, "past the host's default config cap")
+		code, b := s.do(t, "POST", "/v1/chat/completions", keyA, []byte(`{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,`+
+			`"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":`+schema+`}}}`))
+		require.Equal(t, http.StatusOK, code, string(b))
+	})
+	t.Run("named function past the cap", func(t *testing.T) {
+		code, b := chat(append([]string{weather(0)}, enumTool("huge", 4096, 300)), `{"type":"function","function":{"name":"huge"}}`)
+		require.Equal(t, http.StatusBadRequest, code, string(b))
+		assert.Equal(t, "tools[1].function.parameters", errorOf(t, b).Param)
+	})
+}
