@@ -120,3 +120,85 @@ func TestToolLimits(t *testing.T) {
 		assert.Equal(t, "tools[1].function.parameters", errorOf(t, b).Param)
 	})
 }
+
+// TestNoGoTypesInErrors: malformed bodies of every kind — not JSON, not an
+// object, fields of the wrong JSON type at every depth, numbers past their
+// types, a plugin config that is not an object — are 400s whose messages
+// name JSON types and request fields, never encoding/json's Go types.
+func TestNoGoTypesInErrors(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	cmpl, chat := "/v1/completions", "/v1/chat/completions"
+	user := `"messages": [{"role": "user", "content": "hi"}]`
+	for _, tc := range []struct{ path, body, param string }{
+		{cmpl, ``, ""},
+		{cmpl, `{`, ""},
+		{cmpl, `{"prompt": }`, ""},
+		{cmpl, `[1, 2]`, ""},
+		{cmpl, `"x"`, ""},
+		{cmpl, `true`, ""},
+		{cmpl, `{"prompt": "hi"} junk`, ""},
+		{cmpl, `{"prompt": "hi"} {"prompt": "again"}`, ""},
+		{cmpl, `{"prompt": 5}`, "prompt"},
+		{cmpl, `{"prompt": [[1], "a"]}`, "prompt"},
+		{cmpl, `{"prompt": "hi", "temperature": "hot"}`, "temperature"},
+		{cmpl, `{"prompt": "hi", "temperature": 1e309}`, "temperature"},
+		{cmpl, `{"prompt": "hi", "top_k": 1.5}`, "top_k"},
+		{cmpl, `{"prompt": "hi", "seed": "x"}`, "seed"},
+		{cmpl, `{"prompt": "hi", "n": {}}`, "n"},
+		{cmpl, `{"prompt": "hi", "stream": "yes"}`, "stream"},
+		{cmpl, `{"prompt": "hi", "logit_bias": []}`, "logit_bias"},
+		{cmpl, `{"prompt": "hi", "logit_bias": {"5": "x"}}`, "logit_bias[*]"},
+		{cmpl, `{"prompt": "hi", "stop": 5}`, "stop"},
+		{cmpl, `{"prompt": "hi", "stop": [1]}`, "stop"},
+		{cmpl, `{"prompt": "hi", "dry_sequence_breakers": [1]}`, "dry_sequence_breakers[*]"},
+		{cmpl, `{"prompt": "hi", "samplers": {}}`, "samplers"},
+		{cmpl, `{"prompt": "hi", "grammar": 5}`, "grammar"},
+		{cmpl, `{"prompt": "hi", "realizar": []}`, "realizar"},
+		{cmpl, `{"prompt": "hi", "realizar": {"processors": {}}}`, "realizar.processors"},
+		{cmpl, `{"prompt": "hi", "realizar": {"processors": [5]}}`, "realizar.processors[*]"},
+		{cmpl, `{"prompt": "hi", "realizar": {"processors": [{"plugin": 5}]}}`, "realizar.processors[*].plugin"},
+		{cmpl, `{"prompt": "hi", "realizar": {"sampler": {"plugin": "standard", "config": []}}}`, "realizar.sampler"},
+		{cmpl, `{"prompt": "hi", "realizar": {"sampler": {"plugin": "standard", "config": "x"}}}`, "realizar.sampler"},
+		{cmpl, `{"prompt": "hi", "realizar": {"processors": [{"plugin": "dry", "config": [1]}]}}`, "realizar.processors[0]"},
+		{cmpl, `{"prompt": "hi", "echo": 1}`, "echo"},
+		{cmpl, `{"prompt": "hi", "logprobs": true}`, "logprobs"},
+		{chat, `{"messages": {}}`, "messages"},
+		{chat, `{"messages": [5]}`, "messages[*]"},
+		{chat, `{"messages": [{"role": 1}]}`, "messages[*].role"},
+		{chat, `{"messages": [{"role": "user", "content": {}}]}`, "messages[0].content"},
+		{chat, `{"messages": [{"role": "user", "content": [5]}]}`, "messages[0].content"},
+		{chat, `{"messages": [{"role": "user", "content": "hi", "name": 5}]}`, "messages[*].name"},
+		{chat, `{"messages": [{"role": "assistant", "content": null, "tool_calls": {}}]}`, "messages[0].tool_calls"},
+		{chat, `{"messages": [{"role": "assistant", "content": null, "tool_calls": [5]}]}`, "messages[0].tool_calls"},
+		{chat, `{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"function": 5}]}]}`, "messages[0].tool_calls"},
+		{chat, `{"messages": [{"role": "tool", "tool_call_id": 5, "content": "x"}]}`, "messages[*].tool_call_id"},
+		{chat, `{` + user + `, "tools": {}}`, "tools"},
+		{chat, `{` + user + `, "tools": [5]}`, "tools[0]"},
+		{chat, `{` + user + `, "tools": [{"type": "function", "function": []}]}`, "tools[0]"},
+		{chat, `{` + user + `, "tools": [{"type": "function", "function": {"name": "f", "parameters": []}}]}`, "tools[0].function.parameters"},
+		{chat, `{` + user + `, "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": 5}}}]}`, "tools[0].function.parameters"},
+		{chat, `{` + user + `, "tool_choice": 5}`, "tool_choice"},
+		{chat, `{` + user + `, "parallel_tool_calls": "x"}`, "parallel_tool_calls"},
+		{chat, `{` + user + `, "response_format": []}`, "response_format"},
+		{chat, `{` + user + `, "logprobs": "x"}`, "logprobs"},
+		{chat, `{` + user + `, "top_logprobs": 1.5}`, "top_logprobs"},
+		{"/tokenize", `{"content": 5}`, "content"},
+		{"/tokenize", `{"content": "x", "add_special": "x"}`, "add_special"},
+		{"/tokenize", `[1]`, ""},
+		{"/detokenize", `{"tokens": "x"}`, "tokens"},
+		{"/detokenize", `{"tokens": [1.5]}`, "tokens[*]"},
+		{"/detokenize", `{"tokens": [1e20]}`, "tokens[*]"},
+		{"/detokenize", `{"tokens": [99999999999]}`, "tokens[*]"},
+	} {
+		t.Run(tc.path+" "+tc.body, func(t *testing.T) {
+			code, b := s.do(t, "POST", tc.path, keyA, []byte(tc.body))
+			require.Equal(t, http.StatusBadRequest, code, string(b))
+			e := errorOf(t, b)
+			assert.Equal(t, tc.param, e.Param, e.Message)
+			require.NotEmpty(t, e.Message)
+			for _, goName := range []string{"Go ", "json.RawMessage", "map[", "struct", "[]", "server.", "int32", "int64", "float64"} {
+				assert.NotContains(t, e.Message, goName)
+			}
+		})
+	}
+}

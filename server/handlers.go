@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
@@ -37,66 +36,6 @@ const (
 	// refuses only prompts that cannot fit, without tokenizing them.
 	promptBytesPerPosition = 16
 )
-
-// jsonTypeName names the JSON type a Go field type takes, for messages.
-func jsonTypeName(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "another JSON type"
-}
-
-// decodeJSON reads the request body into v; malformed JSON is a 400, and a
-// value of the wrong JSON type names its field as the error's param.
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	if err := json.NewDecoder(body).Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "body_too_large",
-				Message: fmt.Sprintf("the request body is over %d bytes", maxBodyBytes)}
-		}
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			field := requestField(typeErr.Field)
-			return badRequest(field, "%s must be %s, not %s", field, jsonTypeName(typeErr.Type), typeErr.Value)
-		}
-		return badRequest("", "the body is not valid JSON for this endpoint: %v", err)
-	}
-	return nil
-}
-
-// requestField is the request's name for a field path that
-// encoding/json reports: without the Go names of embedded structs
-// ("samplingFields.temperature" is "temperature").
-func requestField(path string) string {
-	parts := strings.Split(path, ".")
-	kept := parts[:0]
-	for _, p := range parts {
-		if !embeddedNames[p] {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, ".")
-}
-
-// embeddedNames are the Go names of the structs embedded in request types.
-var embeddedNames = map[string]bool{"samplingFields": true}
 
 // prepared is a validated generation request.
 type prepared struct {

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 )
 
 // samplingFields are the request fields shared by completions and chat.
@@ -128,17 +127,18 @@ func (s *stopField) UnmarshalJSON(b []byte) error {
 		*s = nil
 		return nil
 	}
+	bad := &fieldError{param: "stop", msg: "stop must be a string or an array of strings"}
 	if len(b) > 0 && b[0] == '"' {
 		var one string
 		if err := json.Unmarshal(b, &one); err != nil {
-			return err
+			return bad
 		}
 		*s = stopField{one}
 		return nil
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("stop must be a string or an array of strings")
+		return bad
 	}
 	*s = many
 	return nil
@@ -181,7 +181,7 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("prompt must be a string, an array of strings, or an array of token ids")
+	return &fieldError{param: "prompt", msg: "prompt must be a string, an array of strings, or an array of token ids"}
 }
 
 // usage is OpenAI's token accounting.

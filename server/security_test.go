@@ -246,7 +246,7 @@ func TestBadRequests(t *testing.T) {
 		{"unknown model", "/v1/completions", `{"prompt": "hi", "model": "gpt-4"}`, "", 404},
 		{"not json", "/v1/completions", `{"prompt": `, "", 400},
 		{"wrong JSON type", "/v1/completions", `{"prompt": "hi", "logprobs": true}`, "logprobs", 400},
-		{"wrong nested type", "/v1/chat/completions", `{"messages": [{"role": 1, "content": "hi"}]}`, "messages.role", 400},
+		{"wrong nested type", "/v1/chat/completions", `{"messages": [{"role": 1, "content": "hi"}]}`, "messages[*].role", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, b := s.do(t, "POST", tc.path, keyA, []byte(tc.body))

@@ -161,7 +161,7 @@ func chatMessages(in []chatMessage, polyfill bool, checkBytes func(total int) er
 		param := fmt.Sprintf("messages[%d]", i)
 		text, err := messageText(m.Content)
 		if err != nil {
-			return nil, badRequest(param+".content", "%v", err)
+			return nil, badRequest(param+".content", "%s.content: %v", param, err)
 		}
 		total += len(text)
 		if err := checkBytes(total); err != nil {
@@ -276,7 +276,7 @@ func rawMessage(m chatMessage, role, text, param string) (json.RawMessage, error
 			} `json:"function"`
 		}
 		if err := json.Unmarshal(m.ToolCalls, &calls); err != nil {
-			return nil, badRequest(param+".tool_calls", "tool_calls must be an array of {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}")
+			return nil, badRequest(param+".tool_calls", "%s.tool_calls must be an array of {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}", param)
 		}
 		b.WriteString(`,"tool_calls":[`)
 		for j, c := range calls {
