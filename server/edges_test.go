@@ -121,6 +121,74 @@ func TestToolLimits(t *testing.T) {
 	})
 }
 
+// TestSamplingRanges: a sampling number out of its range — the sampler's
+// own, the plugins' config numbers (0 or of magnitude in [1e-15, 1e15]), or
+// what the field's JSON type holds — is a 400 naming the field, the range
+// and the value, never a 500 from inside a plugin's init; values at the
+// edges of the ranges run.
+func TestSamplingRanges(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 8)
+	const numbers = "0 or of magnitude in [1e-15, 1e+15]"
+	for _, tc := range []struct {
+		name, fields, param, want string // want: in the message; "" for a 200
+	}{
+		{"temperature 1e308", `"temperature": 1e308`, "temperature", numbers + ", not 1e+308"},
+		{"temperature past float64", `"temperature": 1e309`, "temperature", "a number of magnitude at most 1.798e+308, not 1e309"},
+		{"temperature negative", `"temperature": -1`, "temperature", ">= 0, not -1"},
+		{"top_p", `"top_p": 1e308`, "top_p", "in [0, 1], not 1e+308"},
+		{"min_p tiny", `"min_p": 1e-16`, "min_p", numbers + ", not 1e-16"},
+		{"repeat_penalty", `"repeat_penalty": 1e308`, "repeat_penalty", numbers + ", not 1e+308"},
+		{"presence_penalty", `"presence_penalty": 1e308`, "presence_penalty", "in [-2, 2], not 1e+308"},
+		{"frequency_penalty", `"frequency_penalty": -3`, "frequency_penalty", "in [-2, 2], not -3"},
+		{"top_k past 32 bits", `"top_k": 3000000000`, "top_k", "a 32-bit integer, not 3000000000"},
+		{"top_k with an exponent", `"top_k": 1e12`, "top_k", "an integer in [-9223372036854775808, 9223372036854775807]"},
+		{"top_n_sigma", `"top_n_sigma": 1e308`, "top_n_sigma", numbers},
+		{"xtc_probability", `"xtc_probability": 2`, "xtc_probability", "in [0, 1], not 2"},
+		{"dynatemp_range", `"dynatemp_range": 1e16`, "dynatemp_range", numbers + ", not 1e+16"},
+		{"dynatemp_exponent", `"dynatemp_exponent": -1`, "dynatemp_exponent", ">= 0"},
+		{"mirostat", `"mirostat": 5`, "mirostat", "0, 1 or 2, not 5"},
+		{"mirostat 1 tau", `"mirostat": 1, "mirostat_tau": 1e308`, "mirostat_tau", numbers},
+		{"mirostat 2 eta", `"mirostat": 2, "mirostat_eta": 1e20`, "mirostat_eta", numbers + ", not 1e+20"},
+		{"mirostat 2 temperature", `"mirostat": 2, "temperature": 1e300`, "temperature", numbers},
+		{"dry_multiplier", `"dry_multiplier": 1e308`, "dry_multiplier", numbers},
+		{"dry_base", `"dry_multiplier": 1, "dry_base": 1e300`, "dry_base", numbers},
+		{"dry_allowed_length", `"dry_allowed_length": 3000000000`, "dry_allowed_length", "a 32-bit integer"},
+		{"dry_penalty_last_n", `"dry_penalty_last_n": -5`, "dry_penalty_last_n", ">= -1, not -5"},
+		{"logit_bias value", `"logit_bias": {"5": 1e300}`, "logit_bias", numbers + ", not 1e+300 (id 5)"},
+		{"seed past 64 bits", `"seed": 18446744073709551616`, "seed", "an integer in [-9223372036854775808, 9223372036854775807]"},
+		{"seed with an exponent", `"seed": 1e30`, "seed", "in digits (no fraction or exponent), not 1e30"},
+		{"max_tokens past 64 bits", `"max_tokens": 99999999999999999999`, "max_tokens", "an integer in ["},
+		{"logprobs", `"logprobs": 21`, "logprobs", "in [0, 20]"},
+
+		{"temperature 1e15", `"temperature": 1e15`, "", ""},
+		{"temperature 0.1+0.2", `"temperature": 0.30000000000000004, "top_p": 0.30000000000000004`, "", ""},
+		{"min_p 1e-15", `"min_p": 1e-15, "top_n_sigma": 1.23456789012345e-9`, "", ""},
+		{"logit_bias -1e15", `"logit_bias": {"5": -1e15}`, "", ""},
+		{"mirostat 2 at the edges", `"mirostat": 2, "mirostat_tau": 1e15, "mirostat_eta": 1e-15`, "", ""},
+		{"dry at the edges", `"dry_multiplier": 1e-15, "dry_base": 1e15, "dry_allowed_length": 2147483647`, "", ""},
+		{"seed at the edges", `"seed": -9223372036854775808`, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := s.do(t, "POST", "/v1/completions", keyA, []byte(`{"prompt": "hi", "max_tokens": 2, `+tc.fields+`}`))
+			if tc.want == "" {
+				require.Equal(t, http.StatusOK, code, string(b))
+				return
+			}
+			require.Equal(t, http.StatusBadRequest, code, string(b))
+			e := errorOf(t, b)
+			assert.Equal(t, typeInvalidRequest, e.Type)
+			assert.Equal(t, tc.param, e.Param)
+			assert.True(t, strings.HasPrefix(e.Message, tc.param+" must be "), e.Message)
+			assert.Contains(t, e.Message, tc.want)
+		})
+	}
+	t.Run("top_logprobs", func(t *testing.T) {
+		code, b := s.do(t, "POST", "/v1/chat/completions", keyA, []byte(`{"messages": [{"role": "user", "content": "hi"}], "logprobs": true, "top_logprobs": 21}`))
+		require.Equal(t, http.StatusBadRequest, code, string(b))
+		assert.Equal(t, "top_logprobs", errorOf(t, b).Param)
+	})
+}
+
 // TestNoGoTypesInErrors: malformed bodies of every kind — not JSON, not an
 // object, fields of the wrong JSON type at every depth, numbers past their
 // types, a plugin config that is not an object — are 400s whose messages

@@ -97,7 +97,7 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 		maxTokens = *f.MaxTokens
 	}
 	if (f.MaxTokens != nil || f.MaxCompletionTokens != nil) && maxTokens < 1 {
-		return 0, badRequest("max_tokens", "max_tokens is %d, must be >= 1", maxTokens)
+		return 0, badRequest("max_tokens", "max_tokens must be >= 1, not %d", maxTokens)
 	}
 	return maxTokens, nil
 }
@@ -157,7 +157,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Te
 	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens}
 	if req.Logprobs != nil {
 		if *req.Logprobs < 0 || *req.Logprobs > 20 {
-			return badRequest("logprobs", "logprobs is %d, must be in [0, 20]", *req.Logprobs)
+			return badRequest("logprobs", "logprobs must be in [0, 20], not %d", *req.Logprobs)
 		}
 		p.logprobs, p.topLogprobs = true, *req.Logprobs
 	}
@@ -196,7 +196,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) e
 	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
-			return badRequest("top_logprobs", "top_logprobs is %d, must be in [0, 20]", *req.TopLogprobs)
+			return badRequest("top_logprobs", "top_logprobs must be in [0, 20], not %d", *req.TopLogprobs)
 		}
 		if !req.Logprobs {
 			return badRequest("top_logprobs", "top_logprobs needs logprobs: true")
