@@ -57,26 +57,45 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// logLines keeps serve's stderr in logs, line by line, and sends the
+// address of the first line that matches listening to addr.
+type logLines struct {
+	logs      *syncBuffer
+	addr      chan string
+	listening *regexp.Regexp
+	partial   []byte
+}
+
+func (w *logLines) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(w.partial[:i])
+		w.partial = w.partial[i+1:]
+		w.logs.WriteString(line + "\n")
+		if m := w.listening.FindStringSubmatch(line); m != nil {
+			select {
+			case w.addr <- m[1]:
+			default:
+			}
+		}
+	}
+}
+
 // startServe runs the binary's serve and returns its base URL once ready.
 func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	logs := &syncBuffer{}
 	addr := make(chan string, 1)
-	go func() {
-		listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
+	// A Writer, not StderrPipe: Wait returns only once every line is
+	// written here (a pipe's last lines could be lost to Wait).
+	cmd.Stderr = &logLines{logs: logs, addr: addr, listening: regexp.MustCompile(`msg=listening addr=(\S+)`)}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var base string
 	select {
 	case a := <-addr:
