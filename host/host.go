@@ -44,6 +44,8 @@ type Host struct {
 	memories atomic.Int64
 	// compilations counts the compilations started (Compilations).
 	compilations atomic.Int64
+	// open counts the compiled modules not yet closed (CompiledModules).
+	open atomic.Int64
 }
 
 // cacheKey is a compiled module's identity: its namespace and the sha256
@@ -236,7 +238,11 @@ func (h *Host) compileNow(ctx context.Context, key cacheKey, wasm []byte) (*modu
 		return nil, err
 	}
 	m := &module{key: key, compiled: c}
-	runtime.AddCleanup(m, func(c wazero.CompiledModule) { _ = c.Close(context.Background()) }, c)
+	h.open.Add(1)
+	runtime.AddCleanup(m, func(c wazero.CompiledModule) {
+		_ = c.Close(context.Background())
+		h.open.Add(-1)
+	}, c)
 	return m, nil
 }
 
@@ -324,6 +330,12 @@ func (h *Host) CompiledOnDisk() (files int, bytes int64) {
 	}
 	return h.disk.usage()
 }
+
+// CompiledModules is the number of compiled modules whose code this Host
+// holds (compiled and not yet closed): those in the cache, and those
+// dropped from it that a Plugin still holds. Tests use it to check that
+// a deleted or refused module's code is released.
+func (h *Host) CompiledModules() int { return int(h.open.Load()) }
 
 // Compilations is the number of compilations this Host has started, each
 // for a Load that found its module (namespace and sha256) neither cached
