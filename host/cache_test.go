@@ -113,3 +113,82 @@ func hexSum(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// TestCompiledCodeClosed: a module's compiled code is closed as soon as
+// nothing holds it — not the cache (Evict, the cache's budget, a module
+// refused after compiling), no open Plugin, no open adapter — without
+// waiting for the collector; and not before: an adapter made before its
+// module was evicted and its Plugin closed still runs.
+func TestCompiledCodeClosed(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, host.NewConfig())
+	greedy := wasmFile(t, "greedy")
+	logits := []float32{0, 1, 5, 2, 0, 0, 0, 0}
+
+	// Deleted: closed once evicted with its Plugin closed, in either order.
+	p, err := h.Load(ctx, variant(t, greedy, 1), host.LoadOptions{Namespace: "a"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, h.CompiledModules())
+	require.NoError(t, p.Close())
+	assert.Equal(t, 1, h.CompiledModules(), "cached")
+	assert.True(t, h.Evict("a", p.SHA256()))
+	assert.Equal(t, 0, h.CompiledModules(), "evicted, no Plugin open")
+
+	// In use: an adapter keeps the code of an evicted module, whose
+	// Plugin is closed, until the adapter is closed.
+	p, err = h.Load(ctx, variant(t, greedy, 2), host.LoadOptions{Namespace: "a"})
+	require.NoError(t, err)
+	s, err := host.NewSampler(testVocab{n: 8}, p)
+	require.NoError(t, err)
+	assert.True(t, h.Evict("a", p.SHA256()))
+	require.NoError(t, p.Close())
+	_, err = host.NewSampler(testVocab{n: 8}, p)
+	require.ErrorIs(t, err, host.ErrClosed, "a closed Plugin makes no adapter")
+	assert.Equal(t, 1, h.CompiledModules(), "held by the Sampler")
+	for range 2 { // two turns
+		require.NoError(t, s.Reset(1, []int32{0}))
+		tok, err := s.Sample(logits)
+		require.NoError(t, err)
+		assert.Equal(t, int32(2), tok)
+	}
+	require.NoError(t, s.Close())
+	assert.Equal(t, 0, h.CompiledModules(), "the Sampler was the last holder")
+	assert.Equal(t, 0, h.LiveInstances())
+
+	// Refused after compiling: its exports' types, its initial memory.
+	_, err = h.Load(ctx, wasmFile(t, "badtype"), host.LoadOptions{Namespace: "a"})
+	require.ErrorIs(t, err, host.ErrMissingExport)
+	assert.Equal(t, 0, h.CompiledModules(), "refused for its exports")
+	_, err = h.Load(ctx, wasmFile(t, "bad"), host.LoadOptions{Namespace: "a", Limits: host.Limits{MemoryPages: 1}})
+	require.ErrorIs(t, err, host.ErrPluginMemory)
+	assert.Equal(t, 0, h.CompiledModules(), "refused for its memory")
+
+	// Dropped by the cache's budget: closed with the last Plugin.
+	small := newHost(t, host.NewConfig().WithModuleCacheBytes(2*int64(len(variant(t, greedy, 1000)))))
+	var open []*host.Plugin
+	for i := range 5 {
+		p, err := small.Load(ctx, variant(t, greedy, 100+i), host.LoadOptions{})
+		require.NoError(t, err)
+		open = append(open, p)
+	}
+	assert.Equal(t, 5, small.CompiledModules(), "2 cached, 3 dropped but open")
+	for _, p := range open {
+		require.NoError(t, p.Close())
+	}
+	assert.Equal(t, 2, small.CompiledModules(), "the 2 cached")
+	require.NoError(t, small.Close(ctx))
+	assert.Equal(t, 0, small.CompiledModules(), "closed with the Host")
+
+	// A Plugin never closed lets go when the collector finds it unreachable.
+	sum := func() string {
+		p, err := h.Load(ctx, variant(t, greedy, 3), host.LoadOptions{Namespace: "a"})
+		require.NoError(t, err)
+		return p.SHA256()
+	}()
+	assert.True(t, h.Evict("a", sum))
+	for i := 0; i < 50 && h.CompiledModules() > 0; i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, 0, h.CompiledModules(), "released by the cleanup")
+}

@@ -98,3 +98,33 @@ func TestCompileOutsideTheLock(t *testing.T) {
 	n, _ = h2.CachedModules()
 	assert.Zero(t, n)
 }
+
+// An Evict while its module compiles: the compilation ends uncached, and
+// its code is closed when its caller's hold is released.
+func TestEvictWhileCompiling(t *testing.T) {
+	h := newCompileHost(t, NewConfig().WithCodeLimits(wasmfile.CodeLimits{}))
+	slow := nestedModule(4000) // ~0.3-0.9 s on this machine
+	key := cacheKey{ns: "a", sum: sha256.Sum256(slow)}
+	type result struct {
+		m   *module
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := h.compile(context.Background(), key, slow)
+		done <- result{m, err}
+	}()
+	for running := false; !running; time.Sleep(time.Millisecond) {
+		h.mu.Lock()
+		_, running = h.compiling[key]
+		h.mu.Unlock()
+	}
+	assert.False(t, h.evict(key, nil), "not cached yet")
+	r := <-done
+	require.NoError(t, r.err)
+	n, _ := h.CachedModules()
+	assert.Zero(t, n, "evicted while compiling: not cached")
+	assert.Equal(t, 1, h.CompiledModules(), "the caller's hold")
+	r.m.release()
+	assert.Equal(t, 0, h.CompiledModules())
+}

@@ -29,6 +29,12 @@
 // stage; a mask that leaves no token to sample wraps
 // engine.ErrNoTokenAllowed.
 //
+// Compiled code is freed as soon as nothing holds it: the Host's cache
+// holds a module until Evict (or its budget drops it), a Plugin until its
+// Close (or until the collector finds it unreachable), an adapter until
+// its Close. So a deleted plugin's code goes when the last request
+// running it ends.
+//
 // A Host, and a Plugin, are safe for concurrent use; a Sampler or StopPolicy
 // is used by one goroutine at a time.
 package host

@@ -50,7 +50,8 @@ var (
 	// ErrNoInstance: the instance was discarded after an error in this turn;
 	// the next Reset instantiates a new one.
 	ErrNoInstance = errors.New("host: no live plugin instance (call Reset)")
-	// ErrClosed: the Host, or the adapter, is closed.
+	// ErrClosed: the Host, the adapter, or the Plugin given to a new
+	// adapter, is closed.
 	ErrClosed = errors.New("host: closed")
 )
 

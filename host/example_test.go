@@ -26,6 +26,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	defer p.Close() // its adapters hold its code on their own
 	vocab := testVocab{n: 4}
 	s, err := host.NewSampler(vocab, p)
 	if err != nil {

@@ -22,8 +22,9 @@ import (
 // Host loads, compiles and runs plugins. It owns one wazero Runtime and its
 // compilation cache; compiled modules are kept by namespace and sha256
 // (LoadOptions.Namespace), the least recently used dropped past
-// Config.WithModuleCacheBytes (or by Evict), and all of them at Close.
-// Safe for concurrent use.
+// Config.WithModuleCacheBytes (or by Evict), and all of them at Close. A
+// dropped module's code is closed as soon as no open Plugin or adapter of
+// it is left (Plugin.Close). Safe for concurrent use.
 type Host struct {
 	cfg   Config
 	rt    wazero.Runtime
@@ -34,8 +35,9 @@ type Host struct {
 	allowed map[string]api.FunctionDefinition
 
 	mu        sync.Mutex
-	modules   *lru.Cache[cacheKey, *module] // charged their wasm size
+	modules   *lru.Cache[cacheKey, *module] // charged their wasm size; each holds its code
 	compiling map[cacheKey]*compilation     // while one runs
+	dropped   []*module                     // by the cache's budget, to release once unlocked
 	closed    bool
 	compiles  chan struct{} // a token per compilation running
 
@@ -44,6 +46,8 @@ type Host struct {
 	memories atomic.Int64
 	// compilations counts the compilations started (Compilations).
 	compilations atomic.Int64
+	// open counts the compiled modules not yet closed (CompiledModules).
+	open atomic.Int64
 }
 
 // cacheKey is a compiled module's identity: its namespace and the sha256
@@ -70,9 +74,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if err := cfg.limits.check(); err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, modules: lru.New[cacheKey, *module](cfg.moduleCacheBytes, nil),
-		compiling: map[cacheKey]*compilation{}, compiles: make(chan struct{}, cfg.compiles),
+	h := &Host{cfg: cfg, compiling: map[cacheKey]*compilation{}, compiles: make(chan struct{}, cfg.compiles),
 		allowed: map[string]api.FunctionDefinition{}}
+	h.modules = lru.New(cfg.moduleCacheBytes, func(_ cacheKey, m *module) { h.dropped = append(h.dropped, m) })
 	var err error
 	if cfg.cacheDir != "" {
 		if h.cache, err = wazero.NewCompilationCacheWithDir(cfg.cacheDir); err != nil {
@@ -126,57 +130,75 @@ func (l Limits) check() error {
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
+	var cached []*module
+	for _, k := range h.modules.Keys() {
+		m, _ := h.modules.Remove(k)
+		cached = append(cached, m)
+	}
 	h.mu.Unlock()
-	err := h.rt.Close(ctx)
+	err := h.rt.Close(ctx) // the instances first
+	releaseAll(cached)
 	if cerr := h.cache.Close(ctx); err == nil {
 		err = cerr
 	}
 	return err
 }
 
+// takeDropped returns the modules the cache's budget dropped since the
+// last call, whose holds the caller releases once it has unlocked h.mu.
+// h.mu is held.
+func (h *Host) takeDropped() []*module {
+	d := h.dropped
+	h.dropped = nil
+	return d
+}
+
 // LiveInstances is the number of guest linear memories wazero holds for
 // this Host: one per live instance. Tests use it to check for leaks.
 func (h *Host) LiveInstances() int { return int(h.memories.Load()) }
 
-// module is one compiled module in the cache. Every Plugin of it holds
-// it, so its code is closed only once it has left the cache and no Plugin
-// (nor instance) of it is left: a cleanup closes it after the collector
-// finds it unreachable.
-type module struct {
-	key      cacheKey
-	compiled wazero.CompiledModule
-	base     *Plugin // the first Plugin of the module, for sha256-only manifests
-}
-
 // compilation is one module's compilation in flight; done is closed when
-// m or err is set.
+// m or err is set. evicted (under the Host's lock) is set by an Evict of
+// its module meanwhile: the module is then not cached.
 type compilation struct {
-	done chan struct{}
-	m    *module
-	err  error
+	done    chan struct{}
+	m       *module
+	err     error
+	evicted bool
 }
 
-// compile returns the compiled module for wasm, compiling it once per key
-// while it stays in the cache. The compilation runs outside the Host's
-// lock (other Loads, instances and calls go on), after a pre-scan of its
-// code against the Config's CodeLimits, under the Config's concurrency
-// and timeout and ctx; Loads of the same module wait for the one running
-// (or for their own ctx).
+// compile returns the compiled module for wasm with a hold for the caller
+// to release, compiling it once per key while it stays in the cache. The
+// compilation runs outside the Host's lock (other Loads, instances and
+// calls go on), after a pre-scan of its code against the Config's
+// CodeLimits, under the Config's concurrency and timeout and ctx; Loads
+// of the same module wait for the one running (or for their own ctx).
 func (h *Host) compile(ctx context.Context, key cacheKey, wasm []byte) (*module, error) {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if m, ok := h.modules.Get(key); ok {
-		h.mu.Unlock()
-		return m, nil
-	}
-	if c, ok := h.compiling[key]; ok {
+	for {
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if m, ok := h.modules.Get(key); ok {
+			m.acquire() // open: the cache holds it
+			h.mu.Unlock()
+			return m, nil
+		}
+		c, ok := h.compiling[key]
+		if !ok {
+			break // compiled here, h.mu held
+		}
 		h.mu.Unlock()
 		select {
 		case <-c.done:
-			return c.m, c.err
+			if c.err != nil {
+				return nil, c.err
+			}
+			if c.m.acquire() {
+				return c.m, nil
+			}
+			// Evicted and closed meanwhile: compiled again.
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
@@ -191,11 +213,18 @@ func (h *Host) compile(ctx context.Context, key cacheKey, wasm []byte) (*module,
 	}
 	h.mu.Lock()
 	delete(h.compiling, key)
-	if c.err == nil && !h.closed {
+	evicted := c.evicted
+	if c.err == nil && !h.closed && !evicted {
+		c.m.acquire() // the cache's hold
 		h.modules.Add(key, c.m, int64(len(wasm)))
 	}
+	dropped := h.takeDropped()
 	h.mu.Unlock()
 	close(c.done)
+	releaseAll(dropped)
+	if c.err == nil && evicted && h.disk != nil {
+		h.disk.release(key, wasm)
+	}
 	return c.m, c.err
 }
 
@@ -235,20 +264,23 @@ func (h *Host) compileNow(ctx context.Context, key cacheKey, wasm []byte) (*modu
 		}
 		return nil, err
 	}
-	m := &module{key: key, compiled: c}
-	runtime.AddCleanup(m, func(c wazero.CompiledModule) { _ = c.Close(context.Background()) }, c)
-	return m, nil
+	return h.newModule(key, c), nil
 }
 
 // discard drops m from the cache, memory and disk, as a module refused
 // after its compilation (its exports' types, or its first Plugin's
-// limits) is dropped. Plugins of it keep working.
+// limits) is dropped: its code is closed once the caller releases its
+// hold, if no Plugin of it is open.
 func (h *Host) discard(m *module) {
 	h.mu.Lock()
-	if cur, ok := h.modules.Get(m.key); ok && cur == m {
+	cur, ok := h.modules.Get(m.key)
+	if ok = ok && cur == m; ok {
 		h.modules.Remove(m.key)
 	}
 	h.mu.Unlock()
+	if ok {
+		m.release() // the cache's hold
+	}
 	if h.disk != nil {
 		h.disk.release(m.key, nil)
 	}
@@ -258,10 +290,11 @@ func (h *Host) discard(m *module) {
 // in namespace (LoadOptions.Namespace) from the cache, as when its plugin
 // is deleted, and its file from the compilation cache dir if this Host
 // compiled or read it (EvictModule also finds one an earlier process
-// wrote). It reports whether either was there. Plugins loaded from it
-// keep working; its code is released once none is left. The next Load
-// compiles it again; a sha256-only manifest no longer finds it
-// (ErrUnknownModule).
+// wrote). It reports whether either was there. Open Plugins and adapters
+// of it keep working; its code is closed at once when none is left, else
+// when the last of them is closed. A compilation of it in flight is not
+// cached when it ends. The next Load compiles it again; a sha256-only
+// manifest no longer finds it (ErrUnknownModule).
 func (h *Host) Evict(namespace, sha256Hex string) bool {
 	key := cacheKey{ns: namespace}
 	if n, err := hex.Decode(key.sum[:], []byte(sha256Hex)); err != nil || n != sha256.Size {
@@ -283,8 +316,14 @@ func (h *Host) EvictModule(namespace string, wasm []byte) bool {
 
 func (h *Host) evict(key cacheKey, compiled []byte) bool {
 	h.mu.Lock()
-	_, ok := h.modules.Remove(key)
+	m, ok := h.modules.Remove(key)
+	if c, running := h.compiling[key]; running {
+		c.evicted = true
+	}
 	h.mu.Unlock()
+	if ok {
+		m.release() // the cache's hold
+	}
 	if h.disk != nil && h.disk.release(key, compiled) {
 		ok = true
 	}
@@ -324,6 +363,12 @@ func (h *Host) CompiledOnDisk() (files int, bytes int64) {
 	}
 	return h.disk.usage()
 }
+
+// CompiledModules is the number of compiled modules whose code this Host
+// holds (compiled and not yet closed): those in the cache, and those
+// dropped from it that an open Plugin or adapter still holds. Tests use
+// it to check that a deleted or refused module's code is released.
+func (h *Host) CompiledModules() int { return int(h.open.Load()) }
 
 // Compilations is the number of compilations this Host has started, each
 // for a Load that found its module (namespace and sha256) neither cached

@@ -127,12 +127,14 @@ func (h *Host) loadKnown(ctx context.Context, src, sum string, opts LoadOptions)
 	_, _ = hex.Decode(key.sum[:], []byte(sum)) // checked by ParseManifest
 	h.mu.Lock()
 	var known *Plugin
-	if m, ok := h.modules.Get(key); ok {
+	if m, ok := h.modules.Get(key); ok && m.base != nil {
 		known = m.base
+		m.acquire() // open: the cache holds it
 	}
 	h.mu.Unlock()
 	if known == nil {
 		return nil, loadErr(src, ErrUnknownModule, "no module with this sha256 has been loaded")
 	}
+	defer known.mod.release()
 	return known.with(src, opts)
 }

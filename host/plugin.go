@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,12 +45,16 @@ type LoadOptions struct {
 
 // Plugin is a validated, compiled module with its config and limits. It is
 // immutable and safe for concurrent use; each adapter instantiates it.
+// It holds its module's compiled code until Close (or until the collector
+// finds it unreachable).
 type Plugin struct {
 	h        *Host
 	meta     wasmfile.Meta
 	kind     abi.Kind
 	sum      [sha256.Size]byte
-	mod      *module // its compiled code, kept alive by every Plugin of it
+	mod      *module
+	hold     *hold           // on mod's code; nil in a module's base
+	cleanup  runtime.Cleanup // releases hold if Close is never called
 	config   []byte
 	values   map[string][]byte // config_get answers
 	limits   Limits
@@ -75,6 +80,33 @@ func (p *Plugin) Limits() Limits { return p.limits }
 
 // String names the plugin for errors: "sampler greedy 1.0.0 (sha256 1a2b3c4d5e6f)".
 func (p *Plugin) String() string { return p.label }
+
+// Close releases the Plugin's hold on its module's compiled code. The
+// code is closed once the module has left the Host's cache (Evict, the
+// cache's budget, a module refused) and no other open Plugin or adapter
+// of it is left. Adapters made from p keep running; NewSampler and
+// NewStopPolicy refuse p (ErrClosed). A Plugin never closed lets go of
+// its hold when the collector finds it unreachable. Close is idempotent
+// and returns nil.
+func (p *Plugin) Close() error {
+	if p.hold != nil {
+		p.cleanup.Stop()
+		p.hold.release()
+	}
+	return nil
+}
+
+// acquire is a hold on p's code for an adapter; ErrClosed once p is.
+func (p *Plugin) acquire() (*hold, error) {
+	if p.hold == nil || p.hold.done.Load() {
+		return nil, fmt.Errorf("%w: plugin %s", ErrClosed, p)
+	}
+	hd := newHold(p.mod)
+	if hd == nil {
+		return nil, fmt.Errorf("%w: plugin %s", ErrClosed, p)
+	}
+	return hd, nil
+}
 
 // failure is p's *PluginError in phase, with the last line of log (nil:
 // none).
@@ -108,7 +140,8 @@ func (h *Host) LoadFile(ctx context.Context, path string, opts LoadOptions) (*Pl
 // *wasmfile.CodeLimitError, or a compilation past its timeout), ctx's
 // error, ErrNotWasm, ErrMetadata, ErrABIVersion, ErrKind,
 // ErrMissingExport, ErrForbiddenImport, ErrPluginMemory or ErrBadConfig.
-// wasm is not retained.
+// wasm is not retained. Close the Plugin when done with it (its adapters
+// made): a module evicted meanwhile has its code freed then.
 func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Plugin, error) {
 	sum := sha256.Sum256(wasm)
 	return h.load(ctx, "sha256:"+hex.EncodeToString(sum[:]), wasm, opts)
@@ -152,6 +185,7 @@ func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptio
 		}
 		return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: %w", ErrNotWasm, err)}
 	}
+	defer mod.release() // compile's hold; the Plugin takes its own
 	if err := checkExportTypes(mod.compiled, kind, meta.ABI); err != nil {
 		h.discard(mod) // refused whatever the options: nothing of it is kept
 		return nil, &LoadError{Source: src, Err: err}
@@ -176,7 +210,8 @@ func (h *Host) load(ctx context.Context, src string, wasm []byte, opts LoadOptio
 }
 
 // with returns a copy of a loaded plugin with opts' kind check, limits and
-// config applied.
+// config applied, and a hold of its own on the module's code, which the
+// caller holds already.
 func (p *Plugin) with(src string, opts LoadOptions) (*Plugin, error) {
 	if opts.Kind != 0 && opts.Kind != p.kind {
 		return nil, loadErr(src, ErrKind, "plugin %s is a %s, not a %s", p.meta.Name, p.kind, opts.Kind)
@@ -196,8 +231,13 @@ func (p *Plugin) with(src string, opts LoadOptions) (*Plugin, error) {
 	if err != nil {
 		return nil, &LoadError{Source: src, Err: err}
 	}
+	hd := newHold(p.mod)
+	if hd == nil {
+		return nil, loadErr(src, ErrUnknownModule, "its compiled module was dropped meanwhile")
+	}
 	q := *p
-	q.config, q.values, q.limits = config, values, limits
+	q.config, q.values, q.limits, q.hold = config, values, limits, hd
+	q.cleanup = runtime.AddCleanup(&q, (*hold).release, hd)
 	q.label = fmt.Sprintf("%s %s %s (sha256 %s)", q.kind, q.meta.Name, q.meta.Version, q.SHA256()[:12])
 	if q.meta.ABI >= abi.Version2 {
 		q.label = fmt.Sprintf("%s %s %s (abi %d, sha256 %s)", q.kind, q.meta.Name, q.meta.Version, q.meta.ABI, q.SHA256()[:12])

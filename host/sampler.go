@@ -46,27 +46,55 @@ type Sampler struct {
 // stage is one plugin of a chain and its current instance (nil when none).
 type stage struct {
 	p    *Plugin
+	hold *hold // on p's code, for the adapter's life: p may be closed
 	inst *instance
 	log  *logBuffer // survives re-instantiation
+}
+
+// newStage is a stage of p with its own hold on p's code; ErrClosed when
+// p is closed.
+func newStage(p *Plugin) (*stage, error) {
+	hd, err := p.acquire()
+	if err != nil {
+		return nil, err
+	}
+	return &stage{p: p, hold: hd, log: newLogBuffer(p.h.cfg.logBytes)}, nil
+}
+
+// close closes the stage's instance, then releases its hold.
+func (st *stage) close() {
+	if st.inst != nil {
+		st.inst.close()
+		st.inst = nil
+	}
+	st.hold.release()
 }
 
 var _ engine.Sampler = (*Sampler)(nil)
 
 // NewSampler chains processors (applied in order) before sampler, for a
 // model whose vocabulary is vocab. It checks the kinds; instances are
-// created by the first Reset.
+// created by the first Reset. The Sampler holds its plugins' code until
+// Close: the Plugins may be closed once it is made. A closed Plugin is
+// ErrClosed.
 func NewSampler(vocab engine.Vocab, sampler *Plugin, processors ...*Plugin) (*Sampler, error) {
 	if sampler == nil || sampler.kind != abi.KindSampler {
 		return nil, fmt.Errorf("%w: the last plugin of a chain must be a sampler", ErrKind)
 	}
-	s := &Sampler{vocab: vocab, maxPiece: maxPieceLen(vocab), prev: -1}
 	for _, p := range processors {
 		if p == nil || p.kind != abi.KindProcessor {
 			return nil, fmt.Errorf("%w: %v is not a processor", ErrKind, p)
 		}
-		s.stages = append(s.stages, &stage{p: p, log: newLogBuffer(p.h.cfg.logBytes)})
 	}
-	s.stages = append(s.stages, &stage{p: sampler, log: newLogBuffer(sampler.h.cfg.logBytes)})
+	s := &Sampler{vocab: vocab, maxPiece: maxPieceLen(vocab), prev: -1}
+	for _, p := range append(processors[:len(processors):len(processors)], sampler) {
+		st, err := newStage(p)
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		s.stages = append(s.stages, st)
+	}
 	return s, nil
 }
 
@@ -309,14 +337,12 @@ func (s *Sampler) Log() [][]byte {
 	return out
 }
 
-// Close releases the instances. The Sampler cannot be used afterwards.
+// Close releases the instances and the plugins' code. The Sampler cannot
+// be used afterwards.
 func (s *Sampler) Close() error {
 	s.closed = true
 	for _, st := range s.stages {
-		if st.inst != nil {
-			st.inst.close()
-			st.inst = nil
-		}
+		st.close()
 	}
 	return nil
 }

@@ -21,11 +21,17 @@ type StopPolicy struct {
 var _ engine.StopPolicy = (*StopPolicy)(nil)
 
 // NewStopPolicy adapts a stop plugin for a model whose vocabulary is vocab.
+// The StopPolicy holds the plugin's code until Close: p may be closed once
+// it is made. A closed p is ErrClosed.
 func NewStopPolicy(vocab engine.Vocab, p *Plugin) (*StopPolicy, error) {
 	if p == nil || p.kind != abi.KindStop {
 		return nil, fmt.Errorf("%w: %v is not a stop policy", ErrKind, p)
 	}
-	return &StopPolicy{vocab: vocab, maxPiece: maxPieceLen(vocab), st: stage{p: p, log: newLogBuffer(p.h.cfg.logBytes)}}, nil
+	st, err := newStage(p)
+	if err != nil {
+		return nil, err
+	}
+	return &StopPolicy{vocab: vocab, maxPiece: maxPieceLen(vocab), st: *st}, nil
 }
 
 // Reset starts a turn (instantiating if needed) and calls
@@ -90,12 +96,9 @@ func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
 // Log returns a copy of the instance log.
 func (s *StopPolicy) Log() []byte { return s.st.log.bytes() }
 
-// Close releases the instance.
+// Close releases the instance and the plugin's code.
 func (s *StopPolicy) Close() error {
 	s.closed = true
-	if s.st.inst != nil {
-		s.st.inst.close()
-		s.st.inst = nil
-	}
+	s.st.close()
 	return nil
 }

@@ -59,6 +59,9 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant)
 		}
 		return e
 	}
+	// Its compiled module stays in the cache for the tenant's requests;
+	// the Plugin's own hold goes now, so an eviction frees the code.
+	defer p.Close()
 	sum := sumOf(wasm)
 	if err := s.store.Put(r.Context(), t.Name, sum, wasm, t.Limits.quota()); err != nil {
 		// Refused (or not stored): its compiled code goes, in memory and

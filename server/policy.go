@@ -118,6 +118,14 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 	}
 	p := &policies{}
 	var chain []*host.Plugin
+	var sp, stp *host.Plugin
+	defer func() { // the adapters hold the code they run: a deleted plugin's goes with them
+		for _, pl := range append(chain, sp, stp) {
+			if pl != nil {
+				_ = pl.Close()
+			}
+		}
+	}()
 	var key strings.Builder // the chain's identity, for idleSamplers
 	keyPart := func(pl *host.Plugin, cfg []byte, param string) {
 		fmt.Fprintf(&key, "%s\x00%d\x00%s\x00%v\x00", pl.SHA256(), len(cfg), cfg, pl.Limits())
@@ -156,7 +164,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 		chain = append(chain, pl)
 		keyPart(pl, req.grammar, grammarParam(f))
 	}
-	sp, err := s.resolve(ctx, t, samplerRef, abi.KindSampler, "realizar.sampler")
+	sp, err = s.resolve(ctx, t, samplerRef, abi.KindSampler, "realizar.sampler")
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +214,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest
 		stopRef, param = &pluginRef{Plugin: plugins.StringsBuiltin, Config: stops.Config()}, "stop"
 	}
 	if stopRef != nil {
-		stp, err := s.resolve(ctx, t, *stopRef, abi.KindStop, param)
+		stp, err = s.resolve(ctx, t, *stopRef, abi.KindStop, param)
 		if err != nil {
 			p.Close()
 			return nil, err
