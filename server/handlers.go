@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,16 +62,30 @@ func jsonTypeName(t reflect.Type) string {
 	return "another JSON type"
 }
 
-// decodeJSON reads the request body into v; malformed JSON is a 400, and a
-// value of the wrong JSON type names its field as the error's param.
+// decodeJSON reads the request body into v (readBody, decodeBody).
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	if err := json.NewDecoder(body).Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "body_too_large",
-				Message: fmt.Sprintf("the request body is over %d bytes", maxBodyBytes)}
-		}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeBody(body, v)
+}
+
+// readBody reads the request body, at most maxBodyBytes; more is a 413.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "body_too_large",
+			Message: fmt.Sprintf("the request body is over %d bytes", maxBodyBytes)}
+	}
+	return b, err
+}
+
+// decodeBody decodes a JSON body into v; malformed JSON is a 400, and a
+// value of the wrong JSON type names its field as the error's param.
+func decodeBody(body []byte, v any) error {
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			field := requestField(typeErr.Field)
@@ -193,79 +208,89 @@ func present(raw json.RawMessage) bool {
 }
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	return s.generate(w, r, t, false, s.decodeCompletion)
+}
+
+// decodeCompletion decodes and validates a completion request's body.
+func (s *Server) decodeCompletion(body []byte) (prepared, error) {
 	var req completionRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+	if err := decodeBody(body, &req); err != nil {
+		return prepared{}, err
 	}
 	maxTokens, err := s.checkCommon(&req.samplingFields)
 	if err != nil {
-		return err
+		return prepared{}, err
 	}
 	switch {
 	case req.Echo:
-		return unsupported("echo")
+		return prepared{}, unsupported("echo")
 	case req.Suffix != nil && *req.Suffix != "":
-		return unsupported("suffix")
+		return prepared{}, unsupported("suffix")
 	case req.BestOf != nil && *req.BestOf > 1:
-		return unsupported("best_of")
+		return prepared{}, unsupported("best_of")
 	case present(req.Tools):
-		return chatOnly("tools")
+		return prepared{}, chatOnly("tools")
 	case present(req.ToolChoice):
-		return chatOnly("tool_choice")
+		return prepared{}, chatOnly("tool_choice")
 	case req.Prompt.count != 1:
-		return badRequest("prompt", "one prompt per request (got %d)", req.Prompt.count)
+		return prepared{}, badRequest("prompt", "one prompt per request (got %d)", req.Prompt.count)
 	}
 	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens}
 	if req.Logprobs != nil {
 		if *req.Logprobs < 0 || *req.Logprobs > 20 {
-			return badRequest("logprobs", "logprobs is %d, must be in [0, 20]", *req.Logprobs)
+			return prepared{}, badRequest("logprobs", "logprobs is %d, must be in [0, 20]", *req.Logprobs)
 		}
 		p.logprobs, p.topLogprobs = true, *req.Logprobs
 	}
 	if req.Prompt.isText {
 		if err := s.checkPromptBytes("prompt", len(req.Prompt.text)); err != nil {
-			return err
+			return prepared{}, err
 		}
 		p.promptText = &req.Prompt.text
 	} else {
 		p.prompt = req.Prompt.tokens
 	}
-	return s.generate(w, r, t, p, false)
+	return p, nil
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	return s.generate(w, r, t, true, s.decodeChat)
+}
+
+// decodeChat decodes and validates a chat request's body.
+func (s *Server) decodeChat(body []byte) (prepared, error) {
 	var req chatRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+	if err := decodeBody(body, &req); err != nil {
+		return prepared{}, err
 	}
 	maxTokens, err := s.checkCommon(&req.samplingFields)
 	if err != nil {
-		return err
+		return prepared{}, err
 	}
 	if len(req.Messages) == 0 {
-		return badRequest("messages", "messages is empty")
+		return prepared{}, badRequest("messages", "messages is empty")
 	}
 	template := s.model.Tokenizer.ChatTemplate()
 	msgs, err := chatMessages(req.Messages, polyfills(template), func(total int) error { return s.checkPromptBytes("messages", total) })
 	if err != nil {
-		return err
+		return prepared{}, err
 	}
 	tools, err := readTools(&req, template)
 	if err != nil {
-		return err
+		return prepared{}, err
 	}
 	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
-			return badRequest("top_logprobs", "top_logprobs is %d, must be in [0, 20]", *req.TopLogprobs)
+			return prepared{}, badRequest("top_logprobs", "top_logprobs is %d, must be in [0, 20]", *req.TopLogprobs)
 		}
 		if !req.Logprobs {
-			return badRequest("top_logprobs", "top_logprobs needs logprobs: true")
+			return prepared{}, badRequest("top_logprobs", "top_logprobs needs logprobs: true")
 		}
 		p.topLogprobs = *req.TopLogprobs
 	}
 	p.logprobs = req.Logprobs
-	return s.generate(w, r, t, p, true)
+	return p, nil
 }
 
 // tokenizePrompt renders p's messages with the chat template and
