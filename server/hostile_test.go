@@ -205,6 +205,63 @@ func TestStalledReaders(t *testing.T) {
 	}
 }
 
+// TestHostileRefusedBeforeBody: a request over its tenant's limits is
+// refused before its body is read, so a tenant's refused requests cost
+// no decoding and hold no memory: with tenant a's one request admitted
+// and its body never arriving, a's next request is a 429 with a
+// Retry-After though its body (1 MiB announced) never arrives either.
+func TestHostileRefusedBeforeBody(t *testing.T) {
+	// Whether tenant a is at the limit (a probe that takes nothing).
+	queueFull := func(s *testServer) bool {
+		tk, err := s.srv.core.Admit("a")
+		if err == nil {
+			tk.Release()
+		}
+		return err != nil
+	}
+	concurrencyFull := func(s *testServer) bool {
+		done, err := s.srv.tenants.Tenants().tenant("a").admit(time.Now())
+		if err == nil {
+			done()
+		}
+		return err != nil
+	}
+	for _, tc := range []struct {
+		name, limits, code string
+		full               func(*testServer) bool
+	}{
+		{"queue share", `{"max_queued": 1, "max_concurrent": 64}`, "tenant_queue_full", queueFull},
+		{"max_concurrent", `{"max_concurrent": 1}`, "concurrency_limit_exceeded", concurrencyFull},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tenants := threeTenants(`{"step_deadline": "2s", "requests_per_minute": 100000, "memory_pages": 64}`, tc.limits, `{}`, `{}`)
+			s := startServerConfig(t, tenants, Config{Queue: 64})
+			headers := func(n int) net.Conn {
+				conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = conn.Close() })
+				_, err = fmt.Fprintf(conn, "POST /v1/completions HTTP/1.1\r\nHost: loopback\r\nAuthorization: Bearer %s\r\n"+
+					"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", keyA, n)
+				require.NoError(t, err)
+				return conn
+			}
+			headers(100)
+			require.Eventually(t, func() bool { return tc.full(s) }, 5*time.Second, time.Millisecond,
+				"a's first request, its body awaited, was never admitted")
+			second := headers(1 << 20)
+			require.NoError(t, second.SetReadDeadline(time.Now().Add(5*time.Second)))
+			resp, err := http.ReadResponse(bufio.NewReader(second), nil)
+			require.NoError(t, err, "no answer without the body")
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, string(b))
+			assert.Equal(t, tc.code, errorOf(t, b).Code)
+			assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+		})
+	}
+}
+
 // floodClient is an HTTP client for many concurrent requests to one
 // server, each with a connection of its own.
 func floodClient(conns int) *http.Client {
