@@ -907,16 +907,20 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 		if !ok {
 			return "", g.errf(path, "required", ErrSchema, "not an array")
 		}
+		// By name, not a scan of the properties per required name: that
+		// was quadratic, minutes for a body of 8 MiB before any cap.
+		byName := make(map[string][]int, len(props))
+		for i, p := range props {
+			byName[p.name] = append(byName[p.name], i)
+		}
 		for _, e := range list {
 			name, ok := e.(string)
 			if !ok {
 				return "", g.errf(path, "required", ErrSchema, "holds a non-string")
 			}
-			found := false
-			for i := range props {
-				if props[i].name == name {
-					props[i].req, found = true, true
-				}
+			found := len(byName[name]) > 0
+			for _, i := range byName[name] {
+				props[i].req = true
 			}
 			if !found {
 				return "", g.errf(path, "required", ErrUnsupported, "%q is not among the properties", name)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,25 +18,36 @@ import (
 // 400 whose param and message name the request field (messages[*].role)
 // and the JSON types, never encoding/json's Go types.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeBody(body, v)
+}
+
+// readBody reads the request body, at most maxBodyBytes; more is a 413.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "body_too_large",
+			Message: fmt.Sprintf("the request body is over %d bytes", maxBodyBytes)}
+	}
+	return b, err
+}
+
+// decodeBody decodes body, one JSON value, into v (see decodeJSON).
+func decodeBody(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	err := dec.Decode(v)
 	if err == nil {
 		// One value: anything but space after it is malformed.
 		if _, more := dec.Token(); more != io.EOF {
 			err = errTrailing
-			if errors.As(more, new(*http.MaxBytesError)) {
-				err = more
-			}
 		}
 	}
 	if err == nil {
 		return nil
-	}
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "body_too_large",
-			Message: fmt.Sprintf("the request body is over %d bytes", maxBodyBytes)}
 	}
 	return decodeError(reflect.TypeOf(v), err)
 }

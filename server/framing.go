@@ -70,6 +70,10 @@ type framingConn struct {
 	ambiguous atomic.Bool
 }
 
+// NetConn is the wrapped connection (as tls.Conn's), for a caller that
+// tunes its socket.
+func (c *framingConn) NetConn() net.Conn { return c.Conn }
+
 func (c *framingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {

@@ -11,14 +11,16 @@ import (
 	"github.com/realizar-host/realizar-host/serving"
 )
 
-// generate runs a decoded and validated request through the pipeline:
-// admit (the tenant's max_concurrent and rate, then its share of the
-// queue) before any costly work, prepare (templates, tokenizing, compiles,
-// plugins) in the tenant's share of the preparation pool, run (the serving
-// core: a place within the tenant's shares, then the batched passes, on a
-// goroutine of the core's) and respond (one responder per response shape,
-// draining the turn's buffered output at the client's pace).
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p prepared, chat bool) error {
+// generate runs a generation request through the pipeline: admit (the
+// tenant's max_concurrent and rate, then its share of the queue) before
+// any costly work, decoding the body included, then read the body;
+// prepare (decode and validate it, templates, tokenizing, compiles,
+// plugins) in the tenant's share of the preparation pool; run (the
+// serving core: a place within the tenant's shares, then the batched
+// passes, on a goroutine of the core's) and respond (one responder per
+// response shape, draining the turn's buffered output at the client's
+// pace). decode is the endpoint's decoding and validation of the body.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, chat bool, decode func(body []byte) (prepared, error)) error {
 	ctx := r.Context()
 	done, err := t.admit(time.Now())
 	if err != nil {
@@ -30,7 +32,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, p p
 		return turnError(err)
 	}
 	defer ticket.Release()
-	pol, err := s.prepare(ctx, t, &p)
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	p, pol, err := s.prepare(ctx, t, body, decode)
 	if err != nil {
 		return err
 	}

@@ -132,79 +132,89 @@ func present(raw json.RawMessage) bool {
 }
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	return s.generate(w, r, t, false, s.decodeCompletion)
+}
+
+// decodeCompletion decodes and validates a completion request's body.
+func (s *Server) decodeCompletion(body []byte) (prepared, error) {
 	var req completionRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+	if err := decodeBody(body, &req); err != nil {
+		return prepared{}, err
 	}
 	maxTokens, err := s.checkCommon(&req.samplingFields)
 	if err != nil {
-		return err
+		return prepared{}, err
 	}
 	switch {
 	case req.Echo:
-		return unsupported("echo")
+		return prepared{}, unsupported("echo")
 	case req.Suffix != nil && *req.Suffix != "":
-		return unsupported("suffix")
+		return prepared{}, unsupported("suffix")
 	case req.BestOf != nil && *req.BestOf > 1:
-		return unsupported("best_of")
+		return prepared{}, unsupported("best_of")
 	case present(req.Tools):
-		return chatOnly("tools")
+		return prepared{}, chatOnly("tools")
 	case present(req.ToolChoice):
-		return chatOnly("tool_choice")
+		return prepared{}, chatOnly("tool_choice")
 	case req.Prompt.count != 1:
-		return badRequest("prompt", "one prompt per request (got %d)", req.Prompt.count)
+		return prepared{}, badRequest("prompt", "one prompt per request (got %d)", req.Prompt.count)
 	}
 	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens}
 	if req.Logprobs != nil {
 		if *req.Logprobs < 0 || *req.Logprobs > 20 {
-			return badRequest("logprobs", "logprobs must be in [0, 20], not %d", *req.Logprobs)
+			return prepared{}, badRequest("logprobs", "logprobs must be in [0, 20], not %d", *req.Logprobs)
 		}
 		p.logprobs, p.topLogprobs = true, *req.Logprobs
 	}
 	if req.Prompt.isText {
 		if err := s.checkPromptBytes("prompt", len(req.Prompt.text)); err != nil {
-			return err
+			return prepared{}, err
 		}
 		p.promptText = &req.Prompt.text
 	} else {
 		p.prompt = req.Prompt.tokens
 	}
-	return s.generate(w, r, t, p, false)
+	return p, nil
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	return s.generate(w, r, t, true, s.decodeChat)
+}
+
+// decodeChat decodes and validates a chat request's body.
+func (s *Server) decodeChat(body []byte) (prepared, error) {
 	var req chatRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+	if err := decodeBody(body, &req); err != nil {
+		return prepared{}, err
 	}
 	maxTokens, err := s.checkCommon(&req.samplingFields)
 	if err != nil {
-		return err
+		return prepared{}, err
 	}
 	if len(req.Messages) == 0 {
-		return badRequest("messages", "messages is empty")
+		return prepared{}, badRequest("messages", "messages is empty")
 	}
 	template := s.model.Tokenizer.ChatTemplate()
 	msgs, err := chatMessages(req.Messages, polyfills(template), func(total int) error { return s.checkPromptBytes("messages", total) })
 	if err != nil {
-		return err
+		return prepared{}, err
 	}
 	tools, err := readTools(&req, template)
 	if err != nil {
-		return err
+		return prepared{}, err
 	}
 	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
-			return badRequest("top_logprobs", "top_logprobs must be in [0, 20], not %d", *req.TopLogprobs)
+			return prepared{}, badRequest("top_logprobs", "top_logprobs must be in [0, 20], not %d", *req.TopLogprobs)
 		}
 		if !req.Logprobs {
-			return badRequest("top_logprobs", "top_logprobs needs logprobs: true")
+			return prepared{}, badRequest("top_logprobs", "top_logprobs needs logprobs: true")
 		}
 		p.topLogprobs = *req.TopLogprobs
 	}
 	p.logprobs = req.Logprobs
-	return s.generate(w, r, t, p, true)
+	return p, nil
 }
 
 // tokenizePrompt renders p's messages with the chat template and

@@ -162,6 +162,13 @@ func startServerWith(t testing.TB, tenants []byte, cfg Config, wrap func(*Model,
 
 // startServerHost is startServerWith with its Host configured by hostCfg.
 func startServerHost(t testing.TB, tenants []byte, cfg Config, hostCfg host.Config, wrap func(*Model, *model.Model)) *testServer {
+	return startServerHTTP(t, tenants, cfg, hostCfg, wrap, nil)
+}
+
+// startServerHTTP is startServerHost with tune (when not nil) applied to
+// the http.Server before it starts serving: its ConnState hook, say.
+func startServerHTTP(t testing.TB, tenants []byte, cfg Config, hostCfg host.Config, wrap func(*Model, *model.Model),
+	tune func(*http.Server)) *testServer {
 	ctx := context.Background()
 	h, own := cfg.Host, cfg.Host == nil
 	var err error
@@ -189,6 +196,9 @@ func startServerHost(t testing.TB, tenants []byte, cfg Config, hostCfg host.Conf
 	}
 	srv.SetModel(m)
 	hs := httptest.NewUnstartedServer(srv)
+	if tune != nil {
+		tune(hs.Config)
+	}
 	hs.Listener = GuardListener(hs.Config, hs.Listener)
 	hs.Start()
 	t.Cleanup(func() {

@@ -251,30 +251,35 @@ func compileSpec(g *grammarSpec) (json.RawMessage, error) {
 }
 
 // prepare does an admitted request's costly work in its tenant's share of
-// the preparation pool, under prepareTimeout: the chat template and
-// tokenizing, the schema, grammar and tool compiles (each once), and the
-// policies' instances (Close them after the turn). Running past the
-// deadline is a 429 for the tenant, whose own backlog it is.
-func (s *Server) prepare(ctx context.Context, t *Tenant, p *prepared) (*policies, error) {
+// the preparation pool, under prepareTimeout: decoding and validating its
+// body (decode), the chat template and tokenizing, the schema, grammar
+// and tool compiles (each once), and the policies' instances (Close them
+// after the turn). Running past the deadline is a 429 for the tenant,
+// whose own backlog it is.
+func (s *Server) prepare(ctx context.Context, t *Tenant, body []byte, decode func([]byte) (prepared, error)) (prepared, *policies, error) {
 	ctx, cancel := context.WithTimeout(ctx, prepareTimeout)
 	defer cancel()
 	release, err := s.prep.acquire(ctx, t.Name)
 	if err != nil {
-		return nil, prepareError(ctx, err)
+		return prepared{}, nil, prepareError(ctx, err)
 	}
 	defer release()
-	if err := s.tokenizePrompt(ctx, p); err != nil {
-		return nil, prepareError(ctx, err)
-	}
-	pr, err := s.policyRequest(t, p)
+	p, err := decode(body)
 	if err != nil {
-		return nil, err
+		return p, nil, err
+	}
+	if err := s.tokenizePrompt(ctx, &p); err != nil {
+		return p, nil, prepareError(ctx, err)
+	}
+	pr, err := s.policyRequest(t, &p)
+	if err != nil {
+		return p, nil, err
 	}
 	pol, err := s.buildPolicies(ctx, t, pr)
 	if err != nil {
-		return nil, prepareError(ctx, err)
+		return p, nil, prepareError(ctx, err)
 	}
-	return pol, nil
+	return p, pol, nil
 }
 
 // prepareError is err, or a 429 when the preparation deadline ended it.

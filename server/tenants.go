@@ -41,8 +41,8 @@ type Limits struct {
 	// 1, or all of it when the server has one tenant.
 	MaxSequences int `json:"max_sequences"`
 	// MaxQueued is the tenant's share of the server's queue: the most of
-	// its requests admitted and not yet decoding (preparing, or waiting
-	// for a place). Past it a request is a 429 tenant_queue_full whose
+	// its requests admitted and not yet decoding (their bodies read and
+	// prepared, or waiting for a place). Past it a request is a 429 tenant_queue_full whose
 	// Retry-After is estimated from the tenant's own queue. 0 means half
 	// of --queue, at least 1, or all of it when the server has one tenant.
 	MaxQueued int `json:"max_queued"`
