@@ -471,13 +471,15 @@ func parallelRound(ctx context.Context, core *serving.Core, tok *tokenizer.Token
 // passes of their own, and the decode passes that follow hold the round's
 // sequences together.
 type firstToken struct {
-	mu   sync.Mutex
-	left int
-	open chan struct{}
+	mu      sync.Mutex
+	left    int
+	open    chan struct{}
+	waiting int           // turns held at the gate, not yet through it
+	through chan struct{} // closed when they all are
 }
 
 func newFirstToken(n int) *firstToken {
-	g := &firstToken{left: n, open: make(chan struct{})}
+	g := &firstToken{left: n, open: make(chan struct{}), through: make(chan struct{})}
 	if n == 0 {
 		close(g.open)
 	}
@@ -487,6 +489,33 @@ func newFirstToken(n int) *firstToken {
 // sampler is s held at the gate before its first token.
 func (g *firstToken) sampler(s engine.Sampler) *gatedSampler {
 	return &gatedSampler{Sampler: s, gate: g}
+}
+
+// wait holds a turn at the gate until every turn has arrived. The last to
+// arrive opens it and goes on once the others have gone through: the
+// turns held longest are those the core stopped waiting for when it
+// prefilled the later prompts without them, and a first decode pass
+// started by the last turn alone would leave them behind.
+func (g *firstToken) wait() {
+	g.mu.Lock()
+	g.left--
+	if g.left > 0 {
+		g.waiting++
+		g.mu.Unlock()
+		<-g.open
+		g.mu.Lock()
+		if g.waiting--; g.waiting == 0 {
+			close(g.through)
+		}
+		g.mu.Unlock()
+		return
+	}
+	none := g.waiting == 0
+	close(g.open)
+	g.mu.Unlock()
+	if !none {
+		<-g.through
+	}
 }
 
 // arrive counts one turn at the gate.
@@ -507,10 +536,7 @@ type gatedSampler struct {
 
 // Sample waits for the round's other turns before the first token.
 func (s *gatedSampler) Sample(logits []float32) (int32, error) {
-	s.once.Do(func() {
-		s.gate.arrive()
-		<-s.gate.open
-	})
+	s.once.Do(s.gate.wait)
 	return s.Sampler.Sample(logits)
 }
 
