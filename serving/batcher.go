@@ -70,6 +70,13 @@ type batcher struct {
 	prompts     []*sequence
 	batched     []engine.Span
 	batchedSeqs []*sequence
+	answers     []spanAnswer
+}
+
+// spanAnswer is a span's result, sent once the pass has been counted.
+type spanAnswer struct {
+	q *sequence
+	r spanResult
 }
 
 // PassStats describes one batched pass, for Config.OnPass.
@@ -290,14 +297,16 @@ func promptChunk(budget, left, room int) int {
 
 // pass runs one batched pass and answers the spans that reached their
 // end; a prompt chunk that did not stays pending, resuming where its
-// forward now holds.
+// forward now holds. The pass is counted (metrics, onPass) before any of
+// its spans is answered, so a turn ends after every pass it took part in
+// was counted.
 func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 	if len(spans) == 0 {
 		return
 	}
 	t0 := time.Now()
-	batched, batchedSeqs := b.batched[:0], b.batchedSeqs[:0]
-	defer func() { b.batched, b.batchedSeqs = batched, batchedSeqs }()
+	batched, batchedSeqs, answers := b.batched[:0], b.batchedSeqs[:0], b.answers[:0]
+	defer func() { b.batched, b.batchedSeqs, b.answers = batched, batchedSeqs, answers }()
 	for i, sp := range spans {
 		if sp.Fwd != nil {
 			batched = append(batched, sp)
@@ -308,7 +317,7 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		q := seqs[i]
 		t := time.Now()
 		logits, err := q.sl.fwd.Forward(q.tokens, q.start)
-		b.answer(q, spanResult{logits: logits, took: time.Since(t), err: err})
+		answers = append(answers, spanAnswer{q, spanResult{logits: logits, took: time.Since(t), err: err}})
 	}
 	rows, decode := 0, true
 	for _, sp := range batched {
@@ -324,7 +333,7 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		q := batchedSeqs[i]
 		q.took += sp.Took
 		if sp.Err != nil || sp.Logits != nil {
-			b.answer(q, spanResult{logits: sp.Logits, took: q.took, err: sp.Err})
+			answers = append(answers, spanAnswer{q, spanResult{logits: sp.Logits, took: q.took, err: sp.Err}})
 			continue
 		}
 		b.mu.Lock()
@@ -338,6 +347,9 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 	b.metrics.PassTokens.Observe(float64(rows + len(spans) - len(batched)))
 	if b.onPass != nil {
 		b.onPass(PassStats{Sequences: len(spans), Rows: rows + len(spans) - len(batched), Decode: decode, Took: d})
+	}
+	for _, a := range answers {
+		b.answer(a.q, a.r)
 	}
 	b.mu.Lock()
 	b.lastEnd = time.Now()

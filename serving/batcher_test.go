@@ -1,9 +1,14 @@
 package serving
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
 )
 
 // A prompt's chunks are never one row, and never leave one row behind,
@@ -33,5 +38,52 @@ func TestPromptChunk(t *testing.T) {
 			require.GreaterOrEqual(t, got, 2)
 			require.NotEqual(t, 1, tc.left-got)
 		}
+	}
+}
+
+// countStep is a TokenStep of vocab logits that counts nothing: the
+// forward under test needs only shapes.
+type countStep struct{ logits []float32 }
+
+func (s countStep) Reset()                             {}
+func (s countStep) Step(int32, int) ([]float32, error) { return s.logits, nil }
+
+// loneForward is an ArchForward that cannot join a batched pass.
+type loneForward struct{ logits []float32 }
+
+func (loneForward) OnGPU() bool                               { return false }
+func (loneForward) ContextLength() int                        { return 16 }
+func (loneForward) Reserve(int) (bool, error)                 { return false, nil }
+func (f loneForward) Forward([]int32, int) ([]float32, error) { return f.logits, nil }
+
+// A pass is reported to OnPass before its spans are answered, for a
+// forward in the batched pass and for one alone: once a forward returns,
+// its pass has been counted (bench --parallel sums a round's passes once
+// its turns have ended).
+func TestOnPassBeforeAnswer(t *testing.T) {
+	var passes atomic.Int32
+	b := newBatcher(NewMetrics(), 64, func(PassStats) {
+		time.Sleep(5 * time.Millisecond) // a slow hook: an answer sent before it would be seen first
+		passes.Add(1)
+	})
+	defer b.close()
+	logits := make([]float32, 4)
+	step, err := engine.NewStepForward(countStep{logits}, engine.StepOptions{ModelContext: 16})
+	require.NoError(t, err)
+	want := int32(0)
+	for name, sl := range map[string]*slot{"batched": {fwd: step, step: step}, "alone": {fwd: loneForward{logits}}} {
+		q := b.join(context.Background(), sl)
+		tokens := []int32{1, 2, 2, 3}
+		for n := 2; n <= len(tokens); n++ {
+			start := n - 1
+			if n == 2 {
+				start = 0 // the prompt
+			}
+			r := b.forward(q, tokens[:n], start)
+			require.NoError(t, r.err)
+			want++
+			require.Equal(t, want, passes.Load(), "%s: the pass of the span ending at %d", name, n)
+		}
+		b.leave(q)
 	}
 }

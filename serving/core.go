@@ -66,7 +66,8 @@ type Config struct {
 	// Metrics.PluginFailures; nil means "other".
 	PluginFailure func(error) string
 	// OnPass, when set, is called after each batched pass, on the pass
-	// loop's goroutine.
+	// loop's goroutine, before the pass's spans are answered: once a
+	// turn's Result returns, every pass it took part in has been reported.
 	OnPass func(PassStats)
 }
 

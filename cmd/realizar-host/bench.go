@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/serving"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -37,9 +39,11 @@ func newBenchCmd() *cobra.Command {
 			"embedded greedy sampler and end-of-generation ignored so every run generates G tokens; print\n" +
 			"the median, minimum and maximum of the prefill and decode speeds. Every run prefills the\n" +
 			"whole prompt (nothing is reused from the run before).\n\n" +
-			"--parallel N then decodes B sequences at once in batched passes, for B = 1, 2, 4, ... up to\n" +
-			"N (and N itself), and prints the median aggregate and per-sequence decode speeds of each B\n" +
-			"(the prefill passes are not counted), as llama.cpp's llama-batched-bench does.",
+			"--parallel N then runs B turns at once on the serving core that serve runs (B places, its\n" +
+			"batched passes), for B = 1, 2, 4, ... up to N (and N itself), each turn with its own prompt\n" +
+			"and the turns starting to decode together, and prints the median aggregate and per-sequence\n" +
+			"decode speeds of each B: the tokens of the passes of one-token decodes alone over their wall\n" +
+			"time (the prefill passes are not counted), as llama.cpp's llama-batched-bench does.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := mf.resolve(); err != nil {
@@ -279,169 +283,263 @@ func parallelSizes(n int) []int {
 	return sizes
 }
 
-// prefillPassTokens caps the prompt tokens of all sequences in one batched
-// pass (the pass's scratch grows with its rows).
-const prefillPassTokens = 512
+// benchBatchTokens is the rows one pass of --parallel's cores processes
+// (serving.Config.BatchTokens): enough for a round's prompts to prefill in
+// few passes, no more (the pass's scratch grows with its rows).
+const benchBatchTokens = 512
 
-// benchSeq is one sequence of --parallel: a forward of its own over the
-// loaded weights (its own KV cache), a Session with its own greedy sampler,
-// and its prompt.
-type benchSeq struct {
-	fwd     *engine.StepForward
-	sess    *engine.Session
-	sampler *host.Sampler
-	prompt  []int32
-}
+// benchTenant is the one tenant of --parallel's turns.
+const benchTenant = "bench"
 
-// benchParallel measures batched decode for each sequence count of sizes:
-// for each, one warm-up round and reps measured rounds, and the medians of
-// their aggregate decode speeds.
+// benchParallel measures batched decode for each sequence count b of sizes
+// on the serving core the server runs: for each, a core of b places, one
+// warm-up round and reps measured rounds, and the median of their
+// aggregate decode speeds.
 func benchParallel(ctx context.Context, m *loaded, mf *modelFlags, sizes []int, promptTokens, genTokens, reps int) ([]parallelPace, error) {
 	h, pl, err := benchGreedy(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close(ctx)
-	seqs, err := newBenchSeqs(m, mf, pl, sizes[len(sizes)-1], promptTokens)
-	defer closeBenchSeqs(seqs)
-	if err != nil {
-		return nil, err
-	}
-	seed := uint64(0)
-	cfg := engine.GenerateConfig{MaxTokens: genTokens, IgnoreEOG: true, Seed: &seed, Cancel: engine.FromContext(ctx)}
 	var out []parallelPace
 	for _, b := range sizes {
-		var agg []float64
-		for r := 0; r <= reps; r++ {
-			_, tokens, wall, err := parallelRound(seqs[:b], cfg, promptTokens)
-			if err != nil {
-				return nil, err
-			}
-			if r > 0 { // round 0 warms up
-				agg = append(agg, tokPerSec(tokens, wall))
-			}
+		a, err := parallelAggregate(ctx, m, mf, pl, b, promptTokens, genTokens, reps)
+		if err != nil {
+			return nil, err
 		}
-		a := newSpread(agg).Median
 		out = append(out, parallelPace{Sequences: b, Aggregate: a, PerSequence: a / float64(b)})
 	}
 	return out, nil
 }
 
-// newBenchSeqs makes n sequences over m's weights, each with a sampler of
-// the plugin pl and the bench prompt rotated by its index. The sequences
-// made before an error are returned with it, for closeBenchSeqs.
-func newBenchSeqs(m *loaded, mf *modelFlags, pl *host.Plugin, n, promptTokens int) ([]benchSeq, error) {
-	seqs := make([]benchSeq, 0, n)
-	for i := range n {
-		var fwd *engine.StepForward
-		var err error
-		if m.gpu != nil {
-			fwd, err = m.newGPUForward(mf) // a KV cache of its own on the device
-		} else {
-			fwd, err = m.forward(m.model.NewStep(), mf)
+// parallelAggregate is the median aggregate decode speed of b sequences at
+// once: a core of b places (each a forward of its own over m's weights,
+// kept from round to round), one warm-up round and reps measured rounds of
+// b turns, sequence i with the bench prompt rotated by i.
+func parallelAggregate(ctx context.Context, m *loaded, mf *modelFlags, pl *host.Plugin, b, promptTokens, genTokens, reps int) (float64, error) {
+	var passes decodePasses
+	core, err := newBenchCore(m, mf, b, passes.add)
+	if err != nil {
+		return 0, err
+	}
+	defer core.Close()
+	prompts := make([][]int32, b)
+	for i := range prompts {
+		prompts[i] = benchPromptAt(m.tok, promptTokens, i)
+	}
+	var agg []float64
+	for r := 0; r <= reps; r++ {
+		passes.reset()
+		if _, err := parallelRound(ctx, core, m.tok, pl, prompts, genTokens); err != nil {
+			return 0, err
 		}
-		if err != nil {
-			return seqs, failure(err)
-		}
-		// One sampler per Session: a plugin instance serves one turn at a time.
-		sampler, err := host.NewSampler(m.tok, pl)
-		if err != nil {
-			_ = fwd.Close()
-			return seqs, badPlugin(err)
-		}
-		seqs = append(seqs, benchSeq{fwd: fwd, sampler: sampler, prompt: benchPromptAt(m.tok, promptTokens, i)})
-		if seqs[i].sess, err = engine.NewSession(fwd, m.tok, engine.WithSampler(sampler)); err != nil {
-			return seqs, failure(err)
+		tokens, wall := passes.sum()
+		if r > 0 { // round 0 warms up
+			agg = append(agg, tokPerSec(tokens, wall))
 		}
 	}
-	return seqs, nil
+	return newSpread(agg).Median, nil
 }
 
-// closeBenchSeqs closes the sequences' samplers and forwards (a GPU
-// sequence's device memory).
-func closeBenchSeqs(seqs []benchSeq) {
-	for _, q := range seqs {
-		if q.sampler != nil {
-			_ = q.sampler.Close()
-		}
-		_ = q.fwd.Close()
+// newBenchCore is a serving core of b places for --parallel, each place a
+// forward of its own over m's weights (on the device under --gpu), that
+// reports its passes to onPass; the caller closes it.
+func newBenchCore(m *loaded, mf *modelFlags, b int, onPass func(serving.PassStats)) (*serving.Core, error) {
+	core, err := serving.New(serving.Model{Forward: m.fwd, NewForward: func() (engine.ArchForward, error) { return m.newSequence(mf) },
+		KVBytesPerPosition: m.model.KVBytesPerPosition(), Vocab: m.tok},
+		serving.Config{Parallel: b, BatchTokens: max(benchBatchTokens, b), Queue: b, OnPass: onPass})
+	if err != nil {
+		return nil, failure(err)
 	}
+	return core, nil
 }
 
-// parallelRound runs one turn on every sequence at once, driving the Runs
-// through shared batched passes (engine.ForwardBatch): the prompts first,
-// in chunks of at most prefillPassTokens tokens per pass, then one decode
-// token per sequence per pass. It returns the tokens of the passes in which
-// every span was a one-token decode and the wall time of those passes, and
-// the sequences' turns.
-func parallelRound(seqs []benchSeq, cfg engine.GenerateConfig, promptTokens int) (turns []engine.Turn, decoded int, wall time.Duration, err error) {
-	runs := make([]*engine.Run, 0, len(seqs))
-	defer func() { // every Run ends exactly once, also after a failure
-		for i, run := range runs {
-			t, rerr := run.Result()
-			turns = append(turns, t)
-			switch {
-			case err != nil:
-			case rerr != nil:
-				err = turnError(rerr)
-			case t.Stop == engine.StopCancelled:
-				err = &cmdError{code: exitInterrupted, err: errors.New("interrupted")}
-			default:
-				err = checkPrefill(t, promptTokens, fmt.Sprintf("parallel sequence %d of %d", i+1, len(seqs)))
-			}
+// decodePasses sums the passes a core reports in which every span was a
+// one-token decode: their tokens and wall time (the prefill passes, and
+// those that mix prompts and decodes, are not counted).
+type decodePasses struct {
+	mu     sync.Mutex
+	tokens int
+	wall   time.Duration
+}
+
+// add is the core's Config.OnPass.
+func (p *decodePasses) add(s serving.PassStats) {
+	if !s.Decode {
+		return
+	}
+	p.mu.Lock()
+	p.tokens += s.Rows
+	p.wall += s.Took
+	p.mu.Unlock()
+}
+
+func (p *decodePasses) reset() {
+	p.mu.Lock()
+	p.tokens, p.wall = 0, 0
+	p.mu.Unlock()
+}
+
+// sum is the decode passes' tokens and wall time since the last reset;
+// after a round's turns have ended it holds all of their passes (the core
+// reports a pass before answering it).
+func (p *decodePasses) sum() (int, time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tokens, p.wall
+}
+
+// parallelRound starts one turn per prompt on core at once (the same
+// tenant; end-of-generation ignored, so each generates genTokens), each
+// with a greedy sampler of its own (a plugin instance serves one turn at a
+// time), and returns their turns once all have ended. A turn that failed,
+// was interrupted or did not prefill its whole prompt fails the round.
+//
+// The turns wait for each other at their first token (firstToken), so
+// that the core decodes them together, as b sequences at once, none of
+// them beside the others' prompts.
+func parallelRound(ctx context.Context, core *serving.Core, tok *tokenizer.Tokenizer, pl *host.Plugin, prompts [][]int32, genTokens int) ([]engine.Turn, error) {
+	gate := newFirstToken(len(prompts))
+	var samplers []*host.Sampler
+	defer func() {
+		for _, s := range samplers {
+			_ = s.Close()
 		}
 	}()
-	for _, q := range seqs {
-		q.sess.Forget()
-		run, err := q.sess.Begin(q.prompt, cfg)
-		if err != nil {
-			return nil, 0, 0, turnError(err)
+	seed := uint64(0)
+	started := make([]*serving.Turn, 0, len(prompts))
+	var err error
+	for _, prompt := range prompts {
+		sampler, serr := host.NewSampler(tok, pl)
+		if serr != nil {
+			err = badPlugin(serr)
+			break
 		}
-		runs = append(runs, run)
+		samplers = append(samplers, sampler)
+		ticket, aerr := core.Admit(benchTenant)
+		if aerr != nil {
+			err = failure(aerr)
+			break
+		}
+		gated := gate.sampler(sampler)
+		t, serr := ticket.Start(ctx, serving.Request{Prompt: prompt, MaxTokens: genTokens,
+			Generate: engine.GenerateConfig{IgnoreEOG: true, Seed: &seed, Sampler: gated}})
+		if serr != nil {
+			err = turnError(serr)
+			break
+		}
+		started = append(started, t)
+		go func() { // a turn that ends without a token holds no one
+			<-t.Done()
+			gated.leave()
+		}()
 	}
-	// chunked[i]: sequence i's prompt is part way through its forward, which
-	// holds seqs[i].fwd.Held() of its tokens.
-	chunked := make([]bool, len(seqs))
-	spans := make([]engine.Span, 0, len(seqs))
-	owner := make([]int, 0, len(seqs))
-	for {
-		spans, owner = spans[:0], owner[:0]
-		decodeOnly := true
-		for i, run := range runs {
-			tokens, start, ok := run.Next()
-			if !ok {
-				continue
-			}
-			if chunked[i] {
-				start = seqs[i].fwd.Held()
-			}
-			if len(tokens)-start > 1 {
-				decodeOnly = false
-			}
-			spans = append(spans, engine.Span{Fwd: seqs[i].fwd, Tokens: tokens, Start: start})
-			owner = append(owner, i)
+	for range len(prompts) - len(started) {
+		gate.arrive() // the turns never started
+	}
+	if err != nil {
+		for _, t := range started {
+			t.Cancel(err)
 		}
-		if len(spans) == 0 {
-			return nil, decoded, wall, nil
+	}
+	// Every started turn ends before its sampler closes, also after a
+	// failure.
+	turns := make([]engine.Turn, 0, len(started))
+	for i, t := range started {
+		res, rerr := t.Result()
+		turns = append(turns, res.Turn)
+		switch {
+		case err != nil:
+		case res.Turn.Stop == engine.StopCancelled || errors.Is(rerr, engine.ErrCancelled):
+			err = &cmdError{code: exitInterrupted, err: errors.New("interrupted")}
+		case rerr != nil:
+			err = turnError(rerr)
+		default:
+			err = checkPrefill(res.Turn, len(prompts[i]), fmt.Sprintf("parallel sequence %d of %d", i+1, len(prompts)))
 		}
-		if !decodeOnly {
-			per := max(1, prefillPassTokens/len(spans))
-			for j := range spans {
-				spans[j].Max = per
-			}
+	}
+	return turns, err
+}
+
+// firstToken holds each turn of a round at its first token until every
+// turn has come to its own or ended. Turns started together reach the
+// core's passes a little apart, and the core prefills a prompt that comes
+// late beside the sequences already decoding, a few rows a pass (as a
+// server must, to keep their pace): without the gate, the first turns of
+// a round decoded beside the others' prompts and ended before them, and
+// few passes decoded all of them at once. With it, the prompts prefill in
+// passes of their own, and the decode passes that follow hold the round's
+// sequences together.
+type firstToken struct {
+	mu      sync.Mutex
+	left    int
+	open    chan struct{}
+	waiting int           // turns held at the gate, not yet through it
+	through chan struct{} // closed when they all are
+}
+
+func newFirstToken(n int) *firstToken {
+	g := &firstToken{left: n, open: make(chan struct{}), through: make(chan struct{})}
+	if n == 0 {
+		close(g.open)
+	}
+	return g
+}
+
+// sampler is s held at the gate before its first token.
+func (g *firstToken) sampler(s engine.Sampler) *gatedSampler {
+	return &gatedSampler{Sampler: s, gate: g}
+}
+
+// wait holds a turn at the gate until every turn has arrived. The last to
+// arrive opens it and goes on once the others have gone through: the
+// turns held longest are those the core stopped waiting for when it
+// prefilled the later prompts without them, and a first decode pass
+// started by the last turn alone would leave them behind.
+func (g *firstToken) wait() {
+	g.mu.Lock()
+	g.left--
+	if g.left > 0 {
+		g.waiting++
+		g.mu.Unlock()
+		<-g.open
+		g.mu.Lock()
+		if g.waiting--; g.waiting == 0 {
+			close(g.through)
 		}
-		t0 := time.Now()
-		engine.ForwardBatch(spans)
-		took := time.Since(t0)
-		if decodeOnly {
-			decoded, wall = decoded+len(spans), wall+took
-		}
-		for j, sp := range spans {
-			i := owner[j]
-			if chunked[i] = sp.Err == nil && sp.Logits == nil; chunked[i] {
-				continue // the rest of the prompt goes in the next pass
-			}
-			runs[i].Feed(sp.Logits, sp.Took, sp.Err)
-		}
+		g.mu.Unlock()
+		return
+	}
+	none := g.waiting == 0
+	close(g.open)
+	g.mu.Unlock()
+	if !none {
+		<-g.through
 	}
 }
+
+// arrive counts one turn at the gate.
+func (g *firstToken) arrive() {
+	g.mu.Lock()
+	if g.left--; g.left == 0 {
+		close(g.open)
+	}
+	g.mu.Unlock()
+}
+
+// gatedSampler is a turn's sampler behind its round's firstToken gate.
+type gatedSampler struct {
+	engine.Sampler
+	gate *firstToken
+	once sync.Once
+}
+
+// Sample waits for the round's other turns before the first token.
+func (s *gatedSampler) Sample(logits []float32) (int32, error) {
+	s.once.Do(s.gate.wait)
+	return s.Sampler.Sample(logits)
+}
+
+// leave counts the turn at the gate without waiting (it has ended); after
+// its first token it does nothing.
+func (s *gatedSampler) leave() { s.once.Do(s.gate.arrive) }

@@ -14,6 +14,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/serving"
 )
 
 func TestParallelSizes(t *testing.T) {
@@ -151,10 +152,12 @@ func TestBenchParallelUsage(t *testing.T) {
 	}
 }
 
-// TestParallelRoundMatchesGenerate: the sequences driven through shared
-// batched passes generate what each generates alone, with the prompts in one
-// pass and chunked over several (3 × 300 tokens > prefillPassTokens), and
-// only the one-token decode passes are counted.
+// TestParallelRoundMatchesGenerate: the turns of a round, driven through
+// the serving core's shared batched passes, generate what each generates
+// alone, with short prompts and prompts chunked over several passes (3 ×
+// 300 tokens > benchBatchTokens), round after round on the same core's
+// caches; every decode token goes in a pass of decodes alone (the turns
+// wait for each other's prompts at their first token), and is counted.
 func TestParallelRoundMatchesGenerate(t *testing.T) {
 	ctx := context.Background()
 	mf := &modelFlags{path: storiesModel(t)}
@@ -173,41 +176,79 @@ func TestParallelRoundMatchesGenerate(t *testing.T) {
 	require.NoError(t, err)
 
 	tests := []struct {
-		name            string
-		seqs, prompt    int
-		gen             int
-		wantPrefillPass int // passes over the prompts
+		name         string
+		seqs, prompt int
+		gen          int
 	}{
-		{"prompts in one pass", 3, 24, 6, 1},
-		{"chunked prompts", 3, 300, 6, 2},
-		{"one sequence", 1, 16, 4, 1},
+		{"short prompts", 3, 24, 6},
+		{"chunked prompts", 3, 300, 6},
+		{"one sequence", 1, 16, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			seqs, err := newBenchSeqs(m, mf, pl, tt.seqs, tt.prompt)
-			defer closeBenchSeqs(seqs)
+			var passes decodePasses
+			core, err := newBenchCore(m, mf, tt.seqs, passes.add)
 			require.NoError(t, err)
+			defer core.Close()
+			prompts := make([][]int32, tt.seqs)
+			for i := range prompts {
+				prompts[i] = benchPromptAt(m.tok, tt.prompt, i)
+			}
 			seed := uint64(0)
 			cfg := engine.GenerateConfig{MaxTokens: tt.gen, IgnoreEOG: true, Seed: &seed}
-			for round := range 2 { // the second round starts from a used cache
-				turns, decoded, wall, err := parallelRound(seqs, cfg, tt.prompt)
+			for round := range 3 { // later rounds start from used caches
+				passes.reset()
+				turns, err := parallelRound(ctx, core, m.tok, pl, prompts, tt.gen)
 				require.NoError(t, err)
 				require.Len(t, turns, tt.seqs)
-				assert.Equal(t, tt.seqs*(tt.gen-1), decoded, "round %d: one token per sequence per decode pass", round)
+				decoded, wall := passes.sum()
+				assert.Equal(t, tt.seqs*(tt.gen-1), decoded, "round %d: every decode token in a decode pass", round)
 				assert.Positive(t, wall)
 				for i, got := range turns {
 					alone.Forget()
-					want, err := alone.Generate(seqs[i].prompt, cfg)
+					want, err := alone.Generate(prompts[i], cfg)
 					require.NoError(t, err)
 					assert.Equal(t, want.Tokens, got.Tokens, "round %d, sequence %d", round, i)
 					assert.Equal(t, tt.prompt, got.Timings.PrefillTokens)
 					assert.Equal(t, tt.gen-1, got.Timings.DecodeForwards)
 					assert.Equal(t, engine.StopMaxTokens, got.Stop)
 				}
-				for i, q := range seqs {
-					assert.Equal(t, tt.wantPrefillPass, q.fwd.BatchedPrefills()/(round+1), "sequence %d", i)
-				}
 			}
 		})
 	}
+}
+
+// TestParallelRoundInterrupted: an interrupted round is exitInterrupted, a
+// turn that cannot start fails its round, and in both the round's turns,
+// held at the first-token gate or not, all end.
+func TestParallelRoundInterrupted(t *testing.T) {
+	mf := &modelFlags{path: storiesModel(t)}
+	m, err := loadModel(mf, nil)
+	require.NoError(t, err)
+	defer m.Close()
+	h, err := host.New(context.Background(), host.NewConfig())
+	require.NoError(t, err)
+	defer h.Close(context.Background())
+	pl, err := loadPolicy(context.Background(), h, plugins.GreedyBuiltin, abi.KindSampler, nil, "bench")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	core, err := newBenchCore(m, mf, 3, func(serving.PassStats) { cancel() }) // after the first pass
+	require.NoError(t, err)
+	defer core.Close()
+	prompts := [][]int32{benchPromptAt(m.tok, 8, 0), benchPromptAt(m.tok, 8, 1), benchPromptAt(m.tok, 8, 2)}
+	_, err = parallelRound(ctx, core, m.tok, pl, prompts, 4)
+	var ce *cmdError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, exitInterrupted, ce.code)
+	// A turn that cannot start (its prompt fills the context) fails the
+	// round; the turn started before it, held at the gate, ends too.
+	long := benchPromptAt(m.tok, m.fwd.ContextLength(), 0)
+	_, err = parallelRound(context.Background(), core, m.tok, pl, [][]int32{prompts[0], long, prompts[2]}, 4)
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, exitContext, ce.code)
+	// The core runs a round after them.
+	turns, err := parallelRound(context.Background(), core, m.tok, pl, prompts, 4)
+	require.NoError(t, err)
+	assert.Len(t, turns, 3)
 }

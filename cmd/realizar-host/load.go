@@ -171,6 +171,20 @@ func (l *loaded) newCPUForward(flags *modelFlags) (engine.ArchForward, error) {
 	return l.forward(l.model.NewStep(), flags)
 }
 
+// newSequence is a further forward over the loaded weights with a KV cache
+// of its own, on the device under --gpu: a serving core's
+// Model.NewForward, for serve and bench --parallel alike.
+func (l *loaded) newSequence(flags *modelFlags) (engine.ArchForward, error) {
+	if l.gpu == nil {
+		return l.newCPUForward(flags)
+	}
+	f, err := l.newGPUForward(flags)
+	if err != nil {
+		return nil, err // not a nil *StepForward in a non-nil interface
+	}
+	return f, nil
+}
+
 // newGPUForward is a further forward over the weights uploaded to the GPU,
 // with a KV cache of its own on the device (the server's extra slots under
 // --gpu); it falls back to the CPU on its own, loudly, as the first one

@@ -230,16 +230,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	// Each further sequence: a step of its own (a KV cache, on the device
 	// under --gpu) over the same weights.
-	m.NewForward = func() (engine.ArchForward, error) { return l.newCPUForward(&o.model) }
-	if l.gpu != nil {
-		m.NewForward = func() (engine.ArchForward, error) {
-			f, err := l.newGPUForward(&o.model)
-			if err != nil {
-				return nil, err
-			}
-			return f, nil
-		}
-	}
+	m.NewForward = func() (engine.ArchForward, error) { return l.newSequence(&o.model) }
 	srv.SetModel(m)
 	log.Info("ready", "model", m.ID, "context", m.Forward.ContextLength(), "vocab", m.Tokenizer.Size())
 
