@@ -17,24 +17,17 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/fixture"
-	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/internal/fixturemodel"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
-// fixtureConfig is a small random-weight llama: one layer of width 64 over
-// the 32,000-token llama vocabulary (≈ 17 MB), a few milliseconds per token.
-func fixtureConfig() fixture.Config {
-	c := fixture.Tiny()
-	c.Name = "serve-fixture"
-	c.Embd, c.FF, c.Layers, c.Heads, c.HeadsKV, c.Context = 64, 128, 1, 2, 1, 256
-	return c
-}
+// fixtureConfig is the serving tests' model (fixturemodel).
+func fixtureConfig() fixture.Config { return fixturemodel.Config("serve-fixture") }
 
 // fixturePath is the generated model, shared by the package's tests.
 var fixturePath string
@@ -46,11 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fixturePath = filepath.Join(dir, "serve-fixture.gguf")
-	vocab, err := fixture.LlamaVocab()
-	if err == nil {
-		err = fixture.GenerateFile(fixturePath, fixtureConfig(), vocab)
-	}
-	if err != nil {
+	if err := fixturemodel.Generate(fixturePath, "serve-fixture"); err != nil {
 		fmt.Fprintln(os.Stderr, "generate fixture:", err)
 		os.Exit(1)
 	}
@@ -94,21 +83,11 @@ func loadModel(t testing.TB) *Model {
 
 // loadModelWeights is loadModel with the model.Model under it.
 func loadModelWeights(t testing.TB) (*Model, *model.Model) {
-	f, err := gguf.Open(fixturePath)
+	l := fixturemodel.Open(t, fixturePath)
+	fwd, err := l.NewForward()
 	require.NoError(t, err)
-	tok, err := tokenizer.FromGGUF(f)
-	require.NoError(t, err)
-	mdl, err := model.Load(f, model.Options{Threads: 1})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
-	newForward := func() (engine.ArchForward, error) {
-		return engine.NewStepForward(mdl.NewStep(), engine.StepOptions{Arch: mdl.Config().Arch,
-			ModelContext: mdl.Config().ContextLength})
-	}
-	fwd, err := newForward()
-	require.NoError(t, err)
-	return &Model{ID: "serve-fixture", Forward: fwd, NewForward: newForward, Tokenizer: tok,
-		KVBytesPerPosition: mdl.KVBytesPerPosition()}, mdl
+	return &Model{ID: "serve-fixture", Forward: fwd, NewForward: l.NewForward, Tokenizer: l.Tokenizer,
+		KVBytesPerPosition: l.Model.KVBytesPerPosition()}, l.Model
 }
 
 // startServer starts a server with the test tenants (or anonymous when

@@ -17,9 +17,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
-	"github.com/realizar-host/realizar-host/fixture"
-	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/internal/fixturemodel"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -38,14 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fixturePath = filepath.Join(dir, "serving-fixture.gguf")
-	c := fixture.Tiny()
-	c.Name = "serving-fixture"
-	c.Embd, c.FF, c.Layers, c.Heads, c.HeadsKV, c.Context = 64, 128, 1, 2, 1, 256
-	vocab, err := fixture.LlamaVocab()
-	if err == nil {
-		err = fixture.GenerateFile(fixturePath, c, vocab)
-	}
-	if err != nil {
+	if err := fixturemodel.Generate(fixturePath, "serving-fixture"); err != nil {
 		fmt.Fprintln(os.Stderr, "generate fixture:", err)
 		os.Exit(1)
 	}
@@ -58,21 +49,11 @@ func TestMain(m *testing.M) {
 // (one forward, whose slot passes from tenant to tenant).
 func loadModel(t *testing.T, lone bool) Model {
 	t.Helper()
-	f, err := gguf.Open(fixturePath)
+	l := fixturemodel.Open(t, fixturePath)
+	fwd, err := l.NewForward()
 	require.NoError(t, err)
-	tok, err := tokenizer.FromGGUF(f)
-	require.NoError(t, err)
-	mdl, err := model.Load(f, model.Options{Threads: 1})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
-	newForward := func() (engine.ArchForward, error) {
-		return engine.NewStepForward(mdl.NewStep(), engine.StepOptions{Arch: mdl.Config().Arch,
-			ModelContext: mdl.Config().ContextLength})
-	}
-	fwd, err := newForward()
-	require.NoError(t, err)
-	m := Model{Forward: fwd, NewForward: newForward, KVBytesPerPosition: mdl.KVBytesPerPosition(),
-		Vocab: tok.Renderer(tokenizer.RenderOptions{})}
+	m := Model{Forward: fwd, NewForward: l.NewForward, KVBytesPerPosition: l.Model.KVBytesPerPosition(),
+		Vocab: l.Tokenizer.Renderer(tokenizer.RenderOptions{})}
 	if lone {
 		m.NewForward = nil
 	}
