@@ -110,3 +110,25 @@ func TestHeadScanner(t *testing.T) {
 		})
 	}
 }
+
+// FuzzHeadScanner: the scanner never panics, and how the connection's
+// bytes arrive (split at any point, as reads return them) never changes
+// whether it finds an ambiguous head.
+func FuzzHeadScanner(f *testing.F) {
+	f.Add([]byte("POST / HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"), uint8(7))
+	f.Add([]byte("GET / HTTP/1.1\nHost: x\n\nPOST / HTTP/1.0\ntransfer-encoding: x\ncontent-length: 1\n\n"), uint8(1))
+	f.Add([]byte("POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd"), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, step uint8) {
+		var whole headScanner
+		want := whole.feed(data)
+		var split headScanner
+		got := false
+		n := int(step%16) + 1
+		for i := 0; i < len(data); i += n {
+			got = split.feed(data[i:min(i+n, len(data))]) || got
+		}
+		if got != want {
+			t.Fatalf("fed whole: %v; in pieces of %d: %v", want, n, got)
+		}
+	})
+}
