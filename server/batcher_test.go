@@ -16,6 +16,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // batchTenantsFile lets every tenant hold all 8 places.
@@ -27,7 +28,7 @@ func batchTenantsFile() []byte {
     {"name": "b", "key_sha256": [%q]},
     {"name": "c", "key_sha256": [%q]}
   ]
-}`, HashKey(keyA), HashKey(keyB), HashKey(keyC))
+}`, tenancy.HashKey(keyA), tenancy.HashKey(keyB), tenancy.HashKey(keyC))
 }
 
 // completion posts body for key and returns the response.

@@ -20,6 +20,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // TestUploadCompilesPerTenant: tenant b's upload of the bytes tenant a
@@ -87,7 +88,7 @@ func TestCompiledCodeReleased(t *testing.T) {
 	greedy, bad := testdataWasm(t, "greedy.wasm"), testdataWasm(t, "badtype.wasm")
 	tenants := fmt.Appendf(nil, `{"defaults": {"step_deadline": "2s", "requests_per_minute": 100000},
   "tenants": [{"name": "a", "key_sha256": [%q]}, {"name": "q", "key_sha256": [%q], "limits": {"max_plugins": 1}}]}`,
-		HashKey(keyA), HashKey(keyB))
+		tenancy.HashKey(keyA), tenancy.HashKey(keyB))
 	dir := t.TempDir()
 	// The budget: eight greedy files, measured on a Host of its own.
 	probe, err := host.New(t.Context(), host.NewConfig().WithCompilationCacheDir(t.TempDir()))
@@ -151,7 +152,7 @@ func TestCompiledModulesClosed(t *testing.T) {
 	greedy, bad := testdataWasm(t, "greedy.wasm"), testdataWasm(t, "badtype.wasm")
 	tenants := fmt.Appendf(nil, `{"defaults": {"step_deadline": "2s", "requests_per_minute": 100000},
   "tenants": [{"name": "a", "key_sha256": [%q]}, {"name": "q", "key_sha256": [%q], "limits": {"max_plugins": 1}}]}`,
-		HashKey(keyA), HashKey(keyB))
+		tenancy.HashKey(keyA), tenancy.HashKey(keyB))
 	s := startServerHost(t, tenants, Config{Queue: 8}, host.NewConfig(), nil)
 	s.upload(t, keyB, withVersion(t, greedy, "held")) // q's one plugin
 	// A request with a built-in compiles the built-ins it runs; they stay.
@@ -273,7 +274,7 @@ func TestUploadChurnRSS(t *testing.T) {
 		t.Skip("no /proc/self/status")
 	}
 	tenants := fmt.Appendf(nil, `{"defaults": {"requests_per_minute": 100000},
-  "tenants": [{"name": "a", "key_sha256": [%q]}]}`, HashKey(keyA))
+  "tenants": [{"name": "a", "key_sha256": [%q]}]}`, tenancy.HashKey(keyA))
 	s := startServerHost(t, tenants, Config{Queue: 8}, host.NewConfig(), nil)
 	const rounds, modules, slack = 5, 20, 32 << 20
 	start := vmRSS(t)

@@ -2,9 +2,10 @@
 // sandboxed, multi-tenant policy loading.
 //
 // One loaded model (a Model: an engine.ArchForward and its tokenizer) is the
-// shared resource. Requests are authenticated per tenant (Tenants: API keys
-// stored as sha256 hashes), limited per tenant (concurrency, requests per
-// minute, plugin size, plugin memory and per-step deadline) and shared
+// shared resource. Requests are authenticated per tenant (package tenancy:
+// API keys stored as sha256 hashes), limited per tenant (concurrency,
+// requests per minute, plugin size, plugin memory and per-step deadline;
+// tenancy's refusals are answered as HTTP errors here) and shared
 // fairly (its shares of the queue, of the batch's places and of the KV
 // budget). A request goes through a pipeline: decode and validate, admit
 // (before any costly work), prepare (templates, tokenizing, compiles,
@@ -17,7 +18,7 @@
 // Every request gets fresh plugin instances: the default sampler is the
 // embedded "standard" policy configured from the OpenAI fields; the
 // "realizar" extension field selects a tenant's uploaded plugins
-// (Registry: content-addressed by sha256, one namespace per tenant) or
+// (a tenancy.Store: content-addressed by sha256, one namespace per tenant) or
 // built-ins. A plugin that traps, runs past its deadline or exhausts its
 // memory fails only its own request.
 //

@@ -13,6 +13,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // Error types, as OpenAI spells them.
@@ -88,15 +89,22 @@ func (e *paramError) Unwrap() error { return e.err }
 // message is generic, the detail goes to the log under the request id.
 const codeInternal = "internal_error"
 
-// asAPIError maps any error to an APIError: a plugin's failure names the
-// plugin, the phase, the cause and the plugin's last log line (the
-// tenant's own plugin, or a built-in its request configured); engine
+// asAPIError maps any error to an APIError: a tenant's limit
+// (tenancy.LimitError) is a 429 with its code and Retry-After, a missing or
+// unknown key a 401; a plugin's failure names the plugin, the phase, the
+// cause and the plugin's last log line (the tenant's own plugin, or a
+// built-in its request configured); engine
 // refusals are 400s; anything else (a store's I/O error, which may name a
 // path) is a generic 500 with codeInternal.
 func asAPIError(err error) *APIError {
 	var e *APIError
 	if errors.As(err, &e) {
 		return e
+	}
+	var lim *tenancy.LimitError
+	if errors.As(err, &lim) {
+		return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: lim.Code, RetryAfter: lim.RetryAfter,
+			Message: lim.Msg}
 	}
 	var plug *host.PluginError
 	if errors.As(err, &plug) {
@@ -114,7 +122,11 @@ func asAPIError(err error) *APIError {
 			Message: pe.Error()}
 	}
 	switch {
-	case errors.Is(err, ErrUnavailable):
+	case errors.Is(err, tenancy.ErrNoKey):
+		return &APIError{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "missing_api_key", Message: tenancy.ErrNoKey.Error()}
+	case errors.Is(err, tenancy.ErrBadKey):
+		return &APIError{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "invalid_api_key", Message: tenancy.ErrBadKey.Error()}
+	case errors.Is(err, tenancy.ErrUnavailable):
 		// The cause (the database's address, its driver's error) is the
 		// operator's, not the tenant's: it goes to the log line.
 		return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "store_unavailable",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/serving"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // generate runs a generation request through the pipeline: admit (the
@@ -20,9 +21,9 @@ import (
 // passes, on a goroutine of the core's) and respond (one responder per
 // response shape, draining the turn's buffered output at the client's
 // pace). decode is the endpoint's decoding and validation of the body.
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *Tenant, chat bool, decode func(body []byte) (prepared, error)) error {
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant, chat bool, decode func(body []byte) (prepared, error)) error {
 	ctx := r.Context()
-	done, err := t.admit(time.Now())
+	done, err := t.Admit(time.Now())
 	if err != nil {
 		return err
 	}

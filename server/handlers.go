@@ -11,6 +11,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
 	"github.com/realizar-host/realizar-host/jinja"
+	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -131,7 +132,7 @@ func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && strings.TrimSpace(string(raw)) != "null"
 }
 
-func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
 	return s.generate(w, r, t, false, s.decodeCompletion)
 }
 
@@ -177,7 +178,7 @@ func (s *Server) decodeCompletion(body []byte) (prepared, error) {
 	return p, nil
 }
 
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
 	return s.generate(w, r, t, true, s.decodeChat)
 }
 
@@ -305,14 +306,14 @@ func messageText(raw json.RawMessage) (string, error) {
 }
 
 // handleModels lists the one model.
-func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request, _ *Tenant) error {
+func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request, _ *tenancy.Tenant) error {
 	writeJSON(w, http.StatusOK, modelList{Object: "list",
 		Data: []modelObject{{ID: s.model.ID, Object: "model", Created: s.created, OwnedBy: "realizar-host"}}})
 	return nil
 }
 
 // handleTokenize is llama.cpp's POST /tokenize: {"content", "add_special"} → {"tokens"}.
-func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request, _ *Tenant) error {
+func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request, _ *tenancy.Tenant) error {
 	var req struct {
 		Content      string `json:"content"`
 		AddSpecial   bool   `json:"add_special"`
@@ -333,7 +334,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request, _ *Tenan
 // handleDetokenize is llama.cpp's POST /detokenize: {"tokens"} → {"content"},
 // control tokens as their text, as llama-server's (generated text hides
 // them: turnPieces).
-func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request, _ *Tenant) error {
+func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request, _ *tenancy.Tenant) error {
 	var req struct {
 		Tokens []int32 `json:"tokens"`
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -63,7 +64,7 @@ func testTenantsFile() []byte {
     {"name": "b", "key_sha256": [%q]},
     {"name": "c", "key_sha256": [%q]}
   ]
-}`, HashKey(keyA), HashKey(keyB), HashKey(keyC))
+}`, tenancy.HashKey(keyA), tenancy.HashKey(keyB), tenancy.HashKey(keyC))
 }
 
 // testServer is a running server on loopback.
@@ -155,12 +156,12 @@ func startServerHTTP(t testing.TB, tenants []byte, cfg Config, hostCfg host.Conf
 		h, err = host.New(ctx, hostCfg)
 		require.NoError(t, err)
 	}
-	ts := Anonymous(Limits{})
+	ts := tenancy.Anonymous(tenancy.Limits{})
 	if tenants != nil {
-		ts, err = ParseTenants(tenants)
+		ts, err = tenancy.ParseTenants(tenants)
 		require.NoError(t, err)
 	}
-	store, err := NewDirStore(t.TempDir())
+	store, err := tenancy.NewDirStore(t.TempDir())
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // The hostile-client tests (issue 30): clients that stop reading, flood
@@ -42,7 +43,7 @@ func threeTenants(defaults, a, b, c string) []byte {
     {"name": "b", "key_sha256": [%q], "limits": %s},
     {"name": "c", "key_sha256": [%q], "limits": %s}
   ]
-}`, defaults, HashKey(keyA), a, HashKey(keyB), b, HashKey(keyC), c)
+}`, defaults, tenancy.HashKey(keyA), a, tenancy.HashKey(keyB), b, tenancy.HashKey(keyC), c)
 }
 
 // smallSendBuffers makes the server's side of each connection a 4 KiB
@@ -224,7 +225,7 @@ func TestHostileRefusedBeforeBody(t *testing.T) {
 		return err != nil
 	}
 	concurrencyFull := func(s *testServer) bool {
-		done, err := s.srv.tenants.Tenants().tenant("a").admit(time.Now())
+		done, err := s.srv.tenants.Tenants().Tenant("a").Admit(time.Now())
 		if err == nil {
 			done()
 		}

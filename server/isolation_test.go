@@ -19,6 +19,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // TestPluginFailuresAreIsolated: each way bad.wasm misbehaves fails its own
@@ -104,7 +105,7 @@ func TestReadiness(t *testing.T) {
 	h, err := host.New(t.Context(), testHostConfig(t))
 	require.NoError(t, err)
 	defer h.Close(t.Context())
-	srv, err := New(Config{Tenants: Anonymous(Limits{}), Store: NewMemStore(), Host: h, Builtins: plugins.Builtin,
+	srv, err := New(Config{Tenants: tenancy.Anonymous(tenancy.Limits{}), Store: tenancy.NewMemStore(), Host: h, Builtins: plugins.Builtin,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv)

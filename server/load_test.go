@@ -15,6 +15,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ func loadTenantsFile() []byte {
     {"name": "b", "key_sha256": [%q], "limits": {"step_deadline": %q}},
     {"name": "c", "key_sha256": [%q], "limits": {"step_deadline": %q}}
   ]
-}`, HashKey(keyA), HashKey(keyB), loadDeadline.String(), HashKey(keyC), loadDeadline.String())
+}`, tenancy.HashKey(keyA), tenancy.HashKey(keyB), loadDeadline.String(), tenancy.HashKey(keyC), loadDeadline.String())
 }
 
 // loadOutcome is one request of the load test.

@@ -6,9 +6,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/realizar-host/realizar-host/abi"
-	"github.com/realizar-host/realizar-host/abi/wasmfile"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // pluginObject describes an uploaded plugin.
@@ -28,26 +27,26 @@ type pluginObject struct {
 // under the tenant's limits), then stored under its sha256 in the tenant's
 // namespace. Over the tenant's size limit is a 413; a module the host
 // refuses is a 400 with the reason.
-func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
 	// An upload is a request of the tenant's rate and concurrency, and one
 	// compiles at a time per tenant: a compile bomb costs its sender.
-	release, err := t.admit(time.Now())
+	release, err := t.Admit(time.Now())
 	if err != nil {
 		return err
 	}
 	defer release()
-	if !t.startUpload() {
+	if !t.StartUpload() {
 		return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "upload_in_progress", RetryAfter: time.Second,
 			Message: fmt.Sprintf("tenant %s has an upload compiling; one at a time", t.Name)}
 	}
-	defer t.endUpload()
+	defer t.EndUpload()
 	wasm, err := readAll(w, r, t.Limits.MaxPluginBytes)
 	if err != nil {
 		return err
 	}
 	// Compiled in the tenant's namespace: another tenant's upload of the
 	// same bytes does not make this one faster (nor the reverse).
-	p, err := s.host.Load(r.Context(), wasm, host.LoadOptions{Limits: t.Limits.hostLimits(), Namespace: t.Name})
+	p, err := s.host.Load(r.Context(), wasm, host.LoadOptions{Limits: t.Limits.HostLimits(), Namespace: t.Name})
 	if err != nil && !clientsLoadError(err) {
 		return err
 	}
@@ -62,12 +61,12 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant)
 	// Its compiled module stays in the cache for the tenant's requests;
 	// the Plugin's own hold goes now, so an eviction frees the code.
 	defer p.Close()
-	sum := sumOf(wasm)
-	if err := s.store.Put(r.Context(), t.Name, sum, wasm, t.Limits.quota()); err != nil {
+	sum := tenancy.SumOf(wasm)
+	if err := s.store.Put(r.Context(), t.Name, sum, wasm, t.Limits.Quota()); err != nil {
 		// Refused (or not stored): its compiled code goes, in memory and
 		// on disk. Put succeeds for a module the tenant holds already.
 		s.host.EvictModule(t.Name, wasm)
-		if errors.Is(err, ErrQuota) {
+		if errors.Is(err, tenancy.ErrQuota) {
 			return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "quota_exceeded",
 				Message: fmt.Sprintf("tenant %s: %v; delete a plugin first", t.Name, err)}
 		}
@@ -83,7 +82,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, t *Tenant)
 // handleListPlugins is GET /v1/plugins: the tenant's own plugins. Their
 // metadata is the store's, or read from the module's metadata section;
 // nothing is compiled.
-func (s *Server) handleListPlugins(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+func (s *Server) handleListPlugins(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
 	infos, err := s.store.List(r.Context(), t.Name)
 	if err != nil {
 		return err
@@ -93,13 +92,13 @@ func (s *Server) handleListPlugins(w http.ResponseWriter, r *http.Request, t *Te
 		m := info.Meta
 		if m.Name == "" {
 			wasm, err := s.store.Get(r.Context(), t.Name, info.SHA256)
-			if errors.Is(err, ErrNoPlugin) {
+			if errors.Is(err, tenancy.ErrNoPlugin) {
 				continue // deleted meanwhile
 			}
 			if err != nil {
 				return err
 			}
-			m, _ = ModuleMeta(wasm)
+			m, _ = tenancy.ModuleMeta(wasm)
 		}
 		out = append(out, pluginObject{ID: info.SHA256, Object: "plugin", Bytes: info.Bytes, Kind: m.Kind, Name: m.Name,
 			Version: m.Version, Description: m.Description})
@@ -108,33 +107,18 @@ func (s *Server) handleListPlugins(w http.ResponseWriter, r *http.Request, t *Te
 	return nil
 }
 
-// ModuleMeta reads a module's metadata section (abi.MetaSection) without
-// compiling or validating the rest of it. Errors: a module wasmfile cannot
-// parse, no section, a malformed one.
-func ModuleMeta(wasm []byte) (wasmfile.Meta, error) {
-	mod, err := wasmfile.Parse(wasm)
-	if err != nil {
-		return wasmfile.Meta{}, err
-	}
-	payload, ok := mod.CustomSection(abi.MetaSection)
-	if !ok {
-		return wasmfile.Meta{}, fmt.Errorf("no %s section", abi.MetaSection)
-	}
-	return wasmfile.UnmarshalMeta(payload)
-}
-
 // handleDeletePlugin is DELETE /v1/plugins/{sha256}. Another tenant's
 // plugin is a 404, like a missing one.
-func (s *Server) handleDeletePlugin(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+func (s *Server) handleDeletePlugin(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
 	sum := r.PathValue("sum")
-	if !isSum(sum) {
+	if !tenancy.ValidSum(sum) {
 		return notFound("plugin_not_found", "plugin %s not found", sum)
 	}
 	// The bytes name the module's file in the compilation cache dir, also
 	// when an earlier process compiled it.
 	wasm, _ := s.store.Get(r.Context(), t.Name, sum)
 	if err := s.store.Delete(r.Context(), t.Name, sum); err != nil {
-		if errors.Is(err, ErrNoPlugin) {
+		if errors.Is(err, tenancy.ErrNoPlugin) {
 			return notFound("plugin_not_found", "plugin %s not found", sum)
 		}
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // Builtins returns the module of an embedded policy by name ("greedy",
@@ -75,7 +76,7 @@ type policyRequest struct {
 // buildPolicies resolves and instantiates the request's policies for t:
 // the realizar extension's plugins when named, else the built-in standard
 // sampler configured from the OpenAI fields and the stop strings.
-func (s *Server) buildPolicies(ctx context.Context, t *Tenant, req policyRequest) (*policies, error) {
+func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req policyRequest) (*policies, error) {
 	f := req.fields
 	ext := f.Realizar
 	if ext == nil {
@@ -254,15 +255,15 @@ func checkConfig(param string, cfg []byte) error {
 // resolve loads the plugin ref names for t: a built-in name, or the sha256
 // of one of t's uploads. Another tenant's plugin is "not found" exactly
 // like a missing one.
-func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi.Kind, param string) (*host.Plugin, error) {
+func (s *Server) resolve(ctx context.Context, t *tenancy.Tenant, ref pluginRef, kind abi.Kind, param string) (*host.Plugin, error) {
 	var wasm []byte
 	ns := "" // the built-ins' namespace, which every tenant shares
 	switch {
 	case ref.Plugin == "":
 		return nil, badRequest(param+".plugin", "%s.plugin is required: a built-in name or a sha256", param)
-	case isSum(ref.Plugin):
+	case tenancy.ValidSum(ref.Plugin):
 		b, err := s.store.Get(ctx, t.Name, ref.Plugin)
-		if errors.Is(err, ErrNoPlugin) {
+		if errors.Is(err, tenancy.ErrNoPlugin) {
 			return nil, notFound("plugin_not_found", "plugin %s not found", ref.Plugin)
 		}
 		if err != nil {
@@ -283,7 +284,7 @@ func (s *Server) resolve(ctx context.Context, t *Tenant, ref pluginRef, kind abi
 	if err := checkConfig(param, cfg); err != nil {
 		return nil, err
 	}
-	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.hostLimits(), Namespace: ns,
+	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: kind, Config: cfg, Limits: t.Limits.HostLimits(), Namespace: ns,
 		MaxConfigBytes: maxPluginConfigBytes})
 	if err != nil && !clientsLoadError(err) {
 		return nil, err
@@ -446,12 +447,12 @@ func dryConfig(f *samplingFields, mirostat int) (json.RawMessage, error) {
 // plugins.GrammarMemoryPages, as the built-in feature it is (a Go guest
 // with a large vocabulary's trie and masks fits neither the host's 32 MiB
 // default nor a tenant cap meant for the tenant's own plugins).
-func (s *Server) resolveGrammar(ctx context.Context, t *Tenant, cfg json.RawMessage, param string) (*host.Plugin, error) {
+func (s *Server) resolveGrammar(ctx context.Context, t *tenancy.Tenant, cfg json.RawMessage, param string) (*host.Plugin, error) {
 	wasm, err := s.builtins(plugins.GrammarBuiltin)
 	if err != nil {
 		return nil, unsupported(param)
 	}
-	lim := t.Limits.hostLimits()
+	lim := t.Limits.HostLimits()
 	lim.MemoryPages = max(lim.MemoryPages, plugins.GrammarMemoryPages)
 	lim.InitTimeout = max(lim.InitTimeout, plugins.GrammarInitTimeout)
 	if err := checkConfig(param, cfg); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // prepareTimeout bounds an admitted request's preparation — waiting for
@@ -256,7 +257,7 @@ func compileSpec(g *grammarSpec) (json.RawMessage, error) {
 // and tool compiles (each once), and the policies' instances (Close them
 // after the turn). Running past the deadline is a 429 for the tenant,
 // whose own backlog it is.
-func (s *Server) prepare(ctx context.Context, t *Tenant, body []byte, decode func([]byte) (prepared, error)) (prepared, *policies, error) {
+func (s *Server) prepare(ctx context.Context, t *tenancy.Tenant, body []byte, decode func([]byte) (prepared, error)) (prepared, *policies, error) {
 	ctx, cancel := context.WithTimeout(ctx, prepareTimeout)
 	defer cancel()
 	release, err := s.prep.acquire(ctx, t.Name)
@@ -294,7 +295,7 @@ func prepareError(ctx context.Context, err error) error {
 
 // policyRequest is what p asks of its policies: the stop strings, JSON
 // mode, and the grammar of its schema, its grammar or its tools.
-func (s *Server) policyRequest(t *Tenant, p *prepared) (policyRequest, error) {
+func (s *Server) policyRequest(t *tenancy.Tenant, p *prepared) (policyRequest, error) {
 	f := p.fields
 	pr := policyRequest{fields: f, stopText: f.Stop}
 	jsonObject, err := responseFormat(f.ResponseFormat)

@@ -10,12 +10,13 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // withVersion is wasm with its metadata's version replaced: a distinct
 // module (another sha256) of the same plugin.
 func withVersion(t testing.TB, wasm []byte, version string) []byte {
-	m, err := ModuleMeta(wasm)
+	m, err := tenancy.ModuleMeta(wasm)
 	require.NoError(t, err)
 	m.Version = version
 	payload, err := wasmfile.MarshalMeta(m)
@@ -34,7 +35,7 @@ func TestPluginQuota(t *testing.T) {
 	n := len(withVersion(t, greedy, "v0"))
 	tenants := fmt.Appendf(nil, `{"defaults": {"max_plugins": 2, "max_plugin_total_bytes": %d, "max_plugin_bytes": %d},
   "tenants": [{"name": "a", "key_sha256": [%q]}, {"name": "b", "key_sha256": [%q], "limits": {"max_plugins": 1}}]}`,
-		3*n, 4*n, HashKey(keyA), HashKey(keyB))
+		3*n, 4*n, tenancy.HashKey(keyA), tenancy.HashKey(keyB))
 	s := startServer(t, tenants, 8)
 
 	first := s.upload(t, keyA, withVersion(t, greedy, "v1"))
@@ -74,27 +75,4 @@ func TestPluginQuota(t *testing.T) {
 		assert.Contains(t, []string{"v2", "v3"}, p.Version)
 		assert.Equal(t, n, p.Bytes)
 	}
-}
-
-// TestNewTenantsKeepsState: a reloaded set keeps an unchanged tenant (its
-// limiter and requests in flight) and renews one whose limits changed.
-func TestNewTenantsKeepsState(t *testing.T) {
-	specs := []TenantSpec{{Name: "a", KeySHA256: []string{HashKey(keyA)}, Limits: DefaultLimits()},
-		{Name: "b", KeySHA256: []string{HashKey(keyB)}, Limits: DefaultLimits()}}
-	first, err := NewTenants(specs, nil)
-	require.NoError(t, err)
-	specs[1].Limits.MaxConcurrent = 3
-	specs[0].KeySHA256 = append(specs[0].KeySHA256, HashKey(keyC))
-	second, err := NewTenants(specs, first)
-	require.NoError(t, err)
-	assert.Same(t, first.tenant("a"), second.tenant("a"))
-	assert.NotSame(t, first.tenant("b"), second.tenant("b"))
-	c, err := second.Authenticate("Bearer " + keyC)
-	require.NoError(t, err)
-	assert.Equal(t, "a", c.Name)
-
-	empty, err := NewTenants(nil, nil)
-	require.NoError(t, err)
-	_, err = empty.Authenticate("Bearer " + keyA)
-	assert.Error(t, err)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -26,7 +27,7 @@ func TestAuthentication(t *testing.T) {
 	}{
 		{"no key", "POST", "/v1/completions", "", http.StatusUnauthorized, "missing_api_key"},
 		{"wrong key", "POST", "/v1/completions", "sk-wrong", http.StatusUnauthorized, "invalid_api_key"},
-		{"a key's hash is not a key", "POST", "/v1/completions", HashKey(keyA), http.StatusUnauthorized, "invalid_api_key"},
+		{"a key's hash is not a key", "POST", "/v1/completions", tenancy.HashKey(keyA), http.StatusUnauthorized, "invalid_api_key"},
 		{"models without key", "GET", "/v1/models", "", http.StatusUnauthorized, "missing_api_key"},
 		{"plugins without key", "GET", "/v1/plugins", "", http.StatusUnauthorized, "missing_api_key"},
 		{"upload without key", "POST", "/v1/plugins", "", http.StatusUnauthorized, "missing_api_key"},
@@ -194,22 +195,6 @@ func TestUploadValidation(t *testing.T) {
 	})
 }
 
-// TestPluginsSurviveRestart: a second server over the same plugin
-// directory still has the tenant's uploads.
-func TestPluginsSurviveRestart(t *testing.T) {
-	dir := t.TempDir()
-	store, err := NewDirStore(dir)
-	require.NoError(t, err)
-	require.NoError(t, store.Put(t.Context(), "a", sumOf([]byte("x")), []byte("x"), Quota{}))
-	again, err := NewDirStore(dir)
-	require.NoError(t, err)
-	infos, err := again.List(t.Context(), "a")
-	require.NoError(t, err)
-	assert.Equal(t, []PluginInfo{{SHA256: sumOf([]byte("x")), Bytes: 1}}, infos)
-	_, err = again.Get(t.Context(), "b", sumOf([]byte("x")))
-	assert.ErrorIs(t, err, ErrNoPlugin)
-}
-
 func TestBadRequests(t *testing.T) {
 	s := startServer(t, testTenantsFile(), 8)
 	for _, tc := range []struct {
@@ -284,7 +269,7 @@ func TestInternalErrorIsGeneric(t *testing.T) {
 	greedy, err := plugins.Builtin(plugins.GreedyBuiltin)
 	require.NoError(t, err)
 	sum := s.upload(t, keyA, greedy)
-	files, err := filepath.Glob(filepath.Join(s.srv.store.(*DirStore).dir, "*", sum+".wasm"))
+	files, err := filepath.Glob(filepath.Join(s.srv.store.(*tenancy.DirStore).Dir(), "*", sum+".wasm"))
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	require.NoError(t, os.Remove(files[0]))

@@ -15,6 +15,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/serving"
+	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -49,10 +50,10 @@ type Model struct {
 
 // Config is what New needs. Tenants, Store, Host and Builtins are required.
 type Config struct {
-	// Tenants authenticates requests: a *Tenants (a fixed set) or a store
-	// that follows changes.
-	Tenants  TenantSource
-	Store    Store
+	// Tenants authenticates requests: a *tenancy.Tenants (a fixed set) or
+	// a store that follows changes.
+	Tenants  tenancy.TenantSource
+	Store    tenancy.Store
 	Host     *host.Host
 	Builtins Builtins
 	// Queue is the most requests waiting for a place in the batch; 0 means 64.
@@ -73,7 +74,7 @@ type Config struct {
 	Slots int
 	// KVMemory caps the bytes of all KV caches together (running and
 	// idle); 0 means no cap. Idle caches are dropped to make room; a
-	// request that does not fit its tenant's share (Limits.MaxKVBytes)
+	// request that does not fit its tenant's share (tenancy.Limits.MaxKVBytes)
 	// waits in its tenant's queue, and one that could never fit is a 400.
 	// Needs Model.KVBytesPerPosition.
 	KVMemory int64
@@ -102,8 +103,8 @@ const (
 // answer 503 and /ready is not ready). Turn execution, the queue, the
 // places of the batch and the KV slots belong to its serving core.
 type Server struct {
-	tenants  TenantSource
-	store    Store
+	tenants  tenancy.TenantSource
+	store    tenancy.Store
 	host     *host.Host
 	builtins Builtins
 	log      *slog.Logger
@@ -185,12 +186,12 @@ func (s *Server) SetModel(m *Model) {
 // each call: a store's tenants change.
 func (s *Server) shares(tenant string) serving.Shares {
 	ts := s.tenants.Tenants()
-	var l Limits
-	if t := ts.tenant(tenant); t != nil {
+	var l tenancy.Limits
+	if t := ts.Tenant(tenant); t != nil {
 		l = t.Limits
 	}
 	sh := serving.Shares{Places: l.MaxSequences, Queued: l.MaxQueued, KVBytes: l.MaxKVBytes}
-	if len(ts.byName) > 1 {
+	if ts.Len() > 1 {
 		parallel := s.core.Parallel()
 		if sh.Places == 0 {
 			sh.Places = max(parallel/2, 1)
@@ -272,7 +273,7 @@ func (s *Server) routes() {
 
 // handler is an authenticated endpoint: it returns an error to send, or
 // nil once it has written its response.
-type handler func(w http.ResponseWriter, r *http.Request, t *Tenant) error
+type handler func(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error
 
 // authed authenticates the request, runs h, sends its error, counts the
 // outcome and logs one line.
@@ -311,7 +312,7 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 // authenticate is the tenant of r's API key. More than one Authorization
 // header is a 400 before any key is looked at: which one counts is not for
 // the server to guess (a proxy may have checked the other).
-func (s *Server) authenticate(r *http.Request) (*Tenant, error) {
+func (s *Server) authenticate(r *http.Request) (*tenancy.Tenant, error) {
 	if n := len(r.Header.Values("Authorization")); n > 1 {
 		return nil, &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "duplicate_authorization",
 			Message: fmt.Sprintf("the request has %d Authorization headers; send one", n)}
@@ -338,7 +339,7 @@ func outcomeOf(e *APIError) string {
 
 // needModel answers 503 until SetModel.
 func (s *Server) needModel(h handler) handler {
-	return func(w http.ResponseWriter, r *http.Request, t *Tenant) error {
+	return func(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
 		if !s.ready.Load() {
 			return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "loading",
 				RetryAfter: time.Second, Message: "the model is still loading"}

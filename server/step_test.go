@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,7 @@ import (
 // them alone is fine.
 func TestStepDeadlineCoversTheStep(t *testing.T) {
 	tenants := fmt.Appendf(nil, `{"defaults": {"step_deadline": "250ms", "requests_per_minute": 100000},
-  "tenants": [{"name": "a", "key_sha256": [%q]}]}`, HashKey(keyA))
+  "tenants": [{"name": "a", "key_sha256": [%q]}]}`, tenancy.HashKey(keyA))
 	s := startServer(t, tenants, 8)
 	sum := s.upload(t, keyA, testdataWasm(t, "spin.wasm"))
 	request := func(processors string) (int, []byte) {

@@ -13,6 +13,7 @@ import (
 	"github.com/realizar-host/realizar-host/chatsandbox"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
+	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -84,7 +85,7 @@ func TestChatTemplateWithinAdmission(t *testing.T) {
 	tenants := fmt.Appendf(nil, `{
   "defaults": {"step_deadline": "2s", "max_concurrent": 1, "requests_per_minute": 100000, "memory_pages": 64},
   "tenants": [{"name": "a", "key_sha256": [%q]}, {"name": "b", "key_sha256": [%q]}]
-}`, HashKey(keyA), HashKey(keyB))
+}`, tenancy.HashKey(keyA), tenancy.HashKey(keyB))
 	ts := startServerWith(t, tenants, Config{}, withChatTemplate(t, hostileChatTemplate, r))
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +16,7 @@ import (
 func TestUploadLimits(t *testing.T) {
 	greedy := testdataWasm(t, "greedy.wasm")
 	tenants := fmt.Appendf(nil, `{"defaults": {"requests_per_minute": 2},
-  "tenants": [{"name": "a", "key_sha256": [%q]}, {"name": "b", "key_sha256": [%q]}]}`, HashKey(keyA), HashKey(keyB))
+  "tenants": [{"name": "a", "key_sha256": [%q]}, {"name": "b", "key_sha256": [%q]}]}`, tenancy.HashKey(keyA), tenancy.HashKey(keyB))
 	s := startServer(t, tenants, 8)
 	s.upload(t, keyA, withVersion(t, greedy, "v1"))
 	s.upload(t, keyA, withVersion(t, greedy, "v2"))
@@ -24,11 +25,11 @@ func TestUploadLimits(t *testing.T) {
 	assert.Equal(t, "rate_limit_exceeded", errorOf(t, body).Code)
 	s.upload(t, keyB, withVersion(t, greedy, "v3"))
 
-	tb, ok := s.srv.tenants.Tenants().byName["b"]
-	require.True(t, ok)
-	require.True(t, tb.startUpload(), "b has no upload in flight")
+	tb := s.srv.tenants.Tenants().Tenant("b")
+	require.NotNil(t, tb)
+	require.True(t, tb.StartUpload(), "b has no upload in flight")
 	code, body = s.do(t, "POST", "/v1/plugins", keyB, withVersion(t, greedy, "v4"))
 	require.Equal(t, http.StatusTooManyRequests, code, string(body))
 	assert.Equal(t, "upload_in_progress", errorOf(t, body).Code)
-	tb.endUpload()
+	tb.EndUpload()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/server"
 	"github.com/realizar-host/realizar-host/server/pgstore"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // serveOptions are serve's flags.
@@ -122,7 +123,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	log := slog.New(handler)
 	warnSmallCaches(log, o.cacheBytes, o.diskBytes, o.pluginDir != "")
 
-	var tenants server.TenantSource = server.Anonymous(server.Limits{})
+	var tenants tenancy.TenantSource = tenancy.Anonymous(tenancy.Limits{})
 	maxModule := 1 << 20
 	switch {
 	case storeAt != "":
@@ -130,7 +131,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 		// module cap, or more when a tenant has more already.
 		maxModule = host.DefaultMaxModuleBytes
 	case o.tenants != "":
-		t, err := server.LoadTenants(o.tenants)
+		t, err := tenancy.LoadTenants(o.tenants)
 		if err != nil {
 			return badFile(err)
 		}
@@ -139,9 +140,9 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("without --tenants the server takes no API keys, so it listens on loopback only, and %s is not a loopback address: give --tenants FILE or an --addr like 127.0.0.1:8080", o.addr))
 	}
 	hostCfg := host.NewConfig().WithModuleCacheBytes(o.cacheBytes)
-	var store server.Store = server.NewMemStore()
+	var store tenancy.Store = tenancy.NewMemStore()
 	if o.pluginDir != "" {
-		ds, err := server.NewDirStore(o.pluginDir)
+		ds, err := tenancy.NewDirStore(o.pluginDir)
 		if err != nil {
 			return failure(err)
 		}

@@ -24,7 +24,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/server"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // serveModel writes a one-layer, 64-wide llama fixture.
@@ -138,7 +138,7 @@ func TestServeBinary(t *testing.T) {
 	tenants := filepath.Join(dir, "tenants.json")
 	require.NoError(t, os.WriteFile(tenants, fmt.Appendf(nil,
 		`{"tenants": [{"name": "acme", "key_sha256": [%q]}, {"name": "beta", "key_sha256": [%q]}]}`,
-		server.HashKey("sk-acme"), server.HashKey("sk-beta")), 0o600))
+		tenancy.HashKey("sk-acme"), tenancy.HashKey("sk-beta")), 0o600))
 	plugins := filepath.Join(dir, "plugins")
 	greedy, err := os.ReadFile(filepath.Join("..", "..", "host", "testdata", "greedy.wasm"))
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/internal/pgtest"
 	"github.com/realizar-host/realizar-host/server"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // keyLine is a new API key as tenants add and rotate print it.
@@ -37,7 +38,7 @@ func newTenant(t *testing.T, bin, url, name string) string {
 	require.Equal(t, 0, code, errs)
 	require.Regexp(t, keyLine, out)
 	key := strings.TrimSpace(out)
-	assert.Contains(t, errs, server.HashKey(key), "stderr names the key's sha256")
+	assert.Contains(t, errs, tenancy.HashKey(key), "stderr names the key's sha256")
 	return key
 }
 
@@ -193,10 +194,10 @@ func TestTenantsCommands(t *testing.T) {
 	require.Regexp(t, keyLine, out)
 	second := strings.TrimSpace(out)
 	assert.NotEqual(t, first, second)
-	_, errs, code = tenantsCmd(t, bin, url, "revoke", "acme", server.HashKey("not-a-key"))
+	_, errs, code = tenantsCmd(t, bin, url, "revoke", "acme", tenancy.HashKey("not-a-key"))
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, errs, "no such key")
-	_, errs, code = tenantsCmd(t, bin, url, "revoke", "acme", server.HashKey(first))
+	_, errs, code = tenantsCmd(t, bin, url, "revoke", "acme", tenancy.HashKey(first))
 	require.Equal(t, 0, code, errs)
 	_, errs, code = tenantsCmd(t, bin, url, "limits", "acme", `{"max_concurrent": 3, "max_plugins": 2}`)
 	require.Equal(t, 0, code, errs)
@@ -208,7 +209,7 @@ func TestTenantsCommands(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tenants.json")
 	require.NoError(t, os.WriteFile(file, fmt.Appendf(nil, `{"defaults": {"max_concurrent": 2},
 		"tenants": [{"name": "b", "key_sha256": [%q]}, {"name": "c", "key_sha256": [%q]}]}`,
-		server.HashKey("kb"), server.HashKey("kc")), 0o600))
+		tenancy.HashKey("kb"), tenancy.HashKey("kc")), 0o600))
 	_, errs, code = tenantsCmd(t, bin, url, "import", file)
 	require.Equal(t, 0, code, errs)
 	_, errs, code = tenantsCmd(t, bin, url, "import", file)
@@ -217,14 +218,14 @@ func TestTenantsCommands(t *testing.T) {
 	out, errs, code = tenantsCmd(t, bin, url, "list", "--json")
 	require.Equal(t, 0, code, errs)
 	var list []struct {
-		Name      string        `json:"name"`
-		Limits    server.Limits `json:"limits"`
-		KeySHA256 []string      `json:"key_sha256"`
+		Name      string         `json:"name"`
+		Limits    tenancy.Limits `json:"limits"`
+		KeySHA256 []string       `json:"key_sha256"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &list))
 	require.Len(t, list, 3)
 	assert.Equal(t, "acme", list[0].Name)
-	assert.Equal(t, []string{server.HashKey(second)}, list[0].KeySHA256)
+	assert.Equal(t, []string{tenancy.HashKey(second)}, list[0].KeySHA256)
 	assert.Equal(t, 3, list[0].Limits.MaxConcurrent)
 	assert.Equal(t, 2, list[1].Limits.MaxConcurrent)
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/realizar-host/realizar-host/server"
 	"github.com/realizar-host/realizar-host/server/pgstore"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // storeEnv names the environment variable that gives --store's default.
@@ -77,10 +77,10 @@ func newTenantsCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
-			if err := st.AddTenant(cmd.Context(), args[0], l, server.HashKey(key)); err != nil {
+			if err := st.AddTenant(cmd.Context(), args[0], l, tenancy.HashKey(key)); err != nil {
 				return adminErr(err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "tenant %s added; its key's sha256 is %s\n", args[0], server.HashKey(key))
+			fmt.Fprintf(cmd.ErrOrStderr(), "tenant %s added; its key's sha256 is %s\n", args[0], tenancy.HashKey(key))
 			fmt.Fprintln(cmd.OutOrStdout(), key)
 			return nil
 		}),
@@ -138,10 +138,10 @@ func newTenantsCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
-			if err := st.AddKey(cmd.Context(), args[0], server.HashKey(key)); err != nil {
+			if err := st.AddKey(cmd.Context(), args[0], tenancy.HashKey(key)); err != nil {
 				return adminErr(err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "tenant %s has a new key; its sha256 is %s\n", args[0], server.HashKey(key))
+			fmt.Fprintf(cmd.ErrOrStderr(), "tenant %s has a new key; its sha256 is %s\n", args[0], tenancy.HashKey(key))
 			fmt.Fprintln(cmd.OutOrStdout(), key)
 			return nil
 		}),
@@ -183,14 +183,14 @@ func newTenantsCmd() *cobra.Command {
 			if err != nil {
 				return badFile(err)
 			}
-			var f server.TenantsFile
+			var f tenancy.TenantsFile
 			dec := json.NewDecoder(bytes.NewReader(b))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&f); err != nil {
-				return badFile(fmt.Errorf("%s: %w: %w", args[0], server.ErrTenants, err))
+				return badFile(fmt.Errorf("%s: %w: %w", args[0], tenancy.ErrTenants, err))
 			}
 			n, err := st.Import(cmd.Context(), &f)
-			if errors.Is(err, server.ErrTenants) {
+			if errors.Is(err, tenancy.ErrTenants) {
 				return badFile(fmt.Errorf("%s: %w", args[0], err))
 			}
 			if err != nil {
@@ -216,8 +216,8 @@ func newKey() (string, error) {
 
 // parseLimits reads a Limits object; unknown fields and values out of
 // range are usage errors. Empty is the zero Limits (the defaults).
-func parseLimits(s string) (server.Limits, error) {
-	var l server.Limits
+func parseLimits(s string) (tenancy.Limits, error) {
+	var l tenancy.Limits
 	if strings.TrimSpace(s) == "" {
 		return l, nil
 	}
@@ -226,7 +226,7 @@ func parseLimits(s string) (server.Limits, error) {
 	if err := dec.Decode(&l); err != nil {
 		return l, usage(fmt.Errorf("limits: %w", err))
 	}
-	if err := server.CheckLimits(l); err != nil {
+	if err := tenancy.CheckLimits(l); err != nil {
 		return l, usage(fmt.Errorf("limits: %w", err))
 	}
 	return l, nil
@@ -240,7 +240,7 @@ func adminErr(err error) error {
 			return failure(err)
 		}
 	}
-	if errors.Is(err, server.ErrUnavailable) {
+	if errors.Is(err, tenancy.ErrUnavailable) {
 		return failure(err)
 	}
 	return usage(err)

@@ -9,8 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/realizar-host/realizar-host/server"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // Errors of the tenant administration.
@@ -36,8 +35,8 @@ func isUnique(err error, constraint string) bool {
 // TenantInfo is one tenant as the administration lists it.
 type TenantInfo struct {
 	Name string `json:"name"`
-	// Limits are as stored: a zero field takes server.DefaultLimits' value.
-	Limits server.Limits `json:"limits"`
+	// Limits are as stored: a zero field takes tenancy.DefaultLimits' value.
+	Limits tenancy.Limits `json:"limits"`
 	// KeySHA256 are the hex sha256 of its keys, oldest first.
 	KeySHA256 []string `json:"key_sha256"`
 	// Plugins and PluginBytes are what it stores.
@@ -45,11 +44,11 @@ type TenantInfo struct {
 	PluginBytes int64 `json:"plugin_bytes"`
 }
 
-func checkSpec(name string, l server.Limits) error {
-	if !server.ValidTenantName(name) {
+func checkSpec(name string, l tenancy.Limits) error {
+	if !tenancy.ValidTenantName(name) {
 		return fmt.Errorf("pgstore: tenant name %q is not 1 to 64 of [a-z0-9_-]", name)
 	}
-	if err := server.CheckLimits(l); err != nil {
+	if err := tenancy.CheckLimits(l); err != nil {
 		return fmt.Errorf("pgstore: tenant %s: %w", name, err)
 	}
 	return nil
@@ -58,7 +57,7 @@ func checkSpec(name string, l server.Limits) error {
 // normKey checks a key's hex sha256 and returns it as the table stores
 // it: 64 lowercase hex digits.
 func normKey(keySHA256 string) (string, error) {
-	sum, err := server.ParseKeySHA256(keySHA256)
+	sum, err := tenancy.ParseKeySHA256(keySHA256)
 	if err != nil {
 		return "", fmt.Errorf("pgstore: %w", err)
 	}
@@ -68,7 +67,7 @@ func normKey(keySHA256 string) (string, error) {
 // AddTenant creates tenant name with limits l and one key (its hex
 // sha256). ErrTenantExists for a name taken, ErrKeyExists for a key
 // another tenant holds.
-func (s *Store) AddTenant(ctx context.Context, name string, l server.Limits, keySHA256 string) error {
+func (s *Store) AddTenant(ctx context.Context, name string, l tenancy.Limits, keySHA256 string) error {
 	if err := checkSpec(name, l); err != nil {
 		return err
 	}
@@ -79,7 +78,7 @@ func (s *Store) AddTenant(ctx context.Context, name string, l server.Limits, key
 	return s.tx(ctx, func(tx pgx.Tx) error { return insertTenant(ctx, tx, name, l, []string{keySHA256}) })
 }
 
-func insertTenant(ctx context.Context, tx pgx.Tx, name string, l server.Limits, keys []string) error {
+func insertTenant(ctx context.Context, tx pgx.Tx, name string, l tenancy.Limits, keys []string) error {
 	raw, err := json.Marshal(l)
 	if err != nil {
 		return err
@@ -159,8 +158,8 @@ func (s *Store) RemoveTenant(ctx context.Context, name string) error {
 }
 
 // SetLimits replaces tenant name's limits with l (a zero field takes
-// server.DefaultLimits' value).
-func (s *Store) SetLimits(ctx context.Context, name string, l server.Limits) error {
+// tenancy.DefaultLimits' value).
+func (s *Store) SetLimits(ctx context.Context, name string, l tenancy.Limits) error {
 	if err := checkSpec(name, l); err != nil {
 		return err
 	}
@@ -206,16 +205,16 @@ func (s *Store) ListTenants(ctx context.Context) ([]TenantInfo, error) {
 	return out, unavailable(rows.Err())
 }
 
-// Import adds the tenants of a tenants file (server.TenantsFile, with its
+// Import adds the tenants of a tenants file (tenancy.TenantsFile, with its
 // defaults filled into each tenant's limits), all or none: a name or key
 // taken already is ErrTenantExists or ErrKeyExists and adds nothing. It
 // returns how many it added.
-func (s *Store) Import(ctx context.Context, f *server.TenantsFile) (int, error) {
+func (s *Store) Import(ctx context.Context, f *tenancy.TenantsFile) (int, error) {
 	specs, err := f.Resolve()
 	if err != nil {
 		return 0, err
 	}
-	if _, err := server.NewTenants(specs, nil); err != nil { // names, keys, limits, duplicates in the file
+	if _, err := tenancy.NewTenants(specs, nil); err != nil { // names, keys, limits, duplicates in the file
 		return 0, err
 	}
 	err = s.tx(ctx, func(tx pgx.Tx) error {

@@ -18,6 +18,6 @@
 // is replaced (backing off from 100 ms to 2 s) and everything reloaded
 // once it listens again, so what it missed is seen then. While the database is unreachable the Store keeps serving what
 // it holds (tenants, the plugin listing, cached modules) and returns
-// errors wrapping server.ErrUnavailable (a 503) for what needs the
+// errors wrapping tenancy.ErrUnavailable (a 503) for what needs the
 // database: an upload, a delete, a module not cached.
 package pgstore

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/internal/pgtest"
-	"github.com/realizar-host/realizar-host/server"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // admin connects to pg's postgres database, to watch and disturb the
@@ -86,7 +86,7 @@ func TestListenerReconnects(t *testing.T) {
 		t.Logf("kill %d: listening again after %v", i, time.Since(start))
 
 		key := fmt.Sprintf("k%d", i)
-		require.NoError(t, a.AddTenant(ctx, fmt.Sprintf("t%d", i), server.Limits{}, server.HashKey(key)))
+		require.NoError(t, a.AddTenant(ctx, fmt.Sprintf("t%d", i), tenancy.Limits{}, tenancy.HashKey(key)))
 		require.Eventually(t, func() bool {
 			_, err := b.Tenants().Authenticate("Bearer " + key)
 			return err == nil

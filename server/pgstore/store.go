@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/realizar-host/realizar-host/internal/lru"
-	"github.com/realizar-host/realizar-host/server"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // channel is the LISTEN/NOTIFY channel the triggers notify.
@@ -64,19 +64,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Store is tenants and plugins in PostgreSQL: a server.TenantSource and a
-// server.Store, plus the tenant administration the CLI uses. Safe for
+// Store is tenants and plugins in PostgreSQL: a tenancy.TenantSource and a
+// tenancy.Store, plus the tenant administration the CLI uses. Safe for
 // concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
 	opts Options
 	log  *slog.Logger
 
-	tenants atomic.Pointer[server.Tenants]
+	tenants atomic.Pointer[tenancy.Tenants]
 
 	mu    sync.Mutex
-	index map[string]map[string]server.PluginInfo // tenant, sha256
-	blobs *lru.Cache[string, []byte]              // by sha256: the bytes are the same in every namespace
+	index map[string]map[string]tenancy.PluginInfo // tenant, sha256
+	blobs *lru.Cache[string, []byte]               // by sha256: the bytes are the same in every namespace
 	// served are the plugins Get returned, so that one fetched before
 	// the index knew of it is still reported to OnRemoved once gone.
 	served map[removal]struct{}
@@ -101,9 +101,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	opts = opts.withDefaults()
-	s := &Store{pool: pool, opts: opts, log: opts.Logger, index: map[string]map[string]server.PluginInfo{},
+	s := &Store{pool: pool, opts: opts, log: opts.Logger, index: map[string]map[string]tenancy.PluginInfo{},
 		blobs: lru.New[string, []byte](opts.ModuleCacheBytes, nil), served: map[removal]struct{}{}}
-	s.tenants.Store(&server.Tenants{})
+	s.tenants.Store(&tenancy.Tenants{})
 	if _, err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, err
@@ -118,7 +118,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // Close closes the pool. Run's context should be cancelled first.
 func (s *Store) Close() { s.pool.Close() }
 
-// unavailable wraps err in server.ErrUnavailable unless it is the
+// unavailable wraps err in tenancy.ErrUnavailable unless it is the
 // database's answer to the statement (a *pgconn.PgError other than a
 // connection or shutdown class): a refused connection, a broken one, a
 // timeout.
@@ -130,10 +130,10 @@ func unavailable(err error) error {
 	if errors.As(err, &pe) && !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "57P") {
 		return err
 	}
-	if errors.Is(err, server.ErrUnavailable) {
+	if errors.Is(err, tenancy.ErrUnavailable) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", server.ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", tenancy.ErrUnavailable, err)
 }
 
 // op is ctx bounded by OpTimeout.
@@ -141,8 +141,8 @@ func (s *Store) op(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.opts.OpTimeout)
 }
 
-// Tenants implements server.TenantSource: the tenants as last loaded.
-func (s *Store) Tenants() *server.Tenants { return s.tenants.Load() }
+// Tenants implements tenancy.TenantSource: the tenants as last loaded.
+func (s *Store) Tenants() *tenancy.Tenants { return s.tenants.Load() }
 
 // Connected reports whether the listener holds a connection to the
 // database (false before Run and while it reconnects).
@@ -186,7 +186,7 @@ func (s *Store) loadTenants(ctx context.Context) error {
 	}
 	s.replicas.Store(max(1, n))
 	replicas := s.Replicas()
-	specs := map[string]*server.TenantSpec{}
+	specs := map[string]*tenancy.TenantSpec{}
 	var order []string
 	rows, err := s.pool.Query(ctx, "SELECT name, limits FROM realizar_tenants ORDER BY name")
 	if err != nil {
@@ -199,11 +199,11 @@ func (s *Store) loadTenants(ctx context.Context) error {
 			rows.Close()
 			return unavailable(err)
 		}
-		var l server.Limits
+		var l tenancy.Limits
 		if err := json.Unmarshal(raw, &l); err != nil {
 			s.log.Warn("tenant limits unreadable; defaults apply", "tenant", name, "error", err.Error())
 		}
-		specs[name] = &server.TenantSpec{Name: name, Limits: l}
+		specs[name] = &tenancy.TenantSpec{Name: name, Limits: l}
 		order = append(order, name)
 	}
 	if err := rows.Err(); err != nil {
@@ -226,14 +226,14 @@ func (s *Store) loadTenants(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return unavailable(err)
 	}
-	list := make([]server.TenantSpec, 0, len(order))
+	list := make([]tenancy.TenantSpec, 0, len(order))
 	for _, name := range order {
 		sp := *specs[name]
-		sp.Limits = sp.Limits.Or(server.DefaultLimits())
+		sp.Limits = sp.Limits.Or(tenancy.DefaultLimits())
 		sp.Limits.RequestsPerMinute = (sp.Limits.RequestsPerMinute + replicas - 1) / replicas
 		list = append(list, sp)
 	}
-	ts, err := server.NewTenants(list, s.tenants.Load())
+	ts, err := tenancy.NewTenants(list, s.tenants.Load())
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func (s *Store) loadIndex(ctx context.Context) error {
 	if err != nil {
 		return unavailable(err)
 	}
-	index := map[string]map[string]server.PluginInfo{}
+	index := map[string]map[string]tenancy.PluginInfo{}
 	for rows.Next() {
 		var tenant, sum string
 		var n int
@@ -255,10 +255,10 @@ func (s *Store) loadIndex(ctx context.Context) error {
 			rows.Close()
 			return unavailable(err)
 		}
-		info := server.PluginInfo{SHA256: sum, Bytes: n}
+		info := tenancy.PluginInfo{SHA256: sum, Bytes: n}
 		_ = json.Unmarshal(raw, &info.Meta)
 		if index[tenant] == nil {
-			index[tenant] = map[string]server.PluginInfo{}
+			index[tenant] = map[string]tenancy.PluginInfo{}
 		}
 		index[tenant][sum] = info
 	}
@@ -280,7 +280,7 @@ type removal struct{ tenant, sum string }
 // goneLocked is what each tenant of old, or of the plugins Get served,
 // no longer holds in the current index; the cached module bytes that no
 // tenant holds leave the cache.
-func (s *Store) goneLocked(old map[string]map[string]server.PluginInfo) []removal {
+func (s *Store) goneLocked(old map[string]map[string]tenancy.PluginInfo) []removal {
 	var gone []removal
 	for tenant, sums := range old {
 		for sum := range sums {
@@ -490,12 +490,12 @@ func waitNotification(ctx context.Context, conn *pgx.Conn, deadline time.Time) (
 	return n, err
 }
 
-// Put implements server.Store. The quota check and the insert are one
+// Put implements tenancy.Store. The quota check and the insert are one
 // transaction holding the tenant's row, so replicas uploading together
 // cannot pass the quota between them. The module's metadata section is
 // stored with it, for listings.
-func (s *Store) Put(ctx context.Context, tenant, sum string, wasm []byte, q server.Quota) error {
-	meta, _ := server.ModuleMeta(wasm)
+func (s *Store) Put(ctx context.Context, tenant, sum string, wasm []byte, q tenancy.Quota) error {
+	meta, _ := tenancy.ModuleMeta(wasm)
 	rawMeta, err := json.Marshal(meta)
 	if err != nil {
 		return err
@@ -522,9 +522,9 @@ func (s *Store) Put(ctx context.Context, tenant, sum string, wasm []byte, q serv
 		if err != nil {
 			return err
 		}
-		var list []server.PluginInfo
+		var list []tenancy.PluginInfo
 		for rows.Next() {
-			var p server.PluginInfo
+			var p tenancy.PluginInfo
 			if err := rows.Scan(&p.SHA256, &p.Bytes); err != nil {
 				rows.Close()
 				return err
@@ -534,7 +534,7 @@ func (s *Store) Put(ctx context.Context, tenant, sum string, wasm []byte, q serv
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := server.CheckQuota(list, len(wasm), q); err != nil {
+		if err := tenancy.CheckQuota(list, len(wasm), q); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "INSERT INTO realizar_plugins (tenant, sha256, wasm, bytes, meta) VALUES ($1, $2, $3, $4, $5)",
@@ -542,22 +542,22 @@ func (s *Store) Put(ctx context.Context, tenant, sum string, wasm []byte, q serv
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, server.ErrQuota) || errors.Is(err, ErrNoTenant) {
+		if errors.Is(err, tenancy.ErrQuota) || errors.Is(err, ErrNoTenant) {
 			return err
 		}
 		return unavailable(err)
 	}
 	s.mu.Lock()
 	if s.index[tenant] == nil {
-		s.index[tenant] = map[string]server.PluginInfo{}
+		s.index[tenant] = map[string]tenancy.PluginInfo{}
 	}
-	s.index[tenant][sum] = server.PluginInfo{SHA256: sum, Bytes: len(wasm), Meta: meta}
+	s.index[tenant][sum] = tenancy.PluginInfo{SHA256: sum, Bytes: len(wasm), Meta: meta}
 	s.blobs.Add(sum, slices.Clone(wasm), int64(len(wasm)))
 	s.mu.Unlock()
 	return nil
 }
 
-// Get implements server.Store: from the cache when this replica knows the
+// Get implements tenancy.Store: from the cache when this replica knows the
 // tenant holds the module and has its bytes, else from the database. The
 // returned slice is shared: do not modify it.
 func (s *Store) Get(ctx context.Context, tenant, sum string) ([]byte, error) {
@@ -576,7 +576,7 @@ func (s *Store) Get(ctx context.Context, tenant, sum string) ([]byte, error) {
 	var b []byte
 	err := s.pool.QueryRow(ctx, "SELECT wasm FROM realizar_plugins WHERE tenant = $1 AND sha256 = $2", tenant, sum).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s", server.ErrNoPlugin, sum)
+		return nil, fmt.Errorf("%w: %s", tenancy.ErrNoPlugin, sum)
 	}
 	if err != nil {
 		return nil, unavailable(err)
@@ -588,17 +588,17 @@ func (s *Store) Get(ctx context.Context, tenant, sum string) ([]byte, error) {
 	return b, nil
 }
 
-// List implements server.Store: from the database, metadata included
+// List implements tenancy.Store: from the database, metadata included
 // (no module bytes are read); while it is unreachable, from this
 // replica's index.
-func (s *Store) List(ctx context.Context, tenant string) ([]server.PluginInfo, error) {
+func (s *Store) List(ctx context.Context, tenant string) ([]tenancy.PluginInfo, error) {
 	opCtx, cancel := s.op(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(opCtx, "SELECT sha256, bytes, meta FROM realizar_plugins WHERE tenant = $1 ORDER BY sha256", tenant)
 	if err == nil {
-		var out []server.PluginInfo
+		var out []tenancy.PluginInfo
 		for rows.Next() {
-			var p server.PluginInfo
+			var p tenancy.PluginInfo
 			var raw []byte
 			if err = rows.Scan(&p.SHA256, &p.Bytes, &raw); err != nil {
 				break
@@ -614,20 +614,20 @@ func (s *Store) List(ctx context.Context, tenant string) ([]server.PluginInfo, e
 			return out, nil
 		}
 	}
-	if err = unavailable(err); !errors.Is(err, server.ErrUnavailable) {
+	if err = unavailable(err); !errors.Is(err, tenancy.ErrUnavailable) {
 		return nil, err
 	}
 	s.mu.Lock()
-	out := make([]server.PluginInfo, 0, len(s.index[tenant]))
+	out := make([]tenancy.PluginInfo, 0, len(s.index[tenant]))
 	for _, p := range s.index[tenant] {
 		out = append(out, p)
 	}
 	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b server.PluginInfo) int { return strings.Compare(a.SHA256, b.SHA256) })
+	slices.SortFunc(out, func(a, b tenancy.PluginInfo) int { return strings.Compare(a.SHA256, b.SHA256) })
 	return out, nil
 }
 
-// Delete implements server.Store.
+// Delete implements tenancy.Store.
 func (s *Store) Delete(ctx context.Context, tenant, sum string) error {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
@@ -648,7 +648,7 @@ func (s *Store) Delete(ctx context.Context, tenant, sum string) error {
 	// no longer has it to report at the next reload.
 	s.removed([]removal{{tenant, sum}})
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: %s", server.ErrNoPlugin, sum)
+		return fmt.Errorf("%w: %s", tenancy.ErrNoPlugin, sum)
 	}
 	return nil
 }

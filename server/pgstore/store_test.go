@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/internal/pgtest"
-	"github.com/realizar-host/realizar-host/server"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 func TestMain(m *testing.M) {
@@ -53,7 +53,7 @@ func run(t *testing.T, s *Store) {
 // module is a fake module: the store keeps bytes, it does not check them.
 func module(s string) ([]byte, string) {
 	b := []byte("\x00asm\x01\x00\x00\x00" + s)
-	return b, server.HashKey(string(b))
+	return b, tenancy.HashKey(string(b))
 }
 
 func TestMigrations(t *testing.T) {
@@ -92,32 +92,32 @@ func TestMigrations(t *testing.T) {
 func TestAdmin(t *testing.T) {
 	s := open(t, pgtest.Shared(t).NewDatabase(t), Options{})
 	ctx := t.Context()
-	k1, k2 := server.HashKey("key-1"), server.HashKey("key-2")
-	require.NoError(t, s.AddTenant(ctx, "acme", server.Limits{MaxConcurrent: 3}, k1))
-	assert.ErrorIs(t, s.AddTenant(ctx, "acme", server.Limits{}, k2), ErrTenantExists)
-	assert.ErrorIs(t, s.AddTenant(ctx, "other", server.Limits{}, k1), ErrKeyExists)
-	assert.Error(t, s.AddTenant(ctx, "Bad Name", server.Limits{}, k2))
-	assert.Error(t, s.AddTenant(ctx, "neg", server.Limits{MaxConcurrent: -1}, k2))
-	assert.Error(t, s.AddTenant(ctx, "short", server.Limits{}, "abcd"))
+	k1, k2 := tenancy.HashKey("key-1"), tenancy.HashKey("key-2")
+	require.NoError(t, s.AddTenant(ctx, "acme", tenancy.Limits{MaxConcurrent: 3}, k1))
+	assert.ErrorIs(t, s.AddTenant(ctx, "acme", tenancy.Limits{}, k2), ErrTenantExists)
+	assert.ErrorIs(t, s.AddTenant(ctx, "other", tenancy.Limits{}, k1), ErrKeyExists)
+	assert.Error(t, s.AddTenant(ctx, "Bad Name", tenancy.Limits{}, k2))
+	assert.Error(t, s.AddTenant(ctx, "neg", tenancy.Limits{MaxConcurrent: -1}, k2))
+	assert.Error(t, s.AddTenant(ctx, "short", tenancy.Limits{}, "abcd"))
 	assert.ErrorIs(t, s.AddKey(ctx, "nobody", k2), ErrNoTenant)
 	require.NoError(t, s.AddKey(ctx, "acme", k2))
-	assert.ErrorIs(t, s.RevokeKey(ctx, "acme", server.HashKey("key-3")), ErrNoKey)
+	assert.ErrorIs(t, s.RevokeKey(ctx, "acme", tenancy.HashKey("key-3")), ErrNoKey)
 	require.NoError(t, s.RevokeKey(ctx, "acme", k1))
-	require.NoError(t, s.SetLimits(ctx, "acme", server.Limits{MaxConcurrent: 5}))
-	assert.ErrorIs(t, s.SetLimits(ctx, "nobody", server.Limits{}), ErrNoTenant)
+	require.NoError(t, s.SetLimits(ctx, "acme", tenancy.Limits{MaxConcurrent: 5}))
+	assert.ErrorIs(t, s.SetLimits(ctx, "nobody", tenancy.Limits{}), ErrNoTenant)
 	wasm, sum := module("a")
-	require.NoError(t, s.Put(ctx, "acme", sum, wasm, server.Quota{}))
+	require.NoError(t, s.Put(ctx, "acme", sum, wasm, tenancy.Quota{}))
 
 	list, err := s.ListTenants(ctx)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	assert.Equal(t, TenantInfo{Name: "acme", Limits: server.Limits{MaxConcurrent: 5}, KeySHA256: []string{k2},
+	assert.Equal(t, TenantInfo{Name: "acme", Limits: tenancy.Limits{MaxConcurrent: 5}, KeySHA256: []string{k2},
 		Plugins: 1, PluginBytes: int64(len(wasm))}, list[0])
 
 	// Import is all or nothing.
-	f := &server.TenantsFile{Defaults: server.Limits{MaxConcurrent: 2}, Tenants: []server.TenantSpec{
-		{Name: "b", KeySHA256: []string{server.HashKey("b")}},
-		{Name: "acme", KeySHA256: []string{server.HashKey("c")}}}}
+	f := &tenancy.TenantsFile{Defaults: tenancy.Limits{MaxConcurrent: 2}, Tenants: []tenancy.TenantSpec{
+		{Name: "b", KeySHA256: []string{tenancy.HashKey("b")}},
+		{Name: "acme", KeySHA256: []string{tenancy.HashKey("c")}}}}
 	_, err = s.Import(ctx, f)
 	assert.ErrorIs(t, err, ErrTenantExists)
 	f.Tenants[1].Name = "c"
@@ -132,7 +132,7 @@ func TestAdmin(t *testing.T) {
 	require.Len(t, list, 2)
 	assert.Equal(t, 2, list[0].Limits.MaxConcurrent, "the file's defaults are stored in each tenant's limits")
 	_, err = s.Get(ctx, "acme", sum)
-	assert.ErrorIs(t, err, server.ErrNoPlugin, "a removed tenant's plugins go with it")
+	assert.ErrorIs(t, err, tenancy.ErrNoPlugin, "a removed tenant's plugins go with it")
 }
 
 // TestReplicas: a change through one Store is seen by another within a
@@ -147,8 +147,8 @@ func TestReplicas(t *testing.T) {
 	run(t, b)
 	ctx := t.Context()
 
-	require.NoError(t, a.AddTenant(ctx, "x", server.Limits{}, server.HashKey("kx")))
-	require.NoError(t, a.AddTenant(ctx, "y", server.Limits{}, server.HashKey("ky")))
+	require.NoError(t, a.AddTenant(ctx, "x", tenancy.Limits{}, tenancy.HashKey("kx")))
+	require.NoError(t, a.AddTenant(ctx, "y", tenancy.Limits{}, tenancy.HashKey("ky")))
 	start := time.Now()
 	require.Eventually(t, func() bool {
 		_, err := b.Tenants().Authenticate("Bearer kx")
@@ -157,8 +157,8 @@ func TestReplicas(t *testing.T) {
 	t.Logf("tenant seen after %v", time.Since(start))
 
 	wasm, sum := module("shared")
-	require.NoError(t, a.Put(ctx, "x", sum, wasm, server.Quota{}))
-	require.NoError(t, a.Put(ctx, "y", sum, wasm, server.Quota{}))
+	require.NoError(t, a.Put(ctx, "x", sum, wasm, tenancy.Quota{}))
+	require.NoError(t, a.Put(ctx, "y", sum, wasm, tenancy.Quota{}))
 	start = time.Now()
 	require.Eventually(t, func() bool {
 		l, _ := b.List(ctx, "x")
@@ -175,12 +175,12 @@ func TestReplicas(t *testing.T) {
 	// updates a moment later: both within the second.
 	require.NoError(t, a.Delete(ctx, "x", sum))
 	require.Eventually(t, func() bool { l, _ := b.List(ctx, "x"); return len(l) == 0 }, time.Second, 5*time.Millisecond)
-	require.Eventually(t, func() bool { _, err := b.Get(ctx, "x", sum); return errors.Is(err, server.ErrNoPlugin) }, time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { _, err := b.Get(ctx, "x", sum); return errors.Is(err, tenancy.ErrNoPlugin) }, time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(removed) == 1 }, time.Second, 5*time.Millisecond)
 	mods, _ := b.Cached()
 	assert.Equal(t, 1, mods, "y holds it still")
 	require.NoError(t, a.Delete(ctx, "y", sum))
-	assert.ErrorIs(t, a.Delete(ctx, "y", sum), server.ErrNoPlugin)
+	assert.ErrorIs(t, a.Delete(ctx, "y", sum), tenancy.ErrNoPlugin)
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(removed) == 2 }, time.Second, 5*time.Millisecond)
 	mu.Lock()
 	assert.Equal(t, []string{"x " + sum, "y " + sum}, removed)
@@ -205,19 +205,19 @@ func TestReplicas(t *testing.T) {
 	require.Eventually(t, func() bool { return b.Replicas() == 2 }, 2*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool {
 		y, err := b.Tenants().Authenticate("Bearer ky")
-		return err == nil && y.Limits.RequestsPerMinute == (server.DefaultLimits().RequestsPerMinute+1)/2
+		return err == nil && y.Limits.RequestsPerMinute == (tenancy.DefaultLimits().RequestsPerMinute+1)/2
 	}, 2*time.Second, 10*time.Millisecond)
 
 	// The quota holds across replicas: both see the database's count.
-	q := server.Quota{Plugins: 1}
+	q := tenancy.Quota{Plugins: 1}
 	w1, s1 := module("q1")
 	w2, s2 := module("q2")
 	require.NoError(t, a.Put(ctx, "y", s1, w1, q))
-	assert.ErrorIs(t, b.Put(ctx, "y", s2, w2, q), server.ErrQuota)
+	assert.ErrorIs(t, b.Put(ctx, "y", s2, w2, q), tenancy.ErrQuota)
 }
 
 // TestDatabaseLoss: with PostgreSQL stopped, what needs it wraps
-// server.ErrUnavailable, what is cached is served; once it is back the
+// tenancy.ErrUnavailable, what is cached is served; once it is back the
 // Store reconnects and nothing is lost.
 func TestDatabaseLoss(t *testing.T) {
 	pg := pgtest.Shared(t)
@@ -225,11 +225,11 @@ func TestDatabaseLoss(t *testing.T) {
 	s := open(t, url, fast(nil))
 	run(t, s)
 	ctx := t.Context()
-	require.NoError(t, s.AddTenant(ctx, "x", server.Limits{}, server.HashKey("kx")))
+	require.NoError(t, s.AddTenant(ctx, "x", tenancy.Limits{}, tenancy.HashKey("kx")))
 	cached, cachedSum := module("cached")
-	require.NoError(t, s.Put(ctx, "x", cachedSum, cached, server.Quota{}))
+	require.NoError(t, s.Put(ctx, "x", cachedSum, cached, tenancy.Quota{}))
 	other, otherSum := module("other")
-	require.NoError(t, s.Put(ctx, "x", otherSum, other, server.Quota{}))
+	require.NoError(t, s.Put(ctx, "x", otherSum, other, tenancy.Quota{}))
 	s.mu.Lock()
 	s.blobs.Remove(otherSum) // known, not cached
 	s.mu.Unlock()
@@ -256,17 +256,17 @@ func TestDatabaseLoss(t *testing.T) {
 	w, sum := module("new")
 	for name, err := range map[string]error{
 		"get uncached": func() error { _, err := s.Get(ctx, "x", otherSum); return err }(),
-		"put":          s.Put(ctx, "x", sum, w, server.Quota{}),
+		"put":          s.Put(ctx, "x", sum, w, tenancy.Quota{}),
 		"delete":       s.Delete(ctx, "x", cachedSum),
-		"admin":        s.AddKey(ctx, "x", server.HashKey("k2")),
+		"admin":        s.AddKey(ctx, "x", tenancy.HashKey("k2")),
 	} {
-		assert.ErrorIs(t, err, server.ErrUnavailable, name)
+		assert.ErrorIs(t, err, tenancy.ErrUnavailable, name)
 	}
 
 	require.NoError(t, pg.StartAgain())
 	restarted = true
 	require.Eventually(t, s.Connected, 10*time.Second, 10*time.Millisecond)
-	require.Eventually(t, func() bool { return s.Put(ctx, "x", sum, w, server.Quota{}) == nil }, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return s.Put(ctx, "x", sum, w, tenancy.Quota{}) == nil }, 5*time.Second, 20*time.Millisecond)
 	got, err = s.Get(ctx, "x", otherSum)
 	require.NoError(t, err)
 	assert.Equal(t, other, got)

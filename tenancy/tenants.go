@@ -1,4 +1,4 @@
-package server
+package tenancy
 
 import (
 	"crypto/sha256"
@@ -18,7 +18,7 @@ import (
 )
 
 // ErrTenants is wrapped by every error reading a tenants file.
-var ErrTenants = errors.New("server: invalid tenants file")
+var ErrTenants = errors.New("tenancy: invalid tenants file")
 
 // Limits bound one tenant. Zero fields take DefaultLimits' values.
 type Limits struct {
@@ -114,13 +114,13 @@ func (l Limits) check() error {
 	return nil
 }
 
-// hostLimits are the per-instance limits a tenant's plugins run under.
-func (l Limits) hostLimits() host.Limits {
+// HostLimits are the per-instance limits a tenant's plugins run under.
+func (l Limits) HostLimits() host.Limits {
 	return host.Limits{MemoryPages: l.MemoryPages, CallTimeout: time.Duration(l.StepDeadline)}
 }
 
-// quota is the tenant's plugin quota.
-func (l Limits) quota() Quota { return Quota{Plugins: l.MaxPlugins, Bytes: l.MaxPluginTotalBytes} }
+// Quota is the tenant's plugin quota: MaxPlugins and MaxPluginTotalBytes.
+func (l Limits) Quota() Quota { return Quota{Plugins: l.MaxPlugins, Bytes: l.MaxPluginTotalBytes} }
 
 // Duration is a time.Duration written in JSON as a Go duration string ("50ms").
 type Duration time.Duration
@@ -174,9 +174,9 @@ type Tenant struct {
 	upload  bool // an upload is being read or compiled
 }
 
-// startUpload marks an upload of t in flight, or reports false when one
-// already is.
-func (t *Tenant) startUpload() bool {
+// StartUpload marks an upload of t in flight, or reports false when one
+// already is: a tenant compiles one upload at a time.
+func (t *Tenant) StartUpload() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.upload {
@@ -186,27 +186,28 @@ func (t *Tenant) startUpload() bool {
 	return true
 }
 
-// endUpload ends startUpload's upload.
-func (t *Tenant) endUpload() {
+// EndUpload ends StartUpload's upload.
+func (t *Tenant) EndUpload() {
 	t.mu.Lock()
 	t.upload = false
 	t.mu.Unlock()
 }
 
-// admit takes one of the tenant's concurrent slots and one request from its
-// rate; the returned release gives the slot back. Refusals are 429s.
-func (t *Tenant) admit(now time.Time) (release func(), err error) {
+// Admit takes one of the tenant's concurrent slots and one request from
+// its rate at now; the returned release gives the slot back. A refusal is
+// a *LimitError.
+func (t *Tenant) Admit(now time.Time) (release func(), err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.active >= t.Limits.MaxConcurrent {
-		return nil, &APIError{Status: 429, Type: typeRateLimit, Code: "concurrency_limit_exceeded", RetryAfter: time.Second,
-			Message: fmt.Sprintf("tenant %s has %d requests in flight, its limit", t.Name, t.Limits.MaxConcurrent)}
+		return nil, &LimitError{Code: CodeConcurrency, RetryAfter: time.Second,
+			Msg: fmt.Sprintf("tenant %s has %d requests in flight, its limit", t.Name, t.Limits.MaxConcurrent)}
 	}
 	r := t.limiter.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return nil, &APIError{Status: 429, Type: typeRateLimit, Code: "rate_limit_exceeded", RetryAfter: d,
-			Message: fmt.Sprintf("tenant %s is over %d requests per minute", t.Name, t.Limits.RequestsPerMinute)}
+		return nil, &LimitError{Code: CodeRate, RetryAfter: d,
+			Msg: fmt.Sprintf("tenant %s is over %d requests per minute", t.Name, t.Limits.RequestsPerMinute)}
 	}
 	t.active++
 	return func() {
@@ -215,6 +216,30 @@ func (t *Tenant) admit(now time.Time) (release func(), err error) {
 		t.mu.Unlock()
 	}, nil
 }
+
+// Codes of a LimitError: the limit that refused the request.
+const (
+	// CodeConcurrency: the tenant has MaxConcurrent requests in flight.
+	CodeConcurrency = "concurrency_limit_exceeded"
+	// CodeRate: the tenant is over its RequestsPerMinute.
+	CodeRate = "rate_limit_exceeded"
+)
+
+// LimitError is a request a tenant's limits refuse for now (Admit). The
+// server answers it with a 429 rate_limit_error whose code is Code and
+// whose Retry-After is RetryAfter.
+type LimitError struct {
+	// Code names the limit: CodeConcurrency or CodeRate.
+	Code string
+	// RetryAfter is when a retry may be admitted: 1 s for concurrency
+	// (a request in flight may end by then), the rate limiter's delay
+	// for the rate.
+	RetryAfter time.Duration
+	// Msg says which tenant and which limit, for the client.
+	Msg string
+}
+
+func (e *LimitError) Error() string { return e.Msg }
 
 // Tenants authenticates API keys. It is immutable and safe for concurrent use.
 type Tenants struct {
@@ -361,8 +386,16 @@ func HashKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// ErrNoKey is Authenticate's error for a request without an API key: a
+// 401, code missing_api_key.
+var ErrNoKey = errors.New("no API key: send Authorization: Bearer KEY")
+
+// ErrBadKey is Authenticate's error for a key no tenant holds: a 401,
+// code invalid_api_key.
+var ErrBadKey = errors.New("invalid API key")
+
 // Authenticate returns the tenant whose key is in the Authorization header
-// ("Bearer KEY"). No key or an unknown key is a 401.
+// ("Bearer KEY"): ErrNoKey for no key, ErrBadKey for an unknown key.
 func (ts *Tenants) Authenticate(authorization string) (*Tenant, error) {
 	if ts.anonymous != nil {
 		return ts.anonymous, nil
@@ -370,27 +403,28 @@ func (ts *Tenants) Authenticate(authorization string) (*Tenant, error) {
 	key, ok := strings.CutPrefix(authorization, "Bearer ")
 	key = strings.TrimSpace(key)
 	if !ok || key == "" {
-		return nil, &APIError{Status: 401, Type: typeAuthentication, Code: "missing_api_key",
-			Message: "no API key: send Authorization: Bearer KEY"}
+		return nil, ErrNoKey
 	}
 	sum := sha256.Sum256([]byte(key))
 	// The lookup is keyed by the hash, not the key, so its timing reveals
 	// nothing useful about the key.
 	t, found := ts.byHash[sum]
 	if !found {
-		return nil, &APIError{Status: 401, Type: typeAuthentication, Code: "invalid_api_key",
-			Message: "invalid API key"}
+		return nil, ErrBadKey
 	}
 	return t, nil
 }
 
-// tenant returns the tenant named name, or nil.
-func (ts *Tenants) tenant(name string) *Tenant {
+// Tenant returns the tenant named name, or nil.
+func (ts *Tenants) Tenant(name string) *Tenant {
 	if ts.anonymous != nil && ts.anonymous.Name == name {
 		return ts.anonymous
 	}
 	return ts.byName[name]
 }
+
+// Len is the number of tenants.
+func (ts *Tenants) Len() int { return len(ts.byName) }
 
 // All returns every tenant.
 func (ts *Tenants) All() []*Tenant {

@@ -1,4 +1,4 @@
-package server
+package tenancy
 
 import (
 	"context"
@@ -14,18 +14,19 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
 )
 
 // ErrNoPlugin is returned by a Store for a plugin the tenant does not hold
 // (whether or not another tenant holds it).
-var ErrNoPlugin = errors.New("server: no such plugin")
+var ErrNoPlugin = errors.New("tenancy: no such plugin")
 
 // ErrUnavailable is wrapped by a Store's error when the service behind it
 // (a database) cannot be reached. The server answers it with a 503, code
 // store_unavailable, Retry-After 1 s; what the server has cached goes on
 // being served.
-var ErrUnavailable = errors.New("server: store unavailable")
+var ErrUnavailable = errors.New("tenancy: store unavailable")
 
 // Store keeps tenants' plugin modules, content-addressed by hex sha256, one
 // namespace per tenant. A directory (DirStore) is the default; a shared
@@ -60,6 +61,21 @@ type PluginInfo struct {
 	Meta wasmfile.Meta
 }
 
+// ModuleMeta reads a module's metadata section (abi.MetaSection) without
+// compiling or validating the rest of it. Errors: a module wasmfile cannot
+// parse, no section, a malformed one.
+func ModuleMeta(wasm []byte) (wasmfile.Meta, error) {
+	mod, err := wasmfile.Parse(wasm)
+	if err != nil {
+		return wasmfile.Meta{}, err
+	}
+	payload, ok := mod.CustomSection(abi.MetaSection)
+	if !ok {
+		return wasmfile.Meta{}, fmt.Errorf("no %s section", abi.MetaSection)
+	}
+	return wasmfile.UnmarshalMeta(payload)
+}
+
 // Quota bounds what one tenant stores. A zero field is no bound.
 type Quota struct {
 	// Plugins is the most modules the tenant may hold.
@@ -70,7 +86,7 @@ type Quota struct {
 
 // ErrQuota is returned by Store.Put when a new module would take the
 // tenant over its quota: a 429, code quota_exceeded.
-var ErrQuota = errors.New("server: plugin quota exceeded")
+var ErrQuota = errors.New("tenancy: plugin quota exceeded")
 
 // CheckQuota reports ErrQuota when a module of n bytes, not yet held,
 // would take the tenant holding held over q: the rule every Store applies.
@@ -90,11 +106,12 @@ func CheckQuota(held []PluginInfo, n int, q Quota) error {
 
 var hexSum = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// isSum reports whether s is a lowercase hex sha256.
-func isSum(s string) bool { return hexSum.MatchString(s) }
+// ValidSum reports whether s is a lowercase hex sha256: 64 of [0-9a-f],
+// a plugin's id in a Store.
+func ValidSum(s string) bool { return hexSum.MatchString(s) }
 
-// sumOf is the hex sha256 of b.
-func sumOf(b []byte) string {
+// SumOf is the hex sha256 of b: a module's id in a Store.
+func SumOf(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
@@ -110,10 +127,13 @@ type DirStore struct {
 // NewDirStore returns a DirStore rooted at dir, creating it (mode 0700).
 func NewDirStore(dir string) (*DirStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("server: plugin dir: %w", err)
+		return nil, fmt.Errorf("tenancy: plugin dir: %w", err)
 	}
 	return &DirStore{dir: dir}, nil
 }
+
+// Dir is the directory d is rooted at.
+func (d *DirStore) Dir() string { return d.dir }
 
 func (d *DirStore) path(tenant, sum string) string {
 	return filepath.Join(d.dir, tenant, sum+".wasm")
@@ -170,7 +190,7 @@ func (d *DirStore) List(_ context.Context, tenant string) ([]PluginInfo, error) 
 	}
 	var out []PluginInfo
 	for _, e := range entries {
-		if s, ok := strings.CutSuffix(e.Name(), ".wasm"); ok && isSum(s) {
+		if s, ok := strings.CutSuffix(e.Name(), ".wasm"); ok && ValidSum(s) {
 			info, err := e.Info()
 			if err != nil {
 				continue // deleted meanwhile

@@ -1,4 +1,4 @@
-package server
+package tenancy
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 func BenchmarkAdmit(b *testing.B) {
 	t := newTenant("acme", Limits{MaxConcurrent: 1 << 30, RequestsPerMinute: 1 << 30}.or(DefaultLimits()))
 	for b.Loop() {
-		release, err := t.admit(time.Now())
+		release, err := t.Admit(time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}
