@@ -73,37 +73,25 @@ func (l Limits) Or(d Limits) Limits { return l.or(d) }
 
 // or fills l's zero fields from d.
 func (l Limits) or(d Limits) Limits {
-	if l.MaxPluginBytes == 0 {
-		l.MaxPluginBytes = d.MaxPluginBytes
-	}
-	if l.MemoryPages == 0 {
-		l.MemoryPages = d.MemoryPages
-	}
-	if l.StepDeadline == 0 {
-		l.StepDeadline = d.StepDeadline
-	}
-	if l.MaxConcurrent == 0 {
-		l.MaxConcurrent = d.MaxConcurrent
-	}
-	if l.RequestsPerMinute == 0 {
-		l.RequestsPerMinute = d.RequestsPerMinute
-	}
-	if l.MaxPlugins == 0 {
-		l.MaxPlugins = d.MaxPlugins
-	}
-	if l.MaxPluginTotalBytes == 0 {
-		l.MaxPluginTotalBytes = d.MaxPluginTotalBytes
-	}
-	if l.MaxSequences == 0 {
-		l.MaxSequences = d.MaxSequences
-	}
-	if l.MaxQueued == 0 {
-		l.MaxQueued = d.MaxQueued
-	}
-	if l.MaxKVBytes == 0 {
-		l.MaxKVBytes = d.MaxKVBytes
-	}
+	fill(&l.MaxPluginBytes, d.MaxPluginBytes)
+	fill(&l.MemoryPages, d.MemoryPages)
+	fill(&l.StepDeadline, d.StepDeadline)
+	fill(&l.MaxConcurrent, d.MaxConcurrent)
+	fill(&l.RequestsPerMinute, d.RequestsPerMinute)
+	fill(&l.MaxPlugins, d.MaxPlugins)
+	fill(&l.MaxPluginTotalBytes, d.MaxPluginTotalBytes)
+	fill(&l.MaxSequences, d.MaxSequences)
+	fill(&l.MaxQueued, d.MaxQueued)
+	fill(&l.MaxKVBytes, d.MaxKVBytes)
 	return l
+}
+
+// fill sets *x to d when *x is its type's zero.
+func fill[T comparable](x *T, d T) {
+	var zero T
+	if *x == zero {
+		*x = d
+	}
 }
 
 func (l Limits) check() error {

@@ -3,6 +3,7 @@ package tenancy
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -151,4 +152,24 @@ func FuzzParseTenants(f *testing.F) {
 			require.Positive(t, tn.Limits.RequestsPerMinute)
 		}
 	})
+}
+
+// TestLimitsOrFillsEveryField: a field added to Limits is filled from the
+// defaults too (Limits.or names each one).
+func TestLimitsOrFillsEveryField(t *testing.T) {
+	typ := reflect.TypeFor[Limits]()
+	for i := range typ.NumField() {
+		var d Limits
+		f := reflect.ValueOf(&d).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(7)
+		case reflect.Uint32:
+			f.SetUint(7)
+		default:
+			t.Fatalf("Limits.%s: a %s; teach this test its kind", typ.Field(i).Name, f.Kind())
+		}
+		got := reflect.ValueOf(Limits{}.Or(d)).Field(i)
+		assert.False(t, got.IsZero(), "Limits.or leaves %s unset", typ.Field(i).Name)
+	}
 }
