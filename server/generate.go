@@ -70,6 +70,7 @@ var errClientStalled = errors.New("server: the client stopped reading")
 func turnError(err error) error {
 	var refused *serving.Refused
 	var tooLarge *serving.TooLarge
+	var tooLong *serving.PromptTooLong
 	switch {
 	case errors.As(err, &refused):
 		msg := fmt.Sprintf("your share of the server's queue (%d requests) is full; retry later", refused.Share)
@@ -81,9 +82,9 @@ func turnError(err error) error {
 	case errors.As(err, &tooLarge):
 		return badRequest("max_tokens", "the request needs %d KV positions (%d MiB); your share of the server's KV budget is %d MiB",
 			tooLarge.Positions, tooLarge.Need>>20, tooLarge.Share>>20)
-	case errors.Is(err, serving.ErrPromptTooLong):
+	case errors.As(err, &tooLong):
 		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: "prompt", Code: "context_length_exceeded",
-			Message: err.Error()[len(serving.ErrPromptTooLong.Error())+2:]}
+			Message: tooLong.Error()}
 	case errors.Is(err, errShuttingDown), errors.Is(err, serving.ErrClosed):
 		return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "shutting_down",
 			RetryAfter: time.Second, Message: "the server is shutting down; the request was cancelled"}

@@ -258,8 +258,7 @@ func (t *Ticket) Start(ctx context.Context, req Request) (*Turn, error) {
 	}
 	if len(req.Prompt) >= c.ctxLen {
 		c.sched.unreserve(t.tenant)
-		return nil, fmt.Errorf("%w: the prompt is %d tokens; the context holds %d: %w", ErrPromptTooLong,
-			len(req.Prompt), c.ctxLen, engine.ErrContextExceeded)
+		return nil, &PromptTooLong{Tokens: len(req.Prompt), Context: c.ctxLen}
 	}
 	maxTokens := req.MaxTokens
 	if maxTokens == 0 {

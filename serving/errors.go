@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/realizar-host/realizar-host/engine"
 )
 
 // Refusal reasons, as Refused.Reason.
@@ -49,8 +51,24 @@ func (e *TooLarge) Error() string {
 }
 
 // ErrPromptTooLong is a prompt at least as long as the context: no token
-// could follow it. It wraps engine.ErrContextExceeded.
+// could follow it. Start returns it as a *PromptTooLong.
 var ErrPromptTooLong = errors.New("serving: the prompt fills the context")
+
+// PromptTooLong is a prompt of Tokens tokens for a context of Context
+// positions. It is ErrPromptTooLong and engine.ErrContextExceeded to
+// errors.Is.
+type PromptTooLong struct {
+	Tokens, Context int
+}
+
+func (e *PromptTooLong) Error() string {
+	return fmt.Sprintf("the prompt is %d tokens; the context holds %d: %v", e.Tokens, e.Context, engine.ErrContextExceeded)
+}
+
+// Is reports ErrPromptTooLong and engine.ErrContextExceeded.
+func (e *PromptTooLong) Is(target error) bool {
+	return target == ErrPromptTooLong || target == engine.ErrContextExceeded
+}
 
 // ErrClosed is a turn started after Close, or cut by it.
 var ErrClosed = errors.New("serving: the core is closed")
