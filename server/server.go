@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -299,8 +300,12 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 				_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 				writeError(w, e)
 			}
-			s.log.Info("request", "request_id", id, "tenant", tenant, "endpoint", endpoint, "status", e.Status,
-				"outcome", outcome, "error", err.Error(), "ms", time.Since(start).Milliseconds())
+			status := e.Status
+			if errors.Is(err, errWritten) || errors.Is(err, errClientStalled) {
+				status = http.StatusOK // the error went inside a stream that had begun
+			}
+			s.log.Info("request", "request_id", id, "tenant", tenant, "endpoint", endpoint, "status", status,
+				"outcome", outcome, "error", logText(err), "ms", time.Since(start).Milliseconds())
 		} else {
 			s.log.Info("request", "request_id", id, "tenant", tenant, "endpoint", endpoint, "status", 200,
 				"outcome", outcome, "ms", time.Since(start).Milliseconds())
@@ -318,6 +323,11 @@ func (s *Server) authenticate(r *http.Request) (*tenancy.Tenant, error) {
 			Message: fmt.Sprintf("the request has %d Authorization headers; send one", n)}
 	}
 	return s.tenants.Tenants().Authenticate(r.Header.Get("Authorization"))
+}
+
+// logText is err's text on one line, without errWritten's marker.
+func logText(err error) string {
+	return strings.ReplaceAll(strings.TrimPrefix(err.Error(), errWritten.Error()+"\n"), "\n", "; ")
 }
 
 // errWritten marks an error whose response (an SSE error event) was

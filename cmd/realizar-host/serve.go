@@ -73,7 +73,7 @@ func newServeCmd() *cobra.Command {
 	f.Int64Var(&o.cacheBytes, "module-cache-bytes", 256<<20, "bytes of compiled plugin modules kept on this node, counted as module sizes (LRU; 0: no bound)")
 	f.Int64Var(&o.diskBytes, "compiled-dir-bytes", host.DefaultCompilationCacheDirBytes, "bytes of compiled code kept in --plugin-dir's .compiled/, counted as file sizes (LRU; 0: no bound)")
 	f.IntVar(&o.queue, "queue", 64, "requests admitted and waiting for a place in the batch, shared by the tenants (each holds at most its max_queued, by default half); more get 429")
-	f.IntVar(&o.parallel, "parallel", server.DefaultParallel, "sequences decoding together in one batched pass (continuous batching; each holds a KV cache; the GPU forward runs 1)")
+	f.IntVar(&o.parallel, "parallel", server.DefaultParallel, "sequences decoding together in one batched pass (continuous batching; each holds a KV cache of its own, in device memory under --gpu)")
 	f.IntVar(&o.batchTok, "batch-tokens", server.DefaultBatchTokens, "most token rows per pass: decode tokens first, then chunks of new prompts")
 	f.IntVar(&o.slots, "slots", 0, "idle KV caches kept after their turns, each with one tenant's prompt cache (default: --parallel)")
 	f.Int64Var(&o.kvMiB, "kv-memory", 0, "MiB all KV caches together may take (running and idle); 0: no cap. Idle caches go first; a request past its tenant's share (max_kv_bytes, by default half) waits in its tenant's queue")
