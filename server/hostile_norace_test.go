@@ -19,7 +19,7 @@ import (
 )
 
 // rssNow is the process's resident set (VmRSS of /proc/self/status), in bytes.
-func rssNow(t *testing.T) int64 {
+func rssNow(t testing.TB) int64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/status")
 	require.NoError(t, err)
