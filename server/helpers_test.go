@@ -174,7 +174,7 @@ func startServerHTTP(t testing.TB, tenants []byte, cfg Config, hostCfg host.Conf
 	if wrap != nil {
 		wrap(m, mdl)
 	}
-	srv.SetModel(m)
+	require.NoError(t, srv.SetModel(m))
 	hs := httptest.NewUnstartedServer(srv)
 	if tune != nil {
 		tune(hs.Config)

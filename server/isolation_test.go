@@ -118,7 +118,7 @@ func TestReadiness(t *testing.T) {
 	code, b := ts.do(t, "POST", "/v1/completions", "", []byte(`{"prompt": "hi"}`))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Equal(t, "loading", errorOf(t, b).Code)
-	srv.SetModel(loadModel(t))
+	require.NoError(t, srv.SetModel(loadModel(t)))
 	code, _ = ts.do(t, "GET", "/ready", "", nil)
 	assert.Equal(t, http.StatusOK, code)
 }

@@ -166,19 +166,24 @@ func New(cfg Config) (*Server, error) {
 }
 
 // SetModel makes the server ready to generate with m and starts its
-// serving core. Call it once.
-func (s *Server) SetModel(m *Model) {
+// serving core. Call it once. A Model without a Forward or a Tokenizer is
+// an error.
+func (s *Server) SetModel(m *Model) error {
+	if m == nil || m.Forward == nil || m.Tokenizer == nil {
+		return errors.New("server: SetModel needs a Model with a Forward and a Tokenizer")
+	}
 	cfg := s.cfg
 	core, err := serving.New(serving.Model{Forward: m.Forward, NewForward: m.NewForward,
 		KVBytesPerPosition: m.KVBytesPerPosition, Vocab: m.Tokenizer.Renderer(tokenizer.RenderOptions{})},
 		serving.Config{Parallel: cfg.Parallel, BatchTokens: cfg.BatchTokens, Queue: cfg.Queue, Slots: cfg.Slots,
 			KVMemory: cfg.KVMemory, Shares: s.shares, Metrics: s.metrics.Metrics, PluginFailure: pluginFailureKind})
 	if err != nil {
-		panic(err) // New checked every size; Model always has a Forward and a Vocab
+		return fmt.Errorf("server: %w", err)
 	}
 	s.core = core
 	s.model = m
 	s.ready.Store(true)
+	return nil
 }
 
 // shares is a tenant's share of the core: its limits, or by default half

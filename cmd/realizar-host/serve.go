@@ -232,7 +232,9 @@ func serve(ctx context.Context, o *serveOptions) error {
 	// Each further sequence: a step of its own (a KV cache, on the device
 	// under --gpu) over the same weights.
 	m.NewForward = func() (engine.ArchForward, error) { return l.newSequence(&o.model) }
-	srv.SetModel(m)
+	if err := srv.SetModel(m); err != nil {
+		return failure(err)
+	}
 	log.Info("ready", "model", m.ID, "context", m.Forward.ContextLength(), "vocab", m.Tokenizer.Size())
 
 	sig, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
