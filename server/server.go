@@ -140,15 +140,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
-	if cfg.Parallel == 0 {
-		cfg.Parallel = DefaultParallel
-	}
-	if cfg.BatchTokens == 0 {
-		cfg.BatchTokens = DefaultBatchTokens
-	}
-	if cfg.Slots == 0 {
-		cfg.Slots = cfg.Parallel
-	}
+	// Parallel, BatchTokens and Slots take their defaults in the serving
+	// core (serving.New); the queue's size is read here too (shares).
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
