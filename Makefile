@@ -4,13 +4,16 @@
 GO       ?= go
 PKGS     := ./...
 BIN      := bin/realizar-host
+# staticcheck, pinned, installed into the repo's ignored .cache by make staticcheck-install.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := .cache/bin/staticcheck
 # Packages free of numeric hot loops run under the race detector.
 RACE_PKGS := ./engine/... ./serving/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./server/... ./tenancy/...
 FUZZTIME ?= 10s
 # Compiled wasm shared by the test binaries of one run (internal/testenv).
 export REALIZAR_TEST_COMPILE_CACHE ?= $(CURDIR)/.cache/test-compiled
 
-.PHONY: all ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref test-deploy lint bench llama-native demo clean
+.PHONY: all staticcheck-install ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref test-deploy lint bench llama-native demo clean
 
 all: build
 
@@ -21,7 +24,7 @@ build:
 test: test-deps lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref test-deploy
 
 ## test-deps: the llama.cpp reference and vocabularies, and the Rust/AssemblyScript toolchains.
-test-deps: ref-install guests-install
+test-deps: ref-install guests-install staticcheck-install
 
 test-unit:
 	$(GO) test -count=1 $(PKGS)
@@ -80,11 +83,18 @@ test-deploy:
 test-ref:
 	@if [ -f tools/llamaref/go.mod ]; then cd tools/llamaref && $(GO) test -count=1 ./...; else echo "tools/llamaref not present"; fi
 
-lint:
+lint: staticcheck-install
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	@if [ -f tools/llamaref/go.mod ]; then cd tools/llamaref && $(GO) vet ./...; fi
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/guest ./plugins/sampler/standard/wasm ./plugins/stop/strings/wasm ./plugins/stop/regex ./plugins/processor/allow/wasm ./plugins/processor/grammar/wasm ./chatsandbox/guest
+	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags cudaemu ./cuda/...
+
+## staticcheck-install: honnef.co/go/tools' staticcheck $(STATICCHECK_VERSION) into .cache/bin (idempotent).
+staticcheck-install:
+	@if ! $(STATICCHECK) -version 2>/dev/null | grep -q '$(STATICCHECK_VERSION)'; then \
+		GOBIN=$(CURDIR)/.cache/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); fi
 
 ## guests-install: Debian rustc + wasm32 std, and the pinned AssemblyScript in .cache/asc (idempotent).
 guests-install:

@@ -107,11 +107,10 @@ type devModel struct {
 // row: its sequence's cache address, that cache's capacity, the row's
 // position, 0).
 type passTable struct {
-	buf               []byte
-	tokens, sel       []int32
-	rows              []int64
-	selOff, rowsOff   int64
-	tokensLen, selLen int
+	buf             []byte
+	tokens, sel     []int32
+	rows            []int64
+	selOff, rowsOff int64
 }
 
 // newPassTable lays out the table for maxBatch rows.
@@ -838,4 +837,23 @@ func (l *launcher) run(name string, gx, gy, bx, by int, args ...arg) {
 	if l.err == nil {
 		l.err = l.d.launch(name, gx, gy, bx, by, args...)
 	}
+}
+
+// actEncoder is the kernel that encodes the activations a weight of type t
+// is multiplied with, as the CPU forward encodes them (q4k.VecDotType):
+// quantize_q8k (Q8_K) for the K-quants, quantize_q8 (Q8_0) for the other
+// integer types (Q4_1 and Q5_1, which the CPU multiplies with Q8_1, get
+// the same quants but the half sums in place of Q8_1's f16 sum: their
+// products differ from the CPU's by up to 1e-4 of the sum of |terms|, the
+// others' by float rounding); "" for the
+// float types. values is how many activations one warp encodes (the grid
+// is cols/values by n).
+func actEncoder(t q4k.Type) (kernel string, values int) {
+	switch {
+	case floatType(t):
+		return "", 0
+	case t.VecDotType() == q4k.Q8_K:
+		return "quantize_q8k", 256
+	}
+	return "quantize_q8", 32
 }

@@ -48,25 +48,6 @@ var kernelTypes = map[q4k.Type]string{
 // floatType reports whether t's product runs in f32 (no Q8 activation).
 func floatType(t q4k.Type) bool { return t == q4k.F32 || t == q4k.F16 || t == q4k.BF16 }
 
-// actEncoder is the kernel that encodes the activations a weight of type t
-// is multiplied with, as the CPU forward encodes them (q4k.VecDotType):
-// quantize_q8k (Q8_K) for the K-quants, quantize_q8 (Q8_0) for the other
-// integer types (Q4_1 and Q5_1, which the CPU multiplies with Q8_1, get
-// the same quants but the half sums in place of Q8_1's f16 sum: their
-// products differ from the CPU's by up to 1e-4 of the sum of |terms|, the
-// others' by float rounding); "" for the
-// float types. values is how many activations one warp encodes (the grid
-// is cols/values by n).
-func actEncoder(t q4k.Type) (kernel string, values int) {
-	switch {
-	case floatType(t):
-		return "", 0
-	case t.VecDotType() == q4k.Q8_K:
-		return "quantize_q8k", 256
-	}
-	return "quantize_q8", 32
-}
-
 // ptxImage returns the embedded PTX of a kernel family for compute capability
 // arch (80 or 90).
 func ptxImage(family string, arch int) ([]byte, error) {

@@ -38,9 +38,7 @@ func TestPTXEmbedded(t *testing.T) {
 		require.NoError(t, err, fam)
 		names := entryRE.FindAllStringSubmatch(string(src), -1)
 		// Kernels instantiated through macros: GEMV_Q(name, T) and friends.
-		for _, m := range regexp.MustCompile(`(?m)^(?:GEMV_Q|GEMV_F|EMBED)\((\w+),`).FindAllStringSubmatch(string(src), -1) {
-			names = append(names, m)
-		}
+		names = append(names, regexp.MustCompile(`(?m)^(?:GEMV_Q|GEMV_F|EMBED)\((\w+),`).FindAllStringSubmatch(string(src), -1)...)
 		require.NotEmpty(t, names, fam)
 		for _, arch := range archs {
 			ptx, err := ptxImage(fam, arch)
@@ -75,10 +73,6 @@ func TestPTXEmbedded(t *testing.T) {
 	}
 	gemv, _ := ptxImage("gemv", 90)
 	assert.Contains(t, string(gemv), "dp4a.s32.s32", "the integer products use dp4a")
-}
-
-func itoa(n int) string {
-	return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+n/10)) + string(rune('0'+n%10)))
 }
 
 func TestKernelHash(t *testing.T) {

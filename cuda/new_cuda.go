@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"errors"
+	"os"
 
 	"github.com/realizar-host/realizar-host/model"
 )
@@ -32,4 +33,15 @@ func NewStep(m *model.Model, opts Options) (*Step, error) {
 	}
 	key := verdictKey{FileSHA256: opts.FileSHA256, Device: g.DeviceName(), KernelHash: kernelHash()}
 	return newGatedStep(m, g, opts, key), nil
+}
+
+// newFallenStep is a Step that starts on the CPU because the device failed
+// after it was found (out of memory, a JIT error).
+func newFallenStep(m *model.Model, opts Options, device string, cause error) *Step {
+	s := &Step{m: m, cpu: m.NewStep(), device: device, stderr: opts.Stderr}
+	if s.stderr == nil {
+		s.stderr = os.Stderr
+	}
+	s.fallBack(cause)
+	return s
 }

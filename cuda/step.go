@@ -118,17 +118,6 @@ func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key verdictKey) 
 	return s
 }
 
-// newFallenStep is a Step that starts on the CPU because the device failed
-// after it was found (out of memory, a JIT error).
-func newFallenStep(m *model.Model, opts Options, device string, cause error) *Step {
-	s := &Step{m: m, cpu: m.NewStep(), device: device, stderr: opts.Stderr}
-	if s.stderr == nil {
-		s.stderr = os.Stderr
-	}
-	s.fallBack(cause)
-	return s
-}
-
 // OnFallback sets where fallback notices go (typically
 // engine.(*StepForward).AddNotice) and delivers the ones already made (a
 // gate rejection at load). Each line reads "Fallback: cuda → cpu: <why>".

@@ -91,7 +91,7 @@ func checkValue(v any, depth int) error {
 	a, isArray := asArray(v)
 	if !isArray {
 		if _, ok := ValueTypeOf(v); !ok {
-			return fmt.Errorf("Go type %T has no GGUF type", v)
+			return fmt.Errorf("no GGUF type for a value of Go type %T", v)
 		}
 		return nil
 	}

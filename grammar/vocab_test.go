@@ -37,8 +37,6 @@ func llamaBPE(t testing.TB) (*tokenizer.Tokenizer, *grammar.Vocab) {
 	return bpeTok, bpeVocab
 }
 
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 // TestMaskTimeLlamaBPE walks a JSON document's tokens through the JSON
 // grammar with cold caches and reports the per-token mask time.
 func TestMaskTimeLlamaBPE(t *testing.T) {

@@ -2,8 +2,6 @@ package host_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -107,11 +105,6 @@ func TestEvictedPluginStillRuns(t *testing.T) {
 
 	_, err = host.New(context.Background(), host.NewConfig().WithModuleCacheBytes(-1))
 	assert.Error(t, err)
-}
-
-func hexSum(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }
 
 // TestCompiledCodeClosed: a module's compiled code is closed as soon as

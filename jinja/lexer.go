@@ -66,11 +66,10 @@ func isSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f
 // tag alone on its line takes the line's indentation (lstrip_blocks) and
 // the newline after it (trim_blocks).
 type lexer struct {
-	src    string
-	pos    int
-	line   int
-	toks   []token
-	inside bool // between a tag's delimiters
+	src  string
+	pos  int
+	line int
+	toks []token
 }
 
 func normalizeSource(src string) string {

@@ -274,7 +274,7 @@ var crossConfigs = []string{
 	`{"samplers":["dry","MinP","nucleus","temperature"],"top_k":0,"min_p":0.02,"top_p":0.9}`,
 	`{"samplers":[],"temperature":0.5}`,
 	`{"samplers":"top_k;temperature","temperature":0,"top_k":3}`,
-	// crossMirostat on, Mirostat (v1): the defaults, with a bias and
+	// from index 19 on, Mirostat (v1): the defaults, with a bias and
 	// ignored filters and penalties, and a large mu (k past the 100
 	// candidates of the estimate: a sort, and mostly the whole vocabulary,
 	// which the C build draws from without sorting)
@@ -282,9 +282,6 @@ var crossConfigs = []string{
 	`{"mirostat":1,"mirostat_tau":3,"mirostat_eta":0.2,"logit_bias":{"3":2},"top_k":5,"repeat_penalty":1.5}`,
 	`{"mirostat":1,"temperature":1.3,"mirostat_tau":7.5}`,
 }
-
-// crossMirostat is the index in crossConfigs of the first mirostat config.
-const crossMirostat = 19
 
 // crossOrder is the index in crossConfigs of the first samplers config.
 const crossOrder = 13

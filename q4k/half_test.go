@@ -94,9 +94,7 @@ func TestF32ToF16Slice(t *testing.T) {
 	for b := uint64(0); b < 1<<32; b += 1021 {
 		src = append(src, math.Float32frombits(uint32(b)))
 	}
-	for _, v := range []float32{65504, 65520, 65519.996, -65520, 6.1035156e-05, 5.9604645e-08, 2.9802322e-08, 2.9802326e-08} {
-		src = append(src, v)
-	}
+	src = append(src, 65504, 65520, 65519.996, -65520, 6.1035156e-05, 5.9604645e-08, 2.9802322e-08, 2.9802326e-08)
 	for _, n := range []int{0, 1, 7, 8, 9, 17, len(src)} {
 		dst := make([]byte, 2*n+2)
 		q4k.F32ToF16Slice(dst, src[:n])

@@ -15,16 +15,12 @@ const (
 	classOther // any other code point, assigned or not
 )
 
-// unicode151Letters and unicode151Symbols are the code points Unicode 15.1
-// assigned that Go's unicode tables (Unicode 15.0) do not yet know. llama.cpp's
-// tables are generated from Unicode 15.1, so these keep the two in step.
-var (
-	unicode151Letters = &unicode.RangeTable{R32: []unicode.Range32{{Lo: 0x2EBF0, Hi: 0x2EE5D, Stride: 1}}}
-	unicode151Symbols = &unicode.RangeTable{R16: []unicode.Range16{
-		{Lo: 0x2FFC, Hi: 0x2FFF, Stride: 1},
-		{Lo: 0x31EF, Hi: 0x31EF, Stride: 1},
-	}}
-)
+// unicode151Letters are the letters Unicode 15.1 assigned that Go's unicode
+// tables (Unicode 15.0) do not yet know. llama.cpp's tables are generated from
+// Unicode 15.1, so this keeps the two in step. The symbols 15.1 added
+// (U+2FFC..U+2FFF, U+31EF) need no table: a symbol is classOther, as an
+// unassigned code point is.
+var unicode151Letters = &unicode.RangeTable{R32: []unicode.Range32{{Lo: 0x2EBF0, Hi: 0x2EE5D, Stride: 1}}}
 
 // asciiClass is the class of each code point below 0x80.
 var asciiClass = func() (t [128]cpClass) {
