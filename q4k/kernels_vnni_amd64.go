@@ -5,7 +5,8 @@ package q4k
 import "golang.org/x/sys/cpu"
 
 // useVNNI selects the 512-bit Q4_K and Q6_K kernels, row and eight-vector
-// (dot_k_vnni_amd64.s, dot_k_vnni_amx_amd64.s): they need the AVX2
+// (dot_k_vnni_amd64.s, dot_k_vnni_amx_amd64.s), and the Q4_K panel kernels
+// (dot_panel_vnni_amd64.s): they need the AVX2
 // kernels' features plus AVX-512 F, BW and VL (512-bit byte and word
 // operations) and AVX-512 VNNI (VPDPWSSD, VPDPBUSD). x/sys/cpu reports
 // AVX-512 only when the OS saves the 512-bit register state.
