@@ -112,7 +112,7 @@ func BenchmarkQuantize(b *testing.B) {
 	}
 }
 
-// BenchmarkDotPanel measures eight 4096-weight Q4_K rows times 1, 2 and 16
+// BenchmarkDotPanel measures eight 4096-weight Q4_K rows times 1, 2, 4 and 16
 // activation vectors through the panel kernel against the CPU_REPACK-order
 // row and batched kernels on the same rows; bytes/s counts the eight rows'
 // bytes once per vector (as BenchmarkDot and BenchmarkDotCols do).
@@ -132,7 +132,7 @@ func BenchmarkDotPanel(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, impl := range q4k.Implementations() {
-		for _, cols := range []int{1, 2, 16} {
+		for _, cols := range []int{1, 2, 4, 16} {
 			var acts []byte
 			for range cols {
 				_, a := q4ktest.Inputs(typ, n, 0, r)

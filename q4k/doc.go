@@ -101,8 +101,10 @@
 // On a CPU with AVX-512 F/BW/VL and VNNI as well, Fast's Q4_K and Q6_K
 // kernels use 512-bit registers (dot_k_vnni_amd64.s, two 32-weight runs per
 // register) and its batched ones take eight vectors per weight block, in
-// the AMX order with VPDPBUSD (dot_k_vnni_amx_amd64.s); only the exact
-// integer sums are computed differently, so the bits are the AVX2
-// kernels'. Implementations lists what this CPU runs (there, the AVX2 path
+// the AMX order with VPDPBUSD (dot_k_vnni_amx_amd64.s), and its panel
+// kernels (Q4_K in the CPU_REPACK order, panel.go) sum two 4-byte groups of
+// each of the eight rows per register with VPDPBUSD
+// (dot_panel_vnni_amd64.s); only the exact integer sums are computed
+// differently, so the bits are the AVX2 kernels'. Implementations lists what this CPU runs (there, the AVX2 path
 // as well), and the conformance suite checks each against Reference.
 package q4k

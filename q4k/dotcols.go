@@ -164,7 +164,7 @@ func Implementations() []Kernels {
 	if useVNNI {
 		impls = append(impls, Kernels{Name: "avx2", Dot: avx2Dot, DotAMX: avx2DotAMX,
 			DotRepack: fastDotRepack, DotCols: avx2DotCols, DotColsAMX: avx2DotColsAMX,
-			DotColsRepack: avx2DotColsRepack, DotPanel: fastDotPanel, DotColsBatch: fastDotColsBatch, QuantizeQ8K: checkedQ8K(quantizeQ8K)})
+			DotColsRepack: avx2DotColsRepack, DotPanel: avx2DotPanel, DotColsBatch: fastDotColsBatch, QuantizeQ8K: checkedQ8K(quantizeQ8K)})
 	}
 	return append(impls, referenceKernels)
 }

@@ -356,13 +356,23 @@ func dotPanelQ4KAVX2x2(out *[4][8]float32, p, a *byte, as, nb int)
 //go:noescape
 func dotPanelQ4KAVX2x1(out *[8]float32, p, a *byte, nb int)
 
-// hasPanelFour reports whether panelBlocksFast computes four vectors in
-// one call.
+// hasPanelFour reports whether panelBlocksFast (and panelBlocksAVX2)
+// computes four vectors in one call.
 var hasPanelFour = useAVX2
 
-// panelBlocksFast is the build's panel kernel (see panelBlocks): four
-// vectors in one AVX2 call, two in another, one in a third.
+// panelBlocksFast is the build's panel kernel (see panelBlocks): with
+// AVX-512 VNNI panelBlocksVNNI, else panelBlocksAVX2.
 func panelBlocksFast(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
+	if useVNNI {
+		panelBlocksVNNI(out, panel, a, as, nb, cols)
+		return
+	}
+	panelBlocksAVX2(out, panel, a, as, nb, cols)
+}
+
+// panelBlocksAVX2 is the AVX2 panel kernel: four vectors in one call, two
+// in another, one in a third (the reference loops without AVX2).
+func panelBlocksAVX2(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
 	if !useAVX2 {
 		panelBlocksRef(out, panel, a, as, nb, cols)
 		return

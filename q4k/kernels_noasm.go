@@ -95,6 +95,11 @@ func panelBlocksFast(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
 	panelBlocksRef(out, panel, a, as, nb, cols)
 }
 
+// panelBlocksAVX2 is the reference panel kernel in this build.
+func panelBlocksAVX2(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
+	panelBlocksRef(out, panel, a, as, nb, cols)
+}
+
 // f32ToF16Vec converts nothing in this build: F32ToF16Slice's loop runs.
 func f32ToF16Vec(dst []byte, src []float32) int { return 0 }
 

@@ -5,7 +5,8 @@ package q4k
 import "golang.org/x/sys/cpu"
 
 // useVNNI selects the 512-bit Q4_K and Q6_K kernels, row and eight-vector
-// (dot_k_vnni_amd64.s, dot_k_vnni_amx_amd64.s): they need the AVX2
+// (dot_k_vnni_amd64.s, dot_k_vnni_amx_amd64.s), and the Q4_K panel kernels
+// (dot_panel_vnni_amd64.s): they need the AVX2
 // kernels' features plus AVX-512 F, BW and VL (512-bit byte and word
 // operations) and AVX-512 VNNI (VPDPWSSD, VPDPBUSD). x/sys/cpu reports
 // AVX-512 only when the OS saves the 512-bit register state.
@@ -80,5 +81,41 @@ func dotEight(t Type, o order, out *[8]float32, w, a []byte, as, nb int) {
 		}
 	default:
 		panic("q4k: no eight-vector kernel for " + t.String())
+	}
+}
+
+// The panel kernels (dot_panel_vnni_amd64.s, written by gen_panel.go) set
+// out[c], c < 4, 2 or 1, to the panel's eight rows times vector c (at
+// a + c*as) over nb blocks, with the AVX2 panel kernels' bits.
+//
+//go:noescape
+func dotPanelQ4KVNNIx4(out *[4][8]float32, p, a *byte, as, nb int)
+
+//go:noescape
+func dotPanelQ4KVNNIx2(out *[4][8]float32, p, a *byte, as, nb int)
+
+//go:noescape
+func dotPanelQ4KVNNIx1(out *[4][8]float32, p, a *byte, as, nb int)
+
+// panelBlocksVNNI is panelBlocksAVX2 with the AVX-512 VNNI kernels: four
+// vectors in one call, two in another, one in a third.
+func panelBlocksVNNI(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
+	_ = panel[nb*PanelBlockSize-1]
+	switch {
+	case cols == 4:
+		_ = a[3*as+292*nb-1]
+		dotPanelQ4KVNNIx4(out, &panel[0], &a[0], as, nb)
+	case cols >= 2:
+		_ = a[as+292*nb-1]
+		dotPanelQ4KVNNIx2(out, &panel[0], &a[0], as, nb)
+		if cols == 3 {
+			var o [4][8]float32
+			_ = a[2*as+292*nb-1]
+			dotPanelQ4KVNNIx1(&o, &panel[0], &a[2*as], as, nb)
+			out[2] = o[0]
+		}
+	default:
+		_ = a[292*nb-1]
+		dotPanelQ4KVNNIx1(out, &panel[0], &a[0], as, nb)
 	}
 }

@@ -206,10 +206,14 @@ func panelBlocksRef(out *[4][8]float32, panel, a []byte, as, nb, cols int) {
 var (
 	refPanelTable  = map[Type]DotPanelFunc{Q4_K: panelKernel(panelBlocksRef, false)}
 	fastPanelTable = map[Type]DotPanelFunc{Q4_K: panelKernel(panelBlocksFast, hasPanelFour)}
+	// The AVX2 panel kernel of a CPU that has AVX-512 VNNI, kept testable
+	// there (see Implementations).
+	avx2PanelTable = map[Type]DotPanelFunc{Q4_K: panelKernel(panelBlocksAVX2, hasPanelFour)}
 )
 
 func refDotPanel(t Type) DotPanelFunc  { return refPanelTable[t] }
 func fastDotPanel(t Type) DotPanelFunc { return fastPanelTable[t] }
+func avx2DotPanel(t Type) DotPanelFunc { return avx2PanelTable[t] }
 
 // PanelsForMatrix reports whether the products DotForMatrix and
 // DotForExperts pick for a matrix of type t with the given number of rows
