@@ -84,3 +84,26 @@ func TestE2EStructuredOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestE2ENestedRepetitionGrammars: the nested counted repetitions that
+// once made the grammar processor's mask and matcher disagree (a 500
+// plugin_error) answer 200 with text the grammar matches.
+func TestE2ENestedRepetitionGrammars(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 64)
+	for _, tc := range []struct{ grammar, re string }{
+		{`root ::= ("a"{0,300}){0,300}`, `^a*$`},
+		{`root ::= ("ab"{0,300}){0,300}`, `^(ab)*$`},
+		{"root ::= r{0,300} \"b\"\nr ::= \"ab\"{0,300}", `^(ab)*b$`},
+	} {
+		for _, seed := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("%s/seed=%d", tc.grammar, seed), func(t *testing.T) {
+				body := fmt.Sprintf(`{"prompt":"Once","max_tokens":48,"seed":%d,"temperature":1.5,"grammar":%q}`, seed, tc.grammar)
+				code, resp := s.do(t, "POST", "/v1/completions", keyA, []byte(body))
+				require.Equal(t, http.StatusOK, code, string(resp))
+				var r completionResponse
+				require.NoError(t, json.Unmarshal(resp, &r))
+				assert.Regexp(t, tc.re, r.Choices[0].Text)
+			})
+		}
+	}
+}

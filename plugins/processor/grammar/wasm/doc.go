@@ -21,5 +21,6 @@
 // returns the address of the mask of the state it reached, which it keeps
 // cached per state. A token the grammar refuses (one the host did not
 // sample under this mask) leaves an all-zero mask, so the turn ends with
-// engine.ErrNoTokenAllowed. Build: plugins/build.sh go.
+// engine.ErrNoTokenAllowed, which the server answers as a 422
+// no_token_allowed naming the request field. Build: plugins/build.sh go.
 package main

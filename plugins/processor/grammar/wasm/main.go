@@ -112,7 +112,7 @@ func process(nAccepted, count int32) int32 {
 			}
 			if accept(t) != nil {
 				failed = true
-				guest.LogMsg(abi.LogWarn, "a token the grammar refuses was accepted; no token is allowed now")
+				guest.LogMsg(abi.LogWarn, "the grammar refuses an accepted token (its mask allowed it, or the host sampled without the mask); no token is allowed now")
 			}
 		}
 	}
