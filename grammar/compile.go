@@ -43,6 +43,12 @@ type Grammar struct {
 	optLevel []int32
 	optStar  []int32
 
+	// minLen: per element, the fewest bytes from it to its alternative's
+	// end; rise: what expanding after a byte may add to a stack's cost
+	// (-1: unbounded); budget.go
+	minLen []int32
+	rise   int32
+
 	// the masks its matchers share, per vocabulary (shared.go)
 	cache grammarShared
 }
@@ -76,6 +82,7 @@ func Compile(src string) (*Grammar, error) {
 	if err := g.checkLeftRecursion(); err != nil {
 		return nil, err
 	}
+	g.costTables()
 	return g, nil
 }
 

@@ -323,13 +323,22 @@ func (s *Server) policyRequest(t *tenancy.Tenant, p *prepared) (policyRequest, e
 		}
 		pr.grammarParam = "tools"
 	}
-	if jsonObject {
-		// The budget the turn will have (serving's rule), so that a turn
-		// cut by max_tokens still ends with a whole object.
-		budget := p.maxTokens
-		if budget == 0 {
-			budget = max(s.model.Forward.ContextLength()-len(p.prompt), 0)
+	// The budget the turn will have (serving's rule), so that a turn cut
+	// by max_tokens still ends with a whole object or a complete sentence
+	// of the grammar.
+	budget := p.maxTokens
+	if budget == 0 {
+		budget = max(s.model.Forward.ContextLength()-len(p.prompt), 0)
+	}
+	if pr.grammar != nil {
+		var g plugins.Grammar
+		if err := json.Unmarshal(pr.grammar, &g); err != nil {
+			return pr, err
 		}
+		g.MaxTokens = budget
+		pr.grammar = g.Config()
+	}
+	if jsonObject {
 		pr.json = plugins.JSONMode{EOG: s.model.Tokenizer.EOG(), Control: s.model.Tokenizer.Control(), MaxTokens: budget}.Config()
 	}
 	return pr, nil
