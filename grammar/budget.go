@@ -193,6 +193,17 @@ func (m *Matcher) MaskWithin(left int) []uint32 {
 	if r := m.g.rise; r >= 0 && int64(l) >= int64(hi)+int64(m.v.trie.maxDepth)*int64(max(r-1, 0)) {
 		return mk
 	}
+	// the costliest state a token reaches from here, once per state: a
+	// state met again (inside a string, an array) needs no walk while the
+	// budget covers it
+	ma, ok := m.maxAfter[m.cur]
+	if !ok {
+		ma = m.costliestAfter(m.cur)
+		m.maxAfter[m.cur] = ma
+	}
+	if l >= ma {
+		return mk
+	}
 	out := make([]uint32, len(mk))
 	if !m.walkWithin(m.cur, l, out) {
 		return mk
@@ -236,4 +247,28 @@ func (m *Matcher) walkWithin(s, left int32, mk []uint32) bool {
 		i++
 	}
 	return any
+}
+
+// costliestAfter is the most that completing the grammar costs after any
+// one token from s (a walk of the whole trie; dead prefixes pruned).
+func (m *Matcher) costliestAfter(s int32) int32 {
+	tr := &m.v.trie
+	at := m.stateAt
+	at[0] = s
+	most := int32(0)
+	for i := 0; i < len(tr.b); {
+		d := tr.depth[i]
+		t := m.step(at[d-1], tr.b[i])
+		if t == 0 {
+			i = int(tr.next[i])
+			continue
+		}
+		at[d] = t
+		if tr.hi[i] > tr.lo[i] {
+			c, _ := m.stateCost(t)
+			most = max(most, c)
+		}
+		i++
+	}
+	return most
 }
