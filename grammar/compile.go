@@ -43,6 +43,12 @@ type Grammar struct {
 	optLevel []int32
 	optStar  []int32
 
+	// minLen: per element, the fewest bytes from it to its alternative's
+	// end; rise: what expanding after a byte may add to a stack's cost
+	// (-1: unbounded); budget.go
+	minLen []int32
+	rise   int32
+
 	// the masks its matchers share, per vocabulary (shared.go)
 	cache grammarShared
 }
@@ -76,6 +82,7 @@ func Compile(src string) (*Grammar, error) {
 	if err := g.checkLeftRecursion(); err != nil {
 		return nil, err
 	}
+	g.costTables()
 	return g, nil
 }
 
@@ -91,6 +98,8 @@ type compiler struct {
 	// optLevel, optStar: per helper rule of a counted chain (see Grammar)
 	optLevel map[int32]int32
 	optStar  map[int32]int32
+	// nullRule: the rules that match the empty string (flatRepeat)
+	nullRule map[string]bool
 }
 
 func (c *compiler) grow(n int) error {
@@ -228,6 +237,7 @@ func (c *compiler) class(n *node) ([]elem, error) {
 // repeat compiles x{min,max} to right-recursive helper rules whose
 // recursive call is in tail position, so matching does not grow the stack.
 func (c *compiler) repeat(n *node) ([]elem, error) {
+	n = c.flatRepeat(n)
 	x, err := c.unit(n.sub)
 	if err != nil {
 		return nil, err
@@ -275,6 +285,114 @@ func (c *compiler) repeat(n *node) ([]elem, error) {
 		out = append(out, prev...)
 	}
 	return out, nil
+}
+
+// flatRepeat writes a repetition of a repetition, (x{a,b}){c,d}, as one
+// repetition of x when the counts it allows form one interval: x repeated
+// n times for n in the union over k in [c,d] of [k·a, k·b], which is
+// [c·a, d·b] when consecutive intervals touch. A nullable y has
+// y{c,d} = y{0,d} (ε pads the missing copies), so a nullable x or x{a,b}
+// counts from 0. The language is the same; the nested form is ambiguous
+// (a string of x's splits many ways), and its parses are matcher stacks:
+// ("a"{0,300}){0,300} holds tens of thousands of them after a few
+// hundred bytes, past MaxStacks.
+func (c *compiler) flatRepeat(n *node) *node {
+	for {
+		in := n.sub
+		for in.kind == nGroup && len(in.alts) == 1 && len(in.alts[0]) == 1 {
+			in = in.alts[0][0]
+		}
+		if in.kind != nRepeat {
+			return n
+		}
+		a, b, cmin := in.min, in.max, n.min
+		if c.nullable(in.sub) {
+			a = 0
+		}
+		if a == 0 {
+			cmin = 0
+		}
+		lo, hi, ok := countUnion(a, b, cmin, n.max)
+		if !ok {
+			return n
+		}
+		n = &node{kind: nRepeat, sub: in.sub, min: lo, max: hi, line: n.line, col: n.col}
+	}
+}
+
+// nullable reports whether n matches the empty string.
+func (c *compiler) nullable(n *node) bool {
+	if c.nullRule == nil {
+		c.nullRule = map[string]bool{}
+		for changed := true; changed; {
+			changed = false
+			for name, alts := range c.s.rules {
+				if !c.nullRule[name] && c.nullableAlts(alts) {
+					c.nullRule[name], changed = true, true
+				}
+			}
+		}
+	}
+	switch n.kind {
+	case nLit:
+		return len(n.lit) == 0
+	case nRef:
+		return c.nullRule[n.name]
+	case nGroup:
+		return c.nullableAlts(n.alts)
+	case nRepeat:
+		return n.min == 0 || c.nullable(n.sub)
+	}
+	return false
+}
+
+func (c *compiler) nullableAlts(alts [][]*node) bool {
+	for _, seq := range alts {
+		all := true
+		for _, x := range seq {
+			if !c.nullable(x) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// maxFlatCount bounds the counts flatRepeat writes (past it the compiled
+// grammar would be ErrTooLarge anyway, and products must not overflow).
+const maxFlatCount = 1 << 40
+
+// countUnion is the union over k in [c,d] of [k·a, k·b] (a negative
+// upper bound is unbounded) as one interval [lo, hi], when it is one.
+func countUnion(a, b, c, d int) (lo, hi int, ok bool) {
+	if d == 0 || b == 0 {
+		return 0, 0, true
+	}
+	// the first k >= 1 that adds an interval; with c == 0 the count 0
+	// comes first, and [a, b] must touch it
+	k0 := max(c, 1)
+	if c == 0 && a > 1 {
+		return 0, 0, false
+	}
+	if b < 0 {
+		return c * a, -1, true
+	}
+	// [k·a, k·b] and [(k+1)·a, (k+1)·b] touch when a-1 <= k·(b-a); the
+	// tightest k is the first one that has a successor
+	if (d < 0 || d > k0) && a-1 > k0*(b-a) {
+		return 0, 0, false
+	}
+	if d < 0 {
+		return c * a, -1, true
+	}
+	if d > maxFlatCount/b || c*a > maxFlatCount {
+		return 0, 0, false
+	}
+	return c * a, d * b, true
 }
 
 func (c *compiler) flatten() *Grammar {

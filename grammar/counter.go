@@ -53,7 +53,11 @@ func (m *Matcher) canonical(s int32) (int32, int32) {
 	c := s
 	if changed {
 		c = m.closure(func() { m.out = append(m.out, ids...) })
-		if c == 0 {
+		// c must have one stack for each of s's: where two stacks of s
+		// differ only in their levels, s's successors may pass MaxStacks
+		// (a dead end) while c's do not, and c's mask would allow what
+		// Accept refuses
+		if c == 0 || len(m.states[c]) != len(m.states[s]) {
 			c, l = s, noLevel
 		}
 	}

@@ -36,3 +36,11 @@ func SetSharedCap(n int) func() {
 	maxSharedBytes = n
 	return func() { maxSharedBytes = old }
 }
+
+// Allows reports whether Accept(id) would succeed here, without moving.
+func (m *Matcher) Allows(id int32) bool {
+	cur, done := m.cur, m.done
+	err := m.Accept(id)
+	m.cur, m.done = cur, done
+	return err == nil
+}

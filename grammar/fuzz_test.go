@@ -61,6 +61,7 @@ func FuzzFromJSONSchema(f *testing.F) {
 		`{"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"},"maxItems":2}},"$ref":"#/$defs/n"}`,
 		`{"allOf":[{"properties":{"a":{}}},{"required":["a"]}],"type":"object"}`,
 		`{"type":"string","format":"date-time"}`,
+		`{"type":"number","exclusiveMinimum":-0.25,"maximum":12.05}`,
 		`{"type":"array","prefixItems":[{"const":1}],"items":false,"minItems":1}`,
 	} {
 		f.Add(s)

@@ -3,6 +3,7 @@ package grammar
 import (
 	"errors"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -604,7 +605,53 @@ func (g *schemaGen) number(o *jsonObject, path string) (string, error) {
 	if !hasLo {
 		kw = "maximum"
 	}
-	return "", g.errf(path, kw, ErrUnsupported, "bounds on non-integer numbers other than minimum 0")
+	rlo, rhi, rloEx, rhiEx, err := ratBounds(o)
+	if err != nil {
+		return "", g.errf(path, kw, ErrSchema, "%v", err)
+	}
+	body, ok := decimalRange(rlo, rhi, rloEx, rhiEx, rlo != nil, rhi != nil)
+	if !ok {
+		return "", g.errf(path, kw, ErrUnsupported, "a bound past ±1e18 or with more than %d fraction digits", maxFracDigits)
+	}
+	if body == "" {
+		return "", g.errf(path, kw, ErrUnsupported, "no number in range")
+	}
+	return g.rule(body)
+}
+
+// ratBounds is bounds as exact rationals from the numbers' text (nil:
+// none): the tighter of minimum and exclusiveMinimum (exclusive on a
+// tie), the same for the maximum, and draft 4's boolean flags.
+func ratBounds(o *jsonObject) (lo, hi *big.Rat, loEx, hiEx bool, err error) {
+	for _, side := range []struct {
+		kws   [2]string
+		v     **big.Rat
+		ex    *bool
+		lower bool
+	}{{[2]string{"minimum", "exclusiveMinimum"}, &lo, &loEx, true}, {[2]string{"maximum", "exclusiveMaximum"}, &hi, &hiEx, false}} {
+		for i, kw := range side.kws {
+			v, ok := o.get(kw)
+			if !ok {
+				continue
+			}
+			if b, isBool := v.(bool); isBool && i == 1 {
+				*side.ex = b && *side.v != nil
+				continue
+			}
+			n, isNum := v.(jsonNumber)
+			if !isNum {
+				return nil, nil, false, false, errorf("%s is not a number", kw)
+			}
+			r, ok := new(big.Rat).SetString(string(n))
+			if !ok {
+				return nil, nil, false, false, errorf("%s is not a number", kw)
+			}
+			if *side.v == nil || side.lower && r.Cmp(*side.v) >= 0 || !side.lower && r.Cmp(*side.v) <= 0 {
+				*side.v, *side.ex = r, i == 1
+			}
+		}
+	}
+	return lo, hi, loEx, hiEx, nil
 }
 
 func (g *schemaGen) count(o *jsonObject, kw, path string) (int, bool, error) {

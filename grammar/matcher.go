@@ -67,6 +67,10 @@ type Matcher struct {
 	seqs          [][]int32
 	// per node: its counter abstraction and least replaced level
 	cnode, cmin []int32
+	// per node: the fewest bytes that end the grammar (-1 not yet known)
+	ncost []int32
+	// per state: the costliest completion after one token (budget.go)
+	maxAfter map[int32]int32
 
 	visited stampSet
 	visits  int // trie nodes stepped, for tests
@@ -122,6 +126,8 @@ func (m *Matcher) reset() {
 	m.shapes, m.heights = map[string]*goodTable{}, map[int32][]int32{}
 	m.mark = m.mark[:0]
 	m.cnode, m.cmin = m.cnode[:0], m.cmin[:0]
+	m.ncost = m.ncost[:0]
+	m.maxAfter = map[int32]int32{}
 }
 
 // Reset goes back to the grammar's beginning, keeping the memo tables.

@@ -60,6 +60,9 @@ type Grammar struct {
 	// Triggers, when set, make the grammar lazy (grammar.Lazy): the text
 	// is free until one of them appears, constrained from it on.
 	Triggers []string `json:"triggers,omitempty"`
+	// MaxTokens is the turn's token budget (0: none): the processor
+	// closes the grammar within it (grammar.Matcher.MaskWithin).
+	MaxTokens int `json:"max_tokens,omitempty"`
 }
 
 // Config is g as the processor's JSON config. A JSONSchema that is not

@@ -85,6 +85,10 @@ type paramError struct {
 func (e *paramError) Error() string { return e.err.Error() }
 func (e *paramError) Unwrap() error { return e.err }
 
+// constraintFields are the request fields that configure the built-in
+// grammar or JSON processor.
+var constraintFields = map[string]bool{"response_format": true, "json_schema": true, "grammar": true, "tools": true}
+
 // codeInternal marks the 500 for an error that is not the client's: its
 // message is generic, the detail goes to the log under the request id.
 const codeInternal = "internal_error"
@@ -108,10 +112,18 @@ func asAPIError(err error) *APIError {
 	}
 	var plug *host.PluginError
 	if errors.As(err, &plug) {
+		var pp *paramError
+		if errors.As(err, &pp) && constraintFields[pp.param] && errors.Is(err, engine.ErrNoTokenAllowed) {
+			// the built-in grammar or JSON processor left no token: the
+			// grammar cannot go on in this vocabulary (or its mask and its
+			// matcher disagreed); the request's, not the server's, and no
+			// plugin internals in the message
+			return &APIError{Status: http.StatusUnprocessableEntity, Type: typePlugin, Code: "no_token_allowed", Param: pp.param,
+				Message: "the output constrained by " + pp.param + " reached a point where no token of the model's vocabulary continues it; no output was returned"}
+		}
 		e := &APIError{Status: http.StatusInternalServerError, Type: typePlugin, Code: pluginFailureKind(err),
 			Message: plug.Error()}
-		var pp *paramError
-		if errors.As(err, &pp) {
+		if pp != nil {
 			e.Param = pp.param
 		}
 		return e

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/tenancy"
 )
 
@@ -26,4 +28,25 @@ func TestTenancyErrors(t *testing.T) {
 	e := asAPIError(fmt.Errorf("pgstore: %w: connection refused", tenancy.ErrUnavailable))
 	assert.Equal(t, http.StatusServiceUnavailable, e.Status)
 	assert.Equal(t, "store_unavailable", e.Code)
+}
+
+// TestConstraintDeadEnd: the built-in grammar processor's empty mask (a
+// grammar that cannot go on in the vocabulary, or a mask that disagreed
+// with its matcher) is a 422 naming the request field, without the
+// plugin's internals; a tenant's own processor's stays a plugin_error
+// with its log line.
+func TestConstraintDeadEnd(t *testing.T) {
+	plug := &host.PluginError{Plugin: "processor grammar 1.0.0 (sha256 2b5644047386)", Phase: "step",
+		LastLog: "[warn] internal detail", Err: fmt.Errorf("%w: the mask at 77 leaves no token", engine.ErrNoTokenAllowed)}
+	for _, param := range []string{"response_format", "json_schema", "grammar", "tools"} {
+		e := asAPIError(&paramError{param: param, err: &engine.PolicyError{Policy: "processor", Err: plug}})
+		assert.Equal(t, http.StatusUnprocessableEntity, e.Status)
+		assert.Equal(t, "no_token_allowed", e.Code)
+		assert.Equal(t, param, e.Param)
+		assert.NotContains(t, e.Message, "internal detail")
+		assert.NotContains(t, e.Message, "sha256")
+	}
+	e := asAPIError(&paramError{param: "realizar.processors[0]", err: plug})
+	assert.Equal(t, http.StatusInternalServerError, e.Status)
+	assert.Contains(t, e.Message, "internal detail")
 }

@@ -323,13 +323,24 @@ func (s *Server) policyRequest(t *tenancy.Tenant, p *prepared) (policyRequest, e
 		}
 		pr.grammarParam = "tools"
 	}
-	if jsonObject {
-		// The budget the turn will have (serving's rule), so that a turn
-		// cut by max_tokens still ends with a whole object.
-		budget := p.maxTokens
-		if budget == 0 {
-			budget = max(s.model.Forward.ContextLength()-len(p.prompt), 0)
+	// JSON mode's budget: the turn's (serving's rule), so that a turn cut
+	// by max_tokens still ends with a whole object.
+	budget := p.maxTokens
+	if budget == 0 {
+		budget = max(s.model.Forward.ContextLength()-len(p.prompt), 0)
+	}
+	// The grammar processor gets only a budget the request names: its
+	// config keys the kept samplers (idleSamplers, whose init is seconds),
+	// and a budget from the prompt's length would differ every request.
+	if pr.grammar != nil && p.maxTokens > 0 {
+		var g plugins.Grammar
+		if err := json.Unmarshal(pr.grammar, &g); err != nil {
+			return pr, err
 		}
+		g.MaxTokens = p.maxTokens
+		pr.grammar = g.Config()
+	}
+	if jsonObject {
 		pr.json = plugins.JSONMode{EOG: s.model.Tokenizer.EOG(), Control: s.model.Tokenizer.Control(), MaxTokens: budget}.Config()
 	}
 	return pr, nil

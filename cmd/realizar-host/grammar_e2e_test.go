@@ -97,3 +97,40 @@ func TestGrammarCheck(t *testing.T) {
 		assert.Contains(t, out, "compiled 1/1; valid rejected 0/1; invalid accepted 0/1", reuse)
 	}
 }
+
+// run --json-schema at temperature 1.5 under --max-tokens 64, 20 seeds,
+// schemas with unbounded strings and arrays: the grammar processor closes
+// the value within the budget, so every answer parses and validates,
+// whether the turn ended by end of generation or by the budget.
+func TestRunJSONSchemaClosesWithinBudget(t *testing.T) {
+	model := storiesModel(t)
+	for i, schema := range []string{
+		`{"type":"object","properties":{"story":{"type":"string"},"words":{"type":"array","items":{"type":"string"}}},"required":["story","words"]}`,
+		`{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","minLength":3},"n":{"type":"array","items":{"type":"number"}}},"required":["name","n"]},"minItems":1}`,
+		`{"type":"object","properties":{"a":{"type":"object","additionalProperties":{"type":"string"}},"b":{"type":"string"}},"required":["a","b"]}`,
+	} {
+		var doc any
+		require.NoError(t, json.Unmarshal([]byte(schema), &doc))
+		c := jsonschema.NewCompiler()
+		require.NoError(t, c.AddResource("s.json", doc))
+		v, err := c.Compile("s.json")
+		require.NoError(t, err)
+		file := filepath.Join(t.TempDir(), "s.json")
+		require.NoError(t, os.WriteFile(file, []byte(schema), 0o644))
+		cut := 0
+		for seed := 1; seed <= 20; seed++ {
+			t.Run(fmt.Sprintf("schema%d/seed%d", i, seed), func(t *testing.T) {
+				out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "--max-tokens", "64",
+					"--temperature", "1.5", "--seed", fmt.Sprint(seed), "--json-schema", file)
+				require.Equal(t, 0, code, stderr)
+				if strings.Contains(stderr, "| stop max-tokens |") {
+					cut++
+				}
+				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+				require.NoError(t, err, out)
+				assert.NoError(t, v.Validate(inst), out)
+			})
+		}
+		t.Logf("schema %d: %d of 20 turns cut by the budget", i, cut)
+	}
+}

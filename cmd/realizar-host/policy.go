@@ -231,7 +231,7 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 		procs = append(procs, pl)
 		out.names = append(out.names, pl.String())
 	}
-	if cfg, flag, err := p.grammarConfig(); err != nil {
+	if cfg, flag, err := p.grammarConfig(maxTokens); err != nil {
 		return nil, err
 	} else if cfg != nil {
 		mod, err := plugins.Builtin(plugins.GrammarBuiltin)
@@ -568,8 +568,9 @@ func pluginLoadError(flag, spec string, err error) error {
 // grammarConfig is the grammar processor's config for --json-schema or
 // --grammar (nil for neither). The schema or grammar is compiled here
 // first, so one the engine cannot enforce is a usage error naming the
-// keyword or the line and column, not a plugin failure.
-func (p *policyFlags) grammarConfig() ([]byte, string, error) {
+// keyword or the line and column, not a plugin failure. maxTokens is the
+// turn's budget, within which the processor closes the grammar.
+func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 	switch {
 	case p.jsonSchema != "" && p.grammarFile != "":
 		return nil, "", usage(errors.New("--json-schema and --grammar exclude each other"))
@@ -590,7 +591,7 @@ func (p *policyFlags) grammarConfig() ([]byte, string, error) {
 		if err := json.Compact(&buf, schema); err != nil {
 			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
 		}
-		return plugins.Grammar{JSONSchema: buf.Bytes()}.Config(), "--json-schema", nil
+		return plugins.Grammar{JSONSchema: buf.Bytes(), MaxTokens: maxTokens}.Config(), "--json-schema", nil
 	case p.grammarFile != "":
 		src, err := os.ReadFile(p.grammarFile)
 		if err != nil {
@@ -599,7 +600,7 @@ func (p *policyFlags) grammarConfig() ([]byte, string, error) {
 		if _, err := grammar.Compile(string(src)); err != nil {
 			return nil, "", usage(fmt.Errorf("--grammar %s: %w", p.grammarFile, err))
 		}
-		return plugins.Grammar{GBNF: string(src)}.Config(), "--grammar", nil
+		return plugins.Grammar{GBNF: string(src), MaxTokens: maxTokens}.Config(), "--grammar", nil
 	}
 	return nil, "", nil
 }

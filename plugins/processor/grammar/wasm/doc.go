@@ -7,7 +7,12 @@
 //	{"grammar": "root ::= ..."}        a GBNF grammar (llama.cpp's format)
 //	{"json_schema": {...}}             a JSON Schema (grammar.FromJSONSchema)
 //
-// and optionally "triggers": ["<tool_call>", ...] (1 to 16 strings): a
+// and optionally "max_tokens": the turn's token budget (0: none): when
+// set, a token is allowed only if the grammar can still be completed in
+// the tokens left after it (grammar.Matcher.MaskWithin; one token a byte,
+// so the vocabulary needs a single-byte token for a byte of every
+// terminal, else the budget is off with a warning), so a turn cut by the
+// budget ends with a complete sentence; and optionally "triggers": ["<tool_call>", ...] (1 to 16 strings): a
 // lazy grammar (grammar.Lazy, llama.cpp's grammar_lazy with word
 // triggers) that allows every token until one of them appears in the
 // generated text, and from the trigger's first byte on constrains the
@@ -21,5 +26,6 @@
 // returns the address of the mask of the state it reached, which it keeps
 // cached per state. A token the grammar refuses (one the host did not
 // sample under this mask) leaves an all-zero mask, so the turn ends with
-// engine.ErrNoTokenAllowed. Build: plugins/build.sh go.
+// engine.ErrNoTokenAllowed, which the server answers as a 422
+// no_token_allowed naming the request field. Build: plugins/build.sh go.
 package main

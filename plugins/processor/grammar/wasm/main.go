@@ -17,6 +17,11 @@ var (
 	none     guest.Mask        // all zero: after a refused token
 	failed   bool
 	accepted []int32
+	// maxTokens: the turn's budget (0: none), generated: the tokens
+	// accepted since reset; budget: the vocabulary can honour it
+	// (matcher.CanClose)
+	maxTokens, generated int
+	budget               bool
 )
 
 //go:wasmexport realizar_abi_v2_processor
@@ -29,7 +34,7 @@ func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
 		guest.LogMsg(abi.LogError, "the host lacks the mask, token_attrs or accepted feature")
 		return int64(abi.ErrFeature)
 	}
-	if err := guest.CheckKeys(configBytes(configLen), "grammar", "json_schema", "triggers"); err != nil {
+	if err := guest.CheckKeys(configBytes(configLen), "grammar", "json_schema", "triggers", "max_tokens"); err != nil {
 		guest.LogMsg(abi.LogError, guest.LastLine(err))
 		return int64(abi.ErrConfig)
 	}
@@ -88,6 +93,13 @@ func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
 		}
 		accept = lazy.Accept
 	}
+	if _, err := guest.ConfigInt("max_tokens", &maxTokens); err != nil || maxTokens < 0 {
+		guest.LogMsg(abi.LogError, "config: max_tokens must be a count of tokens, 0 for none")
+		return int64(abi.ErrConfig)
+	}
+	if budget = maxTokens > 0 && matcher.CanClose(); maxTokens > 0 && !budget {
+		guest.LogMsg(abi.LogWarn, "max_tokens: the vocabulary lacks a single-byte token for some terminal of the grammar; a turn cut by the budget may end incomplete")
+	}
 	none = guest.NewMask(int(n))
 	return abi.PackInitV2(0, 0, abi.OutputMask)
 }
@@ -98,7 +110,7 @@ func reset(seed int64, nPrompt int32) int32 {
 	if lazy != nil {
 		lazy.Reset()
 	}
-	failed = false
+	failed, generated = false, 0
 	return 0
 }
 
@@ -106,13 +118,14 @@ func reset(seed int64, nPrompt int32) int32 {
 func process(nAccepted, count int32) int32 {
 	if nAccepted > 0 {
 		accepted = guest.Accepted(accepted, nAccepted)
+		generated += len(accepted)
 		for _, t := range accepted {
 			if failed {
 				break
 			}
 			if accept(t) != nil {
 				failed = true
-				guest.LogMsg(abi.LogWarn, "a token the grammar refuses was accepted; no token is allowed now")
+				guest.LogMsg(abi.LogWarn, "the grammar refuses an accepted token (its mask allowed it, or the host sampled without the mask); no token is allowed now")
 			}
 		}
 	}
@@ -122,7 +135,15 @@ func process(nAccepted, count int32) int32 {
 	if lazy != nil && !lazy.Triggered() {
 		return 0 // no trigger yet: no constraint
 	}
-	return guest.MaskAddress(guest.Mask(matcher.Mask()))
+	if !budget {
+		return guest.MaskAddress(guest.Mask(matcher.Mask()))
+	}
+	// the tokens after this one; within them the grammar must end
+	left := maxTokens - generated - 1
+	if generated == 0 && matcher.Shortest() > left+1 {
+		guest.LogMsg(abi.LogWarn, "max_tokens: the shortest completion of the grammar is longer than the budget; the turn may end incomplete")
+	}
+	return guest.MaskAddress(guest.Mask(matcher.MaskWithin(left)))
 }
 
 // config holds the raw config the host writes through realizar_alloc
