@@ -55,6 +55,17 @@ type Prefiller interface {
 	Prefill(tokens []int32, start int) ([]float32, error)
 }
 
+// Verifier is an optional TokenStep capability: the verify pass of
+// speculative decoding. Verify processes tokens[start:] (positions
+// start..len(tokens)-1, same precondition as Prefill) and returns the
+// logits after every one of them, [n*n_vocab]float32 for n =
+// len(tokens)-start, row i bit-identical to what Step(tokens[start+i],
+// start+i) returns after the rows before it were stepped; valid until the
+// step's next call. A step without it is verified Step by Step.
+type Verifier interface {
+	Verify(tokens []int32, start int) ([]float32, error)
+}
+
 // Reserver is an optional TokenStep capability: size the KV cache for
 // positions. dropped reports that the held positions were discarded (the
 // cache was reallocated).
