@@ -168,6 +168,9 @@ func (r *turnState) begin() {
 		return
 	}
 	r.start = s.reusable(prompt)
+	if r.cfg.Draft != nil {
+		r.cfg.Draft.Reset(prompt)
+	}
 	if err := r.policy("sampler", r.sampler, func() error { return r.sampler.Reset(t.Seed, prompt) }); err != nil {
 		r.fail(err)
 		return
@@ -241,13 +244,17 @@ func (r *turnState) feedRows(logits []float32, took time.Duration, ferr error) {
 		// The drafts in t.Tokens after this row are about to be
 		// overwritten by the chosen tokens (or cut off).
 		t.Tokens = t.Tokens[:n+i]
-		if !r.step(logits[i*v : (i+1)*v]) {
+		goOn := r.step(logits[i*v : (i+1)*v])
+		hit := i < len(drafts) && len(t.Tokens) == n+i+1 && t.Tokens[n+i] == drafts[i]
+		if hit {
+			accepted++
+		}
+		if !goOn {
 			return
 		}
-		if i == len(drafts) || t.Tokens[n+i] != drafts[i] {
+		if !hit {
 			break
 		}
-		accepted++
 	}
 	r.start = len(t.Tokens) - 1
 }
