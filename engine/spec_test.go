@@ -53,7 +53,7 @@ func TestSpeculativeEndsAsPlain(t *testing.T) {
 	for _, tt := range tests {
 		for _, wrong := range []int{0, 3} {
 			t.Run(tt.name, func(t *testing.T) {
-				turn := func(d engine.Drafter) (engine.Turn, error, int) {
+				turn := func(d engine.Drafter) (engine.Turn, int, error) {
 					step := enginetest.NewCountingStep(vocab)
 					fwd, err := engine.NewStepForward(step, engine.StepOptions{ModelContext: 64})
 					require.NoError(t, err)
@@ -71,10 +71,10 @@ func TestSpeculativeEndsAsPlain(t *testing.T) {
 						}
 					}
 					got, err := sess.Generate([]int32{1, 2, 3, 4, 5}, cfg)
-					return got, err, fwd.Held()
+					return got, fwd.Held(), err
 				}
-				plain, perr, _ := turn(nil)
-				spec, serr, held := turn(&countDrafter{vocab: vocab, k: 4, wrongEvery: wrong})
+				plain, _, perr := turn(nil)
+				spec, held, serr := turn(&countDrafter{vocab: vocab, k: 4, wrongEvery: wrong})
 				if !tt.wantE {
 					assert.Equal(t, plain.GeneratedTokens(), spec.GeneratedTokens())
 					assert.Equal(t, plain.Stop, spec.Stop)
