@@ -32,7 +32,9 @@ const maxAlign = 16
 // the output's latest tokens occur in the prediction — the longest match,
 // the nearest to where it was expected on a tie, a one-token match only
 // within Window of it — and otherwise assumes a replaced token and steps
-// past it.
+// past it. Its draft length adapts as Lookup's does (Length), pauses after
+// drafts of which nothing was accepted included, so a prediction unlike
+// the answer costs few verify rows.
 //
 // The prediction belongs to one request; a Prediction serves its turn.
 // Not safe for concurrent use.
@@ -56,7 +58,7 @@ func NewPrediction(tokens []int32, opts PredictionOptions) *Prediction {
 	if opts.Window <= 0 {
 		opts.Window = 32
 	}
-	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: NewLength(opts.MaxDraft, -1)}
+	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: NewLength(opts.MaxDraft, 0)}
 }
 
 // Reset starts a turn from prompt: the output follows it.
