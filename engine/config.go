@@ -72,6 +72,14 @@ type GenerateConfig struct {
 	// the control tokens a tool-call parser must see.
 	Pieces Pieces
 
+	// Draft proposes tokens for speculative decoding; nil means none. Used
+	// only when the Session's forward is a VerifyForward (the Session's
+	// Generate) or the driver forwards Run.NextDraft's rows. The turn's
+	// tokens, text, logprobs, stop and the policies' calls are those of
+	// the same turn without it. The caller owns it; the Session resets it
+	// at the start of the turn.
+	Draft Drafter
+
 	// Stop decides stops from the text of this turn; nil means the Session's
 	// (WithStopPolicy), which may be none: the turn then ends only on
 	// end-of-generation, StopTokens, the budget, cancellation or the callback.

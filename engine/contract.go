@@ -35,6 +35,45 @@ type ArchForward interface {
 	Forward(tokens []int32, start int) (logits []float32, err error)
 }
 
+// VerifyForward is an optional ArchForward capability: the verify pass of
+// speculative decoding. Verify has Forward's precondition and processes
+// tokens[start:] as rows at consecutive positions, returning the logits
+// after every row: [n*n_vocab]float32 for n = len(tokens)-start, row i
+// bit-identical to what Forward(tokens[:start+i+1], start+i) returns after
+// the rows before it, valid until the next call. The state holds all of
+// tokens afterwards; a caller that rejects a suffix resumes before it (the
+// positions after what it resumes at are discarded and overwritten). After
+// an error the state is unknown, as after Forward's.
+//
+// The Session drafts only on a forward that has it (see Drafter).
+type VerifyForward interface {
+	Verify(tokens []int32, start int) (logits []float32, err error)
+}
+
+// Drafter proposes the tokens a turn is likely to generate next: the draft
+// source of speculative decoding (a predicted output, a lookup over the
+// sequence's own text, a draft model). The Session verifies a draft with
+// one VerifyForward pass and keeps each draft token only when the turn's
+// own sampler chain, run as a plain step runs it, chose that token, so a
+// Drafter changes how fast a turn runs and never what it generates.
+//
+// A Drafter serves one sequence; it must draw on nothing another tenant
+// wrote. It is called by one Session at a time.
+type Drafter interface {
+	// Reset starts a turn from prompt (the whole token list the turn
+	// starts from; not retained).
+	Reset(prompt []int32)
+	// Draft appends up to max tokens that may follow tokens (the turn's
+	// prompt and the tokens generated so far; read-only, not retained) to
+	// dst and returns it. max >= 1. Ids outside the vocabulary end the
+	// draft where they appear.
+	Draft(dst, tokens []int32, max int) []int32
+	// Accepted reports the outcome of the last non-empty draft: accepted of
+	// its drafted tokens were chosen (the leading ones; 0 <= accepted <=
+	// drafted). A drafter adapts its draft length to it.
+	Accepted(drafted, accepted int)
+}
+
 // TokenStep is the per-token forward of a quantized model. StepForward adapts it
 // to ArchForward.
 //
@@ -53,6 +92,17 @@ type TokenStep interface {
 // the last token. Same precondition as ArchForward.Forward.
 type Prefiller interface {
 	Prefill(tokens []int32, start int) ([]float32, error)
+}
+
+// Verifier is an optional TokenStep capability: the verify pass of
+// speculative decoding. Verify processes tokens[start:] (positions
+// start..len(tokens)-1, same precondition as Prefill) and returns the
+// logits after every one of them, [n*n_vocab]float32 for n =
+// len(tokens)-start, row i bit-identical to what Step(tokens[start+i],
+// start+i) returns after the rows before it were stepped; valid until the
+// step's next call. A step without it is verified Step by Step.
+type Verifier interface {
+	Verify(tokens []int32, start int) ([]float32, error)
 }
 
 // Reserver is an optional TokenStep capability: size the KV cache for

@@ -44,6 +44,7 @@ type StepForward struct {
 	held     int
 	batched  int
 	notices  []string
+	rows     []float32 // Verify's logits when the step has no Verifier
 }
 
 // NewStepForward returns a StepForward driving step. Its ContextLength is
@@ -175,4 +176,53 @@ func (f *StepForward) plan(tokens []int32, start, end int) (int, error) {
 		return 0, nil
 	}
 	return start, nil
+}
+
+var _ VerifyForward = (*StepForward)(nil)
+
+// Verify processes tokens[start:] and returns the logits after every one of
+// them, [n*n_vocab]float32 for n = len(tokens)-start (VerifyForward): in
+// one pass of the step's Verifier, else Step by Step. It resumes as Forward
+// does; a start it does not hold replays tokens[:start] first (Forward's
+// way) and then verifies the rows. Held() is len(tokens) afterwards, 0
+// after an error. The slice is valid until the next call.
+//
+// Errors: those of Forward.
+func (f *StepForward) Verify(tokens []int32, start int) ([]float32, error) {
+	from, err := f.plan(tokens, start, len(tokens))
+	if err != nil {
+		return nil, err
+	}
+	if from < start {
+		if _, err := f.forwardRange(tokens, from, start); err != nil {
+			return nil, err
+		}
+	}
+	f.held = 0
+	if v, ok := f.step.(Verifier); ok {
+		out, err := v.Verify(tokens, start)
+		if err != nil {
+			return nil, fmt.Errorf("step forward: verify positions %d..%d: %w", start, len(tokens)-1, err)
+		}
+		if len(out) == 0 || len(out)%(len(tokens)-start) != 0 {
+			return nil, fmt.Errorf("step forward: %d logits for %d rows: %w", len(out), len(tokens)-start, ErrBadLogits)
+		}
+		f.held = len(tokens)
+		return out, nil
+	}
+	f.rows = f.rows[:0]
+	for pos := start; pos < len(tokens); pos++ {
+		logits, err := f.step.Step(tokens[pos], pos)
+		if err != nil {
+			f.held = 0
+			return nil, fmt.Errorf("step forward: step token %d at position %d: %w", tokens[pos], pos, err)
+		}
+		if len(logits) == 0 {
+			f.held = 0
+			return nil, fmt.Errorf("step forward: empty logits at position %d: %w", pos, ErrBadLogits)
+		}
+		f.rows = append(f.rows, logits...)
+		f.held = pos + 1
+	}
+	return f.rows, nil
 }

@@ -80,6 +80,20 @@ type Turn struct {
 	Logprobs []StepLogprobs
 	// Timings measures where the turn spent its time.
 	Timings Timings
+	// Drafts counts speculative decoding's work (GenerateConfig.Draft).
+	Drafts DraftStats
+}
+
+// DraftStats counts the drafts of a turn. Rejected drafts are Drafted -
+// Accepted.
+type DraftStats struct {
+	// Drafted is the number of draft tokens verified; Accepted the number
+	// of them the sampler chain chose.
+	Drafted, Accepted int
+	// Passes is the number of verify passes (forwards with one or more
+	// draft rows); Rows their rows in all (the drafts and the token each
+	// pass continues from).
+	Passes, Rows int
 }
 
 // GeneratedTokens returns the generated part of Tokens (a view, not a copy).
@@ -91,10 +105,18 @@ type Timings struct {
 	// of tokens it processed (the prompt less Reused).
 	Prefill       time.Duration
 	PrefillTokens int
-	// Decode is the total time of the per-token forwards; DecodeForwards
-	// their number (one less than Generated when the turn ran to a stop).
+	// Decode is the total time of the forwards after the prompt's;
+	// DecodeForwards their number (one less than Generated when the turn
+	// ran to a stop without drafts; fewer with accepted drafts).
 	Decode         time.Duration
 	DecodeForwards int
+	// DecodeWall is the wall time of the decode phase, from the choice of
+	// the first generated token to the end of the turn: forwards, policies,
+	// drafting and OnToken together. DecodeTokens is the number of tokens
+	// chosen in it (Generated less the first), so DecodeTokens/DecodeWall
+	// compares plain and speculative turns.
+	DecodeWall   time.Duration
+	DecodeTokens int
 	// Policies is the time inside the Sampler and the StopPolicy (Reset,
 	// Sample, Accept, Check).
 	Policies time.Duration

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -63,7 +64,39 @@ func (x *Run) Next() (tokens []int32, start int, ok bool) {
 	if r.done || x.finished {
 		return nil, 0, false
 	}
+	r.drafts = r.drafts[:0]
 	return r.turn.Tokens, r.start, true
+}
+
+// NextDraft is Next with the turn's drafts (GenerateConfig.Draft) after
+// the turn's tokens: the forward processes tokens[start:] as a
+// VerifyForward does, and FeedRows takes the logits after every one of
+// them. Without a drafter, during the prompt's span, or when the drafter
+// proposes nothing, it returns Next's span (one row: FeedRows and Feed are
+// then the same).
+//
+// Drafts are capped so that the turn's tokens never pass its budget.
+func (x *Run) NextDraft() (tokens []int32, start int, ok bool) {
+	tokens, start, ok = x.Next()
+	r := x.r
+	if !ok || r.cfg.Draft == nil || !r.prefilled {
+		return tokens, start, ok
+	}
+	room := min(r.budget-r.turn.Generated-1, cap(tokens)-len(tokens))
+	if room <= 0 {
+		return tokens, start, ok
+	}
+	d := r.cfg.Draft.Draft(r.drafts[:0], tokens, room)
+	n := r.s.vocab.Size()
+	end := min(len(d), room)
+	if i := slices.IndexFunc(d[:end], func(id int32) bool { return id < 0 || int(id) >= n }); i >= 0 {
+		end = i
+	}
+	r.drafts = d[:end]
+	// The drafts go after the turn's tokens, in the room reserved for the
+	// tokens they stand for: an accepted draft is what will be appended
+	// there anyway.
+	return append(tokens, r.drafts...), start, true
 }
 
 // Feed gives the run the result of forwarding the span Next returned: the
@@ -83,6 +116,22 @@ func (x *Run) Feed(logits []float32, took time.Duration, err error) {
 		return
 	}
 	r.feed(logits, took, err)
+}
+
+// FeedRows gives the run the result of forwarding NextDraft's span as a
+// VerifyForward does: the logits after every row of tokens[start:]
+// ([rows*n_vocab]float32, read during the call only), or the forward's
+// error (as for Feed). It runs one decode step per row in order, exactly as
+// Feed would for each (poll the CancelToken, sample, apply the stop rules,
+// stream), while the chosen token equals the row's draft: the first row
+// whose choice differs (or whose token stops the turn) ends the pass, and
+// the drafts after it are dropped. FeedRows after Next (no drafts) is Feed.
+func (x *Run) FeedRows(logits []float32, took time.Duration, err error) {
+	r := x.r
+	if r.done || x.finished {
+		return
+	}
+	r.feedRows(logits, took, err)
 }
 
 // Result ends the run and releases the Session: the Turn (Text is a copy of
@@ -119,6 +168,9 @@ func (r *turnState) begin() {
 		return
 	}
 	r.start = s.reusable(prompt)
+	if r.cfg.Draft != nil {
+		r.cfg.Draft.Reset(prompt)
+	}
 	if err := r.policy("sampler", r.sampler, func() error { return r.sampler.Reset(t.Seed, prompt) }); err != nil {
 		r.fail(err)
 		return
@@ -133,10 +185,29 @@ func (r *turnState) begin() {
 
 // feed records a forward's result and runs one decode step.
 func (r *turnState) feed(logits []float32, took time.Duration, ferr error) {
+	r.drafts = r.drafts[:0]
+	r.feedRows(logits, took, ferr)
+}
+
+// feedRows records the result of forwarding the turn's tokens and r.drafts
+// from r.start, and runs a decode step for each row in order while the
+// chosen token is the row's draft.
+func (r *turnState) feedRows(logits []float32, took time.Duration, ferr error) {
 	s, t := r.s, &r.turn
-	logits, err := s.forwarded(t.Tokens, r.start, logits, ferr)
+	n := len(t.Tokens)
+	drafts := r.drafts
+	rows := len(drafts) + 1
+	if ferr == nil && len(logits) != rows*s.vocab.Size() {
+		ferr = fmt.Errorf("%d logits for %d rows of a vocabulary of %d: %w", len(logits), rows, s.vocab.Size(), ErrBadLogits)
+	}
+	var last []float32
+	if ferr == nil {
+		last = logits[(rows-1)*s.vocab.Size():]
+	}
+	// t.Tokens[n:n+len(drafts)] are the drafts (NextDraft put them there).
+	_, err := s.forwarded(t.Tokens[:n+len(drafts)], r.start, last, ferr)
 	if !r.prefilled {
-		t.Timings.Prefill, t.Timings.PrefillTokens = took, len(t.Tokens)-r.start
+		t.Timings.Prefill, t.Timings.PrefillTokens = took, n-r.start
 		r.prefilled = true
 		if err == nil {
 			t.Reused = r.start
@@ -156,29 +227,73 @@ func (r *turnState) feed(logits []float32, took time.Duration, ferr error) {
 		r.fail(err)
 		return
 	}
+	if len(drafts) > 0 {
+		t.Drafts.Passes++
+		t.Drafts.Rows += rows
+		t.Drafts.Drafted += len(drafts)
+	}
+	accepted := 0
+	defer func() {
+		if len(drafts) > 0 {
+			t.Drafts.Accepted += accepted
+			r.cfg.Draft.Accepted(len(drafts), accepted)
+		}
+	}()
+	v := s.vocab.Size()
+	for i := range rows {
+		// The drafts in t.Tokens after this row are about to be
+		// overwritten by the chosen tokens (or cut off).
+		t.Tokens = t.Tokens[:n+i]
+		goOn := r.step(logits[i*v : (i+1)*v])
+		hit := i < len(drafts) && len(t.Tokens) == n+i+1 && t.Tokens[n+i] == drafts[i]
+		if hit {
+			accepted++
+		}
+		if !goOn {
+			return
+		}
+		if !hit {
+			break
+		}
+	}
+	r.start = len(t.Tokens) - 1
+}
+
+// step runs one decode step on logits, the logits after the turn's last
+// token: poll the CancelToken, sample, apply the stop rules, stream. It
+// reports whether the turn goes on.
+func (r *turnState) step(logits []float32) bool {
+	t := &r.turn
+	if r.decoding {
+		t.Timings.DecodeTokens++
+	}
 	if r.cfg.Cancel.Poll() {
 		r.cancelled(r.cfg.Cancel.Err())
 		r.end()
-		return
+		return false
 	}
 	id, err := r.sample(logits)
 	if err != nil {
 		r.fail(err)
-		return
+		return false
 	}
 	t.Tokens = append(t.Tokens, id)
 	t.Generated++
 	reason, err := r.decide(id)
 	if err != nil {
 		r.fail(err)
-		return
+		return false
 	}
 	if reason != StopNone {
 		t.Stop = reason
 		r.end()
-		return
+		return false
 	}
-	r.start = len(t.Tokens) - 1
+	if !r.decoding {
+		// The decode phase starts once the prompt's token is chosen.
+		r.decoding, r.decodeStart = true, time.Now()
+	}
+	return true
 }
 
 // cancelled ends the turn as cancelled by cause, releasing held text.
@@ -195,6 +310,7 @@ func (r *turnState) cancelled(cause error) {
 // end marks a turn that reached a stop reason.
 func (r *turnState) end() {
 	r.done = true
+	r.endDecode()
 	r.turn.ContextCapped = r.turn.Stop == StopContext
 	r.turn.UsedGPU = r.s.fwd.OnGPU()
 }
@@ -202,4 +318,13 @@ func (r *turnState) end() {
 // fail ends the turn with err (Stop stays StopNone).
 func (r *turnState) fail(err error) {
 	r.done, r.err = true, err
+	r.endDecode()
+}
+
+// endDecode closes the decode phase's wall time.
+func (r *turnState) endDecode() {
+	if r.decoding {
+		r.turn.Timings.DecodeWall = time.Since(r.decodeStart)
+		r.decoding = false
+	}
 }

@@ -101,8 +101,10 @@ func (s *Session) Close() error {
 func (s *Session) Model() ArchForward { return s.fwd }
 
 // Generate runs one turn: it continues prompt (the whole conversation so far,
-// not only the new message) until a stop, and returns the Turn. It is Begin
-// followed by the Run's loop on the Session's own forward:
+// not only the new message) until a stop, and returns the Turn. With a
+// GenerateConfig.Draft and a forward that is a VerifyForward, it decodes
+// speculatively (NextDraft, Verify, FeedRows), with the same result. It is
+// Begin followed by the Run's loop on the Session's own forward:
 //
 //	for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
 //		logits, err := fwd.Forward(tokens, start)
@@ -124,10 +126,25 @@ func (s *Session) Generate(prompt []int32, cfg GenerateConfig) (Turn, error) {
 	if err != nil {
 		return Turn{}, err
 	}
-	for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
+	vf, ok := s.fwd.(VerifyForward)
+	if !ok || cfg.Draft == nil {
+		for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
+			t0 := time.Now()
+			logits, err := s.fwd.Forward(tokens, start)
+			run.Feed(logits, time.Since(t0), err)
+		}
+		return run.Result()
+	}
+	for tokens, start, ok := run.NextDraft(); ok; tokens, start, ok = run.NextDraft() {
 		t0 := time.Now()
-		logits, err := s.fwd.Forward(tokens, start)
-		run.Feed(logits, time.Since(t0), err)
+		var logits []float32
+		var err error
+		if len(run.r.drafts) == 0 {
+			logits, err = s.fwd.Forward(tokens, start)
+		} else {
+			logits, err = vf.Verify(tokens, start)
+		}
+		run.FeedRows(logits, time.Since(t0), err)
 	}
 	return run.Result()
 }
@@ -318,6 +335,13 @@ type turnState struct {
 	prefilled bool // the prompt's forward has been fed
 	done      bool // no more forwards: the turn ended or failed
 	err       error
+	// drafts are the drafts of the span NextDraft returned (empty after
+	// Next); they sit in turn.Tokens' spare room after its length.
+	drafts []int32
+	// decoding is set from the first generated token's choice until the
+	// turn ends, decodeStart when it was.
+	decoding    bool
+	decodeStart time.Time
 }
 
 // sample chooses the next token from logits and records its logprobs.

@@ -161,3 +161,41 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerify measures Verify passes of R rows of one sequence (the
+// last accepted token and R-1 drafts) at positions cycling through
+// 0..255: one op is one pass; rows/s counts its R rows. R=1 is a Step.
+// A pass's cost over BenchmarkDecode's op at the same threads is what a
+// speculative decoder pays to check R-1 drafts.
+func BenchmarkVerify(b *testing.B) {
+	path := benchSpec().write(b)
+	for _, threads := range []int{1, 2} {
+		for _, rows := range []int{1, 2, 4, 8, 16} {
+			b.Run(fmt.Sprintf("threads=%d/R=%d", threads, rows), func(b *testing.B) {
+				m := open(b, path, Options{Threads: threads})
+				s := m.NewStep()
+				_, err := s.Reserve(256 + rows)
+				require.NoError(b, err)
+				toks := make([]int32, 256+rows)
+				for i := range toks {
+					toks[i] = int32((i * 31) % m.cfg.Vocab)
+				}
+				_, err = s.Prefill(toks[:256], 0)
+				require.NoError(b, err)
+				b.SetBytes(m.weightBytes())
+				b.ResetTimer()
+				pos := 0
+				for b.Loop() {
+					if pos == 256 {
+						pos = 0
+					}
+					if _, err := s.Verify(toks[:pos+rows], pos); err != nil {
+						b.Fatal(err)
+					}
+					pos++
+				}
+				b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}

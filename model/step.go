@@ -43,7 +43,8 @@ type Step struct {
 	rowBatch []bool
 	batched  []bool
 	rows     []passSeq
-	outs     []float32 // [k*Vocab] when k > 1 sequences ask for logits
+	outs     []float32 // [k*Vocab] when k > 1 rows ask for logits
+	verified []float32 // Verify's logits, [rows*Vocab]
 	one      [1]int32  // Step's token, kept here so that a step allocates nothing
 }
 
@@ -52,6 +53,7 @@ var (
 	_ engine.Prefiller       = (*Step)(nil)
 	_ engine.Reserver        = (*Step)(nil)
 	_ engine.BackendReporter = (*Step)(nil)
+	_ engine.Verifier        = (*Step)(nil)
 )
 
 // NewStep returns an empty decoding state. Its KV cache starts empty and
@@ -140,6 +142,34 @@ func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
 	return s.logits, nil
 }
 
+// Verify processes tokens[start:] (positions start..len(tokens)-1) in one
+// pass and returns the logits after every one of them: [n*Vocab]float32
+// for n = len(tokens)-start, row i the logits after tokens[start+i], valid
+// until the step's next call. tokens[:start] must be held (start <=
+// positions held; the positions after start are discarded and overwritten).
+//
+// Every row sums in Step's one-token order, not a prompt's batch orders,
+// so row i is bit-identical to the logits Step(tokens[start+i], start+i)
+// returns after stepping the rows before it: a speculative decoder checks
+// k drafts for about the price of one weight read. The weights are read
+// once for all rows (the column kernels decode each block once for
+// several columns and give each column the one-column bits).
+//
+// Errors: those of Step (ErrPosition, engine.ErrBadToken,
+// engine.ErrContextExceeded); nothing is held after start on an error.
+func (s *Step) Verify(tokens []int32, start int) ([]float32, error) {
+	if start < 0 || start >= len(tokens) {
+		return nil, fmt.Errorf("%w: verify from %d of %d tokens", ErrPosition, start, len(tokens))
+	}
+	span := tokens[start:]
+	if err := s.check(span, start); err != nil {
+		return nil, err
+	}
+	s.rows = append(s.rows[:0], passSeq{step: s, start: start, tokens: span, logits: true, every: true})
+	s.pass(s.rows)
+	return s.verified[:len(span)*s.m.cfg.Vocab], nil
+}
+
 // check validates a span of tokens at positions start.. and makes room.
 func (s *Step) check(tokens []int32, start int) error {
 	c := &s.m.cfg
@@ -204,6 +234,9 @@ type passSeq struct {
 	start  int
 	tokens []int32
 	logits bool // compute the logits after the last token into step.logits
+	// every computes the logits after every row into step.verified (with
+	// logits), each row in the one-token order (Verify).
+	every bool
 }
 
 // pass runs the rows of seqs (already checked, distinct steps of s.m)
@@ -220,7 +253,9 @@ func (s *Step) pass(seqs []passSeq) {
 		// more in this pass, as its tokens would in a llama.cpp ubatch of
 		// its own; one row (a decode step) keeps the one-token order, so
 		// its logits are those it gets alone.
-		batch := len(q.tokens) >= q4k.BatchColumns
+		// A verify span's rows all keep it too (each is the decode step
+		// it stands for).
+		batch := len(q.tokens) >= q4k.BatchColumns && !q.every
 		anyBatch = anyBatch || batch
 		for i := range q.tokens {
 			s.rowSeq = append(s.rowSeq, q.step)
@@ -252,13 +287,22 @@ func (s *Step) pass(seqs []passSeq) {
 	for l := range m.layers {
 		s.block(l, n)
 	}
-	// The output head over the last row of each sequence that asks.
+	// The output head over the last row of each sequence that asks (every
+	// row of a verify span). With k > 1 rows the head reads its weights
+	// once for all of them, each row in the one-column order.
 	k, b := 0, 0
 	for _, q := range seqs {
 		b += len(q.tokens)
 		q.step.held = q.start + len(q.tokens)
-		if q.logits {
-			rmsNorm(s.xn[k*c.Embd:(k+1)*c.Embd], x[(b-1)*c.Embd:b*c.Embd], m.outNorm, c.RMSEps)
+		if !q.logits {
+			continue
+		}
+		first := b - 1
+		if q.every {
+			first = b - len(q.tokens)
+		}
+		for r := first; r < b; r++ {
+			rmsNorm(s.xn[k*c.Embd:(k+1)*c.Embd], x[r*c.Embd:(r+1)*c.Embd], m.outNorm, c.RMSEps)
 			k++
 		}
 	}
@@ -277,20 +321,23 @@ func (s *Step) pass(seqs []passSeq) {
 	if c.LogitSoftcap != 0 {
 		softcap(out, c.LogitSoftcap)
 	}
-	if k == 1 {
-		for _, q := range seqs {
-			if q.logits && q.step != s {
-				copy(q.step.logits, out)
-			}
-		}
-		return
-	}
 	k = 0
 	for _, q := range seqs {
-		if q.logits {
-			copy(q.step.logits, out[k*c.Vocab:(k+1)*c.Vocab])
-			k++
+		if !q.logits {
+			continue
 		}
+		if q.every {
+			n := len(q.tokens) * c.Vocab
+			if len(q.step.verified) < n {
+				q.step.verified = make([]float32, n)
+			}
+			copy(q.step.verified, out[k*c.Vocab:k*c.Vocab+n])
+			k += len(q.tokens)
+			copy(q.step.logits, out[(k-1)*c.Vocab:k*c.Vocab])
+			continue
+		}
+		copy(q.step.logits, out[k*c.Vocab:(k+1)*c.Vocab]) // a no-op when out is q.step.logits
+		k++
 	}
 }
 

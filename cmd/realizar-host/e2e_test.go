@@ -551,3 +551,32 @@ func TestPluginGoExample(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, ", there was a little girl named Lily. She", stdout)
 }
+
+// TestRunSpeculative: --lookup and --prediction give the plain text and
+// tokens, and count their drafts in --json and the stats line.
+func TestRunSpeculative(t *testing.T) {
+	model := storiesModel(t)
+	args := []string{"run", "-m", model, "-p", "Once upon a time", "-n", "200", "--sampler", "greedy", "--seed", "3", "--json"}
+	var plain, spec turnJSON
+	out, stderr, code := runIn(t, "", args...)
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &plain))
+	assert.Nil(t, plain.Drafts)
+	pred := filepath.Join(t.TempDir(), "pred.txt")
+	require.NoError(t, os.WriteFile(pred, []byte(plain.Text), 0o644))
+	for _, src := range [][]string{{"--lookup"}, {"--prediction", pred}} {
+		out, stderr, code := runIn(t, "", append(args, src...)...)
+		require.Equal(t, 0, code, stderr)
+		require.NoError(t, json.Unmarshal([]byte(out), &spec))
+		assert.Equal(t, plain.Tokens, spec.Tokens, src)
+		assert.Equal(t, plain.Text, spec.Text, src)
+		require.NotNil(t, spec.Drafts, src)
+		assert.Positive(t, spec.Drafts.Accepted, src)
+		assert.Equal(t, spec.Drafts.Drafted-spec.Drafts.Accepted, spec.Drafts.Rejected)
+	}
+	_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "40", "--sampler", "greedy", "--lookup")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `\| drafts \d+ accepted / \d+ rejected in \d+ passes \|`, stderr)
+	_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "x", "--lookup", "--prediction", pred)
+	assert.Equal(t, 2, code, stderr)
+}

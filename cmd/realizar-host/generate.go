@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -20,6 +23,10 @@ type turnFlags struct {
 	ignoreEOS bool
 	special   bool
 	logprobs  int
+	// Speculative decoding's draft sources (at most one).
+	prediction string // --prediction FILE
+	lookup     bool   // --lookup
+	draftMax   int    // --draft-max
 }
 
 func (f *turnFlags) register(cmd *cobra.Command) {
@@ -27,6 +34,33 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "sampling seed (default: random, reported in the stats line)")
 	cmd.Flags().BoolVar(&f.ignoreEOS, "ignore-eos", false, "never stop on the model's end-of-generation tokens")
 	cmd.Flags().BoolVar(&f.special, "special", false, "print control tokens (<s>, <|start_header_id|>) as their text, as llama-cli --special does; by default they print as nothing")
+	cmd.Flags().StringVar(&f.prediction, "prediction", "", "speculative decoding: FILE holds the expected answer (OpenAI's predicted outputs); its tokens are drafted and verified, so the text is the same, sooner where it agrees")
+	cmd.Flags().BoolVar(&f.lookup, "lookup", false, "speculative decoding: draft what followed the latest earlier occurrence of the last few tokens in the prompt and output (prompt lookup); the text is the same")
+	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction or --lookup (default %d with --prediction, %d with --lookup)", draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+}
+
+// drafter returns the maker of each turn's Drafter (nil without a draft
+// source), after checking the flags and reading --prediction's file
+// (tokenized without BOS).
+func (f *turnFlags) drafter(tok *tokenizer.Tokenizer) (func() engine.Drafter, error) {
+	switch {
+	case f.prediction != "" && f.lookup:
+		return nil, usage(errors.New("--prediction and --lookup: give one draft source"))
+	case f.draftMax < 0:
+		return nil, usage(fmt.Errorf("--draft-max %d is negative", f.draftMax))
+	case f.lookup:
+		return func() engine.Drafter { return draft.NewLookup(draft.LookupOptions{MaxDraft: f.draftMax}) }, nil
+	case f.prediction == "":
+		return nil, nil
+	}
+	text, err := os.ReadFile(f.prediction)
+	if err != nil {
+		return nil, failure(fmt.Errorf("--prediction: %w", err))
+	}
+	pred := tok.Encode(string(text), tokenizer.EncodeOptions{})
+	return func() engine.Drafter {
+		return draft.NewPrediction(pred, draft.PredictionOptions{MaxDraft: f.draftMax})
+	}, nil
 }
 
 // config is the GenerateConfig of a turn without its callbacks.
@@ -52,6 +86,8 @@ type generator struct {
 	// text renders the generated tokens: control tokens as nothing unless
 	// --special (llama-cli's -sp).
 	text *tokenizer.Renderer
+	// newDraft makes each turn's draft source; nil without one.
+	newDraft func() engine.Drafter
 }
 
 // newGenerator loads the model and the policies.
@@ -78,6 +114,10 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		return nil, err
 	}
 	g := &generator{model: m, text: m.tok.Renderer(tokenizer.RenderOptions{Special: tf.special})}
+	if g.newDraft, err = tf.drafter(m.tok); err != nil {
+		g.Close(ctx)
+		return nil, err
+	}
 	if g.host, err = host.New(ctx, cliHostConfig()); err != nil {
 		g.Close(ctx)
 		return nil, failure(err)
@@ -112,6 +152,9 @@ func (g *generator) Close(ctx context.Context) {
 // after each token) unless out is nil.
 func (g *generator) generate(ctx context.Context, prompt []int32, cfg engine.GenerateConfig, out io.Writer) (engine.Turn, error) {
 	cfg.Cancel = engine.FromContext(ctx)
+	if g.newDraft != nil {
+		cfg.Draft = g.newDraft()
+	}
 	if out != nil {
 		w := bufio.NewWriter(out)
 		cfg.OnToken = func(_ int32, text []byte) error {

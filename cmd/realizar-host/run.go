@@ -113,7 +113,7 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 		if pf.pluginLog {
 			g.pol.writeLogs(cmd.ErrOrStderr())
 		}
-		if err := encodeJSON(cmd, newTurnJSON(turn, g.text, g.model.took, g.pol, genErr)); err != nil {
+		if err := encodeJSON(cmd, newTurnJSON(turn, g.text, g.model.took, g.pol, g.newDraft != nil, genErr)); err != nil {
 			return err
 		}
 	} else {
@@ -129,7 +129,7 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 			g.pol.writeLogs(cmd.ErrOrStderr())
 		}
 		if genErr == nil || turn.Generated > 0 {
-			fmt.Fprintln(cmd.ErrOrStderr(), statsLine(turn))
+			fmt.Fprintln(cmd.ErrOrStderr(), statsLine(turn, g.newDraft != nil))
 		}
 	}
 	if genErr != nil {

@@ -13,17 +13,29 @@ import (
 // statsLine is the one-line summary of a turn printed on stderr:
 //
 //	prompt 5 tok (reused 0) | generated 60 tok | prefill 812.3 tok/s | decode 402.1 tok/s | policies 9.8 µs/step | stop max-tokens | seed 42
-func statsLine(t engine.Turn) string {
+//
+// decode is the tokens chosen after the first over the decode phase's wall
+// time (forwards, policies and drafting together: Timings.DecodeWall), so
+// plain and speculative runs compare. With a draft source (spec) a part
+// after decode counts the drafts: "drafts 40 accepted / 8 rejected in 12
+// passes".
+func statsLine(t engine.Turn, spec bool) string {
 	tm := t.Timings
 	parts := []string{
 		fmt.Sprintf("prompt %d tok (reused %d)", len(t.Tokens)-t.Generated, t.Reused),
 		fmt.Sprintf("generated %d tok", t.Generated),
 		"prefill " + rate(tm.PrefillTokens, tm.Prefill),
-		"decode " + rate(tm.DecodeForwards, tm.Decode),
-		"policies " + perStep(tm.Policies, t.Generated),
-		"stop " + t.Stop.String(),
-		fmt.Sprintf("seed %d", t.Seed),
+		"decode " + rate(tm.DecodeTokens, tm.DecodeWall),
 	}
+	if spec {
+		d := t.Drafts
+		parts = append(parts, fmt.Sprintf("drafts %d accepted / %d rejected in %d passes", d.Accepted, d.Drafted-d.Accepted, d.Passes))
+	}
+	parts = append(parts,
+		"policies "+perStep(tm.Policies, t.Generated),
+		"stop "+t.Stop.String(),
+		fmt.Sprintf("seed %d", t.Seed),
+	)
 	return strings.Join(parts, " | ")
 }
 
@@ -71,6 +83,7 @@ type turnJSON struct {
 	StopPolicy   string        `json:"stop_policy,omitempty"`
 	Policies     []string      `json:"policies"` // every plugin of the turn: processors in order, the sampler, the stop policy
 	Timings      timingsJSON   `json:"timings"`
+	Drafts       *draftsJSON   `json:"drafts,omitempty"` // with a draft source
 	Logprobs     []logprobJSON `json:"logprobs,omitempty"`
 	Error        string        `json:"error,omitempty"`
 }
@@ -84,6 +97,15 @@ type timingsJSON struct {
 	DecodeTokens     int     `json:"decode_tokens"`
 	DecodeTokPerSec  float64 `json:"decode_tok_per_s"`
 	PolicyUsPerStep  float64 `json:"policy_us_per_step"`
+}
+
+// draftsJSON counts speculative decoding's drafts (engine.DraftStats).
+type draftsJSON struct {
+	Drafted  int `json:"drafted"`
+	Accepted int `json:"accepted"`
+	Rejected int `json:"rejected"`
+	Passes   int `json:"verify_passes"`
+	Rows     int `json:"verify_rows"`
 }
 
 type logprobJSON struct {
@@ -101,7 +123,7 @@ type altLogprob struct {
 
 // newTurnJSON builds the document of turn t, whose tokens text renders
 // (the logprobs' texts as the turn's text shows them).
-func newTurnJSON(t engine.Turn, text engine.Pieces, load time.Duration, pol *policies, err error) turnJSON {
+func newTurnJSON(t engine.Turn, text engine.Pieces, load time.Duration, pol *policies, spec bool, err error) turnJSON {
 	tm := t.Timings
 	doc := turnJSON{
 		Text:         string(t.Text),
@@ -118,14 +140,18 @@ func newTurnJSON(t engine.Turn, text engine.Pieces, load time.Duration, pol *pol
 			PrefillMs:        millis(tm.Prefill),
 			PrefillTokens:    tm.PrefillTokens,
 			PrefillTokPerSec: tokPerSec(tm.PrefillTokens, tm.Prefill),
-			DecodeMs:         millis(tm.Decode),
-			DecodeTokens:     tm.DecodeForwards,
-			DecodeTokPerSec:  tokPerSec(tm.DecodeForwards, tm.Decode),
+			DecodeMs:         millis(tm.DecodeWall),
+			DecodeTokens:     tm.DecodeTokens,
+			DecodeTokPerSec:  tokPerSec(tm.DecodeTokens, tm.DecodeWall),
 			PolicyUsPerStep:  microsPerStep(tm.Policies, t.Generated),
 		},
 	}
 	if t.Tokens != nil {
 		doc.Tokens = append(doc.Tokens, t.GeneratedTokens()...)
+	}
+	if spec {
+		d := t.Drafts
+		doc.Drafts = &draftsJSON{Drafted: d.Drafted, Accepted: d.Accepted, Rejected: d.Drafted - d.Accepted, Passes: d.Passes, Rows: d.Rows}
 	}
 	for _, s := range t.Logprobs {
 		lp := logprobJSON{Token: s.Token, Text: string(text.Piece(s.Token)), Logprob: s.Logprob}

@@ -1,0 +1,100 @@
+package draft
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestLookup(t *testing.T) {
+	tests := []struct {
+		name   string
+		tokens []int32
+		limit  int
+		want   []int32
+	}{
+		{"nothing repeats", []int32{1, 2, 3, 4, 5}, 8, nil},
+		{"one token repeats: below MinNgram", []int32{1, 2, 3, 9, 2}, 8, nil},
+		{"bigram", []int32{1, 2, 3, 4, 9, 2, 3}, 8, []int32{4, 9, 2, 3}},
+		{"the latest occurrence", []int32{2, 3, 5, 2, 3, 6, 2, 3}, 8, []int32{6, 2, 3}},
+		{"the longest n-gram wins over the latest", []int32{7, 2, 3, 5, 8, 2, 3, 6, 7, 2, 3}, 8, []int32{5, 8, 2, 3}},
+		{"limit", []int32{1, 2, 3, 4, 5, 6, 1, 2}, 2, []int32{3, 4}},
+		{"a run", []int32{4, 4, 4}, 8, []int32{4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewLookup(LookupOptions{})
+			d.Reset(nil)
+			assert.Equal(t, tt.want, d.Draft(nil, tt.tokens, tt.limit))
+		})
+	}
+}
+
+// Length grows on full acceptance, shrinks to what was accepted, and
+// pauses after misses, longer with each miss in a row.
+func TestLength(t *testing.T) {
+	l := NewLength(8, 4)
+	assert.Equal(t, 4, l.Next(100))
+	assert.Equal(t, 3, l.Next(3), "capped by the limit")
+	l.Accepted(4, 4)
+	assert.Equal(t, 8, l.Next(100))
+	l.Accepted(8, 8)
+	assert.Equal(t, 8, l.Next(100), "at most Max")
+	l.Accepted(8, 2)
+	assert.Equal(t, 3, l.Next(100))
+	l.Accepted(3, 0)
+	assert.Equal(t, 0, l.Next(100), "one paused call after a miss")
+	assert.Equal(t, 1, l.Next(100))
+	l.Accepted(1, 0)
+	assert.Equal(t, []int{0, 0, 1}, []int{l.Next(100), l.Next(100), l.Next(100)}, "two after the second in a row")
+	l.Accepted(1, 0)
+	l.Accepted(1, 0)
+	l.Accepted(1, 0)
+	paused := 0
+	for l.Next(100) == 0 {
+		paused++
+	}
+	assert.Equal(t, 4, paused, "at most MaxPause")
+	l.Accepted(1, 1)
+	assert.Equal(t, 2, l.Next(100))
+	l.Reset()
+	assert.Equal(t, 4, l.Next(100))
+}
+
+// Prediction follows the output through the prediction and re-aligns
+// after a replaced, an inserted and a deleted stretch.
+func TestPrediction(t *testing.T) {
+	pred := []int32{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25}
+	prompt := []int32{1, 2, 3}
+	tests := []struct {
+		name string
+		out  []int32
+		want []int32 // the next draft (limit 4)
+	}{
+		{"start", nil, []int32{10, 11, 12, 13}},
+		{"agreeing", []int32{10, 11}, []int32{12, 13, 14, 15}},
+		{"a replaced token", []int32{10, 11, 99}, []int32{13, 14, 15, 16}},
+		{"an insertion, then the prediction again", []int32{10, 11, 98, 99, 12}, []int32{13, 14, 15, 16}},
+		{"a deletion", []int32{10, 11, 16, 17}, []int32{18, 19, 20, 21}},
+		{"a new token, then one matching far ahead", []int32{10, 11, 99, 24}, []int32{25}},
+		{"past the end", append(append([]int32(nil), pred...), 5), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewPrediction(pred, PredictionOptions{MaxDraft: 4, Window: 16})
+			d.Reset(prompt)
+			tokens := append(append([]int32(nil), prompt...), tt.out...)
+			assert.Equal(t, tt.want, d.Draft(nil, tokens, 100))
+		})
+	}
+	t.Run("incremental", func(t *testing.T) {
+		d := NewPrediction(pred, PredictionOptions{MaxDraft: 4})
+		d.Reset(prompt)
+		tokens := append([]int32(nil), prompt...)
+		for _, tok := range []int32{10, 11, 99, 13} {
+			tokens = append(tokens, tok)
+			d.Draft(nil, tokens, 4)
+		}
+		assert.Equal(t, []int32{14, 15, 16, 17}, d.Draft(nil, tokens, 4))
+	})
+}

@@ -1,0 +1,93 @@
+package draft
+
+import "github.com/realizar-host/realizar-host/engine"
+
+// LookupOptions configures NewLookup. The zero value is the defaults.
+type LookupOptions struct {
+	// MinNgram and MaxNgram bound the length of the trailing n-gram looked
+	// up, in tokens: the longest that occurred before wins (default 2 and
+	// 4; 1 <= MinNgram <= MaxNgram).
+	MinNgram, MaxNgram int
+	// MaxDraft is the longest draft (default DefaultMaxDraft).
+	MaxDraft int
+}
+
+// Lookup drafts by prompt lookup: it finds the most recent earlier
+// occurrence of the sequence's trailing n-gram (the longest of
+// MaxNgram..MinNgram tokens that occurred) in the sequence's own prompt and
+// output, and drafts the tokens that followed it, as many as its Length
+// allows. Where nothing repeats it drafts nothing, and the verify pass is a
+// plain step.
+//
+// A Lookup serves one sequence at a time and keeps no text between turns
+// (Reset forgets everything). Not safe for concurrent use.
+type Lookup struct {
+	minN, maxN int
+	length     Length
+}
+
+var _ engine.Drafter = (*Lookup)(nil)
+
+// NewLookup returns a Lookup with opts; out-of-range n-gram lengths are
+// clamped (MinNgram to >= 1, MaxNgram to >= MinNgram).
+func NewLookup(opts LookupOptions) *Lookup {
+	minN, maxN := opts.MinNgram, opts.MaxNgram
+	if minN <= 0 {
+		minN = 2
+	}
+	if maxN <= 0 {
+		maxN = 4
+	}
+	maxN = max(maxN, minN)
+	return &Lookup{minN: minN, maxN: maxN, length: NewLength(opts.MaxDraft, 0)}
+}
+
+// Reset starts a turn; the prompt is read from Draft's tokens.
+func (d *Lookup) Reset([]int32) { d.length.Reset() }
+
+// Accepted adapts the draft length.
+func (d *Lookup) Accepted(drafted, accepted int) { d.length.Accepted(drafted, accepted) }
+
+// Draft appends to dst the tokens that followed the latest earlier
+// occurrence of tokens' longest trailing n-gram, up to the adapted length
+// and max.
+func (d *Lookup) Draft(dst, tokens []int32, limit int) []int32 {
+	k := d.length.Next(limit)
+	if k == 0 || len(tokens) <= d.minN {
+		return dst
+	}
+	at, _ := lookup(tokens, d.minN, d.maxN)
+	if at < 0 {
+		return dst
+	}
+	return append(dst, tokens[at:min(at+k, len(tokens))]...)
+}
+
+// lookup finds where the latest earlier occurrence of tokens' trailing
+// n-gram (the longest of maxN..minN that occurred) ends: at is the index of
+// the token that followed it, n its length; at = -1 when none of minN
+// tokens occurred before.
+func lookup(tokens []int32, minN, maxN int) (at, n int) {
+	end := len(tokens)
+	maxN = min(maxN, end-1)
+	at = -1
+	last := tokens[end-1]
+	// i is the index of an occurrence's last token; the trailing n-gram
+	// itself ends at end-1 and is not an earlier occurrence.
+	for i := end - 2; i >= minN-1; i-- {
+		if tokens[i] != last {
+			continue
+		}
+		l := 1
+		for l < maxN && i-l >= 0 && tokens[i-l] == tokens[end-1-l] {
+			l++
+		}
+		if l >= minN && l > n {
+			at, n = i+1, l
+			if n == maxN {
+				break
+			}
+		}
+	}
+	return at, n
+}

@@ -1,0 +1,125 @@
+package draft
+
+import (
+	"slices"
+
+	"github.com/realizar-host/realizar-host/engine"
+)
+
+// PredictionOptions configures NewPrediction. The zero value is the
+// defaults.
+type PredictionOptions struct {
+	// MaxDraft is the longest draft (default DefaultPredictionDraft).
+	MaxDraft int
+	// Window is how far from where the prediction was expected to resume a
+	// one-token match may re-align it (default 32 tokens); a match of two
+	// or more tokens re-aligns it anywhere.
+	Window int
+}
+
+// DefaultPredictionDraft is Prediction's longest draft when none is given:
+// 16 tokens (a predicted answer is accepted in long runs).
+const DefaultPredictionDraft = 16
+
+// maxAlign is the longest suffix of the output compared when re-aligning.
+const maxAlign = 16
+
+// Prediction drafts a predicted output (OpenAI's Predicted Outputs): the
+// tokens of the answer the caller expects, such as the file an edit
+// rewrites. It follows the turn's output through the prediction: while the
+// output agrees, the drafts are the prediction's next tokens; after a
+// departure (an edit inserts, deletes or replaces text) it re-aligns where
+// the output's latest tokens occur in the prediction — the longest match,
+// the nearest to where it was expected on a tie, a one-token match only
+// within Window of it — and otherwise assumes a replaced token and steps
+// past it. Its draft length adapts as Lookup's does (Length), pauses after
+// drafts of which nothing was accepted included, so a prediction unlike
+// the answer costs few verify rows.
+//
+// The prediction belongs to one request; a Prediction serves its turn.
+// Not safe for concurrent use.
+type Prediction struct {
+	pred   []int32
+	window int
+	length Length
+
+	prompt int // the turn's prompt length: the output starts there
+	seen   int // output tokens followed so far
+	cursor int // index in pred of the token expected next
+}
+
+var _ engine.Drafter = (*Prediction)(nil)
+
+// NewPrediction returns a Prediction of tokens (copied).
+func NewPrediction(tokens []int32, opts PredictionOptions) *Prediction {
+	if opts.MaxDraft <= 0 {
+		opts.MaxDraft = DefaultPredictionDraft
+	}
+	if opts.Window <= 0 {
+		opts.Window = 32
+	}
+	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: NewLength(opts.MaxDraft, 0)}
+}
+
+// Reset starts a turn from prompt: the output follows it.
+func (d *Prediction) Reset(prompt []int32) {
+	d.length.Reset()
+	d.prompt, d.seen, d.cursor = len(prompt), 0, 0
+}
+
+// Accepted adapts the draft length.
+func (d *Prediction) Accepted(drafted, accepted int) { d.length.Accepted(drafted, accepted) }
+
+// Draft follows the output generated since the last call and appends the
+// prediction's next tokens from where it resumes.
+func (d *Prediction) Draft(dst, tokens []int32, limit int) []int32 {
+	if len(tokens) < d.prompt {
+		return dst
+	}
+	out := tokens[d.prompt:]
+	for ; d.seen < len(out); d.seen++ {
+		if d.cursor < len(d.pred) && d.pred[d.cursor] == out[d.seen] {
+			d.cursor++
+			continue
+		}
+		d.cursor = d.realign(out[:d.seen+1], d.cursor)
+	}
+	k := d.length.Next(limit)
+	if k == 0 || d.cursor >= len(d.pred) {
+		return dst
+	}
+	return append(dst, d.pred[d.cursor:min(d.cursor+k, len(d.pred))]...)
+}
+
+// realign returns where the prediction resumes after out, whose last token
+// departed from pred[expected]: the index after the longest match of out's
+// suffix in pred (the nearest to expected+1 among equals; a one-token
+// match only within the window), else expected+1 (a replaced token).
+func (d *Prediction) realign(out []int32, expected int) int {
+	guess := min(expected+1, len(d.pred))
+	best, bestLen, bestDist := guess, 0, 0
+	for i := 1; i <= len(d.pred); i++ {
+		l := 0
+		for l < maxAlign && l < i && l < len(out) && d.pred[i-1-l] == out[len(out)-1-l] {
+			l++
+		}
+		if l == 0 {
+			continue
+		}
+		dist := abs(i - guess)
+		if l == 1 && dist > d.window {
+			continue
+		}
+		if l > bestLen || (l == bestLen && dist < bestDist) {
+			best, bestLen, bestDist = i, l, dist
+		}
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
