@@ -51,6 +51,9 @@ type prepared struct {
 	logprobs    bool
 	topLogprobs int
 	tools       *chatTools // chat with tools; nil: none
+	// stopSequences are a Messages request's stop_sequences (its
+	// stop_sequence is the one that ended the turn).
+	stopSequences []string
 }
 
 // checkCommon validates the fields shared by both endpoints.
@@ -133,7 +136,7 @@ func present(raw json.RawMessage) bool {
 }
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
-	return s.generate(w, r, t, false, s.decodeCompletion)
+	return s.generate(w, r, t, shapeCompletion, s.decodeCompletion)
 }
 
 // decodeCompletion decodes and validates a completion request's body.
@@ -179,7 +182,7 @@ func (s *Server) decodeCompletion(body []byte) (prepared, error) {
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
-	return s.generate(w, r, t, true, s.decodeChat)
+	return s.generate(w, r, t, shapeChat, s.decodeChat)
 }
 
 // decodeChat decodes and validates a chat request's body.
@@ -188,6 +191,12 @@ func (s *Server) decodeChat(body []byte) (prepared, error) {
 	if err := decodeBody(body, &req); err != nil {
 		return prepared{}, err
 	}
+	return s.prepareChat(&req)
+}
+
+// prepareChat validates a chat request (decoded, or translated from
+// another API's request: Messages, Responses).
+func (s *Server) prepareChat(req *chatRequest) (prepared, error) {
 	maxTokens, err := s.checkCommon(&req.samplingFields)
 	if err != nil {
 		return prepared{}, err
@@ -200,7 +209,7 @@ func (s *Server) decodeChat(body []byte) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
-	tools, err := readTools(&req, template)
+	tools, err := readTools(req, template)
 	if err != nil {
 		return prepared{}, err
 	}

@@ -27,16 +27,17 @@ type responder struct {
 	w       http.ResponseWriter
 	p       *prepared
 	pol     *policies
-	chat    bool
+	chat    bool // an OpenAI chat completion
+	shape   apiShape
 	id      string
 	created int64
 	pieces  *tokenizer.Renderer // the turn's rendering (Server.turnPieces)
 	seed    uint64
 }
 
-func (s *Server) newResponder(w http.ResponseWriter, ctx context.Context, p *prepared, pol *policies, chat bool) *responder {
-	return &responder{s: s, ctx: ctx, w: w, p: p, pol: pol, chat: chat, id: s.newID(chat), created: time.Now().Unix(),
-		pieces: s.turnPieces(p.tools), seed: drawSeed(p.fields)}
+func (s *Server) newResponder(w http.ResponseWriter, ctx context.Context, p *prepared, pol *policies, shape apiShape) *responder {
+	return &responder{s: s, ctx: ctx, w: w, p: p, pol: pol, chat: shape == shapeChat, shape: shape, id: s.newID(shape),
+		created: time.Now().Unix(), pieces: s.turnPieces(p.tools), seed: drawSeed(p.fields)}
 }
 
 // request is the turn the serving core runs.
@@ -277,10 +278,13 @@ func (s *Server) textChunk(id string, created int64, chat bool, text string, lps
 	return c
 }
 
-func (s *Server) newID(chat bool) string {
+func (s *Server) newID(shape apiShape) string {
 	prefix := "cmpl-"
-	if chat {
+	switch shape {
+	case shapeChat:
 		prefix = "chatcmpl-"
+	case shapeMessages:
+		prefix = "msg_"
 	}
 	return fmt.Sprintf("%s%d-%d", prefix, s.created, s.idSeq.Add(1))
 }

@@ -260,6 +260,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/models", s.authed("models", s.needModel(s.handleModels)))
 	s.mux.HandleFunc("POST /v1/completions", s.authed("completions", s.needModel(s.handleCompletions)))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.authed("chat", s.needModel(s.handleChat)))
+	s.mux.HandleFunc("POST /v1/messages", s.authedAs("messages", writeAnthropicError, s.needModel(s.handleMessages)))
+	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.authedAs("count_tokens", writeAnthropicError, s.needModel(s.handleCountTokens)))
 	s.mux.HandleFunc("POST /tokenize", s.authed("tokenize", s.needModel(s.handleTokenize)))
 	s.mux.HandleFunc("POST /detokenize", s.authed("detokenize", s.needModel(s.handleDetokenize)))
 	s.mux.HandleFunc("POST /v1/plugins", s.authed("plugins", s.needModel(s.handleUpload)))
@@ -277,6 +279,12 @@ type handler func(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) err
 // authed authenticates the request, runs h, sends its error, counts the
 // outcome and logs one line.
 func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
+	return s.authedAs(endpoint, writeError, h)
+}
+
+// authedAs is authed with the API's error shape: send writes an error
+// response (writeError for OpenAI's, writeAnthropicError for Anthropic's).
+func (s *Server) authedAs(endpoint string, send func(http.ResponseWriter, *APIError), h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := newRequestID()
@@ -296,7 +304,7 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 				outcome = "cancelled"
 			} else if !errors.Is(err, errWritten) {
 				_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				writeError(w, e)
+				send(w, e)
 			}
 			status := e.Status
 			if errors.Is(err, errWritten) || errors.Is(err, errClientStalled) {
@@ -312,13 +320,19 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 	}
 }
 
-// authenticate is the tenant of r's API key. More than one Authorization
-// header is a 400 before any key is looked at: which one counts is not for
-// the server to guess (a proxy may have checked the other).
+// authenticate is the tenant of r's API key: Authorization's bearer
+// token, or Anthropic's x-api-key header. More than one Authorization or
+// x-api-key header, or both kinds, is a 400 before any key is looked at:
+// which one counts is not for the server to guess (a proxy may have
+// checked the other).
 func (s *Server) authenticate(r *http.Request) (*tenancy.Tenant, error) {
-	if n := len(r.Header.Values("Authorization")); n > 1 {
+	auth, apiKey := r.Header.Values("Authorization"), r.Header.Values("X-Api-Key")
+	if n := len(auth) + len(apiKey); n > 1 {
 		return nil, &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "duplicate_authorization",
-			Message: fmt.Sprintf("the request has %d Authorization headers; send one", n)}
+			Message: fmt.Sprintf("the request has %d Authorization and x-api-key headers; send one", n)}
+	}
+	if len(apiKey) == 1 {
+		return s.tenants.Tenants().Authenticate("Bearer " + apiKey[0])
 	}
 	return s.tenants.Tenants().Authenticate(r.Header.Get("Authorization"))
 }
