@@ -56,6 +56,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Ten
 		return rs.messagesStream(turn)
 	case shape == shapeMessages:
 		return rs.messagesWhole(turn)
+	case shape == shapeResponses && p.fields.Stream:
+		return rs.responsesStream(turn)
+	case shape == shapeResponses:
+		return rs.responsesWhole(turn)
 	case p.fields.Stream:
 		return rs.stream(turn)
 	}
@@ -70,6 +74,7 @@ const (
 	shapeCompletion apiShape = iota // OpenAI's /v1/completions
 	shapeChat                       // OpenAI's /v1/chat/completions
 	shapeMessages                   // Anthropic's /v1/messages
+	shapeResponses                  // OpenAI's /v1/responses
 )
 
 // errShuttingDown cancels the turns still running when the shutdown's

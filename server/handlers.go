@@ -54,6 +54,8 @@ type prepared struct {
 	// stopSequences are a Messages request's stop_sequences (its
 	// stop_sequence is the one that ended the turn).
 	stopSequences []string
+	// responses is a Responses request's own (nil for the others).
+	responses *responsesTurn
 }
 
 // checkCommon validates the fields shared by both endpoints.

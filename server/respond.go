@@ -285,6 +285,8 @@ func (s *Server) newID(shape apiShape) string {
 		prefix = "chatcmpl-"
 	case shapeMessages:
 		prefix = "msg_"
+	case shapeResponses:
+		return randomID("resp_") // a stored response's id is not guessable
 	}
 	return fmt.Sprintf("%s%d-%d", prefix, s.created, s.idSeq.Add(1))
 }

@@ -113,8 +113,10 @@ type Server struct {
 	metrics  *metrics
 	prep     *prepPool
 	compiled *compileCache
-	mux      *http.ServeMux
-	created  int64
+	// responses are the stored Responses (POST /v1/responses with store).
+	responses *responseStore
+	mux       *http.ServeMux
+	created   int64
 
 	ready atomic.Bool
 	model *Model        // set once by SetModel, before ready
@@ -147,7 +149,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{tenants: cfg.Tenants, store: cfg.Store, host: cfg.Host, builtins: cfg.Builtins, cfg: cfg,
 		log: cfg.Logger, mux: http.NewServeMux(), created: time.Now().Unix(),
-		prep: newPrepPool(runtime.GOMAXPROCS(0)), compiled: newCompileCache()}
+		prep: newPrepPool(runtime.GOMAXPROCS(0)), compiled: newCompileCache(), responses: newResponseStore()}
 	s.metrics = newMetrics(func() float64 {
 		if !s.ready.Load() {
 			return 0
@@ -262,6 +264,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/chat/completions", s.authed("chat", s.needModel(s.handleChat)))
 	s.mux.HandleFunc("POST /v1/messages", s.authedAs("messages", writeAnthropicError, s.needModel(s.handleMessages)))
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.authedAs("count_tokens", writeAnthropicError, s.needModel(s.handleCountTokens)))
+	s.mux.HandleFunc("POST /v1/responses", s.authed("responses", s.needModel(s.handleResponses)))
+	s.mux.HandleFunc("GET /v1/responses/{id}", s.authed("responses", s.handleGetResponse))
+	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.authed("responses", s.handleDeleteResponse))
 	s.mux.HandleFunc("POST /tokenize", s.authed("tokenize", s.needModel(s.handleTokenize)))
 	s.mux.HandleFunc("POST /detokenize", s.authed("detokenize", s.needModel(s.handleDetokenize)))
 	s.mux.HandleFunc("POST /v1/plugins", s.authed("plugins", s.needModel(s.handleUpload)))
