@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
@@ -54,6 +55,9 @@ type prepared struct {
 	// stopSequences are a Messages request's stop_sequences (its
 	// stop_sequence is the one that ended the turn).
 	stopSequences []string
+	// think splits the turn's reasoning from its answer (chat, Messages,
+	// Responses: splitsReasoning).
+	think bool
 	// responses is a Responses request's own (nil for the others).
 	responses *responsesTurn
 }
@@ -206,6 +210,9 @@ func (s *Server) prepareChat(req *chatRequest) (prepared, error) {
 	if len(req.Messages) == 0 {
 		return prepared{}, badRequest("messages", "messages is empty")
 	}
+	if req.ReasoningFormat != "" && !slices.Contains(reasoningFormats, req.ReasoningFormat) {
+		return prepared{}, badRequest("reasoning_format", "reasoning_format %q is not one of %s", req.ReasoningFormat, strings.Join(reasoningFormats, ", "))
+	}
 	template := s.model.Tokenizer.ChatTemplate()
 	msgs, err := chatMessages(req.Messages, polyfills(template), func(total int) error { return s.checkPromptBytes("messages", total) })
 	if err != nil {
@@ -215,7 +222,8 @@ func (s *Server) prepareChat(req *chatRequest) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
-	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools}
+	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools,
+		think: splitsReasoning(req.ReasoningFormat, template)}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
 			return prepared{}, badRequest("top_logprobs", "top_logprobs must be in [0, 20], not %d", *req.TopLogprobs)

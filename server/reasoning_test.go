@@ -1,9 +1,14 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestThinkSplit(t *testing.T) {
@@ -59,4 +64,58 @@ func FuzzThinkSplit(f *testing.F) {
 		assert.Equal(t, wr, r1+r2+r3)
 		assert.Equal(t, wc, c1+c2+c3)
 	})
+}
+
+// thinkGrammar forces a reasoning block, then a short answer.
+const thinkGrammar = `root ::= "<think>" x x? x? "</think>" x x? x?
+x ::= [a-z]`
+
+// TestChatReasoning: on a model whose template thinks (Qwen3's), a
+// <think>…</think> block the grammar forces lands in reasoning_content
+// and not in content, streamed and not; reasoning_format none leaves it
+// in content.
+func TestChatReasoning(t *testing.T) {
+	r := testSandbox(t)
+	s := startServerWith(t, testTenantsFile(), Config{}, withToolModel(t, readHFTemplate(t, "Qwen-Qwen3-0.6B.jinja"), r))
+	body := func(extra string) []byte {
+		g, _ := json.Marshal(thinkGrammar)
+		return []byte(`{"messages": [{"role": "user", "content": "Think, then answer."}], "max_tokens": 40, "seed": 4,
+			"top_k": 40, "grammar": ` + string(g) + extra + `}`)
+	}
+	code, b := s.do(t, "POST", "/v1/chat/completions", keyA, body(""))
+	require.Equal(t, http.StatusOK, code, string(b))
+	var resp chatResponse
+	require.NoError(t, json.Unmarshal(b, &resp))
+	msg := resp.Choices[0].Message
+	require.NotNil(t, msg.ReasoningContent, string(b))
+	assert.Regexp(t, `^[a-z]{1,3}$`, *msg.ReasoningContent)
+	assert.Regexp(t, `^[a-z]{1,3}$`, *msg.Content)
+
+	code, b = s.do(t, "POST", "/v1/chat/completions", keyA, body(`, "stream": true`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	var reasoning, content strings.Builder
+	for _, ev := range readEvents(t, bytes.TrimSuffix(b, []byte("data: [DONE]\n\n"))) {
+		for _, c := range ev.data["choices"].([]any) {
+			d, _ := c.(map[string]any)["delta"].(map[string]any)
+			if v, ok := d["reasoning_content"].(string); ok {
+				reasoning.WriteString(v)
+			}
+			if v, ok := d["content"].(string); ok {
+				content.WriteString(v)
+			}
+		}
+	}
+	assert.Equal(t, *msg.ReasoningContent, reasoning.String())
+	assert.Equal(t, *msg.Content, content.String())
+
+	code, b = s.do(t, "POST", "/v1/chat/completions", keyA, body(`, "reasoning_format": "none"`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	resp = chatResponse{}
+	require.NoError(t, json.Unmarshal(b, &resp))
+	assert.Nil(t, resp.Choices[0].Message.ReasoningContent)
+	assert.Equal(t, "<think>"+*msg.ReasoningContent+"</think>"+*msg.Content, *resp.Choices[0].Message.Content)
+
+	code, b = s.do(t, "POST", "/v1/chat/completions", keyA, body(`, "reasoning_format": "sideways"`))
+	require.Equal(t, http.StatusBadRequest, code, string(b))
+	assert.Equal(t, "reasoning_format", errorOf(t, b).Param)
 }
