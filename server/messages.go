@@ -365,13 +365,16 @@ type anthropicMessageOut struct {
 	Realizar     *realizarResponse   `json:"realizar,omitempty"`
 }
 
-// anthropicBlockOut is a response's content block: text or tool_use.
+// anthropicBlockOut is a response's content block: thinking (the
+// reasoning split, its signature empty), text or tool_use.
 type anthropicBlockOut struct {
-	Type  string          `json:"type"`
-	Text  *string         `json:"text,omitempty"`
-	ID    string          `json:"id,omitempty"`
-	Name  string          `json:"name,omitempty"`
-	Input json.RawMessage `json:"input,omitempty"`
+	Type      string          `json:"type"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"`
+	Text      *string         `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
 }
 
 type anthropicUsage struct {
@@ -431,12 +434,16 @@ func (rs *responder) messagesWhole(turn *serving.Turn) error {
 	out := anthropicMessageOut{ID: rs.id, Type: "message", Role: "assistant", Model: rs.s.model.ID,
 		Content: []anthropicBlockOut{}, Usage: anthropicUsage{InputTokens: len(rs.p.prompt), OutputTokens: t.Generated},
 		Realizar: realizarOf(res, rs.pol)}
-	text, calls := string(t.Text), []toolcall.Call(nil)
+	reasoning, text := rs.split(string(t.Text))
+	calls := []toolcall.Call(nil)
+	if reasoning != "" {
+		out.Content = append(out.Content, anthropicBlockOut{Type: "thinking", Thinking: &reasoning, Signature: ptr("")})
+	}
 	if rs.p.tools.active() {
 		m := toolcall.Parse(rs.p.tools.family, text)
 		text, calls = m.Content, m.Calls
 	}
-	if text != "" || len(calls) == 0 {
+	if text != "" || len(calls) == 0 && reasoning == "" {
 		out.Content = append(out.Content, anthropicBlockOut{Type: "text", Text: &text})
 	}
 	for _, c := range calls {
@@ -499,6 +506,35 @@ func (a *anthropicStream) text(s string) error {
 	return a.send("content_block_delta", map[string]any{"index": a.index, "delta": map[string]string{"type": "text_delta", "text": s}})
 }
 
+// thinking streams reasoning, in a thinking block.
+func (a *anthropicStream) thinking(s string) error {
+	if s == "" {
+		return nil
+	}
+	if !a.open || a.kind != "thinking" {
+		if err := a.start(map[string]any{"type": "thinking", "thinking": "", "signature": ""}); err != nil {
+			return err
+		}
+	}
+	return a.send("content_block_delta", map[string]any{"index": a.index, "delta": map[string]string{"type": "thinking_delta", "thinking": s}})
+}
+
+// answer streams a piece of the turn's text: its reasoning (when split)
+// as thinking, the rest as text or, in a tool turn, calls.
+func (a *anthropicStream) answer(think *thinkSplit, calls *toolcall.Stream, text string, final bool) error {
+	if think != nil {
+		var reasoning string
+		reasoning, text = think.feed(text, final)
+		if err := a.thinking(reasoning); err != nil {
+			return err
+		}
+	}
+	if calls != nil {
+		return a.deltas(calls.Feed(text))
+	}
+	return a.text(text)
+}
+
 // deltas streams a tool turn's deltas: content as text, each call as a
 // tool_use block whose input arrives as input_json_delta parts.
 func (a *anthropicStream) deltas(ds []toolcall.Delta) error {
@@ -552,10 +588,8 @@ func (rs *responder) messagesStream(turn *serving.Turn) error {
 				continue
 			}
 			err := begin()
-			if err == nil && calls != nil {
-				err = a.deltas(calls.Feed(string(ev.Text)))
-			} else if err == nil {
-				err = a.text(string(ev.Text))
+			if err == nil {
+				err = a.answer(rs.think, calls, string(ev.Text), false)
 			}
 			if err != nil {
 				turn.Cancel(errClientStalled)
@@ -579,6 +613,9 @@ func (rs *responder) messagesStream(turn *serving.Turn) error {
 		return errors.Join(errWritten, err)
 	}
 	_ = begin()
+	if rs.think != nil {
+		_ = a.answer(rs.think, calls, "", true) // what the split held back
+	}
 	n := 0
 	if calls != nil {
 		ds, _ := calls.Finish()

@@ -119,3 +119,69 @@ func TestChatReasoning(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code, string(b))
 	assert.Equal(t, "reasoning_format", errorOf(t, b).Param)
 }
+
+// TestReasoningBlocks: the same forced block is a thinking block on
+// Messages and a reasoning item on Responses, streamed (thinking_delta,
+// response.reasoning_text.delta) and not, never in the answer's text.
+func TestReasoningBlocks(t *testing.T) {
+	r := testSandbox(t)
+	s := startServerWith(t, testTenantsFile(), Config{}, withToolModel(t, readHFTemplate(t, "Qwen-Qwen3-0.6B.jinja"), r))
+	g, _ := json.Marshal(thinkGrammar)
+	common := `"max_tokens": 40, "seed": 4, "top_k": 40, "grammar": ` + string(g)
+	msgs := `{"messages": [{"role": "user", "content": "Think, then answer."}], ` + common
+
+	code, b := s.do(t, "POST", "/v1/chat/completions", keyA, []byte(msgs+`}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	var chat chatResponse
+	require.NoError(t, json.Unmarshal(b, &chat))
+	want, answer := *chat.Choices[0].Message.ReasoningContent, *chat.Choices[0].Message.Content
+
+	code, b = s.do(t, "POST", "/v1/messages", keyA, []byte(msgs+`}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	var m anthropicMessageOut
+	require.NoError(t, json.Unmarshal(b, &m))
+	require.Len(t, m.Content, 2, string(b))
+	assert.Equal(t, "thinking", m.Content[0].Type)
+	assert.Equal(t, want, *m.Content[0].Thinking)
+	assert.Equal(t, answer, *m.Content[1].Text)
+	code, b = s.do(t, "POST", "/v1/messages", keyA, []byte(msgs+`, "stream": true}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	var thinking, text strings.Builder
+	for _, ev := range readEvents(t, b) {
+		if ev.name == "content_block_delta" {
+			d := ev.data["delta"].(map[string]any)
+			switch d["type"] {
+			case "thinking_delta":
+				thinking.WriteString(d["thinking"].(string))
+			case "text_delta":
+				text.WriteString(d["text"].(string))
+			}
+		}
+	}
+	assert.Equal(t, want, thinking.String())
+	assert.Equal(t, answer, text.String())
+
+	resp := `{"input": "Think, then answer.", "max_output_tokens": 40, "seed": 4, "top_k": 40, "grammar": ` + string(g)
+	code, b = s.do(t, "POST", "/v1/responses", keyA, []byte(resp+`}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	var o responseObject
+	require.NoError(t, json.Unmarshal(b, &o))
+	require.Len(t, o.Output, 2, string(b))
+	assert.Equal(t, "reasoning", o.Output[0].Type)
+	assert.Equal(t, want, (*o.Output[0].Content)[0].Text)
+	assert.Equal(t, answer, (*o.Output[1].Content)[0].Text)
+	code, b = s.do(t, "POST", "/v1/responses", keyA, []byte(resp+`, "stream": true}`))
+	require.Equal(t, http.StatusOK, code, string(b))
+	thinking.Reset()
+	text.Reset()
+	for _, ev := range readEvents(t, b) {
+		switch ev.name {
+		case "response.reasoning_text.delta":
+			thinking.WriteString(ev.data["delta"].(string))
+		case "response.output_text.delta":
+			text.WriteString(ev.data["delta"].(string))
+		}
+	}
+	assert.Equal(t, want, thinking.String())
+	assert.Equal(t, answer, text.String())
+}

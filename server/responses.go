@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -387,22 +388,41 @@ type incompleteReason struct {
 	Reason string `json:"reason"`
 }
 
-// respOutput is an output item: a message (Content) or a function_call.
+// respOutput is an output item: reasoning (Summary, Content), a
+// message (Content) or a function_call.
 type respOutput struct {
 	Type      string         `json:"type"`
 	ID        string         `json:"id"`
 	Status    string         `json:"status"`
 	Role      string         `json:"role,omitempty"`
+	Summary   *[]any         `json:"summary,omitempty"`
 	Content   *[]respContent `json:"content,omitempty"`
 	CallID    string         `json:"call_id,omitempty"`
 	Name      string         `json:"name,omitempty"`
 	Arguments *string        `json:"arguments,omitempty"`
 }
 
+// respContent is an output_text part (Annotations empty) or a
+// reasoning_text part (Annotations nil).
 type respContent struct {
 	Type        string `json:"type"`
 	Text        string `json:"text"`
-	Annotations []any  `json:"annotations"`
+	Annotations *[]any `json:"annotations,omitempty"`
+}
+
+// outputText is an output_text part of text.
+func outputText(text string) respContent {
+	return respContent{Type: "output_text", Text: text, Annotations: &[]any{}}
+}
+
+// reasoningItem is a reasoning output item, its text as one
+// reasoning_text part (none when streaming begins).
+func reasoningItem(text *string) respOutput {
+	o := respOutput{Type: "reasoning", ID: randomID("rs_"), Status: "completed", Summary: &[]any{}, Content: &[]respContent{}}
+	if text != nil {
+		*o.Content = append(*o.Content, respContent{Type: "reasoning_text", Text: *text})
+	}
+	return o
 }
 
 type respUsage struct {
@@ -468,7 +488,7 @@ func (rs *responder) finishResponse(o *responseObject, res serving.Result) {
 	for _, out := range o.Output {
 		switch out.Type {
 		case "message":
-			var b strings.Builder
+			var b strings.Builder // the answer (a reasoning item is not part of the history)
 			for _, c := range *out.Content {
 				b.WriteString(c.Text)
 			}
@@ -480,18 +500,23 @@ func (rs *responder) finishResponse(o *responseObject, res serving.Result) {
 	rs.s.responses.put(rt.tenant, &storedResponse{id: o.ID, object: *o, items: items})
 }
 
-// responseOutputs are the output items of a turn's text: a message
-// with the text (when there is any, or no call), then each call.
+// responseOutputs are the output items of a turn's text: its reasoning
+// (when split), a message with the text (when there is any, or no
+// call), then each call.
 func (rs *responder) responseOutputs(text string) []respOutput {
 	var calls []toolcall.Call
+	var out []respOutput
+	reasoning, text := rs.split(text)
+	if reasoning != "" {
+		out = append(out, reasoningItem(&reasoning))
+	}
 	if rs.p.tools.active() {
 		m := toolcall.Parse(rs.p.tools.family, text)
 		text, calls = m.Content, m.Calls
 	}
-	var out []respOutput
 	if text != "" || len(calls) == 0 {
 		out = append(out, respOutput{Type: "message", ID: randomID("msg_"), Status: "completed", Role: "assistant",
-			Content: &[]respContent{{Type: "output_text", Text: text, Annotations: []any{}}}})
+			Content: &[]respContent{outputText(text)}})
 	}
 	for _, c := range calls {
 		out = append(out, respOutput{Type: "function_call", ID: randomID("fc_"), Status: "completed",
@@ -574,12 +599,16 @@ func (a *responsesEvents) add(item respOutput) error {
 	if err := a.send("response.output_item.added", map[string]any{"output_index": i, "item": it}); err != nil {
 		return err
 	}
-	if it.Type == "message" {
-		*it.Content = append(*it.Content, respContent{Type: "output_text", Text: "", Annotations: []any{}})
-		return a.send("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
-			"part": (*it.Content)[0]})
+	switch it.Type {
+	case "message":
+		*it.Content = append(*it.Content, outputText(""))
+	case "reasoning":
+		*it.Content = append(*it.Content, respContent{Type: "reasoning_text"})
+	default:
+		return nil
 	}
-	return nil
+	return a.send("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
+		"part": (*it.Content)[0]})
 }
 
 // close ends the open item.
@@ -590,10 +619,14 @@ func (a *responsesEvents) close() error {
 	a.open = false
 	it, i := a.last()
 	it.Status = "completed"
-	if it.Type == "message" {
+	if it.Type == "message" || it.Type == "reasoning" {
 		part := (*it.Content)[0]
-		if err := a.send("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
-			"text": part.Text, "logprobs": []any{}}); err != nil {
+		done := map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": part.Text}
+		name := "response.reasoning_text.done"
+		if it.Type == "message" {
+			name, done["logprobs"] = "response.output_text.done", []any{}
+		}
+		if err := a.send(name, done); err != nil {
 			return err
 		}
 		if err := a.send("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
@@ -622,6 +655,39 @@ func (a *responsesEvents) text(s string) error {
 	(*it.Content)[0].Text += s
 	return a.send("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
 		"delta": s, "logprobs": []any{}})
+}
+
+// reasoning streams reasoning text, in a reasoning item.
+func (a *responsesEvents) reasoning(s string) error {
+	if s == "" {
+		return nil
+	}
+	if it, _ := a.lastOrNil(); it == nil || !a.open || it.Type != "reasoning" {
+		item := reasoningItem(nil)
+		item.Status = "in_progress"
+		if err := a.add(item); err != nil {
+			return err
+		}
+	}
+	it, i := a.last()
+	(*it.Content)[0].Text += s
+	return a.send("response.reasoning_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "delta": s})
+}
+
+// answer streams a piece of the turn's text: its reasoning (when split)
+// in a reasoning item, the rest as message text or, in a tool turn, calls.
+func (a *responsesEvents) answer(think *thinkSplit, calls *toolcall.Stream, text string, final bool) error {
+	if think != nil {
+		var reasoning string
+		reasoning, text = think.feed(text, final)
+		if err := a.reasoning(reasoning); err != nil {
+			return err
+		}
+	}
+	if calls != nil {
+		return a.deltas(calls.Feed(text))
+	}
+	return a.text(text)
 }
 
 func (a *responsesEvents) lastOrNil() (*respOutput, int) {
@@ -686,10 +752,8 @@ func (rs *responder) responsesStream(turn *serving.Turn) error {
 				continue
 			}
 			err := begin()
-			if err == nil && calls != nil {
-				err = a.deltas(calls.Feed(string(ev.Text)))
-			} else if err == nil {
-				err = a.text(string(ev.Text))
+			if err == nil {
+				err = a.answer(rs.think, calls, string(ev.Text), false)
 			}
 			if err != nil {
 				turn.Cancel(errClientStalled)
@@ -714,11 +778,14 @@ func (rs *responder) responsesStream(turn *serving.Turn) error {
 		return errors.Join(errWritten, err)
 	}
 	_ = begin()
+	if rs.think != nil {
+		_ = a.answer(rs.think, calls, "", true) // what the split held back
+	}
 	if calls != nil {
 		ds, _ := calls.Finish()
 		_ = a.deltas(ds)
 	}
-	if len(o.Output) == 0 {
+	if !slices.ContainsFunc(o.Output, func(it respOutput) bool { return it.Type != "reasoning" }) {
 		// No text at all: an empty message, as a whole response has.
 		_ = a.add(respOutput{Type: "message", ID: randomID("msg_"), Status: "in_progress", Role: "assistant", Content: &[]respContent{}})
 	}
