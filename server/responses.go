@@ -52,6 +52,9 @@ type responsesRequest struct {
 	Store              *bool           `json:"store"`
 	PreviousResponseID *string         `json:"previous_response_id"`
 	Metadata           json.RawMessage `json:"metadata"`
+	// Refused: present and meaningful means 400.
+	Background   *bool           `json:"background"`
+	Conversation json.RawMessage `json:"conversation"`
 }
 
 // respItem is one item of a conversation, normalized: a message (Role,
@@ -95,6 +98,10 @@ func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte) (prepared, erro
 		return prepared{}, badRequest("max_tokens", "the Responses API's budget is max_output_tokens")
 	case present(req.ResponseFormat):
 		return prepared{}, badRequest("response_format", "the Responses API's output format is text.format")
+	case req.Background != nil && *req.Background:
+		return prepared{}, unsupported("background")
+	case present(req.Conversation):
+		return prepared{}, unsupported("conversation")
 	}
 	rt := &responsesTurn{tenant: t.Name, req: &req, store: req.Store == nil || *req.Store}
 	if req.PreviousResponseID != nil {

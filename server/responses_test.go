@@ -61,6 +61,8 @@ func TestResponsesErrors(t *testing.T) {
 		{`{"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{"}]}`, "input[0].arguments"},
 		{`{"input": "x", "text": {"format": {"type": "yaml"}}}`, "text.format.type"},
 		{`{"input": "x", "tools": [{"type": "web_search"}]}`, "tools[0].type"},
+		{`{"input": "x", "background": true}`, "background"},
+		{`{"input": "x", "conversation": "conv_1"}`, "conversation"},
 		{`{"input": [{"type": "function_call_output", "call_id": "nope", "output": "1"}]}`, "input[0].call_id"},
 	} {
 		code, body := s.do(t, "POST", "/v1/responses", keyA, []byte(tc.body))
