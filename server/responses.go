@@ -317,7 +317,7 @@ func responsesTools(raw json.RawMessage) (json.RawMessage, error) {
 // responsesToolChoice translates tool_choice: the strings as chat's, a
 // function {"type": "function", "name"} to chat's named function.
 func responsesToolChoice(raw json.RawMessage) (json.RawMessage, error) {
-	if !present(raw) || bytes.TrimSpace(raw)[0] == '"' {
+	if !present(raw) || bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
 		return raw, nil
 	}
 	var c struct {

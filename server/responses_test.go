@@ -119,3 +119,39 @@ func TestResponseStoreRetention(t *testing.T) {
 	st.put("a", &storedResponse{id: "new"})
 	assert.Equal(t, 1, st.tenants["a"].order.Len(), "expired ones go at the next put")
 }
+
+// FuzzAPIRequests: the Messages and Responses translations never panic
+// on any body, and what they accept is valid chat input (a translated
+// message's content is a JSON string).
+func FuzzAPIRequests(f *testing.F) {
+	f.Add([]byte(`{"system": "s", "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "x"}]}]}], "tools": [{"name": "f", "input_schema": {}}], "tool_choice": {"type": "tool", "name": "f"}}`))
+	f.Add([]byte(`{"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}, {"type": "function_call_output", "call_id": "c", "output": "1"}], "text": {"format": {"type": "json_schema", "schema": {}}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m messagesRequest
+		if json.Unmarshal(b, &m) == nil {
+			_, _ = anthropicText(m.System, "system")
+			for i, msg := range m.Messages {
+				if out, err := anthropicToChat(msg, fmt.Sprint(i)); err == nil {
+					for _, c := range out {
+						var s string
+						require.NoError(t, json.Unmarshal(c.Content, &s))
+					}
+				}
+			}
+			_, _ = anthropicTools(m.Tools)
+			_, _, _ = anthropicToolChoice(m.ToolChoice)
+		}
+		var r responsesRequest
+		if json.Unmarshal(b, &r) == nil {
+			if items, err := responsesInput(r.Input, map[string]bool{}); err == nil {
+				for _, c := range itemsToChat(items) {
+					var s string
+					require.NoError(t, json.Unmarshal(c.Content, &s))
+				}
+			}
+			_, _ = responsesTools(r.Tools)
+			_, _ = responsesToolChoice(r.ToolChoice)
+			_, _, _ = responsesFormat(r.Text)
+		}
+	})
+}
