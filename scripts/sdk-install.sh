@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the official API clients the server's real-client tests run
-# (server/sdk_test.go), idempotently: npm @anthropic-ai/sdk and openai,
+# (server/sdk_test.go), idempotently: npm @anthropic-ai/sdk, openai, ai and
+# @ai-sdk/anthropic (with zod),
 # pinned by server/testdata/sdk/package-lock.json, into <repo>/.cache/sdk
 # with `npm ci` (npm's cache in <repo>/.cache/npm; nothing in /tmp or $HOME).
 # A second run with the same lock file returns at once.

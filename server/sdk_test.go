@@ -64,3 +64,15 @@ func TestOpenAIResponsesSDK(t *testing.T) {
 		require.True(t, strings.Contains(out, step+" ok"), out)
 	}
 }
+
+// TestVercelAISDK: the Vercel AI SDK's Anthropic provider (npm ai and
+// @ai-sdk/anthropic, pinned) against /v1/messages: generateText,
+// streamText and a tool call (testdata/sdk/aisdk.mjs).
+func TestVercelAISDK(t *testing.T) {
+	r := testSandbox(t)
+	s := startServerWith(t, testTenantsFile(), Config{}, withToolModel(t, readHFTemplate(t, "Qwen-Qwen2.5-7B-Instruct.jinja"), r))
+	out := runSDKScript(t, s, "aisdk.mjs", keyA)
+	for _, step := range []string{"generateText", "streamText", "tools"} {
+		require.True(t, strings.Contains(out, step+" ok"), out)
+	}
+}
