@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 # Compiled wasm shared by the test binaries of one run (internal/testenv).
 export REALIZAR_TEST_COMPILE_CACHE ?= $(CURDIR)/.cache/test-compiled
 
-.PHONY: all staticcheck-install ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref test-deploy lint bench llama-native demo clean
+.PHONY: all staticcheck-install ref-install guests-install sdk-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref test-deploy lint bench llama-native demo clean
 
 all: build
 
@@ -23,8 +23,8 @@ build:
 ## test: everything CI checks (installing first, idempotently, what the tests read).
 test: test-deps lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref test-deploy
 
-## test-deps: the llama.cpp reference and vocabularies, and the Rust/AssemblyScript toolchains.
-test-deps: ref-install guests-install staticcheck-install
+## test-deps: the llama.cpp reference and vocabularies, the Rust/AssemblyScript toolchains, the npm API clients and staticcheck.
+test-deps: ref-install guests-install sdk-install staticcheck-install
 
 test-unit:
 	$(GO) test -count=1 $(PKGS)
@@ -103,6 +103,10 @@ guests-install:
 ## gpu-dryrun: gpu-check.sh from the bundle against a stand-in libcuda (no GPU): checks the script.
 gpu-dryrun: gpu-bundle
 	scripts/gpu-dryrun.sh
+
+## sdk-install: the official npm API clients the server's real-client tests run, into .cache/sdk (idempotent).
+sdk-install:
+	scripts/sdk-install.sh
 
 ## ref-install: the llama.cpp reference into .cache/llamaref (idempotent).
 ref-install:

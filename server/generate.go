@@ -20,8 +20,9 @@ import (
 // serving core: a place within the tenant's shares, then the batched
 // passes, on a goroutine of the core's) and respond (one responder per
 // response shape, draining the turn's buffered output at the client's
-// pace). decode is the endpoint's decoding and validation of the body.
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant, chat bool, decode func(body []byte) (prepared, error)) error {
+// pace). decode is the endpoint's decoding and validation of the body;
+// shape is the API whose response the responder writes.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant, shape apiShape, decode func(body []byte) (prepared, error)) error {
 	ctx := r.Context()
 	done, err := t.Admit(time.Now())
 	if err != nil {
@@ -42,7 +43,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Ten
 		return err
 	}
 	defer pol.Close()
-	rs := s.newResponder(w, ctx, &p, pol, chat)
+	rs := s.newResponder(w, ctx, &p, pol, shape)
 	turn, err := ticket.Start(ctx, rs.request())
 	if err != nil {
 		return turnError(err)
@@ -50,11 +51,31 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Ten
 	// The policies are closed (deferred above) only once the turn has
 	// ended, whatever the responder did.
 	defer turn.Result() //nolint:errcheck // waits for the end; the responder read the result
-	if p.fields.Stream {
+	switch {
+	case shape == shapeMessages && p.fields.Stream:
+		return rs.messagesStream(turn)
+	case shape == shapeMessages:
+		return rs.messagesWhole(turn)
+	case shape == shapeResponses && p.fields.Stream:
+		return rs.responsesStream(turn)
+	case shape == shapeResponses:
+		return rs.responsesWhole(turn)
+	case p.fields.Stream:
 		return rs.stream(turn)
 	}
 	return rs.whole(turn)
 }
+
+// apiShape is the API a generation request came in by, which decides
+// its response's shape (and its errors').
+type apiShape uint8
+
+const (
+	shapeCompletion apiShape = iota // OpenAI's /v1/completions
+	shapeChat                       // OpenAI's /v1/chat/completions
+	shapeMessages                   // Anthropic's /v1/messages
+	shapeResponses                  // OpenAI's /v1/responses
+)
 
 // errShuttingDown cancels the turns still running when the shutdown's
 // grace period ends (Server.CancelTurns).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
@@ -51,6 +52,14 @@ type prepared struct {
 	logprobs    bool
 	topLogprobs int
 	tools       *chatTools // chat with tools; nil: none
+	// stopSequences are a Messages request's stop_sequences (its
+	// stop_sequence is the one that ended the turn).
+	stopSequences []string
+	// think splits the turn's reasoning from its answer (chat, Messages,
+	// Responses: splitsReasoning).
+	think bool
+	// responses is a Responses request's own (nil for the others).
+	responses *responsesTurn
 }
 
 // checkCommon validates the fields shared by both endpoints.
@@ -133,7 +142,7 @@ func present(raw json.RawMessage) bool {
 }
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
-	return s.generate(w, r, t, false, s.decodeCompletion)
+	return s.generate(w, r, t, shapeCompletion, s.decodeCompletion)
 }
 
 // decodeCompletion decodes and validates a completion request's body.
@@ -179,7 +188,7 @@ func (s *Server) decodeCompletion(body []byte) (prepared, error) {
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
-	return s.generate(w, r, t, true, s.decodeChat)
+	return s.generate(w, r, t, shapeChat, s.decodeChat)
 }
 
 // decodeChat decodes and validates a chat request's body.
@@ -188,6 +197,12 @@ func (s *Server) decodeChat(body []byte) (prepared, error) {
 	if err := decodeBody(body, &req); err != nil {
 		return prepared{}, err
 	}
+	return s.prepareChat(&req)
+}
+
+// prepareChat validates a chat request (decoded, or translated from
+// another API's request: Messages, Responses).
+func (s *Server) prepareChat(req *chatRequest) (prepared, error) {
 	maxTokens, err := s.checkCommon(&req.samplingFields)
 	if err != nil {
 		return prepared{}, err
@@ -195,16 +210,20 @@ func (s *Server) decodeChat(body []byte) (prepared, error) {
 	if len(req.Messages) == 0 {
 		return prepared{}, badRequest("messages", "messages is empty")
 	}
+	if req.ReasoningFormat != "" && !slices.Contains(reasoningFormats, req.ReasoningFormat) {
+		return prepared{}, badRequest("reasoning_format", "reasoning_format %q is not one of %s", req.ReasoningFormat, strings.Join(reasoningFormats, ", "))
+	}
 	template := s.model.Tokenizer.ChatTemplate()
 	msgs, err := chatMessages(req.Messages, polyfills(template), func(total int) error { return s.checkPromptBytes("messages", total) })
 	if err != nil {
 		return prepared{}, err
 	}
-	tools, err := readTools(&req, template)
+	tools, err := readTools(req, template)
 	if err != nil {
 		return prepared{}, err
 	}
-	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools}
+	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools,
+		think: splitsReasoning(req.ReasoningFormat, template)}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
 			return prepared{}, badRequest("top_logprobs", "top_logprobs must be in [0, 20], not %d", *req.TopLogprobs)

@@ -64,6 +64,12 @@ type samplingFields struct {
 	Grammar    *string         `json:"grammar"`
 	JSONSchema json.RawMessage `json:"json_schema"`
 
+	// ReasoningFormat is llama-server's reasoning_format: "auto" (default:
+	// split for a template that thinks), "deepseek" (always) or "none"
+	// (never) — a <think>…</think> block goes to reasoning_content on
+	// chat (thinking blocks on Messages, reasoning items on Responses).
+	ReasoningFormat string `json:"reasoning_format"`
+
 	// Tools and ToolChoice are chat's (tool calls; a 400 on completions).
 	Tools      json.RawMessage `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
@@ -246,6 +252,8 @@ type chatMessageOut struct {
 	Content   *string       `json:"content"`
 	Refusal   *string       `json:"refusal"`
 	ToolCalls []toolCallOut `json:"tool_calls,omitempty"`
+	// ReasoningContent is the reasoning split from the answer.
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
 }
 
 // toolCallOut is one call of an assistant message.
@@ -263,10 +271,11 @@ type toolFunctionOut struct {
 
 // chatOut is a streamed delta.
 type chatOut struct {
-	Role      string          `json:"role,omitempty"`
-	Content   *string         `json:"content,omitempty"`
-	Refusal   *string         `json:"refusal"`
-	ToolCalls []toolCallDelta `json:"tool_calls,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          *string         `json:"content,omitempty"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	Refusal          *string         `json:"refusal"`
+	ToolCalls        []toolCallDelta `json:"tool_calls,omitempty"`
 }
 
 // toolCallDelta is a part of a streamed call, as OpenAI streams it: the

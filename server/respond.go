@@ -27,16 +27,31 @@ type responder struct {
 	w       http.ResponseWriter
 	p       *prepared
 	pol     *policies
-	chat    bool
+	chat    bool // an OpenAI chat completion
+	shape   apiShape
 	id      string
 	created int64
 	pieces  *tokenizer.Renderer // the turn's rendering (Server.turnPieces)
 	seed    uint64
+	think   *thinkSplit // the reasoning split, when the request has one
 }
 
-func (s *Server) newResponder(w http.ResponseWriter, ctx context.Context, p *prepared, pol *policies, chat bool) *responder {
-	return &responder{s: s, ctx: ctx, w: w, p: p, pol: pol, chat: chat, id: s.newID(chat), created: time.Now().Unix(),
-		pieces: s.turnPieces(p.tools), seed: drawSeed(p.fields)}
+func (s *Server) newResponder(w http.ResponseWriter, ctx context.Context, p *prepared, pol *policies, shape apiShape) *responder {
+	rs := &responder{s: s, ctx: ctx, w: w, p: p, pol: pol, chat: shape == shapeChat, shape: shape, id: s.newID(shape),
+		created: time.Now().Unix(), pieces: s.turnPieces(p.tools), seed: drawSeed(p.fields)}
+	if p.think && p.promptText != nil {
+		rs.think = newThinkSplit(*p.promptText)
+	}
+	return rs
+}
+
+// split is a whole turn's text split into reasoning and answer (all
+// answer without a split).
+func (rs *responder) split(text string) (reasoning, answer string) {
+	if rs.think == nil {
+		return "", text
+	}
+	return rs.think.feed(text, true)
 }
 
 // request is the turn the serving core runs.
@@ -83,12 +98,16 @@ func (rs *responder) whole(turn *serving.Turn) error {
 	logprobs := slices.DeleteFunc(slices.Clone(t.Logprobs), func(st engine.StepLogprobs) bool { return !s.reportsLogprobs(st) })
 	var body any
 	if rs.chat {
-		c := chatChoice{Message: &chatMessageOut{Role: "assistant", Content: ptr(string(t.Text))}, FinishReason: &finish}
+		reasoning, answer := rs.split(string(t.Text))
+		c := chatChoice{Message: &chatMessageOut{Role: "assistant", Content: ptr(answer)}, FinishReason: &finish}
 		if p.tools.active() {
-			c.Message = toolMessage(p.tools, string(t.Text))
+			c.Message = toolMessage(p.tools, answer)
 			if len(c.Message.ToolCalls) > 0 && finish == "stop" {
 				finish = "tool_calls"
 			}
+		}
+		if reasoning != "" {
+			c.Message.ReasoningContent = &reasoning
 		}
 		if p.logprobs {
 			c.Logprobs = toChatLogprobs(rs.pieces, logprobs)
@@ -166,10 +185,23 @@ func (rs *responder) sendText(st *sse, calls *toolcall.Stream, lps *streamLogpro
 			return err
 		}
 	}
-	if calls != nil {
-		return s.sendDeltas(st, rs.id, rs.created, calls.Feed(string(text)), lps)
+	answer := string(text)
+	if rs.chat && rs.think != nil {
+		var reasoning string
+		reasoning, answer = rs.think.feed(answer, false)
+		if reasoning != "" {
+			if err := st.send(chatChunk(rs.id, rs.created, s.model.ID, &chatOut{ReasoningContent: &reasoning}, nil)); err != nil {
+				return err
+			}
+		}
+		if answer == "" {
+			return nil
+		}
 	}
-	return st.send(s.textChunk(rs.id, rs.created, rs.chat, string(text), lps))
+	if calls != nil {
+		return s.sendDeltas(st, rs.id, rs.created, calls.Feed(answer), lps)
+	}
+	return st.send(s.textChunk(rs.id, rs.created, rs.chat, answer, lps))
 }
 
 // finishStream ends a stream that succeeded: the calls' last deltas, the
@@ -182,6 +214,18 @@ func (rs *responder) finishStream(st *sse, calls *toolcall.Stream, lps *streamLo
 	ext := realizarOf(res, rs.pol)
 	if rs.chat && !st.started {
 		_ = st.send(chatChunk(rs.id, rs.created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil))
+	}
+	if rs.chat && rs.think != nil {
+		// What the split held back.
+		reasoning, answer := rs.think.feed("", true)
+		if reasoning != "" {
+			_ = st.send(chatChunk(rs.id, rs.created, s.model.ID, &chatOut{ReasoningContent: &reasoning}, nil))
+		}
+		if answer != "" && calls != nil {
+			_ = s.sendDeltas(st, rs.id, rs.created, calls.Feed(answer), lps)
+		} else if answer != "" {
+			_ = st.send(s.textChunk(rs.id, rs.created, true, answer, lps))
+		}
 	}
 	if calls != nil {
 		ds, _ := calls.Finish()
@@ -277,10 +321,15 @@ func (s *Server) textChunk(id string, created int64, chat bool, text string, lps
 	return c
 }
 
-func (s *Server) newID(chat bool) string {
+func (s *Server) newID(shape apiShape) string {
 	prefix := "cmpl-"
-	if chat {
+	switch shape {
+	case shapeChat:
 		prefix = "chatcmpl-"
+	case shapeMessages:
+		prefix = "msg_"
+	case shapeResponses:
+		return randomID("resp_") // a stored response's id is not guessable
 	}
 	return fmt.Sprintf("%s%d-%d", prefix, s.created, s.idSeq.Add(1))
 }

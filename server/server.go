@@ -113,8 +113,10 @@ type Server struct {
 	metrics  *metrics
 	prep     *prepPool
 	compiled *compileCache
-	mux      *http.ServeMux
-	created  int64
+	// responses are the stored Responses (POST /v1/responses with store).
+	responses *responseStore
+	mux       *http.ServeMux
+	created   int64
 
 	ready atomic.Bool
 	model *Model        // set once by SetModel, before ready
@@ -147,7 +149,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{tenants: cfg.Tenants, store: cfg.Store, host: cfg.Host, builtins: cfg.Builtins, cfg: cfg,
 		log: cfg.Logger, mux: http.NewServeMux(), created: time.Now().Unix(),
-		prep: newPrepPool(runtime.GOMAXPROCS(0)), compiled: newCompileCache()}
+		prep: newPrepPool(runtime.GOMAXPROCS(0)), compiled: newCompileCache(), responses: newResponseStore()}
 	s.metrics = newMetrics(func() float64 {
 		if !s.ready.Load() {
 			return 0
@@ -260,6 +262,11 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/models", s.authed("models", s.needModel(s.handleModels)))
 	s.mux.HandleFunc("POST /v1/completions", s.authed("completions", s.needModel(s.handleCompletions)))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.authed("chat", s.needModel(s.handleChat)))
+	s.mux.HandleFunc("POST /v1/messages", s.authedAs("messages", writeAnthropicError, s.needModel(s.handleMessages)))
+	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.authedAs("count_tokens", writeAnthropicError, s.needModel(s.handleCountTokens)))
+	s.mux.HandleFunc("POST /v1/responses", s.authed("responses", s.needModel(s.handleResponses)))
+	s.mux.HandleFunc("GET /v1/responses/{id}", s.authed("responses", s.handleGetResponse))
+	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.authed("responses", s.handleDeleteResponse))
 	s.mux.HandleFunc("POST /tokenize", s.authed("tokenize", s.needModel(s.handleTokenize)))
 	s.mux.HandleFunc("POST /detokenize", s.authed("detokenize", s.needModel(s.handleDetokenize)))
 	s.mux.HandleFunc("POST /v1/plugins", s.authed("plugins", s.needModel(s.handleUpload)))
@@ -277,6 +284,12 @@ type handler func(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) err
 // authed authenticates the request, runs h, sends its error, counts the
 // outcome and logs one line.
 func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
+	return s.authedAs(endpoint, writeError, h)
+}
+
+// authedAs is authed with the API's error shape: send writes an error
+// response (writeError for OpenAI's, writeAnthropicError for Anthropic's).
+func (s *Server) authedAs(endpoint string, send func(http.ResponseWriter, *APIError), h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := newRequestID()
@@ -296,7 +309,7 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 				outcome = "cancelled"
 			} else if !errors.Is(err, errWritten) {
 				_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				writeError(w, e)
+				send(w, e)
 			}
 			status := e.Status
 			if errors.Is(err, errWritten) || errors.Is(err, errClientStalled) {
@@ -312,13 +325,19 @@ func (s *Server) authed(endpoint string, h handler) http.HandlerFunc {
 	}
 }
 
-// authenticate is the tenant of r's API key. More than one Authorization
-// header is a 400 before any key is looked at: which one counts is not for
-// the server to guess (a proxy may have checked the other).
+// authenticate is the tenant of r's API key: Authorization's bearer
+// token, or Anthropic's x-api-key header. More than one Authorization or
+// x-api-key header, or both kinds, is a 400 before any key is looked at:
+// which one counts is not for the server to guess (a proxy may have
+// checked the other).
 func (s *Server) authenticate(r *http.Request) (*tenancy.Tenant, error) {
-	if n := len(r.Header.Values("Authorization")); n > 1 {
+	auth, apiKey := r.Header.Values("Authorization"), r.Header.Values("X-Api-Key")
+	if n := len(auth) + len(apiKey); n > 1 {
 		return nil, &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "duplicate_authorization",
-			Message: fmt.Sprintf("the request has %d Authorization headers; send one", n)}
+			Message: fmt.Sprintf("the request has %d Authorization and x-api-key headers; send one", n)}
+	}
+	if len(apiKey) == 1 {
+		return s.tenants.Tenants().Authenticate("Bearer " + apiKey[0])
 	}
 	return s.tenants.Tenants().Authenticate(r.Header.Get("Authorization"))
 }

@@ -25,15 +25,21 @@ func newSSE(w http.ResponseWriter, timeout time.Duration) *sse {
 }
 
 // send writes v as one event.
-func (e *sse) send(v any) error {
+func (e *sse) send(v any) error { return e.event("", v) }
+
+// event writes v as one event named name ("event: name" before its
+// data, as Anthropic's stream names its events); "" names none.
+func (e *sse) event(name string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return e.raw(b)
+	return e.write(name, b)
 }
 
-func (e *sse) raw(data []byte) error {
+func (e *sse) raw(data []byte) error { return e.write("", data) }
+
+func (e *sse) write(name string, data []byte) error {
 	if !e.started {
 		h := e.w.Header()
 		h.Set("Content-Type", "text/event-stream")
@@ -43,7 +49,12 @@ func (e *sse) raw(data []byte) error {
 		e.started = true
 	}
 	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
-	buf := make([]byte, 0, len(data)+8)
+	buf := make([]byte, 0, len(name)+len(data)+16)
+	if name != "" {
+		buf = append(buf, "event: "...)
+		buf = append(buf, name...)
+		buf = append(buf, '\n')
+	}
 	buf = append(buf, "data: "...)
 	buf = append(buf, data...)
 	buf = append(buf, "\n\n"...)

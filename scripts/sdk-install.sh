@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the official API clients the server's real-client tests run
+# (server/sdk_test.go), idempotently: npm @anthropic-ai/sdk, openai, ai and
+# @ai-sdk/anthropic (with zod),
+# pinned by server/testdata/sdk/package-lock.json, into <repo>/.cache/sdk
+# with `npm ci` (npm's cache in <repo>/.cache/npm; nothing in /tmp or $HOME).
+# A second run with the same lock file returns at once.
+#
+# Needs: node >= 18 and npm.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+src=$root/server/testdata/sdk
+dest=$root/.cache/sdk
+stamp=$dest/.installed
+want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -d "$dest/node_modules" ]; then
+  exit 0
+fi
+command -v npm >/dev/null || { echo "sdk-install: npm is required (apt-get install nodejs npm)" >&2; exit 1; }
+rm -rf "$dest"
+mkdir -p "$dest" "$root/.cache/npm"
+cp "$src/package.json" "$src/package-lock.json" "$dest/"
+(cd "$dest" && npm ci --cache "$root/.cache/npm" --ignore-scripts --no-audit --no-fund --loglevel=error)
+echo "$want" >"$stamp"
+echo "sdk-install: $(cd "$dest" && npm ls --depth=0 --parseable=false 2>/dev/null | tail -n +2 | tr '\n' ' ') in $dest"
