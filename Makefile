@@ -117,7 +117,7 @@ bench: build
 			.cache/bench/fixture-m110-Q4_K_M.gguf .cache/bench/fixture-tinyllama-1b-Q4_K_M.gguf; \
 	else echo "bench: no native llama.cpp (make llama-native) for the native comparison"; fi
 
-demo: build
+demo:
 	@scripts/demo.sh
 
 clean:
