@@ -10,7 +10,7 @@ FUZZTIME ?= 10s
 # Compiled wasm shared by the test binaries of one run (internal/testenv).
 export REALIZAR_TEST_COMPILE_CACHE ?= $(CURDIR)/.cache/test-compiled
 
-.PHONY: all ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref test-deploy lint bench llama-native demo clean
+.PHONY: all ref-install guests-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref test-deploy test-demo lint bench llama-native demo clean
 
 all: build
 
@@ -18,7 +18,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/realizar-host
 
 ## test: everything CI checks (installing first, idempotently, what the tests read).
-test: test-deps lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref test-deploy
+test: test-deps lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref test-deploy test-demo
 
 ## test-deps: the llama.cpp reference and vocabularies, and the Rust/AssemblyScript toolchains.
 test-deps: ref-install guests-install
@@ -119,6 +119,10 @@ bench: build
 
 demo:
 	@scripts/demo.sh
+
+# make demo on a fresh clone of HEAD with no ../shared beside it (scripts/demo-clone.sh).
+test-demo:
+	scripts/demo-clone.sh
 
 clean:
 	rm -rf bin
