@@ -26,11 +26,10 @@ import (
 )
 
 // End-to-end tests: they build the realizar-host binary and run it on the
-// real stories260K model (../shared/models, relative to the repository
-// root) and on small synthetic files.
+// real stories260K model (models/, committed) and on small synthetic files.
 
 // storiesText is llama.cpp's greedy continuation of "Once upon a time" on
-// stories260K, up to the end of its first paragraph (../shared/models/README.md).
+// stories260K, up to the end of its first paragraph (models/README.md).
 const storiesText = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. " +
 	"One day, she saw a big, red ball. She wanted to play with it, but it was too high."
 
@@ -67,10 +66,10 @@ func e2eBinary(t *testing.T) string {
 	return binPath
 }
 
-// storiesModel returns the path of stories260K.gguf in ../shared/models.
+// storiesModel returns the path of models/stories260K.gguf.
 func storiesModel(t *testing.T) string {
 	t.Helper()
-	return testenv.SharedModel(t, "stories260K.gguf")
+	return testenv.Stories()
 }
 
 // runIn runs the binary with stdin and returns stdout, stderr and the exit
