@@ -23,6 +23,7 @@ import (
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/pgtest"
 	"github.com/realizar-host/realizar-host/internal/testenv"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // End-to-end tests: they build the realizar-host binary and run it on the
@@ -549,4 +550,28 @@ func TestPluginGoExample(t *testing.T) {
 	stdout, stderr, code = runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "12", "--sampler", wasm)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, ", there was a little girl named Lily. She", stdout)
+
+	// The README's example tenants take this plugin: its size fits every
+	// tenant's max_plugin_bytes.
+	info, err := os.Stat(wasm)
+	require.NoError(t, err)
+	ts, err := tenancy.ParseTenants([]byte(readmeTenantsFile(t)))
+	require.NoError(t, err)
+	for _, tn := range ts.All() {
+		assert.LessOrEqual(t, info.Size(), int64(tn.Limits.MaxPluginBytes), "README tenant %s", tn.Name)
+	}
+}
+
+// readmeTenantsFile is the example tenants file of README.md's "Tenants"
+// section: its first json block.
+func readmeTenantsFile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(b), "\n### Tenants\n")
+	require.True(t, ok, "README has no Tenants section")
+	_, block, ok := strings.Cut(sec, "```json\n")
+	require.True(t, ok, "README's Tenants section has no json block")
+	block, _, _ = strings.Cut(block, "```")
+	return block
 }
