@@ -33,7 +33,7 @@ type policyFlags struct {
 	pluginLog     bool
 	format        string // "text" or "json" (JSON mode)
 	jsonSchema    string // --json-schema: FILE or inline JSON
-	grammarFile   string // --grammar: a GBNF file
+	grammarFile   string // --grammar: a GBNF FILE or inline GBNF
 
 	// Sugar for the standard sampler's config, in its (OpenAI and
 	// llama.cpp) field names; only flags the user set are passed on.
@@ -100,7 +100,7 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&p.format, "format", formatText, "output format: "+formatText+", or "+formatJSON+
 		" (JSON mode: the embedded json processor, run last before the sampler, masks every token that would keep the answer from being a JSON object)")
 	fs.StringVar(&p.jsonSchema, "json-schema", "", "constrain the answer to a JSON Schema: a FILE or inline JSON (the embedded grammar processor, run last before the sampler)")
-	fs.StringVar(&p.grammarFile, "grammar", "", "constrain the answer to a GBNF grammar FILE (llama.cpp's format; the embedded grammar processor)")
+	fs.StringVar(&p.grammarFile, "grammar", "", "constrain the answer to a GBNF grammar: a FILE or inline GBNF, told apart by its \"::=\" (llama.cpp's format; the embedded grammar processor)")
 	s, d := &p.sampling, standard.DefaultConfig()
 	fs.Float64Var(&s.temperature, "temperature", d.Temperature, "standard sampler: temperature (0 is greedy)")
 	fs.IntVar(&s.topK, "top-k", d.TopK, "standard sampler: keep the K most likely tokens (0: all)")
@@ -592,12 +592,17 @@ func (p *policyFlags) grammarConfig() ([]byte, string, error) {
 		}
 		return plugins.Grammar{JSONSchema: buf.Bytes()}.Config(), "--json-schema", nil
 	case p.grammarFile != "":
-		src, err := os.ReadFile(p.grammarFile)
-		if err != nil {
-			return nil, "", usage(fmt.Errorf("--grammar: %w", err))
+		// Text holding a rule ("::=") is the grammar itself; anything else a file.
+		src, where := []byte(p.grammarFile), ""
+		if !strings.Contains(p.grammarFile, "::=") {
+			var err error
+			if src, err = os.ReadFile(p.grammarFile); err != nil {
+				return nil, "", usage(fmt.Errorf("--grammar: %w", err))
+			}
+			where = " " + p.grammarFile
 		}
 		if _, err := grammar.Compile(string(src)); err != nil {
-			return nil, "", usage(fmt.Errorf("--grammar %s: %w", p.grammarFile, err))
+			return nil, "", usage(fmt.Errorf("--grammar%s: %w", where, err))
 		}
 		return plugins.Grammar{GBNF: string(src)}.Config(), "--grammar", nil
 	}
