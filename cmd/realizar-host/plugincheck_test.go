@@ -186,3 +186,36 @@ func TestREADMEPluginExamples(t *testing.T) {
 		assert.True(t, strings.Contains(string(readme), src), "README.md does not show %s as written", f)
 	}
 }
+
+// TestGoGuestCrash: a Go guest's runtime crash is reported by its first
+// line, the cause, not by the traceback's last frame; running out of its
+// memory cap is reported as the cap even when its deadline fires while it
+// fails (testdata/faulty-go).
+func TestGoGuestCrash(t *testing.T) {
+	model := storiesModel(t)
+	dir := t.TempDir()
+	raw, wasm := filepath.Join(dir, "faulty.wasm"), filepath.Join(dir, "faulty-meta.wasm")
+	build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", raw, ".")
+	build.Dir = filepath.Join("testdata", "faulty-go")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command("go", "run", "../../abi/cmd/wasmmeta", "-kind", "sampler", "-name", "faulty", "-version", "1.0.0",
+		"-description", "fails on purpose", raw, wasm).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, tt := range []struct{ fault, want, notWant string }{
+		{"nilmap", `host: plugin trapped: wasm error: unreachable (guest "panic: assignment to entry in nil map")`, "asm_wasm.s"},
+		{"oom", `host: plugin memory limit exceeded: asked to grow memory past 64 pages: wasm error: unreachable (guest "fatal error: out of memory")`, "timed out"},
+	} {
+		t.Run(tt.fault, func(t *testing.T) {
+			// A small cap and a long deadline: the cap is reached on a loaded machine too.
+			manifest := filepath.Join(dir, tt.fault+".json")
+			require.NoError(t, os.WriteFile(manifest, []byte(`{"path": "faulty-meta.wasm", "config": {"fault": "`+tt.fault+
+				`"}, "limits": {"memory_pages": 64, "call_timeout_ms": 20000}}`), 0o644))
+			_, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once", "-n", "3", "--sampler", manifest)
+			assert.Equal(t, exitBadPlugin, code)
+			assert.Contains(t, stderr, tt.want)
+			assert.NotContains(t, stderr, tt.notWant)
+		})
+	}
+}
