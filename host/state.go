@@ -80,7 +80,7 @@ type logBuffer struct {
 	// bytes; crash the first complete line that began with one of
 	// crashPrefixes since newInstance.
 	partial []byte
-	crash string
+	crash   string
 }
 
 // crashPrefixes start the first line of a Go runtime crash report on
