@@ -295,6 +295,24 @@ func TestPerplexityAndBench(t *testing.T) {
 	assert.Greater(t, ppl.Perplexity, 1.0)
 	assert.Less(t, ppl.Perplexity, 3.0)
 
+	// Nonsense is a usage error, never "perplexity NaN over 0 tokens".
+	empty := filepath.Join(t.TempDir(), "empty.txt")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--file", text, "--ctx-size", "1"}, exitUsage, "--ctx-size 1 leaves no token to predict"},
+		{[]string{"--file", text, "--ctx-size", "-1"}, exitUsage, "--ctx-size -1 is negative"},
+		{[]string{"--file", empty}, exitFailure, "nothing to score"},
+	} {
+		out, stderr, code := runIn(t, "", append([]string{"perplexity", "-m", model}, tt.args...)...)
+		assert.Equal(t, tt.code, code, "%v: %s", tt.args, stderr)
+		assert.Contains(t, stderr, tt.want, tt.args)
+		assert.NotContains(t, out, "NaN", tt.args)
+	}
+
 	out, stderr, code = runIn(t, "", "bench", "-m", model, "--prompt-tokens", "16", "--gen-tokens", "8",
 		"--repetitions", "3", "--json")
 	require.Equal(t, 0, code, stderr)
