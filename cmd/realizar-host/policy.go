@@ -19,7 +19,6 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
-	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -544,28 +543,12 @@ func loadPolicy(ctx context.Context, h *host.Host, spec string, kind abi.Kind, c
 	default:
 		// Exit status 4 as for a .wasm file that is not there: a policy that does not load.
 		return nil, badPlugin(fmt.Errorf("%s %q: not an embedded %s (%s), a .wasm file or a .json manifest",
-			flag, spec, kind, strings.Join(builtinsOfKind(kind), ", ")))
+			flag, spec, kind, strings.Join(builtinNamesOf(kind.String()), ", ")))
 	}
 	if err != nil {
 		return nil, pluginLoadError(flag, spec, err)
 	}
 	return pl, nil
-}
-
-// builtinsOfKind lists the embedded policies of kind, as their metadata
-// says, in plugins.Names order.
-func builtinsOfKind(kind abi.Kind) []string {
-	var names []string
-	for _, name := range plugins.Names() {
-		wasm, err := plugins.Builtin(name)
-		if err != nil {
-			continue
-		}
-		if meta, err := tenancy.ModuleMeta(wasm); err == nil && meta.Kind == kind.String() {
-			names = append(names, name)
-		}
-	}
-	return names
 }
 
 // pluginLoadError is the one line for a plugin that did not load: the flag
