@@ -330,6 +330,18 @@ func TestPerplexityAndBench(t *testing.T) {
 	assert.Regexp(t, `^\S+stories260K\.gguf \| backend cpu-\S+ \| 1 run\n`, out)
 }
 
+// stories260K has no llama.rope.freq_base: inspect shows the default the
+// forward applies, and says it is one.
+func TestInspectDefaultRopeBase(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "", "inspect", model)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^rope_freq_base:\s+10000 \(default: the file has no llama\.rope\.freq_base; llama\.cpp's default applies\)$`, out)
+	out, stderr, code = runIn(t, "", "inspect", model, "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"rope_freq_base_default": true`)
+}
+
 func TestInspectTokens(t *testing.T) {
 	model := storiesModel(t)
 	out, stderr, code := runIn(t, "", "inspect", model, "--tokens", "Once upon a time", "--json")
