@@ -216,6 +216,15 @@ func TestGoGuestCrash(t *testing.T) {
 			assert.Equal(t, exitBadPlugin, code)
 			assert.Contains(t, stderr, tt.want)
 			assert.NotContains(t, stderr, tt.notWant)
+
+			// plugin check names the export that failed.
+			_, stderr, code = runIn(t, "", "plugin", "check", manifest)
+			assert.Equal(t, exitBadPlugin, code)
+			assert.Contains(t, stderr, "realizar-host: realizar_sample failed: plugin sampler faulty")
+			assert.Contains(t, stderr, tt.want)
 		})
 	}
+	_, stderr, code := runIn(t, "", "plugin", "check", "../../host/testdata/bad.wasm", "--config", `{"refuse":true}`)
+	assert.Equal(t, exitBadPlugin, code)
+	assert.Contains(t, stderr, "realizar-host: realizar_init failed: plugin sampler bad")
 }
