@@ -502,8 +502,8 @@ func TestRunErrors(t *testing.T) {
 		{"unsupported tensor type", append(run, "-m", int8), exitBadFile, "blk.0.attn_q.weight"},
 		{"sampling flag with a custom sampler", append(run, "-m", model, "--sampler", "my.wasm", "--top-k", "5"), exitUsage,
 			"--top-k configures the standard sampler, not my.wasm"},
-		{"stop string with a custom stop policy", append(run, "-m", model, "--stop", "mine.wasm", "--stop-string", "x"), exitUsage,
-			"--stop-string configures the strings stop policy"},
+		{"stop config and stop string for strings", append(run, "-m", model, "--stop", "strings", "--stop-config", `{"stop":["x"]}`,
+			"--stop-string", "x"), exitUsage, "--stop-string and --stop-config both configure the stop strings"},
 		{"bad config argument", append(run, "-m", model, "--sampler-config", "[1]"), exitUsage, "--sampler-config: not a JSON object"},
 		{"logprobs without json", append(run, "-m", model, "--logprobs", "2"), exitUsage, "--logprobs needs --json"},
 		// An unknown name and a missing file exit alike; the names offered are the flag's kind's.

@@ -156,6 +156,19 @@ func TestPluginCGoExamples(t *testing.T) {
 			assert.Contains(t, stderr, "| stop "+tt.stop+" |")
 		})
 	}
+	// A stop plugin and --stop-string together: the strings policy is
+	// chained after the plugin, and whichever stops first ends the turn.
+	period := filepath.Join(dir, "period-meta.wasm")
+	for _, tt := range []struct{ stop, want string }{
+		{"girl", ", there was a little "},
+		{"park", ", there was a little girl named Lily."},
+	} {
+		stdout, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "40", "--sampler", "greedy",
+			"--stop", period, "--stop-string", tt.stop)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, tt.want, stdout, tt.stop)
+		assert.Contains(t, stderr, "| stop stop-policy |")
+	}
 }
 
 // TestREADMEPluginExamples: every plugin example in testdata is in README.md
