@@ -230,6 +230,11 @@ func TestGoGuestCrash(t *testing.T) {
 			assert.Contains(t, stderr, tt.want)
 			assert.NotContains(t, stderr, tt.notWant)
 
+			// --json's stop reason says the turn failed.
+			out, _, code := runIn(t, "", "run", "-m", model, "-p", "Once", "-n", "3", "--sampler", manifest, "--json")
+			assert.Equal(t, exitBadPlugin, code)
+			assert.Contains(t, out, `"stop_reason": "error"`)
+
 			// plugin check names the export that failed.
 			_, stderr, code = runIn(t, "", "plugin", "check", manifest)
 			assert.Equal(t, exitBadPlugin, code)

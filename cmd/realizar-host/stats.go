@@ -13,7 +13,10 @@ import (
 // statsLine is the one-line summary of a turn printed on stderr:
 //
 //	prompt 5 tok (reused 0) | generated 60 tok | prefill 812.3 tok/s | decode 402.1 tok/s | policies 9.8 µs/step | stop max-tokens | seed 42
-func statsLine(t engine.Turn) string {
+//
+// A turn that ended with err (the error line follows) shows "stop error",
+// not engine.StopNone's "none".
+func statsLine(t engine.Turn, err error) string {
 	tm := t.Timings
 	parts := []string{
 		fmt.Sprintf("prompt %d tok (reused %d)", len(t.Tokens)-t.Generated, t.Reused),
@@ -21,10 +24,18 @@ func statsLine(t engine.Turn) string {
 		"prefill " + rate(tm.PrefillTokens, tm.Prefill),
 		"decode " + rate(tm.DecodeForwards, tm.Decode),
 		"policies " + perStep(tm.Policies, t.Generated),
-		"stop " + t.Stop.String(),
+		"stop " + stopReason(t, err),
 		fmt.Sprintf("seed %d", t.Seed),
 	}
 	return strings.Join(parts, " | ")
+}
+
+// stopReason is t's stop reason, or "error" for a turn that err ended.
+func stopReason(t engine.Turn, err error) string {
+	if err != nil && t.Stop == engine.StopNone {
+		return "error"
+	}
+	return t.Stop.String()
 }
 
 // rate formats n items over d as "123.4 tok/s", "-" when nothing ran.
@@ -108,7 +119,7 @@ func newTurnJSON(t engine.Turn, text engine.Pieces, load time.Duration, pol *pol
 		Tokens:       []int32{},
 		PromptTokens: len(t.Tokens) - t.Generated,
 		Reused:       t.Reused,
-		StopReason:   t.Stop.String(),
+		StopReason:   stopReason(t, err),
 		Seed:         t.Seed,
 		Sampler:      pol.samplerName,
 		StopPolicy:   pol.stopName,
