@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 # Compiled wasm shared by the test binaries of one run (internal/testenv).
 export REALIZAR_TEST_COMPILE_CACHE ?= $(CURDIR)/.cache/test-compiled
 
-.PHONY: all staticcheck-install ref-install guests-install sdk-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref test-deploy lint bench llama-native demo clean
+.PHONY: all staticcheck-install ref-install guests-install sdk-install build test test-deps test-purego test-guests test-plugins plugins test-cuda gpu-bundle gpu-dryrun test-unit test-race test-fuzz test-cross test-ref test-deploy test-demo lint bench llama-native demo clean
 
 all: build
 
@@ -21,7 +21,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/realizar-host
 
 ## test: everything CI checks (installing first, idempotently, what the tests read).
-test: test-deps lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref test-deploy
+test: test-deps lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref test-deploy test-demo
 
 ## test-deps: the llama.cpp reference and vocabularies, the Rust/AssemblyScript toolchains, the npm API clients and staticcheck.
 test-deps: ref-install guests-install sdk-install staticcheck-install
@@ -131,8 +131,12 @@ bench: build
 			.cache/bench/fixture-m110-Q4_K_M.gguf .cache/bench/fixture-tinyllama-1b-Q4_K_M.gguf; \
 	else echo "bench: no native llama.cpp (make llama-native) for the native comparison"; fi
 
-demo: build
+demo:
 	@scripts/demo.sh
+
+# make demo on a fresh clone of HEAD with no ../shared beside it (scripts/demo-clone.sh).
+test-demo:
+	scripts/demo-clone.sh
 
 clean:
 	rm -rf bin

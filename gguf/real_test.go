@@ -11,7 +11,7 @@ import (
 )
 
 func TestStories260K(t *testing.T) {
-	f, err := Open(testenv.SharedModel(t, "stories260K.gguf"))
+	f, err := Open(testenv.Stories())
 	require.NoError(t, err)
 	defer f.Close()
 

@@ -63,6 +63,7 @@ func TestBadPluginTurns(t *testing.T) {
 		{"sample loops forever", 1, host.ErrPluginTimeout},
 		{"sample traps", 2, host.ErrPluginTrap},
 		{"grows memory past the cap", 3, host.ErrPluginMemory},
+		{"grows memory past the cap, then runs past its deadline", 10, host.ErrPluginMemory},
 		{"returns -1", 4, engine.ErrBadToken},
 		{"returns n_vocab", 5, engine.ErrBadToken},
 	} {

@@ -21,7 +21,7 @@
 // Every call into a guest runs under a deadline; a guest that traps, exits,
 // runs past its deadline or asks for memory past its page cap is closed and
 // discarded, the call returns a *PluginError naming the plugin, the phase
-// and its last log line, wrapping ErrPluginTrap, ErrPluginTimeout or ErrPluginMemory, and the next
+// and its last log line (or a Go guest's crash line, PluginError.Crash), wrapping ErrPluginTrap, ErrPluginTimeout or ErrPluginMemory, and the next
 // Reset instantiates afresh from the compiled module. A token id outside
 // [0, n_vocab) wraps engine.ErrBadToken. The host never reads the guest's
 // input region back; it reads only results and a processor's output region

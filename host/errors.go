@@ -85,12 +85,22 @@ type PluginError struct {
 	// logged it ("[error] config: top_p must be in [0, 1]"; its first 512
 	// bytes); "" when it logged none.
 	LastLog string
-	Err     error
+	// Crash is the first line of a Go guest's runtime crash report, when
+	// the failing instance wrote one to stderr ("panic: assignment to entry
+	// in nil map", "fatal error: out of memory"; its first 512 bytes): the
+	// cause, where LastLog is then the traceback's last frame. "" otherwise.
+	Crash string
+	Err   error
 }
 
+// Error names the plugin, the call and the cause, then Crash when there
+// is one, else LastLog.
 func (e *PluginError) Error() string {
 	msg := fmt.Sprintf("plugin %s: %s: %v", e.Plugin, e.Phase, e.Err)
-	if e.LastLog != "" {
+	switch {
+	case e.Crash != "":
+		msg += fmt.Sprintf(" (guest %q)", e.Crash)
+	case e.LastLog != "":
 		msg += fmt.Sprintf(" (last log line: %q)", e.LastLog)
 	}
 	return msg

@@ -61,6 +61,7 @@ func (p *Plugin) instantiate(vocab engine.Vocab, maxPiece int, log *logBuffer) (
 		base := time.Now()
 		nanotime = func() int64 { return int64(time.Since(base)) }
 	}
+	log.newInstance()
 	st := &instState{vocab: vocab, config: p.values, log: log, nanotime: nanotime, random: abi.NewRNG(abi.RandomGetSalt)}
 	i := &instance{
 		p: p, st: st, nVocab: vocab.Size(), maxPiece: maxPiece,
@@ -195,15 +196,20 @@ func (i *instance) region(off, n int) []byte {
 func (i *instance) classify(phase string, err error) error {
 	var exit *sys.ExitError
 	switch {
+	case i.alloc.refused.Load() && i.timedOut.Load():
+		// The cap is the cause: a guest refused memory often runs out of
+		// time failing (a Go runtime collects and prints its traceback).
+		err = fmt.Errorf("%w: asked to grow memory past %d pages, then ran past its deadline",
+			ErrPluginMemory, i.p.limits.MemoryPages)
 	case i.timedOut.Load() && i.stepLimit > 0 && phase != "init":
-		err = fmt.Errorf("%w: the step's deadline of %v (all of its plugin calls together) ran out during this call",
-			ErrPluginTimeout, i.stepLimit)
+		err = fmt.Errorf("%w: the step's deadline of %v (all of its plugin calls together) ran out during this call (memory %s)",
+			ErrPluginTimeout, i.stepLimit, i.memoryUse())
 	case i.timedOut.Load():
 		d := i.p.limits.CallTimeout
 		if phase == "init" {
 			d = i.p.limits.InitTimeout
 		}
-		err = fmt.Errorf("%w: no return within %v", ErrPluginTimeout, d)
+		err = fmt.Errorf("%w: no return within %v (memory %s)", ErrPluginTimeout, d, i.memoryUse())
 	case i.alloc.refused.Load():
 		err = fmt.Errorf("%w: asked to grow memory past %d pages: %w", ErrPluginMemory, i.p.limits.MemoryPages, oneLine{err})
 	case isOurs(err):
@@ -213,6 +219,13 @@ func (i *instance) classify(phase string, err error) error {
 		err = fmt.Errorf("%w: %w", ErrPluginTrap, oneLine{err})
 	}
 	return i.p.failure(phase, i.st.log, err)
+}
+
+// memoryUse says how much of its cap the instance's memory holds, so that a
+// guest cut by its deadline while growing toward the cap shows it: "30 of
+// 512 pages".
+func (i *instance) memoryUse() string {
+	return fmt.Sprintf("%d of %d pages", i.alloc.pages(), i.p.limits.MemoryPages)
 }
 
 // oneLine is a wazero error as its first line: the "wasm stack trace"

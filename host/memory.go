@@ -14,7 +14,11 @@ type capAllocator struct {
 	capBytes uint64
 	refused  atomic.Bool
 	live     *atomic.Int64
+	size     atomic.Uint64 // the memory's current size in bytes
 }
+
+// pages is the memory's current size in 64 KiB pages.
+func (a *capAllocator) pages() uint64 { return a.size.Load() / 65536 }
 
 func (a *capAllocator) Allocate(capacity, _ uint64) experimental.LinearMemory {
 	a.live.Add(1)
@@ -36,6 +40,7 @@ func (m *cappedMemory) Reallocate(size uint64) []byte {
 		m.a.refused.Store(true)
 		return nil
 	}
+	m.a.size.Store(size)
 	if size <= uint64(cap(m.buf)) {
 		m.buf = m.buf[:size]
 		return m.buf

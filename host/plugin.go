@@ -113,7 +113,7 @@ func (p *Plugin) acquire() (*hold, error) {
 func (p *Plugin) failure(phase string, log *logBuffer, err error) *PluginError {
 	e := &PluginError{Plugin: p.label, Phase: phase, Err: err}
 	if log != nil {
-		e.LastLog = log.lastLine()
+		e.LastLog, e.Crash = log.lastLine(), log.crashLine()
 	}
 	return e
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 
@@ -68,16 +69,70 @@ func TokenAttrs(v engine.Vocab) []abi.TokenAttr {
 // now is the instance's monotonic clock in nanoseconds.
 func (s *instState) now() int64 { return s.nanotime() }
 
-// logBuffer keeps the last max bytes written to it.
+// logBuffer keeps the last max bytes written to it, and the first line of
+// a Go runtime crash report written since the last newInstance (crash).
 type logBuffer struct {
 	max int
 	b   []byte
 	cut bool // older bytes were dropped
+
+	// partial is the start of the line being written, its first maxLastLine
+	// bytes; crash the first complete line that began with one of
+	// crashPrefixes since newInstance.
+	partial []byte
+	crash   string
 }
+
+// crashPrefixes start the first line of a Go runtime crash report on
+// stderr: a panic ("panic: assignment to entry in nil map", "panic:
+// runtime error: index out of range [3] with length 2") or a fatal error
+// ("fatal error: out of memory"). The lines after it are the traceback,
+// whose last frame (runtime/asm_wasm.s) names nothing.
+var crashPrefixes = []string{"panic: ", "fatal error: "}
 
 func newLogBuffer(max int) *logBuffer { return &logBuffer{max: max} }
 
+// newInstance forgets the crash line: the log survives re-instantiation,
+// a crash belongs to the instance that wrote it.
+func (l *logBuffer) newInstance() { l.crash, l.partial = "", l.partial[:0] }
+
+// crashLine is the first line of the Go runtime crash report the current
+// instance wrote, or "".
+func (l *logBuffer) crashLine() string { return l.crash }
+
 func (l *logBuffer) write(p []byte) {
+	l.scan(p)
+	l.keep(p)
+}
+
+// scan follows p's lines for crashLine.
+func (l *logBuffer) scan(p []byte) {
+	for len(p) > 0 {
+		n := bytes.IndexByte(p, '\n')
+		chunk := p
+		if n >= 0 {
+			chunk = p[:n]
+		}
+		if room := maxLastLine - len(l.partial); room > 0 {
+			l.partial = append(l.partial, chunk[:min(room, len(chunk))]...)
+		}
+		if n < 0 {
+			return
+		}
+		if l.crash == "" {
+			for _, pre := range crashPrefixes {
+				if bytes.HasPrefix(l.partial, []byte(pre)) {
+					l.crash = string(l.partial)
+					break
+				}
+			}
+		}
+		l.partial = l.partial[:0]
+		p = p[n+1:]
+	}
+}
+
+func (l *logBuffer) keep(p []byte) {
 	if len(p) >= l.max {
 		l.cut = l.cut || len(l.b) > 0 || len(p) > l.max
 		l.b = append(l.b[:0], p[len(p)-l.max:]...)

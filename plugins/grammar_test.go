@@ -21,12 +21,10 @@ import (
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
-// stories opens ../shared/models/stories260K.gguf (relative to this
-// checkout or, in a linked worktree, the main checkout; testenv: a failure
-// under CI).
+// stories opens models/stories260K.gguf, committed in the repository.
 func stories(t *testing.T) (*gguf.File, *tokenizer.Tokenizer, *model.Model) {
 	t.Helper()
-	f, err := gguf.Open(testenv.SharedModel(t, "stories260K.gguf"))
+	f, err := gguf.Open(testenv.Stories())
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
 	tok, err := tokenizer.FromGGUF(f)

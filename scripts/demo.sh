@@ -11,9 +11,14 @@
 #     the same policies: gibberish by design, there to show the Q4_K path and
 #     its speed.
 #
-# The model is taken from ../shared/models/stories260K.gguf (relative to the
-# repository root) when it exists, else from $REALIZAR_MODEL. Everything the
-# demo writes goes to .cache/demo/ (ignored by git) and is reused next time.
+# The model is models/stories260K.gguf, committed with its licence and
+# provenance (models/README.md), or the file named by $REALIZAR_MODEL when that
+# is set. Everything the demo writes goes to .cache/demo/ (ignored by git,
+# about 80 MB) and is reused next time.
+#
+# What it needs is checked before anything is built: Go at least the go.mod
+# version, and the modules of the build (in the module cache, or fetched once
+# from $GOPROXY: the script says so before it fetches).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,39 +26,35 @@ cd "$root"
 bin=${BIN:-bin/realizar-host}
 cache=.cache/demo
 stories_sha256=270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d
-stories_url=https://github.com/cozy-creator/python-gen-worker/raw/main/tests/testdata/stories260K.gguf
 
-if [[ ! -x $bin ]]; then
-	echo "building $bin"
-	go build -o "$bin" ./cmd/realizar-host
-fi
-mkdir -p "$cache"
-
-# ../shared/models of this checkout, or of the main checkout when this is a
-# linked git worktree; then $REALIZAR_MODEL.
-stories=../shared/models/stories260K.gguf
-if [[ ! -f $stories ]] && common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-	stories=$(dirname "$(dirname "$common")")/shared/models/stories260K.gguf
-fi
-if [[ ! -f $stories ]]; then
-	stories=${REALIZAR_MODEL:-}
-fi
-if [[ -z $stories || ! -f $stories ]]; then
-	cat >&2 <<EOF
-demo: stories260K.gguf not found (looked in ../shared/models/ and \$REALIZAR_MODEL).
-  Download it (1,185,376 bytes, MIT) and point REALIZAR_MODEL at it:
-    curl -Lo stories260K.gguf $stories_url
-    echo "$stories_sha256  stories260K.gguf" | sha256sum -c
-    REALIZAR_MODEL=\$PWD/stories260K.gguf make demo
-EOF
+fail() {
+	echo "demo: $*" >&2
 	exit 1
+}
+
+# Prerequisites, before any build.
+command -v go >/dev/null || fail "no go command on PATH: install Go $(sed -n 's/^go //p' go.mod) or newer (https://go.dev/dl/)"
+need=$(sed -n 's/^go //p' go.mod)
+have=$(go env GOVERSION)
+have=${have#go}
+if [[ $(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1) != "$need" ]]; then
+	fail "go $have is older than go.mod's go $need: install a newer Go (https://go.dev/dl/)"
 fi
-if command -v sha256sum >/dev/null; then
+stories=${REALIZAR_MODEL:-models/stories260K.gguf}
+[[ -f $stories ]] || fail "model $stories not found${REALIZAR_MODEL:+ (REALIZAR_MODEL)}"
+if [[ -z ${REALIZAR_MODEL:-} ]] && command -v sha256sum >/dev/null; then
 	sum=$(sha256sum "$stories" | cut -d' ' -f1)
 	if [[ $sum != "$stories_sha256" ]]; then
-		echo "demo: note: $stories has sha256 $sum, not stories260K's $stories_sha256; running it anyway" >&2
+		fail "$stories has sha256 $sum, not stories260K's $stories_sha256 (a Git LFS pointer or a damaged checkout?)"
 	fi
 fi
+if ! GOFLAGS= GOPROXY=off go list -deps ./cmd/realizar-host >/dev/null 2>&1; then
+	echo "demo: the first build downloads the modules the binary imports (23 modules, about 24 MB," >&2
+	echo "      README \"Set-up\") from $(go env GOPROXY) into $(go env GOMODCACHE); later builds are offline" >&2
+fi
+echo "building $bin" >&2
+go build -o "$bin" ./cmd/realizar-host
+mkdir -p "$cache"
 
 section() {
 	if [[ -t 2 ]]; then
@@ -78,16 +79,14 @@ section "stories260K Q8_0: \"Once upon a time\", embedded standard sampler at te
 "$bin" run --model "$q8" --prompt "Once upon a time" --echo --max-tokens 200 \
 	--temperature 0 --stop-string $'\n'
 
-section "110M fixture: write it (random weights, llama vocabulary)"
+section "110M fixture: write it (random weights, llama vocabulary) quantized Q4_K_M by our quantizer"
 m110=$cache/m110-Q4_K_M.gguf
 if [[ -f $m110 ]]; then
 	echo "(cached) $m110" >&2
 else
-	f32=$cache/m110-F32.gguf
-	"$bin" fixture --preset m110 --out "$f32"
-	section "110M fixture: quantize F32 -> Q4_K_M with our quantizer"
-	"$bin" quantize "$f32" "$m110" Q4_K_M >&2
-	rm -f "$f32"
+	# --type quantizes each tensor as it is drawn: no 537 MB F32 file on the way.
+	"$bin" fixture --preset m110 --type Q4_K_M --out "$m110.tmp" >&2
+	mv "$m110.tmp" "$m110"
 fi
 
 section "110M fixture Q4_K_M: 32 tokens through the Q4_K path (random weights: the text is noise)"

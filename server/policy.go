@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -252,6 +253,9 @@ func checkConfig(param string, cfg []byte) error {
 	return nil
 }
 
+// hexPrefix matches what looks like a shortened plugin id.
+var hexPrefix = regexp.MustCompile(`^[0-9a-fA-F]{1,63}$`)
+
 // resolve loads the plugin ref names for t: a built-in name, or the sha256
 // of one of t's uploads. Another tenant's plugin is "not found" exactly
 // like a missing one.
@@ -272,6 +276,10 @@ func (s *Server) resolve(ctx context.Context, t *tenancy.Tenant, ref pluginRef, 
 		wasm, ns = b, t.Name
 	default:
 		b, err := s.builtins(ref.Plugin)
+		if err != nil && hexPrefix.MatchString(ref.Plugin) {
+			// Never resolved as a prefix: an id keeps its meaning as plugins are added.
+			return nil, notFound("plugin_not_found", "plugin %q not found: a plugin id is the whole sha256 (64 lowercase hex digits), not a prefix", ref.Plugin)
+		}
 		if err != nil {
 			return nil, notFound("plugin_not_found", "plugin %q not found: name a built-in or one of your plugins by sha256", ref.Plugin)
 		}

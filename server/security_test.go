@@ -153,6 +153,12 @@ func TestCrossTenantPlugin(t *testing.T) {
 	assert.Equal(t, eM.Type, eB.Type)
 	assert.Equal(t, bytes.ReplaceAll(bodyM, []byte(missing), []byte(sumA)), bodyB, "the two 404s differ beyond the sha256")
 
+	// A prefix of an id is not accepted (README, Plugins), for its owner
+	// either, and the 404 says what an id is.
+	code, b = s.do(t, "POST", "/v1/completions", keyA, use(sumA[:8]))
+	require.Equal(t, http.StatusNotFound, code, string(b))
+	assert.Contains(t, errorOf(t, b).Message, "the whole sha256 (64 lowercase hex digits), not a prefix")
+
 	code, b = s.do(t, "GET", "/v1/plugins", keyB, nil)
 	require.Equal(t, http.StatusOK, code)
 	assert.NotContains(t, string(b), sumA)

@@ -63,7 +63,7 @@ var (
 )
 
 func toolFixture(t testing.TB) string {
-	stories := testenv.SharedModel(t, "stories260K.gguf")
+	stories := testenv.Stories()
 	toolFixtureOnce.Do(func() {
 		toolFixturePath = filepath.Join(filepath.Dir(fixturePath), "tool-fixture.gguf")
 		c := fixtureConfig()

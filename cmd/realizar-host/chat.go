@@ -146,7 +146,7 @@ func (c *chat) turn(message string) error {
 	if err != nil {
 		return turnError(err)
 	}
-	fmt.Fprintln(c.errOut, statsLine(t, c.g.newDraft != nil))
+	fmt.Fprintln(c.errOut, statsLine(t, c.g.newDraft != nil, nil))
 	if t.Stop == engine.StopCancelled {
 		return &cmdError{code: exitInterrupted, err: errors.New("interrupted")}
 	}

@@ -23,14 +23,14 @@ import (
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/pgtest"
 	"github.com/realizar-host/realizar-host/internal/testenv"
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // End-to-end tests: they build the realizar-host binary and run it on the
-// real stories260K model (../shared/models, relative to the repository
-// root) and on small synthetic files.
+// real stories260K model (models/, committed) and on small synthetic files.
 
 // storiesText is llama.cpp's greedy continuation of "Once upon a time" on
-// stories260K, up to the end of its first paragraph (../shared/models/README.md).
+// stories260K, up to the end of its first paragraph (models/README.md).
 const storiesText = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. " +
 	"One day, she saw a big, red ball. She wanted to play with it, but it was too high."
 
@@ -67,10 +67,10 @@ func e2eBinary(t *testing.T) string {
 	return binPath
 }
 
-// storiesModel returns the path of stories260K.gguf in ../shared/models.
+// storiesModel returns the path of models/stories260K.gguf.
 func storiesModel(t *testing.T) string {
 	t.Helper()
-	return testenv.SharedModel(t, "stories260K.gguf")
+	return testenv.Stories()
 }
 
 // runIn runs the binary with stdin and returns stdout, stderr and the exit
@@ -295,6 +295,24 @@ func TestPerplexityAndBench(t *testing.T) {
 	assert.Greater(t, ppl.Perplexity, 1.0)
 	assert.Less(t, ppl.Perplexity, 3.0)
 
+	// Nonsense is a usage error, never "perplexity NaN over 0 tokens".
+	empty := filepath.Join(t.TempDir(), "empty.txt")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--file", text, "--ctx-size", "1"}, exitUsage, "--ctx-size 1 leaves no token to predict"},
+		{[]string{"--file", text, "--ctx-size", "-1"}, exitUsage, "--ctx-size -1 is negative"},
+		{[]string{"--file", empty}, exitFailure, "nothing to score"},
+	} {
+		out, stderr, code := runIn(t, "", append([]string{"perplexity", "-m", model}, tt.args...)...)
+		assert.Equal(t, tt.code, code, "%v: %s", tt.args, stderr)
+		assert.Contains(t, stderr, tt.want, tt.args)
+		assert.NotContains(t, out, "NaN", tt.args)
+	}
+
 	out, stderr, code = runIn(t, "", "bench", "-m", model, "--prompt-tokens", "16", "--gen-tokens", "8",
 		"--repetitions", "3", "--json")
 	require.Equal(t, 0, code, stderr)
@@ -310,6 +328,18 @@ func TestPerplexityAndBench(t *testing.T) {
 	out, stderr, code = runIn(t, "", "bench", "-m", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--repetitions", "1")
 	require.Equal(t, 0, code, stderr)
 	assert.Regexp(t, `^\S+stories260K\.gguf \| backend cpu-\S+ \| 1 run\n`, out)
+}
+
+// stories260K has no llama.rope.freq_base: inspect shows the default the
+// forward applies, and says it is one.
+func TestInspectDefaultRopeBase(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "", "inspect", model)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^rope_freq_base:\s+10000 \(default: the file has no llama\.rope\.freq_base; llama\.cpp's default applies\)$`, out)
+	out, stderr, code = runIn(t, "", "inspect", model, "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"rope_freq_base_default": true`)
 }
 
 func TestInspectTokens(t *testing.T) {
@@ -472,11 +502,18 @@ func TestRunErrors(t *testing.T) {
 		{"unsupported tensor type", append(run, "-m", int8), exitBadFile, "blk.0.attn_q.weight"},
 		{"sampling flag with a custom sampler", append(run, "-m", model, "--sampler", "my.wasm", "--top-k", "5"), exitUsage,
 			"--top-k configures the standard sampler, not my.wasm"},
-		{"stop string with a custom stop policy", append(run, "-m", model, "--stop", "mine.wasm", "--stop-string", "x"), exitUsage,
-			"--stop-string configures the strings stop policy"},
+		{"stop config and stop string for strings", append(run, "-m", model, "--stop", "strings", "--stop-config", `{"stop":["x"]}`,
+			"--stop-string", "x"), exitUsage, "--stop-string and --stop-config both configure the stop strings"},
 		{"bad config argument", append(run, "-m", model, "--sampler-config", "[1]"), exitUsage, "--sampler-config: not a JSON object"},
 		{"logprobs without json", append(run, "-m", model, "--logprobs", "2"), exitUsage, "--logprobs needs --json"},
-		{"unknown policy name", append(run, "-m", model, "--sampler", "nucleus"), exitUsage, `--sampler "nucleus": not an embedded policy`},
+		// An unknown name and a missing file exit alike; the names offered are the flag's kind's.
+		{"unknown policy name", append(run, "-m", model, "--sampler", "nucleus"), exitBadPlugin,
+			`--sampler "nucleus": not an embedded sampler (greedy, standard, mirostat-v2), a .wasm file or a .json manifest`},
+		{"unknown policy file", append(run, "-m", model, "--sampler", "nucleus.wasm"), exitBadPlugin, `--sampler nucleus.wasm: no such file`},
+		{"unknown stop policy", append(run, "-m", model, "--stop", "nucleus"), exitBadPlugin,
+			`--stop "nucleus": not an embedded stop (strings, repetition, max-time)`},
+		{"unknown processor", append(run, "-m", model, "--processor", "nucleus"), exitBadPlugin,
+			`--processor "nucleus": not an embedded processor (dry, json, grammar)`},
 		{"missing plugin", append(run, "-m", model, "--sampler", filepath.Join(dir, "absent.wasm")), exitBadPlugin,
 			"realizar-host: --sampler " + filepath.Join(dir, "absent.wasm") + ": no such file or directory\n"},
 		{"plugin check missing file", []string{"plugin", "check", filepath.Join(dir, "absent.wasm")}, exitBadPlugin,
@@ -550,6 +587,30 @@ func TestPluginGoExample(t *testing.T) {
 	stdout, stderr, code = runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "12", "--sampler", wasm)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, ", there was a little girl named Lily. She", stdout)
+
+	// The README's example tenants take this plugin: its size fits every
+	// tenant's max_plugin_bytes.
+	info, err := os.Stat(wasm)
+	require.NoError(t, err)
+	ts, err := tenancy.ParseTenants([]byte(readmeTenantsFile(t)))
+	require.NoError(t, err)
+	for _, tn := range ts.All() {
+		assert.LessOrEqual(t, info.Size(), int64(tn.Limits.MaxPluginBytes), "README tenant %s", tn.Name)
+	}
+}
+
+// readmeTenantsFile is the example tenants file of README.md's "Tenants"
+// section: its first json block.
+func readmeTenantsFile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(b), "\n### Tenants\n")
+	require.True(t, ok, "README has no Tenants section")
+	_, block, ok := strings.Cut(sec, "```json\n")
+	require.True(t, ok, "README's Tenants section has no json block")
+	block, _, _ = strings.Cut(block, "```")
+	return block
 }
 
 // TestRunSpeculative: --lookup and --prediction give the plain text and

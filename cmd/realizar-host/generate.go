@@ -106,7 +106,7 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 	if _, err := pf.dryConfig(cmd.Flags()); err != nil {
 		return nil, err
 	}
-	if _, _, err := pf.stopConfigJSON(); err != nil {
+	if _, _, _, err := pf.stopConfigJSON(); err != nil {
 		return nil, err
 	}
 	m, err := loadModel(mf, cmd.ErrOrStderr())
@@ -127,8 +127,8 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		return nil, err
 	}
 	opts := []engine.Option{engine.WithSampler(g.pol.sampler)}
-	if g.pol.stop != nil {
-		opts = append(opts, engine.WithStopPolicy(g.pol.stop))
+	if stop := g.pol.stopPolicy(); stop != nil {
+		opts = append(opts, engine.WithStopPolicy(stop))
 	}
 	if g.sess, err = engine.NewSession(m.fwd, g.text, opts...); err != nil {
 		g.Close(ctx)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,6 +51,47 @@ func TestRunJSONSchemaStories(t *testing.T) {
 			out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once", "-n", "40", "--temperature", "1.2", "--seed", seed, "--grammar", g)
 			require.Equal(t, 0, code, stderr)
 			assert.Regexp(t, `^Tom (ran|sat) [a-z]{1,8}\.$`, out)
+		}
+		// The grammar as text, as --json-schema takes a schema.
+		out, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once", "-n", "40", "--seed", "1",
+			"--grammar", `root ::= "Tom " ("ran" | "sat") "."`)
+		require.Equal(t, 0, code, stderr)
+		assert.Regexp(t, `^Tom (ran|sat)\.$`, out)
+		_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "x", "--grammar", `root ::= (`)
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, stderr, "--grammar: ")
+	})
+	t.Run("README", func(t *testing.T) {
+		// The README's example, run as written from the repository root
+		// (three random seeds): bounded, it completes on the demo model.
+		b, err := os.ReadFile("../../README.md")
+		require.NoError(t, err)
+		var line string
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, "realizar-host run -m models/stories260K.gguf") && strings.Contains(l, "--json-schema '") {
+				line = l
+			}
+		}
+		require.NotEmpty(t, line, "README has no run --json-schema line on models/stories260K.gguf")
+		dir := t.TempDir()
+		require.NoError(t, os.Symlink(e2eBinary(t), filepath.Join(dir, "realizar-host")))
+		for range 3 {
+			cmd := exec.Command("bash", "-c", line)
+			cmd.Dir = "../.."
+			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), envModel+"=")
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Run(), stderr.String())
+			assert.Contains(t, stderr.String(), "| stop eog |")
+			var v struct {
+				Name *string `json:"name"`
+				Age  *int    `json:"age"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(stdout.String()), &v), stdout.String())
+			require.NotNil(t, v.Name)
+			require.NotNil(t, v.Age)
+			assert.LessOrEqual(t, len([]rune(*v.Name)), 16)
+			assert.LessOrEqual(t, *v.Age, 20)
 		}
 	})
 	t.Run("refused", func(t *testing.T) {

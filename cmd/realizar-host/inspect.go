@@ -126,14 +126,17 @@ type hyperparameters struct {
 	ExpertUsedCount   *uint32  `json:"expert_used_count,omitempty"`          // experts routed per token
 	ExpertFFNLength   *uint32  `json:"expert_feed_forward_length,omitempty"` // one expert's hidden width
 	RopeFreqBase      *float32 `json:"rope_freq_base,omitempty"`
-	RopeScalingType   *string  `json:"rope_scaling_type,omitempty"`   // "linear", "yarn" (only when the file sets it)
-	RopeScalingFactor *float32 `json:"rope_scaling_factor,omitempty"` // context extension factor
-	RopeOrigContext   *uint32  `json:"rope_original_context_length,omitempty"`
-	RopeAttnFactor    *float32 `json:"rope_attn_factor,omitempty"`     // multiplies RoPE's cos and sin (Phi-3's long-context files)
-	RopeDimensions    *uint32  `json:"rope_dimension_count,omitempty"` // only when fewer than head_dim rotate (partial rotary: phi3)
-	RopeFactors       []string `json:"rope_factors,omitempty"`         // rope_freqs / LongRoPE's rope_factors_long and _short tensors present
-	FusedQKV          bool     `json:"fused_qkv,omitempty"`            // blk.0.attn_qkv.weight: Q, K and V in one matrix (phi3)
-	SlidingWindow     *uint32  `json:"sliding_window,omitempty"`       // as the file says; phi3's is not applied (nor by llama.cpp)
+	// RopeFreqBaseDefault: the file has no rope.freq_base key, and
+	// RopeFreqBase is the default the forward applies, as llama.cpp does.
+	RopeFreqBaseDefault bool     `json:"rope_freq_base_default,omitempty"`
+	RopeScalingType     *string  `json:"rope_scaling_type,omitempty"`   // "linear", "yarn" (only when the file sets it)
+	RopeScalingFactor   *float32 `json:"rope_scaling_factor,omitempty"` // context extension factor
+	RopeOrigContext     *uint32  `json:"rope_original_context_length,omitempty"`
+	RopeAttnFactor      *float32 `json:"rope_attn_factor,omitempty"`     // multiplies RoPE's cos and sin (Phi-3's long-context files)
+	RopeDimensions      *uint32  `json:"rope_dimension_count,omitempty"` // only when fewer than head_dim rotate (partial rotary: phi3)
+	RopeFactors         []string `json:"rope_factors,omitempty"`         // rope_freqs / LongRoPE's rope_factors_long and _short tensors present
+	FusedQKV            bool     `json:"fused_qkv,omitempty"`            // blk.0.attn_qkv.weight: Q, K and V in one matrix (phi3)
+	SlidingWindow       *uint32  `json:"sliding_window,omitempty"`       // as the file says; phi3's is not applied (nor by llama.cpp)
 	// gemma3: the pattern as the file writes it (a count or one bool per
 	// layer), the layers that slide as the model runs them, their RoPE
 	// base, the logit softcap, and the block's fixed features.
@@ -196,6 +199,13 @@ func inspect(path string) (*report, error) {
 	}
 	if hp.RopeFreqBase, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeFreqBase))); err != nil {
 		return nil, err
+	}
+	if hp.RopeFreqBase == nil {
+		// Absent, the base the forward uses (llama.cpp's default), said to be a default.
+		if c, err := model.ReadConfig(f); err == nil {
+			base := c.RopeBase
+			hp.RopeFreqBase, hp.RopeFreqBaseDefault = &base, true
+		}
 	}
 	if hp.RMSEpsilon, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRMSEpsilon))); err != nil {
 		return nil, err
@@ -384,7 +394,11 @@ func (r *report) writeText(out io.Writer) error {
 		{"rms_epsilon", hp.RMSEpsilon},
 		{"vocab_size", hp.VocabSize},
 	} {
-		fmt.Fprintf(w, "%s:\t%s\n", row.name, deref(row.v))
+		fmt.Fprintf(w, "%s:\t%s", row.name, deref(row.v))
+		if row.name == "rope_freq_base" && hp.RopeFreqBaseDefault {
+			fmt.Fprintf(w, " (default: the file has no %s.rope.freq_base; llama.cpp's default applies)", r.Architecture)
+		}
+		fmt.Fprintln(w)
 		if row.name == "rope_freq_base" && hp.RopeScalingType != nil {
 			// Only when the file scales RoPE.
 			fmt.Fprintf(w, "rope_scaling:\t%s, factor %s", *hp.RopeScalingType, deref(hp.RopeScalingFactor))

@@ -34,7 +34,7 @@ type modelFlags struct {
 func (m *modelFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&m.path, "model", "m", "", "GGUF model file (default: $"+envModel+")")
 	cmd.Flags().IntVarP(&m.threads, "threads", "t", 0, "worker threads for matrix products (default: all CPUs)")
-	cmd.Flags().IntVarP(&m.ctxSize, "ctx-size", "c", 0, "context size in positions (default: the model's trained context)")
+	cmd.Flags().IntVarP(&m.ctxSize, "ctx-size", "c", 0, "context size in positions (0, the default: the model's trained context)")
 	cmd.Flags().BoolVar(&m.gpu, "gpu", false, "run the forward on a CUDA GPU (a build with -tags cuda); an error when no GPU can serve")
 	cmd.Flags().IntVar(&m.gpuDevice, "gpu-device", 0, "CUDA device ordinal, with --gpu")
 }

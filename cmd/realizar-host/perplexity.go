@@ -35,6 +35,10 @@ func newPerplexityCmd() *cobra.Command {
 			if file == "" {
 				return usage(errors.New("no text: pass --file FILE"))
 			}
+			if mf.ctxSize == 1 {
+				// A chunk scores every token after its first: one position predicts nothing.
+				return usage(errors.New("--ctx-size 1 leaves no token to predict: perplexity needs at least 2 positions"))
+			}
 			text, err := os.ReadFile(file)
 			if err != nil {
 				return failure(fmt.Errorf("--file: %w", err))
@@ -49,6 +53,9 @@ func newPerplexityCmd() *cobra.Command {
 				return failure(err)
 			}
 			tokens := m.tok.Encode(string(text), tokenizer.EncodeOptions{AddSpecial: true})
+			if len(tokens) < 2 {
+				return failure(fmt.Errorf("--file %s: %d token(s), nothing to score (perplexity predicts every token after the first)", file, len(tokens)))
+			}
 			res, err := perplexity(cmd.Context(), sess, tokens, m.fwd.ContextLength())
 			if err != nil {
 				if errors.Is(err, engine.ErrCancelled) {

@@ -144,9 +144,35 @@ func checkPlugin(cmd *cobra.Command, path string, o *checkOptions) (*checkReport
 		rep.MemoryPages = mod.Memories[0].Min
 	}
 	if err := exercise(ctx, h, p, rep); err != nil {
+		if export := failedExport(p.Kind(), err); export != "" {
+			return nil, badPlugin(fmt.Errorf("%s failed: %s", export, errorText(err)))
+		}
 		return nil, badPlugin(errors.New(errorText(err)))
 	}
 	return rep, nil
+}
+
+// failedExport names the export whose call err reports (a
+// *host.PluginError's phase), or "" when err names none.
+func failedExport(kind abi.Kind, err error) string {
+	var pe *host.PluginError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	switch pe.Phase {
+	case "init":
+		return "realizar_init"
+	case "reset":
+		return "realizar_reset"
+	case "check":
+		return "realizar_check"
+	case "step":
+		if kind == abi.KindProcessor {
+			return "realizar_process"
+		}
+		return "realizar_sample"
+	}
+	return ""
 }
 
 // modulePath is the module file of path: path itself, or the one its

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,4 +91,158 @@ func TestPluginRustASExamples(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		assert.Equal(t, ", there was a little girl named Lily. She", stdout, tt.name)
 	}
+}
+
+// TestPluginCGoExamples builds the README's C plugins (testdata/plugin-c)
+// and its Go stop policy and processor (testdata/plugin-go-stop,
+// testdata/plugin-go-processor) with the README's commands, adds their
+// metadata, checks them and runs stories260K greedily with each: the C
+// sampler gives the Go one's text, the stop policies end the turn at the
+// first period, the processors take every comma out of it.
+func TestPluginCGoExamples(t *testing.T) {
+	model := storiesModel(t)
+	dir := t.TempDir()
+	clang := testenv.Tool(t, "clang-14", "apt-get install clang-14 lld-14")
+	cBuild := func(src string) func(out string) *exec.Cmd {
+		return func(out string) *exec.Cmd {
+			return exec.Command(clang, "--target=wasm32", "-O2", "-nostdlib", "-Wl,--no-entry", "-o", out, src)
+		}
+	}
+	goBuild := func(pkg string) func(out string) *exec.Cmd {
+		return func(out string) *exec.Cmd {
+			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")
+			cmd.Dir = pkg
+			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+			return cmd
+		}
+	}
+	tests := []struct {
+		name, kind string
+		build      func(out string) *exec.Cmd
+		flag       string
+		want       string // stdout of run -n 40
+		stop       string // the stats line's stop reason
+	}{
+		{"top1-c", "sampler", cBuild("testdata/plugin-c/top1.c"), "--sampler",
+			", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.", "max-tokens"},
+		{"period", "stop", cBuild("testdata/plugin-c/period.c"), "--stop",
+			", there was a little girl named Lily.", "stop-policy"},
+		{"period-go", "stop", goBuild("testdata/plugin-go-stop"), "--stop",
+			", there was a little girl named Lily.", "stop-policy"},
+		{"nocomma", "processor", cBuild("testdata/plugin-c/nocomma.c"), "--processor",
+			" there was a little girl named Lily. She loved to play outside in the park. One day she went to the park to play with her", "max-tokens"},
+		{"nocomma-go", "processor", goBuild("testdata/plugin-go-processor"), "--processor",
+			" there was a little girl named Lily. She loved to play outside in the park. One day she went to the park to play with her", "max-tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, wasm := filepath.Join(dir, tt.name+".wasm"), filepath.Join(dir, tt.name+"-meta.wasm")
+			out, err := tt.build(raw).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			out, err = exec.Command("go", "run", "../../abi/cmd/wasmmeta", "-kind", tt.kind, "-name", tt.name,
+				"-version", "1.0.0", "-description", "README example", raw, wasm).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+
+			stdout, stderr, code := runIn(t, "", "plugin", "check", wasm, "--steps", "4")
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "ok: "+tt.kind+" "+tt.name+" 1.0.0 (ABI v1)")
+			args := []string{"run", "-m", model, "-p", "Once upon a time", "-n", "40", tt.flag, wasm}
+			if tt.kind != "sampler" {
+				args = append(args, "--sampler", "greedy")
+			}
+			stdout, stderr, code = runIn(t, "", args...)
+			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, tt.want, stdout)
+			assert.Contains(t, stderr, "| stop "+tt.stop+" |")
+		})
+	}
+	// A stop plugin and --stop-string together: the strings policy is
+	// chained after the plugin, and whichever stops first ends the turn.
+	period := filepath.Join(dir, "period-meta.wasm")
+	for _, tt := range []struct{ stop, want string }{
+		{"girl", ", there was a little "},
+		{"park", ", there was a little girl named Lily."},
+	} {
+		stdout, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "40", "--sampler", "greedy",
+			"--stop", period, "--stop-string", tt.stop)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, tt.want, stdout, tt.stop)
+		assert.Contains(t, stderr, "| stop stop-policy |")
+	}
+}
+
+// TestREADMEPluginExamples: every plugin example in testdata is in README.md
+// as written (a Go file without its doc comment, which the README replaces
+// with prose), so the README shows what the tests build.
+func TestREADMEPluginExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	files, err := filepath.Glob("testdata/plugin-*/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		src := string(b)
+		if strings.HasSuffix(f, ".go") {
+			// Drop the comment lines between the build constraint and the package clause.
+			head, rest, ok := strings.Cut(src, "\npackage ")
+			require.True(t, ok, f)
+			var kept []string
+			for i, line := range strings.Split(head, "\n") {
+				if i == 0 || !strings.HasPrefix(line, "//") {
+					kept = append(kept, line)
+				}
+			}
+			src = strings.Join(kept, "\n") + "\npackage " + rest
+		}
+		assert.True(t, strings.Contains(string(readme), src), "README.md does not show %s as written", f)
+	}
+}
+
+// TestGoGuestCrash: a Go guest's runtime crash is reported by its first
+// line, the cause, not by the traceback's last frame; running out of its
+// memory cap is reported as the cap even when its deadline fires while it
+// fails (testdata/faulty-go).
+func TestGoGuestCrash(t *testing.T) {
+	model := storiesModel(t)
+	dir := t.TempDir()
+	raw, wasm := filepath.Join(dir, "faulty.wasm"), filepath.Join(dir, "faulty-meta.wasm")
+	build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", raw, ".")
+	build.Dir = filepath.Join("testdata", "faulty-go")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command("go", "run", "../../abi/cmd/wasmmeta", "-kind", "sampler", "-name", "faulty", "-version", "1.0.0",
+		"-description", "fails on purpose", raw, wasm).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, tt := range []struct{ fault, want, notWant string }{
+		{"nilmap", `host: plugin trapped: wasm error: unreachable (guest "panic: assignment to entry in nil map")`, "asm_wasm.s"},
+		{"oom", `host: plugin memory limit exceeded: asked to grow memory past 64 pages: wasm error: unreachable (guest "fatal error: out of memory")`, "timed out"},
+	} {
+		t.Run(tt.fault, func(t *testing.T) {
+			// A small cap and a long deadline: the cap is reached on a loaded machine too.
+			manifest := filepath.Join(dir, tt.fault+".json")
+			require.NoError(t, os.WriteFile(manifest, []byte(`{"path": "faulty-meta.wasm", "config": {"fault": "`+tt.fault+
+				`"}, "limits": {"memory_pages": 64, "call_timeout_ms": 20000}}`), 0o644))
+			_, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once", "-n", "3", "--sampler", manifest)
+			assert.Equal(t, exitBadPlugin, code)
+			assert.Contains(t, stderr, tt.want)
+			assert.NotContains(t, stderr, tt.notWant)
+
+			// --json's stop reason says the turn failed.
+			out, _, code := runIn(t, "", "run", "-m", model, "-p", "Once", "-n", "3", "--sampler", manifest, "--json")
+			assert.Equal(t, exitBadPlugin, code)
+			assert.Contains(t, out, `"stop_reason": "error"`)
+
+			// plugin check names the export that failed.
+			_, stderr, code = runIn(t, "", "plugin", "check", manifest)
+			assert.Equal(t, exitBadPlugin, code)
+			assert.Contains(t, stderr, "realizar-host: realizar_sample failed: plugin sampler faulty")
+			assert.Contains(t, stderr, tt.want)
+		})
+	}
+	_, stderr, code := runIn(t, "", "plugin", "check", "../../host/testdata/bad.wasm", "--config", `{"refuse":true}`)
+	assert.Equal(t, exitBadPlugin, code)
+	assert.Contains(t, stderr, "realizar-host: realizar_init failed: plugin sampler bad")
 }

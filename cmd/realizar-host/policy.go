@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
@@ -33,7 +34,7 @@ type policyFlags struct {
 	pluginLog     bool
 	format        string // "text" or "json" (JSON mode)
 	jsonSchema    string // --json-schema: FILE or inline JSON
-	grammarFile   string // --grammar: a GBNF file
+	grammarFile   string // --grammar: a GBNF FILE or inline GBNF
 
 	// Sugar for the standard sampler's config, in its (OpenAI and
 	// llama.cpp) field names; only flags the user set are passed on.
@@ -100,7 +101,7 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&p.format, "format", formatText, "output format: "+formatText+", or "+formatJSON+
 		" (JSON mode: the embedded json processor, run last before the sampler, masks every token that would keep the answer from being a JSON object)")
 	fs.StringVar(&p.jsonSchema, "json-schema", "", "constrain the answer to a JSON Schema: a FILE or inline JSON (the embedded grammar processor, run last before the sampler)")
-	fs.StringVar(&p.grammarFile, "grammar", "", "constrain the answer to a GBNF grammar FILE (llama.cpp's format; the embedded grammar processor)")
+	fs.StringVar(&p.grammarFile, "grammar", "", "constrain the answer to a GBNF grammar: a FILE or inline GBNF, told apart by its \"::=\" (llama.cpp's format; the embedded grammar processor)")
 	s, d := &p.sampling, standard.DefaultConfig()
 	fs.Float64Var(&s.temperature, "temperature", d.Temperature, "standard sampler: temperature (0 is greedy)")
 	fs.IntVar(&s.topK, "top-k", d.TopK, "standard sampler: keep the K most likely tokens (0: all)")
@@ -152,8 +153,8 @@ func (p *policyFlags) checkFormat(ignoreEOS bool) error {
 // policies are the loaded policies of a Session. Close them after use.
 type policies struct {
 	sampler *host.Sampler
-	stop    *host.StopPolicy // nil when none
-	names   []string         // plugin labels, chain order then stop
+	stop    []*host.StopPolicy // none, one, or --stop's then --stop-string's strings
+	names   []string           // plugin labels, chain order then the stop policies
 	// samplerName and stopName are what the stats line shows.
 	samplerName, stopName string
 }
@@ -163,9 +164,25 @@ func (p *policies) Close() {
 	if p.sampler != nil {
 		_ = p.sampler.Close()
 	}
-	if p.stop != nil {
-		_ = p.stop.Close()
+	for _, s := range p.stop {
+		_ = s.Close()
 	}
+}
+
+// stopPolicy is the Session's stop policy: nil, the one, or a chain
+// (engine.StopChain) of --stop's plugin then --stop-string's strings.
+func (p *policies) stopPolicy() engine.StopPolicy {
+	switch len(p.stop) {
+	case 0:
+		return nil
+	case 1:
+		return p.stop[0]
+	}
+	c := make(engine.StopChain, len(p.stop))
+	for i, s := range p.stop {
+		c[i] = s
+	}
+	return c
 }
 
 // writeLogs prints every plugin's log on w, each line prefixed by the
@@ -181,8 +198,8 @@ func (p *policies) writeLogs(w io.Writer) {
 	for i, log := range p.sampler.Log() {
 		write(p.names[i], log)
 	}
-	if p.stop != nil {
-		write(p.names[len(p.names)-1], p.stop.Log())
+	for i, s := range p.stop {
+		write(p.names[len(p.names)-len(p.stop)+i], s.Log())
 	}
 }
 
@@ -195,7 +212,7 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	if err != nil {
 		return nil, err
 	}
-	stopName, stopCfg, err := p.stopConfigJSON()
+	stopName, stopCfg, stringsCfg, err := p.stopConfigJSON()
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +222,9 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	}
 	samplerName := p.samplerName(fs)
 	out := &policies{samplerName: samplerName, stopName: stopName}
+	if stringsCfg != nil {
+		out.stopName += "+" + plugins.StringsBuiltin
+	}
 	var procs []*host.Plugin
 	for _, spec := range p.processors {
 		pl, err := loadPolicy(ctx, h, spec, abi.KindProcessor, nil, "--processor")
@@ -254,17 +274,30 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	if out.sampler, err = host.NewSampler(vocab, sp, procs...); err != nil {
 		return nil, badPlugin(err)
 	}
+	type stopSpec struct {
+		name, flag string
+		cfg        []byte
+	}
+	var stops []stopSpec
 	if stopName != "" {
-		pl, err := loadPolicy(ctx, h, stopName, abi.KindStop, stopCfg, "--stop")
+		stops = append(stops, stopSpec{stopName, "--stop", stopCfg})
+	}
+	if stringsCfg != nil {
+		stops = append(stops, stopSpec{plugins.StringsBuiltin, "--stop-string", stringsCfg})
+	}
+	for _, sp := range stops {
+		pl, err := loadPolicy(ctx, h, sp.name, abi.KindStop, sp.cfg, sp.flag)
 		if err != nil {
 			out.Close()
 			return nil, err
 		}
 		out.names = append(out.names, pl.String())
-		if out.stop, err = host.NewStopPolicy(vocab, pl); err != nil {
+		st, err := host.NewStopPolicy(vocab, pl)
+		if err != nil {
 			out.Close()
 			return nil, badPlugin(err)
 		}
+		out.stop = append(out.stop, st)
 	}
 	return out, nil
 }
@@ -471,31 +504,32 @@ func (p *policyFlags) standard(fs *pflag.FlagSet) plugins.Standard {
 }
 
 // stopConfigJSON names the stop policy and its config: --stop and
-// --stop-config, or the embedded strings policy for --stop-string.
-func (p *policyFlags) stopConfigJSON() (name string, cfg []byte, err error) {
+// --stop-config, or the embedded strings policy for --stop-string. With
+// both a --stop other than strings and --stop-string, stringsCfg is the
+// strings policy's config, chained after the --stop policy (policies.stopPolicy).
+func (p *policyFlags) stopConfigJSON() (name string, cfg, stringsCfg []byte, err error) {
 	cfg, err = configArg(p.stopConfig, "--stop-config")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	name = p.stop
 	if len(p.stopStrings) == 0 {
 		if name == "" && len(cfg) > 0 {
-			return "", nil, usage(errors.New("--stop-config without --stop"))
+			return "", nil, nil, usage(errors.New("--stop-config without --stop"))
 		}
-		return name, cfg, nil
-	}
-	if name != "" && name != plugins.StringsBuiltin {
-		return "", nil, usage(fmt.Errorf("--stop-string configures the %s stop policy, not %s: put it in --stop-config instead",
-			plugins.StringsBuiltin, name))
-	}
-	if len(cfg) > 0 {
-		return "", nil, usage(errors.New("--stop-string and --stop-config both configure the stop strings"))
+		return name, cfg, nil, nil
 	}
 	stops := plugins.StopStrings{Stop: p.stopStrings}
 	if err := stops.Check(); err != nil {
-		return "", nil, usage(fmt.Errorf("--stop-string: %w", err))
+		return "", nil, nil, usage(fmt.Errorf("--stop-string: %w", err))
 	}
-	return plugins.StringsBuiltin, stops.Config(), nil
+	if name != "" && name != plugins.StringsBuiltin {
+		return name, cfg, stops.Config(), nil
+	}
+	if len(cfg) > 0 {
+		return "", nil, nil, usage(errors.New("--stop-string and --stop-config both configure the stop strings"))
+	}
+	return plugins.StringsBuiltin, stops.Config(), nil, nil
 }
 
 // configArg reads a config argument: a JSON object, or @FILE holding one.
@@ -541,8 +575,9 @@ func loadPolicy(ctx context.Context, h *host.Host, spec string, kind abi.Kind, c
 	case strings.HasSuffix(strings.ToLower(spec), ".wasm") || strings.ContainsRune(spec, os.PathSeparator):
 		pl, err = h.LoadFile(ctx, spec, opts)
 	default:
-		return nil, usage(fmt.Errorf("%s %q: not an embedded policy (%s), a .wasm file or a .json manifest",
-			flag, spec, strings.Join(plugins.Names(), ", ")))
+		// Exit status 4 as for a .wasm file that is not there: a policy that does not load.
+		return nil, badPlugin(fmt.Errorf("%s %q: not an embedded %s (%s), a .wasm file or a .json manifest",
+			flag, spec, kind, strings.Join(builtinNamesOf(kind.String()), ", ")))
 	}
 	if err != nil {
 		return nil, pluginLoadError(flag, spec, err)
@@ -593,12 +628,17 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 		}
 		return plugins.Grammar{JSONSchema: buf.Bytes(), MaxTokens: maxTokens}.Config(), "--json-schema", nil
 	case p.grammarFile != "":
-		src, err := os.ReadFile(p.grammarFile)
-		if err != nil {
-			return nil, "", usage(fmt.Errorf("--grammar: %w", err))
+		// Text holding a rule ("::=") is the grammar itself; anything else a file.
+		src, where := []byte(p.grammarFile), ""
+		if !strings.Contains(p.grammarFile, "::=") {
+			var err error
+			if src, err = os.ReadFile(p.grammarFile); err != nil {
+				return nil, "", usage(fmt.Errorf("--grammar: %w", err))
+			}
+			where = " " + p.grammarFile
 		}
 		if _, err := grammar.Compile(string(src)); err != nil {
-			return nil, "", usage(fmt.Errorf("--grammar %s: %w", p.grammarFile, err))
+			return nil, "", usage(fmt.Errorf("--grammar%s: %w", where, err))
 		}
 		return plugins.Grammar{GBNF: string(src), MaxTokens: maxTokens}.Config(), "--grammar", nil
 	}

@@ -129,7 +129,7 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 			g.pol.writeLogs(cmd.ErrOrStderr())
 		}
 		if genErr == nil || turn.Generated > 0 {
-			fmt.Fprintln(cmd.ErrOrStderr(), statsLine(turn, g.newDraft != nil))
+			fmt.Fprintln(cmd.ErrOrStderr(), statsLine(turn, g.newDraft != nil, genErr))
 		}
 	}
 	if genErr != nil {

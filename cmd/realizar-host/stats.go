@@ -18,8 +18,9 @@ import (
 // time (forwards, policies and drafting together: Timings.DecodeWall), so
 // plain and speculative runs compare. With a draft source (spec) a part
 // after decode counts the drafts: "drafts 40 accepted / 8 rejected in 12
-// passes".
-func statsLine(t engine.Turn, spec bool) string {
+// passes". A turn that ended with err (the error line follows) shows
+// "stop error", not engine.StopNone's "none".
+func statsLine(t engine.Turn, spec bool, err error) string {
 	tm := t.Timings
 	parts := []string{
 		fmt.Sprintf("prompt %d tok (reused %d)", len(t.Tokens)-t.Generated, t.Reused),
@@ -33,10 +34,18 @@ func statsLine(t engine.Turn, spec bool) string {
 	}
 	parts = append(parts,
 		"policies "+perStep(tm.Policies, t.Generated),
-		"stop "+t.Stop.String(),
+		"stop "+stopReason(t, err),
 		fmt.Sprintf("seed %d", t.Seed),
 	)
 	return strings.Join(parts, " | ")
+}
+
+// stopReason is t's stop reason, or "error" for a turn that err ended.
+func stopReason(t engine.Turn, err error) string {
+	if err != nil && t.Stop == engine.StopNone {
+		return "error"
+	}
+	return t.Stop.String()
 }
 
 // rate formats n items over d as "123.4 tok/s", "-" when nothing ran.
@@ -130,7 +139,7 @@ func newTurnJSON(t engine.Turn, text engine.Pieces, load time.Duration, pol *pol
 		Tokens:       []int32{},
 		PromptTokens: len(t.Tokens) - t.Generated,
 		Reused:       t.Reused,
-		StopReason:   t.Stop.String(),
+		StopReason:   stopReason(t, err),
 		Seed:         t.Seed,
 		Sampler:      pol.samplerName,
 		StopPolicy:   pol.stopName,

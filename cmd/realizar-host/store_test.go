@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -237,4 +238,52 @@ func TestTenantsCommands(t *testing.T) {
 	out, _, _ = tenantsCmd(t, bin, url, "list")
 	assert.NotContains(t, out, "b\t")
 	assert.Contains(t, out, "acme\tkeys 1")
+}
+
+// TestREADMEReplicaBlock runs the README's "Running several replicas"
+// commands as written, in order, against a fresh database, with the README's
+// example tenants file as tenants.json (the serve line and the export left
+// out: the test sets REALIZAR_STORE).
+func TestREADMEReplicaBlock(t *testing.T) {
+	pg := pgtest.Shared(t)
+	url := pg.NewDatabase(t)
+	bin := e2eBinary(t)
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(b), "\n## Running several replicas\n")
+	require.True(t, ok)
+	_, block, ok := strings.Cut(sec, "```sh\n")
+	require.True(t, ok)
+	block, _, _ = strings.Cut(block, "```")
+	var script []string
+	for _, line := range strings.Split(block, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "export ") ||
+			strings.HasPrefix(line, "realizar-host serve ") {
+			continue
+		}
+		require.True(t, strings.HasPrefix(line, "realizar-host tenants "), "a README line the test does not know: %s", line)
+		script = append(script, line)
+	}
+	require.Len(t, script, 7)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tenants.json"), []byte(readmeTenantsFile(t)), 0o600))
+	require.NoError(t, os.Symlink(bin, filepath.Join(dir, "realizar-host")))
+	cmd := exec.Command("bash", "-eu", "-o", "pipefail", "-c", strings.Join(script, "\n"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "REALIZAR_STORE="+url)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	list, errs, code := tenantsCmd(t, bin, url, "list")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, list, "acme\tkeys 1")
+	assert.Contains(t, list, "initech\tkeys 1")
+	assert.NotContains(t, list, "globex")
+	for _, f := range []string{"initech.key", "acme-2.key"} {
+		key, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.Regexp(t, keyLine, string(key), f)
+	}
 }

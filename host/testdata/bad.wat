@@ -7,7 +7,10 @@
 ;;   sample, by the turn's seed:
 ;;     1 loops forever        2 unreachable           3 grows memory until refused, then traps
 ;;     4 returns -1           5 returns n_vocab       6 argmax, then garbage over its own buffer
-;;     9 logs a line and returns -1                   anything else: argmax
+;;     9 logs a line and returns -1
+;;     10 grows memory until refused, then loops forever (the deadline fires
+;;        after the cap was reached: reported as the memory cap)
+;;     anything else: argmax
 (module
   (import "realizar" "clock_ns" (func $clock_ns (result i64)))
   (import "realizar" "config_get" (func $config_get (param i32 i32 i32 i32) (result i32)))
@@ -57,6 +60,10 @@
       (then (loop $grow
         (br_if $grow (i32.ge_s (memory.grow (i32.const 16)) (i32.const 0))))
         unreachable))
+    (if (i32.eq (global.get $mode) (i32.const 10))
+      (then (loop $grow
+        (br_if $grow (i32.ge_s (memory.grow (i32.const 16)) (i32.const 0))))
+        (loop $forever (br $forever))))
     (if (i32.eq (global.get $mode) (i32.const 4)) (then (return (i32.const -1))))
     (if (i32.eq (global.get $mode) (i32.const 5)) (then (return (global.get $n))))
     (if (i32.eq (global.get $mode) (i32.const 9))

@@ -1,5 +1,5 @@
 // Package testenv finds what the module's tests need from outside the
-// module — llama.cpp's vocabulary files, the shared stories260K model, host
+// module — llama.cpp's vocabulary files, shared models and data, host
 // toolchains — and handles their absence one way everywhere: the test is
 // skipped on a developer's machine and fails under CI=true, where .ci/run
 // installs everything, so that a skip never hides a missing install step.
@@ -65,12 +65,10 @@ func VocabFile(t testing.TB, file string) string {
 	return p
 }
 
-// SharedModel is the path of name in ../shared/models beside this checkout
-// (or, in a linked git worktree, beside the main checkout). Absent, it is
-// Missing.
-func SharedModel(t testing.TB, name string) string {
-	t.Helper()
-	return Shared(t, filepath.Join("models", name))
+// Stories is the path of models/stories260K.gguf, the trained model
+// committed in the repository (models/README.md); it is always there.
+func Stories() string {
+	return filepath.Join(Root(), "models", "stories260K.gguf")
 }
 
 // Shared is the path of rel (a file or folder, such as "maskbench") in

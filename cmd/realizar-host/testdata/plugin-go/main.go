@@ -15,8 +15,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 )
 
-// region receives the candidates: one id, then its logit. A global keeps it
-// alive, and the Go heap does not move it.
+// The host writes the top candidate here each step: its id, then its logit.
 var region = make([]int32, 2)
 
 //go:wasmexport realizar_abi_v1_sampler
@@ -27,7 +26,7 @@ func initPlugin(nVocab, maxPiece, configPtr, configLen int32) int64 {
 	if nVocab <= 0 {
 		return int64(abi.ErrVocab)
 	}
-	return abi.PackInit(uint32(uintptr(unsafe.Pointer(&region[0]))), 1)
+	return abi.PackInit(uint32(uintptr(unsafe.Pointer(&region[0]))), 1) // top-1 mode
 }
 
 //go:wasmexport realizar_reset
