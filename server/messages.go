@@ -580,26 +580,13 @@ func (rs *responder) messagesStream(turn *serving.Turn) error {
 		}
 		return a.send("ping", map[string]any{})
 	}
-	var buf []serving.Event
-	for {
-		evs, more := turn.Next(buf[:0])
-		for _, ev := range evs {
-			if ev.Logprobs != nil {
-				continue
-			}
-			err := begin()
-			if err == nil {
-				err = a.answer(rs.think, calls, string(ev.Text), false)
-			}
-			if err != nil {
-				turn.Cancel(errClientStalled)
-				return errors.Join(errWritten, errClientStalled, err)
-			}
+	if err := forEachText(turn, func(text string) error {
+		if err := begin(); err != nil {
+			return err
 		}
-		if !more {
-			break
-		}
-		buf = evs
+		return a.answer(rs.think, calls, text, false)
+	}); err != nil {
+		return err
 	}
 	res, err := rs.result(turn)
 	if !a.st.started {

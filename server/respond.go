@@ -392,3 +392,28 @@ func toCompletionLogprobs(text engine.Pieces, steps []engine.StepLogprobs, off i
 	}
 	return out, off
 }
+
+// forEachText calls fn with the text of each of turn's events that carries
+// text (an event with logprobs is skipped: the streams of the Messages and
+// Responses APIs carry none) until the turn ends. fn's error — a write that
+// failed or stalled — cancels the turn and is returned joined with
+// errWritten and errClientStalled.
+func forEachText(turn *serving.Turn, fn func(text string) error) error {
+	var buf []serving.Event
+	for {
+		evs, more := turn.Next(buf[:0])
+		for _, ev := range evs {
+			if ev.Logprobs != nil {
+				continue
+			}
+			if err := fn(string(ev.Text)); err != nil {
+				turn.Cancel(errClientStalled)
+				return errors.Join(errWritten, errClientStalled, err)
+			}
+		}
+		if !more {
+			return nil
+		}
+		buf = evs
+	}
+}
