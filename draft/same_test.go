@@ -112,7 +112,7 @@ func policyCases(tok *tokenizer.Tokenizer) []policyCase {
 // tiny, qwen2-tiny and qwen3moe-tiny fixtures (written with the llama
 // vocabulary, which the forward does not read).
 func sameModels(t *testing.T) map[string]string {
-	paths := map[string]string{"stories260K": testenv.SharedModel(t, "stories260K.gguf")}
+	paths := map[string]string{"stories260K": testenv.Stories()}
 	vocab, err := fixture.LlamaVocab()
 	require.NoError(t, err)
 	defer vocab.Close()
