@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -73,16 +74,28 @@ func storiesModel(t *testing.T) string {
 	return testenv.Stories()
 }
 
+// runInLimit bounds one run of the binary in runIn: every case runs in
+// seconds; a child still running after this is hung.
+const runInLimit = 3 * time.Minute
+
 // runIn runs the binary with stdin and returns stdout, stderr and the exit
 // status.
 func runIn(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	cmd := exec.Command(e2eBinary(t), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), runInLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e2eBinary(t), args...)
+	// A child that outlives runInLimit gets SIGQUIT: the Go runtime prints
+	// every goroutine's stack to stderr, so a hang is reported with where
+	// it hung instead of stalling the package until go test's own timeout.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(os.Environ(), envModel+"=")
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "realizar-host %v ran past %v; its stacks:\n%s", args, runInLimit, errb.String())
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else {
