@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -23,6 +24,15 @@ import (
 // pace). decode is the endpoint's decoding and validation of the body;
 // shape is the API whose response the responder writes.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant, shape apiShape, decode func(body []byte) (prepared, error)) error {
+	return s.generateLoading(w, r, t, shape, nil, decode)
+}
+
+// generateLoading is generate with load, when not nil, run on the body
+// after admission and before the preparation: the I/O a request needs (a
+// stored conversation), outside the preparation pool, so that a slow
+// store holds only the request's own places.
+func (s *Server) generateLoading(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant, shape apiShape,
+	load func(ctx context.Context, body []byte) error, decode func(body []byte) (prepared, error)) error {
 	ctx := r.Context()
 	done, err := t.Admit(time.Now())
 	if err != nil {
@@ -37,6 +47,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Ten
 	body, err := readBody(w, r)
 	if err != nil {
 		return err
+	}
+	if load != nil {
+		if err := load(ctx, body); err != nil {
+			return err
+		}
 	}
 	p, pol, err := s.prepare(ctx, t, body, decode)
 	if err != nil {

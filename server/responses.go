@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -22,7 +23,7 @@ import (
 // (and a stored previous response's conversation) are translated to a
 // chat request (prepareChat) and run through the same pipeline; the
 // response is a Response object or its event stream, and with store it
-// is kept for its tenant (responseStore).
+// is kept for its tenant (Server.responses; responsestore.go).
 
 // responsesRequest is POST /v1/responses. The sampling fields it shares
 // with chat (temperature, top_p, stream, parallel_tool_calls) and this
@@ -82,13 +83,19 @@ type responsesTurn struct {
 }
 
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
-	return s.generate(w, r, t, shapeResponses, func(body []byte) (prepared, error) { return s.decodeResponses(t, body) })
+	var load responseLoad
+	return s.generateLoading(w, r, t, shapeResponses,
+		func(ctx context.Context, body []byte) (err error) {
+			load, err = s.loadResponses(ctx, t, body)
+			return err
+		},
+		func(body []byte) (prepared, error) { return s.decodeResponses(t, body, load) })
 }
 
-// decodeResponses decodes a Responses request, reads its previous
-// response (its tenant's only), and validates it as the chat request it
-// translates to.
-func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte) (prepared, error) {
+// decodeResponses decodes a Responses request, continues the previous
+// response's conversation (loadResponses read it, its tenant's only), and
+// validates it as the chat request it translates to.
+func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte, load responseLoad) (prepared, error) {
 	var req responsesRequest
 	if err := decodeBody(body, &req); err != nil {
 		return prepared{}, err
@@ -104,13 +111,7 @@ func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte) (prepared, erro
 		return prepared{}, unsupported("conversation")
 	}
 	rt := &responsesTurn{tenant: t.Name, req: &req, store: req.Store == nil || *req.Store}
-	if req.PreviousResponseID != nil {
-		prev, ok := s.responses.get(t.Name, *req.PreviousResponseID)
-		if !ok {
-			return prepared{}, notFound("response_not_found", "previous_response_id %q is not a stored response of yours", *req.PreviousResponseID)
-		}
-		rt.items = append(rt.items, prev.items...)
-	}
+	rt.items = append(rt.items, load.previous...)
 	calls := map[string]bool{} // the call ids so far
 	for _, it := range rt.items {
 		if it.Type == "function_call" {
@@ -476,8 +477,9 @@ func (rs *responder) responseShell() responseObject {
 }
 
 // finishResponse completes o from the turn: status, usage, the realizar
-// extension; and stores it with the conversation when the request asked.
-func (rs *responder) finishResponse(o *responseObject, res serving.Result) {
+// extension; and stores it with the conversation when the request asked
+// (storeResponse's errors).
+func (rs *responder) finishResponse(o *responseObject, res serving.Result) error {
 	t := res.Turn
 	o.Status = "completed"
 	if t.Stop == engine.StopMaxTokens || t.Stop == engine.StopContext {
@@ -489,7 +491,7 @@ func (rs *responder) finishResponse(o *responseObject, res serving.Result) {
 	o.Realizar = realizarOf(res, rs.pol)
 	rt := rs.p.responses
 	if !rt.store {
-		return
+		return nil
 	}
 	items := append([]respItem(nil), rt.items...)
 	for _, out := range o.Output {
@@ -504,7 +506,7 @@ func (rs *responder) finishResponse(o *responseObject, res serving.Result) {
 			items = append(items, respItem{Type: "function_call", CallID: out.CallID, Name: out.Name, Arguments: *out.Arguments})
 		}
 	}
-	rs.s.responses.put(rt.tenant, &storedResponse{id: o.ID, object: *o, items: items})
+	return rs.s.storeResponse(rs.ctx, rt.tenant, o, items)
 }
 
 // responseOutputs are the output items of a turn's text: its reasoning
@@ -541,7 +543,9 @@ func (rs *responder) responsesWhole(turn *serving.Turn) error {
 	}
 	o := rs.responseShell()
 	o.Output = rs.responseOutputs(string(res.Turn.Text))
-	rs.finishResponse(&o, res)
+	if err := rs.finishResponse(&o, res); err != nil {
+		return err
+	}
 	_ = http.NewResponseController(rs.w).SetWriteDeadline(time.Now().Add(rs.s.cfg.WriteTimeout))
 	writeJSON(rs.w, http.StatusOK, o)
 	return nil
@@ -550,20 +554,23 @@ func (rs *responder) responsesWhole(turn *serving.Turn) error {
 // handleGetResponse is GET /v1/responses/{id}: a stored response of the
 // tenant's; any other id (another tenant's too) is a 404.
 func (s *Server) handleGetResponse(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
-	id := r.PathValue("id")
-	st, ok := s.responses.get(t.Name, id)
-	if !ok {
-		return notFound("response_not_found", "response %q is not a stored response of yours", id)
+	st, err := s.storedResponse(r.Context(), t.Name, r.PathValue("id"))
+	if err != nil {
+		return responseStoreError(err, "", "so stored responses cannot be read now; retry shortly")
 	}
-	writeJSON(w, http.StatusOK, st.object)
+	writeJSON(w, http.StatusOK, st.Response)
 	return nil
 }
 
 // handleDeleteResponse is DELETE /v1/responses/{id}.
 func (s *Server) handleDeleteResponse(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
 	id := r.PathValue("id")
-	if !s.responses.delete(t.Name, id) {
-		return notFound("response_not_found", "response %q is not a stored response of yours", id)
+	err := tenancy.ErrNoResponse // an id of another shape was never stored
+	if responseIDPattern.MatchString(id) {
+		err = s.responses.DeleteResponse(r.Context(), t.Name, id)
+	}
+	if err != nil {
+		return responseStoreError(err, "", "so stored responses cannot be deleted now; retry shortly")
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "response", "deleted": true})
 	return nil
@@ -784,7 +791,11 @@ func (rs *responder) responsesStream(turn *serving.Turn) error {
 		_ = a.add(respOutput{Type: "message", ID: randomID("msg_"), Status: "in_progress", Role: "assistant", Content: &[]respContent{}})
 	}
 	_ = a.close()
-	rs.finishResponse(&o, res)
+	if err := rs.finishResponse(&o, res); err != nil {
+		e := clientError(rs.ctx, err)
+		_ = a.send("error", map[string]any{"code": e.Code, "message": e.Message, "param": e.Param})
+		return errors.Join(errWritten, err)
+	}
 	name := "response.completed"
 	if o.Status == "incomplete" {
 		name = "response.incomplete"

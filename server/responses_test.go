@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,29 +94,6 @@ func TestResponsesStream(t *testing.T) {
 	assert.Equal(t, "incomplete", final["status"])
 	msg := final["output"].([]any)[0].(map[string]any)
 	assert.Equal(t, text.String(), msg["content"].([]any)[0].(map[string]any)["text"])
-}
-
-// TestResponseStoreRetention: a tenant keeps at most
-// storedResponsesPerTenant responses, each for storedResponseTTL.
-func TestResponseStoreRetention(t *testing.T) {
-	st := newResponseStore()
-	now := time.Unix(1000, 0)
-	st.now = func() time.Time { return now }
-	for i := range storedResponsesPerTenant + 1 {
-		st.put("a", &storedResponse{id: fmt.Sprint(i)})
-	}
-	st.put("b", &storedResponse{id: "0"})
-	_, ok := st.get("a", "0")
-	assert.False(t, ok, "the oldest past the bound is dropped")
-	_, ok = st.get("a", "1")
-	assert.True(t, ok)
-	_, ok = st.get("b", "0")
-	assert.True(t, ok, "another tenant's bound is its own")
-	now = now.Add(storedResponseTTL + time.Second)
-	_, ok = st.get("a", "1")
-	assert.False(t, ok, "expired")
-	st.put("a", &storedResponse{id: "new"})
-	assert.Equal(t, 1, st.tenants["a"].order.Len(), "expired ones go at the next put")
 }
 
 // FuzzAPIRequests: the Messages and Responses translations never panic

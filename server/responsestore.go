@@ -1,94 +1,128 @@
 package server
 
 import (
-	"container/list"
-	"sync"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
 	"time"
+
+	"github.com/realizar-host/realizar-host/tenancy"
 )
 
-// Retention of stored responses (POST /v1/responses with store): each
-// tenant keeps at most storedResponsesPerTenant, each for at most
-// storedResponseTTL, the oldest dropped first. A response holds its
-// conversation (at most the context's prompt bytes, promptBytesPerPosition
-// per position), so the memory is bounded per tenant by both.
-const (
-	storedResponsesPerTenant = 256
-	storedResponseTTL        = time.Hour
-)
+// Stored responses (POST /v1/responses with store) are kept by the
+// server's tenancy.ResponseStore: in memory, or in PostgreSQL for
+// replicas (Config.Responses). The store keeps opaque JSON; this file
+// encodes the Response and its conversation for it, reads them back, and
+// answers its errors in the Responses API's terms.
 
-// storedResponse is a stored Response and the conversation it ends
-// (its input and output items), for previous_response_id.
-type storedResponse struct {
-	id     string
-	object responseObject
-	items  []respItem
-	at     time.Time
+// responseIDPattern is the shape of the ids the server gives responses
+// (randomID("resp_")): an id of another shape was never stored, and is a
+// 404 without asking the store.
+var responseIDPattern = regexp.MustCompile(`^resp_[0-9a-f]{24}$`)
+
+// responseLoad is what a Responses request reads before its preparation
+// (loadResponses): the previous response's conversation.
+type responseLoad struct {
+	previous []respItem
 }
 
-// responseStore keeps stored responses in memory, per tenant: a tenant
-// sees only its own (another's id is not found). Safe for concurrent use.
-type responseStore struct {
-	mu      sync.Mutex
-	now     func() time.Time
-	tenants map[string]*tenantResponses
+// loadResponses reads what the Responses request body needs from the
+// store, after admission and before the request takes a place in the
+// preparation pool, so that a slow or absent store costs only the
+// requests that need it: the conversation previous_response_id names
+// (another tenant's, or an unknown id, is a 404), and, when the response
+// is to be stored, whether the store can take it now (a 503 before any
+// generation when it knows it cannot) and whether the conversation so
+// far already passes tenancy.MaxResponseBytes (a 400). A body that does
+// not decode is left to decodeResponses to refuse.
+func (s *Server) loadResponses(ctx context.Context, t *tenancy.Tenant, body []byte) (responseLoad, error) {
+	var req struct {
+		Store              *bool   `json:"store"`
+		PreviousResponseID *string `json:"previous_response_id"`
+	}
+	var load responseLoad
+	if json.Unmarshal(body, &req) != nil {
+		return load, nil
+	}
+	store := req.Store == nil || *req.Store
+	if store {
+		if err := s.responses.ResponsesReady(); err != nil {
+			return load, responseStoreError(err, "store", "so a response cannot be stored now; retry shortly, or send store: false")
+		}
+	}
+	var prevBytes int
+	if req.PreviousResponseID != nil {
+		st, err := s.storedResponse(ctx, t.Name, *req.PreviousResponseID)
+		if err != nil {
+			return load, responseStoreError(err, "previous_response_id",
+				"so previous_response_id cannot be read; retry shortly")
+		}
+		if err := json.Unmarshal(st.Conversation, &load.previous); err != nil {
+			return load, fmt.Errorf("server: stored response %s: %w", st.ID, err)
+		}
+		prevBytes = len(st.Conversation)
+	}
+	if store && prevBytes+len(body) > tenancy.MaxResponseBytes {
+		return load, tooLargeToStore(prevBytes + len(body))
+	}
+	return load, nil
 }
 
-type tenantResponses struct {
-	order *list.List // of *storedResponse, oldest first
-	byID  map[string]*list.Element
+// storedResponse is tenant's stored response id.
+func (s *Server) storedResponse(ctx context.Context, tenant, id string) (tenancy.StoredResponse, error) {
+	if !responseIDPattern.MatchString(id) {
+		return tenancy.StoredResponse{}, tenancy.ErrNoResponse
+	}
+	return s.responses.GetResponse(ctx, tenant, id)
 }
 
-func newResponseStore() *responseStore {
-	return &responseStore{now: time.Now, tenants: map[string]*tenantResponses{}}
+// storeResponse stores o, which ends the conversation items, for tenant.
+func (s *Server) storeResponse(ctx context.Context, tenant string, o *responseObject, items []respItem) error {
+	obj, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	conv, err := json.Marshal(items)
+	if err != nil {
+		return err
+	}
+	err = s.responses.PutResponse(ctx, tenant, tenancy.StoredResponse{ID: o.ID, Response: obj, Conversation: conv})
+	return responseStoreError(err, "store", "so this response was generated but not stored; retry shortly, or send store: false")
 }
 
-// put stores r for tenant, dropping its expired responses and, past
-// storedResponsesPerTenant, its oldest.
-func (s *responseStore) put(tenant string, r *storedResponse) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r.at = s.now()
-	tr := s.tenants[tenant]
-	if tr == nil {
-		tr = &tenantResponses{order: list.New(), byID: map[string]*list.Element{}}
-		s.tenants[tenant] = tr
-	}
-	tr.byID[r.id] = tr.order.PushBack(r)
-	for e := tr.order.Front(); e != nil && (tr.order.Len() > storedResponsesPerTenant || s.expired(e.Value.(*storedResponse))); e = tr.order.Front() {
-		delete(tr.byID, tr.order.Remove(e).(*storedResponse).id)
-	}
+// tooLargeToStore is the 400 for a response of at least n bytes, which
+// cannot be stored.
+func tooLargeToStore(n int) error {
+	return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: "store", Code: "response_too_large",
+		Message: fmt.Sprintf("the response and its conversation come to at least %d bytes; a stored response holds at most %d: send store: false, or begin a new conversation",
+			n, tenancy.MaxResponseBytes)}
 }
 
-func (s *responseStore) expired(r *storedResponse) bool { return s.now().Sub(r.at) > storedResponseTTL }
-
-// get is tenant's stored response id, if it is there and not expired.
-func (s *responseStore) get(tenant, id string) (*storedResponse, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tr := s.tenants[tenant]
-	if tr == nil {
-		return nil, false
+// responseStoreError answers a response store's error: an unknown id
+// (whoever holds it) is a 404 naming param, an unreachable store a 503
+// whose message ends with consequence, a response too large a 400. The
+// store's own message (a database's address, its driver's words) goes
+// to the log only.
+func responseStoreError(err error, param, consequence string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, tenancy.ErrNoResponse):
+		what := "response"
+		if param == "previous_response_id" {
+			what = "previous_response_id"
+		}
+		return &APIError{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: param, Code: "response_not_found",
+			Message: what + " is not a stored response of yours (or it has expired)"}
+	case errors.Is(err, tenancy.ErrUnavailable):
+		e := &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "store_unavailable",
+			RetryAfter: time.Second, Message: "the response store is unavailable, " + consequence}
+		return fmt.Errorf("%w (%w)", e, err) // the client gets e; the log line both
+	case errors.Is(err, tenancy.ErrResponseTooLarge):
+		return fmt.Errorf("%w (%w)", tooLargeToStore(tenancy.MaxResponseBytes+1), err)
 	}
-	e, ok := tr.byID[id]
-	if !ok || s.expired(e.Value.(*storedResponse)) {
-		return nil, false
-	}
-	return e.Value.(*storedResponse), true
-}
-
-// delete removes tenant's stored response id; false when it had none.
-func (s *responseStore) delete(tenant, id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tr := s.tenants[tenant]
-	if tr == nil {
-		return false
-	}
-	e, ok := tr.byID[id]
-	if !ok {
-		return false
-	}
-	tr.order.Remove(e)
-	delete(tr.byID, id)
-	return true
+	return err
 }

@@ -86,6 +86,10 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Logger receives one line per request; nil means slog.Default().
 	Logger *slog.Logger
+	// Responses keeps stored responses (POST /v1/responses with store):
+	// nil means in memory (tenancy.MemResponses), a server/pgstore.Store
+	// shares them between replicas.
+	Responses tenancy.ResponseStore
 }
 
 // Config's defaults: DefaultParallel and DefaultBatchTokens are the
@@ -114,7 +118,7 @@ type Server struct {
 	prep     *prepPool
 	compiled *compileCache
 	// responses are the stored Responses (POST /v1/responses with store).
-	responses *responseStore
+	responses tenancy.ResponseStore
 	mux       *http.ServeMux
 	created   int64
 
@@ -149,7 +153,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{tenants: cfg.Tenants, store: cfg.Store, host: cfg.Host, builtins: cfg.Builtins, cfg: cfg,
 		log: cfg.Logger, mux: http.NewServeMux(), created: time.Now().Unix(),
-		prep: newPrepPool(runtime.GOMAXPROCS(0)), compiled: newCompileCache(), responses: newResponseStore()}
+		prep: newPrepPool(runtime.GOMAXPROCS(0)), compiled: newCompileCache(), responses: cfg.Responses}
+	if s.responses == nil {
+		s.responses = tenancy.NewMemResponses()
+	}
 	s.metrics = newMetrics(func() float64 {
 		if !s.ready.Load() {
 			return 0
