@@ -47,9 +47,9 @@ type StoredResponse struct {
 // Bytes is r's size as MaxResponseBytes counts it.
 func (r StoredResponse) Bytes() int { return len(r.Response) + len(r.Conversation) }
 
-// checkSize is ErrResponseTooLarge, with r's size, when r is over
+// CheckSize is ErrResponseTooLarge, with r's size, when r is over
 // MaxResponseBytes.
-func (r StoredResponse) checkSize() error {
+func (r StoredResponse) CheckSize() error {
 	if n := r.Bytes(); n > MaxResponseBytes {
 		return fmt.Errorf("%w: %d bytes, over %d", ErrResponseTooLarge, n, MaxResponseBytes)
 	}
@@ -111,7 +111,7 @@ func NewMemResponsesAt(now func() time.Time) *MemResponses {
 
 // PutResponse implements ResponseStore.
 func (s *MemResponses) PutResponse(_ context.Context, tenant string, r StoredResponse) error {
-	if err := r.checkSize(); err != nil {
+	if err := r.CheckSize(); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -69,7 +69,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.metrics, "metrics-addr", "", "listen address of GET /metrics (Prometheus, labelled by tenant: not for the public network), e.g. 127.0.0.1:9464; default: no metrics")
 	f.StringVar(&o.tenants, "tenants", "", "tenants file (JSON: names, API key sha256s, limits)")
 	f.StringVar(&o.pluginDir, "plugin-dir", "", "directory of uploaded plugins and compiled code (default: in memory)")
-	f.StringVar(&o.store, "store", "", "PostgreSQL URL of the shared tenants and plugins, postgres://... (default $"+storeEnv+")")
+	f.StringVar(&o.store, "store", "", "PostgreSQL URL of the shared tenants, plugins and stored responses, postgres://... (default $"+storeEnv+")")
 	f.Int64Var(&o.cacheBytes, "module-cache-bytes", 256<<20, "bytes of compiled plugin modules kept on this node, counted as module sizes (LRU; 0: no bound)")
 	f.Int64Var(&o.diskBytes, "compiled-dir-bytes", host.DefaultCompilationCacheDirBytes, "bytes of compiled code kept in --plugin-dir's .compiled/, counted as file sizes (LRU; 0: no bound)")
 	f.IntVar(&o.queue, "queue", 64, "requests admitted and waiting for a place in the batch, shared by the tenants (each holds at most its max_queued, by default half); more get 429")
@@ -179,8 +179,13 @@ func serve(ctx context.Context, o *serveOptions) error {
 		go func() { _ = ps.Run(follow); close(followed) }()
 		defer func() { stopFollowing(); <-followed }()
 	}
+	var responses tenancy.ResponseStore // stored responses: in memory, or with the tenants in the database
+	if ps != nil {
+		responses = ps
+	}
 	srv, err := server.New(server.Config{Tenants: tenants, Store: store, Host: h, Builtins: plugins.Builtin,
-		Queue: o.queue, Parallel: o.parallel, BatchTokens: o.batchTok, Slots: o.slots, KVMemory: o.kvMiB << 20, WriteTimeout: o.writeTime, Logger: log})
+		Queue: o.queue, Parallel: o.parallel, BatchTokens: o.batchTok, Slots: o.slots, KVMemory: o.kvMiB << 20, WriteTimeout: o.writeTime, Logger: log,
+		Responses: responses})
 	if err != nil {
 		return failure(err)
 	}

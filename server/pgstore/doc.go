@@ -1,7 +1,9 @@
 // Package pgstore keeps a server's tenants and plugins in PostgreSQL, so
 // that several replicas share them: tenants (names, limits, the sha256 of
 // each API key, never the keys), and plugin modules content-addressed by
-// sha256 in each tenant's namespace, with their metadata.
+// sha256 in each tenant's namespace, with their metadata; and each
+// tenant's stored responses (POST /v1/responses with store), which every
+// replica reads from the table (responses.go: retention and expiry).
 //
 // Open applies the schema migrations embedded in the binary (migrations/,
 // numbered from 1) under a PostgreSQL advisory lock, so replicas starting
@@ -19,5 +21,6 @@
 // once it listens again, so what it missed is seen then. While the database is unreachable the Store keeps serving what
 // it holds (tenants, the plugin listing, cached modules) and returns
 // errors wrapping tenancy.ErrUnavailable (a 503) for what needs the
-// database: an upload, a delete, a module not cached.
+// database: an upload, a delete, a module not cached, and every stored
+// response (storing one, previous_response_id, GET and DELETE).
 package pgstore

@@ -64,9 +64,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Store is tenants and plugins in PostgreSQL: a tenancy.TenantSource and a
-// tenancy.Store, plus the tenant administration the CLI uses. Safe for
-// concurrent use.
+// Store is tenants, plugins and stored responses in PostgreSQL: a
+// tenancy.TenantSource, a tenancy.Store and a tenancy.ResponseStore, plus
+// the tenant administration the CLI uses. Safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
 	opts Options
@@ -121,13 +121,15 @@ func (s *Store) Close() { s.pool.Close() }
 // unavailable wraps err in tenancy.ErrUnavailable unless it is the
 // database's answer to the statement (a *pgconn.PgError other than a
 // connection or shutdown class): a refused connection, a broken one, a
-// timeout.
+// timeout. A connection the server refused with an error of its own (a
+// database not accepting connections, too many clients) is one refused.
 func unavailable(err error) error {
 	if err == nil {
 		return nil
 	}
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "57P") {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) && errors.As(err, &pe) && !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "57P") {
 		return err
 	}
 	if errors.Is(err, tenancy.ErrUnavailable) {
@@ -426,6 +428,9 @@ func (s *Store) listen(ctx context.Context, down time.Time) (time.Duration, erro
 			// No notification before the periodic resync.
 			if err := s.resync(ctx, true, true); err != nil {
 				return held(), err
+			}
+			if _, err := s.sweepResponses(ctx); err != nil {
+				s.log.Warn("store: deleting expired responses failed", "error", err.Error())
 			}
 			next, reloaded = time.Now().Add(s.opts.Resync), time.Now()
 			continue
