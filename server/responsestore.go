@@ -118,7 +118,7 @@ func responseStoreError(err error, param, consequence string) error {
 		return &APIError{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: param, Code: "response_not_found",
 			Message: what + " is not a stored response of yours (or it has expired)"}
 	case errors.Is(err, tenancy.ErrUnavailable):
-		e := &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "store_unavailable",
+		e := &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "store_unavailable", Param: param,
 			RetryAfter: time.Second, Message: "the response store is unavailable, " + consequence}
 		return fmt.Errorf("%w (%w)", e, err) // the client gets e; the log line both
 	case errors.Is(err, tenancy.ErrResponseTooLarge):
