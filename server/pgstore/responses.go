@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/realizar-host/realizar-host/tenancy"
 )
@@ -24,43 +25,40 @@ import (
 // not keep its rows. Age is the database's clock (now()), the same for
 // every replica.
 
+// foreignKeyViolation is PostgreSQL's SQLSTATE for a row whose tenant
+// is not in realizar_tenants.
+const foreignKeyViolation = "23503"
+
 // ttlSeconds is tenancy.ResponseTTL in seconds, for make_interval.
 var ttlSeconds = tenancy.ResponseTTL.Seconds()
 
-// PutResponse implements tenancy.ResponseStore. It holds the tenant's row
-// for its transaction, so that replicas storing for one tenant together
-// keep its bound exactly. ErrNoTenant when the tenant was removed.
+// PutResponse implements tenancy.ResponseStore. Its three statements
+// (lock the tenant's row, insert, trim) go in one round trip as one
+// implicit transaction; holding the tenant's row keeps replicas storing
+// for one tenant together at its bound exactly. ErrNoTenant when the
+// tenant was removed.
 func (s *Store) PutResponse(ctx context.Context, tenant string, r tenancy.StoredResponse) error {
 	if err := r.CheckSize(); err != nil {
 		return err
 	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, "SELECT 1 FROM realizar_tenants WHERE name = $1 FOR UPDATE", tenant).Scan(&one); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("%w: tenant %s was removed", ErrNoTenant, tenant)
-			}
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO realizar_responses (tenant, id, response, conversation, bytes)
-			VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (tenant, id) DO UPDATE SET response = excluded.response, conversation = excluded.conversation,
-				bytes = excluded.bytes, created_at = excluded.created_at`,
-			tenant, r.ID, string(r.Response), string(r.Conversation), r.Bytes()); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM realizar_responses WHERE tenant = $1 AND (
-				created_at < now() - make_interval(secs => $2)
-				OR seq < (SELECT min(seq) FROM (SELECT seq FROM realizar_responses WHERE tenant = $1 ORDER BY seq DESC LIMIT $3) AS kept))`,
-			tenant, ttlSeconds, tenancy.ResponsesPerTenant)
-		return err
-	})
-	if err != nil && !errors.Is(err, ErrNoTenant) {
-		return unavailable(err)
+	b := &pgx.Batch{}
+	b.Queue("SELECT 1 FROM realizar_tenants WHERE name = $1 FOR UPDATE", tenant)
+	b.Queue(`INSERT INTO realizar_responses (tenant, id, response, conversation, bytes) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (tenant, id) DO UPDATE SET response = excluded.response, conversation = excluded.conversation,
+			bytes = excluded.bytes, created_at = excluded.created_at`,
+		tenant, r.ID, string(r.Response), string(r.Conversation), r.Bytes())
+	b.Queue(`DELETE FROM realizar_responses WHERE tenant = $1 AND (
+			created_at < now() - make_interval(secs => $2)
+			OR seq < (SELECT min(seq) FROM (SELECT seq FROM realizar_responses WHERE tenant = $1 ORDER BY seq DESC LIMIT $3) AS kept))`,
+		tenant, ttlSeconds, tenancy.ResponsesPerTenant)
+	err := s.pool.SendBatch(ctx, b).Close()
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
+		return fmt.Errorf("%w: tenant %s was removed", ErrNoTenant, tenant)
 	}
-	return err
+	return unavailable(err)
 }
 
 // GetResponse implements tenancy.ResponseStore.

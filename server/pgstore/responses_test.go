@@ -2,8 +2,10 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -217,4 +219,36 @@ func TestResponsesUnavailable(t *testing.T) {
 	got, err := s.GetResponse(ctx, "acme", r.ID)
 	require.NoError(t, err)
 	assert.Contains(t, string(got.Response), "kept")
+}
+
+// TestResponsesConcurrentPuts: two replicas storing for one tenant at
+// once keep it at exactly tenancy.ResponsesPerTenant, the newest.
+func TestResponsesConcurrentPuts(t *testing.T) {
+	url := pgtest.Shared(t).NewDatabase(t)
+	a, b := open(t, url, fast(nil)), open(t, url, fast(nil))
+	responseTenants(t, a)
+	ctx := t.Context()
+	const each = tenancy.ResponsesPerTenant/2 + 20
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for r, st := range []*Store{a, b} {
+		wg.Go(func() {
+			for i := range each {
+				if err := st.PutResponse(ctx, "acme", resp(fmt.Sprintf("resp_%012d%012d", r, i), "x")); err != nil {
+					errs[r] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	assert.Equal(t, tenancy.ResponsesPerTenant, rowsOf(t, conn, "acme"))
+	for r := range 2 {
+		_, err := a.GetResponse(ctx, "acme", fmt.Sprintf("resp_%012d%012d", r, each-1))
+		assert.NoError(t, err, "replica %d's last is kept", r)
+	}
 }
