@@ -111,6 +111,10 @@ func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte, load responseLo
 		return prepared{}, unsupported("conversation")
 	}
 	rt := &responsesTurn{tenant: t.Name, req: &req, store: req.Store == nil || *req.Store}
+	if req.PreviousResponseID != nil && *req.PreviousResponseID != load.previousID {
+		// loadResponses reads the same body: it cannot have missed the id
+		return prepared{}, errors.New("server: previous_response_id was not loaded")
+	}
 	rt.items = append(rt.items, load.previous...)
 	calls := map[string]bool{} // the call ids so far
 	for _, it := range rt.items {

@@ -26,7 +26,8 @@ var responseIDPattern = regexp.MustCompile(`^resp_[0-9a-f]{24}$`)
 // responseLoad is what a Responses request reads before its preparation
 // (loadResponses): the previous response's conversation.
 type responseLoad struct {
-	previous []respItem
+	previousID string // the previous_response_id it read ("" none)
+	previous   []respItem
 }
 
 // loadResponses reads what the Responses request body needs from the
@@ -63,7 +64,7 @@ func (s *Server) loadResponses(ctx context.Context, t *tenancy.Tenant, body []by
 		if err := json.Unmarshal(st.Conversation, &load.previous); err != nil {
 			return load, fmt.Errorf("server: stored response %s: %w", st.ID, err)
 		}
-		prevBytes = len(st.Conversation)
+		prevBytes, load.previousID = len(st.Conversation), st.ID
 	}
 	if store && prevBytes+len(body) > tenancy.MaxResponseBytes {
 		return load, tooLargeToStore(prevBytes + len(body))
