@@ -100,10 +100,11 @@ func (s *Store) DeleteResponse(ctx context.Context, tenant, id string) error {
 }
 
 // ResponsesReady implements tenancy.ResponseStore: an error wrapping
-// tenancy.ErrUnavailable while Run's listener has lost the database
-// (or before Run listens), nil while it holds a connection.
+// tenancy.ErrUnavailable from when Run's listener loses the database (or
+// fails to reach it) until it listens again; nil otherwise, before Run
+// too (Open reached the database).
 func (s *Store) ResponsesReady() error {
-	if !s.Connected() {
+	if s.lost.Load() {
 		return fmt.Errorf("%w: the listener has no connection to the database", tenancy.ErrUnavailable)
 	}
 	return nil

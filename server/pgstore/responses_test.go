@@ -55,6 +55,7 @@ func TestResponsesAcrossReplicas(t *testing.T) {
 	a, b := open(t, url, fast(nil)), open(t, url, fast(nil))
 	responseTenants(t, a)
 	ctx := t.Context()
+	assert.NoError(t, a.ResponsesReady(), "before Run: Open reached the database")
 	r := resp("resp_000000000000000000000001", "secret of acme")
 	require.NoError(t, a.PutResponse(ctx, "acme", r))
 

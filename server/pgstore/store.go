@@ -82,6 +82,7 @@ type Store struct {
 	served map[removal]struct{}
 
 	connected atomic.Bool // the listener holds a connection
+	lost      atomic.Bool // the listener lost its connection (or never made one) and has not listened again
 	syncs     atomic.Int64
 	replicas  atomic.Int64 // live replicas, as last counted
 }
@@ -363,6 +364,7 @@ func (s *Store) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
+		s.lost.Store(true)
 		if held >= maxBackoff {
 			backoff = minBackoff
 		}
@@ -410,6 +412,7 @@ func (s *Store) listen(ctx context.Context, down time.Time) (time.Duration, erro
 	}
 	began := time.Now()
 	held := func() time.Duration { return time.Since(began) }
+	s.lost.Store(false)
 	if !s.connected.Swap(true) {
 		if down.IsZero() {
 			s.log.Info("store: listening for changes")
