@@ -119,7 +119,7 @@ func newTenantsCmd() *cobra.Command {
 
 	remove := &cobra.Command{
 		Use:   "remove NAME",
-		Short: "Delete a tenant with its keys and plugins",
+		Short: "Delete a tenant with its keys, plugins and stored responses",
 		Args:  cobra.ExactArgs(1),
 		RunE: with(func(cmd *cobra.Command, st *pgstore.Store, args []string) error {
 			if err := st.RemoveTenant(cmd.Context(), args[0]); err != nil {

@@ -143,7 +143,8 @@ func (s *Store) RevokeKey(ctx context.Context, name, keySHA256 string) error {
 	})
 }
 
-// RemoveTenant deletes tenant name with its keys and plugins.
+// RemoveTenant deletes tenant name with its keys, plugins and stored
+// responses.
 func (s *Store) RemoveTenant(ctx context.Context, name string) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "DELETE FROM realizar_tenants WHERE name = $1", name)
