@@ -87,6 +87,14 @@ func TestResponsesAcrossReplicas(t *testing.T) {
 	require.NoError(t, err, "beta's is untouched")
 	assert.Contains(t, string(got.Response), "beta's")
 
+	// Kept as written: escapes a model's text can hold (NUL, a lone surrogate) and key order.
+	odd := tenancy.StoredResponse{ID: "resp_000000000000000000000002", Response: []byte(`{"z":1,"a":"\u0000\ud800 \"x\""}`),
+		Conversation: []byte(`[]`)}
+	require.NoError(t, a.PutResponse(ctx, "acme", odd))
+	got, err = b.GetResponse(ctx, "acme", odd.ID)
+	require.NoError(t, err)
+	assert.Equal(t, string(odd.Response), string(got.Response))
+
 	// A tenant removed takes its responses with it; storing for it is ErrNoTenant.
 	require.NoError(t, a.RemoveTenant(ctx, "beta"))
 	_, err = b.GetResponse(ctx, "beta", r.ID)
