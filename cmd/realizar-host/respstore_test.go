@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +32,8 @@ type storedReply struct {
 // with previous_response_id, read and deleted through B; another tenant
 // reaches it through neither. With PostgreSQL stopped, the requests that
 // need a stored response are 503 store_unavailable before any generation
-// and the rest are served; once it is back nothing stored is lost.
+// and the rest are served; once it is back nothing stored is lost. The
+// OpenAI SDK does the replica switch too (testdata/sdk/replicas.mjs).
 func TestServeResponsesReplicas(t *testing.T) {
 	pg := pgtest.Shared(t)
 	url := pg.NewDatabase(t)
@@ -83,6 +89,20 @@ func TestServeResponsesReplicas(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code, string(b))
 	code, b, _ = post(baseA, acme, next)
 	assert.Equal(t, http.StatusNotFound, code, string(b))
+
+	// The same through the OpenAI SDK (npm openai, pinned in scripts/sdk-install.sh).
+	sdkDir, err := filepath.Abs(filepath.Join("..", "..", ".cache", "sdk"))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(sdkDir, "node_modules"))
+	require.NoError(t, err, "the npm API clients are not installed: run scripts/sdk-install.sh (make test-deps)")
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	node := exec.CommandContext(ctx, "node", filepath.Join("testdata", "sdk", "replicas.mjs"))
+	node.Env = append(os.Environ(), "BASE_A="+baseA, "BASE_B="+baseB, "API_KEY="+acme, "OTHER_KEY="+beta,
+		"MODEL="+strings.TrimSuffix(filepath.Base(model), ".gguf"), "SDK_DIR="+sdkDir)
+	out, err := node.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "deleted through B, gone through A")
 
 	// PostgreSQL goes away.
 	code, b, kept := post(baseA, acme, `{"input": "Kept", "max_output_tokens": 2}`)
