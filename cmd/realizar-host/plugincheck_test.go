@@ -294,3 +294,30 @@ func TestREADMEManifestExample(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, ", there was a little girl named Lily. She", stdout)
 }
+
+// TestREADMEPackagesExample: README's "Using the packages" shows
+// testdata/packages-go as it is, and its commands, run as written (the
+// clone's path for /path/to/realizar-host), build it in a module of its own
+// and print what the README says it prints.
+func TestREADMEPackagesExample(t *testing.T) {
+	src, err := os.ReadFile("testdata/packages-go/main.go")
+	require.NoError(t, err)
+	program := readmeBlock(t, "## Using the packages", "go", "package main")
+	assert.Equal(t, string(src), program, "README.md does not show testdata/packages-go/main.go as it is")
+
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	script := strings.ReplaceAll(readmeBlock(t, "## Using the packages", "sh", "go run ."), "/path/to/realizar-host", root)
+	first, rest, ok := strings.Cut(script, "\n")
+	require.True(t, ok)
+	require.True(t, strings.HasPrefix(first, "mkdir story && cd story"), first)
+	// The user saves the program as main.go after the first line.
+	script = first + "\ncp " + filepath.Join(root, "cmd/realizar-host/testdata/packages-go/main.go") + " main.go\n" + rest
+	cmd := exec.Command("bash", "-eu", "-o", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOPROXY=off")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	want := readmeBlock(t, "## Using the packages", "text", "(40 tokens")
+	assert.True(t, strings.HasSuffix(string(out), want), "the output is not the README's:\n%s", out)
+}
