@@ -16,9 +16,10 @@ import (
 // memory is slow on a loaded machine with costly page faults: 16 MiB took
 // 380 ms on a busy 2-core VM) reaches its cap and is reported as
 // ErrPluginMemory, not ErrPluginTimeout: the host's time growing the memory
-// is not charged to the guest's deadline. growHook makes every growth last
-// three deadlines, so without that rule the deadline always fires during
-// the first one, whatever the machine's speed.
+// is not charged to the guest's deadline (nor to the init deadline, nor to
+// a StepDeadline). growHook makes every growth last three deadlines, so
+// without that rule the deadline always fires during the first one,
+// whatever the machine's speed.
 func TestMemoryCapWinsOverDeadlineDuringGrowth(t *testing.T) {
 	const deadline = 300 * time.Millisecond
 	wasm, err := os.ReadFile("testdata/bad.wasm")
@@ -40,7 +41,7 @@ func TestMemoryCapWinsOverDeadlineDuringGrowth(t *testing.T) {
 			// bad.wat: instantiation sizes the memory (2 pages), init grows
 			// it by 1 for the region (3), seed 3 grows by 16 pages (19)
 			// until refused (35 > 20), then traps.
-			p, err := h.Load(context.Background(), wasm, LoadOptions{Limits: Limits{MemoryPages: 20, CallTimeout: tc.call, InitTimeout: 10 * deadline}})
+			p, err := h.Load(context.Background(), wasm, LoadOptions{Limits: Limits{MemoryPages: 20, CallTimeout: tc.call, InitTimeout: deadline}})
 			require.NoError(t, err)
 			s, err := NewSampler(benchVocab(1000), p)
 			require.NoError(t, err)
