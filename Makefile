@@ -17,8 +17,10 @@ export REALIZAR_TEST_COMPILE_CACHE ?= $(CURDIR)/.cache/test-compiled
 
 all: build
 
+## build: bin/realizar-host and bin/wasmmeta (the metadata tool "Writing a plugin" calls by name).
 build:
 	$(GO) build -o $(BIN) ./cmd/realizar-host
+	$(GO) build -o $(dir $(BIN))wasmmeta ./abi/cmd/wasmmeta
 
 ## test: everything CI checks (installing first, idempotently, what the tests read).
 test: test-deps lint test-unit test-purego test-race test-cross test-guests test-plugins test-cuda test-fuzz test-ref test-deploy test-demo

@@ -38,9 +38,14 @@ type Limits struct {
 	// DefaultMemoryPages.
 	MemoryPages uint32
 	// CallTimeout is the deadline of each per-step and per-turn call.
-	// Default DefaultCallTimeout.
+	// Default DefaultCallTimeout. It counts the guest's time and the host
+	// functions it calls, not the host's time growing the guest's memory
+	// (allocating and copying it, which a loaded machine can make slower
+	// than the deadline): a guest growing toward MemoryPages reaches the
+	// cap and fails as ErrPluginMemory rather than ErrPluginTimeout.
 	CallTimeout time.Duration
-	// InitTimeout is the deadline of instantiation plus realizar_init.
+	// InitTimeout is the deadline of instantiation plus realizar_init
+	// (memory growth not counted, as for CallTimeout).
 	// Default DefaultInitTimeout.
 	InitTimeout time.Duration
 }

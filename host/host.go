@@ -48,6 +48,10 @@ type Host struct {
 	compilations atomic.Int64
 	// open counts the compiled modules not yet closed (CompiledModules).
 	open atomic.Int64
+
+	// growHook, when set (by tests), runs in every growth of a guest's
+	// memory, where the host allocates and copies it.
+	growHook func()
 }
 
 // cacheKey is a compiled module's identity: its namespace and the sha256

@@ -38,6 +38,16 @@ type instance struct {
 	cancel   context.CancelFunc
 	timer    *time.Timer
 	timedOut atomic.Bool
+	// The armed deadline, kept by the goroutine making the call so that a
+	// growth of the guest's memory can stop it and start it again with
+	// what was left (capAllocator): left is what remained at armedAt;
+	// paused is set while a growth holds it; grew sums the growths'
+	// time in the call running (or the last one).
+	armedAt  time.Time
+	left     time.Duration
+	pausedAt time.Time
+	paused   bool
+	grew     time.Duration
 	// stepLimit is the StepDeadline's D when the call running (or the
 	// last one) was armed with what was left of its step rather than
 	// its own CallTimeout; 0 otherwise.
@@ -65,9 +75,10 @@ func (p *Plugin) instantiate(vocab engine.Vocab, maxPiece int, log *logBuffer) (
 	st := &instState{vocab: vocab, config: p.values, log: log, nanotime: nanotime, random: abi.NewRNG(abi.RandomGetSalt)}
 	i := &instance{
 		p: p, st: st, nVocab: vocab.Size(), maxPiece: maxPiece,
-		alloc: &capAllocator{capBytes: uint64(p.limits.MemoryPages) * 65536, live: &p.h.memories},
+		alloc: &capAllocator{capBytes: uint64(p.limits.MemoryPages) * 65536, live: &p.h.memories, hook: p.h.growHook},
 		stack: make([]uint64, 5),
 	}
+	i.alloc.pause, i.alloc.resume = i.pause, i.resume
 	base := context.WithValue(context.Background(), stateKey{}, st)
 	i.ctx, i.cancel = context.WithCancel(base)
 	i.timer = time.AfterFunc(time.Hour, func() {
@@ -160,8 +171,39 @@ func (i *instance) start() error {
 	return nil
 }
 
-func (i *instance) arm(d time.Duration) { i.timer.Reset(d) }
-func (i *instance) disarm()             { i.timer.Stop() }
+// arm starts the deadline of a call: d from now.
+func (i *instance) arm(d time.Duration) {
+	i.armedAt, i.left, i.grew = time.Now(), d, 0
+	i.timer.Reset(d)
+}
+
+// disarm stops the deadline after the call.
+func (i *instance) disarm() {
+	i.timer.Stop()
+	i.paused = false
+}
+
+// pause stops the deadline while the host grows the guest's memory. A
+// deadline already fired (or not armed) stays as it is.
+func (i *instance) pause() {
+	if !i.timer.Stop() {
+		return
+	}
+	i.pausedAt = time.Now()
+	i.left -= i.pausedAt.Sub(i.armedAt)
+	i.paused = true
+}
+
+// resume starts the deadline paused by pause again with what was left.
+func (i *instance) resume() {
+	if !i.paused {
+		return
+	}
+	i.paused = false
+	i.armedAt = time.Now()
+	i.grew += i.armedAt.Sub(i.pausedAt)
+	i.timer.Reset(max(i.left, 0))
+}
 
 // call runs fn with the instance's stack under the call deadline.
 func (i *instance) call(fn api.Function) error {

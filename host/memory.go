@@ -10,11 +10,23 @@ import (
 // past capBytes: memory.grow then returns -1 in the guest, and refused
 // records that it happened so a following trap is reported as
 // ErrPluginMemory. live counts memories allocated and not yet freed.
+//
+// A growth below the cap allocates a larger buffer and copies the memory
+// into it, which the host's machine may make slow (page faults on a loaded
+// VM: 380 ms for 16 MiB was seen). pause and resume, when set, are called
+// around that work so the instance stops its call deadline meanwhile: the
+// host's time growing the memory is not the guest's, and a guest growing
+// toward its cap reaches it (ErrPluginMemory) instead of being cut on the
+// way (ErrPluginTimeout). The work is bounded: at most a copy of capBytes
+// per doubling.
 type capAllocator struct {
 	capBytes uint64
 	refused  atomic.Bool
 	live     *atomic.Int64
 	size     atomic.Uint64 // the memory's current size in bytes
+
+	pause, resume func()
+	hook          func() // Host.growHook
 }
 
 // pages is the memory's current size in 64 KiB pages.
@@ -39,6 +51,13 @@ func (m *cappedMemory) Reallocate(size uint64) []byte {
 	if size > m.a.capBytes {
 		m.a.refused.Store(true)
 		return nil
+	}
+	if m.a.pause != nil {
+		m.a.pause()
+		defer m.a.resume()
+	}
+	if m.a.hook != nil {
+		m.a.hook()
 	}
 	m.a.size.Store(size)
 	if size <= uint64(cap(m.buf)) {

@@ -269,6 +269,7 @@ func (s *Sampler) call(st *stage, logits []float32) (int32, error) {
 		return 0, st.failure("step", s.deadline.spent())
 	}
 	err := i.callFor(i.step, d, step)
+	s.deadline.exclude(i.grew)
 	i.st.accepted = nil
 	if err != nil {
 		return 0, st.fail("step", err)

@@ -9,7 +9,9 @@ import (
 // adapters of its policies (SetStepDeadline on its Sampler and its
 // StopPolicy): the plugin calls of one step together — the processors',
 // the sampler's and the stop policy's, the host functions they call and
-// the host's copies between them — get at most D. A step begins with
+// the host's copies between them — get at most D (less the host's time
+// growing a guest's memory, which no deadline counts: Limits.CallTimeout).
+// A step begins with
 // Sampler.Sample; the StopPolicy.Check that follows it belongs to the
 // same step, and a Check with no Sample before it begins a step of its
 // own. Time the engine spends outside the adapters (the forward, other
@@ -59,6 +61,14 @@ func (s *StepDeadline) check() {
 func (s *StepDeadline) end() {
 	if s != nil {
 		s.used += time.Since(s.start)
+	}
+}
+
+// exclude takes d, the host's time growing a guest's memory in a plugin
+// call of the running adapter call, off the step's time.
+func (s *StepDeadline) exclude(d time.Duration) {
+	if s != nil {
+		s.used -= d
 	}
 }
 

@@ -72,7 +72,9 @@ func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
 	if !ok {
 		return engine.Decision{}, s.st.failure("check", s.deadline.spent())
 	}
-	if err := i.callFor(i.step, d, step); err != nil {
+	err := i.callFor(i.step, d, step)
+	s.deadline.exclude(i.grew)
+	if err != nil {
 		return engine.Decision{}, s.st.fail("check", err)
 	}
 	r := int32(i.stack[0])

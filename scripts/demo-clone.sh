@@ -2,7 +2,8 @@
 # make test-demo: `make demo` on a fresh clone of HEAD in a folder with no
 # ../shared beside it (under .cache/, removed afterwards), with REALIZAR_MODEL
 # unset: the demo must need nothing outside the clone. It checks that the story
-# is stories260K's greedy text (models/README.md). Uncommitted changes are not
+# is stories260K's greedy text (models/README.md), then that make build gives
+# the two commands README's "Writing a plugin" calls (realizar-host, wasmmeta). Uncommitted changes are not
 # in the clone; the Go build cache is shared, so only the demo's own work is
 # paid again (about 50 s on 2 cores, most of it writing the 110M fixture).
 set -euo pipefail
@@ -23,4 +24,9 @@ if ! grep -qF "$want" <<<"$out"; then
 	echo "test-demo: the story is not stories260K's greedy text" >&2
 	exit 1
 fi
-echo "test-demo: make demo ran to completion on a fresh clone in $tmp (no ../shared)"
+# "Writing a plugin" calls realizar-host and wasmmeta by name from bin/ (make build).
+(cd "$tmp/realizar-host" && make -s build >/dev/null && [[ -x bin/realizar-host && -x bin/wasmmeta ]]) || {
+	echo "test-demo: make build does not give bin/realizar-host and bin/wasmmeta" >&2
+	exit 1
+}
+echo "test-demo: make demo ran to completion on a fresh clone in $tmp (no ../shared); make build gave bin/realizar-host and bin/wasmmeta"

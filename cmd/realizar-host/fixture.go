@@ -53,7 +53,7 @@ func newFixtureCmd() *cobra.Command {
 				if err != nil {
 					return failure(err)
 				}
-				if err := writeQuantizeSummary(cmd.OutOrStdout(), out, rep); err != nil {
+				if err := writeQuantizeSummary(cmd.OutOrStdout(), out, rep, true); err != nil {
 					return failure(err)
 				}
 				return nil

@@ -246,3 +246,78 @@ func TestGoGuestCrash(t *testing.T) {
 	assert.Equal(t, exitBadPlugin, code)
 	assert.Contains(t, stderr, "realizar-host: realizar_init failed: plugin sampler bad")
 }
+
+// readmeBlock returns the body of the first fenced block of the given
+// language in README.md's section headed heading ("### In C") that holds
+// marker.
+func readmeBlock(t *testing.T, heading, lang, marker string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	require.True(t, ok, "README.md has no %q", heading)
+	for {
+		var block string
+		_, block, ok = strings.Cut(sec, "```"+lang+"\n")
+		require.True(t, ok, "README.md's %q has no %s block holding %q", heading, lang, marker)
+		block, sec, _ = strings.Cut(block, "```")
+		if strings.Contains(block, marker) {
+			return block
+		}
+	}
+}
+
+// TestREADMEManifestExample builds the C top1 as README's "In C" says, with
+// its commands as written (clang-14, wasmmeta, plugin check), then runs the
+// manifest of "Policies" as written beside it: its sha256 pin is the whole
+// digest of that build, so it loads.
+func TestREADMEManifestExample(t *testing.T) {
+	testenv.Tool(t, "clang-14", "apt-get install clang-14 lld-14")
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "wasmmeta"), "../../abi/cmd/wasmmeta").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NoError(t, os.Symlink(e2eBinary(t), filepath.Join(dir, "realizar-host")))
+	src, err := os.ReadFile("testdata/plugin-c/top1.c")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "top1.c"), src, 0o644))
+
+	build := exec.Command("bash", "-eu", "-o", "pipefail", "-c", readmeBlock(t, "### In C", "sh", "clang-14 "))
+	build.Dir = dir
+	build.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err = build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "ok: sampler top1-c 1.0.0 (ABI v1)")
+
+	manifest := filepath.Join(dir, "manifest.json")
+	require.NoError(t, os.WriteFile(manifest, []byte(readmeBlock(t, "## Policies", "json", `"path": "top1-meta.wasm"`)), 0o644))
+	stdout, stderr, code := runIn(t, "", "run", "-m", storiesModel(t), "-p", "Once upon a time", "-n", "12", "--sampler", manifest)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, ", there was a little girl named Lily. She", stdout)
+}
+
+// TestREADMEPackagesExample: README's "Using the packages" shows
+// testdata/packages-go as it is, and its commands, run as written (the
+// clone's path for /path/to/realizar-host), build it in a module of its own
+// and print what the README says it prints.
+func TestREADMEPackagesExample(t *testing.T) {
+	src, err := os.ReadFile("testdata/packages-go/main.go")
+	require.NoError(t, err)
+	program := readmeBlock(t, "## Using the packages", "go", "package main")
+	assert.Equal(t, string(src), program, "README.md does not show testdata/packages-go/main.go as it is")
+
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	script := strings.ReplaceAll(readmeBlock(t, "## Using the packages", "sh", "go run ."), "/path/to/realizar-host", root)
+	first, rest, ok := strings.Cut(script, "\n")
+	require.True(t, ok)
+	require.True(t, strings.HasPrefix(first, "mkdir story && cd story"), first)
+	// The user saves the program as main.go after the first line.
+	script = first + "\ncp " + filepath.Join(root, "cmd/realizar-host/testdata/packages-go/main.go") + " main.go\n" + rest
+	cmd := exec.Command("bash", "-eu", "-o", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOPROXY=off")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	want := readmeBlock(t, "## Using the packages", "text", "(40 tokens")
+	assert.True(t, strings.HasSuffix(string(out), want), "the output is not the README's:\n%s", out)
+}

@@ -40,7 +40,7 @@ func newQuantizeCmd() *cobra.Command {
 			if err != nil {
 				return quantizeError(err)
 			}
-			if err := writeQuantizeSummary(cmd.OutOrStdout(), args[1], rep); err != nil {
+			if err := writeQuantizeSummary(cmd.OutOrStdout(), args[1], rep, false); err != nil {
 				return failure(err)
 			}
 			return nil
@@ -64,8 +64,9 @@ func quantizeError(err error) error {
 }
 
 // writeQuantizeSummary prints one line: the output, its tensor types and the
-// sizes.
-func writeQuantizeSummary(w io.Writer, out string, rep quantize.Report) error {
+// sizes. drawn says the tensors were drawn and quantized in memory (fixture
+// --type): the float size is then one never written, and says so.
+func writeQuantizeSummary(w io.Writer, out string, rep quantize.Report, drawn bool) error {
 	h := rep.Histogram()
 	types := make([]gguf.TensorType, 0, len(h))
 	for t := range h {
@@ -76,8 +77,11 @@ func writeQuantizeSummary(w io.Writer, out string, rep quantize.Report) error {
 	for i, t := range types {
 		parts[i] = fmt.Sprintf("%v %d", t, h[t])
 	}
-	_, err := fmt.Fprintf(w, "%s: %v, %d tensors (%s), %.1f MB -> %.1f MB in %.2fs\n",
-		out, rep.FileType, len(rep.Tensors), strings.Join(parts, ", "),
-		float64(rep.SourceBytes)/1e6, float64(rep.OutputBytes)/1e6, rep.Elapsed.Seconds())
+	sizes := fmt.Sprintf("%.1f MB -> %.1f MB", float64(rep.SourceBytes)/1e6, float64(rep.OutputBytes)/1e6)
+	if drawn {
+		sizes = fmt.Sprintf("%.1f MB (%.1f MB as floats, never written)", float64(rep.OutputBytes)/1e6, float64(rep.SourceBytes)/1e6)
+	}
+	_, err := fmt.Fprintf(w, "%s: %v, %d tensors (%s), %s in %.2fs\n",
+		out, rep.FileType, len(rep.Tensors), strings.Join(parts, ", "), sizes, rep.Elapsed.Seconds())
 	return err
 }
