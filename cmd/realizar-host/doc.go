@@ -6,6 +6,7 @@
 //	realizar-host run --model M.gguf (--prompt TEXT | --prompt-file F | stdin) [flags]
 //	realizar-host chat --model M.gguf [--system TEXT] [flags]
 //	realizar-host perplexity --model M.gguf --file TEXT [--ctx-size N] [--json]
+//	realizar-host embed --model M.gguf [--pooling mean|cls|last] (TEXT... | --file F) [--json]
 //	realizar-host bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--json]
 //	realizar-host plugin check NAME|FILE.wasm|MANIFEST.json [--config JSON|@FILE] [--json]
 //	realizar-host inspect MODEL.gguf [--tokens TEXT] [--json]
