@@ -4,12 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/testenv"
+	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -155,4 +160,44 @@ func TestTemplateKwargsRefused(t *testing.T) {
 			assert.Equal(t, tc.param, param)
 		})
 	}
+}
+
+// TestQwen3ThinkingSwitch: on the qwen3-tiny fixture (Qwen3's architecture
+// and its 151,936-token vocabulary, narrowed to one 64-wide layer) with
+// Qwen3's template, enable_thinking false (chat_template_kwargs, or
+// Messages' thinking disabled) adds exactly the tokens of the empty think
+// block the template closes, "<think>\n\n</think>\n\n", to the prompt.
+func TestQwen3ThinkingSwitch(t *testing.T) {
+	vocab, err := gguf.Open(testenv.VocabFile(t, fixture.VocabFile("qwen3")))
+	require.NoError(t, err)
+	defer vocab.Close()
+	c := fixture.Qwen3Tiny()
+	c.Embd, c.FF, c.Layers, c.Heads, c.HeadsKV, c.KeyLength = 64, 128, 1, 2, 1, 32
+	path := filepath.Join(t.TempDir(), "qwen3-tiny.gguf")
+	require.NoError(t, fixture.GenerateFile(path, c, vocab))
+	r := testSandbox(t)
+	s := startServerWith(t, testTenantsFile(), Config{}, func(m *Model, mdl *model.Model) {
+		withToolFile(t, path, readHFTemplate(t, "Qwen-Qwen3-0.6B.jinja"), r)(m, mdl)
+	})
+	prompt := func(path, body string) int {
+		code, b := s.do(t, "POST", path, keyA, []byte(body))
+		require.Equal(t, http.StatusOK, code, string(b))
+		var got struct {
+			Usage       *usage `json:"usage"`
+			InputTokens int    `json:"input_tokens"`
+		}
+		require.NoError(t, json.Unmarshal(b, &got))
+		if got.Usage != nil {
+			return got.Usage.PromptTokens
+		}
+		return got.InputTokens
+	}
+	chat := `{"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 1, "temperature": 0%s}`
+	on := prompt("/v1/chat/completions", fmt.Sprintf(chat, ""))
+	off := prompt("/v1/chat/completions", fmt.Sprintf(chat, `, "chat_template_kwargs": {"enable_thinking": false}`))
+	block := len(s.model.Tokenizer.Encode("<think>\n\n</think>\n\n", tokenizerOpts(false)))
+	assert.Equal(t, on+block, off)
+	msgs := `{"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 2000, "thinking": %s}`
+	assert.Equal(t, off, prompt("/v1/messages/count_tokens", fmt.Sprintf(msgs, `{"type": "disabled"}`)))
+	assert.Equal(t, on, prompt("/v1/messages/count_tokens", fmt.Sprintf(msgs, `{"type": "enabled", "budget_tokens": 1024}`)))
 }
