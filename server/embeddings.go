@@ -197,7 +197,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request, t *ten
 		return prepareError(waitCtx, err)
 	}
 	defer release()
-	tokens, err := s.embeddingTokens(inputs, e.ContextLength())
+	tokens, err := s.embeddingTokens(inputs, min(e.ContextLength(), s.model.Forward.ContextLength()))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/realizar-host/realizar-host/embedding"
+	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -132,6 +133,9 @@ func newEmbedCmd() *cobra.Command {
 			out := bufio.NewWriter(cmd.OutOrStdout())
 			for i, in := range inputs {
 				toks := m.tok.Encode(in, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+				if n := m.fwd.ContextLength(); len(toks) > n {
+					return turnError(fmt.Errorf("text %d is %d tokens, the context %d: %w", i+1, len(toks), n, engine.ErrContextExceeded))
+				}
 				v, err := e.Embed(toks)
 				if err != nil {
 					return turnError(fmt.Errorf("text %d: %w", i+1, err))

@@ -81,6 +81,9 @@ func TestEmbedCommand(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
 		assert.Contains(t, stderr, tc.want, tc.args)
 	}
+	_, stderr, code = runIn(t, "", "embed", "-m", model, "--pooling", "mean", "--ctx-size", "4", texts[1])
+	assert.Equal(t, exitContext, code, stderr)
+	assert.Contains(t, stderr, "the context 4")
 }
 
 // out0 joins lines as embed prints them.
