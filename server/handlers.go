@@ -229,6 +229,9 @@ func (s *Server) prepareChat(req *chatRequest) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
+	if vars, err = withReasoningEffort(vars, req.ReasoningEffort, "reasoning_effort"); err != nil {
+		return prepared{}, err
+	}
 	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools,
 		think: splitsReasoning(req.ReasoningFormat, template), templateVars: vars}
 	if req.TopLogprobs != nil {

@@ -99,6 +99,9 @@ type chatRequest struct {
 	// ChatTemplateKwargs is llama-server's chat_template_kwargs: an object
 	// whose members the chat template sees as variables (templateKwargs).
 	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
+	// ReasoningEffort is OpenAI's reasoning_effort, applied to the
+	// template's variables after ChatTemplateKwargs (withReasoningEffort).
+	ReasoningEffort *string `json:"reasoning_effort"`
 }
 
 // chatMessage is one message; content is a string, an array of text

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -66,4 +68,33 @@ func withThinking(vars map[string]json.RawMessage, on bool) map[string]json.RawM
 	}
 	out[enableThinking] = json.RawMessage(fmt.Sprint(on))
 	return out
+}
+
+// reasoningEfforts are OpenAI's reasoning_effort values.
+var reasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+
+// withReasoningEffort applies OpenAI's reasoning effort (chat's
+// reasoning_effort, Responses' reasoning.effort) to the template variables
+// as llama-server does: "none" turns thinking off (enable_thinking false),
+// any other value reaches the template as reasoning_effort (gpt-oss's
+// templates read it; others ignore it). nil leaves vars as they are. A
+// value outside reasoningEfforts is a 400 naming param.
+func withReasoningEffort(vars map[string]json.RawMessage, effort *string, param string) (map[string]json.RawMessage, error) {
+	if effort == nil {
+		return vars, nil
+	}
+	if !slices.Contains(reasoningEfforts, *effort) {
+		return nil, badRequest(param, "%s %q is not one of %s", param, *effort, strings.Join(reasoningEfforts, ", "))
+	}
+	if *effort == "none" {
+		out := withThinking(vars, false)
+		delete(out, "reasoning_effort")
+		return out, nil
+	}
+	out := make(map[string]json.RawMessage, len(vars)+1)
+	for k, v := range vars {
+		out[k] = v
+	}
+	out["reasoning_effort"] = jsonString(*effort)
+	return out, nil
 }

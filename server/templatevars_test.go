@@ -50,18 +50,24 @@ func TestChatTemplateKwargs(t *testing.T) {
 		{"messages thinking disabled", "/v1/messages/count_tokens", fmt.Sprintf(anthropic, `, "thinking": {"type": "disabled"}`), off},
 		{"messages thinking enabled", "/v1/messages/count_tokens", fmt.Sprintf(anthropic, `, "thinking": {"type": "enabled", "budget_tokens": 1024}`), on},
 		{"messages default", "/v1/messages/count_tokens", fmt.Sprintf(anthropic, ""), nil},
+		{"chat reasoning_effort none", "/v1/chat/completions", fmt.Sprintf(chat, `, "chat_template_kwargs": {"enable_thinking": true}, "reasoning_effort": "none"`), off},
+		{"chat reasoning_effort high", "/v1/chat/completions", fmt.Sprintf(chat, `, "reasoning_effort": "high"`), map[string]json.RawMessage{"reasoning_effort": json.RawMessage(`"high"`)}},
+		{"responses reasoning effort none", "/v1/responses", `{"input": "Think, then answer.", "max_output_tokens": 1, "reasoning": {"effort": "none", "summary": "auto"}}`, off},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, b := s.do(t, "POST", tc.path, keyA, []byte(tc.body))
 			require.Equal(t, http.StatusOK, code, string(b))
 			var got struct {
-				Usage       *usage `json:"usage"`
-				InputTokens int    `json:"input_tokens"`
+				Usage *struct {
+					PromptTokens int `json:"prompt_tokens"`
+					InputTokens  int `json:"input_tokens"`
+				} `json:"usage"`
+				InputTokens int `json:"input_tokens"`
 			}
 			require.NoError(t, json.Unmarshal(b, &got))
 			n := got.InputTokens
 			if got.Usage != nil {
-				n = got.Usage.PromptTokens
+				n = got.Usage.PromptTokens + got.Usage.InputTokens
 			}
 			assert.Equal(t, promptTokens(tc.vars), n)
 		})
@@ -139,6 +145,8 @@ func TestTemplateKwargsRefused(t *testing.T) {
 		{"budget small", "/v1/messages", fmt.Sprintf(msgs, `{"type": "enabled", "budget_tokens": 1023}`), "thinking.budget_tokens"},
 		{"budget past max_tokens", "/v1/messages", fmt.Sprintf(msgs, `{"type": "enabled", "budget_tokens": 2000}`), "thinking.budget_tokens"},
 		{"budget when disabled", "/v1/messages", fmt.Sprintf(msgs, `{"type": "disabled", "budget_tokens": 1024}`), "thinking.budget_tokens"},
+		{"reasoning_effort", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hi"}], "reasoning_effort": "extreme"}`, "reasoning_effort"},
+		{"reasoning.effort", "/v1/responses", `{"input": "Hi", "reasoning": {"effort": "extreme"}}`, "reasoning.effort"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, b := s.do(t, "POST", tc.path, keyA, []byte(tc.body))
@@ -200,4 +208,29 @@ func TestQwen3ThinkingSwitch(t *testing.T) {
 	msgs := `{"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 2000, "thinking": %s}`
 	assert.Equal(t, off, prompt("/v1/messages/count_tokens", fmt.Sprintf(msgs, `{"type": "disabled"}`)))
 	assert.Equal(t, on, prompt("/v1/messages/count_tokens", fmt.Sprintf(msgs, `{"type": "enabled", "budget_tokens": 1024}`)))
+}
+
+// TestWithReasoningEffort: none turns thinking off and drops a
+// reasoning_effort variable; another effort becomes the variable; nil
+// leaves the variables alone; an unknown effort is a 400.
+func TestWithReasoningEffort(t *testing.T) {
+	str := func(s string) *string { return &s }
+	kw := map[string]json.RawMessage{"enable_thinking": json.RawMessage(`true`), "reasoning_effort": json.RawMessage(`"high"`), "x": json.RawMessage(`1`)}
+	for _, tc := range []struct {
+		effort *string
+		want   map[string]json.RawMessage
+	}{
+		{nil, kw},
+		{str("none"), map[string]json.RawMessage{"enable_thinking": json.RawMessage(`false`), "x": json.RawMessage(`1`)}},
+		{str("low"), map[string]json.RawMessage{"enable_thinking": json.RawMessage(`true`), "reasoning_effort": json.RawMessage(`"low"`), "x": json.RawMessage(`1`)}},
+	} {
+		got, err := withReasoningEffort(kw, tc.effort, "reasoning_effort")
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+	}
+	assert.Equal(t, json.RawMessage(`"high"`), kw["reasoning_effort"], "the request's own map is not changed")
+	_, err := withReasoningEffort(nil, str("max"), "reasoning_effort")
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "reasoning_effort", ae.Param)
 }
