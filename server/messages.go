@@ -122,6 +122,12 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 	}
 	if thinking != nil {
 		p.templateVars = withThinking(p.templateVars, *thinking)
+		if req.ReasoningFormat == "" {
+			// Anthropic's semantics: thinking blocks exactly when thinking
+			// is on, whatever the template says (reasoning_format, when
+			// given, still decides).
+			p.think = *thinking
+		}
 	}
 	p.stopSequences = req.StopSequences
 	return p, nil
@@ -134,7 +140,9 @@ const minThinkingBudget = 1024
 // anthropicThinking reads the thinking parameter: absent or null leaves the
 // template's default (nil); {"type": "enabled", "budget_tokens": N} turns
 // thinking on (true), {"type": "disabled"} off (false), as the chat
-// template's enable_thinking. N must be an integer of at least
+// template's enable_thinking and the reasoning split (a <think> block is a
+// thinking block when on, text when off, unless reasoning_format says
+// otherwise). N must be an integer of at least
 // minThinkingBudget and under maxTokens, as Anthropic requires; the
 // budget itself is not enforced (the thinking block ends when the model
 // ends it, or at max_tokens). Anything else is a 400 naming the field.

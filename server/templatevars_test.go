@@ -234,3 +234,35 @@ func TestWithReasoningEffort(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "reasoning_effort", ae.Param)
 }
+
+// TestMessagesThinkingSplit: on a template that does not mention </think>
+// (reasoning_format auto would not split), Messages' thinking enabled
+// splits a forced <think> block into a thinking block, disabled leaves it
+// in the text, and reasoning_format, when given, still decides.
+func TestMessagesThinkingSplit(t *testing.T) {
+	r := testSandbox(t)
+	template := "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}"
+	s := startServerWith(t, testTenantsFile(), Config{}, withToolModel(t, template, r))
+	g, _ := json.Marshal(thinkGrammar)
+	messages := func(extra string) anthropicMessageOut {
+		code, b := s.do(t, "POST", "/v1/messages", keyA, []byte(`{"messages": [{"role": "user", "content": "Hi"}],
+			"max_tokens": 2000, "seed": 4, "top_k": 40, "grammar": `+string(g)+extra+`}`))
+		require.Equal(t, http.StatusOK, code, string(b))
+		var m anthropicMessageOut
+		require.NoError(t, json.Unmarshal(b, &m))
+		return m
+	}
+	plain := messages("")
+	require.Len(t, plain.Content, 1, "auto does not split for this template")
+	assert.Regexp(t, `^<think>[a-z]{1,3}</think>[a-z]{1,3}$`, *plain.Content[0].Text)
+	on := messages(`, "thinking": {"type": "enabled", "budget_tokens": 1024}`)
+	require.Len(t, on.Content, 2)
+	assert.Equal(t, "thinking", on.Content[0].Type)
+	assert.Equal(t, *plain.Content[0].Text, "<think>"+*on.Content[0].Thinking+"</think>"+*on.Content[1].Text)
+	off := messages(`, "thinking": {"type": "disabled"}`)
+	require.Len(t, off.Content, 1)
+	assert.Equal(t, *plain.Content[0].Text, *off.Content[0].Text)
+	overruled := messages(`, "thinking": {"type": "enabled", "budget_tokens": 1024}, "reasoning_format": "none"`)
+	require.Len(t, overruled.Content, 1)
+	assert.Equal(t, *plain.Content[0].Text, *overruled.Content[0].Text)
+}
