@@ -50,6 +50,11 @@
 // previous turns, so each turn processes only the new ones (the stats line
 // shows them as reused). /reset starts over, /exit quits.
 //
+// embed prints each text's embedding: its final hidden states pooled by
+// --pooling (mean, cls, last) or the file's {arch}.pooling_type and scaled
+// to unit length, as llama-server's /v1/embeddings (package embedding);
+// serve --pooling makes the same vectors for POST /v1/embeddings.
+//
 // perplexity scores a text teacher-forced through Session.Score; bench
 // measures prefill and decode speed with end-of-generation ignored; plugin
 // check validates a plugin (a file, a manifest or an embedded policy by
