@@ -263,8 +263,11 @@ func (s *Server) embeddingTokens(inputs []embeddingInput, contextLength int) ([]
 	return out, nil
 }
 
-// embedError maps an Embedder's failure on input i: the checks before it
-// make a bad token or an input past the context a server fault here.
+// embedError maps an Embedder's failure on input i: a bad token or an
+// input past the context (which embeddingTokens already refuses, so only
+// an Embedder with a shorter context than it reports gives them) is a 400
+// naming the input; anything else is the server's own failure (a 500
+// whose detail stays in the log).
 func embedError(i int, err error) error {
 	if errors.Is(err, engine.ErrBadToken) || errors.Is(err, engine.ErrContextExceeded) {
 		return badRequest(fmt.Sprintf("input[%d]", i), "input[%d]: %v", i, err)
