@@ -184,7 +184,7 @@ func (r *Renderer) Render(ctx context.Context, template string, msgs []tokenizer
 		now = time.Now()
 	}
 	req := wire.Request{Template: template, Messages: list, Tools: opts.Tools,
-		AddGenerationPrompt: opts.AddGenerationPrompt, BOS: opts.BOS, EOS: opts.EOS, Now: now.Format(time.RFC3339Nano),
+		AddGenerationPrompt: opts.AddGenerationPrompt, BOS: opts.BOS, EOS: opts.EOS, Now: now.Format(time.RFC3339Nano), Vars: opts.Vars,
 		MaxStack: r.cfg.StackBytes, MaxSteps: jinja.DefaultLimits.Steps, MaxBytes: r.cfg.OutputBytes}
 	in, err := json.Marshal(req)
 	if err != nil {

@@ -71,6 +71,7 @@ func TestMatchesInProcess(t *testing.T) {
 	t.Logf("%d templates from vocabulary files", len(cases)-len(files))
 	cases["loop"] = "{% for m in messages %}{{ loop.index }}:{{ m.role|upper }}={{ m.content|trim }};{% endfor %}{% if add_generation_prompt %}>{% endif %}{{ bos_token }}{{ eos_token }}"
 	cases["unicode"] = "{{ messages[0].content ~ ' ünï ' ~ '😀' }}"
+	cases["vars"] = "{{ enable_thinking is defined }}|{{ extra.a[1] if extra is defined else '' }}"
 	cases["syntax error"] = "{% for %}"
 	cases["raise_exception"] = "{{ raise_exception('roles must alternate') }}"
 	cases["tools"] = "{{ tools|tojson }}|{{ messages[0].content[0].text }}|{{ strftime_now('%d %b %Y') }}"
@@ -78,6 +79,10 @@ func TestMatchesInProcess(t *testing.T) {
 		for _, gen := range []bool{false, true} {
 			opts := tokenizer.ChatOptions{AddGenerationPrompt: gen, BOS: "<s>", EOS: "</s>", Now: time.Date(2025, 7, 4, 9, 5, 3, 0, time.UTC)}
 			msgs := chatMsgs
+			if gen {
+				// chat_template_kwargs: seen by the templates that read them (Qwen3's enable_thinking).
+				opts.Vars = map[string]json.RawMessage{"enable_thinking": json.RawMessage(`false`), "extra": json.RawMessage(`{"a": [1, "b"]}`)}
+			}
 			if name == "tools" {
 				opts.Tools = json.RawMessage(`[{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": 2.0}}}]`)
 				msgs = []tokenizer.Message{{Raw: json.RawMessage(`{"role": "user", "content": [{"type": "text", "text": "ünï"}]}`)}}

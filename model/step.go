@@ -129,17 +129,23 @@ func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
 		return nil, err
 	}
 	for lo := start; lo < len(tokens); {
-		hi := min(lo+s.m.batchSize, len(tokens))
-		if len(tokens)-hi == 1 && hi-lo > 2 {
-			// Never leave one token for a last pass: a pass of two or
-			// more sums in ggml's batch orders whatever its size, so
-			// the span gets the bits llama.cpp's one ubatch gives it.
-			hi--
-		}
+		hi := prefillChunkEnd(lo, len(tokens), s.m.batchSize)
 		s.forward(tokens[lo:hi], lo)
 		lo = hi
 	}
 	return s.logits, nil
+}
+
+// prefillChunkEnd is the end of the prefill pass that starts at token lo of
+// n, at most batch tokens. It never leaves one token for a last pass: a
+// pass of two or more sums in ggml's batch orders whatever its size, so the
+// span gets the bits llama.cpp's one ubatch gives it.
+func prefillChunkEnd(lo, n, batch int) int {
+	hi := min(lo+batch, n)
+	if n-hi == 1 && hi-lo > 2 {
+		hi--
+	}
+	return hi
 }
 
 // Verify processes tokens[start:] (positions start..len(tokens)-1) in one

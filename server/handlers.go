@@ -60,6 +60,9 @@ type prepared struct {
 	think bool
 	// responses is a Responses request's own (nil for the others).
 	responses *responsesTurn
+	// templateVars are the chat template's further variables
+	// (chat_template_kwargs; Messages' thinking as enable_thinking).
+	templateVars map[string]json.RawMessage
 }
 
 // checkCommon validates the fields shared by both endpoints.
@@ -222,8 +225,15 @@ func (s *Server) prepareChat(req *chatRequest) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
+	vars, err := templateKwargs(req.ChatTemplateKwargs)
+	if err != nil {
+		return prepared{}, err
+	}
+	if vars, err = withReasoningEffort(vars, req.ReasoningEffort, "reasoning_effort"); err != nil {
+		return prepared{}, err
+	}
 	p := prepared{fields: &req.samplingFields, maxTokens: maxTokens, messages: tools.withToolPrompt(msgs, template), tools: tools,
-		think: splitsReasoning(req.ReasoningFormat, template)}
+		think: splitsReasoning(req.ReasoningFormat, template), templateVars: vars}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
 			return prepared{}, badRequest("top_logprobs", "top_logprobs must be in [0, 20], not %d", *req.TopLogprobs)
@@ -250,7 +260,7 @@ func (s *Server) tokenizePrompt(ctx context.Context, p *prepared) error {
 				return s.model.RenderChat(ctx, template, msgs, opts)
 			}
 		}
-		opts := tokenizer.ChatOptions{AddGenerationPrompt: true}
+		opts := tokenizer.ChatOptions{AddGenerationPrompt: true, Vars: p.templateVars}
 		if p.tools.active() {
 			opts.Tools = p.tools.raw
 		}

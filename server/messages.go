@@ -42,6 +42,9 @@ type messagesRequest struct {
 	ToolChoice json.RawMessage `json:"tool_choice"`
 	// Metadata ({"user_id"}) is accepted and not used.
 	Metadata json.RawMessage `json:"metadata"`
+	// Thinking is {"type": "enabled", "budget_tokens": N} or {"type":
+	// "disabled"}: the chat template's enable_thinking (anthropicThinking).
+	Thinking json.RawMessage `json:"thinking"`
 }
 
 // anthropicMessage is one message: content is a string or an array of
@@ -109,12 +112,73 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 	if chat.ToolChoice, chat.ParallelToolCalls, err = anthropicToolChoice(req.ToolChoice); err != nil {
 		return prepared{}, err
 	}
+	thinking, err := anthropicThinking(req.Thinking, req.MaxTokens)
+	if err != nil {
+		return prepared{}, err
+	}
 	p, err := s.prepareChat(&chat)
 	if err != nil {
 		return p, err
 	}
+	if thinking != nil {
+		p.templateVars = withThinking(p.templateVars, *thinking)
+		if req.ReasoningFormat == "" {
+			// Anthropic's semantics: thinking blocks exactly when thinking
+			// is on, whatever the template says (reasoning_format, when
+			// given, still decides).
+			p.think = *thinking
+		}
+	}
 	p.stopSequences = req.StopSequences
 	return p, nil
+}
+
+// Anthropic's bound on thinking.budget_tokens: at least 1024, and under
+// max_tokens.
+const minThinkingBudget = 1024
+
+// anthropicThinking reads the thinking parameter: absent or null leaves the
+// template's default (nil); {"type": "enabled", "budget_tokens": N} turns
+// thinking on (true), {"type": "disabled"} off (false), as the chat
+// template's enable_thinking and the reasoning split (a <think> block is a
+// thinking block when on, text when off, unless reasoning_format says
+// otherwise). N must be an integer of at least
+// minThinkingBudget and under maxTokens, as Anthropic requires; the
+// budget itself is not enforced (the thinking block ends when the model
+// ends it, or at max_tokens). Anything else is a 400 naming the field.
+func anthropicThinking(raw json.RawMessage, maxTokens *int) (*bool, error) {
+	if !present(raw) {
+		return nil, nil
+	}
+	var th struct {
+		Type         string          `json:"type"`
+		BudgetTokens json.RawMessage `json:"budget_tokens"`
+	}
+	if json.Unmarshal(raw, &th) != nil {
+		return nil, badRequest("thinking", `thinking must be {"type": "enabled", "budget_tokens": N} or {"type": "disabled"}`)
+	}
+	on := false
+	switch th.Type {
+	case "enabled":
+		var budget int
+		if json.Unmarshal(th.BudgetTokens, &budget) != nil {
+			return nil, badRequest("thinking.budget_tokens", "thinking.budget_tokens is required with type enabled, an integer")
+		}
+		if budget < minThinkingBudget {
+			return nil, badRequest("thinking.budget_tokens", "thinking.budget_tokens must be >= %d, not %d", minThinkingBudget, budget)
+		}
+		if maxTokens != nil && budget >= *maxTokens {
+			return nil, badRequest("thinking.budget_tokens", "thinking.budget_tokens (%d) must be less than max_tokens (%d)", budget, *maxTokens)
+		}
+		on = true
+	case "disabled":
+		if present(th.BudgetTokens) {
+			return nil, badRequest("thinking.budget_tokens", "thinking.budget_tokens goes with type enabled only")
+		}
+	default:
+		return nil, badRequest("thinking.type", "thinking.type %q is not enabled or disabled", th.Type)
+	}
+	return &on, nil
 }
 
 // jsonString is s as a JSON string.

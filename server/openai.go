@@ -96,6 +96,12 @@ type chatRequest struct {
 	TopLogprobs *int          `json:"top_logprobs"`
 	// ParallelToolCalls allows more than one call in a turn (default true).
 	ParallelToolCalls *bool `json:"parallel_tool_calls"`
+	// ChatTemplateKwargs is llama-server's chat_template_kwargs: an object
+	// whose members the chat template sees as variables (templateKwargs).
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
+	// ReasoningEffort is OpenAI's reasoning_effort, applied to the
+	// template's variables after ChatTemplateKwargs (withReasoningEffort).
+	ReasoningEffort *string `json:"reasoning_effort"`
 }
 
 // chatMessage is one message; content is a string, an array of text

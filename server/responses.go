@@ -53,6 +53,13 @@ type responsesRequest struct {
 	Store              *bool           `json:"store"`
 	PreviousResponseID *string         `json:"previous_response_id"`
 	Metadata           json.RawMessage `json:"metadata"`
+	// Reasoning is {"effort", "summary"}: effort as chat's
+	// reasoning_effort; summary is accepted and not read (the reasoning
+	// item carries the whole reasoning text).
+	Reasoning *struct {
+		Effort  *string         `json:"effort"`
+		Summary json.RawMessage `json:"summary"`
+	} `json:"reasoning"`
 	// Refused: present and meaningful means 400.
 	Background   *bool           `json:"background"`
 	Conversation json.RawMessage `json:"conversation"`
@@ -132,6 +139,12 @@ func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte, load responseLo
 	rt.items = append(rt.items, input...)
 
 	chat := chatRequest{samplingFields: req.samplingFields, ParallelToolCalls: req.ParallelToolCalls}
+	if req.Reasoning != nil {
+		if _, err := withReasoningEffort(nil, req.Reasoning.Effort, "reasoning.effort"); err != nil {
+			return prepared{}, err
+		}
+		chat.ReasoningEffort = req.Reasoning.Effort
+	}
 	chat.MaxTokens = req.MaxOutputTokens
 	if req.Instructions != nil && *req.Instructions != "" {
 		chat.Messages = append(chat.Messages, chatMessage{Role: "system", Content: jsonString(*req.Instructions)})

@@ -98,10 +98,13 @@ func TestResponsesStream(t *testing.T) {
 
 // FuzzAPIRequests: the Messages and Responses translations never panic
 // on any body, and what they accept is valid chat input (a translated
-// message's content is a JSON string).
+// message's content is a JSON string); the template variables
+// (chat_template_kwargs, thinking, reasoning_effort) never panic, stay
+// within their bound and never replace a variable of the server's.
 func FuzzAPIRequests(f *testing.F) {
 	f.Add([]byte(`{"system": "s", "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "x"}]}]}], "tools": [{"name": "f", "input_schema": {}}], "tool_choice": {"type": "tool", "name": "f"}}`))
 	f.Add([]byte(`{"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}, {"type": "function_call_output", "call_id": "c", "output": "1"}], "text": {"format": {"type": "json_schema", "schema": {}}}}`))
+	f.Add([]byte(`{"max_tokens": 2000, "thinking": {"type": "enabled", "budget_tokens": 1024}, "chat_template_kwargs": {"enable_thinking": false, "x": [1]}, "reasoning_effort": "low"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m messagesRequest
 		if json.Unmarshal(b, &m) == nil {
@@ -116,6 +119,20 @@ func FuzzAPIRequests(f *testing.F) {
 			}
 			_, _ = anthropicTools(m.Tools)
 			_, _, _ = anthropicToolChoice(m.ToolChoice)
+			if on, err := anthropicThinking(m.Thinking, m.MaxTokens); err == nil && on != nil {
+				vars := withThinking(nil, *on)
+				require.Equal(t, fmt.Sprint(*on), string(vars[enableThinking]))
+			}
+		}
+		var c chatRequest
+		if json.Unmarshal(b, &c) == nil {
+			if vars, err := templateKwargs(c.ChatTemplateKwargs); err == nil {
+				require.LessOrEqual(t, len(vars), maxTemplateKwargs)
+				for k := range vars {
+					require.False(t, serverVars[k], "a server variable replaced: %s", k)
+				}
+				_, _ = withReasoningEffort(vars, c.ReasoningEffort, "reasoning_effort")
+			}
 		}
 		var r responsesRequest
 		if json.Unmarshal(b, &r) == nil {

@@ -76,3 +76,23 @@ func TestVercelAISDK(t *testing.T) {
 		require.True(t, strings.Contains(out, step+" ok"), out)
 	}
 }
+
+// TestOpenAIEmbeddingsSDK: the official OpenAI SDK (npm openai, pinned)
+// against /v1/embeddings: embeddings.create with its default base64
+// encoding and with float, one input and a batch, every value equal to
+// the Embedder's; dimensions other than the model's as its
+// BadRequestError (testdata/sdk/embeddings.mjs).
+func TestOpenAIEmbeddingsSDK(t *testing.T) {
+	s, e := startEmbeddingServer(t, testTenantsFile())
+	texts := []string{"Once upon a time", "Hello there, little bird", "A"}
+	want := make([][]float32, len(texts))
+	for i, text := range texts {
+		v, err := e.Embed(s.model.Tokenizer.Encode(text, tokenizerOpts(true)))
+		require.NoError(t, err)
+		want[i] = v
+	}
+	out := runSDKScript(t, s, "embeddings.mjs", keyA, "TEXTS="+jsonOf(t, texts), "EXPECTED="+jsonOf(t, want))
+	for _, step := range []string{"create", "batch", "error"} {
+		require.True(t, strings.Contains(out, step+" ok"), out)
+	}
+}

@@ -47,6 +47,9 @@ type Model struct {
 	// no template escapes. nil renders in-process (tokenizer.RenderJinja,
 	// no budget): for trusted templates only.
 	RenderChat func(ctx context.Context, template string, msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error)
+	// Embedder makes POST /v1/embeddings's vectors; nil (a model with no
+	// pooling type) makes every embeddings request a 400.
+	Embedder Embedder
 }
 
 // Config is what New needs. Tenants, Store, Host and Builtins are required.
@@ -274,6 +277,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/responses", s.authed("responses", s.needModel(s.handleResponses)))
 	s.mux.HandleFunc("GET /v1/responses/{id}", s.authed("responses", s.handleGetResponse))
 	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.authed("responses", s.handleDeleteResponse))
+	s.mux.HandleFunc("POST /v1/embeddings", s.authed("embeddings", s.needModel(s.handleEmbeddings)))
 	s.mux.HandleFunc("POST /tokenize", s.authed("tokenize", s.needModel(s.handleTokenize)))
 	s.mux.HandleFunc("POST /detokenize", s.authed("detokenize", s.needModel(s.handleDetokenize)))
 	s.mux.HandleFunc("POST /v1/plugins", s.authed("plugins", s.needModel(s.handleUpload)))

@@ -81,7 +81,11 @@ func toolFixture(t testing.TB) string {
 
 // withToolModel serves the tool fixture with template, rendered in r.
 func withToolModel(t *testing.T, template string, r *chatsandbox.Renderer) func(*Model, *model.Model) {
-	path := toolFixture(t)
+	return withToolFile(t, toolFixture(t), template, r)
+}
+
+// withToolFile is withToolModel over the model file at path.
+func withToolFile(t *testing.T, path, template string, r *chatsandbox.Renderer) func(*Model, *model.Model) {
 	return func(m *Model, _ *model.Model) {
 		f, err := gguf.Open(path)
 		require.NoError(t, err)

@@ -68,6 +68,11 @@ type ChatOptions struct {
 	// Now is the time strftime_now formats, in its own location; the zero
 	// Time means the current time.
 	Now time.Time
+	// Vars are further variables the template sees, each a JSON value by
+	// name (llama-server's chat_template_kwargs, such as enable_thinking:
+	// false for Qwen3). Set after the variables above, so a name of theirs
+	// replaces it, as llama.cpp's extra context does.
+	Vars map[string]json.RawMessage
 }
 
 // MessagesJSON is msgs as the JSON array a template sees: each message's
@@ -108,13 +113,17 @@ func ChatVars(msgs []Message, opts ChatOptions) (map[string]any, error) {
 	if opts.Tools != nil {
 		tools = opts.Tools
 	}
-	return map[string]any{
+	vars := map[string]any{
 		"messages":              list,
 		"tools":                 tools,
 		"add_generation_prompt": opts.AddGenerationPrompt,
 		"bos_token":             opts.BOS,
 		"eos_token":             opts.EOS,
-	}, nil
+	}
+	for k, v := range opts.Vars {
+		vars[k] = v
+	}
+	return vars, nil
 }
 
 // RenderJinja renders a Hugging Face chat template as transformers'

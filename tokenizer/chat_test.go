@@ -153,6 +153,35 @@ func TestRenderJinjaVariables(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTemplateLimit)
 }
 
+// TestRenderJinjaVars: ChatOptions.Vars reach the template as JSON values
+// (chat_template_kwargs), after and over the standard variables; Qwen3's
+// template closes an empty think block when enable_thinking is false.
+func TestRenderJinjaVars(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vars map[string]json.RawMessage
+		want string
+	}{
+		{"none", nil, "False|None|x"},
+		{"bool and object", map[string]json.RawMessage{"enable_thinking": json.RawMessage(`false`), "o": json.RawMessage(`{"k": [1, "s"]}`)}, "True|[1, 's']|x"},
+		{"over a standard variable", map[string]json.RawMessage{"bos_token": json.RawMessage(`"<B>"`)}, "False|None|<B>"},
+	} {
+		got, err := RenderJinja("{{ enable_thinking is defined and enable_thinking is false }}|{{ o.k if o is defined else None }}|{{ bos_token }}",
+			nil, ChatOptions{BOS: "x", Vars: tc.vars})
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "jinja", "testdata", "hf", "templates", "Qwen-Qwen3-0.6B.jinja"))
+	require.NoError(t, err)
+	msgs := []Message{{Role: "user", Content: "hi"}}
+	on, err := RenderJinja(string(b), msgs, ChatOptions{AddGenerationPrompt: true})
+	require.NoError(t, err)
+	off, err := RenderJinja(string(b), msgs, ChatOptions{AddGenerationPrompt: true, Vars: map[string]json.RawMessage{"enable_thinking": json.RawMessage(`false`)}})
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(on, "<|im_start|>assistant\n"), on)
+	assert.Equal(t, on+"<think>\n\n</think>\n\n", off)
+}
+
 func TestDetectFormat(t *testing.T) {
 	cases := map[string]ChatFormat{
 		"":                                     FormatChatML,

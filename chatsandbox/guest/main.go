@@ -7,7 +7,7 @@
 //
 //	{"template": "...", "messages": [{"role": "...", ...}], "tools": null,
 //	 "add_generation_prompt": true, "bos_token": "...", "eos_token": "...",
-//	 "now": "2025-07-04T09:05:03Z", "max_stack": 8388608,
+//	 "now": "2025-07-04T09:05:03Z", "vars": {"enable_thinking": false}, "max_stack": 8388608,
 //	 "max_steps": 1000000, "max_bytes": 1048576}
 //
 // writes the rendered text to stdout and exits 0. A template that does not
@@ -77,6 +77,9 @@ func render(req wire.Request) (out string, code int, msg string) {
 		"add_generation_prompt": req.AddGenerationPrompt,
 		"bos_token":             req.BOS,
 		"eos_token":             req.EOS,
+	}
+	for k, v := range req.Vars {
+		vars[k] = v
 	}
 	tpl, err := jinja.Parse(req.Template)
 	if err == nil {

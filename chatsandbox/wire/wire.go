@@ -16,6 +16,9 @@ type Request struct {
 	BOS                 string          `json:"bos_token"`
 	EOS                 string          `json:"eos_token"`
 	Now                 string          `json:"now"` // RFC 3339, what strftime_now sees
+	// Vars are further variables by name (tokenizer.ChatOptions.Vars), set
+	// after the ones above.
+	Vars map[string]json.RawMessage `json:"vars,omitempty"`
 	// MaxStack is the goroutine stack limit in bytes (0: Go's default), so
 	// that deep recursion fails as a stack overflow before the linear
 	// memory cap.

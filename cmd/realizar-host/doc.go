@@ -6,6 +6,7 @@
 //	realizar-host run --model M.gguf (--prompt TEXT | --prompt-file F | stdin) [flags]
 //	realizar-host chat --model M.gguf [--system TEXT] [flags]
 //	realizar-host perplexity --model M.gguf --file TEXT [--ctx-size N] [--json]
+//	realizar-host embed --model M.gguf [--pooling mean|cls|last] (TEXT... | --file F) [--json]
 //	realizar-host bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--json]
 //	realizar-host plugin check NAME|FILE.wasm|MANIFEST.json [--config JSON|@FILE] [--json]
 //	realizar-host inspect MODEL.gguf [--tokens TEXT] [--json]
@@ -48,6 +49,11 @@
 // model's chat template and answers it; the Session keeps the tokens of the
 // previous turns, so each turn processes only the new ones (the stats line
 // shows them as reused). /reset starts over, /exit quits.
+//
+// embed prints each text's embedding: its final hidden states pooled by
+// --pooling (mean, cls, last) or the file's {arch}.pooling_type and scaled
+// to unit length, as llama-server's /v1/embeddings (package embedding);
+// serve --pooling makes the same vectors for POST /v1/embeddings.
 //
 // perplexity scores a text teacher-forced through Session.Score; bench
 // measures prefill and decode speed with end-of-generation ignored; plugin

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -50,6 +51,10 @@ func modelPath(path string) (string, error) {
 	}
 	return path, nil
 }
+
+// modelID is the name a model file is served and reported under: its base
+// name without .gguf.
+func modelID(path string) string { return strings.TrimSuffix(filepath.Base(path), ".gguf") }
 
 // resolve fills path from the environment and checks the numbers.
 func (m *modelFlags) resolve() error {

@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	root.AddCommand(newRunCmd(), newChatCmd(), newBenchCmd(), newPerplexityCmd(), newPluginCmd(),
+	root.AddCommand(newRunCmd(), newChatCmd(), newBenchCmd(), newPerplexityCmd(), newEmbedCmd(), newPluginCmd(),
 		newInspectCmd(), newQuantizeCmd(), newFixtureCmd(), newServeCmd(), newGrammarCmd(), newTenantsCmd(), newTemplateCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -44,6 +43,7 @@ type serveOptions struct {
 	readTime   time.Duration
 	idleTime   time.Duration
 	logJSON    bool
+	pooling    string
 }
 
 func newServeCmd() *cobra.Command {
@@ -52,6 +52,7 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve --model M.gguf [--addr 127.0.0.1:8080] [--tenants FILE] [--plugin-dir DIR | --store postgres://...]",
 		Short: "Serve the model over an OpenAI-compatible HTTP API with per-tenant WebAssembly policies",
 		Long: "Serve one model over HTTP: /v1/completions, /v1/chat/completions (SSE with stream: true),\n" +
+			"/v1/messages, /v1/responses, /v1/embeddings (with a pooling type: the file's or --pooling),\n" +
 			"/v1/models, /v1/plugins (upload, list, delete), /tokenize, /detokenize, /health, /ready.\n" +
 			"--metrics-addr serves the Prometheus metrics (GET /metrics, labelled by tenant) on a listener of\n" +
 			"their own, for the operator's scraper: keep it off the public network.\n" +
@@ -82,6 +83,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&o.readTime, "read-timeout", 30*time.Second, "most time to read a request, headers and body (a slower body is cut off)")
 	f.DurationVar(&o.idleTime, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may wait for its next request")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
+	f.StringVar(&o.pooling, "pooling", "", poolingFlagUsage+" (POST /v1/embeddings)")
 	return cmd
 }
 
@@ -111,6 +113,9 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("--module-cache-bytes %d: must be >= 0", o.cacheBytes))
 	case o.diskBytes < 0:
 		return usage(fmt.Errorf("--compiled-dir-bytes %d: must be >= 0", o.diskBytes))
+	}
+	if err := checkPoolingFlag(o.pooling); err != nil {
+		return err
 	}
 	storeAt := storeURL(o.store)
 	if storeAt != "" && (o.tenants != "" || o.pluginDir != "") {
@@ -229,10 +234,20 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer ct.Close(context.Background())
-	m := &server.Model{ID: strings.TrimSuffix(filepath.Base(o.model.path), ".gguf"), Forward: l.fwd, Tokenizer: l.tok,
+	m := &server.Model{ID: modelID(o.model.path), Forward: l.fwd, Tokenizer: l.tok,
 		KVBytesPerPosition: l.model.KVBytesPerPosition()}
 	if ct.r != nil {
 		m.RenderChat = ct.r.Render
+	}
+	embedder, noEmbeddings, err := embedderFor(l, o.pooling)
+	if err != nil {
+		return err
+	}
+	if embedder != nil {
+		m.Embedder = embedder
+		log.Info("embeddings", "pooling", embedder.Pooling().String(), "dimensions", embedder.Dims())
+	} else {
+		log.Info("embeddings off", "reason", noEmbeddings)
 	}
 	// Each further sequence: a step of its own (a KV cache, on the device
 	// under --gpu) over the same weights.

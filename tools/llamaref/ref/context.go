@@ -37,6 +37,11 @@ type ContextConfig struct {
 	// on a machine shared with other work; sleeping costs a little latency
 	// at each barrier. Results are the same either way.
 	SleepIdle bool
+	// Pooling, when not 0, makes an embeddings context (llama.cpp's
+	// embeddings = true) pooling by llama.cpp's enum llama_pooling_type
+	// (1 mean, 2 cls, 3 last), whatever the file declares; see
+	// [Context.Embedding]. 0 is the logits context the other methods use.
+	Pooling int32
 }
 
 func (c ContextConfig) withDefaults() ContextConfig {
@@ -78,6 +83,10 @@ func (m *Model) NewContext(cfg ContextConfig) (*Context, error) {
 	p.TypeK = llama.GGMLTypeF16
 	p.TypeV = llama.GGMLTypeF16
 	p.Embeddings = 0
+	if cfg.Pooling != 0 {
+		p.Embeddings = 1
+		p.PoolingType = llama.PoolingType(cfg.Pooling)
+	}
 	p.Offload_kqv = 0
 	p.OpOffload = 0
 	p.NoPerf = 1
