@@ -6,6 +6,9 @@ import (
 )
 
 // samplingFields are the request fields shared by completions and chat.
+// The sampling parameters' fields are sampling.Params' keys, each read by
+// its key (samplingFields.number, .has); TestRequestFieldsMatchParams
+// checks that every parameter has its field.
 type samplingFields struct {
 	Model               string   `json:"model"`
 	MaxTokens           *int     `json:"max_tokens"`
@@ -15,6 +18,8 @@ type samplingFields struct {
 	TopK                *int     `json:"top_k"`
 	MinP                *float64 `json:"min_p"`
 	RepeatPenalty       *float64 `json:"repeat_penalty"`
+	RepeatLastN         *int     `json:"repeat_last_n"`
+	TypicalP            *float64 `json:"typical_p"`
 	FrequencyPenalty    *float64 `json:"frequency_penalty"`
 	PresencePenalty     *float64 `json:"presence_penalty"`
 	// llama.cpp's XTC, top-n-sigma and dynamic temperature (the standard

@@ -15,7 +15,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
+	"github.com/realizar-host/realizar-host/plugins/sampling"
 	"github.com/realizar-host/realizar-host/tenancy"
 )
 
@@ -307,12 +307,15 @@ func (s *Server) resolve(ctx context.Context, t *tenancy.Tenant, ref pluginRef, 
 	return p, nil
 }
 
-// hasSamplingFields reports whether f sets a field the standard sampler reads.
+// hasSamplingFields reports whether f sets a parameter the standard
+// sampler reads (sampling.Of(sampling.Standard)).
 func hasSamplingFields(f *samplingFields) bool {
-	return f.Temperature != nil || f.TopP != nil || f.TopK != nil || f.MinP != nil || f.RepeatPenalty != nil ||
-		f.FrequencyPenalty != nil || f.PresencePenalty != nil || len(f.LogitBias) > 0 || f.TopNSigma != nil ||
-		f.XTCProbability != nil || f.XTCThreshold != nil || f.DynatempRange != nil || f.DynatempExponent != nil ||
-		len(f.Samplers) > 0 || f.Mirostat != nil || f.MirostatTau != nil || f.MirostatEta != nil
+	for _, p := range sampling.Of(sampling.Standard) {
+		if f.has(p.Key) {
+			return true
+		}
+	}
+	return false
 }
 
 // grammarParam is the field that asked for the grammar processor.
@@ -326,27 +329,20 @@ func grammarParam(f *samplingFields) string {
 	return "response_format"
 }
 
-// openAIDefaults are the standard sampler's settings for fields a request
-// leaves out: OpenAI's defaults (temperature 1, top_p 1, no top-k, no
-// min-p) rather than llama.cpp's; the penalties are off in both.
-func openAIDefaults() plugins.Standard {
-	one, zero, none := 1.0, 0.0, 0
-	return plugins.Standard{Temperature: &one, TopP: &one, TopK: &none, MinP: &zero}
-}
-
 // standardConfig is the standard sampler's config for the request's
-// fields over openAIDefaults; a value outside the sampler's ranges is a
-// 400 naming the field.
+// fields, each number parameter of sampling.Params the request leaves out
+// at its server default where that differs from the sampler's (OpenAI's
+// temperature 1, top_p 1, no top-k or min-p; the penalties are off in
+// both); a value outside the sampler's ranges is a 400 naming the field.
 func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
-	cfg := openAIDefaults()
-	cfg.Temperature = cmp.Or(f.Temperature, cfg.Temperature)
-	cfg.TopP = cmp.Or(f.TopP, cfg.TopP)
-	cfg.TopK = cmp.Or(f.TopK, cfg.TopK)
-	cfg.MinP = cmp.Or(f.MinP, cfg.MinP)
-	cfg.RepeatPenalty, cfg.PresencePenalty, cfg.FrequencyPenalty = f.RepeatPenalty, f.PresencePenalty, f.FrequencyPenalty
-	cfg.TopNSigma, cfg.XTCProbability, cfg.XTCThreshold = f.TopNSigma, f.XTCProbability, f.XTCThreshold
-	cfg.DynatempRange, cfg.DynatempExponent = f.DynatempRange, f.DynatempExponent
-	cfg.Mirostat, cfg.MirostatTau, cfg.MirostatEta = f.Mirostat, f.MirostatTau, f.MirostatEta
+	var cfg plugins.Standard
+	for _, p := range sampling.Of(sampling.Standard) {
+		if v, ok := f.number(p.Key); ok {
+			cfg.SetNumber(p.Key, v)
+		} else if p.Server != nil {
+			cfg.SetNumber(p.Key, *p.Server)
+		}
+	}
 	if len(f.Samplers) > 0 && string(f.Samplers) != "null" {
 		names, err := plugins.ParseSamplers(f.Samplers)
 		if err != nil {
@@ -365,11 +361,11 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 		}
 	}
 	if err := cfg.Check(nVocab); err != nil {
-		var re *standard.RangeError
+		var re *sampling.RangeError
 		if errors.As(err, &re) {
 			return nil, rangeError(re)
 		}
-		var se *standard.SamplerError
+		var se *sampling.SamplerError
 		if errors.As(err, &se) {
 			return nil, badRequest("samplers", "samplers: %q %s", se.Name, se.Why)
 		}
@@ -380,7 +376,7 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 
 // rangeError is the 400 of a sampling field out of range, naming the
 // field and the value.
-func rangeError(re *standard.RangeError) *APIError {
+func rangeError(re *sampling.RangeError) *APIError {
 	if re.Got == "" {
 		return badRequest(re.Key, "%s must be %s", re.Key, re.Want)
 	}
@@ -401,9 +397,17 @@ func mirostatV2Config(f *samplingFields, nVocab int) (json.RawMessage, error) {
 	if _, err := standardConfig(&g, nVocab); err != nil {
 		return nil, err
 	}
-	m := plugins.MirostatV2{Temperature: cmp.Or(f.Temperature, openAIDefaults().Temperature), Tau: f.MirostatTau, Eta: f.MirostatEta}
+	var m plugins.MirostatV2
+	for _, key := range []string{"temperature", "mirostat_tau", "mirostat_eta"} {
+		p, _ := sampling.Lookup(key)
+		if v, ok := f.number(key); ok {
+			m.SetNumber(key, v)
+		} else if p.Server != nil {
+			m.SetNumber(key, *p.Server) // OpenAI's temperature, 1
+		}
+	}
 	if err := m.Check(); err != nil {
-		var re *standard.RangeError
+		var re *sampling.RangeError
 		if errors.As(err, &re) {
 			return nil, rangeError(re)
 		}
@@ -424,10 +428,14 @@ func dryConfig(f *samplingFields, mirostat int) (json.RawMessage, error) {
 	if f.DrySequenceBreakers != nil && len(f.DrySequenceBreakers) == 0 { // as llama.cpp's server
 		return nil, badRequest("dry_sequence_breakers", "dry_sequence_breakers must be a non-empty list of strings")
 	}
-	d := plugins.DRY{Multiplier: f.DryMultiplier, Base: f.DryBase, AllowedLength: f.DryAllowedLength,
-		PenaltyLastN: f.DryPenaltyLastN, SequenceBreakers: f.DrySequenceBreakers}
+	d := plugins.DRY{SequenceBreakers: f.DrySequenceBreakers}
+	for _, p := range sampling.Of(sampling.DRY) {
+		if v, ok := f.number(p.Key); ok {
+			d.SetNumber(p.Key, v)
+		}
+	}
 	if err := d.Check(); err != nil {
-		var re *standard.RangeError
+		var re *sampling.RangeError
 		if errors.As(err, &re) {
 			return nil, rangeError(re)
 		}
@@ -441,7 +449,7 @@ func dryConfig(f *samplingFields, mirostat int) (json.RawMessage, error) {
 		if err != nil {
 			return nil, badRequest("samplers", "samplers: %v", err)
 		}
-		if !standard.ListsDRY(names) {
+		if !sampling.ListsDRY(names) {
 			return nil, nil
 		}
 	}
