@@ -335,6 +335,13 @@ type MirostatV2 struct {
 	Eta         *float64 // "mirostat_eta", default 0.1, >= 0
 }
 
+// MirostatV2Of is the mirostat-v2 sampler's config for the standard
+// sampler's s with mirostat 2: its temperature, mirostat_tau and
+// mirostat_eta, the only parameters llama.cpp's Mirostat 2 reads.
+func MirostatV2Of(s Standard) MirostatV2 {
+	return MirostatV2{Temperature: s.Temperature, Tau: s.MirostatTau, Eta: s.MirostatEta}
+}
+
 func (m *MirostatV2) fields() []field {
 	return []field{{key: "temperature", f: &m.Temperature}, {key: "mirostat_tau", f: &m.Tau}, {key: "mirostat_eta", f: &m.Eta}}
 }
@@ -425,6 +432,14 @@ func (d DRY) Check() error {
 // that is not 0 (llama.cpp's condition; the base is >= 1 once checked).
 func (d DRY) On() bool {
 	return d.Multiplier != nil && *d.Multiplier > 0 && (d.PenaltyLastN == nil || *d.PenaltyLastN != 0)
+}
+
+// Runs reports whether llama.cpp's common sampler runs DRY with d: d is
+// On, Mirostat is off (mirostat 0), and the order samplers (nil: the
+// default) lists dry. The server and the CLI load the dry processor only
+// then.
+func (d DRY) Runs(mirostat int, samplers []string) bool {
+	return d.On() && mirostat == 0 && sampling.ListsDRY(samplers)
 }
 
 // Config is d as the processor's JSON config: the fields that are set,

@@ -46,3 +46,28 @@ func TestConfigFieldsMatchParams(t *testing.T) {
 	}
 	assert.False(t, m.SetNumber("top_k", 1))
 }
+
+// TestDRYRuns: llama.cpp's condition for running DRY.
+func TestDRYRuns(t *testing.T) {
+	on := DRY{Multiplier: ptr(0.8)}
+	for _, tt := range []struct {
+		d        DRY
+		mirostat int
+		samplers []string
+		want     bool
+	}{
+		{on, 0, nil, true},
+		{on, 0, []string{"top_k", "DRY"}, true},
+		{on, 0, []string{"top_k", "temp"}, false},
+		{on, 1, nil, false},
+		{on, 2, nil, false},
+		{DRY{Multiplier: ptr(0.8), PenaltyLastN: ptr(0)}, 0, nil, false},
+		{DRY{}, 0, nil, false},
+	} {
+		assert.Equal(t, tt.want, tt.d.Runs(tt.mirostat, tt.samplers), "%+v %d %v", tt.d, tt.mirostat, tt.samplers)
+	}
+	s := Standard{Temperature: ptr(0.7), TopK: ptr(3), MirostatEta: ptr(0.2)}
+	assert.Equal(t, MirostatV2{Temperature: ptr(0.7), Eta: ptr(0.2)}, MirostatV2Of(s))
+}
+
+func ptr[T any](v T) *T { return &v }

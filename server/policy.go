@@ -274,12 +274,10 @@ func grammarParam(f *samplingFields) string {
 	return "response_format"
 }
 
-// standardConfig is the standard sampler's config for the request's
-// fields, each number parameter of sampling.Params the request leaves out
-// at its server default where that differs from the sampler's (OpenAI's
-// temperature 1, top_p 1, no top-k or min-p; the penalties are off in
-// both); a value outside the sampler's ranges is a 400 naming the field.
-func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
+// standardOf are the request's number parameters of the standard sampler,
+// each one the request leaves out at its server default where that
+// differs from the sampler's.
+func standardOf(f *samplingFields) plugins.Standard {
 	var cfg plugins.Standard
 	for _, p := range sampling.Of(sampling.Standard) {
 		if v, ok := f.number(p.Key); ok {
@@ -288,6 +286,16 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 			cfg.SetNumber(p.Key, *p.Server)
 		}
 	}
+	return cfg
+}
+
+// standardConfig is the standard sampler's config for the request's
+// fields, each number parameter of sampling.Params the request leaves out
+// at its server default where that differs from the sampler's (OpenAI's
+// temperature 1, top_p 1, no top-k or min-p; the penalties are off in
+// both); a value outside the sampler's ranges is a 400 naming the field.
+func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
+	cfg := standardOf(f)
 	if len(f.Samplers) > 0 && string(f.Samplers) != "null" {
 		names, err := plugins.ParseSamplers(f.Samplers)
 		if err != nil {
@@ -342,15 +350,7 @@ func mirostatV2Config(f *samplingFields, nVocab int) (json.RawMessage, error) {
 	if _, err := standardConfig(&g, nVocab); err != nil {
 		return nil, err
 	}
-	var m plugins.MirostatV2
-	for _, key := range []string{"temperature", "mirostat_tau", "mirostat_eta"} {
-		p, _ := sampling.Lookup(key)
-		if v, ok := f.number(key); ok {
-			m.SetNumber(key, v)
-		} else if p.Server != nil {
-			m.SetNumber(key, *p.Server) // OpenAI's temperature, 1
-		}
-	}
+	m := plugins.MirostatV2Of(standardOf(f)) // OpenAI's temperature, 1, when not given
 	if err := m.Check(); err != nil {
 		var re *sampling.RangeError
 		if errors.As(err, &re) {
@@ -386,17 +386,15 @@ func dryConfig(f *samplingFields, mirostat int) (json.RawMessage, error) {
 		}
 		return nil, badRequest("dry_multiplier", "%v", err)
 	}
-	if !d.On() || mirostat != 0 {
-		return nil, nil
-	}
-	if len(f.Samplers) > 0 && string(f.Samplers) != "null" {
-		names, err := plugins.ParseSamplers(f.Samplers)
-		if err != nil {
+	var names []string
+	if d.On() && mirostat == 0 && present(f.Samplers) {
+		var err error
+		if names, err = plugins.ParseSamplers(f.Samplers); err != nil {
 			return nil, badRequest("samplers", "samplers: %v", err)
 		}
-		if !sampling.ListsDRY(names) {
-			return nil, nil
-		}
+	}
+	if !d.Runs(mirostat, names) {
+		return nil, nil
 	}
 	return d.Config(), nil
 }

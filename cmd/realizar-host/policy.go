@@ -278,7 +278,7 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 	if p.mirostat2(fs) {
 		// As in llama.cpp the other flags do not apply; their values are
 		// still checked over the standard sampler's ranges.
-		m := plugins.MirostatV2{Temperature: st.Temperature, Tau: st.MirostatTau, Eta: st.MirostatEta}
+		m := plugins.MirostatV2Of(st)
 		st.Mirostat = nil
 		if err := st.Check(nVocab); err != nil {
 			return nil, rangeUsage(fs, samplingFlags, err)
@@ -362,14 +362,12 @@ func (p *policyFlags) dryConfig(fs *pflag.FlagSet) ([]byte, error) {
 		}
 		return nil, rangeUsage(fs, paramFlags(sampling.DRY), err)
 	}
-	if !d.On() || (fs.Changed("mirostat") && *p.integers["mirostat"] != 0) {
-		return nil, nil
-	}
+	var names []string // the default order, or --samplers (whose errors are reported with the sampler's config)
 	if fs.Changed("samplers") {
-		names, err := sampling.ParseSamplers([]byte(p.samplers))
-		if err == nil && !sampling.ListsDRY(names) {
-			return nil, nil
-		}
+		names, _ = sampling.ParseSamplers([]byte(p.samplers))
+	}
+	if !d.Runs(*p.integers["mirostat"], names) {
+		return nil, nil
 	}
 	return d.Config(), nil
 }
