@@ -138,3 +138,29 @@ func TestOutOfRangeFields(t *testing.T) {
 		})
 	}
 }
+
+// TestTypicalPAndRepeatLastN: the two fields the server once dropped
+// change the text. typical_p near 0 leaves one candidate a step, so two
+// seeds at temperature 5 give one text (and without it two); at
+// temperature 0 a strong repeat_penalty changes the greedy text, and
+// repeat_last_n 0 turns it off again.
+func TestTypicalPAndRepeatLastN(t *testing.T) {
+	s := startServer(t, nil, 8)
+	complete := func(fields string) string {
+		body := `{"prompt": "Once upon a time", "max_tokens": 24, ` + fields + `}`
+		code, b := s.do(t, "POST", "/v1/completions", "", []byte(body))
+		require.Equal(t, http.StatusOK, code, string(b))
+		var r struct {
+			Choices []struct{ Text string } `json:"choices"`
+		}
+		require.NoError(t, json.Unmarshal(b, &r))
+		require.Len(t, r.Choices, 1)
+		return r.Choices[0].Text
+	}
+	assert.Equal(t, complete(`"temperature": 5, "top_k": 40, "typical_p": 1e-9, "seed": 1`), complete(`"temperature": 5, "top_k": 40, "typical_p": 1e-9, "seed": 2`))
+	assert.NotEqual(t, complete(`"temperature": 5, "top_k": 40, "seed": 1`), complete(`"temperature": 5, "top_k": 40, "seed": 2`))
+
+	greedy := complete(`"temperature": 0`)
+	assert.NotEqual(t, greedy, complete(`"temperature": 0, "repeat_penalty": 0.2`))
+	assert.Equal(t, greedy, complete(`"temperature": 0, "repeat_penalty": 0.2, "repeat_last_n": 0`))
+}
