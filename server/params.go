@@ -7,16 +7,17 @@ import (
 	"sync"
 )
 
-// paramFields maps each JSON field name of samplingFields to the field's
-// index, so that a sampling parameter is read by its sampling.Params key.
-var paramFields = sync.OnceValue(func() map[string]int {
-	t := reflect.TypeFor[samplingFields]()
-	out := map[string]int{}
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out[name] = i
+// paramFields maps each JSON field name of samplingParams to the field's
+// index in samplingFields, so that a sampling parameter is read by its
+// sampling.Params key.
+var paramFields = sync.OnceValue(func() map[string][]int {
+	out := map[string][]int{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[samplingFields]()) {
+		if len(f.Index) != 2 || f.Index[0] != 0 {
+			continue // not one of the embedded samplingParams' fields
 		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out[name] = f.Index
 	}
 	return out
 })
@@ -28,7 +29,7 @@ func (f *samplingFields) paramField(key string) reflect.Value {
 	if !ok {
 		return reflect.Value{}
 	}
-	return reflect.ValueOf(f).Elem().Field(i)
+	return reflect.ValueOf(f).Elem().FieldByIndex(i)
 }
 
 // number is the request's value of the number parameter key (a *float64

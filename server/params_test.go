@@ -27,6 +27,13 @@ func TestRequestFieldsMatchParams(t *testing.T) {
 		v := f.paramField(p.Key)
 		require.True(t, v.IsValid(), "%s: no request field", p.Key)
 		assert.Equal(t, want[p.Type], v.Type(), p.Key)
+		if p.Type != sampling.Order { // a raw value takes any JSON
+			var req completionRequest
+			err := decodeBody([]byte(`{"prompt": "hi", "`+p.Key+`": true}`), &req)
+			var apiErr *APIError
+			require.ErrorAs(t, err, &apiErr, p.Key)
+			assert.Equal(t, p.Key, apiErr.Param, "a wrong JSON type names the field")
+		}
 	}
 }
 
