@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
-	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
+	"github.com/realizar-host/realizar-host/plugins/sampling"
 )
 
 // Names of the embedded plugins (Builtin's names).
@@ -29,7 +31,7 @@ const (
 // Config writes only the fields that are set, so a caller can merge it
 // with other keys.
 //
-// The ranges are the sampler's (standard.Config.Check), one set for the
+// The ranges are the sampler's (sampling.Params), one set for the
 // server, the CLI and the plugin itself: temperature >= 0 (0 is greedy; no
 // upper bound, as llama.cpp's server and vLLM); top_k >= 0 (0: all);
 // top_p, min_p and typical_p in [0, 1]; repeat_penalty > 0;
@@ -40,7 +42,7 @@ const (
 // (llama.cpp takes more as off); dynatemp_range and dynatemp_exponent >= 0;
 // mirostat 0 or 1 (llama.cpp's 2 is the mirostat-v2 sampler: MirostatV2);
 // mirostat_tau and mirostat_eta >= 0; samplers entries known, offered,
-// each once, penalties first (a *standard.SamplerError otherwise). Every
+// each once, penalties first (a *sampling.SamplerError otherwise). Every
 // number, a bias too, is also within the plugins' config numbers: 0 or of
 // magnitude in [MinConfigMagnitude, MaxConfigMagnitude].
 type Standard struct {
@@ -111,30 +113,82 @@ func formatNumber(v float64) json.Number {
 	return json.Number(strconv.FormatFloat(v, 'g', digits, 64))
 }
 
-// number is one numeric field of a Standard: its key and value (one of f
-// and i is set; nil when the field is not).
+// number is one numeric field of a config type: its key and value (one
+// of f and i is set; nil when the field is not).
 type number struct {
 	key string
 	f   *float64
 	i   *int
 }
 
-func (s Standard) numbers() []number {
-	return []number{
-		{key: "temperature", f: s.Temperature}, {key: "top_k", i: s.TopK}, {key: "top_p", f: s.TopP},
-		{key: "min_p", f: s.MinP}, {key: "typical_p", f: s.TypicalP}, {key: "repeat_penalty", f: s.RepeatPenalty},
-		{key: "repeat_last_n", i: s.RepeatLastN}, {key: "presence_penalty", f: s.PresencePenalty},
-		{key: "frequency_penalty", f: s.FrequencyPenalty}, {key: "top_n_sigma", f: s.TopNSigma},
-		{key: "xtc_probability", f: s.XTCProbability}, {key: "xtc_threshold", f: s.XTCThreshold},
-		{key: "dynatemp_range", f: s.DynatempRange}, {key: "dynatemp_exponent", f: s.DynatempExponent},
-		{key: "mirostat", i: s.Mirostat}, {key: "mirostat_tau", f: s.MirostatTau}, {key: "mirostat_eta", f: s.MirostatEta},
+// field is one numeric field of a config type, to set: its key and the
+// field (one of f and i).
+type field struct {
+	key string
+	f   **float64
+	i   **int
+}
+
+// numbersOf are the values of fs.
+func numbersOf(fs []field) []number {
+	ns := make([]number, len(fs))
+	for j, x := range fs {
+		ns[j].key = x.key
+		if x.f != nil {
+			ns[j].f = *x.f
+		} else {
+			ns[j].i = *x.i
+		}
+	}
+	return ns
+}
+
+// setNumber sets the field of key in fs to v (an integer field to int(v));
+// false when fs has no such key.
+func setNumber(fs []field, key string, v float64) bool {
+	for _, x := range fs {
+		if x.key != key {
+			continue
+		}
+		if x.f != nil {
+			*x.f = &v
+		} else {
+			n := int(v)
+			*x.i = &n
+		}
+		return true
+	}
+	return false
+}
+
+// fields are s's numbers, by config key (the sampler's keys of
+// sampling.Params that are numbers; TestConfigFieldsMatchParams checks
+// it).
+func (s *Standard) fields() []field {
+	return []field{
+		{key: "temperature", f: &s.Temperature}, {key: "top_k", i: &s.TopK}, {key: "top_p", f: &s.TopP},
+		{key: "min_p", f: &s.MinP}, {key: "typical_p", f: &s.TypicalP}, {key: "repeat_penalty", f: &s.RepeatPenalty},
+		{key: "repeat_last_n", i: &s.RepeatLastN}, {key: "presence_penalty", f: &s.PresencePenalty},
+		{key: "frequency_penalty", f: &s.FrequencyPenalty}, {key: "top_n_sigma", f: &s.TopNSigma},
+		{key: "xtc_probability", f: &s.XTCProbability}, {key: "xtc_threshold", f: &s.XTCThreshold},
+		{key: "dynatemp_range", f: &s.DynatempRange}, {key: "dynatemp_exponent", f: &s.DynatempExponent},
+		{key: "mirostat", i: &s.Mirostat}, {key: "mirostat_tau", f: &s.MirostatTau}, {key: "mirostat_eta", f: &s.MirostatEta},
 	}
 }
 
-// Check refuses a value outside the sampler's ranges (see Standard) for a
-// vocabulary of nVocab ids, then one outside the config numbers. A value
-// out of range is a *standard.RangeError naming the key and the value as
-// given; every error wraps standard.ErrConfig.
+func (s Standard) numbers() []number { return numbersOf(s.fields()) }
+
+// SetNumber sets the number parameter key (a sampling.Params key the
+// standard sampler reads) to v, an integer parameter to int(v); false for
+// a key that is not one.
+func (s *Standard) SetNumber(key string, v float64) bool { return setNumber(s.fields(), key, v) }
+
+// Check refuses a value outside the sampler's ranges (see Standard;
+// sampling.Params declares them) for a vocabulary of nVocab ids, then one
+// outside the config numbers. A value out of range is a
+// *sampling.RangeError naming the key and the value as given; a samplers
+// entry the sampler refuses is a *sampling.SamplerError; every error wraps
+// sampling.ErrConfig.
 func (s Standard) Check(nVocab int) error {
 	ns := s.numbers()
 	if err := checkNumbers(ns); err != nil {
@@ -142,33 +196,55 @@ func (s Standard) Check(nVocab int) error {
 	}
 	for id, v := range s.LogitBias {
 		if math.IsNaN(v) || math.IsInf(v, 1) {
-			return errors.Join(standard.ErrConfig, fmt.Errorf("logit_bias[%d] is %v", id, v))
+			return errors.Join(sampling.ErrConfig, fmt.Errorf("logit_bias[%d] is %v", id, v))
 		}
 	}
-	cfg, err := standard.ParseConfig(s.Config())
-	if err != nil {
+	if err := checkRanges(ns); err != nil {
 		return err
 	}
-	if err := cfg.Check(nVocab); err != nil {
-		var re *standard.RangeError
-		if errors.As(err, &re) {
-			// The value as given, not as the sampler read it (a float32
-			// key's 1e308 reads as +Inf).
-			for _, n := range ns {
-				if n.key == re.Key {
-					re.Got = n.String()
-				}
-			}
-		}
+	if _, err := sampling.Stages(s.Samplers); err != nil {
 		return err
+	}
+	if nVocab <= 0 {
+		return errors.Join(sampling.ErrConfig, errors.New("empty vocabulary"))
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.LogitBias)) {
+		if id < 0 || int(id) >= nVocab {
+			return errors.Join(sampling.ErrConfig, errors.New("logit_bias id "+strconv.Itoa(int(id))+" outside the vocabulary, or a NaN bias"))
+		}
 	}
 	if err := checkMagnitudes(ns); err != nil {
 		return err
 	}
 	for id, v := range s.LogitBias {
 		if !math.IsInf(v, -1) && !configNumber(v) {
-			return &standard.RangeError{Key: "logit_bias", Want: configNumberRange,
+			return &sampling.RangeError{Key: "logit_bias", Want: configNumberRange,
 				Got: fmt.Sprintf("%s (id %d)", strconv.FormatFloat(v, 'g', -1, 64), id)}
+		}
+	}
+	return nil
+}
+
+// checkRanges refuses a set number outside its sampling.Params range with
+// a *sampling.RangeError giving the value as set.
+func checkRanges(ns []number) error {
+	for _, n := range ns {
+		p, ok := sampling.Lookup(n.key)
+		if !ok || (n.f == nil && n.i == nil) {
+			continue
+		}
+		v := 0.0
+		if n.f != nil {
+			v = *n.f
+		} else {
+			v = float64(*n.i)
+		}
+		if err := p.Check(v); err != nil {
+			var re *sampling.RangeError
+			if errors.As(err, &re) {
+				re.Got = n.String()
+			}
+			return err
 		}
 	}
 	return nil
@@ -186,26 +262,26 @@ func (n number) String() string {
 }
 
 // checkMagnitudes refuses a float outside the config numbers with a
-// *standard.RangeError; run it after the keys' own ranges, whose message
+// *sampling.RangeError; run it after the keys' own ranges, whose message
 // says more.
 func checkMagnitudes(ns []number) error {
 	for _, n := range ns {
 		if n.f != nil && !configNumber(*n.f) {
-			return &standard.RangeError{Key: n.key, Want: configNumberRange, Got: n.String()}
+			return &sampling.RangeError{Key: n.key, Want: configNumberRange, Got: n.String()}
 		}
 	}
 	return nil
 }
 
 // checkNumbers refuses a number that is not finite, or an integer
-// outside int32, with a *standard.RangeError.
+// outside int32, with a *sampling.RangeError.
 func checkNumbers(ns []number) error {
 	for _, n := range ns {
 		switch {
 		case n.f != nil && (math.IsNaN(*n.f) || math.IsInf(*n.f, 0)):
-			return &standard.RangeError{Key: n.key, Want: "a finite number", Got: strconv.FormatFloat(*n.f, 'g', -1, 64)}
+			return &sampling.RangeError{Key: n.key, Want: "a finite number", Got: strconv.FormatFloat(*n.f, 'g', -1, 64)}
 		case n.i != nil && (*n.i < math.MinInt32 || *n.i > math.MaxInt32):
-			return &standard.RangeError{Key: n.key, Want: "a 32-bit integer", Got: strconv.Itoa(*n.i)}
+			return &sampling.RangeError{Key: n.key, Want: "a 32-bit integer", Got: strconv.Itoa(*n.i)}
 		}
 	}
 	return nil
@@ -259,20 +335,31 @@ type MirostatV2 struct {
 	Eta         *float64 // "mirostat_eta", default 0.1, >= 0
 }
 
-func (m MirostatV2) numbers() []number {
-	return []number{{key: "temperature", f: m.Temperature}, {key: "mirostat_tau", f: m.Tau}, {key: "mirostat_eta", f: m.Eta}}
+// MirostatV2Of is the mirostat-v2 sampler's config for the standard
+// sampler's s with mirostat 2: its temperature, mirostat_tau and
+// mirostat_eta, the only parameters llama.cpp's Mirostat 2 reads.
+func MirostatV2Of(s Standard) MirostatV2 {
+	return MirostatV2{Temperature: s.Temperature, Tau: s.MirostatTau, Eta: s.MirostatEta}
 }
 
+func (m *MirostatV2) fields() []field {
+	return []field{{key: "temperature", f: &m.Temperature}, {key: "mirostat_tau", f: &m.Tau}, {key: "mirostat_eta", f: &m.Eta}}
+}
+
+func (m MirostatV2) numbers() []number { return numbersOf(m.fields()) }
+
+// SetNumber sets the number parameter key (temperature, mirostat_tau or
+// mirostat_eta) to v; false for another key.
+func (m *MirostatV2) SetNumber(key string, v float64) bool { return setNumber(m.fields(), key, v) }
+
 // Check refuses a value out of range, or outside the config numbers, with
-// a *standard.RangeError naming the key and the value.
+// a *sampling.RangeError naming the key and the value.
 func (m MirostatV2) Check() error {
 	if err := checkNumbers(m.numbers()); err != nil {
 		return err
 	}
-	for _, n := range m.numbers() {
-		if n.f != nil && *n.f < 0 {
-			return &standard.RangeError{Key: n.key, Want: ">= 0", Got: strconv.FormatFloat(*n.f, 'g', -1, 64)}
-		}
+	if err := checkRanges(m.numbers()); err != nil {
+		return err
 	}
 	return checkMagnitudes(m.numbers())
 }
@@ -306,34 +393,35 @@ type DRY struct {
 	SequenceBreakers []string
 }
 
-func (d DRY) numbers() []number {
-	return []number{{key: "dry_multiplier", f: d.Multiplier}, {key: "dry_base", f: d.Base},
-		{key: "dry_allowed_length", i: d.AllowedLength}, {key: "dry_penalty_last_n", i: d.PenaltyLastN}}
+func (d *DRY) fields() []field {
+	return []field{{key: "dry_multiplier", f: &d.Multiplier}, {key: "dry_base", f: &d.Base},
+		{key: "dry_allowed_length", i: &d.AllowedLength}, {key: "dry_penalty_last_n", i: &d.PenaltyLastN}}
 }
 
+func (d DRY) numbers() []number { return numbersOf(d.fields()) }
+
+// SetNumber sets the number parameter key (one of the dry processor's
+// sampling.Params) to v, an integer parameter to int(v); false for
+// another key.
+func (d *DRY) SetNumber(key string, v float64) bool { return setNumber(d.fields(), key, v) }
+
 // Check refuses a value out of range, or outside the config numbers, with
-// a *standard.RangeError naming the key and the value.
+// a *sampling.RangeError naming the key and the value.
 func (d DRY) Check() error {
 	if err := checkNumbers(d.numbers()); err != nil {
 		return err
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	if err := checkRanges(d.numbers()); err != nil {
+		return err
+	}
 	switch {
-	case d.Multiplier != nil && *d.Multiplier < 0:
-		return &standard.RangeError{Key: "dry_multiplier", Want: ">= 0", Got: f(*d.Multiplier)}
-	case d.Base != nil && *d.Base < 1:
-		return &standard.RangeError{Key: "dry_base", Want: ">= 1", Got: f(*d.Base)}
-	case d.AllowedLength != nil && *d.AllowedLength < 0:
-		return &standard.RangeError{Key: "dry_allowed_length", Want: ">= 0", Got: strconv.Itoa(*d.AllowedLength)}
-	case d.PenaltyLastN != nil && *d.PenaltyLastN < -1:
-		return &standard.RangeError{Key: "dry_penalty_last_n", Want: ">= -1", Got: strconv.Itoa(*d.PenaltyLastN)}
 	case len(d.SequenceBreakers) > MaxDRYBreakers:
-		return &standard.RangeError{Key: "dry_sequence_breakers", Want: fmt.Sprintf("at most %d strings", MaxDRYBreakers),
+		return &sampling.RangeError{Key: "dry_sequence_breakers", Want: fmt.Sprintf("at most %d strings", MaxDRYBreakers),
 			Got: strconv.Itoa(len(d.SequenceBreakers)) + " strings"}
 	}
 	for i, b := range d.SequenceBreakers {
 		if len(b) == 0 || len(b) > MaxDRYBreakerLen {
-			return &standard.RangeError{Key: "dry_sequence_breakers", Want: fmt.Sprintf("strings of 1 to %d bytes", MaxDRYBreakerLen),
+			return &sampling.RangeError{Key: "dry_sequence_breakers", Want: fmt.Sprintf("strings of 1 to %d bytes", MaxDRYBreakerLen),
 				Got: fmt.Sprintf("%d bytes (entry %d)", len(b), i)}
 		}
 	}
@@ -344,6 +432,14 @@ func (d DRY) Check() error {
 // that is not 0 (llama.cpp's condition; the base is >= 1 once checked).
 func (d DRY) On() bool {
 	return d.Multiplier != nil && *d.Multiplier > 0 && (d.PenaltyLastN == nil || *d.PenaltyLastN != 0)
+}
+
+// Runs reports whether llama.cpp's common sampler runs DRY with d: d is
+// On, Mirostat is off (mirostat 0), and the order samplers (nil: the
+// default) lists dry. The server and the CLI load the dry processor only
+// then.
+func (d DRY) Runs(mirostat int, samplers []string) bool {
+	return d.On() && mirostat == 0 && sampling.ListsDRY(samplers)
 }
 
 // Config is d as the processor's JSON config: the fields that are set,
@@ -407,7 +503,7 @@ func (s StopStrings) Config() json.RawMessage {
 // or a JSON string of names separated by ';' (llama.cpp's --samplers; not
 // its server's string of sampler characters). The names are checked by
 // Standard.Check; a value of another shape is an error wrapping
-// standard.ErrConfig.
+// sampling.ErrConfig.
 func ParseSamplers(raw json.RawMessage) ([]string, error) {
 	var names []string
 	if err := json.Unmarshal(raw, &names); err == nil && names != nil {
@@ -415,7 +511,7 @@ func ParseSamplers(raw json.RawMessage) ([]string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%w: samplers must be a list of names or a \";\"-separated string", standard.ErrConfig)
+		return nil, fmt.Errorf("%w: samplers must be a list of names or a \";\"-separated string", sampling.ErrConfig)
 	}
-	return standard.ParseSamplers([]byte(s))
+	return sampling.ParseSamplers([]byte(s))
 }

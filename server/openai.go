@@ -6,47 +6,20 @@ import (
 )
 
 // samplingFields are the request fields shared by completions and chat.
+// The sampling parameters are samplingParams' fields (generated from
+// plugins/sampling.Params), each read by its key (samplingFields.number,
+// .has).
 type samplingFields struct {
-	Model               string   `json:"model"`
-	MaxTokens           *int     `json:"max_tokens"`
-	MaxCompletionTokens *int     `json:"max_completion_tokens"`
-	Temperature         *float64 `json:"temperature"`
-	TopP                *float64 `json:"top_p"`
-	TopK                *int     `json:"top_k"`
-	MinP                *float64 `json:"min_p"`
-	RepeatPenalty       *float64 `json:"repeat_penalty"`
-	FrequencyPenalty    *float64 `json:"frequency_penalty"`
-	PresencePenalty     *float64 `json:"presence_penalty"`
-	// llama.cpp's XTC, top-n-sigma and dynamic temperature (the standard
-	// sampler's keys).
-	TopNSigma        *float64 `json:"top_n_sigma"`
-	XTCProbability   *float64 `json:"xtc_probability"`
-	XTCThreshold     *float64 `json:"xtc_threshold"`
-	DynatempRange    *float64 `json:"dynatemp_range"`
-	DynatempExponent *float64 `json:"dynatemp_exponent"`
-	// llama.cpp's mirostat (0 off, 1 Mirostat in the standard sampler, 2
-	// the mirostat-v2 sampler), mirostat_tau and mirostat_eta.
-	Mirostat    *int     `json:"mirostat"`
-	MirostatTau *float64 `json:"mirostat_tau"`
-	MirostatEta *float64 `json:"mirostat_eta"`
-	// llama.cpp's DRY options: the embedded dry processor, when
-	// dry_multiplier > 0 (plugins.DRY).
-	DryMultiplier       *float64 `json:"dry_multiplier"`
-	DryBase             *float64 `json:"dry_base"`
-	DryAllowedLength    *int     `json:"dry_allowed_length"`
-	DryPenaltyLastN     *int     `json:"dry_penalty_last_n"`
-	DrySequenceBreakers []string `json:"dry_sequence_breakers"`
-	// Samplers is llama.cpp's samplers: the chain's order, a list of
-	// names or a ";"-separated string (not llama.cpp's string of sampler
-	// characters).
-	Samplers      json.RawMessage    `json:"samplers"`
-	LogitBias     map[string]float64 `json:"logit_bias"`
-	Seed          *int64             `json:"seed"`
-	Stop          stopField          `json:"stop"`
-	N             *int               `json:"n"`
-	Stream        bool               `json:"stream"`
-	StreamOptions json.RawMessage    `json:"stream_options"`
-	Realizar      *realizarRequest   `json:"realizar"`
+	samplingParams
+	Model               string           `json:"model"`
+	MaxTokens           *int             `json:"max_tokens"`
+	MaxCompletionTokens *int             `json:"max_completion_tokens"`
+	Seed                *int64           `json:"seed"`
+	Stop                stopField        `json:"stop"`
+	N                   *int             `json:"n"`
+	Stream              bool             `json:"stream"`
+	StreamOptions       json.RawMessage  `json:"stream_options"`
+	Realizar            *realizarRequest `json:"realizar"`
 	// CachePrompt is llama.cpp's cache_prompt: reuse the KV cache of the
 	// previous request's longest common prefix (default true; only ever
 	// the same tenant's).

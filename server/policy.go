@@ -8,14 +8,14 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
+	"github.com/realizar-host/realizar-host/plugins/chain"
+	"github.com/realizar-host/realizar-host/plugins/sampling"
 	"github.com/realizar-host/realizar-host/tenancy"
 )
 
@@ -29,8 +29,8 @@ type policies struct {
 	sampler *host.Sampler
 	stop    engine.StopPolicy // nil: none
 	closeFn []func() error
-	names   []string          // labels, sampler chain first, for errors and the response
-	params  map[string]string // label -> the request field that chose or configured the plugin
+	names   []string     // labels, sampler chain first, for errors and the response
+	chain   *chain.Chain // the built chain: the request field behind each plugin
 }
 
 // withParam gives a failure of one of p's plugins the request field behind
@@ -40,21 +40,10 @@ func (p *policies) withParam(err error) error {
 	if !errors.As(err, &plug) {
 		return err
 	}
-	if param := p.params[plug.Plugin]; param != "" {
+	if param := p.chain.Param(plug.Plugin); param != "" {
 		return &paramError{param: param, err: err}
 	}
 	return err
-}
-
-// param records that the plugin labelled label comes from the request
-// field param (the first plugin of a label keeps its field).
-func (p *policies) param(label, param string) {
-	if p.params == nil {
-		p.params = map[string]string{}
-	}
-	if _, ok := p.params[label]; !ok && param != "" {
-		p.params[label] = param
-	}
 }
 
 func (p *policies) Close() {
@@ -118,119 +107,75 @@ func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req polic
 			samplerRef = pluginRef{Plugin: plugins.GreedyBuiltin}
 		}
 	}
-	p := &policies{}
-	var chain []*host.Plugin
-	var sp, stp *host.Plugin
-	defer func() { // the adapters hold the code they run: a deleted plugin's goes with them
-		for _, pl := range append(chain, sp, stp) {
-			if pl != nil {
-				_ = pl.Close()
-			}
-		}
-	}()
-	var key strings.Builder // the chain's identity, for idleSamplers
-	keyPart := func(pl *host.Plugin, cfg []byte, param string) {
-		fmt.Fprintf(&key, "%s\x00%d\x00%s\x00%v\x00", pl.SHA256(), len(cfg), cfg, pl.Limits())
-		p.param(pl.String(), param)
-	}
+	spec := chain.Spec{Sampler: chain.Part{Ref: samplerRef.Plugin, Config: samplerRef.Config, Param: samplerParam}}
 	for i, ref := range ext.Processors {
-		param := fmt.Sprintf("realizar.processors[%d]", i)
-		pl, err := s.resolve(ctx, t, ref, abi.KindProcessor, param)
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, pl)
-		keyPart(pl, ref.Config, param)
+		spec.Processors = append(spec.Processors, chain.Part{Ref: ref.Plugin, Config: ref.Config, Param: fmt.Sprintf("realizar.processors[%d]", i)})
 	}
 	if dry != nil { // llama.cpp's DRY, after the tenant's processors (llama.cpp's order has only its penalties before)
-		pl, err := s.resolve(ctx, t, pluginRef{Plugin: plugins.DRYBuiltin, Config: dry}, abi.KindProcessor, "dry_multiplier")
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, pl)
-		keyPart(pl, dry, "dry_multiplier")
+		spec.DRY = &chain.Part{Config: dry, Param: "dry_multiplier"}
 	}
 	if req.json != nil {
-		pl, err := s.resolve(ctx, t, pluginRef{Plugin: plugins.JSONBuiltin, Config: req.json}, abi.KindProcessor, "response_format")
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, pl)
-		keyPart(pl, req.json, "response_format")
+		spec.JSONMode = &chain.Part{Config: req.json, Param: "response_format"}
 	}
 	if req.grammar != nil {
-		pl, err := s.resolveGrammar(ctx, t, req.grammar, cmp.Or(req.grammarParam, "response_format"))
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, pl)
-		keyPart(pl, req.grammar, grammarParam(f))
+		spec.Grammar = &chain.Part{Config: req.grammar, Param: cmp.Or(req.grammarParam, grammarParam(f))}
 	}
-	sp, err = s.resolve(ctx, t, samplerRef, abi.KindSampler, "realizar.sampler")
-	if err != nil {
-		return nil, err
-	}
-	keyPart(sp, samplerRef.Config, samplerParam)
-	// A chain with the grammar processor is kept for the tenant's next
-	// request with the same chain (idleSamplers): its init is seconds.
-	var smp *host.Sampler
-	if req.grammar != nil {
-		smp = s.idle.take(t.Name, key.String())
-	}
-	if smp == nil {
-		if smp, err = host.NewSampler(s.model.Tokenizer, sp, chain...); err != nil {
-			return nil, p.withParam(err)
-		}
-	}
-	// The tenant's step deadline covers the whole step: the chain's calls
-	// and the stop policy's together.
-	step := host.NewStepDeadline(time.Duration(t.Limits.StepDeadline))
-	smp.SetStepDeadline(step)
-	p.sampler = smp
-	if req.grammar != nil {
-		tenant, k := t.Name, key.String()
-		p.closeFn = append(p.closeFn, func() error { s.idle.put(tenant, k, smp); return nil })
-	} else {
-		p.closeFn = append(p.closeFn, smp.Close)
-	}
-	for _, c := range chain {
-		p.names = append(p.names, c.String())
-	}
-	p.names = append(p.names, sp.String())
-
-	var stopRef *pluginRef
-	param := "realizar.stop"
 	switch {
 	case ext.Stop != nil && len(req.stopText) > 0:
-		p.Close()
 		return nil, badRequest("stop", "give either stop or realizar.stop, not both")
 	case ext.Stop != nil:
-		stopRef = ext.Stop
+		spec.Stops = []chain.Part{{Ref: ext.Stop.Plugin, Config: ext.Stop.Config, Param: "realizar.stop"}}
 	case len(req.stopText) > 0:
 		// OpenAI's stop strings run in the embedded strings policy.
 		stops := plugins.StopStrings{Stop: req.stopText}
 		if err := stops.Check(); err != nil {
-			p.Close()
 			return nil, badRequest("stop", "%v", err)
 		}
-		stopRef, param = &pluginRef{Plugin: plugins.StringsBuiltin, Config: stops.Config()}, "stop"
+		spec.Stops = []chain.Part{{Ref: plugins.StringsBuiltin, Config: stops.Config(), Param: "stop"}}
 	}
-	if stopRef != nil {
-		stp, err = s.resolve(ctx, t, *stopRef, abi.KindStop, param)
-		if err != nil {
-			p.Close()
-			return nil, err
+	// A chain with the grammar processor is kept for the tenant's next
+	// request with the same chain (idleSamplers): its init is seconds.
+	var opts chain.Options
+	if req.grammar != nil {
+		opts.Reuse = func(key string) *host.Sampler { return s.idle.take(t.Name, key) }
+	}
+	load := func(ctx context.Context, part chain.Part, kind abi.Kind) (*host.Plugin, error) {
+		// The built-in standard sampler's Param is "" (a bad value is the
+		// sampling field's 400, before); any other failure to load a
+		// sampler is realizar.sampler's.
+		param := cmp.Or(part.Param, "realizar.sampler")
+		if part.MinLimits != (host.Limits{}) {
+			return s.resolveEmbedded(ctx, t, part, param)
 		}
-		p.param(stp.String(), param)
-		sp, err := host.NewStopPolicy(s.model.Tokenizer, stp)
-		if err != nil {
-			p.Close()
-			return nil, p.withParam(err)
+		return s.resolve(ctx, t, pluginRef{Plugin: part.Ref, Config: part.Config}, kind, param)
+	}
+	c, err := chain.Build(ctx, s.model.Tokenizer, spec, load, opts)
+	if err != nil {
+		var pe *chain.PartError
+		if errors.As(err, &pe) && pe.Param != "" {
+			return nil, &paramError{param: pe.Param, err: pe.Err}
 		}
-		sp.SetStepDeadline(step)
-		p.stop = sp
-		p.closeFn = append(p.closeFn, sp.Close)
-		p.names = append(p.names, stp.String())
+		if errors.As(err, &pe) {
+			return nil, pe.Err
+		}
+		return nil, err
+	}
+	p := &policies{sampler: c.Sampler, stop: c.StopPolicy(), names: c.Labels, chain: c}
+	// The tenant's step deadline covers the whole step: the chain's calls
+	// and the stop policy's together.
+	step := host.NewStepDeadline(time.Duration(t.Limits.StepDeadline))
+	c.Sampler.SetStepDeadline(step)
+	for _, st := range c.Stops {
+		st.SetStepDeadline(step)
+	}
+	if req.grammar != nil {
+		tenant, k, smp := t.Name, c.Key, c.Sampler
+		p.closeFn = append(p.closeFn, func() error { s.idle.put(tenant, k, smp); return nil })
+	} else {
+		p.closeFn = append(p.closeFn, c.Sampler.Close)
+	}
+	for _, st := range c.Stops {
+		p.closeFn = append(p.closeFn, st.Close)
 	}
 	return p, nil
 }
@@ -307,12 +252,15 @@ func (s *Server) resolve(ctx context.Context, t *tenancy.Tenant, ref pluginRef, 
 	return p, nil
 }
 
-// hasSamplingFields reports whether f sets a field the standard sampler reads.
+// hasSamplingFields reports whether f sets a parameter the standard
+// sampler reads (sampling.Of(sampling.Standard)).
 func hasSamplingFields(f *samplingFields) bool {
-	return f.Temperature != nil || f.TopP != nil || f.TopK != nil || f.MinP != nil || f.RepeatPenalty != nil ||
-		f.FrequencyPenalty != nil || f.PresencePenalty != nil || len(f.LogitBias) > 0 || f.TopNSigma != nil ||
-		f.XTCProbability != nil || f.XTCThreshold != nil || f.DynatempRange != nil || f.DynatempExponent != nil ||
-		len(f.Samplers) > 0 || f.Mirostat != nil || f.MirostatTau != nil || f.MirostatEta != nil
+	for _, p := range sampling.Of(sampling.Standard) {
+		if f.has(p.Key) {
+			return true
+		}
+	}
+	return false
 }
 
 // grammarParam is the field that asked for the grammar processor.
@@ -326,27 +274,28 @@ func grammarParam(f *samplingFields) string {
 	return "response_format"
 }
 
-// openAIDefaults are the standard sampler's settings for fields a request
-// leaves out: OpenAI's defaults (temperature 1, top_p 1, no top-k, no
-// min-p) rather than llama.cpp's; the penalties are off in both.
-func openAIDefaults() plugins.Standard {
-	one, zero, none := 1.0, 0.0, 0
-	return plugins.Standard{Temperature: &one, TopP: &one, TopK: &none, MinP: &zero}
+// standardOf are the request's number parameters of the standard sampler,
+// each one the request leaves out at its server default where that
+// differs from the sampler's.
+func standardOf(f *samplingFields) plugins.Standard {
+	var cfg plugins.Standard
+	for _, p := range sampling.Of(sampling.Standard) {
+		if v, ok := f.number(p.Key); ok {
+			cfg.SetNumber(p.Key, v)
+		} else if p.Server != nil {
+			cfg.SetNumber(p.Key, *p.Server)
+		}
+	}
+	return cfg
 }
 
 // standardConfig is the standard sampler's config for the request's
-// fields over openAIDefaults; a value outside the sampler's ranges is a
-// 400 naming the field.
+// fields, each number parameter of sampling.Params the request leaves out
+// at its server default where that differs from the sampler's (OpenAI's
+// temperature 1, top_p 1, no top-k or min-p; the penalties are off in
+// both); a value outside the sampler's ranges is a 400 naming the field.
 func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
-	cfg := openAIDefaults()
-	cfg.Temperature = cmp.Or(f.Temperature, cfg.Temperature)
-	cfg.TopP = cmp.Or(f.TopP, cfg.TopP)
-	cfg.TopK = cmp.Or(f.TopK, cfg.TopK)
-	cfg.MinP = cmp.Or(f.MinP, cfg.MinP)
-	cfg.RepeatPenalty, cfg.PresencePenalty, cfg.FrequencyPenalty = f.RepeatPenalty, f.PresencePenalty, f.FrequencyPenalty
-	cfg.TopNSigma, cfg.XTCProbability, cfg.XTCThreshold = f.TopNSigma, f.XTCProbability, f.XTCThreshold
-	cfg.DynatempRange, cfg.DynatempExponent = f.DynatempRange, f.DynatempExponent
-	cfg.Mirostat, cfg.MirostatTau, cfg.MirostatEta = f.Mirostat, f.MirostatTau, f.MirostatEta
+	cfg := standardOf(f)
 	if len(f.Samplers) > 0 && string(f.Samplers) != "null" {
 		names, err := plugins.ParseSamplers(f.Samplers)
 		if err != nil {
@@ -365,11 +314,11 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 		}
 	}
 	if err := cfg.Check(nVocab); err != nil {
-		var re *standard.RangeError
+		var re *sampling.RangeError
 		if errors.As(err, &re) {
 			return nil, rangeError(re)
 		}
-		var se *standard.SamplerError
+		var se *sampling.SamplerError
 		if errors.As(err, &se) {
 			return nil, badRequest("samplers", "samplers: %q %s", se.Name, se.Why)
 		}
@@ -380,7 +329,7 @@ func standardConfig(f *samplingFields, nVocab int) (json.RawMessage, error) {
 
 // rangeError is the 400 of a sampling field out of range, naming the
 // field and the value.
-func rangeError(re *standard.RangeError) *APIError {
+func rangeError(re *sampling.RangeError) *APIError {
 	if re.Got == "" {
 		return badRequest(re.Key, "%s must be %s", re.Key, re.Want)
 	}
@@ -401,9 +350,9 @@ func mirostatV2Config(f *samplingFields, nVocab int) (json.RawMessage, error) {
 	if _, err := standardConfig(&g, nVocab); err != nil {
 		return nil, err
 	}
-	m := plugins.MirostatV2{Temperature: cmp.Or(f.Temperature, openAIDefaults().Temperature), Tau: f.MirostatTau, Eta: f.MirostatEta}
+	m := plugins.MirostatV2Of(standardOf(f)) // OpenAI's temperature, 1, when not given
 	if err := m.Check(); err != nil {
-		var re *standard.RangeError
+		var re *sampling.RangeError
 		if errors.As(err, &re) {
 			return nil, rangeError(re)
 		}
@@ -424,55 +373,53 @@ func dryConfig(f *samplingFields, mirostat int) (json.RawMessage, error) {
 	if f.DrySequenceBreakers != nil && len(f.DrySequenceBreakers) == 0 { // as llama.cpp's server
 		return nil, badRequest("dry_sequence_breakers", "dry_sequence_breakers must be a non-empty list of strings")
 	}
-	d := plugins.DRY{Multiplier: f.DryMultiplier, Base: f.DryBase, AllowedLength: f.DryAllowedLength,
-		PenaltyLastN: f.DryPenaltyLastN, SequenceBreakers: f.DrySequenceBreakers}
+	d := plugins.DRY{SequenceBreakers: f.DrySequenceBreakers}
+	for _, p := range sampling.Of(sampling.DRY) {
+		if v, ok := f.number(p.Key); ok {
+			d.SetNumber(p.Key, v)
+		}
+	}
 	if err := d.Check(); err != nil {
-		var re *standard.RangeError
+		var re *sampling.RangeError
 		if errors.As(err, &re) {
 			return nil, rangeError(re)
 		}
 		return nil, badRequest("dry_multiplier", "%v", err)
 	}
-	if !d.On() || mirostat != 0 {
-		return nil, nil
-	}
-	if len(f.Samplers) > 0 && string(f.Samplers) != "null" {
-		names, err := plugins.ParseSamplers(f.Samplers)
-		if err != nil {
+	var names []string
+	if d.On() && mirostat == 0 && present(f.Samplers) {
+		var err error
+		if names, err = plugins.ParseSamplers(f.Samplers); err != nil {
 			return nil, badRequest("samplers", "samplers: %v", err)
 		}
-		if !standard.ListsDRY(names) {
-			return nil, nil
-		}
+	}
+	if !d.Runs(mirostat, names) {
+		return nil, nil
 	}
 	return d.Config(), nil
 }
 
-// resolveGrammar loads the embedded grammar processor with cfg (param is
-// the request field that asked for it, for errors). It runs
-// under the tenant's limits, except memory and the init deadline: at least
-// plugins.GrammarInitTimeout to prepare the vocabulary, and
-// plugins.GrammarMemoryPages, as the built-in feature it is (a Go guest
-// with a large vocabulary's trie and masks fits neither the host's 32 MiB
-// default nor a tenant cap meant for the tenant's own plugins).
-func (s *Server) resolveGrammar(ctx context.Context, t *tenancy.Tenant, cfg json.RawMessage, param string) (*host.Plugin, error) {
-	wasm, err := s.builtins(plugins.GrammarBuiltin)
+// resolveEmbedded loads the embedded processor part names (param is the
+// request field that asked for it, for errors). It runs under the
+// tenant's limits raised to part.MinLimits: the grammar processor's memory
+// and init deadline (chain.MinLimits), as the built-in feature it is (a Go
+// guest with a large vocabulary's trie and masks fits neither the host's
+// 32 MiB default nor a tenant cap meant for the tenant's own plugins).
+func (s *Server) resolveEmbedded(ctx context.Context, t *tenancy.Tenant, part chain.Part, param string) (*host.Plugin, error) {
+	wasm, err := s.builtins(part.Ref)
 	if err != nil {
 		return nil, unsupported(param)
 	}
-	lim := t.Limits.HostLimits()
-	lim.MemoryPages = max(lim.MemoryPages, plugins.GrammarMemoryPages)
-	lim.InitTimeout = max(lim.InitTimeout, plugins.GrammarInitTimeout)
-	if err := checkConfig(param, cfg); err != nil {
+	if err := checkConfig(param, part.Config); err != nil {
 		return nil, err
 	}
-	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg, Limits: lim,
-		MaxConfigBytes: maxPluginConfigBytes})
+	p, err := s.host.Load(ctx, wasm, host.LoadOptions{Kind: abi.KindProcessor, Config: part.Config,
+		Limits: chain.AtLeast(t.Limits.HostLimits(), part.MinLimits), MaxConfigBytes: maxPluginConfigBytes})
 	if err != nil && !clientsLoadError(err) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, badRequest(param, "the grammar processor: %v", err)
+		return nil, badRequest(param, "the %s processor: %v", part.Ref, err)
 	}
 	return p, nil
 }

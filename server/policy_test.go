@@ -41,13 +41,13 @@ func TestStandardConfigSamplers(t *testing.T) {
 		{`"top_k;temp"`, `["top_k","temp"]`},
 		{`[]`, `[]`},
 	} {
-		raw, err := standardConfig(&samplingFields{Samplers: json.RawMessage(tt.body)}, 100)
+		raw, err := standardConfig(&samplingFields{samplingParams: samplingParams{Samplers: json.RawMessage(tt.body)}}, 100)
 		require.NoError(t, err, tt.body)
 		var cfg map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(raw, &cfg))
 		assert.JSONEq(t, tt.want, string(cfg["samplers"]), tt.body)
 	}
-	_, err := standardConfig(&samplingFields{Samplers: json.RawMessage(`["penalties", "top_k", "penalties"]`)}, 100)
+	_, err := standardConfig(&samplingFields{samplingParams: samplingParams{Samplers: json.RawMessage(`["penalties", "top_k", "penalties"]`)}}, 100)
 	assert.ErrorContains(t, err, `"penalties" is listed twice`)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/plugins/chain"
 	"github.com/realizar-host/realizar-host/serving"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -204,7 +205,7 @@ func benchGreedy(ctx context.Context) (*host.Host, *host.Plugin, error) {
 	if err != nil {
 		return nil, nil, failure(err)
 	}
-	pl, err := loadPolicy(ctx, h, plugins.GreedyBuiltin, abi.KindSampler, nil, "bench")
+	pl, err := loadPolicy(ctx, h, chain.Part{Ref: plugins.GreedyBuiltin, Param: "bench"}, abi.KindSampler)
 	if err != nil {
 		_ = h.Close(ctx)
 		return nil, nil, err

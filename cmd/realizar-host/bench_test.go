@@ -14,6 +14,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/plugins/chain"
 	"github.com/realizar-host/realizar-host/serving"
 )
 
@@ -167,7 +168,7 @@ func TestParallelRoundMatchesGenerate(t *testing.T) {
 	h, err := host.New(ctx, host.NewConfig())
 	require.NoError(t, err)
 	defer h.Close(ctx)
-	pl, err := loadPolicy(ctx, h, plugins.GreedyBuiltin, abi.KindSampler, nil, "bench")
+	pl, err := loadPolicy(ctx, h, chain.Part{Ref: plugins.GreedyBuiltin, Param: "bench"}, abi.KindSampler)
 	require.NoError(t, err)
 	sampler, err := host.NewSampler(m.tok, pl)
 	require.NoError(t, err)
@@ -229,7 +230,7 @@ func TestParallelRoundInterrupted(t *testing.T) {
 	h, err := host.New(context.Background(), host.NewConfig())
 	require.NoError(t, err)
 	defer h.Close(context.Background())
-	pl, err := loadPolicy(context.Background(), h, plugins.GreedyBuiltin, abi.KindSampler, nil, "bench")
+	pl, err := loadPolicy(context.Background(), h, chain.Part{Ref: plugins.GreedyBuiltin, Param: "bench"}, abi.KindSampler)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

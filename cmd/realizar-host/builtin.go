@@ -56,13 +56,3 @@ func cliHostConfig() host.Config {
 	}
 	return cfg
 }
-
-// builtinLimits are the limits an embedded policy is loaded with by name:
-// the grammar processor's memory and init deadline (it prepares the whole
-// vocabulary at init), the host's defaults for the others.
-func builtinLimits(name string) host.Limits {
-	if name == plugins.GrammarBuiltin {
-		return host.Limits{MemoryPages: plugins.GrammarMemoryPages, InitTimeout: plugins.GrammarInitTimeout}
-	}
-	return host.Limits{}
-}

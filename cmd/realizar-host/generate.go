@@ -126,8 +126,8 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		g.Close(ctx)
 		return nil, err
 	}
-	opts := []engine.Option{engine.WithSampler(g.pol.sampler)}
-	if stop := g.pol.stopPolicy(); stop != nil {
+	opts := []engine.Option{engine.WithSampler(g.pol.Sampler)}
+	if stop := g.pol.StopPolicy(); stop != nil {
 		opts = append(opts, engine.WithStopPolicy(stop))
 	}
 	if g.sess, err = engine.NewSession(m.fwd, g.text, opts...); err != nil {

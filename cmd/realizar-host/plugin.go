@@ -19,6 +19,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/plugins/chain"
 )
 
 func newPluginCmd() *cobra.Command {
@@ -128,7 +129,7 @@ func checkPlugin(cmd *cobra.Command, path string, o *checkOptions) (*checkReport
 	var p *host.Plugin
 	switch {
 	case builtin:
-		p, err = h.Load(ctx, wasm, host.LoadOptions{Config: cfg, Limits: builtinLimits(path)})
+		p, err = h.Load(ctx, wasm, host.LoadOptions{Config: cfg, Limits: chain.MinLimits(path)})
 	case isManifest:
 		p, err = h.LoadManifest(ctx, path)
 	default:

@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/realizar-host/realizar-host/abi"
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
+	"github.com/realizar-host/realizar-host/plugins/chain"
+	"github.com/realizar-host/realizar-host/plugins/sampling"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -36,54 +36,61 @@ type policyFlags struct {
 	jsonSchema    string // --json-schema: FILE or inline JSON
 	grammarFile   string // --grammar: a GBNF FILE or inline GBNF
 
-	// Sugar for the standard sampler's config, in its (OpenAI and
-	// llama.cpp) field names; only flags the user set are passed on.
-	sampling struct {
-		temperature, topP, minP, typicalP                float64
-		repeatPenalty, presencePenalty, frequencyPenalty float64
-		topNSigma, xtcProbability, xtcThreshold          float64
-		dynatempRange, dynatempExponent                  float64
-		mirostatTau, mirostatEta                         float64
-		topK, repeatLastN, mirostat                      int
-		samplers                                         string
-	}
-	// llama.cpp's DRY flags: the embedded dry processor (plugins.DRY).
-	dry struct {
-		multiplier, base          float64
-		allowedLength, penaltyLen int
-		breakers                  []string
-	}
+	// The sampling flags (sampling.Params' Flag), registered from the
+	// table: a number's value by its key, the order and DRY's breakers.
+	// Only flags the user set are passed on.
+	numbers  map[string]*float64 // Float and Float32 parameters
+	integers map[string]*int     // Int parameters
+	samplers string
+	breakers []string
 }
 
-// samplingFlags maps each sampling flag to its config key.
-var samplingFlags = []struct{ flag, key string }{
-	{"temperature", "temperature"},
-	{"top-k", "top_k"},
-	{"top-p", "top_p"},
-	{"min-p", "min_p"},
-	{"typical-p", "typical_p"},
-	{"repeat-penalty", "repeat_penalty"},
-	{"repeat-last-n", "repeat_last_n"},
-	{"presence-penalty", "presence_penalty"},
-	{"frequency-penalty", "frequency_penalty"},
-	{"top-n-sigma", "top_n_sigma"},
-	{"xtc-probability", "xtc_probability"},
-	{"xtc-threshold", "xtc_threshold"},
-	{"dynatemp-range", "dynatemp_range"},
-	{"dynatemp-exp", "dynatemp_exponent"},
-	{"samplers", "samplers"},
-	{"mirostat", "mirostat"},
-	{"mirostat-ent", "mirostat_tau"},
-	{"mirostat-lr", "mirostat_eta"},
+// paramFlags are the sampling flags of plugin's parameters, each with its
+// config key.
+func paramFlags(plugin string) []struct{ flag, key string } {
+	var out []struct{ flag, key string }
+	for _, p := range sampling.Of(plugin) {
+		if p.Flag != "" {
+			out = append(out, struct{ flag, key string }{p.Flag, p.Key})
+		}
+	}
+	return out
 }
 
-// dryFlags maps each DRY flag to the dry processor's config key.
-var dryFlags = []struct{ flag, key string }{
-	{"dry-multiplier", "dry_multiplier"},
-	{"dry-base", "dry_base"},
-	{"dry-allowed-length", "dry_allowed_length"},
-	{"dry-penalty-last-n", "dry_penalty_last_n"},
-	{"dry-sequence-breaker", "dry_sequence_breakers"},
+// number is the value of the number parameter key's flag.
+func (p *policyFlags) number(key string) float64 {
+	if v, ok := p.integers[key]; ok {
+		return float64(*v)
+	}
+	return *p.numbers[key]
+}
+
+// registerParams registers a flag for every parameter of sampling.Params
+// that has one, with the table's default and usage.
+func (p *policyFlags) registerParams(fs *pflag.FlagSet) {
+	p.numbers, p.integers = map[string]*float64{}, map[string]*int{}
+	for _, sp := range sampling.Params {
+		if sp.Flag == "" {
+			continue
+		}
+		usage := sp.Usage
+		if sp.Plugin == sampling.Standard && sp.Stage != "mirostat" {
+			usage = "standard sampler: " + usage
+		}
+		if sp.Number() {
+			usage += "; " + sp.Want()
+		}
+		switch sp.Type {
+		case sampling.Float, sampling.Float32:
+			p.numbers[sp.Key] = fs.Float64(sp.Flag, sp.Default, usage)
+		case sampling.Int:
+			p.integers[sp.Key] = fs.Int(sp.Flag, int(sp.Default), usage)
+		case sampling.Order:
+			fs.StringVar(&p.samplers, sp.Flag, sp.DefaultText, usage)
+		case sampling.Strings:
+			fs.StringArrayVar(&p.breakers, sp.Flag, nil, usage)
+		}
+	}
 }
 
 func (p *policyFlags) register(cmd *cobra.Command) {
@@ -102,33 +109,7 @@ func (p *policyFlags) register(cmd *cobra.Command) {
 		" (JSON mode: the embedded json processor, run last before the sampler, masks every token that would keep the answer from being a JSON object)")
 	fs.StringVar(&p.jsonSchema, "json-schema", "", "constrain the answer to a JSON Schema: a FILE or inline JSON (the embedded grammar processor, run last before the sampler)")
 	fs.StringVar(&p.grammarFile, "grammar", "", "constrain the answer to a GBNF grammar: a FILE or inline GBNF, told apart by its \"::=\" (llama.cpp's format; the embedded grammar processor)")
-	s, d := &p.sampling, standard.DefaultConfig()
-	fs.Float64Var(&s.temperature, "temperature", d.Temperature, "standard sampler: temperature (0 is greedy)")
-	fs.IntVar(&s.topK, "top-k", d.TopK, "standard sampler: keep the K most likely tokens (0: all)")
-	fs.Float64Var(&s.topP, "top-p", d.TopP, "standard sampler: nucleus probability mass (1: off)")
-	fs.Float64Var(&s.minP, "min-p", d.MinP, "standard sampler: drop tokens below min-p × the top probability (0: off)")
-	fs.Float64Var(&s.typicalP, "typical-p", d.TypicalP, "standard sampler: locally typical sampling mass (1: off)")
-	fs.Float64Var(&s.repeatPenalty, "repeat-penalty", float64(d.RepeatPenalty), "standard sampler: repetition penalty (1: off)")
-	fs.IntVar(&s.repeatLastN, "repeat-last-n", d.RepeatLastN, "standard sampler: tokens the penalties look back over (-1: all)")
-	fs.Float64Var(&s.presencePenalty, "presence-penalty", float64(d.PresencePenalty), "standard sampler: presence penalty, in [-2, 2]")
-	fs.Float64Var(&s.frequencyPenalty, "frequency-penalty", float64(d.FrequencyPenalty), "standard sampler: frequency penalty, in [-2, 2]")
-	fs.Float64Var(&s.topNSigma, "top-n-sigma", d.TopNSigma, "standard sampler: keep tokens within N standard deviations of the top logit (0: off)")
-	fs.Float64Var(&s.xtcProbability, "xtc-probability", d.XTCProbability, "standard sampler: chance of XTC, removing the top choices at a step (0: off)")
-	fs.Float64Var(&s.xtcThreshold, "xtc-threshold", d.XTCThreshold, "standard sampler: XTC's probability threshold, in [0, 0.5]")
-	fs.Float64Var(&s.dynatempRange, "dynatemp-range", d.DynatempRange, "standard sampler: dynamic temperature, temperature ± range by entropy (0: off)")
-	fs.Float64Var(&s.dynatempExponent, "dynatemp-exp", d.DynatempExponent, "standard sampler: dynamic temperature's exponent")
-	fs.StringVar(&s.samplers, "samplers", strings.Join(standard.DefaultSamplers, ";"),
-		"standard sampler: the chain's order, llama.cpp's stage names separated by ';' (a stage not listed does not run)")
-	fs.IntVar(&s.mirostat, "mirostat", d.Mirostat, "Mirostat: 1 in the standard sampler, 2 the "+plugins.MirostatV2Builtin+
-		" sampler; top-k, top-p, the other filters and the penalties are then off, as in llama.cpp (0: off)")
-	fs.Float64Var(&s.mirostatTau, "mirostat-ent", d.MirostatTau, "Mirostat's target entropy tau, in bits")
-	fs.Float64Var(&s.mirostatEta, "mirostat-lr", d.MirostatEta, "Mirostat's learning rate eta")
-	y := &p.dry
-	fs.Float64Var(&y.multiplier, "dry-multiplier", 0, "DRY repetition penalty multiplier: the embedded dry processor before the sampler (0: off)")
-	fs.Float64Var(&y.base, "dry-base", 1.75, "DRY's base, >= 1")
-	fs.IntVar(&y.allowedLength, "dry-allowed-length", 2, "DRY: repeats longer than this are penalized")
-	fs.IntVar(&y.penaltyLen, "dry-penalty-last-n", 64, "DRY: the tokens scanned for repeats (-1: all, 0: off)")
-	fs.StringArrayVar(&y.breakers, "dry-sequence-breaker", nil, "DRY: a string that ends a repeat, replacing the defaults (\\n : \" *); repeatable; \"none\" for none")
+	p.registerParams(fs)
 }
 
 // The --format values.
@@ -152,37 +133,9 @@ func (p *policyFlags) checkFormat(ignoreEOS bool) error {
 
 // policies are the loaded policies of a Session. Close them after use.
 type policies struct {
-	sampler *host.Sampler
-	stop    []*host.StopPolicy // none, one, or --stop's then --stop-string's strings
-	names   []string           // plugin labels, chain order then the stop policies
+	*chain.Chain
 	// samplerName and stopName are what the stats line shows.
 	samplerName, stopName string
-}
-
-// Close releases the plugin instances.
-func (p *policies) Close() {
-	if p.sampler != nil {
-		_ = p.sampler.Close()
-	}
-	for _, s := range p.stop {
-		_ = s.Close()
-	}
-}
-
-// stopPolicy is the Session's stop policy: nil, the one, or a chain
-// (engine.StopChain) of --stop's plugin then --stop-string's strings.
-func (p *policies) stopPolicy() engine.StopPolicy {
-	switch len(p.stop) {
-	case 0:
-		return nil
-	case 1:
-		return p.stop[0]
-	}
-	c := make(engine.StopChain, len(p.stop))
-	for i, s := range p.stop {
-		c[i] = s
-	}
-	return c
 }
 
 // writeLogs prints every plugin's log on w, each line prefixed by the
@@ -195,11 +148,11 @@ func (p *policies) writeLogs(w io.Writer) {
 			}
 		}
 	}
-	for i, log := range p.sampler.Log() {
-		write(p.names[i], log)
+	for i, log := range p.Sampler.Log() {
+		write(p.Labels[i], log)
 	}
-	for i, s := range p.stop {
-		write(p.names[len(p.names)-len(p.stop)+i], s.Log())
+	for i, s := range p.Stops {
+		write(p.Labels[len(p.Labels)-len(p.Stops)+i], s.Log())
 	}
 }
 
@@ -225,86 +178,46 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	if stringsCfg != nil {
 		out.stopName += "+" + plugins.StringsBuiltin
 	}
-	var procs []*host.Plugin
-	for _, spec := range p.processors {
-		pl, err := loadPolicy(ctx, h, spec, abi.KindProcessor, nil, "--processor")
-		if err != nil {
-			return nil, err
-		}
-		procs = append(procs, pl)
-		out.names = append(out.names, pl.String())
+	spec := chain.Spec{Sampler: chain.Part{Ref: samplerName, Config: samplerCfg, Param: "--sampler"}}
+	for _, ref := range p.processors {
+		spec.Processors = append(spec.Processors, chain.Part{Ref: ref, Param: "--processor"})
 	}
 	if dryCfg != nil {
-		pl, err := loadPolicy(ctx, h, plugins.DRYBuiltin, abi.KindProcessor, dryCfg, "--dry-multiplier")
-		if err != nil {
-			return nil, err
-		}
-		procs = append(procs, pl)
-		out.names = append(out.names, pl.String())
+		spec.DRY = &chain.Part{Config: dryCfg, Param: "--dry-multiplier"}
 	}
 	if p.format == formatJSON {
 		cfg := plugins.JSONMode{EOG: vocab.EOG(), Control: vocab.Control(), MaxTokens: maxTokens}.Config()
-		pl, err := loadPolicy(ctx, h, plugins.JSONBuiltin, abi.KindProcessor, cfg, "--format")
-		if err != nil {
-			return nil, err
-		}
-		procs = append(procs, pl)
-		out.names = append(out.names, pl.String())
+		spec.JSONMode = &chain.Part{Config: cfg, Param: "--format"}
 	}
 	if cfg, flag, err := p.grammarConfig(maxTokens); err != nil {
 		return nil, err
 	} else if cfg != nil {
-		mod, err := plugins.Builtin(plugins.GrammarBuiltin)
-		if err != nil {
-			return nil, failure(err)
-		}
-		pl, err := h.Load(ctx, mod, host.LoadOptions{Kind: abi.KindProcessor, Config: cfg,
-			Limits: host.Limits{MemoryPages: plugins.GrammarMemoryPages, InitTimeout: plugins.GrammarInitTimeout}})
-		if err != nil {
-			return nil, pluginLoadError(flag, plugins.GrammarBuiltin, err)
-		}
-		procs = append(procs, pl)
-		out.names = append(out.names, pl.String())
+		spec.Grammar = &chain.Part{Config: cfg, Param: flag}
 	}
-	sp, err := loadPolicy(ctx, h, samplerName, abi.KindSampler, samplerCfg, "--sampler")
-	if err != nil {
-		return nil, err
-	}
-	out.names = append(out.names, sp.String())
-	if out.sampler, err = host.NewSampler(vocab, sp, procs...); err != nil {
-		return nil, badPlugin(err)
-	}
-	type stopSpec struct {
-		name, flag string
-		cfg        []byte
-	}
-	var stops []stopSpec
 	if stopName != "" {
-		stops = append(stops, stopSpec{stopName, "--stop", stopCfg})
+		spec.Stops = append(spec.Stops, chain.Part{Ref: stopName, Config: stopCfg, Param: "--stop"})
 	}
 	if stringsCfg != nil {
-		stops = append(stops, stopSpec{plugins.StringsBuiltin, "--stop-string", stringsCfg})
+		spec.Stops = append(spec.Stops, chain.Part{Ref: plugins.StringsBuiltin, Config: stringsCfg, Param: "--stop-string"})
 	}
-	for _, sp := range stops {
-		pl, err := loadPolicy(ctx, h, sp.name, abi.KindStop, sp.cfg, sp.flag)
-		if err != nil {
-			out.Close()
-			return nil, err
-		}
-		out.names = append(out.names, pl.String())
-		st, err := host.NewStopPolicy(vocab, pl)
-		if err != nil {
-			out.Close()
-			return nil, badPlugin(err)
-		}
-		out.stop = append(out.stop, st)
+	load := func(ctx context.Context, part chain.Part, kind abi.Kind) (*host.Plugin, error) {
+		return loadPolicy(ctx, h, part, kind)
 	}
+	c, err := chain.Build(ctx, vocab, spec, load, chain.Options{})
+	if err != nil {
+		var pe *chain.PartError
+		if errors.As(err, &pe) {
+			return nil, badPlugin(pe.Err)
+		}
+		return nil, err
+	}
+	out.Chain = c
 	return out, nil
 }
 
 // mirostat2 reports whether --mirostat 2 chose the mirostat-v2 sampler.
 func (p *policyFlags) mirostat2(fs *pflag.FlagSet) bool {
-	return fs.Changed("mirostat") && p.sampling.mirostat == 2
+	return fs.Changed("mirostat") && *p.integers["mirostat"] == 2
 }
 
 // samplerName is the sampler to load: --sampler, the mirostat-v2 sampler
@@ -329,6 +242,7 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 		return nil, err
 	}
 	var set []string
+	samplingFlags := paramFlags(sampling.Standard)
 	for _, f := range samplingFlags {
 		if fs.Changed(f.flag) {
 			set = append(set, f.flag)
@@ -337,7 +251,7 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 	if len(set) == 0 {
 		return cfg, nil
 	}
-	if m := p.sampling.mirostat; fs.Changed("mirostat") && (m < 0 || m > 2) {
+	if m := *p.integers["mirostat"]; fs.Changed("mirostat") && (m < 0 || m > 2) {
 		return nil, usage(fmt.Errorf("--mirostat %d: must be 0, 1 or 2", m))
 	}
 	name := p.samplerName(fs)
@@ -354,9 +268,9 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 	}
 	st := p.standard(fs)
 	if fs.Changed("samplers") {
-		names, err := standard.ParseSamplers([]byte(p.sampling.samplers))
+		names, err := sampling.ParseSamplers([]byte(p.samplers))
 		if err != nil {
-			return nil, usage(fmt.Errorf("--samplers %q: names separated by ';'", p.sampling.samplers))
+			return nil, usage(fmt.Errorf("--samplers %q: names separated by ';'", p.samplers))
 		}
 		st.Samplers = names
 	}
@@ -364,7 +278,7 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 	if p.mirostat2(fs) {
 		// As in llama.cpp the other flags do not apply; their values are
 		// still checked over the standard sampler's ranges.
-		m := plugins.MirostatV2{Temperature: st.Temperature, Tau: st.MirostatTau, Eta: st.MirostatEta}
+		m := plugins.MirostatV2Of(st)
 		st.Mirostat = nil
 		if err := st.Check(nVocab); err != nil {
 			return nil, rangeUsage(fs, samplingFlags, err)
@@ -380,14 +294,14 @@ func (p *policyFlags) samplerConfigJSON(fs *pflag.FlagSet, nVocab int) ([]byte, 
 }
 
 // rangeUsage is the usage error of a flag value out of range: the flag of
-// a *standard.RangeError's key (from flags) with its value and range, or
-// the samplers entry of a *standard.SamplerError.
+// a *sampling.RangeError's key (from flags) with its value and range, or
+// the samplers entry of a *sampling.SamplerError.
 func rangeUsage(fs *pflag.FlagSet, flags []struct{ flag, key string }, err error) error {
-	var se *standard.SamplerError
+	var se *sampling.SamplerError
 	if errors.As(err, &se) {
 		return usage(fmt.Errorf("--samplers: %q %s", se.Name, se.Why))
 	}
-	var re *standard.RangeError
+	var re *sampling.RangeError
 	if errors.As(err, &re) {
 		for _, f := range flags {
 			if f.key == re.Key {
@@ -427,43 +341,33 @@ func mergeConfig(cfg, flagsCfg []byte, flags []struct{ flag, key string }, arg s
 // (llama.cpp runs no DRY then). A value out of range is a usage error
 // naming the flag, also when DRY is off.
 func (p *policyFlags) dryConfig(fs *pflag.FlagSet) ([]byte, error) {
-	y := &p.dry
 	var d plugins.DRY
-	if fs.Changed("dry-multiplier") {
-		d.Multiplier = &y.multiplier
-	}
-	if fs.Changed("dry-base") {
-		d.Base = &y.base
-	}
-	if fs.Changed("dry-allowed-length") {
-		d.AllowedLength = &y.allowedLength
-	}
-	if fs.Changed("dry-penalty-last-n") {
-		d.PenaltyLastN = &y.penaltyLen
+	for _, sp := range sampling.Of(sampling.DRY) {
+		if sp.Number() && fs.Changed(sp.Flag) {
+			d.SetNumber(sp.Key, p.number(sp.Key))
+		}
 	}
 	if fs.Changed("dry-sequence-breaker") {
 		d.SequenceBreakers = []string{}
-		for _, b := range y.breakers {
+		for _, b := range p.breakers {
 			if b != "none" { // llama.cpp's --dry-sequence-breaker none: no breakers
 				d.SequenceBreakers = append(d.SequenceBreakers, b)
 			}
 		}
 	}
 	if err := d.Check(); err != nil {
-		var re *standard.RangeError
+		var re *sampling.RangeError
 		if errors.As(err, &re) && re.Key == "dry_sequence_breakers" {
 			return nil, usage(fmt.Errorf("--dry-sequence-breaker: must be %s, not %s", re.Want, re.Got))
 		}
-		return nil, rangeUsage(fs, dryFlags, err)
+		return nil, rangeUsage(fs, paramFlags(sampling.DRY), err)
 	}
-	if !d.On() || (fs.Changed("mirostat") && p.sampling.mirostat != 0) {
-		return nil, nil
-	}
+	var names []string // the default order, or --samplers (whose errors are reported with the sampler's config)
 	if fs.Changed("samplers") {
-		names, err := standard.ParseSamplers([]byte(p.sampling.samplers))
-		if err == nil && !standard.ListsDRY(names) {
-			return nil, nil
-		}
+		names, _ = sampling.ParseSamplers([]byte(p.samplers))
+	}
+	if !d.Runs(*p.integers["mirostat"], names) {
+		return nil, nil
 	}
 	return d.Config(), nil
 }
@@ -471,34 +375,11 @@ func (p *policyFlags) dryConfig(fs *pflag.FlagSet) ([]byte, error) {
 // standard is the standard sampler's config of the sampling flags the
 // user set.
 func (p *policyFlags) standard(fs *pflag.FlagSet) plugins.Standard {
-	s := &p.sampling
 	var st plugins.Standard
-	for _, f := range []struct {
-		flag string
-		dst  **float64
-		v    *float64
-	}{
-		{"temperature", &st.Temperature, &s.temperature}, {"top-p", &st.TopP, &s.topP}, {"min-p", &st.MinP, &s.minP},
-		{"typical-p", &st.TypicalP, &s.typicalP}, {"repeat-penalty", &st.RepeatPenalty, &s.repeatPenalty},
-		{"presence-penalty", &st.PresencePenalty, &s.presencePenalty},
-		{"frequency-penalty", &st.FrequencyPenalty, &s.frequencyPenalty},
-		{"top-n-sigma", &st.TopNSigma, &s.topNSigma}, {"xtc-probability", &st.XTCProbability, &s.xtcProbability},
-		{"xtc-threshold", &st.XTCThreshold, &s.xtcThreshold}, {"dynatemp-range", &st.DynatempRange, &s.dynatempRange},
-		{"dynatemp-exp", &st.DynatempExponent, &s.dynatempExponent},
-		{"mirostat-ent", &st.MirostatTau, &s.mirostatTau}, {"mirostat-lr", &st.MirostatEta, &s.mirostatEta},
-	} {
-		if fs.Changed(f.flag) {
-			*f.dst = f.v
+	for _, sp := range sampling.Of(sampling.Standard) {
+		if sp.Number() && fs.Changed(sp.Flag) {
+			st.SetNumber(sp.Key, p.number(sp.Key))
 		}
-	}
-	if fs.Changed("top-k") {
-		st.TopK = &s.topK
-	}
-	if fs.Changed("repeat-last-n") {
-		st.RepeatLastN = &s.repeatLastN
-	}
-	if fs.Changed("mirostat") {
-		st.Mirostat = &s.mirostat
 	}
 	return st
 }
@@ -552,17 +433,19 @@ func configArg(arg, flag string) ([]byte, error) {
 	return bytes.TrimSpace(b), nil
 }
 
-// loadPolicy loads spec as a plugin of kind: an embedded name, a manifest
-// (.json) or a module file. cfg goes to an embedded policy or a module
-// file; a manifest carries its own config.
-func loadPolicy(ctx context.Context, h *host.Host, spec string, kind abi.Kind, cfg []byte, flag string) (*host.Plugin, error) {
+// loadPolicy loads part.Ref as a plugin of kind: an embedded name (under
+// at least the limits it needs, chain.MinLimits), a manifest (.json) or a
+// module file. part.Config goes to an embedded policy or a module file; a
+// manifest carries its own config. part.Param is the flag errors name.
+func loadPolicy(ctx context.Context, h *host.Host, part chain.Part, kind abi.Kind) (*host.Plugin, error) {
+	spec, cfg, flag := part.Ref, part.Config, part.Param
 	var pl *host.Plugin
 	var err error
 	opts := host.LoadOptions{Kind: kind, Config: cfg}
 	wasm, builtin := builtinModule(spec)
 	switch {
 	case builtin:
-		opts.Limits = builtinLimits(spec)
+		opts.Limits = chain.AtLeast(chain.MinLimits(spec), part.MinLimits)
 		pl, err = h.Load(ctx, wasm, opts)
 	case strings.HasSuffix(strings.ToLower(spec), ".json"):
 		if len(cfg) > 0 {

@@ -143,7 +143,7 @@ func newTurnJSON(t engine.Turn, text engine.Pieces, load time.Duration, pol *pol
 		Seed:         t.Seed,
 		Sampler:      pol.samplerName,
 		StopPolicy:   pol.stopName,
-		Policies:     append([]string{}, pol.names...),
+		Policies:     append([]string{}, pol.Labels...),
 		Timings: timingsJSON{
 			LoadMs:           millis(load),
 			PrefillMs:        millis(tm.Prefill),

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/realizar-host/realizar-host/abi/guest"
+	"github.com/realizar-host/realizar-host/plugins/sampling"
 )
 
 // Config is the standard sampler's configuration. Its JSON keys are the
@@ -95,21 +96,92 @@ type Bias struct {
 	Value float32
 }
 
-// DefaultConfig is llama.cpp's default sampling parameters.
+// DefaultConfig is llama.cpp's default sampling parameters (the
+// sampling.Params table's defaults).
 func DefaultConfig() Config {
-	return Config{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, TypicalP: 1,
-		RepeatPenalty: 1, RepeatLastN: 64, XTCThreshold: 0.1, DynatempExponent: 1, MirostatTau: 5, MirostatEta: 0.1}
+	var c Config
+	for _, p := range sampling.Of(sampling.Standard) {
+		c.set(p.Key, p.Default)
+	}
+	return c
 }
 
-// ErrConfig wraps every configuration error.
-var ErrConfig = errors.New("standard: bad config")
+// set sets c's number of key to v (nothing for a key that is not one).
+func (c *Config) set(key string, v float64) {
+	switch f64, f32, i := c.field(key); {
+	case f64 != nil:
+		*f64 = v
+	case f32 != nil:
+		*f32 = float32(v)
+	case i != nil:
+		*i = int(v)
+	}
+}
+
+// field is c's field of the number parameter key: one of f64, f32 and i
+// as the parameter's sampling.Type; none for another key. (The one place
+// the config keys meet the fields; TestFieldsMatchParams checks it against
+// sampling.Params.)
+func (c *Config) field(key string) (f64 *float64, f32 *float32, i *int) {
+	switch key {
+	case "temperature":
+		return &c.Temperature, nil, nil
+	case "top_k":
+		return nil, nil, &c.TopK
+	case "top_p":
+		return &c.TopP, nil, nil
+	case "min_p":
+		return &c.MinP, nil, nil
+	case "typical_p":
+		return &c.TypicalP, nil, nil
+	case "repeat_penalty":
+		return nil, &c.RepeatPenalty, nil
+	case "repeat_last_n":
+		return nil, nil, &c.RepeatLastN
+	case "presence_penalty":
+		return nil, &c.PresencePenalty, nil
+	case "frequency_penalty":
+		return nil, &c.FrequencyPenalty, nil
+	case "top_n_sigma":
+		return &c.TopNSigma, nil, nil
+	case "xtc_probability":
+		return &c.XTCProbability, nil, nil
+	case "xtc_threshold":
+		return &c.XTCThreshold, nil, nil
+	case "dynatemp_range":
+		return &c.DynatempRange, nil, nil
+	case "dynatemp_exponent":
+		return &c.DynatempExponent, nil, nil
+	case "mirostat":
+		return nil, nil, &c.Mirostat
+	case "mirostat_tau":
+		return &c.MirostatTau, nil, nil
+	case "mirostat_eta":
+		return &c.MirostatEta, nil, nil
+	}
+	return nil, nil, nil
+}
+
+// value is c's number of key as a float64.
+func (c *Config) value(key string) float64 {
+	switch f64, f32, i := c.field(key); {
+	case f64 != nil:
+		return *f64
+	case f32 != nil:
+		return float64(*f32)
+	case i != nil:
+		return float64(*i)
+	}
+	return 0
+}
+
+// ErrConfig wraps every configuration error (sampling.ErrConfig).
+var ErrConfig = sampling.ErrConfig
 
 // Keys are the config keys, in the order the messages list them (the C
-// build has the same list). ReadConfig and ParseConfig refuse any other.
-var Keys = []string{"temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
-	"repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias", "top_n_sigma",
-	"xtc_probability", "xtc_threshold", "dynatemp_range", "dynatemp_exponent", "samplers", "mirostat",
-	"mirostat_tau", "mirostat_eta"}
+// build has the same list): sampling.Keys(sampling.Standard). ReadConfig
+// and ParseConfig refuse any other.
+var Keys = sampling.Keys(sampling.Standard)
 
 // CheckKeys refuses a raw config JSON with a key not in Keys; the error
 // wraps ErrConfig and guest.ErrConfig and names the key.
@@ -120,59 +192,24 @@ func CheckKeys(raw []byte) error {
 	return nil
 }
 
-// RangeError is a config value outside its range: the key, what it must
-// be and the value given. It unwraps to ErrConfig; its message is the C
-// build's log line ("config: top_p must be in [0, 1]"), without the value.
-type RangeError struct {
-	Key  string // the config key, "top_p"
-	Want string // the range, "in [0, 1]"
-	Got  string // the value refused, as text ("1.5"); "" when not known
-}
-
-func (e *RangeError) Error() string { return "config: " + e.Key + " must be " + e.Want }
-func (e *RangeError) Unwrap() error { return ErrConfig }
+// RangeError is a config value outside its range (sampling.RangeError).
+type RangeError = sampling.RangeError
 
 // Check refuses values out of range with a *RangeError naming the key:
-// temperature < 0 (0 is greedy); top_k < 0; top_p, min_p or typical_p
-// outside [0, 1]; repeat_penalty <= 0; presence_penalty or
-// frequency_penalty outside [-2, 2]; repeat_last_n < -1; top_n_sigma
-// negative but -1; xtc_probability outside [0, 1]; xtc_threshold outside
-// [0, 0.5]; dynatemp_range or dynatemp_exponent < 0; mirostat neither 0
-// nor 1; mirostat_tau or mirostat_eta < 0. A samplers entry
-// that is unknown, not offered (infill, adaptive_p), listed twice, or
-// penalties after a stage but dry is a *SamplerError. A logit_bias id
-// outside [0, nVocab) or a NaN bias, and nVocab <= 0, are errors wrapping
-// ErrConfig. These are the ranges the C build refuses, and the ones the
-// server and the CLI check before loading it (plugins.Standard).
+// each number outside its sampling.Params range (temperature < 0, 0 is
+// greedy; top_k < 0; top_p, min_p or typical_p outside [0, 1]; ...). A
+// samplers entry that is unknown, not offered (infill, adaptive_p), listed
+// twice, or penalties after a stage but dry is a *SamplerError. A
+// logit_bias id outside [0, nVocab) or a NaN bias, and nVocab <= 0, are
+// errors wrapping ErrConfig. These are the ranges the C build refuses, and
+// the ones the server and the CLI check before loading it
+// (plugins.Standard).
 func (c Config) Check(nVocab int) error {
-	unit := func(v float64) bool { return v >= 0 && v <= 1 }
-	pen := func(v float32) bool { return v >= -2 && v <= 2 }
-	f64 := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	f32 := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
-	for _, r := range []struct {
-		ok             bool
-		key, want, got string
-	}{
-		{c.Temperature >= 0, "temperature", ">= 0", f64(c.Temperature)},
-		{c.TopK >= 0, "top_k", ">= 0", strconv.Itoa(c.TopK)},
-		{unit(c.TopP), "top_p", "in [0, 1]", f64(c.TopP)},
-		{unit(c.MinP), "min_p", "in [0, 1]", f64(c.MinP)},
-		{unit(c.TypicalP), "typical_p", "in [0, 1]", f64(c.TypicalP)},
-		{c.RepeatPenalty > 0, "repeat_penalty", "> 0", f32(c.RepeatPenalty)},
-		{pen(c.PresencePenalty), "presence_penalty", "in [-2, 2]", f32(c.PresencePenalty)},
-		{pen(c.FrequencyPenalty), "frequency_penalty", "in [-2, 2]", f32(c.FrequencyPenalty)},
-		{c.RepeatLastN >= -1, "repeat_last_n", ">= -1", strconv.Itoa(c.RepeatLastN)},
-		{c.TopNSigma >= 0 || c.TopNSigma == -1, "top_n_sigma", "-1 or >= 0 (-1 and 0 are off)", f64(c.TopNSigma)},
-		{unit(c.XTCProbability), "xtc_probability", "in [0, 1]", f64(c.XTCProbability)},
-		{c.XTCThreshold >= 0 && c.XTCThreshold <= 0.5, "xtc_threshold", "in [0, 0.5]", f64(c.XTCThreshold)},
-		{c.DynatempRange >= 0, "dynatemp_range", ">= 0", f64(c.DynatempRange)},
-		{c.DynatempExponent >= 0, "dynatemp_exponent", ">= 0", f64(c.DynatempExponent)},
-		{c.Mirostat == 0 || c.Mirostat == 1, "mirostat", "0 or 1 (2 is the mirostat-v2 sampler)", strconv.Itoa(c.Mirostat)},
-		{c.MirostatTau >= 0, "mirostat_tau", ">= 0", f64(c.MirostatTau)},
-		{c.MirostatEta >= 0, "mirostat_eta", ">= 0", f64(c.MirostatEta)},
-	} {
-		if !r.ok {
-			return &RangeError{Key: r.key, Want: r.want, Got: r.got}
+	for _, p := range sampling.Of(sampling.Standard) {
+		if p.Number() {
+			if err := p.Check(c.value(p.Key)); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := stages(c.Samplers); err != nil {
@@ -208,44 +245,22 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 		*dst = v
 		return true, nil
 	}
-	for _, kv := range []struct {
-		key string
-		dst *float64
-	}{{"temperature", &c.Temperature}, {"top_p", &c.TopP}, {"min_p", &c.MinP}, {"typical_p", &c.TypicalP},
-		{"top_n_sigma", &c.TopNSigma}, {"xtc_probability", &c.XTCProbability}, {"xtc_threshold", &c.XTCThreshold},
-		{"dynatemp_range", &c.DynatempRange}, {"dynatemp_exponent", &c.DynatempExponent},
-		{"mirostat_tau", &c.MirostatTau}, {"mirostat_eta", &c.MirostatEta}} {
-		if _, err := num(kv.key, kv.dst); err != nil {
-			return c, err
+	for _, p := range sampling.Of(sampling.Standard) {
+		if !p.Number() {
+			continue
 		}
-	}
-	var f float64
-	for _, kv := range []struct {
-		key string
-		dst *float32
-	}{{"repeat_penalty", &c.RepeatPenalty}, {"presence_penalty", &c.PresencePenalty}, {"frequency_penalty", &c.FrequencyPenalty}} {
-		ok, err := num(kv.key, &f)
+		var f float64
+		ok, err := num(p.Key, &f)
 		if err != nil {
 			return c, err
 		}
-		if ok {
-			*kv.dst = float32(f)
+		if !ok {
+			continue
 		}
-	}
-	for _, kv := range []struct {
-		key string
-		dst *int
-	}{{"top_k", &c.TopK}, {"repeat_last_n", &c.RepeatLastN}, {"mirostat", &c.Mirostat}} {
-		ok, err := num(kv.key, &f)
-		if err != nil {
-			return c, err
+		if p.Type == sampling.Int && (f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32) {
+			return c, errors.Join(ErrConfig, errors.New(p.Key+" is not an integer"))
 		}
-		if ok {
-			if f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
-				return c, errors.Join(ErrConfig, errors.New(kv.key+" is not an integer"))
-			}
-			*kv.dst = int(f)
-		}
+		c.set(p.Key, f)
 	}
 	if raw, ok := get("samplers"); ok {
 		names, err := ParseSamplers(raw)
