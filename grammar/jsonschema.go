@@ -683,12 +683,8 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 	if hasMin && hasMax && minL > maxL {
 		return "", g.errf(path, "minLength", ErrUnsupported, "minLength above maxLength")
 	}
-	_, hasPattern := o.get("pattern")
-	fmtv, hasFormat := o.get("format")
-	if hasFormat {
-		if hasPattern || hasMin || hasMax {
-			return "", g.errf(path, "format", ErrUnsupported, "beside pattern or a length")
-		}
+	var cs []constraint
+	if fmtv, ok := o.get("format"); ok {
 		f, _ := fmtv.(string)
 		body, ok := formats[f]
 		if !ok && !standardFormats[f] {
@@ -698,16 +694,9 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 		if !ok {
 			return "", g.errf(path, "format", ErrUnsupported, "format %q", f)
 		}
-		if err := g.formatRules(); err != nil {
-			return "", err
-		}
-		return g.rule(`"\"" ` + body + ` "\""`)
+		cs = append(cs, constraint{"format", body})
 	}
-	if hasPattern {
-		if hasMin || hasMax {
-			return "", g.errf(path, "pattern", ErrUnsupported, "beside minLength or maxLength")
-		}
-		p, _ := o.get("pattern")
+	if p, ok := o.get("pattern"); ok {
 		ps, ok := p.(string)
 		if !ok {
 			return "", g.errf(path, "pattern", ErrSchema, "not a string")
@@ -716,13 +705,24 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 		if err != nil {
 			return "", g.errf(path, "pattern", ErrUnsupported, "%v", err)
 		}
-		return g.rule(`"\"" ` + e + ` "\""`)
-	}
-	if !hasMin && !hasMax {
-		return "json-string", nil
+		cs = append(cs, constraint{"pattern", e})
 	}
 	if !hasMax {
 		maxL = -1
+	}
+	switch {
+	case len(cs) == 1 && !hasMin && !hasMax:
+		if cs[0].keyword == "format" {
+			if err := g.formatRules(); err != nil {
+				return "", err
+			}
+		}
+		return g.rule(`"\"" ` + cs[0].expr + ` "\""`)
+	case len(cs) > 0:
+		return g.intersect(path, cs, minL, maxL)
+	}
+	if !hasMin && !hasMax {
+		return "json-string", nil
 	}
 	return g.rule(`"\"" ` + repeatExpr("json-char-ns", minL, maxL) + ` "\""`)
 }
