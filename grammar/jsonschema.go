@@ -198,6 +198,10 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		}
 		return g.object(m, path, depth+1)
 	}
+	if v, ok := o.get("propertyNames"); ok && keysAlwaysValid(v) {
+		// every key is a string: {"type": "string"} (zod's z.record) asserts nothing
+		o = without(o, "propertyNames")
+	}
 	for _, k := range unsupported {
 		if v, ok := o.get(k); ok {
 			if k == "dependencies" || k == "dependentRequired" || k == "dependentSchemas" {
@@ -313,6 +317,22 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		return alts[0], nil
 	}
 	return g.rule(strings.Join(alts, " | "))
+}
+
+// keysAlwaysValid reports whether a propertyNames schema holds for every
+// object key: true, or no assertion but "type": "string".
+func keysAlwaysValid(v any) bool {
+	if v == true {
+		return true
+	}
+	o, ok := v.(*jsonObject)
+	if !ok {
+		return false
+	}
+	if t, ok := o.get("type"); ok && t != "string" {
+		return false
+	}
+	return !hasAssertions(o, "type")
 }
 
 // without is o less keyword kw.

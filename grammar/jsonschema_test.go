@@ -25,6 +25,8 @@ func TestFromJSONSchemaMatches(t *testing.T) {
 			[]string{`{}`, `{"a":1}`, `{"a":1,"ab":"x"}`, `{"b":[1,{"c":null}]}`, `{"":1}`}, []string{`{"a":"x"}`, `{"a":1,"a":"x"}`}},
 		{"additional schema", `{"type":"object","additionalProperties":{"type":"boolean"}}`,
 			[]string{`{"x":true,"y":false}`}, []string{`{"x":1}`}},
+		{"record (zod)", `{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"number"}}`,
+			[]string{`{}`, `{"a":1,"b":0.5}`}, []string{`{"a":"x"}`}},
 		{"enum", `{"enum":["red","green",3,null]}`, []string{`"red"`, `3`, `null`}, []string{`"blue"`, `4`}},
 		{"const", `{"const":{"k":[1,2]}}`, []string{`{"k":[1,2]}`}, []string{`{"k":[1]}`}},
 		{"anyOf", `{"anyOf":[{"type":"string"},{"type":"integer","minimum":3}]}`, []string{`"x"`, `3`, `100`}, []string{`2`, `null`}},
@@ -94,6 +96,8 @@ func TestFromJSONSchemaRefuses(t *testing.T) {
 	}{
 		{"not", `{"not":{"type":"string"}}`, "not", grammar.ErrUnsupported},
 		{"uniqueItems", `{"type":"array","uniqueItems":true}`, "uniqueItems", grammar.ErrUnsupported},
+		{"propertyNames with a pattern", `{"type":"object","propertyNames":{"pattern":"^a"}}`, "propertyNames", grammar.ErrUnsupported},
+		{"propertyNames of another type", `{"type":"object","propertyNames":{"type":"integer"}}`, "propertyNames", grammar.ErrUnsupported},
 		{"patternProperties", `{"patternProperties":{"^x":{}}}`, "patternProperties", grammar.ErrUnsupported},
 		{"oneOf overlapping", `{"oneOf":[{"type":"string"},{"type":"string","minLength":2}]}`, "oneOf", grammar.ErrUnsupported},
 		{"unenforced format", `{"type":"string","format":"ipv6"}`, "format", grammar.ErrUnsupported},
