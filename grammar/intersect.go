@@ -315,3 +315,94 @@ func byteClass(bs []byte) string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+// matchesContent reports whether m's grammar matches the serialized
+// contents of string s (its JSON form without the quotes).
+func matchesContent(m *Matcher, s string) bool {
+	var b strings.Builder
+	writeString(&b, s)
+	q := b.String()
+	st := m.start
+	for i := 1; i < len(q)-1 && st != 0; i++ {
+		st = m.step(st, q[i])
+	}
+	return st != 0 && m.accepting(st)
+}
+
+// overlap reports whether two constraints' automata match a common string
+// (a product over every byte); an error where the product passes its caps.
+func overlap(a, b *Matcher) (bool, error) {
+	type pair struct{ x, y int32 }
+	seen := map[pair]bool{{a.start, b.start}: true}
+	queue := []pair{{a.start, b.start}}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if a.accepting(p.x) && b.accepting(p.y) {
+			return true, nil
+		}
+		for c := range 256 {
+			x, capA := cappedStep(a, p.x, byte(c))
+			y, capB := cappedStep(b, p.y, byte(c))
+			if capA || capB {
+				return false, errorf("%w: a pattern's automaton passes the matcher's caps", ErrTooLarge)
+			}
+			if x == 0 || y == 0 || seen[pair{x, y}] {
+				continue
+			}
+			if len(seen) >= maxProductStates {
+				return false, errorf("%w: more than %d states", ErrTooLarge, maxProductStates)
+			}
+			seen[pair{x, y}] = true
+			queue = append(queue, pair{x, y})
+		}
+	}
+	return false, nil
+}
+
+// patternKeys writes the key-value alternatives of patternProperties pp
+// for an object whose additionalProperties is false: a key matching
+// pattern i takes schema i. Exact when no named property matches a
+// pattern and no key matches two (both decided on the patterns'
+// automata); otherwise refused naming patternProperties.
+func (g *schemaGen) patternKeys(pp *jsonObject, names []string, path string, depth int) (string, error) {
+	var ms []*Matcher
+	var alts []string
+	for i, p := range pp.keys {
+		e, err := regexToGBNF(p)
+		if err != nil {
+			return "", g.errf(path, "patternProperties", ErrUnsupported, "%v", err)
+		}
+		m, err := componentMatcher(e)
+		if err != nil {
+			return "", g.errf(path, "patternProperties", ErrUnsupported, "%v", err)
+		}
+		for _, n := range names {
+			if matchesContent(m, n) {
+				return "", g.errf(path, "patternProperties", ErrUnsupported, "property %q also matches pattern %q", n, p)
+			}
+		}
+		for j, prev := range ms {
+			both, err := overlap(prev, m)
+			if err != nil {
+				return "", g.errf(path, "patternProperties", ErrTooLarge, "%v", err)
+			}
+			if both {
+				return "", g.errf(path, "patternProperties", ErrUnsupported, "patterns %q and %q may both match a key", pp.keys[j], p)
+			}
+		}
+		ms = append(ms, m)
+		if pp.vals[i] == false {
+			continue
+		}
+		v, err := g.gen(pp.vals[i], path+"/patternProperties/"+p, depth+1)
+		if err != nil {
+			return "", err
+		}
+		alts = append(alts, `"\"" `+e+` "\"" ":" `+v)
+	}
+	if len(alts) == 0 {
+		return "", nil
+	}
+	return g.rule(strings.Join(alts, " | "))
+}

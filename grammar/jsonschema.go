@@ -213,8 +213,12 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		}
 	}
 	if v, ok := o.get("patternProperties"); ok {
-		if vo, ok := v.(*jsonObject); !ok || len(vo.keys) > 0 {
-			return "", g.errf(path, "patternProperties", ErrUnsupported, "not enforced by this engine")
+		vo, ok := v.(*jsonObject)
+		if !ok {
+			return "", g.errf(path, "patternProperties", ErrSchema, "not an object")
+		}
+		if ap, _ := o.get("additionalProperties"); len(vo.keys) > 0 && ap != false {
+			return "", g.errf(path, "patternProperties", ErrUnsupported, "enforced only beside additionalProperties false")
 		}
 	}
 	if v, ok := o.get("uniqueItems"); ok && v == true {
@@ -1029,6 +1033,12 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 		kvs = append(kvs, gbnfLiteral(key.String()+":")+" "+v)
 	}
 	extra := ""
+	if v, ok := o.get("patternProperties"); ok && additional == false {
+		var err error
+		if extra, err = g.patternKeys(v.(*jsonObject), names, path, depth); err != nil {
+			return "", err
+		}
+	}
 	if additional != false {
 		val, err := g.gen(additional, path+"/additionalProperties", depth+1)
 		if err != nil {
