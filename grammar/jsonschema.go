@@ -137,7 +137,7 @@ var annotations = map[string]bool{
 // unsupported assertion keywords: a schema using them is refused.
 var unsupported = []string{"not", "if", "then", "else", "dependencies", "dependentRequired",
 	"dependentSchemas", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contains",
-	"minContains", "maxContains", "multipleOf", "maxProperties", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"}
+	"minContains", "maxContains", "multipleOf", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"}
 
 func (g *schemaGen) gen(s any, path string, depth int) (string, error) {
 	if depth > maxSchemaDepth {
@@ -1008,10 +1008,22 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 			nreq++
 		}
 	}
-	if minP, ok, err := g.count(o, "minProperties", path); err != nil {
+	minP, _, err := g.count(o, "minProperties", path)
+	if err != nil {
 		return "", err
-	} else if ok && minP > nreq {
-		return "", g.errf(path, "minProperties", ErrUnsupported, "more than the required properties")
+	}
+	maxP, hasMaxP, err := g.count(o, "maxProperties", path)
+	if err != nil {
+		return "", err
+	}
+	if hasMaxP && (maxP < nreq || maxP < minP) {
+		return "", g.errf(path, "maxProperties", ErrUnsupported, "fewer than the required properties or minProperties")
+	}
+	nopt := 0
+	for _, p := range props {
+		if !p.req && p.schema != false {
+			nopt++
+		}
 	}
 	var kvs []string
 	var names []string
@@ -1052,12 +1064,36 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 			return "", err
 		}
 	}
+	// the count of extra properties, lo to hi (hi < 0: any): exact where
+	// every named property is required, so the count is nreq + extras.
+	// Past the required ones, minProperties asks for one extra at most (a
+	// key written twice is one property: two extras may be one).
+	lo, hi := 0, -1
+	if minP > nreq {
+		if minP > nreq+1 || nopt > 0 || extra == "" {
+			return "", g.errf(path, "minProperties", ErrUnsupported, "more than the required properties and one more")
+		}
+		lo = 1
+	}
+	if hasMaxP && (extra != "" || maxP < nreq+nopt) {
+		if nopt > 0 {
+			return "", g.errf(path, "maxProperties", ErrUnsupported, "beside optional properties")
+		}
+		hi = maxP - nreq
+	}
 	// after(i): properties i… when something came before (comma first);
 	// start(i): the same when nothing did.
 	afterExtra, startExtra := `""`, `""`
-	if extra != "" {
-		afterExtra = `( "," ` + extra + ` )*`
-		startExtra = `( ` + extra + ` ( "," ` + extra + ` )* )?`
+	if extra != "" && hi != 0 {
+		afterExtra = repeatExpr(`( "," `+extra+` )`, lo, hi)
+		rest := -1
+		if hi > 0 {
+			rest = hi - 1
+		}
+		startExtra = extra + " " + repeatExpr(`( "," `+extra+` )`, max(lo-1, 0), rest)
+		if lo == 0 {
+			startExtra = `( ` + startExtra + ` )?`
+		}
 	}
 	after := make([]string, len(props)+1)
 	start := make([]string, len(props)+1)
