@@ -250,6 +250,12 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 				return "", g.errf(path, "oneOf", ErrUnsupported, "beside anyOf")
 			}
 		}
+		exclusive := false
+		if kw == "oneOf" {
+			if l, ok := exclusiveRequired(list); ok {
+				list, exclusive = l, true
+			}
+		}
 		var branches []*jsonObject
 		for i, b := range list {
 			bp := sprintf("%s/%s/%d", path, kw, i)
@@ -275,7 +281,7 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		if len(branches) == 0 {
 			return "", g.errf(path, kw, ErrUnsupported, "no branch allows a value")
 		}
-		if kw == "oneOf" {
+		if kw == "oneOf" && !exclusive {
 			if err := g.disjoint(branches, path); err != nil {
 				return "", err
 			}
@@ -337,6 +343,73 @@ func keysAlwaysValid(v any) bool {
 		return false
 	}
 	return !hasAssertions(o, "type")
+}
+
+// exclusiveRequired rewrites a oneOf whose branches assert only
+// required (zod's and many schemas' "one of these keys") into branches
+// that exclude each other: branch i keeps its required names, forbids
+// the one name by which each other branch j asks for more (branch j is
+// then invalid exactly when that name is absent), and asks for an object
+// (a non-object satisfies every such branch, so at least two: never
+// exactly one). A branch that another's names all cover is dropped (it is
+// never the only one valid). false where a branch is another shape, or
+// some j asks for two or more names beyond branch i's (a disjunction).
+func exclusiveRequired(list []any) ([]any, bool) {
+	if len(list) < 2 {
+		return nil, false
+	}
+	names := make([][]any, len(list))
+	for i, b := range list {
+		o, ok := b.(*jsonObject)
+		if !ok || hasAssertions(o, "required") {
+			return nil, false
+		}
+		r, _ := o.get("required")
+		l, ok := r.([]any)
+		if !ok {
+			return nil, false
+		}
+		names[i] = l
+	}
+	var out []any
+	for i := range list {
+		forbid := &jsonObject{}
+		drop := false
+		for j := range list {
+			if j == i {
+				continue
+			}
+			var more []any
+			for _, n := range names[j] {
+				if !slices.Contains(names[i], n) && !slices.Contains(more, n) {
+					more = append(more, n)
+				}
+			}
+			switch len(more) {
+			case 0:
+				drop = true
+			case 1:
+				name, ok := more[0].(string)
+				if !ok {
+					return nil, false
+				}
+				if _, dup := forbid.get(name); !dup {
+					forbid.keys = append(forbid.keys, name)
+					forbid.vals = append(forbid.vals, false)
+				}
+			default:
+				return nil, false
+			}
+		}
+		if drop {
+			continue
+		}
+		out = append(out, &jsonObject{keys: []string{"type", "required", "properties"}, vals: []any{"object", names[i], forbid}})
+	}
+	if len(out) == 0 {
+		out = []any{false}
+	}
+	return out, true
 }
 
 // without is o less keyword kw.
