@@ -282,6 +282,29 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 			return "", g.errf(path, kw, ErrUnsupported, "no branch allows a value")
 		}
 		if kw == "oneOf" && !exclusive {
+			// a non-object satisfies every branch that asserts only object
+			// keywords: with two such branches no non-object is valid, so
+			// every branch may ask for an object
+			n := 0
+			for _, b := range branches {
+				if objectKeywordsOnly(g.deref(b, 0)) {
+					n++
+				}
+			}
+			if n >= 2 {
+				var objs []*jsonObject
+				for i, b := range branches {
+					if t, err := effectiveTypes(g.deref(b, 0)); err == nil && !slices.Contains(t, "object") {
+						continue // no object satisfies it
+					}
+					m, err := g.merge([]any{b, &jsonObject{keys: []string{"type"}, vals: []any{"object"}}}, sprintf("%s/%s/%d", path, kw, i), 0)
+					if err != nil {
+						return "", err
+					}
+					objs = append(objs, m)
+				}
+				branches = objs
+			}
 			if err := g.disjoint(branches, path); err != nil {
 				return "", err
 			}
@@ -833,7 +856,9 @@ var formats = map[string]string{
 	"date-time": `fmt-date "T" fmt-time`,
 	"uuid":      `fmt-hex{8} "-" fmt-hex{4} "-" fmt-hex{4} "-" fmt-hex{4} "-" fmt-hex{12}`,
 	"email":     "fmt-email",
-	"ipv4":      `fmt-octet "." fmt-octet "." fmt-octet "." fmt-octet`,
+	"ipv4":      "fmt-ipv4",
+	"ipv6":      "fmt-ipv6",
+	"duration":  "fmt-duration",
 }
 
 // standardFormats are the formats JSON Schema (2020-12) defines; any
@@ -910,6 +935,19 @@ fmt-hostname ::= fmt-label63 ( "." fmt-label63 ){0,3}
 fmt-pchar ::= [a-zA-Z0-9._~!$&'()*+,;=:@-] | "%" fmt-hex fmt-hex
 fmt-uri ::= [a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" fmt-hostname ( ":" fmt-d{1,5} )? ( "/" fmt-pchar* )* ( "?" ( fmt-pchar | [/?] )* )? ( "#" ( fmt-pchar | [/?] )* )?
 fmt-octet ::= fmt-d | [1-9] fmt-d | "1" fmt-d fmt-d | "2" [0-4] fmt-d | "25" [0-5]
+fmt-ipv4 ::= fmt-octet "." fmt-octet "." fmt-octet "." fmt-octet
+fmt-h16 ::= fmt-hex{1,4}
+fmt-h16c ::= fmt-h16 ":"
+fmt-ls32 ::= fmt-h16 ":" fmt-h16 | fmt-ipv4
+fmt-ipv6 ::= fmt-h16c{6} fmt-ls32 | "::" fmt-h16c{5} fmt-ls32 | fmt-h16? "::" fmt-h16c{4} fmt-ls32 | ( fmt-h16c{0,1} fmt-h16 )? "::" fmt-h16c{3} fmt-ls32 | ( fmt-h16c{0,2} fmt-h16 )? "::" fmt-h16c{2} fmt-ls32 | ( fmt-h16c{0,3} fmt-h16 )? "::" fmt-h16c fmt-ls32 | ( fmt-h16c{0,4} fmt-h16 )? "::" fmt-ls32 | ( fmt-h16c{0,5} fmt-h16 )? "::" fmt-h16 | ( fmt-h16c{0,6} fmt-h16 )? "::"
+fmt-dur-s ::= fmt-d+ "S"
+fmt-dur-m ::= fmt-d+ "M" fmt-dur-s?
+fmt-dur-h ::= fmt-d+ "H" fmt-dur-m?
+fmt-dur-time ::= "T" ( fmt-dur-h | fmt-dur-m | fmt-dur-s )
+fmt-dur-day ::= fmt-d+ "D"
+fmt-dur-month ::= fmt-d+ "M" fmt-dur-day?
+fmt-dur-year ::= fmt-d+ "Y" fmt-dur-month?
+fmt-duration ::= "P" ( ( fmt-dur-day | fmt-dur-month | fmt-dur-year ) fmt-dur-time? | fmt-dur-time | fmt-d+ "W" )
 `
 
 func (g *schemaGen) formatRules() error {
@@ -1344,6 +1382,12 @@ func (g *schemaGen) disjointPair(a, b *jsonObject, depth int) bool {
 	if depth > 2 {
 		return false
 	}
+	onlyObject := func(o *jsonObject, t []string, err error) bool {
+		return err == nil && len(t) == 1 && t[0] == "object"
+	}
+	if onlyObject(a, ta, erra) && onlyObject(b, tb, errb) && (closedAgainst(a, b) || closedAgainst(b, a)) {
+		return true
+	}
 	pa, _ := a.get("properties")
 	pb, _ := b.get("properties")
 	poa, _ := pa.(*jsonObject)
@@ -1368,6 +1412,50 @@ func (g *schemaGen) disjointPair(a, b *jsonObject, depth int) bool {
 			if onlyObj(a) && onlyObj(b) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// objectKeywords assert only about objects: any other value passes them.
+var objectKeywords = map[string]bool{"properties": true, "required": true, "additionalProperties": true,
+	"patternProperties": true, "minProperties": true, "maxProperties": true, "propertyNames": true,
+	"dependencies": true, "dependentRequired": true, "dependentSchemas": true, "unevaluatedProperties": true}
+
+// objectKeywordsOnly reports whether every non-object satisfies o: its
+// assertions are all object keywords.
+func objectKeywordsOnly(o *jsonObject) bool {
+	for _, k := range o.keys {
+		if knownKeyword(k) && !annotations[k] && !objectKeywords[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// closedAgainst reports whether no object satisfies both a and b because
+// a is closed (additionalProperties false, no patternProperties) and b
+// requires a key a does not name, or names with the false schema.
+func closedAgainst(a, b *jsonObject) bool {
+	if ap, _ := a.get("additionalProperties"); ap != false {
+		return false
+	}
+	if pp, ok := a.get("patternProperties"); ok {
+		if po, ok := pp.(*jsonObject); !ok || len(po.keys) > 0 {
+			return false
+		}
+	}
+	pa, _ := a.get("properties")
+	poa, _ := pa.(*jsonObject)
+	r, _ := b.get("required")
+	list, _ := r.([]any)
+	for _, k := range list {
+		name, _ := k.(string)
+		if poa == nil {
+			return true
+		}
+		if v, ok := poa.get(name); !ok || v == false {
+			return true
 		}
 	}
 	return false

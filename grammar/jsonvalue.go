@@ -576,6 +576,26 @@ func (r *resolver) propertySchema(s any, name string, depth int) any {
 		}
 	})
 	if found == nil {
+		// a key that a patternProperties pattern matches takes its schema
+		r.subschemas(s, depth, func(o *jsonObject) {
+			pp, _ := o.get("patternProperties")
+			po, _ := pp.(*jsonObject)
+			if found != nil || po == nil {
+				return
+			}
+			for i, p := range po.keys {
+				e, err := regexToGBNF(p)
+				if err != nil {
+					continue
+				}
+				if m, err := componentMatcher(e); err == nil && matchesContent(m, name) {
+					found = po.vals[i]
+					return
+				}
+			}
+		})
+	}
+	if found == nil {
 		r.subschemas(s, depth, func(o *jsonObject) {
 			if found == nil {
 				if ap, ok := o.get("additionalProperties"); ok {

@@ -38,3 +38,12 @@ func TestSerializeInstanceBranchOrder(t *testing.T) {
 		assert.True(t, m.AcceptBytes([]byte(got)) == nil && m.Done(), "the grammar refuses %s", got)
 	}
 }
+
+// TestSerializeInstancePatternProperties: a key that a patternProperties
+// pattern matches has its value ordered by that pattern's schema.
+func TestSerializeInstancePatternProperties(t *testing.T) {
+	schema := `{"type":"object","patternProperties":{"^/":{"type":"object","properties":{"z":{},"a":{}}}},"additionalProperties":false}`
+	got, err := grammar.SerializeInstance([]byte(schema), []byte(`{"/x":{"a":1,"z":2}}`))
+	require.NoError(t, err)
+	assert.Equal(t, `{"/x":{"z":2,"a":1}}`, got)
+}
