@@ -34,6 +34,9 @@ type SchemaError struct {
 	Keyword string
 	Msg     string
 	Err     error
+	// the schema allows no value (a branch of anyOf or oneOf that may be
+	// dropped)
+	empty bool
 }
 
 func (e *SchemaError) Error() string {
@@ -198,6 +201,11 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		}
 		return g.object(m, path, depth+1)
 	}
+	if v, ok := o.get("not"); ok {
+		if rw, ok := rewriteNot(without(o, "not"), v); ok {
+			return g.object(rw, path, depth+1)
+		}
+	}
 	if v, ok := o.get("propertyNames"); ok && keysAlwaysValid(v) {
 		// every key is a string: {"type": "string"} (zod's z.record) asserts nothing
 		o = without(o, "propertyNames")
@@ -312,10 +320,17 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		var alts []string
 		for i, b := range branches {
 			e, err := g.object(b, sprintf("%s/%s/%d", path, kw, i), depth+1)
+			var se *SchemaError
+			if errors.As(err, &se) && se.empty {
+				continue // a branch no value satisfies never matches
+			}
 			if err != nil {
 				return "", err
 			}
 			alts = append(alts, e)
+		}
+		if len(alts) == 0 {
+			return "", &SchemaError{Path: path, Keyword: kw, Msg: "no branch allows a value", Err: ErrUnsupported, empty: true}
 		}
 		return g.rule(strings.Join(alts, " | "))
 	}
@@ -350,6 +365,70 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		return alts[0], nil
 	}
 	return g.rule(strings.Join(alts, " | "))
+}
+
+// rewriteNot writes rest ∧ not(n) without not, where that is exact: not
+// of not S is S; not of required names is "one of them absent" (an
+// object: any other value has them all); not of types is the other types
+// (refused for integer without number: a number that is not an integer
+// is no type of its own). false for any other not.
+func rewriteNot(rest *jsonObject, n any) (*jsonObject, bool) {
+	inner, ok := n.(*jsonObject)
+	if !ok {
+		return nil, false
+	}
+	var only string
+	for _, k := range inner.keys {
+		if knownKeyword(k) && !annotations[k] {
+			if only != "" {
+				return nil, false
+			}
+			only = k
+		}
+	}
+	v, _ := inner.get(only)
+	allOf := func(s any) *jsonObject {
+		return &jsonObject{keys: []string{"allOf"}, vals: []any{[]any{rest, s}}}
+	}
+	switch only {
+	case "not":
+		return allOf(v), true
+	case "required":
+		names, _ := v.([]any)
+		if len(names) == 0 {
+			return nil, false
+		}
+		if _, has := rest.get("anyOf"); has {
+			return nil, false
+		}
+		var branches []any
+		for _, name := range names {
+			nm, ok := name.(string)
+			if !ok {
+				return nil, false
+			}
+			branches = append(branches, &jsonObject{keys: []string{"type", "properties"},
+				vals: []any{"object", &jsonObject{keys: []string{nm}, vals: []any{false}}}})
+		}
+		out := &jsonObject{keys: append(slices.Clone(rest.keys), "anyOf"), vals: append(slices.Clone(rest.vals), branches)}
+		return out, true
+	case "type":
+		ts, err := schemaTypes(inner)
+		if err != nil || slices.Contains(ts, "integer") && !slices.Contains(ts, "number") {
+			return nil, false
+		}
+		var other []any
+		for _, t := range []string{"null", "boolean", "object", "array", "number", "string"} {
+			if !slices.Contains(ts, t) {
+				other = append(other, t)
+			}
+		}
+		if len(other) == 0 {
+			return nil, false
+		}
+		return allOf(&jsonObject{keys: []string{"type"}, vals: []any{other}}), true
+	}
+	return nil, false
 }
 
 // keysAlwaysValid reports whether a propertyNames schema holds for every
@@ -523,9 +602,17 @@ func (g *schemaGen) enum(o *jsonObject, values []any, path, kw string) (string, 
 	if len(values) > MaxEnumValues {
 		return "", g.errf(path, kw, ErrTooLarge, "%d values (at most %d)", len(values), MaxEnumValues)
 	}
+	// beside other assertions, a value is kept when the grammar of the
+	// others accepts it (that grammar is never looser, so a value kept is
+	// valid; one it may refuse wrongly only makes this grammar tighter)
+	var check func(v any) (string, bool)
 	for _, k := range o.keys {
 		if k != kw && k != "type" && k != "enum" && k != "const" && !annotations[k] && knownKeyword(k) {
-			return "", g.errf(path, kw, ErrUnsupported, "beside %s", k)
+			var err error
+			if check, err = g.valueChecker(without(without(o, "enum"), "const"), path); err != nil {
+				return "", g.errf(path, kw, ErrUnsupported, "beside %s: %v", k, err)
+			}
+			break
 		}
 	}
 	types, err := schemaTypes(o)
@@ -545,6 +632,12 @@ func (g *schemaGen) enum(o *jsonObject, values []any, path, kw string) (string, 
 		var b strings.Builder
 		writeCompact(&b, v)
 		lit := b.String()
+		if check != nil {
+			var ok bool
+			if lit, ok = check(v); !ok {
+				continue
+			}
+		}
 		if len(other) > 0 {
 			var c strings.Builder
 			writeCompact(&c, other[0])
@@ -558,9 +651,40 @@ func (g *schemaGen) enum(o *jsonObject, values []any, path, kw string) (string, 
 		}
 	}
 	if len(alts) == 0 {
-		return "", g.errf(path, kw, ErrUnsupported, "no value allowed")
+		return "", &SchemaError{Path: path, Keyword: kw, Msg: "no value allowed", Err: ErrUnsupported, empty: true}
 	}
 	return g.rule(strings.Join(alts, " | "))
+}
+
+// valueChecker compiles rest (a schema of this document) to a grammar of
+// its own and returns a test of a value against it: the value's compact
+// serialization (keys in rest's properties order) and whether the
+// grammar accepts it.
+func (g *schemaGen) valueChecker(rest *jsonObject, path string) (func(v any) (string, bool), error) {
+	g2 := &schemaGen{resolver: g.resolver, oldDraft: g.oldDraft, refRule: map[string]string{}, bodyRule: map[string]string{}}
+	expr, err := g2.gen(rest, path, 0)
+	if err != nil {
+		return nil, err
+	}
+	gr, err := Compile("root ::= " + expr + "\n" + jsonBaseRules + strings.Join(g2.rules, "\n") + "\n")
+	if err != nil {
+		return nil, err
+	}
+	intersectVocabOnce.Do(func() { intersectVocab, _ = NewVocab([][]byte{{'a'}}, nil) })
+	m := newMatcher(gr, intersectVocab)
+	return func(v any) (string, bool) {
+		var b strings.Builder
+		writeCompact(&b, g.resolver.reorder(v, rest, 0))
+		text := b.String()
+		st := m.start
+		for i := 0; i < len(text) && st != 0; i++ {
+			var capped bool
+			if st, capped = cappedStep(m, st, text[i]); capped {
+				return "", false
+			}
+		}
+		return text, st != 0 && m.accepting(st)
+	}, nil
 }
 
 func valueHasType(v any, types []string) bool {
@@ -1084,6 +1208,10 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 			props = append(props, prop{name: k, schema: po.vals[i]})
 		}
 	}
+	var additional any = true
+	if a, ok := o.get("additionalProperties"); ok {
+		additional = a
+	}
 	if r, ok := o.get("required"); ok {
 		list, ok := r.([]any)
 		if !ok {
@@ -1105,13 +1233,17 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 				props[i].req = true
 			}
 			if !found {
-				return "", g.errf(path, "required", ErrUnsupported, "%q is not among the properties", name)
+				// a required key the properties do not name takes the
+				// additionalProperties schema: a property of its own,
+				// after the named ones (where SerializeInstance puts it)
+				pp, _ := o.get("patternProperties")
+				if po, ok := pp.(*jsonObject); ok && len(po.keys) > 0 || additional == false {
+					return "", g.errf(path, "required", ErrUnsupported, "%q is not among the properties", name)
+				}
+				byName[name] = []int{len(props)}
+				props = append(props, prop{name: name, schema: additional, req: true})
 			}
 		}
-	}
-	var additional any = true
-	if a, ok := o.get("additionalProperties"); ok {
-		additional = a
 	}
 	nreq := 0
 	for _, p := range props {

@@ -518,7 +518,7 @@ func sameJSON(a, b any) bool {
 }
 
 // subschemas is s itself and the schemas it combines (through $ref,
-// allOf, anyOf, oneOf), depth-first.
+// allOf, anyOf, oneOf, not of not), depth-first.
 func (r *resolver) subschemas(s any, depth int, f func(*jsonObject)) {
 	o, ok := s.(*jsonObject)
 	if !ok || depth > 32 {
@@ -529,6 +529,13 @@ func (r *resolver) subschemas(s any, depth int, f func(*jsonObject)) {
 		if str, ok := ref.(string); ok {
 			if t, err := r.resolve(str); err == nil {
 				r.subschemas(t, depth+1, f)
+			}
+		}
+	}
+	if n, ok := o.get("not"); ok { // not of not S is S
+		if no, ok := n.(*jsonObject); ok {
+			if nn, ok := no.get("not"); ok {
+				r.subschemas(nn, depth+1, f)
 			}
 		}
 	}
@@ -543,6 +550,9 @@ func (r *resolver) subschemas(s any, depth int, f func(*jsonObject)) {
 	}
 }
 
+// propertyOrder is the properties s names (through $ref, allOf, anyOf
+// and oneOf), then the required names among none of them, as the
+// grammar orders them.
 func (r *resolver) propertyOrder(s any, depth int) []string {
 	var names []string
 	seen := map[string]bool{}
@@ -555,6 +565,16 @@ func (r *resolver) propertyOrder(s any, depth int) []string {
 						names = append(names, k)
 					}
 				}
+			}
+		}
+	})
+	r.subschemas(s, depth, func(o *jsonObject) {
+		req, _ := o.get("required")
+		list, _ := req.([]any)
+		for _, n := range list {
+			if k, ok := n.(string); ok && !seen[k] {
+				seen[k] = true
+				names = append(names, k)
 			}
 		}
 	})

@@ -68,7 +68,7 @@ func TestE2EStructuredOutputs(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct{ name, body, param, code, says string }{
-		{"refused keyword", `{"prompt":"x","json_schema":{"not":{"type":"string"}}}`, "json_schema", "unsupported_schema", "not"},
+		{"refused keyword", `{"prompt":"x","json_schema":{"not":{"minLength":2}}}`, "json_schema", "unsupported_schema", "not"},
 		{"malformed grammar", `{"prompt":"x","grammar":"root ::= (\"a\""}`, "grammar", "invalid_grammar", "line 1"},
 		{"two at once", `{"prompt":"x","grammar":"root ::= \"a\"","json_schema":{}}`, "grammar", "", ""},
 	} {
