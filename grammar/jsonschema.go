@@ -139,7 +139,7 @@ var annotations = map[string]bool{
 
 // unsupported assertion keywords: a schema using them is refused.
 var unsupported = []string{"not", "if", "then", "else", "dependencies", "dependentRequired",
-	"dependentSchemas", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contains",
+	"dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "contains",
 	"minContains", "maxContains", "multipleOf", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"}
 
 func (g *schemaGen) gen(s any, path string, depth int) (string, error) {
@@ -1268,6 +1268,48 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 			nopt++
 		}
 	}
+	// propertyNames of string keywords: the extra keys are its strings,
+	// and a named property it refuses cannot appear (exact where it
+	// allows none of the named ones, so extras never spell one)
+	keyRule := ""
+	if pn, ok := o.get("propertyNames"); ok {
+		pno, ok := pn.(*jsonObject)
+		if !ok {
+			return "", g.errf(path, "propertyNames", ErrUnsupported, "enforced only as a schema of string keywords")
+		}
+		for _, k := range pno.keys {
+			if knownKeyword(k) && !annotations[k] && !slices.Contains([]string{"type", "pattern", "minLength", "maxLength", "format"}, k) {
+				return "", g.errf(path, "propertyNames", ErrUnsupported, "enforced only with type, pattern, minLength, maxLength and format, not %s", k)
+			}
+		}
+		if t, has := pno.get("type"); has && t != "string" {
+			return "", g.errf(path, "propertyNames", ErrUnsupported, "enforced only for type string")
+		}
+		if pp, _ := o.get("patternProperties"); pp != nil {
+			if po, ok := pp.(*jsonObject); ok && len(po.keys) > 0 {
+				return "", g.errf(path, "propertyNames", ErrUnsupported, "beside patternProperties")
+			}
+		}
+		check, err := g.valueChecker(pno, path+"/propertyNames")
+		if err != nil {
+			return "", g.errf(path, "propertyNames", ErrUnsupported, "%v", err)
+		}
+		for i, p := range props {
+			if _, ok := check(p.name); ok {
+				if additional != false {
+					return "", g.errf(path, "propertyNames", ErrUnsupported, "allows property %q, which an extra key could then spell", p.name)
+				}
+				continue
+			}
+			if p.req {
+				return "", g.errf(path, "propertyNames", ErrUnsupported, "refuses required property %q", p.name)
+			}
+			props[i].schema = false
+		}
+		if keyRule, err = g.str(pno, path+"/propertyNames"); err != nil {
+			return "", err
+		}
+	}
 	var kvs []string
 	var names []string
 	for _, p := range props {
@@ -1302,6 +1344,9 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 		key, err := g.keyNotIn(names, path)
 		if err != nil {
 			return "", err
+		}
+		if keyRule != "" {
+			key = keyRule
 		}
 		if extra, err = g.rule(key + ` ":" ` + val); err != nil {
 			return "", err

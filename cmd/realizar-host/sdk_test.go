@@ -17,7 +17,8 @@ import (
 // TestStructuredSDKs (issue 32): the zod v4 shapes agents send —
 // z.email(), z.uuid(), z.iso.date(), z.iso.datetime() (format and
 // pattern), z.string().regex(r).max(n) (pattern and maxLength),
-// z.record() (propertyNames) and z.number().min(0).max(1) (non-integer
+// z.record() and z.record(z.string().regex(r).max(n), …) (propertyNames)
+// and z.number().min(0).max(1) (non-integer
 // bounds) — through the Vercel AI SDK's generateObject
 // (@ai-sdk/openai-compatible with supportsStructuredOutputs) and
 // LangChain's withStructuredOutput (@langchain/openai, method
@@ -34,7 +35,7 @@ func TestStructuredSDKs(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s\nserve: %s", out, logs)
 	for _, client := range []string{"generateObject", "withStructuredOutput"} {
-		for _, shape := range []string{"email", "uuid", "date", "datetime", "regex-max", "record", "fraction"} {
+		for _, shape := range []string{"email", "uuid", "date", "datetime", "regex-max", "record", "record-keys", "fraction"} {
 			assert.True(t, strings.Contains(string(out), client+" "+shape+" ok"), "%s %s: %s", client, shape, out)
 		}
 	}

@@ -17,7 +17,8 @@ const { ChatOpenAI } = require('@langchain/openai');
 
 const maxTokens = 256;
 // The zod v4 validators the issue lists: each becomes format and pattern,
-// pattern and maxLength, propertyNames, or non-integer bounds.
+// pattern and maxLength, propertyNames (of any string, or of a pattern
+// and a length), or non-integer bounds.
 const shapes = {
   email: z.object({ email: z.email() }),
   uuid: z.object({ id: z.uuid() }),
@@ -25,6 +26,7 @@ const shapes = {
   datetime: z.object({ at: z.iso.datetime() }),
   'regex-max': z.object({ code: z.string().regex(/^[A-Z]{2}[0-9]+$/).max(6) }),
   record: z.object({ scores: z.record(z.string(), z.number()) }),
+  'record-keys': z.object({ tags: z.record(z.string().regex(/^[a-z]+$/).max(8), z.boolean()) }),
   fraction: z.object({ p: z.number().min(0).max(1) }),
 };
 
