@@ -140,7 +140,7 @@ var annotations = map[string]bool{
 // unsupported assertion keywords: a schema using them is refused.
 var unsupported = []string{"not", "if", "then", "else", "dependencies", "dependentRequired",
 	"dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "contains",
-	"minContains", "maxContains", "multipleOf", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"}
+	"minContains", "maxContains", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"}
 
 func (g *schemaGen) gen(s any, path string, depth int) (string, error) {
 	if depth > maxSchemaDepth {
@@ -731,9 +731,20 @@ func (g *schemaGen) typed(o *jsonObject, t, path string, depth int) (string, err
 		return `"null"`, nil
 	case "boolean":
 		return `("true" | "false")`, nil
-	case "integer":
-		return g.integer(o, path)
-	case "number":
+	case "integer", "number":
+		k, has, err := g.multipleOf(o, path)
+		if err != nil {
+			return "", err
+		}
+		if t == "integer" || has && k == 0 {
+			return g.integer(o, path)
+		}
+		if has {
+			if _, _, _, _, hasLo, hasHi, _ := g.bounds(o, path); hasLo || hasHi {
+				return "", g.errf(path, "multipleOf", ErrUnsupported, "a fraction beside bounds")
+			}
+			return g.rule(`json-int ( "." [0-9]{1,` + strconv.Itoa(k) + `} )?`)
+		}
 		return g.number(o, path)
 	case "string":
 		return g.str(o, path)
@@ -861,6 +872,36 @@ func (g *schemaGen) number(o *jsonObject, path string) (string, error) {
 		return "", g.errf(path, kw, ErrUnsupported, "no number in range")
 	}
 	return g.rule(body)
+}
+
+// multipleOf reads a multipleOf of 10^-k (k ≥ 0: 1, 0.1, 0.01, …), which
+// on a number is "at most k fraction digits" (written without an
+// exponent; an integer when k is 0) and holds for every integer; any
+// other value is refused naming it.
+func (g *schemaGen) multipleOf(o *jsonObject, path string) (k int, has bool, err error) {
+	v, ok := o.get("multipleOf")
+	if !ok {
+		return 0, false, nil
+	}
+	n, ok := v.(jsonNumber)
+	r, okRat := new(big.Rat).SetString(string(n))
+	if !ok || !okRat || r.Sign() <= 0 {
+		return 0, false, g.errf(path, "multipleOf", ErrSchema, "not a positive number")
+	}
+	if r.Num().Cmp(big.NewInt(1)) == 0 {
+		d := new(big.Int).Set(r.Denom())
+		ten := big.NewInt(10)
+		for ; k <= maxFracDigits; k++ {
+			if d.Cmp(big.NewInt(1)) == 0 {
+				return k, true, nil
+			}
+			if new(big.Int).Mod(d, ten).Sign() != 0 {
+				break
+			}
+			d.Div(d, ten)
+		}
+	}
+	return 0, false, g.errf(path, "multipleOf", ErrUnsupported, "%s is not 1 or a power of ten below it", string(n))
 }
 
 // ratBounds is bounds as exact rationals from the numbers' text (nil:
