@@ -201,6 +201,9 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		}
 		return g.object(m, path, depth+1)
 	}
+	if rw, ok := rewriteDependencies(o); ok {
+		return g.object(rw, path, depth+1)
+	}
 	if v, ok := o.get("not"); ok {
 		if rw, ok := rewriteNot(without(o, "not"), v); ok {
 			return g.object(rw, path, depth+1)
@@ -365,6 +368,69 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		return alts[0], nil
 	}
 	return g.rule(strings.Join(alts, " | "))
+}
+
+// maxDependencies caps the dependencies rewritten (2^n branches).
+const maxDependencies = 4
+
+// rewriteDependencies writes dependencies, dependentRequired and
+// dependentSchemas (at most maxDependencies, beside no anyOf or oneOf) as
+// an anyOf: for each key a with its dependency D, "a absent" or "a
+// present and D" (D a list of required names, or a schema), every
+// combination one branch. false where there are none or too many.
+func rewriteDependencies(o *jsonObject) (*jsonObject, bool) {
+	type dep struct {
+		key string
+		d   any
+	}
+	var deps []dep
+	rest := o
+	for _, kw := range []string{"dependencies", "dependentRequired", "dependentSchemas"} {
+		v, ok := o.get(kw)
+		if !ok {
+			continue
+		}
+		vo, ok := v.(*jsonObject)
+		if !ok {
+			return nil, false
+		}
+		for i, k := range vo.keys {
+			deps = append(deps, dep{k, vo.vals[i]})
+		}
+		rest = without(rest, kw)
+	}
+	if len(deps) == 0 || len(deps) > maxDependencies {
+		return nil, false
+	}
+	if _, has := o.get("anyOf"); has {
+		return nil, false
+	}
+	if _, has := o.get("oneOf"); has {
+		return nil, false
+	}
+	branches := [][]any{nil}
+	for _, d := range deps {
+		absent := &jsonObject{keys: []string{"properties"}, vals: []any{&jsonObject{keys: []string{d.key}, vals: []any{false}}}}
+		var present any
+		switch dv := d.d.(type) {
+		case []any:
+			present = &jsonObject{keys: []string{"required"}, vals: []any{append([]any{d.key}, dv...)}}
+		case *jsonObject, bool:
+			present = &jsonObject{keys: []string{"allOf"}, vals: []any{[]any{&jsonObject{keys: []string{"required"}, vals: []any{[]any{d.key}}}, dv}}}
+		default:
+			return nil, false
+		}
+		var next [][]any
+		for _, b := range branches {
+			next = append(next, append(slices.Clone(b), absent), append(slices.Clone(b), present))
+		}
+		branches = next
+	}
+	var anyOf []any
+	for _, b := range branches {
+		anyOf = append(anyOf, &jsonObject{keys: []string{"allOf"}, vals: []any{b}})
+	}
+	return &jsonObject{keys: append(slices.Clone(rest.keys), "anyOf"), vals: append(slices.Clone(rest.vals), anyOf)}, true
 }
 
 // rewriteNot writes rest ∧ not(n) without not, where that is exact: not

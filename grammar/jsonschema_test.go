@@ -66,6 +66,8 @@ func TestFromJSONSchemaMatches(t *testing.T) {
 		{"multipleOf 0.01", `{"type":"number","multipleOf":0.01}`, []string{`1`, `-2.5`, `0.01`, `12.34`}, []string{`0.001`, `1.234`, `1e2`}},
 		{"multipleOf 1 on a number", `{"type":"number","multipleOf":1,"minimum":2}`, []string{`2`, `30`}, []string{`1`, `2.5`}},
 		{"multipleOf 1 on an integer, untyped other values", `{"multipleOf":1,"maximum":3}`, []string{`3`, `-1`, `"x"`}, []string{`4`, `1.5`}},
+		{"dependencies", `{"type":"object","properties":{"vendor":{},"model":{},"x":{"type":"integer"}},"dependencies":{"vendor":["model"],"x":{"properties":{"model":{"type":"string"}}}}}`,
+			[]string{`{}`, `{"model":1}`, `{"vendor":1,"model":2}`, `{"model":"m","x":1}`, `{"x":1}`}, []string{`{"vendor":1}`, `{"vendor":1,"model":2,"x":1}`}},
 		{"enum", `{"enum":["red","green",3,null]}`, []string{`"red"`, `3`, `null`}, []string{`"blue"`, `4`}},
 		{"const", `{"const":{"k":[1,2]}}`, []string{`{"k":[1,2]}`}, []string{`{"k":[1]}`}},
 		{"anyOf", `{"anyOf":[{"type":"string"},{"type":"integer","minimum":3}]}`, []string{`"x"`, `3`, `100`}, []string{`2`, `null`}},
