@@ -180,13 +180,22 @@ func (m *Matcher) CanClose() bool {
 // MaskWithin is Mask restricted to the tokens after which the grammar
 // can still be completed in left more tokens (one token a byte: see
 // CanClose), so that a generation cut after left more tokens ends with a
-// complete sentence. Where no token fits (the budget was too small from
-// the start) it is Mask. The returned mask is the caller's to keep and
-// must not be modified (it may be Mask's shared copy).
+// complete sentence. With left < 0 (no token may follow this one) it is
+// end of generation alone where the grammar may end here, else as left 0.
+// Where no token fits (the budget was too small from the start) it is
+// Mask. The returned mask is the caller's to keep and must not be
+// modified (it may be Mask's shared copy).
 func (m *Matcher) MaskWithin(left int) []uint32 {
 	mk := m.Mask()
 	if m.done || left >= infCost {
 		return mk
+	}
+	if left < 0 && m.accepting(m.cur) && len(m.v.eog) > 0 {
+		out := make([]uint32, len(mk))
+		for _, id := range m.v.eog {
+			out[id>>5] |= 1 << (id & 31)
+		}
+		return out
 	}
 	l := int32(max(left, 0))
 	_, hi := m.stateCost(m.cur)

@@ -13,7 +13,10 @@ import (
 // TestMaskWithinCloses: random walks that take any token MaskWithin
 // allows with the tokens left end, when the budget runs out, where the
 // grammar may end, for schemas with unbounded strings and arrays and
-// grammars with nested rules; MaskWithin only narrows Mask.
+// grammars with nested rules; MaskWithin only narrows Mask. Given one
+// token more than the shortest completion and asked to keep the last for
+// end of generation (left < 0: end of generation alone), every walk ends
+// by end of generation.
 func TestMaskWithinCloses(t *testing.T) {
 	schemas := []string{
 		`{"type":"object","properties":{"name":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name","tags"]}`,
@@ -36,6 +39,31 @@ func TestMaskWithinCloses(t *testing.T) {
 		require.True(t, m.CanClose())
 		short := m.Shortest()
 		for _, budget := range []int{short, short + 1, short + 7, 40, 64} {
+			// the grammar processor keeps the last token for end of
+			// generation: with one token to spare, every walk ends by it
+			if budget > short {
+				for seed := range 6 {
+					r := rand.New(rand.NewPCG(uint64(seed), uint64(budget)))
+					m := grammar.NewMatcher(g, v)
+					ended := false
+					for step := range budget {
+						within := m.MaskWithin(budget - step - 2)
+						var ok []int32
+						for id := range int32(v.Size()) {
+							if within[id>>5]>>(id&31)&1 != 0 {
+								ok = append(ok, id)
+							}
+						}
+						require.NotEmpty(t, ok)
+						id := ok[r.IntN(len(ok))]
+						require.NoError(t, m.Accept(id))
+						if ended = id == eog; ended {
+							break
+						}
+					}
+					assert.True(t, ended, "%s, budget %d with the last token for end of generation: no end of generation", src, budget)
+				}
+			}
 			for seed := range 6 {
 				r := rand.New(rand.NewPCG(uint64(seed), uint64(budget)))
 				m := grammar.NewMatcher(g, v)

@@ -63,6 +63,10 @@ func FuzzFromJSONSchema(f *testing.F) {
 		`{"type":"string","format":"date-time"}`,
 		`{"type":"number","exclusiveMinimum":-0.25,"maximum":12.05}`,
 		`{"type":"array","prefixItems":[{"const":1}],"items":false,"minItems":1}`,
+		`{"type":"string","format":"email","pattern":"^[a-z.]+@[a-z]+\\.[a-z]{2,}$","maxLength":12}`,
+		`{"type":"object","patternProperties":{"^x[0-9]+$":{"type":"integer"},"^y":{}},"additionalProperties":false,"maxProperties":2}`,
+		`{"type":"object","properties":{"a":{},"b":{}},"oneOf":[{"required":["a"]},{"required":["b"]}],"not":{"required":["a","b"]}}`,
+		`{"enum":[{"a":1},{"a":"x"}],"properties":{"a":{"type":"integer"}},"required":["a"]}`,
 	} {
 		f.Add(s)
 	}

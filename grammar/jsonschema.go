@@ -34,6 +34,9 @@ type SchemaError struct {
 	Keyword string
 	Msg     string
 	Err     error
+	// the schema allows no value (a branch of anyOf or oneOf that may be
+	// dropped)
+	empty bool
 }
 
 func (e *SchemaError) Error() string {
@@ -136,8 +139,8 @@ var annotations = map[string]bool{
 
 // unsupported assertion keywords: a schema using them is refused.
 var unsupported = []string{"not", "if", "then", "else", "dependencies", "dependentRequired",
-	"dependentSchemas", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contains",
-	"minContains", "maxContains", "multipleOf", "maxProperties", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"}
+	"dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "contains",
+	"minContains", "maxContains", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"}
 
 func (g *schemaGen) gen(s any, path string, depth int) (string, error) {
 	if depth > maxSchemaDepth {
@@ -198,6 +201,18 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		}
 		return g.object(m, path, depth+1)
 	}
+	if rw, ok := rewriteDependencies(o); ok {
+		return g.object(rw, path, depth+1)
+	}
+	if v, ok := o.get("not"); ok {
+		if rw, ok := rewriteNot(without(o, "not"), v); ok {
+			return g.object(rw, path, depth+1)
+		}
+	}
+	if v, ok := o.get("propertyNames"); ok && keysAlwaysValid(v) {
+		// every key is a string: {"type": "string"} (zod's z.record) asserts nothing
+		o = without(o, "propertyNames")
+	}
 	for _, k := range unsupported {
 		if v, ok := o.get(k); ok {
 			if k == "dependencies" || k == "dependentRequired" || k == "dependentSchemas" {
@@ -209,8 +224,12 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		}
 	}
 	if v, ok := o.get("patternProperties"); ok {
-		if vo, ok := v.(*jsonObject); !ok || len(vo.keys) > 0 {
-			return "", g.errf(path, "patternProperties", ErrUnsupported, "not enforced by this engine")
+		vo, ok := v.(*jsonObject)
+		if !ok {
+			return "", g.errf(path, "patternProperties", ErrSchema, "not an object")
+		}
+		if ap, _ := o.get("additionalProperties"); len(vo.keys) > 0 && ap != false {
+			return "", g.errf(path, "patternProperties", ErrUnsupported, "enforced only beside additionalProperties false")
 		}
 	}
 	if v, ok := o.get("uniqueItems"); ok && v == true {
@@ -242,6 +261,12 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 				return "", g.errf(path, "oneOf", ErrUnsupported, "beside anyOf")
 			}
 		}
+		exclusive := false
+		if kw == "oneOf" {
+			if l, ok := exclusiveRequired(list); ok {
+				list, exclusive = l, true
+			}
+		}
 		var branches []*jsonObject
 		for i, b := range list {
 			bp := sprintf("%s/%s/%d", path, kw, i)
@@ -267,7 +292,30 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		if len(branches) == 0 {
 			return "", g.errf(path, kw, ErrUnsupported, "no branch allows a value")
 		}
-		if kw == "oneOf" {
+		if kw == "oneOf" && !exclusive {
+			// a non-object satisfies every branch that asserts only object
+			// keywords: with two such branches no non-object is valid, so
+			// every branch may ask for an object
+			n := 0
+			for _, b := range branches {
+				if objectKeywordsOnly(g.deref(b, 0)) {
+					n++
+				}
+			}
+			if n >= 2 {
+				var objs []*jsonObject
+				for i, b := range branches {
+					if t, err := effectiveTypes(g.deref(b, 0)); err == nil && !slices.Contains(t, "object") {
+						continue // no object satisfies it
+					}
+					m, err := g.merge([]any{b, &jsonObject{keys: []string{"type"}, vals: []any{"object"}}}, sprintf("%s/%s/%d", path, kw, i), 0)
+					if err != nil {
+						return "", err
+					}
+					objs = append(objs, m)
+				}
+				branches = objs
+			}
 			if err := g.disjoint(branches, path); err != nil {
 				return "", err
 			}
@@ -275,10 +323,17 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		var alts []string
 		for i, b := range branches {
 			e, err := g.object(b, sprintf("%s/%s/%d", path, kw, i), depth+1)
+			var se *SchemaError
+			if errors.As(err, &se) && se.empty {
+				continue // a branch no value satisfies never matches
+			}
 			if err != nil {
 				return "", err
 			}
 			alts = append(alts, e)
+		}
+		if len(alts) == 0 {
+			return "", &SchemaError{Path: path, Keyword: kw, Msg: "no branch allows a value", Err: ErrUnsupported, empty: true}
 		}
 		return g.rule(strings.Join(alts, " | "))
 	}
@@ -313,6 +368,216 @@ func (g *schemaGen) object(o *jsonObject, path string, depth int) (string, error
 		return alts[0], nil
 	}
 	return g.rule(strings.Join(alts, " | "))
+}
+
+// maxDependencies caps the dependencies rewritten (2^n branches).
+const maxDependencies = 4
+
+// rewriteDependencies writes dependencies, dependentRequired and
+// dependentSchemas (at most maxDependencies, beside no anyOf or oneOf) as
+// an anyOf: for each key a with its dependency D, "a absent" or "a
+// present and D" (D a list of required names, or a schema), every
+// combination one branch. false where there are none or too many.
+func rewriteDependencies(o *jsonObject) (*jsonObject, bool) {
+	type dep struct {
+		key string
+		d   any
+	}
+	var deps []dep
+	rest := o
+	for _, kw := range []string{"dependencies", "dependentRequired", "dependentSchemas"} {
+		v, ok := o.get(kw)
+		if !ok {
+			continue
+		}
+		vo, ok := v.(*jsonObject)
+		if !ok {
+			return nil, false
+		}
+		for i, k := range vo.keys {
+			deps = append(deps, dep{k, vo.vals[i]})
+		}
+		rest = without(rest, kw)
+	}
+	if len(deps) == 0 || len(deps) > maxDependencies {
+		return nil, false
+	}
+	if _, has := o.get("anyOf"); has {
+		return nil, false
+	}
+	if _, has := o.get("oneOf"); has {
+		return nil, false
+	}
+	branches := [][]any{nil}
+	for _, d := range deps {
+		absent := &jsonObject{keys: []string{"properties"}, vals: []any{&jsonObject{keys: []string{d.key}, vals: []any{false}}}}
+		var present any
+		switch dv := d.d.(type) {
+		case []any:
+			present = &jsonObject{keys: []string{"required"}, vals: []any{append([]any{d.key}, dv...)}}
+		case *jsonObject, bool:
+			present = &jsonObject{keys: []string{"allOf"}, vals: []any{[]any{&jsonObject{keys: []string{"required"}, vals: []any{[]any{d.key}}}, dv}}}
+		default:
+			return nil, false
+		}
+		var next [][]any
+		for _, b := range branches {
+			next = append(next, append(slices.Clone(b), absent), append(slices.Clone(b), present))
+		}
+		branches = next
+	}
+	var anyOf []any
+	for _, b := range branches {
+		anyOf = append(anyOf, &jsonObject{keys: []string{"allOf"}, vals: []any{b}})
+	}
+	return &jsonObject{keys: append(slices.Clone(rest.keys), "anyOf"), vals: append(slices.Clone(rest.vals), anyOf)}, true
+}
+
+// rewriteNot writes rest ∧ not(n) without not, where that is exact: not
+// of not S is S; not of required names is "one of them absent" (an
+// object: any other value has them all); not of types is the other types
+// (refused for integer without number: a number that is not an integer
+// is no type of its own). false for any other not.
+func rewriteNot(rest *jsonObject, n any) (*jsonObject, bool) {
+	inner, ok := n.(*jsonObject)
+	if !ok {
+		return nil, false
+	}
+	var only string
+	for _, k := range inner.keys {
+		if knownKeyword(k) && !annotations[k] {
+			if only != "" {
+				return nil, false
+			}
+			only = k
+		}
+	}
+	v, _ := inner.get(only)
+	allOf := func(s any) *jsonObject {
+		return &jsonObject{keys: []string{"allOf"}, vals: []any{[]any{rest, s}}}
+	}
+	switch only {
+	case "not":
+		return allOf(v), true
+	case "required":
+		names, _ := v.([]any)
+		if len(names) == 0 {
+			return nil, false
+		}
+		if _, has := rest.get("anyOf"); has {
+			return nil, false
+		}
+		var branches []any
+		for _, name := range names {
+			nm, ok := name.(string)
+			if !ok {
+				return nil, false
+			}
+			branches = append(branches, &jsonObject{keys: []string{"type", "properties"},
+				vals: []any{"object", &jsonObject{keys: []string{nm}, vals: []any{false}}}})
+		}
+		out := &jsonObject{keys: append(slices.Clone(rest.keys), "anyOf"), vals: append(slices.Clone(rest.vals), branches)}
+		return out, true
+	case "type":
+		ts, err := schemaTypes(inner)
+		if err != nil || slices.Contains(ts, "integer") && !slices.Contains(ts, "number") {
+			return nil, false
+		}
+		var other []any
+		for _, t := range []string{"null", "boolean", "object", "array", "number", "string"} {
+			if !slices.Contains(ts, t) {
+				other = append(other, t)
+			}
+		}
+		if len(other) == 0 {
+			return nil, false
+		}
+		return allOf(&jsonObject{keys: []string{"type"}, vals: []any{other}}), true
+	}
+	return nil, false
+}
+
+// keysAlwaysValid reports whether a propertyNames schema holds for every
+// object key: true, or no assertion but "type": "string".
+func keysAlwaysValid(v any) bool {
+	if v == true {
+		return true
+	}
+	o, ok := v.(*jsonObject)
+	if !ok {
+		return false
+	}
+	if t, ok := o.get("type"); ok && t != "string" {
+		return false
+	}
+	return !hasAssertions(o, "type")
+}
+
+// exclusiveRequired rewrites a oneOf whose branches assert only
+// required (zod's and many schemas' "one of these keys") into branches
+// that exclude each other: branch i keeps its required names, forbids
+// the one name by which each other branch j asks for more (branch j is
+// then invalid exactly when that name is absent), and asks for an object
+// (a non-object satisfies every such branch, so at least two: never
+// exactly one). A branch that another's names all cover is dropped (it is
+// never the only one valid). false where a branch is another shape, or
+// some j asks for two or more names beyond branch i's (a disjunction).
+func exclusiveRequired(list []any) ([]any, bool) {
+	if len(list) < 2 {
+		return nil, false
+	}
+	names := make([][]any, len(list))
+	for i, b := range list {
+		o, ok := b.(*jsonObject)
+		if !ok || hasAssertions(o, "required") {
+			return nil, false
+		}
+		r, _ := o.get("required")
+		l, ok := r.([]any)
+		if !ok {
+			return nil, false
+		}
+		names[i] = l
+	}
+	var out []any
+	for i := range list {
+		forbid := &jsonObject{}
+		drop := false
+		for j := range list {
+			if j == i {
+				continue
+			}
+			var more []any
+			for _, n := range names[j] {
+				if !slices.Contains(names[i], n) && !slices.Contains(more, n) {
+					more = append(more, n)
+				}
+			}
+			switch len(more) {
+			case 0:
+				drop = true
+			case 1:
+				name, ok := more[0].(string)
+				if !ok {
+					return nil, false
+				}
+				if _, dup := forbid.get(name); !dup {
+					forbid.keys = append(forbid.keys, name)
+					forbid.vals = append(forbid.vals, false)
+				}
+			default:
+				return nil, false
+			}
+		}
+		if drop {
+			continue
+		}
+		out = append(out, &jsonObject{keys: []string{"type", "required", "properties"}, vals: []any{"object", names[i], forbid}})
+	}
+	if len(out) == 0 {
+		out = []any{false}
+	}
+	return out, true
 }
 
 // without is o less keyword kw.
@@ -403,9 +668,17 @@ func (g *schemaGen) enum(o *jsonObject, values []any, path, kw string) (string, 
 	if len(values) > MaxEnumValues {
 		return "", g.errf(path, kw, ErrTooLarge, "%d values (at most %d)", len(values), MaxEnumValues)
 	}
+	// beside other assertions, a value is kept when the grammar of the
+	// others accepts it (that grammar is never looser, so a value kept is
+	// valid; one it may refuse wrongly only makes this grammar tighter)
+	var check func(v any) (string, bool)
 	for _, k := range o.keys {
 		if k != kw && k != "type" && k != "enum" && k != "const" && !annotations[k] && knownKeyword(k) {
-			return "", g.errf(path, kw, ErrUnsupported, "beside %s", k)
+			var err error
+			if check, err = g.valueChecker(without(without(o, "enum"), "const"), path); err != nil {
+				return "", g.errf(path, kw, ErrUnsupported, "beside %s: %v", k, err)
+			}
+			break
 		}
 	}
 	types, err := schemaTypes(o)
@@ -425,6 +698,12 @@ func (g *schemaGen) enum(o *jsonObject, values []any, path, kw string) (string, 
 		var b strings.Builder
 		writeCompact(&b, v)
 		lit := b.String()
+		if check != nil {
+			var ok bool
+			if lit, ok = check(v); !ok {
+				continue
+			}
+		}
 		if len(other) > 0 {
 			var c strings.Builder
 			writeCompact(&c, other[0])
@@ -438,9 +717,40 @@ func (g *schemaGen) enum(o *jsonObject, values []any, path, kw string) (string, 
 		}
 	}
 	if len(alts) == 0 {
-		return "", g.errf(path, kw, ErrUnsupported, "no value allowed")
+		return "", &SchemaError{Path: path, Keyword: kw, Msg: "no value allowed", Err: ErrUnsupported, empty: true}
 	}
 	return g.rule(strings.Join(alts, " | "))
+}
+
+// valueChecker compiles rest (a schema of this document) to a grammar of
+// its own and returns a test of a value against it: the value's compact
+// serialization (keys in rest's properties order) and whether the
+// grammar accepts it.
+func (g *schemaGen) valueChecker(rest *jsonObject, path string) (func(v any) (string, bool), error) {
+	g2 := &schemaGen{resolver: g.resolver, oldDraft: g.oldDraft, refRule: map[string]string{}, bodyRule: map[string]string{}}
+	expr, err := g2.gen(rest, path, 0)
+	if err != nil {
+		return nil, err
+	}
+	gr, err := Compile("root ::= " + expr + "\n" + jsonBaseRules + strings.Join(g2.rules, "\n") + "\n")
+	if err != nil {
+		return nil, err
+	}
+	intersectVocabOnce.Do(func() { intersectVocab, _ = NewVocab([][]byte{{'a'}}, nil) })
+	m := newMatcher(gr, intersectVocab)
+	return func(v any) (string, bool) {
+		var b strings.Builder
+		writeCompact(&b, g.resolver.reorder(v, rest, 0))
+		text := b.String()
+		st := m.start
+		for i := 0; i < len(text) && st != 0; i++ {
+			var capped bool
+			if st, capped = cappedStep(m, st, text[i]); capped {
+				return "", false
+			}
+		}
+		return text, st != 0 && m.accepting(st)
+	}, nil
 }
 
 func valueHasType(v any, types []string) bool {
@@ -487,9 +797,20 @@ func (g *schemaGen) typed(o *jsonObject, t, path string, depth int) (string, err
 		return `"null"`, nil
 	case "boolean":
 		return `("true" | "false")`, nil
-	case "integer":
-		return g.integer(o, path)
-	case "number":
+	case "integer", "number":
+		k, has, err := g.multipleOf(o, path)
+		if err != nil {
+			return "", err
+		}
+		if t == "integer" || has && k == 0 {
+			return g.integer(o, path)
+		}
+		if has {
+			if _, _, _, _, hasLo, hasHi, _ := g.bounds(o, path); hasLo || hasHi {
+				return "", g.errf(path, "multipleOf", ErrUnsupported, "a fraction beside bounds")
+			}
+			return g.rule(`json-int ( "." [0-9]{1,` + strconv.Itoa(k) + `} )?`)
+		}
 		return g.number(o, path)
 	case "string":
 		return g.str(o, path)
@@ -619,6 +940,36 @@ func (g *schemaGen) number(o *jsonObject, path string) (string, error) {
 	return g.rule(body)
 }
 
+// multipleOf reads a multipleOf of 10^-k (k ≥ 0: 1, 0.1, 0.01, …), which
+// on a number is "at most k fraction digits" (written without an
+// exponent; an integer when k is 0) and holds for every integer; any
+// other value is refused naming it.
+func (g *schemaGen) multipleOf(o *jsonObject, path string) (k int, has bool, err error) {
+	v, ok := o.get("multipleOf")
+	if !ok {
+		return 0, false, nil
+	}
+	n, ok := v.(jsonNumber)
+	r, okRat := new(big.Rat).SetString(string(n))
+	if !ok || !okRat || r.Sign() <= 0 {
+		return 0, false, g.errf(path, "multipleOf", ErrSchema, "not a positive number")
+	}
+	if r.Num().Cmp(big.NewInt(1)) == 0 {
+		d := new(big.Int).Set(r.Denom())
+		ten := big.NewInt(10)
+		for ; k <= maxFracDigits; k++ {
+			if d.Cmp(big.NewInt(1)) == 0 {
+				return k, true, nil
+			}
+			if new(big.Int).Mod(d, ten).Sign() != 0 {
+				break
+			}
+			d.Div(d, ten)
+		}
+	}
+	return 0, false, g.errf(path, "multipleOf", ErrUnsupported, "%s is not 1 or a power of ten below it", string(n))
+}
+
 // ratBounds is bounds as exact rationals from the numbers' text (nil:
 // none): the tighter of minimum and exclusiveMinimum (exclusive on a
 // tie), the same for the maximum, and draft 4's boolean flags.
@@ -683,12 +1034,8 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 	if hasMin && hasMax && minL > maxL {
 		return "", g.errf(path, "minLength", ErrUnsupported, "minLength above maxLength")
 	}
-	_, hasPattern := o.get("pattern")
-	fmtv, hasFormat := o.get("format")
-	if hasFormat {
-		if hasPattern || hasMin || hasMax {
-			return "", g.errf(path, "format", ErrUnsupported, "beside pattern or a length")
-		}
+	var cs []constraint
+	if fmtv, ok := o.get("format"); ok {
 		f, _ := fmtv.(string)
 		body, ok := formats[f]
 		if !ok && !standardFormats[f] {
@@ -698,16 +1045,9 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 		if !ok {
 			return "", g.errf(path, "format", ErrUnsupported, "format %q", f)
 		}
-		if err := g.formatRules(); err != nil {
-			return "", err
-		}
-		return g.rule(`"\"" ` + body + ` "\""`)
+		cs = append(cs, constraint{"format", body})
 	}
-	if hasPattern {
-		if hasMin || hasMax {
-			return "", g.errf(path, "pattern", ErrUnsupported, "beside minLength or maxLength")
-		}
-		p, _ := o.get("pattern")
+	if p, ok := o.get("pattern"); ok {
 		ps, ok := p.(string)
 		if !ok {
 			return "", g.errf(path, "pattern", ErrSchema, "not a string")
@@ -716,13 +1056,24 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 		if err != nil {
 			return "", g.errf(path, "pattern", ErrUnsupported, "%v", err)
 		}
-		return g.rule(`"\"" ` + e + ` "\""`)
-	}
-	if !hasMin && !hasMax {
-		return "json-string", nil
+		cs = append(cs, constraint{"pattern", e})
 	}
 	if !hasMax {
 		maxL = -1
+	}
+	switch {
+	case len(cs) == 1 && !hasMin && !hasMax:
+		if cs[0].keyword == "format" {
+			if err := g.formatRules(); err != nil {
+				return "", err
+			}
+		}
+		return g.rule(`"\"" ` + cs[0].expr + ` "\""`)
+	case len(cs) > 0:
+		return g.intersect(path, cs, minL, maxL)
+	}
+	if !hasMin && !hasMax {
+		return "json-string", nil
 	}
 	return g.rule(`"\"" ` + repeatExpr("json-char-ns", minL, maxL) + ` "\""`)
 }
@@ -736,7 +1087,9 @@ var formats = map[string]string{
 	"date-time": `fmt-date "T" fmt-time`,
 	"uuid":      `fmt-hex{8} "-" fmt-hex{4} "-" fmt-hex{4} "-" fmt-hex{4} "-" fmt-hex{12}`,
 	"email":     "fmt-email",
-	"ipv4":      `fmt-octet "." fmt-octet "." fmt-octet "." fmt-octet`,
+	"ipv4":      "fmt-ipv4",
+	"ipv6":      "fmt-ipv6",
+	"duration":  "fmt-duration",
 }
 
 // standardFormats are the formats JSON Schema (2020-12) defines; any
@@ -813,6 +1166,19 @@ fmt-hostname ::= fmt-label63 ( "." fmt-label63 ){0,3}
 fmt-pchar ::= [a-zA-Z0-9._~!$&'()*+,;=:@-] | "%" fmt-hex fmt-hex
 fmt-uri ::= [a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" fmt-hostname ( ":" fmt-d{1,5} )? ( "/" fmt-pchar* )* ( "?" ( fmt-pchar | [/?] )* )? ( "#" ( fmt-pchar | [/?] )* )?
 fmt-octet ::= fmt-d | [1-9] fmt-d | "1" fmt-d fmt-d | "2" [0-4] fmt-d | "25" [0-5]
+fmt-ipv4 ::= fmt-octet "." fmt-octet "." fmt-octet "." fmt-octet
+fmt-h16 ::= fmt-hex{1,4}
+fmt-h16c ::= fmt-h16 ":"
+fmt-ls32 ::= fmt-h16 ":" fmt-h16 | fmt-ipv4
+fmt-ipv6 ::= fmt-h16c{6} fmt-ls32 | "::" fmt-h16c{5} fmt-ls32 | fmt-h16? "::" fmt-h16c{4} fmt-ls32 | ( fmt-h16c{0,1} fmt-h16 )? "::" fmt-h16c{3} fmt-ls32 | ( fmt-h16c{0,2} fmt-h16 )? "::" fmt-h16c{2} fmt-ls32 | ( fmt-h16c{0,3} fmt-h16 )? "::" fmt-h16c fmt-ls32 | ( fmt-h16c{0,4} fmt-h16 )? "::" fmt-ls32 | ( fmt-h16c{0,5} fmt-h16 )? "::" fmt-h16 | ( fmt-h16c{0,6} fmt-h16 )? "::"
+fmt-dur-s ::= fmt-d+ "S"
+fmt-dur-m ::= fmt-d+ "M" fmt-dur-s?
+fmt-dur-h ::= fmt-d+ "H" fmt-dur-m?
+fmt-dur-time ::= "T" ( fmt-dur-h | fmt-dur-m | fmt-dur-s )
+fmt-dur-day ::= fmt-d+ "D"
+fmt-dur-month ::= fmt-d+ "M" fmt-dur-day?
+fmt-dur-year ::= fmt-d+ "Y" fmt-dur-month?
+fmt-duration ::= "P" ( ( fmt-dur-day | fmt-dur-month | fmt-dur-year ) fmt-dur-time? | fmt-dur-time | fmt-d+ "W" )
 `
 
 func (g *schemaGen) formatRules() error {
@@ -949,6 +1315,10 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 			props = append(props, prop{name: k, schema: po.vals[i]})
 		}
 	}
+	var additional any = true
+	if a, ok := o.get("additionalProperties"); ok {
+		additional = a
+	}
 	if r, ok := o.get("required"); ok {
 		list, ok := r.([]any)
 		if !ok {
@@ -970,13 +1340,17 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 				props[i].req = true
 			}
 			if !found {
-				return "", g.errf(path, "required", ErrUnsupported, "%q is not among the properties", name)
+				// a required key the properties do not name takes the
+				// additionalProperties schema: a property of its own,
+				// after the named ones (where SerializeInstance puts it)
+				pp, _ := o.get("patternProperties")
+				if po, ok := pp.(*jsonObject); ok && len(po.keys) > 0 || additional == false {
+					return "", g.errf(path, "required", ErrUnsupported, "%q is not among the properties", name)
+				}
+				byName[name] = []int{len(props)}
+				props = append(props, prop{name: name, schema: additional, req: true})
 			}
 		}
-	}
-	var additional any = true
-	if a, ok := o.get("additionalProperties"); ok {
-		additional = a
 	}
 	nreq := 0
 	for _, p := range props {
@@ -984,10 +1358,64 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 			nreq++
 		}
 	}
-	if minP, ok, err := g.count(o, "minProperties", path); err != nil {
+	minP, _, err := g.count(o, "minProperties", path)
+	if err != nil {
 		return "", err
-	} else if ok && minP > nreq {
-		return "", g.errf(path, "minProperties", ErrUnsupported, "more than the required properties")
+	}
+	maxP, hasMaxP, err := g.count(o, "maxProperties", path)
+	if err != nil {
+		return "", err
+	}
+	if hasMaxP && (maxP < nreq || maxP < minP) {
+		return "", g.errf(path, "maxProperties", ErrUnsupported, "fewer than the required properties or minProperties")
+	}
+	nopt := 0
+	for _, p := range props {
+		if !p.req && p.schema != false {
+			nopt++
+		}
+	}
+	// propertyNames of string keywords: the extra keys are its strings,
+	// and a named property it refuses cannot appear (exact where it
+	// allows none of the named ones, so extras never spell one)
+	keyRule := ""
+	if pn, ok := o.get("propertyNames"); ok {
+		pno, ok := pn.(*jsonObject)
+		if !ok {
+			return "", g.errf(path, "propertyNames", ErrUnsupported, "enforced only as a schema of string keywords")
+		}
+		for _, k := range pno.keys {
+			if knownKeyword(k) && !annotations[k] && !slices.Contains([]string{"type", "pattern", "minLength", "maxLength", "format"}, k) {
+				return "", g.errf(path, "propertyNames", ErrUnsupported, "enforced only with type, pattern, minLength, maxLength and format, not %s", k)
+			}
+		}
+		if t, has := pno.get("type"); has && t != "string" {
+			return "", g.errf(path, "propertyNames", ErrUnsupported, "enforced only for type string")
+		}
+		if pp, _ := o.get("patternProperties"); pp != nil {
+			if po, ok := pp.(*jsonObject); ok && len(po.keys) > 0 {
+				return "", g.errf(path, "propertyNames", ErrUnsupported, "beside patternProperties")
+			}
+		}
+		check, err := g.valueChecker(pno, path+"/propertyNames")
+		if err != nil {
+			return "", g.errf(path, "propertyNames", ErrUnsupported, "%v", err)
+		}
+		for i, p := range props {
+			if _, ok := check(p.name); ok {
+				if additional != false {
+					return "", g.errf(path, "propertyNames", ErrUnsupported, "allows property %q, which an extra key could then spell", p.name)
+				}
+				continue
+			}
+			if p.req {
+				return "", g.errf(path, "propertyNames", ErrUnsupported, "refuses required property %q", p.name)
+			}
+			props[i].schema = false
+		}
+		if keyRule, err = g.str(pno, path+"/propertyNames"); err != nil {
+			return "", err
+		}
 	}
 	var kvs []string
 	var names []string
@@ -1009,6 +1437,12 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 		kvs = append(kvs, gbnfLiteral(key.String()+":")+" "+v)
 	}
 	extra := ""
+	if v, ok := o.get("patternProperties"); ok && additional == false {
+		var err error
+		if extra, err = g.patternKeys(v.(*jsonObject), names, path, depth); err != nil {
+			return "", err
+		}
+	}
 	if additional != false {
 		val, err := g.gen(additional, path+"/additionalProperties", depth+1)
 		if err != nil {
@@ -1018,16 +1452,43 @@ func (g *schemaGen) obj(o *jsonObject, path string, depth int) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if keyRule != "" {
+			key = keyRule
+		}
 		if extra, err = g.rule(key + ` ":" ` + val); err != nil {
 			return "", err
 		}
 	}
+	// the count of extra properties, lo to hi (hi < 0: any): exact where
+	// every named property is required, so the count is nreq + extras.
+	// Past the required ones, minProperties asks for one extra at most (a
+	// key written twice is one property: two extras may be one).
+	lo, hi := 0, -1
+	if minP > nreq {
+		if minP > nreq+1 || nopt > 0 || extra == "" {
+			return "", g.errf(path, "minProperties", ErrUnsupported, "more than the required properties and one more")
+		}
+		lo = 1
+	}
+	if hasMaxP && (extra != "" || maxP < nreq+nopt) {
+		if nopt > 0 {
+			return "", g.errf(path, "maxProperties", ErrUnsupported, "beside optional properties")
+		}
+		hi = maxP - nreq
+	}
 	// after(i): properties i… when something came before (comma first);
 	// start(i): the same when nothing did.
 	afterExtra, startExtra := `""`, `""`
-	if extra != "" {
-		afterExtra = `( "," ` + extra + ` )*`
-		startExtra = `( ` + extra + ` ( "," ` + extra + ` )* )?`
+	if extra != "" && hi != 0 {
+		afterExtra = repeatExpr(`( "," `+extra+` )`, lo, hi)
+		rest := -1
+		if hi > 0 {
+			rest = hi - 1
+		}
+		startExtra = extra + " " + repeatExpr(`( "," `+extra+` )`, max(lo-1, 0), rest)
+		if lo == 0 {
+			startExtra = `( ` + startExtra + ` )?`
+		}
 	}
 	after := make([]string, len(props)+1)
 	start := make([]string, len(props)+1)
@@ -1205,6 +1666,12 @@ func (g *schemaGen) disjointPair(a, b *jsonObject, depth int) bool {
 	if depth > 2 {
 		return false
 	}
+	onlyObject := func(o *jsonObject, t []string, err error) bool {
+		return err == nil && len(t) == 1 && t[0] == "object"
+	}
+	if onlyObject(a, ta, erra) && onlyObject(b, tb, errb) && (closedAgainst(a, b) || closedAgainst(b, a)) {
+		return true
+	}
 	pa, _ := a.get("properties")
 	pb, _ := b.get("properties")
 	poa, _ := pa.(*jsonObject)
@@ -1229,6 +1696,50 @@ func (g *schemaGen) disjointPair(a, b *jsonObject, depth int) bool {
 			if onlyObj(a) && onlyObj(b) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// objectKeywords assert only about objects: any other value passes them.
+var objectKeywords = map[string]bool{"properties": true, "required": true, "additionalProperties": true,
+	"patternProperties": true, "minProperties": true, "maxProperties": true, "propertyNames": true,
+	"dependencies": true, "dependentRequired": true, "dependentSchemas": true, "unevaluatedProperties": true}
+
+// objectKeywordsOnly reports whether every non-object satisfies o: its
+// assertions are all object keywords.
+func objectKeywordsOnly(o *jsonObject) bool {
+	for _, k := range o.keys {
+		if knownKeyword(k) && !annotations[k] && !objectKeywords[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// closedAgainst reports whether no object satisfies both a and b because
+// a is closed (additionalProperties false, no patternProperties) and b
+// requires a key a does not name, or names with the false schema.
+func closedAgainst(a, b *jsonObject) bool {
+	if ap, _ := a.get("additionalProperties"); ap != false {
+		return false
+	}
+	if pp, ok := a.get("patternProperties"); ok {
+		if po, ok := pp.(*jsonObject); !ok || len(po.keys) > 0 {
+			return false
+		}
+	}
+	pa, _ := a.get("properties")
+	poa, _ := pa.(*jsonObject)
+	r, _ := b.get("required")
+	list, _ := r.([]any)
+	for _, k := range list {
+		name, _ := k.(string)
+		if poa == nil {
+			return true
+		}
+		if v, ok := poa.get(name); !ok || v == false {
+			return true
 		}
 	}
 	return false

@@ -3,6 +3,7 @@ package grammar
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -348,6 +349,7 @@ func (r *resolver) reorder(v, s any, depth int) any {
 	}
 	switch v := v.(type) {
 	case *jsonObject:
+		s = r.narrow(v, s, 0)
 		order := r.propertyOrder(s, 0)
 		o := &jsonObject{}
 		used := make([]bool, len(v.keys))
@@ -377,8 +379,146 @@ func (r *resolver) reorder(v, s any, depth int) any {
 	return v
 }
 
+// narrow is s with every anyOf and oneOf it reaches (through $ref and
+// allOf) cut to the first branch that object v can be valid against
+// (plausible), so that v's keys are ordered by the branch the grammar
+// follows for it, not by the branches' properties merged; an anyOf or
+// oneOf with no such branch is kept whole.
+func (r *resolver) narrow(v *jsonObject, s any, depth int) any {
+	o, ok := s.(*jsonObject)
+	if !ok || depth > 32 {
+		return s
+	}
+	out := &jsonObject{}
+	var parts []any
+	for i, k := range o.keys {
+		val := o.vals[i]
+		switch k {
+		case "$ref":
+			if str, ok := val.(string); ok {
+				if t, err := r.resolve(str); err == nil {
+					parts = append(parts, r.narrow(v, t, depth+1))
+					continue
+				}
+			}
+		case "allOf":
+			if arr, ok := val.([]any); ok {
+				for _, e := range arr {
+					parts = append(parts, r.narrow(v, e, depth+1))
+				}
+				continue
+			}
+		case "anyOf", "oneOf":
+			if arr, ok := val.([]any); ok {
+				if b := slices.IndexFunc(arr, func(b any) bool { return r.plausible(v, b, depth+1) }); b >= 0 {
+					parts = append(parts, r.narrow(v, arr[b], depth+1))
+					continue
+				}
+			}
+		}
+		out.keys = append(out.keys, k)
+		out.vals = append(out.vals, val)
+	}
+	if len(parts) > 0 {
+		out.keys = append(out.keys, "allOf")
+		out.vals = append(out.vals, parts)
+	}
+	return out
+}
+
+// plausible reports whether object v passes the checks of schema s (and
+// what it reaches through $ref and allOf) that tell objects apart: type,
+// required, const and enum properties, and additionalProperties false.
+func (r *resolver) plausible(v *jsonObject, s any, depth int) bool {
+	if s == false {
+		return false
+	}
+	ok := true
+	closed := false
+	named := map[string]bool{}
+	var walk func(s any, depth int)
+	walk = func(s any, depth int) {
+		o, isObj := s.(*jsonObject)
+		if !isObj || depth > 32 || !ok {
+			return
+		}
+		if t, has := o.get("type"); has {
+			switch t := t.(type) {
+			case string:
+				ok = ok && t == "object"
+			case []any:
+				ok = ok && slices.Contains(t, any("object"))
+			}
+		}
+		if req, has := o.get("required"); has {
+			if arr, isArr := req.([]any); isArr {
+				for _, n := range arr {
+					if name, isStr := n.(string); isStr {
+						if _, present := v.get(name); !present {
+							ok = false
+						}
+					}
+				}
+			}
+		}
+		if p, has := o.get("properties"); has {
+			if po, isObj := p.(*jsonObject); isObj {
+				for i, name := range po.keys {
+					named[name] = true
+					ps, isObj := po.vals[i].(*jsonObject)
+					val, present := v.get(name)
+					if !isObj || !present {
+						continue
+					}
+					if c, has := ps.get("const"); has && !sameJSON(c, val) {
+						ok = false
+					}
+					if e, has := ps.get("enum"); has {
+						if arr, isArr := e.([]any); isArr && !slices.ContainsFunc(arr, func(x any) bool { return sameJSON(x, val) }) {
+							ok = false
+						}
+					}
+				}
+			}
+		}
+		if ap, has := o.get("additionalProperties"); has && ap == false {
+			closed = true
+		}
+		if ref, has := o.get("$ref"); has {
+			if str, isStr := ref.(string); isStr {
+				if t, err := r.resolve(str); err == nil {
+					walk(t, depth+1)
+				}
+			}
+		}
+		if all, has := o.get("allOf"); has {
+			if arr, isArr := all.([]any); isArr {
+				for _, e := range arr {
+					walk(e, depth+1)
+				}
+			}
+		}
+	}
+	walk(s, depth)
+	if ok && closed {
+		for _, k := range v.keys {
+			ok = ok && named[k]
+		}
+	}
+	return ok
+}
+
+// sameJSON reports whether two decoded values are the same JSON value
+// (compared by their compact serializations).
+func sameJSON(a, b any) bool {
+	var x, y strings.Builder
+	writeCompact(&x, a)
+	writeCompact(&y, b)
+	return x.String() == y.String()
+}
+
 // subschemas is s itself and the schemas it combines (through $ref,
-// allOf, anyOf, oneOf), depth-first.
+// allOf, anyOf, oneOf, not of not), depth-first.
 func (r *resolver) subschemas(s any, depth int, f func(*jsonObject)) {
 	o, ok := s.(*jsonObject)
 	if !ok || depth > 32 {
@@ -389,6 +529,13 @@ func (r *resolver) subschemas(s any, depth int, f func(*jsonObject)) {
 		if str, ok := ref.(string); ok {
 			if t, err := r.resolve(str); err == nil {
 				r.subschemas(t, depth+1, f)
+			}
+		}
+	}
+	if n, ok := o.get("not"); ok { // not of not S is S
+		if no, ok := n.(*jsonObject); ok {
+			if nn, ok := no.get("not"); ok {
+				r.subschemas(nn, depth+1, f)
 			}
 		}
 	}
@@ -403,6 +550,9 @@ func (r *resolver) subschemas(s any, depth int, f func(*jsonObject)) {
 	}
 }
 
+// propertyOrder is the properties s names (through $ref, allOf, anyOf
+// and oneOf), then the required names among none of them, as the
+// grammar orders them.
 func (r *resolver) propertyOrder(s any, depth int) []string {
 	var names []string
 	seen := map[string]bool{}
@@ -415,6 +565,16 @@ func (r *resolver) propertyOrder(s any, depth int) []string {
 						names = append(names, k)
 					}
 				}
+			}
+		}
+	})
+	r.subschemas(s, depth, func(o *jsonObject) {
+		req, _ := o.get("required")
+		list, _ := req.([]any)
+		for _, n := range list {
+			if k, ok := n.(string); ok && !seen[k] {
+				seen[k] = true
+				names = append(names, k)
 			}
 		}
 	})
@@ -435,6 +595,26 @@ func (r *resolver) propertySchema(s any, name string, depth int) any {
 			}
 		}
 	})
+	if found == nil {
+		// a key that a patternProperties pattern matches takes its schema
+		r.subschemas(s, depth, func(o *jsonObject) {
+			pp, _ := o.get("patternProperties")
+			po, _ := pp.(*jsonObject)
+			if found != nil || po == nil {
+				return
+			}
+			for i, p := range po.keys {
+				e, err := regexToGBNF(p)
+				if err != nil {
+					continue
+				}
+				if m, err := componentMatcher(e); err == nil && matchesContent(m, name) {
+					found = po.vals[i]
+					return
+				}
+			}
+		})
+	}
 	if found == nil {
 		r.subschemas(s, depth, func(o *jsonObject) {
 			if found == nil {

@@ -74,6 +74,9 @@ type Matcher struct {
 
 	visited stampSet
 	visits  int // trie nodes stepped, for tests
+	// a stack passed MaxStackDepth or a state MaxStacks since last cleared
+	// (intersect.go refuses an automaton that would lose strings so)
+	capped  bool
 	out     []int32
 	key     []byte
 	scratch []int32
@@ -140,6 +143,7 @@ func (m *Matcher) node(pos, parent int32) int32 {
 	}
 	d := m.nodes[parent].depth + 1
 	if d > MaxStackDepth {
+		m.capped = true
 		return -1
 	}
 	id := int32(len(m.nodes))
@@ -185,6 +189,7 @@ func (m *Matcher) closure(fill func()) int32 {
 	m.visited.clear()
 	fill()
 	if len(m.out) > MaxStacks {
+		m.capped = true
 		return 0
 	}
 	slices.Sort(m.out)

@@ -102,7 +102,12 @@ func (g *schemaGen) merge(list []any, path string, depth int) (*jsonObject, erro
 				for j, name := range po.keys {
 					if prev, ok := props.get(name); ok {
 						for x, pk := range props.keys {
-							if pk == name {
+							if pk != name {
+								continue
+							}
+							if prev == false || po.vals[j] == false {
+								props.vals[x] = false // nothing is valid against both
+							} else {
 								props.vals[x] = &jsonObject{keys: []string{"allOf"}, vals: []any{[]any{prev, po.vals[j]}}}
 							}
 						}

@@ -11,42 +11,53 @@ const maxRegexLen = 4096
 
 // regexToGBNF translates an ECMAScript regular expression (the JSON
 // Schema pattern dialect, a subset: literals, classes, ., \d \w \s and
-// their negations, groups, alternation, greedy or lazy quantifiers, ^ at
-// the start and $ at the end) into a GBNF expression over the characters
+// their negations, groups, alternation, greedy or lazy quantifiers, ^ and
+// $ at the ends of a top-level alternative) into a GBNF expression over the characters
 // of a JSON string's contents as this package serializes them (the
 // characters " and \ and control characters escaped). An unanchored side
 // allows any characters there, as pattern matching finds the pattern
-// anywhere. Lookarounds, backreferences and anchors elsewhere are
+// anywhere (each top-level alternative on its own: ^a|b$ is a string that
+// starts with a or ends with b). Lookarounds, backreferences and anchors elsewhere are
 // ErrUnsupported.
 func regexToGBNF(pattern string) (string, error) {
 	if len(pattern) > maxRegexLen {
 		return "", errorf("%w: pattern longer than %d bytes", ErrTooLarge, maxRegexLen)
 	}
 	rp := &regexParser{src: pattern}
-	start := strings.HasPrefix(pattern, "^")
-	if start {
-		rp.pos = 1
-	}
-	expr, err := rp.alternation(0)
-	if err != nil {
-		return "", err
-	}
-	end := false
-	if rp.pos < len(rp.src) && rp.src[rp.pos] == '$' && rp.pos == len(rp.src)-1 {
-		end = true
-		rp.pos++
+	// each top-level alternative has anchors of its own: ^a|b$ is a
+	// string starting with a, or one ending with b
+	any := "json-char*"
+	var alts []string
+	for {
+		start := rp.pos < len(rp.src) && rp.src[rp.pos] == '^'
+		if start {
+			rp.pos++
+		}
+		expr, err := rp.sequence(0)
+		if err != nil {
+			return "", err
+		}
+		end := rp.pos < len(rp.src) && rp.src[rp.pos] == '$'
+		if end {
+			rp.pos++
+		}
+		if !start {
+			expr = any + " " + expr
+		}
+		if !end {
+			expr = expr + " " + any
+		}
+		alts = append(alts, "("+expr+")")
+		if rp.pos < len(rp.src) && rp.src[rp.pos] == '|' {
+			rp.pos++
+			continue
+		}
+		break
 	}
 	if rp.pos != len(rp.src) {
 		return "", errorf("%w: pattern %q: unexpected %q at offset %d", ErrUnsupported, pattern, rp.src[rp.pos], rp.pos)
 	}
-	any := "json-char*"
-	if !start {
-		expr = any + " " + expr
-	}
-	if !end {
-		expr = expr + " " + any
-	}
-	return "(" + expr + ")", nil
+	return "(" + strings.Join(alts, " | ") + ")", nil
 }
 
 type regexParser struct {
@@ -87,7 +98,7 @@ func (r *regexParser) sequence(depth int) (string, error) {
 		case c == '|' || c == ')':
 			return joinSeq(parts), nil
 		case c == '$':
-			if r.pos == len(r.src)-1 {
+			if r.pos == len(r.src)-1 || depth == 0 && r.src[r.pos+1] == '|' {
 				return joinSeq(parts), nil
 			}
 			return "", r.errf("$ before the end")

@@ -10,19 +10,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // sdkDir is where scripts/sdk-install.sh installs the npm clients
 // (server/testdata/sdk/package-lock.json), as `make test-deps` runs it.
-func sdkDir(t *testing.T) string {
-	dir, err := filepath.Abs(filepath.Join("..", ".cache", "sdk"))
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(dir, "node_modules"))
-	require.NoError(t, err, "the npm API clients are not installed: run scripts/sdk-install.sh (make test-deps)")
-	_, err = exec.LookPath("node")
-	require.NoError(t, err, "node is required (apt-get install nodejs npm)")
-	return dir
-}
+func sdkDir(t *testing.T) string { return testenv.SDKDir(t) }
 
 // runSDKScript runs testdata/sdk/<script> with node against s, its key
 // and the extra environment, and returns its output.

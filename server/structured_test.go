@@ -68,7 +68,7 @@ func TestE2EStructuredOutputs(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct{ name, body, param, code, says string }{
-		{"refused keyword", `{"prompt":"x","json_schema":{"not":{"type":"string"}}}`, "json_schema", "unsupported_schema", "not"},
+		{"refused keyword", `{"prompt":"x","json_schema":{"not":{"minLength":2}}}`, "json_schema", "unsupported_schema", "not"},
 		{"malformed grammar", `{"prompt":"x","grammar":"root ::= (\"a\""}`, "grammar", "invalid_grammar", "line 1"},
 		{"two at once", `{"prompt":"x","grammar":"root ::= \"a\"","json_schema":{}}`, "grammar", "", ""},
 	} {
@@ -110,7 +110,8 @@ func TestE2ENestedRepetitionGrammars(t *testing.T) {
 
 // TestE2EStructuredClosesWithinMaxTokens: a json_schema turn at
 // temperature 1.5 cut by a small max_tokens still returns JSON valid
-// against the schema (the grammar processor closes it in time).
+// against the schema (the grammar processor closes it in time) and ends
+// with finish_reason "stop".
 func TestE2EStructuredClosesWithinMaxTokens(t *testing.T) {
 	s := startServer(t, testTenantsFile(), 64)
 	schema := `{"type":"object","properties":{"s":{"type":"string"},"l":{"type":"array","items":{"type":"string"}}},"required":["s","l"]}`
@@ -131,5 +132,8 @@ func TestE2EStructuredClosesWithinMaxTokens(t *testing.T) {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(content))
 		require.NoError(t, err, "seed %d: %q (%s)", seed, content, *r.Choices[0].FinishReason)
 		assert.NoError(t, v.Validate(inst), "%q", content)
+		// the budget's last token is kept for end of generation: a
+		// complete value is a "stop", which clients parse
+		assert.Equal(t, "stop", *r.Choices[0].FinishReason, "seed %d: %q", seed, content)
 	}
 }

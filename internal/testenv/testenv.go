@@ -132,3 +132,24 @@ func CompileCacheDir(t testing.TB) string {
 	}
 	return dir
 }
+
+// SDKDir is <root>/.cache/sdk, where scripts/sdk-install.sh installs the
+// npm API clients pinned by server/testdata/sdk/package-lock.json (make
+// test-deps runs it); with node on the PATH. Either absent, it is Missing.
+func SDKDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(Root(), ".cache", "sdk")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		Missing(t, "the npm API clients are not installed in %s: run scripts/sdk-install.sh (make test-deps)", dir)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		Missing(t, "node is required for the npm API clients (apt-get install nodejs npm)")
+	}
+	return dir
+}
+
+// SDKScript is the path of server/testdata/sdk/<name>, a node script that
+// drives the npm API clients (see SDKDir).
+func SDKScript(name string) string {
+	return filepath.Join(Root(), "server", "testdata", "sdk", name)
+}

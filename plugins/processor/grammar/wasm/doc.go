@@ -9,10 +9,11 @@
 //
 // and optionally "max_tokens": the turn's token budget (0: none): when
 // set, a token is allowed only if the grammar can still be completed in
-// the tokens left after it (grammar.Matcher.MaskWithin; one token a byte,
+// the tokens left after it less one, kept for end of generation
+// (grammar.Matcher.MaskWithin; one token a byte,
 // so the vocabulary needs a single-byte token for a byte of every
 // terminal, else the budget is off with a warning), so a turn cut by the
-// budget ends with a complete sentence; and optionally "triggers": ["<tool_call>", ...] (1 to 16 strings): a
+// budget ends with a complete sentence and end of generation; and optionally "triggers": ["<tool_call>", ...] (1 to 16 strings): a
 // lazy grammar (grammar.Lazy, llama.cpp's grammar_lazy with word
 // triggers) that allows every token until one of them appears in the
 // generated text, and from the trigger's first byte on constrains the

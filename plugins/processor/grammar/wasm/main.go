@@ -138,10 +138,13 @@ func process(nAccepted, count int32) int32 {
 	if !budget {
 		return guest.MaskAddress(guest.Mask(matcher.Mask()))
 	}
-	// the tokens after this one; within them the grammar must end
-	left := maxTokens - generated - 1
+	// the tokens after this one, less the last, kept for end of
+	// generation: within them the grammar must end, so that a turn at
+	// its budget ends by end of generation (finish_reason "stop", which
+	// clients parse; "length" they take for a truncated value)
+	left := maxTokens - generated - 2
 	if generated == 0 && matcher.Shortest() > left+1 {
-		guest.LogMsg(abi.LogWarn, "max_tokens: the shortest completion of the grammar is longer than the budget; the turn may end incomplete")
+		guest.LogMsg(abi.LogWarn, "max_tokens: the shortest completion of the grammar and end of generation do not fit the budget; the turn may end incomplete")
 	}
 	return guest.MaskAddress(guest.Mask(matcher.MaskWithin(left)))
 }
