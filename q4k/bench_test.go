@@ -62,6 +62,36 @@ func BenchmarkDotCols(b *testing.B) {
 	}
 }
 
+// BenchmarkDotColsFew measures one 4096-weight row times a few activation
+// vectors (a verify pass of one sequence, or a few sequences decoding
+// together) in the plain order, for every implementation this CPU runs;
+// acts keeps q4k.ColsPadding vectors of room, as the model's buffers do.
+// ns/op against cols=1's is what the extra vectors cost.
+func BenchmarkDotColsFew(b *testing.B) {
+	const n = 4096
+	r := rand.New(rand.NewPCG(1, 1))
+	dst := make([]float32, 8)
+	for _, impl := range q4k.Implementations() {
+		for _, typ := range []q4k.Type{q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q8_0} {
+			w, _ := q4ktest.Inputs(typ, n, 0, r)
+			var acts []byte
+			for range 8 + q4k.ColsPadding {
+				_, a := q4ktest.Inputs(typ, n, 0, r)
+				acts = append(acts, a...)
+			}
+			f := impl.DotCols(typ)
+			for _, cols := range []int{1, 2, 3, 4, 6, 8} {
+				b.Run(fmt.Sprintf("%s/%v/cols=%d", impl.Name, typ, cols), func(b *testing.B) {
+					b.SetBytes(int64(len(w)))
+					for b.Loop() {
+						f(dst, 1, w, acts, n, cols)
+					}
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkQuantizeQ8K measures encoding a 4096-value activation; bytes/s
 // counts the float32 input.
 func BenchmarkQuantizeQ8K(b *testing.B) {
