@@ -72,7 +72,7 @@ func BenchmarkDotColsFew(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	dst := make([]float32, 8)
 	for _, impl := range q4k.Implementations() {
-		for _, typ := range []q4k.Type{q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q8_0} {
+		for _, typ := range []q4k.Type{q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q8_0, q4k.Q4_0} {
 			w, _ := q4ktest.Inputs(typ, n, 0, r)
 			var acts []byte
 			for range 8 + q4k.ColsPadding {

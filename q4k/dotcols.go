@@ -13,9 +13,10 @@ import "fmt"
 // Kernels.DotColsAMX, DotForMatrix for DotColsForMatrix) gives for vector c:
 // a batch never rounds differently from one token at a time. Where the
 // build has an eight-vector kernel (with AVX-512 VNNI: Q4_K and Q6_K in
-// both orders, Q5_K in the plain one) or a four-vector kernel (with AVX2:
-// Q4_K, Q6_K and Q8_0 in both orders; with AVX-512 VNNI also Q5_K in the
-// plain order), each weight block is decoded once for eight or four vectors;
+// both orders, Q5_K, Q8_0 and Q4_0 in the plain one) or a four-vector
+// kernel (with AVX2: Q4_K, Q6_K and Q8_0 in both orders; with AVX-512 VNNI
+// also Q5_K and Q4_0 in the plain order), each weight block is decoded
+// once for eight or four vectors;
 // the vectors left over, and the other types, run the row kernel once per
 // vector — except five to seven left over (with an eight-vector kernel) or
 // three (with a four-vector one) when acts holds room for eight or four
@@ -173,8 +174,9 @@ func avx2DotColsRepack(t Type) DotColsFunc { return avx2ColsRepackTable[t] }
 // Implementations returns every implementation this build can run on this
 // CPU, Fast first and Reference last: on amd64 with AVX-512 VNNI, Fast
 // (named "avx512vnni") has 512-bit Q4_K and Q6_K kernels, row and batched
-// (eight vectors at a time, Q6_K four too), batched Q5_K kernels (eight and
-// four vectors) and Q4_K panel kernels, and the "avx2" entry is the
+// (eight vectors at a time, Q6_K four too), batched Q5_K, Q8_0 and Q4_0
+// kernels (eight and four vectors) and Q4_K panel kernels, and the "avx2"
+// entry is the
 // kernels a CPU with AVX2 alone runs. All give identical bits; conformance tests run
 // each.
 func Implementations() []Kernels {

@@ -355,7 +355,17 @@ func dotFour(t Type, o order, vnni bool, out *[4]float32, w, a []byte, as, nb in
 		dotFourVNNI(t, out, w, a, as, nb)
 	case Q8_0:
 		_, _ = w[34*nb-1], a[3*as+34*nb-1]
+		if vnni && hasFourVNNI(t, o) {
+			dotFourVNNI(t, out, w, a, as, nb)
+			return
+		}
 		dotQ80AVX2x4(out, &w[0], &a[0], as, nb, x)
+	case Q4_0:
+		if !vnni || !hasFourVNNI(t, o) {
+			panic("q4k: no four-vector kernel for " + t.String() + " in this order")
+		}
+		_, _ = w[18*nb-1], a[3*as+34*nb-1]
+		dotFourVNNI(t, out, w, a, as, nb)
 	default:
 		panic("q4k: no four-vector kernel for " + t.String())
 	}
