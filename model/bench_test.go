@@ -135,6 +135,26 @@ func BenchmarkPrefill(b *testing.B) {
 	}
 }
 
+// cpuClock measures a benchmark's process CPU time from startCPU to
+// report, which reports it per op as cpu-ns/op: at threads=1 the pass's own
+// time, which, on a machine other processes load, wall time overstates by
+// the time they hold the core.
+type cpuClock struct {
+	t0 int64
+	ok bool
+}
+
+func startCPU() cpuClock {
+	t0, ok := processTime()
+	return cpuClock{t0, ok}
+}
+
+func (c cpuClock) report(b *testing.B) {
+	if t1, _ := processTime(); c.ok && b.N > 0 {
+		b.ReportMetric(float64(t1-c.t0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkDecodeBatch measures StepBatch decoding B sequences together,
 // one token each per pass, at positions cycling through 0..255: one op is
 // one pass; tok/s counts all B tokens (the aggregate). Compare with
@@ -156,6 +176,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 				b.SetBytes(m.weightBytes())
 				b.ResetTimer()
 				pos := 0
+				cpu := startCPU()
 				for b.Loop() {
 					if pos == 256 {
 						pos = 0
@@ -169,6 +190,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 					}
 					pos++
 				}
+				cpu.report(b)
 				b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "tok/s")
 			})
 		}
@@ -210,6 +232,7 @@ func benchVerify(b *testing.B, s spec, threadCounts, rowCounts []int) {
 				b.SetBytes(m.weightBytes())
 				b.ResetTimer()
 				pos := 0
+				cpu := startCPU()
 				for b.Loop() {
 					if pos == 256 {
 						pos = 0
@@ -219,6 +242,7 @@ func benchVerify(b *testing.B, s spec, threadCounts, rowCounts []int) {
 					}
 					pos++
 				}
+				cpu.report(b)
 				b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
 			})
 		}
