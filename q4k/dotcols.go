@@ -19,9 +19,9 @@ import "fmt"
 // once for eight or four vectors;
 // the vectors left over, and the other types, run the row kernel once per
 // vector — except five to seven left over (with an eight-vector kernel) or
-// three (with a four-vector one) when acts holds room for eight or four
-// there (ColsPadding): they go through the wider kernel, which reads the
-// padding and drops its products.
+// three (with a four-vector one; two with an AVX-512 VNNI one) when acts
+// holds room for eight or four there (ColsPadding): they go through the
+// wider kernel, which reads the padding and drops its products.
 //
 // # Notes
 //
@@ -56,6 +56,7 @@ const (
 // there is one), in the same order o as one.
 func colsKernel(t Type, one blockFunc, o order, four, vnni bool) DotColsFunc {
 	eight := vnni && hasEight(t, o)
+	twoPadded := vnni && hasFourVNNI(t, o)
 	vt := t.VecDotType()
 	bs, wsz, asz := t.BlockSize(), t.TypeSize(), vt.TypeSize()
 	return func(dst []float32, stride int, w, acts []byte, n, cols int) {
@@ -94,10 +95,11 @@ func colsKernel(t Type, one blockFunc, o order, four, vnni bool) DotColsFunc {
 					dst[(c+i)*stride] = v
 				}
 			}
-			// Three vectors left, and acts has room for four there: one
-			// four-vector call (about two row calls' time) beats three row
-			// calls; the padding's product is not written.
-			if cols-c == 3 && len(acts) >= (c+4)*as {
+			// Three vectors left (or two, with an AVX-512 VNNI four-vector
+			// kernel), and acts has room for four there: one four-vector
+			// call (about two row calls' time with AVX2, less with VNNI)
+			// beats the row calls; the padding's products are not written.
+			if k := cols - c; (k == 3 || k == 2 && twoPadded) && len(acts) >= (c+4)*as {
 				dotFour(t, o, vnni, &out, w, acts[c*as:(c+4)*as], as, nb)
 				for i := range cols - c {
 					dst[(c+i)*stride] = out[i]

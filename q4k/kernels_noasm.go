@@ -69,6 +69,10 @@ func dotFour(t Type, _ order, _ bool, _ *[4]float32, _, _ []byte, _, _ int) {
 	panic("q4k: no four-vector kernel for " + t.String())
 }
 
+// hasFourVNNI reports whether dotFour has an AVX-512 VNNI kernel for t:
+// never in this build.
+func hasFourVNNI(Type, order) bool { return false }
+
 // useVNNI is false in this build: no eight-vector kernels.
 const useVNNI = false
 
