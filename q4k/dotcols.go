@@ -33,8 +33,9 @@ import "fmt"
 type DotColsFunc func(dst []float32, stride int, w, acts []byte, n, cols int)
 
 // ColsPadding is the vectors of room past the last one that lets a
-// DotColsFunc run a tail of three vectors through its four-vector kernel,
-// or of five to seven through its eight-vector kernel: callers that can,
+// DotColsFunc run a tail of three vectors (two, with an AVX-512 VNNI
+// kernel) through its four-vector kernel, or of five to seven through its
+// eight-vector kernel: callers that can,
 // allocate acts with this many more vectors (any contents; their products
 // are never written).
 const ColsPadding = 3
@@ -178,9 +179,8 @@ func avx2DotColsRepack(t Type) DotColsFunc { return avx2ColsRepackTable[t] }
 // (named "avx512vnni") has 512-bit Q4_K and Q6_K kernels, row and batched
 // (eight vectors at a time, Q6_K four too), batched Q5_K, Q8_0 and Q4_0
 // kernels (eight and four vectors) and Q4_K panel kernels, and the "avx2"
-// entry is the
-// kernels a CPU with AVX2 alone runs. All give identical bits; conformance tests run
-// each.
+// entry is the kernels a CPU with AVX2 alone runs. All give identical
+// bits; conformance tests run each.
 func Implementations() []Kernels {
 	impls := []Kernels{fastKernels}
 	if useVNNI {
