@@ -17,6 +17,19 @@ func benchSpec() spec {
 		vocab: 8192, ctx: 1024, seed: 7, weight: q4k.Q4_K, embdType: q4k.Q4_K}
 }
 
+// benchMixSpec is benchSpec with llama-quantize's Q4_K_M mix of four
+// layers: output, and attn_v and ffn_down of layers 2 and 3
+// (use_more_bits), in Q6_K.
+func benchMixSpec() spec {
+	s := benchSpec()
+	s.types = map[string]q4k.Type{"output.weight": q4k.Q6_K}
+	for _, l := range []int{2, 3} {
+		s.types[fmt.Sprintf("blk.%d.attn_v.weight", l)] = q4k.Q6_K
+		s.types[fmt.Sprintf("blk.%d.ffn_down.weight", l)] = q4k.Q6_K
+	}
+	return s
+}
+
 // benchMoESpec is a Q4_K qwen3moe whose experts dominate what a token
 // reads: 32 experts of 512 per layer, 4 routed per token (≈ 7 MB of active
 // weights of ≈ 42 MB in all, as Qwen3-30B-A3B reads about a tenth of its
@@ -122,6 +135,26 @@ func BenchmarkPrefill(b *testing.B) {
 	}
 }
 
+// cpuClock measures a benchmark's process CPU time from startCPU to
+// report, which reports it per op as cpu-ns/op: at threads=1 the pass's own
+// time, which, on a machine other processes load, wall time overstates by
+// the time they hold the core.
+type cpuClock struct {
+	t0 int64
+	ok bool
+}
+
+func startCPU() cpuClock {
+	t0, ok := processTime()
+	return cpuClock{t0, ok}
+}
+
+func (c cpuClock) report(b *testing.B) {
+	if t1, _ := processTime(); c.ok && b.N > 0 {
+		b.ReportMetric(float64(t1-c.t0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkDecodeBatch measures StepBatch decoding B sequences together,
 // one token each per pass, at positions cycling through 0..255: one op is
 // one pass; tok/s counts all B tokens (the aggregate). Compare with
@@ -143,6 +176,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 				b.SetBytes(m.weightBytes())
 				b.ResetTimer()
 				pos := 0
+				cpu := startCPU()
 				for b.Loop() {
 					if pos == 256 {
 						pos = 0
@@ -156,6 +190,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 					}
 					pos++
 				}
+				cpu.report(b)
 				b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "tok/s")
 			})
 		}
@@ -168,9 +203,21 @@ func BenchmarkDecodeBatch(b *testing.B) {
 // A pass's cost over BenchmarkDecode's op at the same threads is what a
 // speculative decoder pays to check R-1 drafts.
 func BenchmarkVerify(b *testing.B) {
-	path := benchSpec().write(b)
-	for _, threads := range []int{1, 2} {
-		for _, rows := range []int{1, 2, 4, 8, 16} {
+	benchVerify(b, benchSpec(), []int{1, 2}, []int{1, 2, 4, 8, 16})
+}
+
+// BenchmarkVerifyQ4KM is BenchmarkVerify on one thread on benchMixSpec,
+// where the Q6_K matrices take the batched row kernels (the Q4_K ones
+// take panels).
+func BenchmarkVerifyQ4KM(b *testing.B) {
+	benchVerify(b, benchMixSpec(), []int{1}, []int{1, 2, 4, 8})
+}
+
+// benchVerify runs BenchmarkVerify's passes on the model s describes.
+func benchVerify(b *testing.B, s spec, threadCounts, rowCounts []int) {
+	path := s.write(b)
+	for _, threads := range threadCounts {
+		for _, rows := range rowCounts {
 			b.Run(fmt.Sprintf("threads=%d/R=%d", threads, rows), func(b *testing.B) {
 				m := open(b, path, Options{Threads: threads})
 				s := m.NewStep()
@@ -185,6 +232,7 @@ func BenchmarkVerify(b *testing.B) {
 				b.SetBytes(m.weightBytes())
 				b.ResetTimer()
 				pos := 0
+				cpu := startCPU()
 				for b.Loop() {
 					if pos == 256 {
 						pos = 0
@@ -194,6 +242,7 @@ func BenchmarkVerify(b *testing.B) {
 					}
 					pos++
 				}
+				cpu.report(b)
 				b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
 			})
 		}

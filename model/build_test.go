@@ -23,20 +23,21 @@ type spec struct {
 	heads, kvHeads    int
 	headDim           int // attention.key_length/value_length when nonzero (else embd/heads)
 	vocab, ctx        int
-	weight            q4k.Type // type of every matrix; F32 when 0 is meant
-	embdType          q4k.Type // type of token_embd (default: weight)
-	tied              bool     // no output.weight
-	biases            bool     // Q/K/V biases (qwen2 style)
-	ropeFreqs         bool     // a Llama 3 rope_freqs.weight
-	ropeBase          float32  // 0: key absent (10000)
-	experts, used     int      // qwen3moe: expert_count, expert_used_count (0: keys absent)
-	expertFFN         int      // qwen3moe: expert_feed_forward_length (0: key absent)
-	ropeDims          int      // rope.dimension_count when nonzero (phi3's partial rotary)
-	longRoPE          bool     // phi3: rope_factors_long/short.weight
-	origCtx           int      // rope.scaling.original_context_length when nonzero
-	attnFactor        float32  // rope.scaling.attn_factor when nonzero
-	separateQKV       bool     // phi3: attn_q/k/v instead of attn_qkv
-	window            int      // attention.sliding_window when nonzero (gemma3)
+	weight            q4k.Type            // type of every matrix; F32 when 0 is meant
+	embdType          q4k.Type            // type of token_embd (default: weight)
+	types             map[string]q4k.Type // a tensor's type by name, in place of weight or embdType
+	tied              bool                // no output.weight
+	biases            bool                // Q/K/V biases (qwen2 style)
+	ropeFreqs         bool                // a Llama 3 rope_freqs.weight
+	ropeBase          float32             // 0: key absent (10000)
+	experts, used     int                 // qwen3moe: expert_count, expert_used_count (0: keys absent)
+	expertFFN         int                 // qwen3moe: expert_feed_forward_length (0: key absent)
+	ropeDims          int                 // rope.dimension_count when nonzero (phi3's partial rotary)
+	longRoPE          bool                // phi3: rope_factors_long/short.weight
+	origCtx           int                 // rope.scaling.original_context_length when nonzero
+	attnFactor        float32             // rope.scaling.attn_factor when nonzero
+	separateQKV       bool                // phi3: attn_q/k/v instead of attn_qkv
+	window            int                 // attention.sliding_window when nonzero (gemma3)
 	seed              uint64
 	extraKV           []gguf.KV
 	override          map[string]gguf.Tensor // replaces a tensor by name
@@ -116,6 +117,9 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 		if o, ok := s.override[name]; ok {
 			tensors = append(tensors, o)
 			return
+		}
+		if ty, ok := s.types[name]; ok {
+			typ = ty
 		}
 		tensors = append(tensors, gguf.Tensor{Name: name, Type: gguf.TensorType(typ), Dims: dims, Data: encode(t, typ, values, int(dims[0]))})
 	}

@@ -3,6 +3,7 @@ package q4k_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/realizar-host/realizar-host/q4k"
@@ -55,6 +56,45 @@ func BenchmarkDotCols(b *testing.B) {
 					b.SetBytes(int64(len(w)) * cols)
 					for b.Loop() {
 						order.f(dst, 1, w, acts, n, cols)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkDotColsFew measures one 4096-weight row times a few activation
+// vectors (a verify pass of one sequence, or a few sequences decoding
+// together) in the plain order, for every implementation this CPU runs;
+// acts keeps q4k.ColsPadding vectors of room, as the model's buffers do.
+// ns/op against cols=1's is what the extra vectors cost. Where the OS has
+// a per-thread clock it also reports thread-ns/op, the benchmark thread's
+// own CPU time per op (its OS thread locked): on a machine other processes
+// load, wall time counts the time they hold the core, and this does not.
+func BenchmarkDotColsFew(b *testing.B) {
+	const n = 4096
+	r := rand.New(rand.NewPCG(1, 1))
+	dst := make([]float32, 8)
+	for _, impl := range q4k.Implementations() {
+		for _, typ := range []q4k.Type{q4k.Q4_K, q4k.Q5_K, q4k.Q6_K, q4k.Q8_0, q4k.Q4_0} {
+			w, _ := q4ktest.Inputs(typ, n, 0, r)
+			var acts []byte
+			for range 8 + q4k.ColsPadding {
+				_, a := q4ktest.Inputs(typ, n, 0, r)
+				acts = append(acts, a...)
+			}
+			f := impl.DotCols(typ)
+			for _, cols := range []int{1, 2, 3, 4, 6, 8} {
+				b.Run(fmt.Sprintf("%s/%v/cols=%d", impl.Name, typ, cols), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					b.SetBytes(int64(len(w)))
+					t0, ok := threadTime()
+					for b.Loop() {
+						f(dst, 1, w, acts, n, cols)
+					}
+					if t1, _ := threadTime(); ok {
+						b.ReportMetric(float64(t1-t0)/float64(b.N), "thread-ns/op")
 					}
 				})
 			}

@@ -100,8 +100,12 @@
 // kernels' bits); the other batched kernels run the row kernel per vector.
 // On a CPU with AVX-512 F/BW/VL and VNNI as well, Fast's Q4_K and Q6_K
 // kernels use 512-bit registers (dot_k_vnni_amd64.s, two 32-weight runs per
-// register) and its batched ones take eight vectors per weight block, in
-// the AMX order with VPDPBUSD (dot_k_vnni_amx_amd64.s), and its panel
+// register), its batched Q4_K and Q6_K kernels (both orders; the AMX
+// order's with VPDPBUSD, dot_k_vnni_amx_amd64.s) and Q5_K, Q8_0 and Q4_0
+// kernels (plain order; dot_q8_vnni_amd64.s for Q8_0 and Q4_0, with
+// VPDPBUSD) take eight vectors per weight block (a tail of five to seven
+// goes through them with the padding), Q5_K's, Q6_K's, Q8_0's and Q4_0's
+// four in the plain order, and its panel
 // kernels (Q4_K in the CPU_REPACK order, panel.go) sum two 4-byte groups of
 // each of the eight rows per register with VPDPBUSD
 // (dot_panel_vnni_amd64.s); only the exact integer sums are computed

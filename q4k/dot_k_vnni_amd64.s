@@ -494,6 +494,445 @@ q6k8done:
 	VZEROUPPER
 	RET
 
+// The eight-vector Q5_K kernel: dotQ4KVNNIx8's scheme with the fifth
+// bits, and the row kernel's (dotQ5KAVX2's) float32 steps: the eight lanes
+// per vector as for Q4_K, and the mins in one float32 per vector,
+// summs = fnmadd(dminw*da, float32(Σ min·s), summs), which dotEight adds
+// to hsum8 of the lanes. Besides dotQ4KVNNIx8's registers: Z24 the 32 qh
+// bytes in both halves, Z30 0x10 bytes, Y12 the summs (lane c: vector c).
+
+// q5kRot<> holds VPROLVD counts, at 64k for run k = 0..3: in the low eight
+// dwords (4-2k) mod 32, in the high eight (3-2k) mod 32; rotating qh by
+// them moves bit 2k (sub-block 2k's fifth bit) of every byte of the low
+// half, and bit 2k+1 of every byte of the high half, to bit 4 of the
+// same byte.
+DATA q5kRot<>+0(SB)/8, $0x0000000400000004
+DATA q5kRot<>+8(SB)/8, $0x0000000400000004
+DATA q5kRot<>+16(SB)/8, $0x0000000400000004
+DATA q5kRot<>+24(SB)/8, $0x0000000400000004
+DATA q5kRot<>+32(SB)/8, $0x0000000300000003
+DATA q5kRot<>+40(SB)/8, $0x0000000300000003
+DATA q5kRot<>+48(SB)/8, $0x0000000300000003
+DATA q5kRot<>+56(SB)/8, $0x0000000300000003
+DATA q5kRot<>+64(SB)/8, $0x0000000200000002
+DATA q5kRot<>+72(SB)/8, $0x0000000200000002
+DATA q5kRot<>+80(SB)/8, $0x0000000200000002
+DATA q5kRot<>+88(SB)/8, $0x0000000200000002
+DATA q5kRot<>+96(SB)/8, $0x0000000100000001
+DATA q5kRot<>+104(SB)/8, $0x0000000100000001
+DATA q5kRot<>+112(SB)/8, $0x0000000100000001
+DATA q5kRot<>+120(SB)/8, $0x0000000100000001
+DATA q5kRot<>+128(SB)/8, $0x0000000000000000
+DATA q5kRot<>+136(SB)/8, $0x0000000000000000
+DATA q5kRot<>+144(SB)/8, $0x0000000000000000
+DATA q5kRot<>+152(SB)/8, $0x0000000000000000
+DATA q5kRot<>+160(SB)/8, $0x0000001f0000001f
+DATA q5kRot<>+168(SB)/8, $0x0000001f0000001f
+DATA q5kRot<>+176(SB)/8, $0x0000001f0000001f
+DATA q5kRot<>+184(SB)/8, $0x0000001f0000001f
+DATA q5kRot<>+192(SB)/8, $0x0000001e0000001e
+DATA q5kRot<>+200(SB)/8, $0x0000001e0000001e
+DATA q5kRot<>+208(SB)/8, $0x0000001e0000001e
+DATA q5kRot<>+216(SB)/8, $0x0000001e0000001e
+DATA q5kRot<>+224(SB)/8, $0x0000001d0000001d
+DATA q5kRot<>+232(SB)/8, $0x0000001d0000001d
+DATA q5kRot<>+240(SB)/8, $0x0000001d0000001d
+DATA q5kRot<>+248(SB)/8, $0x0000001d0000001d
+GLOBL q5kRot<>(SB), RODATA|NOPTR, $256
+
+// Q5K8_RUN decodes run k of a block_q5_K (32 bytes of low nibbles at
+// off5: low nibbles in the low 256 bits, high nibbles in the high 256
+// bits, each with its fifth bit from qh through q5kRot<>+rot) and adds it
+// times the eight vectors' q8 at off8.
+#define Q5K8_RUN(off5, off8, rot, SC) \
+	VBROADCASTI64X4 off5(SI), Z20; \
+	VPSRLVW shiftZ<>+0(SB), Z20, Z20; \
+	VPANDD Z22, Z20, Z20; \
+	VPROLVD q5kRot<>+rot(SB), Z24, Z21; \
+	VPANDD Z30, Z21, Z21; \
+	VPORD Z21, Z20, Z20; \
+	COL8(off8, Z20, SC)
+
+// func dotQ5KVNNIx8(acc *float32, w, a *byte, stride, nb int) writes
+// acc[0:72]: vector c's eight float lanes at acc[8c:8c+8] (pairs as in
+// dotQ4KVNNIx8: pair p's in acc[16p:16p+16]), its summs at acc[64+c].
+TEXT ·dotQ5KVNNIx8(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), AX
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	MOVL $0x0F0F0F0F, BX
+	VPBROADCASTD BX, Z22
+	MOVL $0x10101010, BX
+	VPBROADCASTD BX, Z30
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+
+q5k8loop:
+	TESTQ CX, CX
+	JZ    q5k8done
+	ACT8
+
+	// Scales and mins as in dotQ4KAVX2: R8 = scales 0-3, R9 = scales 4-7,
+	// R10 = mins 0-3, R11 = mins 4-7.
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0F0F0F0F, R11
+	MOVL R9, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R11
+	MOVL R9, R12
+	ANDL $0x3F3F3F3F, R12
+	MOVL R10, R9
+	ANDL $0x0F0F0F0F, R9
+	MOVL R8, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R9
+	MOVL R12, R10
+	ANDL $0x3F3F3F3F, R8
+
+	// Z16..Z19: run k's scales (2k low, 2k+1 high) for every int16 product.
+	MOVQ R9, BX
+	SHLQ $32, BX
+	ORQ  R8, BX
+	VMOVQ BX, X26
+	VPMOVZXBW X26, X26
+	VSHUFI32X4 $0, Z26, Z26, Z26
+	VPSHUFB q4kScaleZ<>+0(SB), Z26, Z16
+	VPSHUFB q4kScaleZ<>+64(SB), Z26, Z17
+	VPSHUFB q4kScaleZ<>+128(SB), Z26, Z18
+	VPSHUFB q4kScaleZ<>+192(SB), Z26, Z19
+	// Y23: min_m in both int16 halves of dword m.
+	MOVQ R11, BX
+	SHLQ $32, BX
+	ORQ  R10, BX
+	VMOVQ BX, X23
+	VPMOVZXBD X23, Y23
+	VPSLLD $16, Y23, Y27
+	VPORD Y27, Y23, Y23
+
+	VBROADCASTI64X4 16(SI), Z24
+	ZERO8
+	Q5K8_RUN(48, 4, 0, Z16)
+	Q5K8_RUN(80, 68, 64, Z17)
+	Q5K8_RUN(112, 132, 128, Z18)
+	Q5K8_RUN(144, 196, 192, Z19)
+	FOLD8
+
+	// Y26 = d, Y27 = dmin per vector.
+	DA8
+	MOVWLZX 0(SI), BX
+	VMOVD   BX, X26
+	VCVTPH2PS X26, X26
+	VBROADCASTSS X26, Y26
+	VMULPS  Y28, Y26, Y26
+	MOVWLZX 2(SI), BX
+	VMOVD   BX, X27
+	VCVTPH2PS X27, X27
+	VBROADCASTSS X27, Y27
+	VMULPS  Y28, Y27, Y27
+
+	LANES8
+	Q4K8_MIN(260(DI), Y0)
+	Q4K8_MIN(260(DI)(R13*1), Y1)
+	Q4K8_MIN(260(DI)(R13*2), Y2)
+	Q4K8_MIN(260(DX), Y3)
+	Q4K8_MIN(260(DI)(R13*4), Y4)
+	Q4K8_MIN(260(DX)(R13*2), Y5)
+	Q4K8_MIN(260(R14), Y6)
+	Q4K8_MIN(260(DX)(R13*4), Y7)
+	// Lane c of Y1 = vector c's Σ min·s (exact in any order).
+	VPHADDD Y1, Y0, Y0
+	VPHADDD Y3, Y2, Y2
+	VPHADDD Y5, Y4, Y4
+	VPHADDD Y7, Y6, Y6
+	VPHADDD Y2, Y0, Y0
+	VPHADDD Y6, Y4, Y4
+	VPERM2I128 $0x20, Y4, Y0, Y1
+	VPERM2I128 $0x31, Y4, Y0, Y2
+	VPADDD Y2, Y1, Y1
+	VCVTDQ2PS Y1, Y1
+	VFNMADD231PS Y27, Y1, Y12
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q5k8loop
+
+q5k8done:
+	VMOVUPS Z8, 0(AX)
+	VMOVUPS Z9, 64(AX)
+	VMOVUPS Z10, 128(AX)
+	VMOVUPS Z11, 192(AX)
+	VMOVUPS Y12, 256(AX)
+	VZEROUPPER
+	RET
+
+// The four-vector Q6_K kernel: the eight-vector kernel's scheme for
+// vectors 0..3 (at (DI), (DI)(R13*1), (DI)(R13*2), (DX)), for two to four
+// rows (a verify pass, a few sequences decoding together), which streams
+// its row from memory and so asks for it PF_AHEAD ahead. Z0..Z3 the
+// vectors' int32 lanes for runs 0 and 1 of each half block, Z4..Z7 for
+// runs 2 and 3 (eight independent VPDPWSSD chains, as the eight-vector
+// kernel has; four would wait on the instruction's latency), Z8 and Z9 the
+// float lanes of vector pairs 0 and 1.
+
+// ACT4 sets DX to vector 3's block.
+#define ACT4 \
+	LEAQ (DI)(R13*2), DX; \
+	ADDQ R13, DX
+
+#define ZERO4 \
+	ZERO8
+
+// COL4 is COL8 for vectors 0..3, into A0..A3.
+#define COL4(off, W, SC, A0, A1, A2, A3) \
+	VPMADDUBSW off(DI), W, Z21; \
+	VPDPWSSD SC, Z21, A0; \
+	VPMADDUBSW off(DI)(R13*1), W, Z25; \
+	VPDPWSSD SC, Z25, A1; \
+	VPMADDUBSW off(DI)(R13*2), W, Z21; \
+	VPDPWSSD SC, Z21, A2; \
+	VPMADDUBSW off(DX), W, Z25; \
+	VPDPWSSD SC, Z25, A3
+
+// FOLD4 adds Z4..Z7 into Z0..Z3, then is FOLD8 for Z0..Z3.
+#define FOLD4 \
+	VPADDD Z4, Z0, Z0; \
+	VPADDD Z5, Z1, Z1; \
+	VPADDD Z6, Z2, Z2; \
+	VPADDD Z7, Z3, Z3; \
+	VEXTRACTI64X4 $1, Z0, Y21; \
+	VPADDD Y21, Y0, Y0; \
+	VEXTRACTI64X4 $1, Z1, Y25; \
+	VPADDD Y25, Y1, Y1; \
+	VEXTRACTI64X4 $1, Z2, Y21; \
+	VPADDD Y21, Y2, Y2; \
+	VEXTRACTI64X4 $1, Z3, Y25; \
+	VPADDD Y25, Y3, Y3
+
+// DAZ4 sets X28 to the four vectors' Q8_K d (the rest of Z28 zero).
+#define DAZ4 \
+	VMOVSS (DI), X28; \
+	VINSERTPS $0x10, (DI)(R13*1), X28, X28; \
+	VINSERTPS $0x20, (DI)(R13*2), X28, X28; \
+	VINSERTPS $0x30, (DX), X28, X28
+
+// Q6K4_HALF is Q6K8_HALF for vectors 0..3.
+#define Q6K4_HALF(offl, offh, offs, off8a, off8b) \
+	VPMOVSXBW offs(SI), X26; \
+	VSHUFI32X4 $0, Z26, Z26, Z26; \
+	VPSHUFB q6kScaleZ<>+0(SB), Z26, Z16; \
+	VPSHUFB q6kScaleZ<>+64(SB), Z26, Z17; \
+	VMOVDQU64 offl(SI), Z18; \
+	VBROADCASTI64X4 offh(SI), Z19; \
+	VPANDD Z22, Z18, Z20; \
+	VPSLLVW shiftZ<>+64(SB), Z19, Z21; \
+	VPANDD Z23, Z21, Z21; \
+	VPORD Z21, Z20, Z20; \
+	COL4(off8a, Z20, Z16, Z0, Z1, Z2, Z3); \
+	VPSRLW $4, Z18, Z20; \
+	VPANDD Z22, Z20, Z20; \
+	VPSRLVW shiftZ<>+128(SB), Z19, Z21; \
+	VPANDD Z23, Z21, Z21; \
+	VPORD Z21, Z20, Z20; \
+	COL4(off8b, Z20, Z17, Z4, Z5, Z6, Z7)
+
+// func dotQ6KVNNIx4(acc *float32, w, a *byte, stride, nb int)
+// writes acc[0:32]: vector c's eight float lanes at acc[8c:8c+8].
+TEXT ·dotQ6KVNNIx4(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), AX
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	MOVL $0x0F0F0F0F, BX
+	VPBROADCASTD BX, Z22
+	MOVL $0x30303030, BX
+	VPBROADCASTD BX, Z23
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+
+q6k4loop:
+	TESTQ CX, CX
+	JZ    q6k4done
+	PREFETCH_Q6K(SI)
+	ACT4
+	ZERO4
+	Q6K4_HALF(0, 128, 192, 4, 68)
+	Q6K4_HALF(64, 160, 200, 132, 196)
+	FOLD4
+
+	// The -32 offset through the bsums, as in dotQ6KVNNIx8.
+	VPMOVSXBW 192(SI), Y16
+	VPSLLW $5, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPSUBW Y16, Y17, Y16
+	VPDPWSSD 260(DI), Y16, Y0
+	VPDPWSSD 260(DI)(R13*1), Y16, Y1
+	VPDPWSSD 260(DI)(R13*2), Y16, Y2
+	VPDPWSSD 260(DX), Y16, Y3
+
+	// Y26 = d per vector (lanes 0..3).
+	DAZ4
+	MOVWLZX 208(SI), BX
+	VMOVD   BX, X26
+	VCVTPH2PS X26, X26
+	VBROADCASTSS X26, Y26
+	VMULPS  Y28, Y26, Y26
+
+	LANES2(Y0, Z0, Y1, 0, Z8)
+	LANES2(Y2, Z2, Y3, 64, Z9)
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q6k4loop
+
+q6k4done:
+	VMOVUPS Z8, 0(AX)
+	VMOVUPS Z9, 64(AX)
+	VZEROUPPER
+	RET
+
+// Q5K4_RUN is Q5K8_RUN for vectors 0..3, into A0..A3.
+#define Q5K4_RUN(off5, off8, rot, SC, A0, A1, A2, A3) \
+	VBROADCASTI64X4 off5(SI), Z20; \
+	VPSRLVW shiftZ<>+0(SB), Z20, Z20; \
+	VPANDD Z22, Z20, Z20; \
+	VPROLVD q5kRot<>+rot(SB), Z24, Z21; \
+	VPANDD Z30, Z21, Z21; \
+	VPORD Z21, Z20, Z20; \
+	COL4(off8, Z20, SC, A0, A1, A2, A3)
+
+// func dotQ5KVNNIx4(acc *float32, w, a *byte, stride, nb int) is
+// dotQ5KVNNIx8 for vectors 0..3 (runs 0 and 2 into Z0..Z3, 1 and 3 into
+// Z4..Z7, as dotQ6KVNNIx4): it writes acc[0:36], vector c's lanes at
+// acc[8c:8c+8] and its mins term at acc[32+c].
+TEXT ·dotQ5KVNNIx4(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), AX
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ stride+24(FP), R13
+	MOVQ nb+32(FP), CX
+	MOVL $0x0F0F0F0F, BX
+	VPBROADCASTD BX, Z22
+	MOVL $0x10101010, BX
+	VPBROADCASTD BX, Z30
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z12, Z12, Z12
+
+q5k4loop:
+	TESTQ CX, CX
+	JZ    q5k4done
+	PREFETCH_Q4K(SI) // a 176-byte Q5_K block spans three lines too
+	ACT4
+
+	// Scales and mins as in dotQ4KAVX2: R8 = scales 0-3, R9 = scales 4-7,
+	// R10 = mins 0-3, R11 = mins 4-7.
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0F0F0F0F, R11
+	MOVL R9, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R11
+	MOVL R9, R12
+	ANDL $0x3F3F3F3F, R12
+	MOVL R10, R9
+	ANDL $0x0F0F0F0F, R9
+	MOVL R8, BX
+	SHRL $6, BX
+	ANDL $0x03030303, BX
+	SHLL $4, BX
+	ORL  BX, R9
+	MOVL R12, R10
+	ANDL $0x3F3F3F3F, R8
+
+	// Z16..Z19: run k's scales (2k low, 2k+1 high) for every int16 product.
+	MOVQ R9, BX
+	SHLQ $32, BX
+	ORQ  R8, BX
+	VMOVQ BX, X26
+	VPMOVZXBW X26, X26
+	VSHUFI32X4 $0, Z26, Z26, Z26
+	VPSHUFB q4kScaleZ<>+0(SB), Z26, Z16
+	VPSHUFB q4kScaleZ<>+64(SB), Z26, Z17
+	VPSHUFB q4kScaleZ<>+128(SB), Z26, Z18
+	VPSHUFB q4kScaleZ<>+192(SB), Z26, Z19
+	// Y23: min_m in both int16 halves of dword m.
+	MOVQ R11, BX
+	SHLQ $32, BX
+	ORQ  R10, BX
+	VMOVQ BX, X23
+	VPMOVZXBD X23, Y23
+	VPSLLD $16, Y23, Y27
+	VPORD Y27, Y23, Y23
+
+	VBROADCASTI64X4 16(SI), Z24
+	ZERO4
+	Q5K4_RUN(48, 4, 0, Z16, Z0, Z1, Z2, Z3)
+	Q5K4_RUN(80, 68, 64, Z17, Z4, Z5, Z6, Z7)
+	Q5K4_RUN(112, 132, 128, Z18, Z0, Z1, Z2, Z3)
+	Q5K4_RUN(144, 196, 192, Z19, Z4, Z5, Z6, Z7)
+	FOLD4
+
+	// Y26 = d, Y27 = dmin per vector (lanes 0..3).
+	DAZ4
+	MOVWLZX 0(SI), BX
+	VMOVD   BX, X26
+	VCVTPH2PS X26, X26
+	VBROADCASTSS X26, Y26
+	VMULPS  Y28, Y26, Y26
+	MOVWLZX 2(SI), BX
+	VMOVD   BX, X27
+	VCVTPH2PS X27, X27
+	VBROADCASTSS X27, Y27
+	VMULPS  Y28, Y27, Y27
+
+	LANES2(Y0, Z0, Y1, 0, Z8)
+	LANES2(Y2, Z2, Y3, 64, Z9)
+	Q4K8_MIN(260(DI), Y0)
+	Q4K8_MIN(260(DI)(R13*1), Y1)
+	Q4K8_MIN(260(DI)(R13*2), Y2)
+	Q4K8_MIN(260(DX), Y3)
+	// Lane c of X0 = vector c's Σ min·s (exact in any order).
+	VPHADDD Y1, Y0, Y0
+	VPHADDD Y3, Y2, Y2
+	VPHADDD Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VCVTDQ2PS X0, X0
+	VFNMADD231PS X27, X0, X12
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q5k4loop
+
+q5k4done:
+	VMOVUPS Z8, 0(AX)
+	VMOVUPS Z9, 64(AX)
+	VMOVUPS X12, 128(AX)
+	VZEROUPPER
+	RET
+
 // Row kernels (one activation vector, the decode shape) for CPUs with
 // AVX-512 BW and VNNI: the same integer lanes as dotQ4KAVX2/dotQ6KAVX2,
 // computed two 32-weight runs per 512-bit register (the eight-vector

@@ -12,13 +12,16 @@ import "fmt"
 // type and order: Kernels.Dot for Kernels.DotCols, Kernels.DotAMX for
 // Kernels.DotColsAMX, DotForMatrix for DotColsForMatrix) gives for vector c:
 // a batch never rounds differently from one token at a time. Where the
-// build has an eight-vector kernel (Q4_K and Q6_K with AVX-512 VNNI, both
-// orders) or a four-vector kernel (Q4_K, Q6_K and Q8_0 with AVX2, both
-// orders), each weight block is decoded once for eight or four vectors;
+// build has an eight-vector kernel (with AVX-512 VNNI: Q4_K and Q6_K in
+// both orders, Q5_K, Q8_0 and Q4_0 in the plain one) or a four-vector
+// kernel (with AVX2: Q4_K, Q6_K and Q8_0 in both orders; with AVX-512 VNNI
+// also Q5_K and Q4_0 in the plain order), each weight block is decoded
+// once for eight or four vectors;
 // the vectors left over, and the other types, run the row kernel once per
-// vector — except three left over when acts holds room for four there
-// (ColsPadding): they go through the four-vector kernel, which reads the
-// padding and drops its product.
+// vector — except five to seven left over (with an eight-vector kernel) or
+// three (with a four-vector one; two with an AVX-512 VNNI one) when acts
+// holds room for eight or four there (ColsPadding): they go through the
+// wider kernel, which reads the padding and drops its products.
 //
 // # Notes
 //
@@ -30,9 +33,11 @@ import "fmt"
 type DotColsFunc func(dst []float32, stride int, w, acts []byte, n, cols int)
 
 // ColsPadding is the vectors of room past the last one that lets a
-// DotColsFunc run a tail of three vectors through its four-vector
-// kernel: callers that can, allocate acts with this many more vectors (any
-// contents; their products are never written).
+// DotColsFunc run a tail of three vectors (two, with an AVX-512 VNNI
+// kernel) through its four-vector kernel, or of five to seven through its
+// eight-vector kernel: callers that can,
+// allocate acts with this many more vectors (any contents; their products
+// are never written).
 const ColsPadding = 3
 
 // order names the float association a kernel follows: ggml's plain
@@ -46,10 +51,13 @@ const (
 )
 
 // colsKernel wraps the row kernel one of type t into a checked DotColsFunc;
-// with eight set it runs whole groups of eight vectors through dotEight,
-// then with four set groups of four through dotFour, in the same order o
-// as one.
-func colsKernel(t Type, one blockFunc, o order, four, eight bool) DotColsFunc {
+// with vnni set and an eight-vector kernel for t and o (hasEight) it runs
+// whole groups of eight vectors through dotEight, then with four set groups
+// of four through dotFour (its AVX-512 VNNI kernel where vnni is set and
+// there is one), in the same order o as one.
+func colsKernel(t Type, one blockFunc, o order, four, vnni bool) DotColsFunc {
+	eight := vnni && hasEight(t, o)
+	twoPadded := vnni && hasFourVNNI(t, o)
 	vt := t.VecDotType()
 	bs, wsz, asz := t.BlockSize(), t.TypeSize(), vt.TypeSize()
 	return func(dst []float32, stride int, w, acts []byte, n, cols int) {
@@ -68,20 +76,32 @@ func colsKernel(t Type, one blockFunc, o order, four, eight bool) DotColsFunc {
 					dst[(c+i)*stride] = v
 				}
 			}
+			// Five to seven vectors left, and acts has room for eight
+			// there: one eight-vector call (about one four-vector call's
+			// time) beats a four-vector call and one to three more; the
+			// padding's products are not written.
+			if k := cols - c; k >= 5 && len(acts) >= (c+8)*as {
+				dotEight(t, o, &out, w, acts[c*as:(c+8)*as], as, nb)
+				for i := range k {
+					dst[(c+i)*stride] = out[i]
+				}
+				c = cols
+			}
 		}
 		if four && nb > 0 {
 			var out [4]float32
 			for ; c+4 <= cols; c += 4 {
-				dotFour(t, o, &out, w, acts[c*as:(c+4)*as], as, nb)
+				dotFour(t, o, vnni, &out, w, acts[c*as:(c+4)*as], as, nb)
 				for i, v := range out {
 					dst[(c+i)*stride] = v
 				}
 			}
-			// Three vectors left, and acts has room for four there: one
-			// four-vector call (about two row calls' time) beats three row
-			// calls; the padding's product is not written.
-			if cols-c == 3 && len(acts) >= (c+4)*as {
-				dotFour(t, o, &out, w, acts[c*as:(c+4)*as], as, nb)
+			// Three vectors left (or two, with an AVX-512 VNNI four-vector
+			// kernel), and acts has room for four there: one four-vector
+			// call (about two row calls' time with AVX2, less with VNNI)
+			// beats the row calls; the padding's products are not written.
+			if k := cols - c; (k == 3 || k == 2 && twoPadded) && len(acts) >= (c+4)*as {
+				dotFour(t, o, vnni, &out, w, acts[c*as:(c+4)*as], as, nb)
 				for i := range cols - c {
 					dst[(c+i)*stride] = out[i]
 				}
@@ -120,11 +140,12 @@ func checkCols(t Type, dst []float32, stride int, w, acts []byte, n, cols, bs, w
 
 // colsTable wraps every row kernel of blocks into a DotColsFunc, with the
 // build's four-vector kernels of the same order o when four is set and its
-// eight-vector kernels when eight is set (and the build has them for o).
-func colsTable(blocks map[Type]blockFunc, o order, four, eight bool) map[Type]DotColsFunc {
+// AVX-512 VNNI multi-vector kernels when vnni is set (and the build has them
+// for o).
+func colsTable(blocks map[Type]blockFunc, o order, four, vnni bool) map[Type]DotColsFunc {
 	m := make(map[Type]DotColsFunc, len(blocks))
 	for t, f := range blocks {
-		m[t] = colsKernel(t, f, o, four && hasFour(t), eight && hasEight(t, o))
+		m[t] = colsKernel(t, f, o, four && hasFour(t, o, vnni), vnni)
 	}
 	return m
 }
@@ -156,9 +177,10 @@ func avx2DotColsRepack(t Type) DotColsFunc { return avx2ColsRepackTable[t] }
 // Implementations returns every implementation this build can run on this
 // CPU, Fast first and Reference last: on amd64 with AVX-512 VNNI, Fast
 // (named "avx512vnni") has 512-bit Q4_K and Q6_K kernels, row and batched
-// (eight vectors at a time), and the "avx2" entry is the kernels a CPU
-// with AVX2 alone runs. All give identical bits; conformance tests run
-// each.
+// (eight vectors at a time, Q6_K four too), batched Q5_K, Q8_0 and Q4_0
+// kernels (eight and four vectors) and Q4_K panel kernels, and the "avx2"
+// entry is the kernels a CPU with AVX2 alone runs. All give identical
+// bits; conformance tests run each.
 func Implementations() []Kernels {
 	impls := []Kernels{fastKernels}
 	if useVNNI {

@@ -319,15 +319,19 @@ func dotQ6KAVX2x4(out *[4]float32, w, a *byte, stride, nb, amx int)
 //go:noescape
 func dotQ80AVX2x4(out *[4]float32, w, a *byte, stride, nb, amx int)
 
-// hasFour reports whether dotFour has a kernel for t: Q4_K, Q6_K and Q8_0
-// with AVX2.
-func hasFour(t Type) bool { return useAVX2 && (t == Q4_K || t == Q6_K || t == Q8_0) }
+// hasFour reports whether dotFour has a kernel for t in order o: Q4_K,
+// Q6_K and Q8_0 with AVX2, and with vnni set those hasFourVNNI names.
+func hasFour(t Type, o order, vnni bool) bool {
+	return useAVX2 && (t == Q4_K || t == Q6_K || t == Q8_0) || vnni && hasFourVNNI(t, o)
+}
 
 // dotFour sets out[c], c = 0..3, to nb blocks of type t (one of hasFour's)
 // at w times the nb activation blocks at a[c*as:], each with the bits of
 // the row kernel of order o: Kernels.Dot, Kernels.DotAMX or (Q4_K only)
-// Kernels.DotRepack. The kernels' mode argument is o (0, 1, 2).
-func dotFour(t Type, o order, out *[4]float32, w, a []byte, as, nb int) {
+// Kernels.DotRepack. The AVX2 kernels' mode argument is o (0, 1, 2); with
+// vnni set, the AVX-512 VNNI kernel takes the types and orders
+// hasFourVNNI names.
+func dotFour(t Type, o order, vnni bool, out *[4]float32, w, a []byte, as, nb int) {
 	x := int(o)
 	if o == orderRepack && t != Q4_K {
 		panic("q4k: no repack-order four-vector kernel for " + t.String())
@@ -338,10 +342,30 @@ func dotFour(t Type, o order, out *[4]float32, w, a []byte, as, nb int) {
 		dotQ4KAVX2x4(out, &w[0], &a[0], as, nb, x)
 	case Q6_K:
 		_, _ = w[210*nb-1], a[3*as+292*nb-1]
+		if vnni && hasFourVNNI(t, o) {
+			dotFourVNNI(t, out, w, a, as, nb)
+			return
+		}
 		dotQ6KAVX2x4(out, &w[0], &a[0], as, nb, x)
+	case Q5_K:
+		if !vnni || !hasFourVNNI(t, o) {
+			panic("q4k: no four-vector kernel for " + t.String() + " in this order")
+		}
+		_, _ = w[176*nb-1], a[3*as+292*nb-1]
+		dotFourVNNI(t, out, w, a, as, nb)
 	case Q8_0:
 		_, _ = w[34*nb-1], a[3*as+34*nb-1]
+		if vnni && hasFourVNNI(t, o) {
+			dotFourVNNI(t, out, w, a, as, nb)
+			return
+		}
 		dotQ80AVX2x4(out, &w[0], &a[0], as, nb, x)
+	case Q4_0:
+		if !vnni || !hasFourVNNI(t, o) {
+			panic("q4k: no four-vector kernel for " + t.String() + " in this order")
+		}
+		_, _ = w[18*nb-1], a[3*as+34*nb-1]
+		dotFourVNNI(t, out, w, a, as, nb)
 	default:
 		panic("q4k: no four-vector kernel for " + t.String())
 	}

@@ -62,12 +62,16 @@ func dotQ4_KRepack(w, a []byte, nb int) float32 { return dotQ4_KRepackRef(w, a, 
 
 // hasFour reports whether dotFour has a kernel for t: never in this build,
 // so the batched kernels run the row kernels once per vector.
-func hasFour(Type) bool { return false }
+func hasFour(Type, order, bool) bool { return false }
 
 // dotFour is never called in this build (hasFour is false).
-func dotFour(t Type, _ order, _ *[4]float32, _, _ []byte, _, _ int) {
+func dotFour(t Type, _ order, _ bool, _ *[4]float32, _, _ []byte, _, _ int) {
 	panic("q4k: no four-vector kernel for " + t.String())
 }
+
+// hasFourVNNI reports whether dotFour has an AVX-512 VNNI kernel for t:
+// never in this build.
+func hasFourVNNI(Type, order) bool { return false }
 
 // useVNNI is false in this build: no eight-vector kernels.
 const useVNNI = false

@@ -5,10 +5,12 @@ package q4k
 import "golang.org/x/sys/cpu"
 
 // useVNNI selects the 512-bit Q4_K and Q6_K kernels, row and eight-vector
-// (dot_k_vnni_amd64.s, dot_k_vnni_amx_amd64.s), and the Q4_K panel kernels
-// (dot_panel_vnni_amd64.s): they need the AVX2
-// kernels' features plus AVX-512 F, BW and VL (512-bit byte and word
-// operations) and AVX-512 VNNI (VPDPWSSD, VPDPBUSD). x/sys/cpu reports
+// (dot_k_vnni_amd64.s, dot_k_vnni_amx_amd64.s), the Q5_K eight-vector and
+// the Q5_K and Q6_K four-vector kernels (dot_k_vnni_amd64.s), the Q8_0 and
+// Q4_0 eight- and four-vector kernels (dot_q8_vnni_amd64.s), and the Q4_K
+// panel kernels (dot_panel_vnni_amd64.s): they need the AVX2 kernels'
+// features plus AVX-512 F, BW and VL (512-bit byte and word operations)
+// and AVX-512 VNNI (VPDPWSSD, VPDPBUSD). x/sys/cpu reports
 // AVX-512 only when the OS saves the 512-bit register state.
 var useVNNI = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
 	cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
@@ -21,6 +23,73 @@ func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb int)
 
 //go:noescape
 func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+
+// The plain-order eight-vector Q5_K kernel (dot_k_vnni_amd64.s) writes
+// acc[0:72]: the eight float32 lanes of each vector, then each vector's
+// mins term; it reads none of it.
+//
+//go:noescape
+func dotQ5KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+
+// The plain-order four-vector Q6_K kernel (dot_k_vnni_amd64.s) writes
+// acc[0:32]; it reads none of it.
+//
+//go:noescape
+func dotQ6KVNNIx4(acc *float32, w, a *byte, stride, nb int)
+
+// The plain-order Q8_0 and Q4_0 kernels (dot_q8_vnni_amd64.s) write
+// acc[0:64] (eight vectors) or acc[0:32] (four): each vector's eight
+// float32 lanes; they read none of it.
+//
+//go:noescape
+func dotQ80VNNIx8(acc *float32, w, a *byte, stride, nb int)
+
+//go:noescape
+func dotQ80VNNIx4(acc *float32, w, a *byte, stride, nb int)
+
+//go:noescape
+func dotQ40VNNIx8(acc *float32, w, a *byte, stride, nb int)
+
+//go:noescape
+func dotQ40VNNIx4(acc *float32, w, a *byte, stride, nb int)
+
+// The plain-order four-vector Q5_K kernel (dot_k_vnni_amd64.s) writes
+// acc[0:36]: the eight float32 lanes of each vector, then each vector's
+// mins term; it reads none of it.
+//
+//go:noescape
+func dotQ5KVNNIx4(acc *float32, w, a *byte, stride, nb int)
+
+// hasFourVNNI reports whether dotFour has an AVX-512 VNNI kernel for t in
+// order o on this CPU: Q5_K, Q6_K, Q8_0 and Q4_0 in the plain order.
+func hasFourVNNI(t Type, o order) bool {
+	return useVNNI && o == orderPlain && (t == Q5_K || t == Q6_K || t == Q8_0 || t == Q4_0)
+}
+
+// dotFourVNNI is dotFour's AVX-512 VNNI kernel for one of hasFourVNNI's
+// types in the plain order (bounds checked by dotFour): it leaves the row
+// kernel's float32 lanes (and Q5_K's mins term), reduced here as the row
+// kernel ends (hsum8, then Q5_K's mins term).
+func dotFourVNNI(t Type, out *[4]float32, w, a []byte, as, nb int) {
+	var acc [36]float32
+	switch t {
+	case Q5_K:
+		dotQ5KVNNIx4(&acc[0], &w[0], &a[0], as, nb)
+		for c := range out {
+			out[c] = hsum8((*[8]float32)(acc[8*c:])) + acc[32+c]
+		}
+		return
+	case Q8_0:
+		dotQ80VNNIx4(&acc[0], &w[0], &a[0], as, nb)
+	case Q4_0:
+		dotQ40VNNIx4(&acc[0], &w[0], &a[0], as, nb)
+	default:
+		dotQ6KVNNIx4(&acc[0], &w[0], &a[0], as, nb)
+	}
+	for c := range out {
+		out[c] = hsum8((*[8]float32)(acc[8*c:]))
+	}
+}
 
 // The AMX-order eight-vector kernels (dot_k_vnni_amx_amd64.s) write
 // out[0:8].
@@ -40,9 +109,20 @@ func dotQ4KVNNI(w, a *byte, nb, amx int) float32
 //go:noescape
 func dotQ6KVNNI(w, a *byte, nb, amx int) float32
 
-// hasEight reports whether dotEight has a kernel for t on this CPU: Q4_K
-// and Q6_K with AVX-512 VNNI.
-func hasEight(t Type, o order) bool { return useVNNI && o != orderRepack && (t == Q4_K || t == Q6_K) }
+// hasEight reports whether dotEight has a kernel for t in order o on this
+// CPU: with AVX-512 VNNI, Q4_K and Q6_K in the plain and AMX orders, Q5_K,
+// Q8_0 and Q4_0 in the plain order.
+func hasEight(t Type, o order) bool {
+	switch {
+	case !useVNNI:
+		return false
+	case t == Q4_K || t == Q6_K:
+		return o == orderPlain || o == orderAMX
+	case t == Q5_K || t == Q8_0 || t == Q4_0:
+		return o == orderPlain
+	}
+	return false
+}
 
 // dotEight sets out[c], c = 0..7, to nb blocks of type t (one of
 // hasEight's) at w times the nb activation blocks at a[c*as:], each with
@@ -78,6 +158,22 @@ func dotEight(t Type, o order, out *[8]float32, w, a []byte, as, nb int) {
 		dotQ6KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
 		for c := range out {
 			out[c] = hsum8((*[8]float32)(acc[8*c:]))
+		}
+	case Q8_0, Q4_0:
+		_, _ = w[t.TypeSize()*nb-1], a[7*as+34*nb-1]
+		if t == Q8_0 {
+			dotQ80VNNIx8(&acc[0], &w[0], &a[0], as, nb)
+		} else {
+			dotQ40VNNIx8(&acc[0], &w[0], &a[0], as, nb)
+		}
+		for c := range out {
+			out[c] = hsum8((*[8]float32)(acc[8*c:]))
+		}
+	case Q5_K: // dotQ5KAVX2's end: hsum8, then the mins term
+		_, _ = w[176*nb-1], a[7*as+292*nb-1]
+		dotQ5KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
+		for c := range out {
+			out[c] = hsum8((*[8]float32)(acc[8*c:])) + acc[64+c]
 		}
 	default:
 		panic("q4k: no eight-vector kernel for " + t.String())

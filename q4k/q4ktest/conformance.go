@@ -340,6 +340,7 @@ func compareDotColsAt(t *testing.T, name string, typ q4k.Type, ref q4k.DotFunc, 
 			dst.check(t, "dst")
 			// With q4k.ColsPadding vectors of room (random bytes) past the
 			// last, a tail of two or three may run through the four-vector
+			// kernel and one of five to seven through the eight-vector
 			// kernel: the same bits, and nothing written past nc entries.
 			pad := newGuarded(len(a0) + q4k.ColsPadding*as)
 			copy(pad.b, a0)
