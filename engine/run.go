@@ -99,6 +99,11 @@ func (x *Run) NextDraft() (tokens []int32, start int, ok bool) {
 	return append(tokens, r.drafts...), start, true
 }
 
+// Drafts is the number of drafts at the end of the span NextDraft last
+// returned (0 after Next, and for a span without drafts): a driver
+// forwards a span with drafts as a verify pass.
+func (x *Run) Drafts() int { return len(x.r.drafts) }
+
 // Feed gives the run the result of forwarding the span Next returned: the
 // logits after its last token ([n_vocab]float32, read during the call only)
 // and the time the forward took (added to Timings.Prefill for the prompt's
