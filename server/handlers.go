@@ -60,6 +60,8 @@ type prepared struct {
 	think bool
 	// responses is a Responses request's own (nil for the others).
 	responses *responsesTurn
+	// spec is the turn's draft source (speculative decoding).
+	spec speculation
 }
 
 // checkCommon validates the fields shared by both endpoints.
@@ -82,6 +84,9 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 		return 0, err
 	}
 	if _, err := grammarSpecOf(f); err != nil {
+		return 0, err
+	}
+	if err := s.checkSpeculative(f); err != nil {
 		return 0, err
 	}
 	if len(f.Stop) > maxStopStrings {
