@@ -30,10 +30,10 @@ func newBenchCmd() *cobra.Command {
 		mf                   modelFlags
 		promptTokens, genTok int
 		reps, parallel       int
-		asJSON               bool
+		asJSON, spec         bool
 	)
 	cmd := &cobra.Command{
-		Use:   "bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--parallel N] [--json]",
+		Use:   "bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--parallel N] [--spec] [--json]",
 		Short: "Measure prefill and decode speed over repeated runs",
 		Long: "Run R turns (after one warm-up) of a P-token prompt followed by G generated tokens, with the\n" +
 			"embedded greedy sampler and end-of-generation ignored so every run generates G tokens; print\n" +
@@ -43,7 +43,13 @@ func newBenchCmd() *cobra.Command {
 			"batched passes), for B = 1, 2, 4, ... up to N (and N itself), each turn with its own prompt\n" +
 			"and the turns starting to decode together, and prints the median aggregate and per-sequence\n" +
 			"decode speeds of each B: the tokens of the passes of one-token decodes alone over their wall\n" +
-			"time (the prefill passes are not counted), as llama.cpp's llama-batched-bench does.",
+			"time (the prefill passes are not counted), as llama.cpp's llama-batched-bench does.\n\n" +
+			"--spec then runs R+1 rounds (the first a warm-up) of speculative decoding on the same prompt:\n" +
+			"plain, a prediction equal to the plain answer's tokens, the same with every 20th token changed,\n" +
+			"an unrelated prediction (nothing to draft) and n-gram lookup, one after another in each round;\n" +
+			"each mode's decode speed is its decode phase's tokens over its wall time (forward, policies and\n" +
+			"drafting together), with the median of its ratios to the same round's plain turn. Every mode\n" +
+			"must generate the plain turn's tokens.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := mf.resolve(); err != nil {
@@ -76,6 +82,11 @@ func newBenchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if spec {
+				if res.Spec, err = benchSpec(cmd.Context(), m, promptTokens, genTok, reps); err != nil {
+					return err
+				}
+			}
 			if parallel > 0 {
 				if res.Parallel, err = benchParallel(cmd.Context(), m, &mf, parallelSizes(parallel), promptTokens, genTok, reps); err != nil {
 					return err
@@ -98,6 +109,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&reps, "repetitions", 5, "measured runs (after one warm-up run)")
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "also measure batched decode of 1, 2, 4, ... up to N sequences at once (0: off)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&spec, "spec", false, "also measure speculative decoding (predictions and lookup) against plain decoding, side by side")
 	return cmd
 }
 
@@ -117,6 +129,8 @@ type benchResult struct {
 	Runs          []runPace `json:"runs"`
 	// Parallel is --parallel's figures, one entry per sequence count.
 	Parallel []parallelPace `json:"parallel,omitempty"`
+	// Spec is --spec's figures, one entry per draft source (plain first).
+	Spec []specPace `json:"spec,omitempty"`
 }
 
 // parallelPace is the batched decode speed of Sequences sequences at once
@@ -265,6 +279,7 @@ func (r *benchResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "prefill %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.PromptTokens, r.Prefill.Median, r.Prefill.Min, r.Prefill.Max)
 	fmt.Fprintf(w, "decode  %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.GenTokens, r.Decode.Median, r.Decode.Min, r.Decode.Max)
 	fmt.Fprintf(w, "policies: %.1f µs/step median\n", r.Policies)
+	writeSpec(w, r.Spec)
 	for _, p := range r.Parallel {
 		fmt.Fprintf(w, "parallel %d: aggregate %.1f tok/s, per sequence %.1f tok/s\n", p.Sequences, p.Aggregate, p.PerSequence)
 	}

@@ -252,3 +252,31 @@ func TestParallelRoundInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, turns, 3)
 }
+
+// TestBenchSpec: --spec reports every draft source, plain first at ratio
+// 1, with the drafts of an exact prediction all accepted (bench itself
+// fails when a mode generates other tokens than plain decoding).
+func TestBenchSpec(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "", "bench", "-m", model, "--prompt-tokens", "16", "--gen-tokens", "24",
+		"--repetitions", "1", "--spec", "--json")
+	require.Equal(t, 0, code, stderr)
+	var b benchResult
+	require.NoError(t, json.Unmarshal([]byte(out), &b))
+	require.Len(t, b.Spec, len(specModes))
+	for i, p := range b.Spec {
+		assert.Equal(t, specModes[i].name, p.Mode)
+		assert.Greater(t, p.Decode, 0.0, p.Mode)
+		assert.LessOrEqual(t, p.Accepted, p.Drafted, p.Mode)
+	}
+	assert.InDelta(t, 1, b.Spec[0].Ratio, 1e-9)
+	assert.Zero(t, b.Spec[0].Drafted)
+	exact := b.Spec[1]
+	assert.Positive(t, exact.Accepted)
+	assert.Equal(t, exact.Drafted, exact.Accepted, "an exact prediction is accepted whole")
+
+	out, stderr, code = runIn(t, "", "bench", "-m", model, "--prompt-tokens", "8", "--gen-tokens", "8",
+		"--repetitions", "1", "--spec")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^spec lookup: +\d+\.\d tok/s +\d+\.\d\dx  drafts \d+ accepted / \d+ in \d+ passes$`, out)
+}
