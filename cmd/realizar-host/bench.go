@@ -87,6 +87,11 @@ func newBenchCmd() *cobra.Command {
 					return err
 				}
 			}
+			if spec && parallel > 0 {
+				if res.SpecParallel, err = benchSpecParallel(cmd.Context(), m, &mf, parallel, promptTokens, genTok, reps); err != nil {
+					return err
+				}
+			}
 			if parallel > 0 {
 				if res.Parallel, err = benchParallel(cmd.Context(), m, &mf, parallelSizes(parallel), promptTokens, genTok, reps); err != nil {
 					return err
@@ -131,6 +136,9 @@ type benchResult struct {
 	Parallel []parallelPace `json:"parallel,omitempty"`
 	// Spec is --spec's figures, one entry per draft source (plain first).
 	Spec []specPace `json:"spec,omitempty"`
+	// SpecParallel is --spec with --parallel N: N sequences at once on
+	// the serving core, with lookup and without.
+	SpecParallel *specParallel `json:"spec_parallel,omitempty"`
 }
 
 // parallelPace is the batched decode speed of Sequences sequences at once
@@ -280,6 +288,10 @@ func (r *benchResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "decode  %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.GenTokens, r.Decode.Median, r.Decode.Min, r.Decode.Max)
 	fmt.Fprintf(w, "policies: %.1f µs/step median\n", r.Policies)
 	writeSpec(w, r.Spec)
+	if p := r.SpecParallel; p != nil {
+		fmt.Fprintf(w, "spec parallel %d: plain %.1f tok/s, lookup %.1f tok/s (%.2fx), drafts %d accepted / %d\n",
+			p.Sequences, p.Plain, p.Lookup, p.Ratio, p.Accepted, p.Drafted)
+	}
 	for _, p := range r.Parallel {
 		fmt.Fprintf(w, "parallel %d: aggregate %.1f tok/s, per sequence %.1f tok/s\n", p.Sequences, p.Aggregate, p.PerSequence)
 	}
@@ -345,7 +357,7 @@ func parallelAggregate(ctx context.Context, m *loaded, mf *modelFlags, pl *host.
 	var agg []float64
 	for r := 0; r <= reps; r++ {
 		passes.reset()
-		if _, err := parallelRound(ctx, core, m.tok, pl, prompts, genTokens); err != nil {
+		if _, err := parallelRound(ctx, core, m.tok, pl, prompts, genTokens, nil); err != nil {
 			return 0, err
 		}
 		tokens, wall := passes.sum()
@@ -413,7 +425,10 @@ func (p *decodePasses) sum() (int, time.Duration) {
 // The turns wait for each other at their first token (firstToken), so
 // that the core decodes them together, as b sequences at once, none of
 // them beside the others' prompts.
-func parallelRound(ctx context.Context, core *serving.Core, tok *tokenizer.Tokenizer, pl *host.Plugin, prompts [][]int32, genTokens int) ([]engine.Turn, error) {
+//
+// newDraft, when not nil, gives each turn a drafter of its own (bench
+// --spec).
+func parallelRound(ctx context.Context, core *serving.Core, tok *tokenizer.Tokenizer, pl *host.Plugin, prompts [][]int32, genTokens int, newDraft func() engine.Drafter) ([]engine.Turn, error) {
 	gate := newFirstToken(len(prompts))
 	var samplers []*host.Sampler
 	defer func() {
@@ -437,8 +452,11 @@ func parallelRound(ctx context.Context, core *serving.Core, tok *tokenizer.Token
 			break
 		}
 		gated := gate.sampler(sampler)
-		t, serr := ticket.Start(ctx, serving.Request{Prompt: prompt, MaxTokens: genTokens,
-			Generate: engine.GenerateConfig{IgnoreEOG: true, Seed: &seed, Sampler: gated}})
+		gen := engine.GenerateConfig{IgnoreEOG: true, Seed: &seed, Sampler: gated}
+		if newDraft != nil {
+			gen.Draft = newDraft()
+		}
+		t, serr := ticket.Start(ctx, serving.Request{Prompt: prompt, MaxTokens: genTokens, Generate: gen})
 		if serr != nil {
 			err = turnError(serr)
 			break

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
@@ -120,4 +121,66 @@ func writeSpec(w io.Writer, paces []specPace) {
 		fmt.Fprintf(w, "spec %-40s %8.1f tok/s  %5.2fx  drafts %d accepted / %d in %d passes\n",
 			p.Mode+":", p.Decode, p.Ratio, p.Accepted, p.Drafted, p.Passes)
 	}
+}
+
+// specParallel is bench --spec --parallel N's figures: the aggregate
+// decode speed of N sequences at once with lookup and without, each the
+// round's decode tokens over its longest decode phase (the turns start
+// decoding together), medians over the measured rounds, and the median of
+// the rounds' ratios.
+type specParallel struct {
+	Sequences int     `json:"sequences"`
+	Plain     float64 `json:"plain_tok_per_s"`
+	Lookup    float64 `json:"lookup_tok_per_s"`
+	Ratio     float64 `json:"ratio"`
+	Drafted   int     `json:"drafted"` // the last round's, all sequences
+	Accepted  int     `json:"accepted"`
+}
+
+// benchSpecParallel runs reps+1 rounds (the first a warm-up) of b turns at
+// once on one serving core, plain then with lookup in each round.
+func benchSpecParallel(ctx context.Context, m *loaded, mf *modelFlags, b, promptTokens, genTokens, reps int) (*specParallel, error) {
+	h, pl, err := benchGreedy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close(ctx)
+	core, err := newBenchCore(m, mf, b, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer core.Close()
+	prompts := make([][]int32, b)
+	for i := range prompts {
+		prompts[i] = benchPromptAt(m.tok, promptTokens, i)
+	}
+	lookup := func() engine.Drafter { return draft.NewLookup(draft.LookupOptions{}) }
+	out := &specParallel{Sequences: b}
+	var plain, looked, ratios []float64
+	for r := 0; r <= reps; r++ {
+		var rates [2]float64
+		for i, nd := range []func() engine.Drafter{nil, lookup} {
+			turns, err := parallelRound(ctx, core, m.tok, pl, prompts, genTokens, nd)
+			if err != nil {
+				return nil, err
+			}
+			tokens, wall := 0, time.Duration(0)
+			drafted, accepted := 0, 0
+			for _, t := range turns {
+				tokens += t.Timings.DecodeTokens
+				wall = max(wall, t.Timings.DecodeWall)
+				drafted, accepted = drafted+t.Drafts.Drafted, accepted+t.Drafts.Accepted
+			}
+			rates[i] = tokPerSec(tokens, wall)
+			if i == 1 {
+				out.Drafted, out.Accepted = drafted, accepted
+			}
+		}
+		if r == 0 {
+			continue // warm-up
+		}
+		plain, looked, ratios = append(plain, rates[0]), append(looked, rates[1]), append(ratios, rates[1]/rates[0])
+	}
+	out.Plain, out.Lookup, out.Ratio = newSpread(plain).Median, newSpread(looked).Median, newSpread(ratios).Median
+	return out, nil
 }
