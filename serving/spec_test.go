@@ -1,7 +1,6 @@
 package serving
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -43,31 +42,30 @@ func TestCoreSpeculative(t *testing.T) {
 			res, err := ended(t, start(t, c, "plain", req))
 			require.NoError(t, err)
 			plain := res.Turn
-			var wg sync.WaitGroup
-			for i, mk := range []func(engine.Turn) engine.Drafter{nil, exact, lookup, exact} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := req
-					if mk != nil {
-						r.Generate.Draft = mk(plain)
-					}
-					res, err := ended(t, start(t, c, "t", r))
-					if !assert.NoError(t, err, "turn %d", i) {
-						return
-					}
-					got := res.Turn
-					assert.Equal(t, plain.GeneratedTokens(), got.GeneratedTokens(), "turn %d", i)
-					assert.Equal(t, string(plain.Text), string(got.Text), "turn %d", i)
-					assert.Equal(t, plain.Logprobs, got.Logprobs, "turn %d", i)
-					assert.Equal(t, plain.Stop, got.Stop, "turn %d", i)
-					if i == 1 || i == 3 {
-						assert.Positive(t, got.Drafts.Accepted, "turn %d: an exact prediction", i)
-						assert.Equal(t, got.Drafts.Drafted, got.Drafts.Accepted, "turn %d", i)
-					}
-				}()
+			// Started together, so that they share passes; awaited in
+			// order (each within ended's bound after the one before).
+			makers := []func(engine.Turn) engine.Drafter{nil, exact, lookup, exact}
+			turns := make([]*Turn, len(makers))
+			for i, mk := range makers {
+				r := req
+				if mk != nil {
+					r.Generate.Draft = mk(plain)
+				}
+				turns[i] = start(t, c, "t", r)
 			}
-			wg.Wait()
+			for i, turn := range turns {
+				res, err := ended(t, turn)
+				require.NoError(t, err, "turn %d", i)
+				got := res.Turn
+				assert.Equal(t, plain.GeneratedTokens(), got.GeneratedTokens(), "turn %d", i)
+				assert.Equal(t, string(plain.Text), string(got.Text), "turn %d", i)
+				assert.Equal(t, plain.Logprobs, got.Logprobs, "turn %d", i)
+				assert.Equal(t, plain.Stop, got.Stop, "turn %d", i)
+				if i == 1 || i == 3 {
+					assert.Positive(t, got.Drafts.Accepted, "turn %d: an exact prediction", i)
+					assert.Equal(t, got.Drafts.Drafted, got.Drafts.Accepted, "turn %d", i)
+				}
+			}
 			assert.Positive(t, testutil.ToFloat64(c.m.AcceptedDraftTokens.WithLabelValues("t")))
 			assert.GreaterOrEqual(t, testutil.ToFloat64(c.m.DraftTokens.WithLabelValues("t")), testutil.ToFloat64(c.m.AcceptedDraftTokens.WithLabelValues("t")))
 			if !tt.lone {
