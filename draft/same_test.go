@@ -7,7 +7,10 @@ import (
 	"hash/fnv"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,12 +18,14 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/serving"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -128,13 +133,17 @@ func sameModels(t *testing.T) map[string]string {
 // TestSpeculativeSameTurn: for every embedded sampler, processor and stop
 // policy, a turn with each draft source gives the plain turn's token ids,
 // text, logprobs and stop reason, and the policies see the plain turn's
-// calls, in order, with the same logits (bit for bit).
+// calls, in order, with the same logits (bit for bit): on the Session
+// alone (Generate) and on the serving core that serve runs, amid other
+// sequences' decode rows and prompt chunks in the same batched passes.
 func TestSpeculativeSameTurn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the equivalence test runs 120 turns of 200 tokens")
 	}
 	ctx := context.Background()
-	h, err := host.New(ctx, host.NewConfig())
+	// The test compares calls, not their speed: a loaded machine must not
+	// turn a step into a timeout.
+	h, err := host.New(ctx, host.NewConfig().WithLimits(host.Limits{CallTimeout: time.Minute}))
 	require.NoError(t, err)
 	defer h.Close(ctx)
 	for name, path := range sameModels(t) {
@@ -147,13 +156,20 @@ func TestSpeculativeSameTurn(t *testing.T) {
 			m, err := model.Load(f, model.Options{Threads: 2})
 			require.NoError(t, err)
 			defer m.Close()
-			fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+			newFwd := func() (engine.ArchForward, error) {
+				return engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+			}
+			first, err := newFwd()
 			require.NoError(t, err)
+			fwd := first.(*engine.StepForward)
 			text := tok.Renderer(tokenizer.RenderOptions{})
 			prompt := tok.Encode("Once upon a time, there was a little", tokenizer.EncodeOptions{AddSpecial: true})
+			core, err := serving.New(serving.Model{Forward: fwd, NewForward: newFwd, Vocab: text}, serving.Config{Parallel: 3, BatchTokens: 16})
+			require.NoError(t, err)
+			defer core.Close()
 			for _, pc := range policyCases(tok) {
 				t.Run(pc.name, func(t *testing.T) {
-					sameTurns(t, h, fwd, tok, text, prompt, pc)
+					sameTurns(t, h, fwd, core, tok, text, prompt, pc)
 				})
 			}
 		})
@@ -176,7 +192,7 @@ func load(t *testing.T, h *host.Host, name, config string, kind abi.Kind) *host.
 	return p
 }
 
-func sameTurns(t *testing.T, h *host.Host, fwd *engine.StepForward, tok *tokenizer.Tokenizer, text engine.Vocab, prompt []int32, pc policyCase) {
+func sameTurns(t *testing.T, h *host.Host, fwd *engine.StepForward, core *serving.Core, tok *tokenizer.Tokenizer, text engine.Vocab, prompt []int32, pc policyCase) {
 	var procs []*host.Plugin
 	for _, p := range pc.procs {
 		procs = append(procs, load(t, h, p[0], p[1], abi.KindProcessor))
@@ -185,10 +201,12 @@ func sameTurns(t *testing.T, h *host.Host, fwd *engine.StepForward, tok *tokeniz
 	require.NoError(t, err)
 	rec := &recorder{}
 	opts := []engine.Option{engine.WithSampler(recSampler{sampler, rec})}
+	var stopPolicy engine.StopPolicy
 	if pc.stop != "" {
 		stop, err := host.NewStopPolicy(tok, load(t, h, pc.stop, pc.stopCf, abi.KindStop))
 		require.NoError(t, err)
-		opts = append(opts, engine.WithStopPolicy(recStop{stop, rec}))
+		stopPolicy = recStop{stop, rec}
+		opts = append(opts, engine.WithStopPolicy(stopPolicy))
 	}
 	sess, err := engine.NewSession(fwd, text, opts...)
 	require.NoError(t, err)
@@ -201,6 +219,27 @@ func sameTurns(t *testing.T, h *host.Host, fwd *engine.StepForward, tok *tokeniz
 		got, err := sess.Generate(prompt, engine.GenerateConfig{MaxTokens: sameTokens, Seed: &seed, TopLogprobs: 2, Draft: d})
 		require.NoError(t, err)
 		return got, rec.calls
+	}
+	// served is the turn on the serving core, started beside two plain
+	// greedy turns of other prompts (their decode rows and prompt chunks
+	// share its passes; --batch-tokens 16 cuts some drafts).
+	served := func(d engine.Drafter) (engine.Turn, []string) {
+		rec.calls = nil
+		seed := pc.seed
+		cfg := engine.GenerateConfig{Seed: &seed, TopLogprobs: 2, Draft: d, Sampler: recSampler{sampler, rec}, Stop: stopPolicy}
+		var others []*serving.Turn
+		for i := range 2 {
+			other := append(slices.Clone(prompt[:1]), tok.Encode(fmt.Sprintf(" A tale %d of a dog and a cat who met by the river", i), tokenizer.EncodeOptions{})...)
+			others = append(others, startTurn(t, core, serving.Request{Prompt: other, MaxTokens: 48,
+				Generate: engine.GenerateConfig{Sampler: enginetest.Greedy{}, IgnoreEOG: true}}))
+		}
+		res, err := startTurn(t, core, serving.Request{Prompt: prompt, MaxTokens: sameTokens, Generate: cfg}).Result()
+		require.NoError(t, err)
+		for _, o := range others {
+			_, err := o.Result()
+			require.NoError(t, err)
+		}
+		return res.Turn, rec.calls
 	}
 	plain, calls := turn(nil)
 	require.Positive(t, plain.Generated)
@@ -221,17 +260,34 @@ func sameTurns(t *testing.T, h *host.Host, fwd *engine.StepForward, tok *tokeniz
 			return draft.NewPrediction(plain.GeneratedTokens(), draft.PredictionOptions{})
 		},
 	}
+	for _, name := range []string{"lookup", "prediction", "exact prediction"} {
+		sources["served "+name] = sources[name]
+	}
+	sources["served plain"] = func() engine.Drafter { return nil }
 	for name, mk := range sources {
 		spec, specCalls := turn(mk())
+		if strings.HasPrefix(name, "served") {
+			spec, specCalls = served(mk())
+		}
 		assert.Equal(t, plain.GeneratedTokens(), spec.GeneratedTokens(), "%s: token ids", name)
 		assert.Equal(t, string(plain.Text), string(spec.Text), "%s: text", name)
 		assert.Equal(t, plain.Logprobs, spec.Logprobs, "%s: logprobs", name)
 		assert.Equal(t, plain.Stop, spec.Stop, "%s: stop reason", name)
 		require.Equal(t, calls, specCalls, "%s: the policies' calls", name)
-		if name == "exact prediction" && plain.Generated > 2 {
+		if strings.HasSuffix(name, "exact prediction") && plain.Generated > 2 {
 			assert.Positive(t, spec.Drafts.Accepted)
 			assert.Equal(t, spec.Drafts.Drafted, spec.Drafts.Accepted, "an exact prediction is accepted whole: %+v of %d, stop %s", spec.Drafts, spec.Generated, spec.Stop)
 			assert.Less(t, spec.Timings.DecodeForwards, plain.Timings.DecodeForwards, "fewer forwards")
 		}
 	}
+}
+
+// startTurn admits and starts req on core.
+func startTurn(t *testing.T, core *serving.Core, req serving.Request) *serving.Turn {
+	t.Helper()
+	tk, err := core.Admit("t")
+	require.NoError(t, err)
+	turn, err := tk.Start(context.Background(), req)
+	require.NoError(t, err)
+	return turn
 }

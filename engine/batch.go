@@ -33,8 +33,13 @@ type StepRows struct {
 	Tokens []int32
 	// Logits asks for the logits after the last token.
 	Logits bool
-	// Out is set by StepBatch when Logits: [n_vocab]float32, valid until
-	// the step's next call.
+	// Every (with Logits) asks for the logits after every token, each row
+	// summed in the one-token order as a Verifier's rows are (bit-identical
+	// to Step at its position): a verify pass of speculative decoding
+	// amid other sequences' rows.
+	Every bool
+	// Out is set by StepBatch when Logits: [n_vocab]float32, or with Every
+	// [len(Tokens)*n_vocab]float32, valid until the step's next call.
 	Out []float32
 	// Err is set by StepBatch for a row that failed its check.
 	Err error
@@ -53,9 +58,14 @@ type Span struct {
 	// means all of them. When fewer than the rest are processed, Logits
 	// stays nil and Fwd.Held() tells where the next chunk starts.
 	Max int
+	// Verify asks for the logits after every token of Tokens[Start:], as
+	// StepForward.Verify returns them (a speculative decoder's verify
+	// pass: the last accepted token and its drafts); Max is then ignored.
+	Verify bool
 
 	// Logits is set when the span reached the end of Tokens: the logits
-	// after the last token, [n_vocab]float32, valid until Fwd's next
+	// after the last token, [n_vocab]float32, or with Verify after every
+	// token of Tokens[Start:], [n*n_vocab]float32; valid until Fwd's next
 	// forward.
 	Logits []float32
 	// Err is the span's failure (its forward then holds nothing).
@@ -69,7 +79,9 @@ type Span struct {
 // of every span), and one span after another otherwise. Each span gets its
 // own result: a span that fails its checks fails alone; a failed pass fails
 // every span in it. Every Fwd keeps StepForward's bookkeeping (Held), so a
-// span resumes exactly at what its forward holds.
+// span resumes exactly at what its forward holds. A Verify span joins the
+// pass when its forward holds Tokens[:Start] and runs alone through
+// StepForward.Verify otherwise (which replays first).
 func ForwardBatch(spans []Span) {
 	rows := make([]StepRows, 0, len(spans))
 	idx := make([]int, 0, len(spans))
@@ -83,13 +95,17 @@ func ForwardBatch(spans []Span) {
 			continue
 		}
 		end := len(sp.Tokens)
-		if sp.Max > 0 {
+		if sp.Max > 0 && !sp.Verify {
 			end = min(end, start+sp.Max)
 		}
 		b, ok := sp.Fwd.step.(StepBatcher)
-		if !ok {
+		if !ok || (sp.Verify && start != sp.Start) {
 			t0 := time.Now()
-			sp.Logits, sp.Err = sp.Fwd.forwardRange(sp.Tokens, start, end)
+			if sp.Verify {
+				sp.Logits, sp.Err = sp.Fwd.Verify(sp.Tokens, sp.Start)
+			} else {
+				sp.Logits, sp.Err = sp.Fwd.forwardRange(sp.Tokens, start, end)
+			}
 			sp.Took = time.Since(t0)
 			continue
 		}
@@ -97,7 +113,7 @@ func ForwardBatch(spans []Span) {
 			batcher = b
 		}
 		sp.Fwd.held = 0
-		rows = append(rows, StepRows{Step: sp.Fwd.step, Start: start, Tokens: sp.Tokens[start:end], Logits: end == len(sp.Tokens)})
+		rows = append(rows, StepRows{Step: sp.Fwd.step, Start: start, Tokens: sp.Tokens[start:end], Logits: end == len(sp.Tokens), Every: sp.Verify})
 		idx = append(idx, i)
 	}
 	if len(rows) == 0 {
@@ -117,9 +133,11 @@ func ForwardBatch(spans []Span) {
 			sp.Err = fmt.Errorf("step forward: positions %d..%d: %w", row.Start, end-1, row.Err)
 		case row.Logits && len(row.Out) == 0:
 			sp.Err = fmt.Errorf("step forward: empty logits at position %d: %w", end-1, ErrBadLogits)
+		case row.Every && len(row.Out)%len(row.Tokens) != 0:
+			sp.Err = fmt.Errorf("step forward: %d logits for %d rows: %w", len(row.Out), len(row.Tokens), ErrBadLogits)
 		default:
 			sp.Fwd.held = end
-			if len(row.Tokens) > 1 {
+			if len(row.Tokens) > 1 && !row.Every {
 				sp.Fwd.batched++
 			}
 			sp.Logits = row.Out

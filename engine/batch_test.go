@@ -69,16 +69,19 @@ func (b batchingStep) StepBatch(rows []engine.StepRows) error {
 			r.Err = fmt.Errorf("row %d: a %T in a pass of counting steps", i, r.Step)
 			continue
 		}
-		var logits []float32
+		var logits, every []float32
 		var err error
 		for k, tok := range r.Tokens {
 			if logits, err = st.Step(tok, r.Start+k); err != nil {
 				break
 			}
+			every = append(every, logits...)
 		}
 		switch {
 		case err != nil:
 			r.Err = err
+		case r.Logits && r.Every:
+			r.Out = every
 		case r.Logits:
 			r.Out = logits
 		}
@@ -369,4 +372,74 @@ func TestRunFeedCancelledSpan(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, again.Reused, "the Session forgot the partly overwritten state")
 	assert.Equal(t, first.Tokens, again.Tokens)
+}
+
+// TestForwardBatchVerifySpans: three speculative turns share ForwardBatch
+// passes, each verify span (Span.Verify) beside the others' prompts and
+// verify spans, some cut to their first rows by the driver (FeedRows
+// takes fewer rows); each comes out as alone through Generate.
+func TestForwardBatchVerifySpans(t *testing.T) {
+	const ctx = 64
+	cfg := engine.GenerateConfig{MaxTokens: 12, Seed: seed(1)}
+	want := aloneTurns(t, 3, ctx, batchPrompts, cfg)
+	for _, rows := range []int{0, 1, 2} { // rows a verify span may take (0: all)
+		for _, batched := range []bool{false, true} {
+			t.Run(fmt.Sprintf("rows=%d/batched=%v", rows, batched), func(t *testing.T) {
+				var calls *int
+				if batched {
+					calls = new(int)
+				}
+				seqs := newBatchSeqs(t, 3, ctx, calls)
+				runs := make([]*engine.Run, len(seqs))
+				for i, q := range seqs {
+					c := cfg
+					c.Draft = &countDrafter{vocab: testVocab, k: 3, wrongEvery: 4 + i, shift: i}
+					run, err := q.sess.Begin(batchPrompts[i], c)
+					require.NoError(t, err)
+					runs[i] = run
+				}
+				prefilled := make([]bool, len(runs))
+				passes := 0
+				for ; ; passes++ {
+					var spans []engine.Span
+					var owner []int
+					for i, run := range runs {
+						tokens, start, ok := run.NextDraft()
+						if !ok {
+							continue
+						}
+						if prefilled[i] && rows > 0 {
+							tokens = tokens[:min(len(tokens), start+rows)]
+						}
+						spans = append(spans, engine.Span{Fwd: seqs[i].fwd, Tokens: tokens, Start: start, Verify: prefilled[i]})
+						owner = append(owner, i)
+						prefilled[i] = true
+					}
+					if len(spans) == 0 {
+						break
+					}
+					engine.ForwardBatch(spans)
+					for j, sp := range spans {
+						runs[owner[j]].FeedRows(sp.Logits, sp.Took, sp.Err)
+					}
+				}
+				if batched {
+					assert.Equal(t, passes, *calls, "one StepBatch call per pass")
+				}
+				for i, run := range runs {
+					got, err := run.Result()
+					require.NoError(t, err, "sequence %d", i)
+					assert.Equal(t, want[i].Tokens, got.Tokens, "sequence %d", i)
+					assert.Equal(t, string(want[i].Text), string(got.Text), "sequence %d", i)
+					assert.Equal(t, want[i].Stop, got.Stop, "sequence %d", i)
+					if rows == 1 {
+						assert.Zero(t, got.Drafts.Drafted, "sequence %d: one row verifies no draft", i)
+						continue
+					}
+					assert.Positive(t, got.Drafts.Accepted, "sequence %d", i)
+					assert.Less(t, got.Timings.DecodeForwards, want[i].Timings.DecodeForwards, "sequence %d", i)
+				}
+			})
+		}
+	}
 }

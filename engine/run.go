@@ -99,6 +99,11 @@ func (x *Run) NextDraft() (tokens []int32, start int, ok bool) {
 	return append(tokens, r.drafts...), start, true
 }
 
+// Drafts is the number of drafts at the end of the span NextDraft last
+// returned (0 after Next, and for a span without drafts): a driver
+// forwards a span with drafts as a verify pass.
+func (x *Run) Drafts() int { return len(x.r.drafts) }
+
 // Feed gives the run the result of forwarding the span Next returned: the
 // logits after its last token ([n_vocab]float32, read during the call only)
 // and the time the forward took (added to Timings.Prefill for the prompt's
@@ -121,7 +126,10 @@ func (x *Run) Feed(logits []float32, took time.Duration, err error) {
 // FeedRows gives the run the result of forwarding NextDraft's span as a
 // VerifyForward does: the logits after every row of tokens[start:]
 // ([rows*n_vocab]float32, read during the call only), or the forward's
-// error (as for Feed). It runs one decode step per row in order, exactly as
+// error (as for Feed). A driver with room for fewer rows may forward only
+// the first m (1 <= m <= rows: tokens[start:start+m]) and give their
+// [m*n_vocab] logits: the drafts past them are dropped unverified (not
+// counted as drafted), and the forward need hold no more than it ran. It runs one decode step per row in order, exactly as
 // Feed would for each (poll the CancelToken, sample, apply the stop rules,
 // stream), while the chosen token equals the row's draft: the first row
 // whose choice differs (or whose token stops the turn) ends the pass, and
@@ -197,6 +205,12 @@ func (r *turnState) feedRows(logits []float32, took time.Duration, ferr error) {
 	n := len(t.Tokens)
 	drafts := r.drafts
 	rows := len(drafts) + 1
+	if v := s.vocab.Size(); ferr == nil && len(logits) >= v && len(logits) < rows*v && len(logits)%v == 0 {
+		// The driver verified the first rows only (FeedRows).
+		rows = len(logits) / v
+		drafts = drafts[:rows-1]
+		r.drafts = drafts
+	}
 	if ferr == nil && len(logits) != rows*s.vocab.Size() {
 		ferr = fmt.Errorf("%d logits for %d rows of a vocabulary of %d: %w", len(logits), rows, s.vocab.Size(), ErrBadLogits)
 	}

@@ -139,7 +139,7 @@ func (s *Session) Generate(prompt []int32, cfg GenerateConfig) (Turn, error) {
 		t0 := time.Now()
 		var logits []float32
 		var err error
-		if len(run.r.drafts) == 0 {
+		if run.Drafts() == 0 {
 			logits, err = s.fwd.Forward(tokens, start)
 		} else {
 			logits, err = vf.Verify(tokens, start)

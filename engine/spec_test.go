@@ -11,10 +11,10 @@ import (
 	"github.com/realizar-host/realizar-host/engine/enginetest"
 )
 
-// countDrafter drafts the counting model's next tokens (token+1, ...),
-// with every wrongEvery-th draft token off by one.
+// countDrafter drafts the counting model's next tokens (token+1+shift,
+// ...), with every wrongEvery-th draft token off by one.
 type countDrafter struct {
-	vocab, k, wrongEvery, n int
+	vocab, k, wrongEvery, n, shift int
 }
 
 func (d *countDrafter) Reset([]int32)     {}
@@ -22,7 +22,7 @@ func (d *countDrafter) Accepted(int, int) {}
 func (d *countDrafter) Draft(dst, tokens []int32, limit int) []int32 {
 	t := tokens[len(tokens)-1]
 	for range min(d.k, limit) {
-		t = (t + 1) % int32(d.vocab)
+		t = (t + 1 + int32(d.shift)) % int32(d.vocab)
 		d.n++
 		if d.wrongEvery > 0 && d.n%d.wrongEvery == 0 {
 			dst = append(dst, (t+1)%int32(d.vocab))

@@ -66,7 +66,7 @@ func (s *Step) stepBatch(rows []engine.StepRows) error {
 			r.Err = err
 			continue
 		}
-		seqs = append(seqs, passSeq{step: st, start: r.Start, tokens: r.Tokens, logits: r.Logits})
+		seqs = append(seqs, passSeq{step: st, start: r.Start, tokens: r.Tokens, logits: r.Logits, every: r.Logits && r.Every})
 	}
 	s.rows = seqs
 	if len(seqs) == 0 {
@@ -81,8 +81,11 @@ func (s *Step) stepBatch(rows []engine.StepRows) error {
 		if rows[i].Err != nil {
 			continue
 		}
-		if seqs[j].logits {
-			rows[i].Out = seqs[j].step.logits
+		switch q := seqs[j]; {
+		case q.every:
+			rows[i].Out = q.step.verified[:len(q.tokens)*s.m.cfg.Vocab]
+		case q.logits:
+			rows[i].Out = q.step.logits
 		}
 		j++
 	}

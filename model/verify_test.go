@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/q4k"
 	"github.com/realizar-host/realizar-host/q4k/q4ktest"
@@ -90,6 +91,36 @@ func TestVerifyEqualsSteps(t *testing.T) {
 			l, err := v.Step(toks[len(toks)-1], len(toks)-1)
 			require.NoError(t, err)
 			require.Equal(t, want[len(want)-1], l, "Step after Verify")
+
+			// Amid other sequences (a prompt of 5 and a decode step) in
+			// one StepBatch pass: the verify row (Every) keeps the
+			// one-token order, the others get the bits they get alone.
+			_, err = v.Prefill(toks[:pre], 0)
+			require.NoError(t, err)
+			prompt, dec := m.NewStep(), m.NewStep()
+			_, err = dec.Prefill(toks[:3], 0)
+			require.NoError(t, err)
+			wantPrompt, err := m.NewStep().Prefill(toks[:5], 0)
+			require.NoError(t, err)
+			wantPrompt = append([]float32(nil), wantPrompt...)
+			ref = m.NewStep()
+			_, err = ref.Prefill(toks[:3], 0)
+			require.NoError(t, err)
+			wantDec, err := ref.Step(toks[3], 3)
+			require.NoError(t, err)
+			wantDec = append([]float32(nil), wantDec...)
+			rows := []engine.StepRows{
+				{Step: prompt, Start: 0, Tokens: toks[:5], Logits: true},
+				{Step: v, Start: pre, Tokens: toks[pre:], Logits: true, Every: true},
+				{Step: dec, Start: 3, Tokens: toks[3:4], Logits: true},
+			}
+			require.NoError(t, v.StepBatch(rows))
+			for _, r := range rows {
+				require.NoError(t, r.Err)
+			}
+			require.Equal(t, want, rowsOf(rows[1].Out), "verify rows amid others")
+			require.Equal(t, wantPrompt, rows[0].Out, "a prompt beside a verify span")
+			require.Equal(t, wantDec, rows[2].Out, "a decode step beside a verify span")
 		})
 	}
 }

@@ -24,6 +24,11 @@ func client(s *testServer, key string) openai.Client {
 // top-k and top_p 1, which walk the whole vocabulary).
 var topK = option.WithJSONSet("top_k", 40)
 
+// noCache turns the prompt cache off: a reused prefix's last token runs
+// again as a one-token step, whose logits differ in the last bits from
+// the prompt pass's, so turns compared for their logprobs start cold.
+var noCache = option.WithJSONSet("cache_prompt", false)
+
 // stopIn returns a stop string from the middle of text (two runes from the
 // second), and the text before its first occurrence.
 func stopIn(t *testing.T, text string) (stop, before string) {

@@ -63,6 +63,8 @@ type prepared struct {
 	// templateVars are the chat template's further variables
 	// (chat_template_kwargs; Messages' thinking as enable_thinking).
 	templateVars map[string]json.RawMessage
+	// spec is the turn's draft source (speculative decoding).
+	spec speculation
 }
 
 // checkCommon validates the fields shared by both endpoints.
@@ -85,6 +87,9 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 		return 0, err
 	}
 	if _, err := grammarSpecOf(f); err != nil {
+		return 0, err
+	}
+	if err := s.checkSpeculative(f); err != nil {
 		return 0, err
 	}
 	if len(f.Stop) > maxStopStrings {

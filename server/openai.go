@@ -20,6 +20,9 @@ type samplingFields struct {
 	Stream              bool             `json:"stream"`
 	StreamOptions       json.RawMessage  `json:"stream_options"`
 	Realizar            *realizarRequest `json:"realizar"`
+	// Prediction is OpenAI's Predicted Outputs: the expected answer,
+	// drafted for speculative decoding (speculative.go).
+	Prediction *predictionField `json:"prediction"`
 	// CachePrompt is llama.cpp's cache_prompt: reuse the KV cache of the
 	// previous request's longest common prefix (default true; only ever
 	// the same tenant's).
@@ -95,6 +98,8 @@ type realizarRequest struct {
 	Processors []pluginRef `json:"processors"`
 	Sampler    *pluginRef  `json:"sampler"`
 	Stop       *pluginRef  `json:"stop"`
+	// Speculative is the request's draft source and longest draft.
+	Speculative *speculativeRequest `json:"speculative"`
 }
 
 // pluginRef names a plugin (a built-in name or a tenant's sha256) and its config.
@@ -174,6 +179,8 @@ type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CompletionTokensDetails is given with a prediction (usageOf).
+	CompletionTokensDetails *completionTokensDetails `json:"completion_tokens_details,omitempty"`
 }
 
 // realizarResponse is the "realizar" extension of a response.
@@ -186,6 +193,8 @@ type realizarResponse struct {
 	DecodeMs     float64  `json:"decode_ms"`
 	PoliciesMs   float64  `json:"policies_ms"`
 	ReusedTokens int      `json:"reused_tokens"`
+	// Drafts are a speculative turn's (prediction or lookup).
+	Drafts *draftsResponse `json:"drafts,omitempty"`
 }
 
 // completionChoice is one choice of a text completion (or chunk).

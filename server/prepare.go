@@ -272,6 +272,7 @@ func (s *Server) prepare(ctx context.Context, t *tenancy.Tenant, body []byte, de
 	if err := s.tokenizePrompt(ctx, &p); err != nil {
 		return p, nil, prepareError(ctx, err)
 	}
+	p.spec = s.speculationOf(&p)
 	pr, err := s.policyRequest(t, &p)
 	if err != nil {
 		return p, nil, err

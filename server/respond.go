@@ -59,7 +59,7 @@ func (rs *responder) request() serving.Request {
 	p, f := rs.p, rs.p.fields
 	return serving.Request{Prompt: p.prompt, MaxTokens: p.maxTokens, CachePrompt: f.CachePrompt == nil || *f.CachePrompt,
 		Stream: f.Stream, Generate: engine.GenerateConfig{Seed: &rs.seed, Logprobs: p.logprobs, TopLogprobs: p.topLogprobs,
-			IgnoreEOG: f.IgnoreEOS, Sampler: rs.pol.sampler, Stop: rs.pol.stop, Pieces: rs.pieces}}
+			IgnoreEOG: f.IgnoreEOS, Sampler: rs.pol.sampler, Stop: rs.pol.stop, Pieces: rs.pieces, Draft: p.spec.drafter()}}
 }
 
 // result waits for the turn's end. A lazy tool grammar that refused the
@@ -94,7 +94,7 @@ func (rs *responder) whole(turn *serving.Turn) error {
 	}
 	p, s, t := rs.p, rs.s, res.Turn
 	finish := finishReason(t.Stop)
-	u := &usage{PromptTokens: len(p.prompt), CompletionTokens: t.Generated, TotalTokens: len(p.prompt) + t.Generated}
+	u := usageOf(p, t)
 	logprobs := slices.DeleteFunc(slices.Clone(t.Logprobs), func(st engine.StepLogprobs) bool { return !s.reportsLogprobs(st) })
 	var body any
 	if rs.chat {
@@ -210,7 +210,7 @@ func (rs *responder) sendText(st *sse, calls *toolcall.Stream, lps *streamLogpro
 func (rs *responder) finishStream(st *sse, calls *toolcall.Stream, lps *streamLogprobs, res serving.Result) error {
 	s, p := rs.s, rs.p
 	finish := finishReason(res.Turn.Stop)
-	u := &usage{PromptTokens: len(p.prompt), CompletionTokens: res.Turn.Generated, TotalTokens: len(p.prompt) + res.Turn.Generated}
+	u := usageOf(p, res.Turn)
 	ext := realizarOf(res, rs.pol)
 	if rs.chat && !st.started {
 		_ = st.send(chatChunk(rs.id, rs.created, s.model.ID, &chatOut{Role: "assistant", Content: ptr("")}, nil))

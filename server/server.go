@@ -93,6 +93,13 @@ type Config struct {
 	// nil means in memory (tenancy.MemResponses), a server/pgstore.Store
 	// shares them between replicas.
 	Responses tenancy.ResponseStore
+	// Lookup drafts by n-gram lookup over each request's own prompt and
+	// output when the request names no draft source (serve --spec
+	// lookup; a request's realizar.speculative.lookup overrides it).
+	Lookup bool
+	// DraftMax is the longest draft when the request does not say, in
+	// [0, MaxDraft]; 0 means the draft source's default.
+	DraftMax int
 }
 
 // Config's defaults: DefaultParallel and DefaultBatchTokens are the
@@ -142,6 +149,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Queue < 0 || cfg.Parallel < 0 || cfg.BatchTokens < 0 || cfg.Slots < 0 || cfg.KVMemory < 0 || cfg.WriteTimeout < 0 {
 		return nil, fmt.Errorf("server: Queue %d, Parallel %d, BatchTokens %d, Slots %d, KVMemory %d, WriteTimeout %v: none may be negative",
 			cfg.Queue, cfg.Parallel, cfg.BatchTokens, cfg.Slots, cfg.KVMemory, cfg.WriteTimeout)
+	}
+	if cfg.DraftMax < 0 || cfg.DraftMax > MaxDraft {
+		return nil, fmt.Errorf("server: DraftMax %d is outside [0, %d]", cfg.DraftMax, MaxDraft)
 	}
 	if cfg.Queue == 0 {
 		cfg.Queue = serving.DefaultQueue

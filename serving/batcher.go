@@ -68,6 +68,7 @@ type batcher struct {
 	spans       []engine.Span
 	seqs        []*sequence
 	prompts     []*sequence
+	verifies    []*sequence
 	batched     []engine.Span
 	batchedSeqs []*sequence
 	answers     []spanAnswer
@@ -82,8 +83,9 @@ type spanAnswer struct {
 // PassStats describes one batched pass, for Config.OnPass.
 type PassStats struct {
 	Sequences int           // sequences with a span in the pass
-	Rows      int           // token rows: decode tokens and prompt chunks
-	Decode    bool          // every span was a one-token decode
+	Rows      int           // token rows: decode tokens, drafts and prompt chunks
+	Drafts    int           // rows of them that were drafts being verified
+	Decode    bool          // every span was a decode (one token, or one and its drafts)
 	Took      time.Duration // the pass's wall time
 }
 
@@ -92,9 +94,12 @@ type sequence struct {
 	sl    *slot
 	ctx   context.Context
 	reply chan spanResult // cap 1
-	// The span waiting for a pass (valid while pending).
+	// The span waiting for a pass (valid while pending). A verify span
+	// is tokens[start] and drafts after it (engine.Run.NextDraft); the
+	// pass may cut its drafts (build).
 	tokens  []int32
 	start   int
+	verify  bool
 	took    time.Duration
 	pending bool
 	late    bool // missed the last pass: the next does not wait for it
@@ -150,10 +155,13 @@ func (b *batcher) leave(q *sequence) {
 
 // forward asks for tokens[start:] of q's sequence in the next passes and
 // waits for the logits after the last token (a long prompt runs in chunks
-// over several passes).
-func (b *batcher) forward(q *sequence, tokens []int32, start int) spanResult {
+// over several passes). With verify, tokens[start+1:] are drafts: the
+// answer holds the logits after every row the pass took (the first row
+// and as many drafts as it had room for, in order), as
+// engine.Run.FeedRows takes them.
+func (b *batcher) forward(q *sequence, tokens []int32, start int, verify bool) spanResult {
 	b.mu.Lock()
-	q.tokens, q.start, q.took, q.pending, q.late = tokens, start, 0, true, false
+	q.tokens, q.start, q.verify, q.took, q.pending, q.late = tokens, start, verify && len(tokens)-start > 1, 0, true, false
 	b.pending = append(b.pending, q)
 	b.mu.Unlock()
 	b.signal()
@@ -212,10 +220,13 @@ func (b *batcher) ready(now time.Time) (wait time.Duration, ok bool) {
 }
 
 // build takes the pending spans into a pass under the token budget:
-// decode tokens first, then chunks of prompts in arrival order, at most
-// prefillShare prompt rows per decoding sequence (or promptShare per
-// waiting prompt, when that is more) while sequences are decoding (a pass
-// of prompts alone takes the whole budget). A
+// decode tokens first (a verify span's first row among them), then
+// chunks of prompts in arrival order, at most prefillShare prompt rows per
+// decoding sequence (or promptShare per waiting prompt, when that is
+// more) while sequences are decoding (a pass of prompts alone takes the
+// whole budget), then the verify spans' drafts in arrival order while
+// --batch-tokens has room (a span's drafts past it are cut: they are
+// speculative, the rows before them are not). A
 // sequence whose request has ended is answered at once with a
 // cancellation (its run ends as cancelled, its slot forgets).
 func (b *batcher) build() ([]engine.Span, []*sequence) {
@@ -231,12 +242,15 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		seqs = append(seqs, q)
 	}
 	rest := b.pending[:0]
-	prompts := b.prompts[:0]
+	prompts, verifies := b.prompts[:0], b.verifies[:0]
 	for _, q := range b.pending {
 		switch {
 		case q.ctx.Err() != nil:
 			q.pending = false
 			q.reply <- spanResult{took: q.took, err: fmt.Errorf("%w: %w", engine.ErrCancelled, context.Cause(q.ctx))}
+		case q.verify:
+			verifies = append(verifies, q)
+			budget--
 		case q.sl.step == nil || len(q.tokens)-q.start <= 1:
 			take(q, 0)
 			budget--
@@ -244,7 +258,7 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 			prompts = append(prompts, q)
 		}
 	}
-	if decodes := len(spans); decodes > 0 {
+	if decodes := len(spans) + len(verifies); decodes > 0 {
 		// Beside running sequences a pass takes at most one prompt row
 		// per decoding sequence, or two per waiting prompt when that
 		// is more: a lone long prompt keeps the running sequences' time
@@ -252,7 +266,7 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		// and many new prompts still join in few passes.
 		budget = min(budget, max(prefillShare*decodes, promptShare*len(prompts)))
 	}
-	room := b.batchTokens - len(spans)
+	room := b.batchTokens - len(spans) - len(verifies)
 	for _, q := range prompts {
 		left := len(q.tokens) - q.start
 		if len(spans) > 0 && (budget <= 0 || room < min(left, 2)) {
@@ -264,8 +278,15 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		budget -= n
 		room -= n
 	}
+	for _, q := range verifies {
+		drafts := min(len(q.tokens)-q.start-1, max(room, 0))
+		room -= drafts
+		q.tokens = q.tokens[:q.start+1+drafts]
+		spans = append(spans, engine.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Verify: true})
+		seqs = append(seqs, q)
+	}
 	b.pending = rest
-	b.spans, b.seqs, b.prompts = spans, seqs, prompts
+	b.spans, b.seqs, b.prompts, b.verifies = spans, seqs, prompts, verifies
 	return spans, seqs
 }
 
@@ -316,17 +337,30 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		// A forward that cannot join a batched pass runs alone.
 		q := seqs[i]
 		t := time.Now()
-		logits, err := q.sl.fwd.Forward(q.tokens, q.start)
+		var logits []float32
+		var err error
+		switch vf, ok := q.sl.fwd.(engine.VerifyForward); {
+		case sp.Verify && ok:
+			logits, err = vf.Verify(q.tokens, q.start)
+		case sp.Verify: // the drafts stay unverified
+			logits, err = q.sl.fwd.Forward(q.tokens[:q.start+1], q.start)
+		default:
+			logits, err = q.sl.fwd.Forward(q.tokens, q.start)
+		}
 		answers = append(answers, spanAnswer{q, spanResult{logits: logits, took: time.Since(t), err: err}})
 	}
-	rows, decode := 0, true
+	rows, drafts, decode := 0, 0, true
 	for _, sp := range batched {
 		n := len(sp.Tokens) - sp.Start
-		if sp.Max > 0 {
+		if sp.Max > 0 && !sp.Verify {
 			n = min(n, sp.Max)
 		}
 		rows += n
-		decode = decode && n == 1
+		if sp.Verify {
+			drafts += n - 1
+			b.metrics.VerifyRows.Observe(float64(n))
+		}
+		decode = decode && (n == 1 || sp.Verify)
 	}
 	engine.ForwardBatch(batched)
 	for i, sp := range batched {
@@ -346,7 +380,7 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 	b.metrics.PassSequences.Observe(float64(len(spans)))
 	b.metrics.PassTokens.Observe(float64(rows + len(spans) - len(batched)))
 	if b.onPass != nil {
-		b.onPass(PassStats{Sequences: len(spans), Rows: rows + len(spans) - len(batched), Decode: decode, Took: d})
+		b.onPass(PassStats{Sequences: len(spans), Rows: rows + len(spans) - len(batched), Drafts: drafts, Decode: decode, Took: d})
 	}
 	for _, a := range answers {
 		b.answer(a.q, a.r)

@@ -79,7 +79,7 @@ func TestOnPassBeforeAnswer(t *testing.T) {
 			if n == 2 {
 				start = 0 // the prompt
 			}
-			r := b.forward(q, tokens[:n], start)
+			r := b.forward(q, tokens[:n], start, false)
 			require.NoError(t, r.err)
 			want++
 			require.Equal(t, want, passes.Load(), "%s: the pass of the span ending at %d", name, n)

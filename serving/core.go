@@ -452,17 +452,18 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 }
 
 // generate is Session.Generate with the forwards going through the
-// batcher's passes: Begin, then each span Next asks for waits for a pass,
-// and Feed runs the decode step on this goroutine.
+// batcher's passes: Begin, then each span NextDraft asks for (a verify
+// span when the turn has a drafter, GenerateConfig.Draft) waits for a
+// pass, and FeedRows runs the decode steps on this goroutine.
 func (c *Core) generate(ctx context.Context, sl *slot, prompt []int32, cfg engine.GenerateConfig) (engine.Turn, error) {
 	run, err := sl.sess.Begin(prompt, cfg)
 	if err != nil {
 		return engine.Turn{}, err
 	}
 	q := c.batch.join(ctx, sl)
-	for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
-		r := c.batch.forward(q, tokens, start)
-		run.Feed(r.logits, r.took, r.err)
+	for tokens, start, ok := run.NextDraft(); ok; tokens, start, ok = run.NextDraft() {
+		r := c.batch.forward(q, tokens, start, run.Drafts() > 0)
+		run.FeedRows(r.logits, r.took, r.err)
 	}
 	turn, err := run.Result()
 	c.batch.leave(q)
@@ -473,6 +474,10 @@ func (c *Core) generate(ctx context.Context, sl *slot, prompt []int32, cfg engin
 func (c *Core) observe(tenant string, turn engine.Turn, err error, afterCancel int) {
 	m := c.m
 	m.Tokens.WithLabelValues(tenant).Add(float64(turn.Generated))
+	if d := turn.Drafts; d.Drafted > 0 {
+		m.DraftTokens.WithLabelValues(tenant).Add(float64(d.Drafted))
+		m.AcceptedDraftTokens.WithLabelValues(tenant).Add(float64(d.Accepted))
+	}
 	tm := turn.Timings
 	if tm.PrefillTokens > 0 && tm.Prefill > 0 {
 		m.PrefillRate.Observe(float64(tm.PrefillTokens) / tm.Prefill.Seconds())

@@ -17,6 +17,11 @@ type Metrics struct {
 	PassSeconds    prometheus.Histogram     // wall time of one batched pass
 	PassSequences  prometheus.Histogram     // sequences in one batched pass
 	PassTokens     prometheus.Histogram     // token rows in one batched pass
+	// Speculative decoding: draft tokens verified and accepted, by
+	// tenant, and the rows of each verify span (a token and its drafts).
+	DraftTokens         *prometheus.CounterVec // tenant
+	AcceptedDraftTokens *prometheus.CounterVec // tenant
+	VerifyRows          prometheus.Histogram
 }
 
 // NewMetrics returns unregistered series.
@@ -50,11 +55,18 @@ func NewMetrics() *Metrics {
 		Help: "Sequences in one batched forward pass.", Buckets: prometheus.LinearBuckets(1, 1, 16)})
 	m.PassTokens = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "realizar_batch_pass_tokens",
 		Help: "Token rows (decode tokens and prompt chunks) in one batched forward pass.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)})
+	m.DraftTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "realizar_draft_tokens_total",
+		Help: "Draft tokens verified by speculative decoding, by tenant."}, []string{"tenant"})
+	m.AcceptedDraftTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "realizar_draft_accepted_tokens_total",
+		Help: "Draft tokens the request's own sampler chain chose (kept), by tenant."}, []string{"tenant"})
+	m.VerifyRows = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "realizar_verify_pass_rows",
+		Help: "Rows of one sequence's verify span in a batched pass: its last token and the drafts after it.", Buckets: prometheus.LinearBuckets(2, 2, 16)})
 	return m
 }
 
 // Collectors are the series to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Tokens, m.PrefillRate, m.DecodeRate, m.QueueWait, m.PolicyPerStep,
-		m.PluginFailures, m.Active, m.Cancelled, m.CancelPolls, m.PassSeconds, m.PassSequences, m.PassTokens}
+		m.PluginFailures, m.Active, m.Cancelled, m.CancelPolls, m.PassSeconds, m.PassSequences, m.PassTokens,
+		m.DraftTokens, m.AcceptedDraftTokens, m.VerifyRows}
 }

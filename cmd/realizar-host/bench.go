@@ -31,10 +31,10 @@ func newBenchCmd() *cobra.Command {
 		mf                   modelFlags
 		promptTokens, genTok int
 		reps, parallel       int
-		asJSON               bool
+		asJSON, spec         bool
 	)
 	cmd := &cobra.Command{
-		Use:   "bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--parallel N] [--json]",
+		Use:   "bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--parallel N] [--spec] [--json]",
 		Short: "Measure prefill and decode speed over repeated runs",
 		Long: "Run R turns (after one warm-up) of a P-token prompt followed by G generated tokens, with the\n" +
 			"embedded greedy sampler and end-of-generation ignored so every run generates G tokens; print\n" +
@@ -44,7 +44,13 @@ func newBenchCmd() *cobra.Command {
 			"batched passes), for B = 1, 2, 4, ... up to N (and N itself), each turn with its own prompt\n" +
 			"and the turns starting to decode together, and prints the median aggregate and per-sequence\n" +
 			"decode speeds of each B: the tokens of the passes of one-token decodes alone over their wall\n" +
-			"time (the prefill passes are not counted), as llama.cpp's llama-batched-bench does.",
+			"time (the prefill passes are not counted), as llama.cpp's llama-batched-bench does.\n\n" +
+			"--spec then runs R+1 rounds (the first a warm-up) of speculative decoding on the same prompt:\n" +
+			"plain, a prediction equal to the plain answer's tokens, the same with every 20th token changed,\n" +
+			"an unrelated prediction (nothing to draft) and n-gram lookup, one after another in each round;\n" +
+			"each mode's decode speed is its decode phase's tokens over its wall time (forward, policies and\n" +
+			"drafting together), with the median of its ratios to the same round's plain turn. Every mode\n" +
+			"must generate the plain turn's tokens.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := mf.resolve(); err != nil {
@@ -77,6 +83,16 @@ func newBenchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if spec {
+				if res.Spec, err = benchSpec(cmd.Context(), m, promptTokens, genTok, reps); err != nil {
+					return err
+				}
+			}
+			if spec && parallel > 0 {
+				if res.SpecParallel, err = benchSpecParallel(cmd.Context(), m, &mf, parallel, promptTokens, genTok, reps); err != nil {
+					return err
+				}
+			}
 			if parallel > 0 {
 				if res.Parallel, err = benchParallel(cmd.Context(), m, &mf, parallelSizes(parallel), promptTokens, genTok, reps); err != nil {
 					return err
@@ -99,6 +115,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&reps, "repetitions", 5, "measured runs (after one warm-up run)")
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "also measure batched decode of 1, 2, 4, ... up to N sequences at once (0: off)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&spec, "spec", false, "also measure speculative decoding (predictions and lookup) against plain decoding, side by side")
 	return cmd
 }
 
@@ -118,6 +135,11 @@ type benchResult struct {
 	Runs          []runPace `json:"runs"`
 	// Parallel is --parallel's figures, one entry per sequence count.
 	Parallel []parallelPace `json:"parallel,omitempty"`
+	// Spec is --spec's figures, one entry per draft source (plain first).
+	Spec []specPace `json:"spec,omitempty"`
+	// SpecParallel is --spec with --parallel N: N sequences at once on
+	// the serving core, with lookup and without.
+	SpecParallel *specParallel `json:"spec_parallel,omitempty"`
 }
 
 // parallelPace is the batched decode speed of Sequences sequences at once
@@ -266,6 +288,11 @@ func (r *benchResult) writeText(w io.Writer) {
 	fmt.Fprintf(w, "prefill %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.PromptTokens, r.Prefill.Median, r.Prefill.Min, r.Prefill.Max)
 	fmt.Fprintf(w, "decode  %4d tok: %8.1f tok/s median (%.1f – %.1f)\n", r.GenTokens, r.Decode.Median, r.Decode.Min, r.Decode.Max)
 	fmt.Fprintf(w, "policies: %.1f µs/step median\n", r.Policies)
+	writeSpec(w, r.Spec)
+	if p := r.SpecParallel; p != nil {
+		fmt.Fprintf(w, "spec parallel %d: plain %.1f tok/s, lookup %.1f tok/s (%.2fx), drafts %d accepted / %d\n",
+			p.Sequences, p.Plain, p.Lookup, p.Ratio, p.Accepted, p.Drafted)
+	}
 	for _, p := range r.Parallel {
 		fmt.Fprintf(w, "parallel %d: aggregate %.1f tok/s, per sequence %.1f tok/s\n", p.Sequences, p.Aggregate, p.PerSequence)
 	}
@@ -331,7 +358,7 @@ func parallelAggregate(ctx context.Context, m *loaded, mf *modelFlags, pl *host.
 	var agg []float64
 	for r := 0; r <= reps; r++ {
 		passes.reset()
-		if _, err := parallelRound(ctx, core, m.tok, pl, prompts, genTokens); err != nil {
+		if _, err := parallelRound(ctx, core, m.tok, pl, prompts, genTokens, nil); err != nil {
 			return 0, err
 		}
 		tokens, wall := passes.sum()
@@ -399,7 +426,10 @@ func (p *decodePasses) sum() (int, time.Duration) {
 // The turns wait for each other at their first token (firstToken), so
 // that the core decodes them together, as b sequences at once, none of
 // them beside the others' prompts.
-func parallelRound(ctx context.Context, core *serving.Core, tok *tokenizer.Tokenizer, pl *host.Plugin, prompts [][]int32, genTokens int) ([]engine.Turn, error) {
+//
+// newDraft, when not nil, gives each turn a drafter of its own (bench
+// --spec).
+func parallelRound(ctx context.Context, core *serving.Core, tok *tokenizer.Tokenizer, pl *host.Plugin, prompts [][]int32, genTokens int, newDraft func() engine.Drafter) ([]engine.Turn, error) {
 	gate := newFirstToken(len(prompts))
 	var samplers []*host.Sampler
 	defer func() {
@@ -423,8 +453,11 @@ func parallelRound(ctx context.Context, core *serving.Core, tok *tokenizer.Token
 			break
 		}
 		gated := gate.sampler(sampler)
-		t, serr := ticket.Start(ctx, serving.Request{Prompt: prompt, MaxTokens: genTokens,
-			Generate: engine.GenerateConfig{IgnoreEOG: true, Seed: &seed, Sampler: gated}})
+		gen := engine.GenerateConfig{IgnoreEOG: true, Seed: &seed, Sampler: gated}
+		if newDraft != nil {
+			gen.Draft = newDraft()
+		}
+		t, serr := ticket.Start(ctx, serving.Request{Prompt: prompt, MaxTokens: genTokens, Generate: gen})
 		if serr != nil {
 			err = turnError(serr)
 			break

@@ -199,7 +199,7 @@ func TestParallelRoundMatchesGenerate(t *testing.T) {
 			cfg := engine.GenerateConfig{MaxTokens: tt.gen, IgnoreEOG: true, Seed: &seed}
 			for round := range 3 { // later rounds start from used caches
 				passes.reset()
-				turns, err := parallelRound(ctx, core, m.tok, pl, prompts, tt.gen)
+				turns, err := parallelRound(ctx, core, m.tok, pl, prompts, tt.gen, nil)
 				require.NoError(t, err)
 				require.Len(t, turns, tt.seqs)
 				decoded, wall := passes.sum()
@@ -238,18 +238,49 @@ func TestParallelRoundInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	defer core.Close()
 	prompts := [][]int32{benchPromptAt(m.tok, 8, 0), benchPromptAt(m.tok, 8, 1), benchPromptAt(m.tok, 8, 2)}
-	_, err = parallelRound(ctx, core, m.tok, pl, prompts, 4)
+	_, err = parallelRound(ctx, core, m.tok, pl, prompts, 4, nil)
 	var ce *cmdError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, exitInterrupted, ce.code)
 	// A turn that cannot start (its prompt fills the context) fails the
 	// round; the turn started before it, held at the gate, ends too.
 	long := benchPromptAt(m.tok, m.fwd.ContextLength(), 0)
-	_, err = parallelRound(context.Background(), core, m.tok, pl, [][]int32{prompts[0], long, prompts[2]}, 4)
+	_, err = parallelRound(context.Background(), core, m.tok, pl, [][]int32{prompts[0], long, prompts[2]}, 4, nil)
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, exitContext, ce.code)
 	// The core runs a round after them.
-	turns, err := parallelRound(context.Background(), core, m.tok, pl, prompts, 4)
+	turns, err := parallelRound(context.Background(), core, m.tok, pl, prompts, 4, nil)
 	require.NoError(t, err)
 	assert.Len(t, turns, 3)
+}
+
+// TestBenchSpec: --spec reports every draft source, plain first at ratio
+// 1, with the drafts of an exact prediction all accepted (bench itself
+// fails when a mode generates other tokens than plain decoding).
+func TestBenchSpec(t *testing.T) {
+	model := storiesModel(t)
+	out, stderr, code := runIn(t, "", "bench", "-m", model, "--prompt-tokens", "16", "--gen-tokens", "24",
+		"--repetitions", "1", "--spec", "--json")
+	require.Equal(t, 0, code, stderr)
+	var b benchResult
+	require.NoError(t, json.Unmarshal([]byte(out), &b))
+	require.Len(t, b.Spec, len(specModes))
+	for i, p := range b.Spec {
+		assert.Equal(t, specModes[i].name, p.Mode)
+		assert.Greater(t, p.Decode, 0.0, p.Mode)
+		assert.LessOrEqual(t, p.Accepted, p.Drafted, p.Mode)
+	}
+	assert.InDelta(t, 1, b.Spec[0].Ratio, 1e-9)
+	assert.Zero(t, b.Spec[0].Drafted)
+	exact := b.Spec[1]
+	assert.Positive(t, exact.Accepted)
+	assert.Equal(t, exact.Drafted, exact.Accepted, "an exact prediction is accepted whole")
+
+	assert.Nil(t, b.SpecParallel, "only with --parallel")
+
+	out, stderr, code = runIn(t, "", "bench", "-m", model, "--prompt-tokens", "8", "--gen-tokens", "8",
+		"--repetitions", "1", "--spec", "--parallel", "2")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^spec lookup: +\d+\.\d tok/s +\d+\.\d\dx  drafts \d+ accepted / \d+ in \d+ passes$`, out)
+	assert.Regexp(t, `(?m)^spec parallel 2: plain \d+\.\d tok/s, lookup \d+\.\d tok/s \(\d+\.\d\dx\), drafts \d+ accepted / \d+$`, out)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
@@ -44,6 +45,8 @@ type serveOptions struct {
 	idleTime   time.Duration
 	logJSON    bool
 	pooling    string
+	spec       string
+	draftMax   int
 }
 
 func newServeCmd() *cobra.Command {
@@ -84,6 +87,8 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&o.idleTime, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may wait for its next request")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	f.StringVar(&o.pooling, "pooling", "", poolingFlagUsage+" (POST /v1/embeddings)")
+	f.StringVar(&o.spec, "spec", "none", "speculative decoding's draft source for requests that name none: lookup (n-gram lookup over each request's own prompt and output) or none; a request's prediction or realizar.speculative overrides it")
+	f.IntVar(&o.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens when a request does not say, at most %d (default: the source's, %d for a prediction, %d for lookup)", server.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
 	return cmd
 }
 
@@ -113,6 +118,10 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("--module-cache-bytes %d: must be >= 0", o.cacheBytes))
 	case o.diskBytes < 0:
 		return usage(fmt.Errorf("--compiled-dir-bytes %d: must be >= 0", o.diskBytes))
+	case o.spec != "lookup" && o.spec != "none":
+		return usage(fmt.Errorf("--spec %q: lookup or none", o.spec))
+	case o.draftMax < 0 || o.draftMax > server.MaxDraft:
+		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", o.draftMax, server.MaxDraft))
 	}
 	if err := checkPoolingFlag(o.pooling); err != nil {
 		return err
@@ -190,7 +199,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	srv, err := server.New(server.Config{Tenants: tenants, Store: store, Host: h, Builtins: plugins.Builtin,
 		Queue: o.queue, Parallel: o.parallel, BatchTokens: o.batchTok, Slots: o.slots, KVMemory: o.kvMiB << 20, WriteTimeout: o.writeTime, Logger: log,
-		Responses: responses})
+		Responses: responses, Lookup: o.spec == "lookup", DraftMax: o.draftMax})
 	if err != nil {
 		return failure(err)
 	}
