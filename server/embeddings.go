@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/tenancy"
@@ -149,20 +148,11 @@ var errNoEmbeddings = &APIError{Status: http.StatusBadRequest, Type: typeInvalid
 // of the preparation pool (the cores), one input after another, and the
 // request ends at the first input after its client has gone.
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) error {
-	done, err := t.Admit(time.Now())
+	body, _, admitted, err := s.admitBody(w, r, t)
 	if err != nil {
 		return err
 	}
-	defer done()
-	ticket, err := s.core.Admit(t.Name)
-	if err != nil {
-		return turnError(err)
-	}
-	defer ticket.Release()
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
+	defer admitted()
 	var req embeddingsRequest
 	if err := decodeBody(body, &req); err != nil {
 		return err

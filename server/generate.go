@@ -27,6 +27,30 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Ten
 	return s.generateLoading(w, r, t, shape, nil, decode)
 }
 
+// admitBody admits a request that takes a place on the serving core — the
+// tenant's max_concurrent and rate, then its share of the queue — before
+// reading its body (at most maxBodyBytes); the ticket starts its turn, and
+// release gives both places back. The errors are the tenant's admission
+// errors, the core's (turnError) and readBody's.
+func (s *Server) admitBody(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant) (body []byte, ticket *serving.Ticket, release func(), err error) {
+	done, err := t.Admit(time.Now())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ticket, err = s.core.Admit(t.Name)
+	if err != nil {
+		done()
+		return nil, nil, nil, turnError(err)
+	}
+	release = func() { ticket.Release(); done() }
+	body, err = readBody(w, r)
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return body, ticket, release, nil
+}
+
 // generateLoading is generate with load, when not nil, run on the body
 // after admission and before the preparation: the I/O a request needs (a
 // stored conversation), outside the preparation pool, so that a slow
@@ -34,20 +58,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, t *tenancy.Ten
 func (s *Server) generateLoading(w http.ResponseWriter, r *http.Request, t *tenancy.Tenant, shape apiShape,
 	load func(ctx context.Context, body []byte) error, decode func(body []byte) (prepared, error)) error {
 	ctx := r.Context()
-	done, err := t.Admit(time.Now())
+	body, ticket, release, err := s.admitBody(w, r, t)
 	if err != nil {
 		return err
 	}
-	defer done()
-	ticket, err := s.core.Admit(t.Name)
-	if err != nil {
-		return turnError(err)
-	}
-	defer ticket.Release()
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
+	defer release()
 	if load != nil {
 		if err := load(ctx, body); err != nil {
 			return err

@@ -171,23 +171,36 @@ func newSpread(xs []float64) spread {
 	return spread{Median: mid, Min: s[0], Max: s[len(s)-1]}
 }
 
+// benchSession is a Session over m with the embedded greedy sampler, the
+// one every bench mode decodes with; closeSess releases the sampler and
+// its host.
+func benchSession(ctx context.Context, m *loaded) (sess *engine.Session, closeSess func(), err error) {
+	h, pl, err := benchGreedy(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sampler, err := host.NewSampler(m.tok, pl)
+	if err != nil {
+		h.Close(ctx)
+		return nil, nil, badPlugin(err)
+	}
+	sess, err = engine.NewSession(m.fwd, m.tok, engine.WithSampler(sampler))
+	if err != nil {
+		sampler.Close()
+		h.Close(ctx)
+		return nil, nil, failure(err)
+	}
+	return sess, func() { sampler.Close(); h.Close(ctx) }, nil
+}
+
 // bench runs reps+1 turns and summarizes all but the first. The Session
 // forgets its state before each, so every run prefills the whole prompt.
 func bench(ctx context.Context, m *loaded, promptTokens, genTokens, reps int) (*benchResult, error) {
-	h, pl, err := benchGreedy(ctx)
+	sess, closeSess, err := benchSession(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	defer h.Close(ctx)
-	sampler, err := host.NewSampler(m.tok, pl)
-	if err != nil {
-		return nil, badPlugin(err)
-	}
-	defer sampler.Close()
-	sess, err := engine.NewSession(m.fwd, m.tok, engine.WithSampler(sampler))
-	if err != nil {
-		return nil, failure(err)
-	}
+	defer closeSess()
 	prompt := benchPrompt(m.tok, promptTokens)
 	seed := uint64(0)
 	cfg := engine.GenerateConfig{MaxTokens: genTokens, IgnoreEOG: true, Seed: &seed, Cancel: engine.FromContext(ctx)}

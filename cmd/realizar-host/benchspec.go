@@ -10,7 +10,6 @@ import (
 
 	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
-	"github.com/realizar-host/realizar-host/host"
 )
 
 // specPace is one draft source's decode speed in bench --spec: medians
@@ -59,20 +58,11 @@ var specModes = []specMode{
 // the same prompt with the greedy sampler, generating genTokens each, and
 // checks that every mode generates the plain turn's tokens.
 func benchSpec(ctx context.Context, m *loaded, promptTokens, genTokens, reps int) ([]specPace, error) {
-	h, pl, err := benchGreedy(ctx)
+	sess, closeSess, err := benchSession(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	defer h.Close(ctx)
-	sampler, err := host.NewSampler(m.tok, pl)
-	if err != nil {
-		return nil, badPlugin(err)
-	}
-	defer sampler.Close()
-	sess, err := engine.NewSession(m.fwd, m.tok, engine.WithSampler(sampler))
-	if err != nil {
-		return nil, failure(err)
-	}
+	defer closeSess()
 	prompt := benchPrompt(m.tok, promptTokens)
 	seed := uint64(0)
 	rates := make([][]float64, len(specModes))
