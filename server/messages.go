@@ -45,6 +45,9 @@ type messagesRequest struct {
 	// Thinking is {"type": "enabled", "budget_tokens": N} or {"type":
 	// "disabled"}: the chat template's enable_thinking (anthropicThinking).
 	Thinking json.RawMessage `json:"thinking"`
+	// ChatTemplateKwargs is chat's llama-server extension, refused here
+	// rather than ignored: the Messages API's switch is thinking.
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
 }
 
 // anthropicMessage is one message: content is a string or an array of
@@ -86,6 +89,9 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 	}
 	if req.MaxCompletionTokens != nil {
 		return prepared{}, unsupported("max_completion_tokens")
+	}
+	if present(req.ChatTemplateKwargs) {
+		return prepared{}, badRequest("chat_template_kwargs", "chat_template_kwargs is chat completions' field; the Messages API sets the template's thinking with thinking: {\"type\": \"enabled\", \"budget_tokens\": N} or {\"type\": \"disabled\"}")
 	}
 	if len(req.Messages) == 0 {
 		return prepared{}, badRequest("messages", "messages is empty")
