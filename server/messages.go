@@ -115,7 +115,7 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 	if chat.Tools, err = anthropicTools(req.Tools); err != nil {
 		return prepared{}, err
 	}
-	if chat.ToolChoice, chat.ParallelToolCalls, err = anthropicToolChoice(req.ToolChoice); err != nil {
+	if chat.ToolChoice, chat.ParallelToolCalls, err = anthropicToolChoice(req.ToolChoice, req.Tools); err != nil {
 		return prepared{}, err
 	}
 	thinking, err := anthropicThinking(req.Thinking, req.MaxTokens)
@@ -317,8 +317,10 @@ func anthropicTools(raw json.RawMessage) (json.RawMessage, error) {
 
 // anthropicToolChoice translates tool_choice to chat's: auto, any
 // (required), tool (a named function) and none; disable_parallel_tool_use
-// is parallel_tool_calls false.
-func anthropicToolChoice(raw json.RawMessage) (json.RawMessage, *bool, error) {
+// is parallel_tool_calls false. A tool choice's name must be one of
+// tools' (read by anthropicTools), named as tool_choice.name, not as the
+// chat request's tool_choice.function.name.
+func anthropicToolChoice(raw, tools json.RawMessage) (json.RawMessage, *bool, error) {
 	if !present(raw) {
 		return nil, nil, nil
 	}
@@ -339,6 +341,17 @@ func anthropicToolChoice(raw json.RawMessage) (json.RawMessage, *bool, error) {
 	case "none":
 		return jsonString("none"), parallel, nil
 	case "tool":
+		var named []struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(tools, &named) // anthropicTools read them
+		known := false
+		for _, t := range named {
+			known = known || t.Name == c.Name
+		}
+		if !known {
+			return nil, nil, badRequest("tool_choice.name", "tool_choice.name %q is not the name of one of tools", c.Name)
+		}
 		b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": c.Name}})
 		return b, parallel, nil
 	}

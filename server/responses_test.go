@@ -119,7 +119,7 @@ func FuzzAPIRequests(f *testing.F) {
 				}
 			}
 			_, _ = anthropicTools(m.Tools)
-			_, _, _ = anthropicToolChoice(m.ToolChoice)
+			_, _, _ = anthropicToolChoice(m.ToolChoice, m.Tools)
 			if on, err := anthropicThinking(m.Thinking, m.MaxTokens); err == nil && on != nil {
 				vars := withThinking(nil, *on)
 				require.Equal(t, fmt.Sprint(*on), string(vars[enableThinking]))
