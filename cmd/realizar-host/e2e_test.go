@@ -672,3 +672,23 @@ func TestRunSpeculative(t *testing.T) {
 		assert.Equal(t, 0, code, n, stderr)
 	}
 }
+
+// TestReadmePredictionExample: README.md's prediction request is one JSON
+// object with a max_tokens, so that it ends on any model.
+func TestReadmePredictionExample(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(b), "curl -s localhost:8080/v1/chat/completions -d '{\n  \"messages\": [{\"role\": \"user\", \"content\": \"Rename x")
+	require.True(t, ok, "the prediction example")
+	body, _, ok := strings.Cut(`{
+  "messages": [{"role": "user", "content": "Rename x`+rest, "'")
+	require.True(t, ok)
+	var req struct {
+		MaxTokens  *int            `json:"max_tokens"`
+		Prediction json.RawMessage `json:"prediction"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &req), body)
+	require.NotNil(t, req.MaxTokens, body)
+	assert.Positive(t, *req.MaxTokens)
+	assert.NotEmpty(t, req.Prediction)
+}
