@@ -22,7 +22,7 @@ func TestTenancyErrors(t *testing.T) {
 			RetryAfter: 20 * time.Second, Message: "tenant a is over 3 requests per minute"}, asAPIError(err))
 	}
 	assert.Equal(t, &APIError{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "missing_api_key",
-		Message: "no API key: send Authorization: Bearer KEY"}, asAPIError(tenancy.ErrNoKey))
+		Message: "no API key: send Authorization: Bearer KEY (or Anthropic's x-api-key: KEY)"}, asAPIError(tenancy.ErrNoKey))
 	assert.Equal(t, &APIError{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "invalid_api_key",
 		Message: "invalid API key"}, asAPIError(tenancy.ErrBadKey))
 	e := asAPIError(fmt.Errorf("pgstore: %w: connection refused", tenancy.ErrUnavailable))

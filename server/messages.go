@@ -45,6 +45,9 @@ type messagesRequest struct {
 	// Thinking is {"type": "enabled", "budget_tokens": N} or {"type":
 	// "disabled"}: the chat template's enable_thinking (anthropicThinking).
 	Thinking json.RawMessage `json:"thinking"`
+	// ChatTemplateKwargs is chat's llama-server extension, refused here
+	// rather than ignored: the Messages API's switch is thinking.
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
 }
 
 // anthropicMessage is one message: content is a string or an array of
@@ -87,6 +90,9 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 	if req.MaxCompletionTokens != nil {
 		return prepared{}, unsupported("max_completion_tokens")
 	}
+	if present(req.ChatTemplateKwargs) {
+		return prepared{}, badRequest("chat_template_kwargs", "chat_template_kwargs is chat completions' field; the Messages API sets the template's thinking with thinking: {\"type\": \"enabled\", \"budget_tokens\": N} or {\"type\": \"disabled\"}")
+	}
 	if len(req.Messages) == 0 {
 		return prepared{}, badRequest("messages", "messages is empty")
 	}
@@ -109,7 +115,7 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 	if chat.Tools, err = anthropicTools(req.Tools); err != nil {
 		return prepared{}, err
 	}
-	if chat.ToolChoice, chat.ParallelToolCalls, err = anthropicToolChoice(req.ToolChoice); err != nil {
+	if chat.ToolChoice, chat.ParallelToolCalls, err = anthropicToolChoice(req.ToolChoice, req.Tools); err != nil {
 		return prepared{}, err
 	}
 	thinking, err := anthropicThinking(req.Thinking, req.MaxTokens)
@@ -311,8 +317,10 @@ func anthropicTools(raw json.RawMessage) (json.RawMessage, error) {
 
 // anthropicToolChoice translates tool_choice to chat's: auto, any
 // (required), tool (a named function) and none; disable_parallel_tool_use
-// is parallel_tool_calls false.
-func anthropicToolChoice(raw json.RawMessage) (json.RawMessage, *bool, error) {
+// is parallel_tool_calls false. A tool choice's name must be one of
+// tools' (read by anthropicTools), named as tool_choice.name, not as the
+// chat request's tool_choice.function.name.
+func anthropicToolChoice(raw, tools json.RawMessage) (json.RawMessage, *bool, error) {
 	if !present(raw) {
 		return nil, nil, nil
 	}
@@ -333,6 +341,17 @@ func anthropicToolChoice(raw json.RawMessage) (json.RawMessage, *bool, error) {
 	case "none":
 		return jsonString("none"), parallel, nil
 	case "tool":
+		var named []struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(tools, &named) // anthropicTools read them
+		known := false
+		for _, t := range named {
+			known = known || t.Name == c.Name
+		}
+		if !known {
+			return nil, nil, badRequest("tool_choice.name", "tool_choice.name %q is not the name of one of tools", c.Name)
+		}
 		b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": c.Name}})
 		return b, parallel, nil
 	}

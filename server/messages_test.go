@@ -71,8 +71,11 @@ func TestMessagesErrors(t *testing.T) {
 		{"bad role", keyA, `{"max_tokens": 4, "messages": [{"role": "system", "content": "hi"}]}`, 400, "invalid_request_error", "role"},
 		{"image block", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": [{"type": "image"}]}]}`, 400, "invalid_request_error", "image"},
 		{"bad tool_choice", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tool_choice": {"type": "maybe"}}`, 400, "invalid_request_error", "tool_choice"},
+		{"chat_template_kwargs", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"enable_thinking": false}}`, 400, "invalid_request_error", "chat_template_kwargs is chat completions' field; the Messages API sets the template's thinking with thinking"},
 		{"tool_result without a call", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "1"}]}]}`, 400, "invalid_request_error", "toolu_x"},
-		{"no key", "", `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 401, "authentication_error", "API key"},
+		{"tool_choice of no tool", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool", "name": "g"}}`, 400, "invalid_request_error", `tool_choice.name "g"`},
+		{"tool_choice without a name", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool"}}`, 400, "invalid_request_error", "tool_choice.name"},
+		{"no key", "", `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 401, "authentication_error", "x-api-key"},
 		{"bad key", "sk-nobody", `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 401, "authentication_error", "invalid"},
 		{"unknown model", keyA, `{"model": "claude-x", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 404, "not_found_error", "claude-x"},
 	} {

@@ -63,6 +63,9 @@ type responsesRequest struct {
 	// Refused: present and meaningful means 400.
 	Background   *bool           `json:"background"`
 	Conversation json.RawMessage `json:"conversation"`
+	// ChatTemplateKwargs is chat's llama-server extension, refused here
+	// rather than ignored: the Responses API's switch is reasoning.
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
 }
 
 // respItem is one item of a conversation, normalized: a message (Role,
@@ -116,6 +119,8 @@ func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte, load responseLo
 		return prepared{}, unsupported("background")
 	case present(req.Conversation):
 		return prepared{}, unsupported("conversation")
+	case present(req.ChatTemplateKwargs):
+		return prepared{}, badRequest("chat_template_kwargs", "chat_template_kwargs is chat completions' field; the Responses API sets the template's reasoning with reasoning: {\"effort\": ...}")
 	}
 	rt := &responsesTurn{tenant: t.Name, req: &req, store: req.Store == nil || *req.Store}
 	if req.PreviousResponseID != nil && *req.PreviousResponseID != load.previousID {

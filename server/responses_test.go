@@ -62,6 +62,7 @@ func TestResponsesErrors(t *testing.T) {
 		{`{"input": "x", "tools": [{"type": "web_search"}]}`, "tools[0].type"},
 		{`{"input": "x", "background": true}`, "background"},
 		{`{"input": "x", "conversation": "conv_1"}`, "conversation"},
+		{`{"input": "x", "chat_template_kwargs": {"enable_thinking": false}}`, "chat_template_kwargs"},
 		{`{"input": [{"type": "function_call_output", "call_id": "nope", "output": "1"}]}`, "input[0].call_id"},
 	} {
 		code, body := s.do(t, "POST", "/v1/responses", keyA, []byte(tc.body))
@@ -118,7 +119,7 @@ func FuzzAPIRequests(f *testing.F) {
 				}
 			}
 			_, _ = anthropicTools(m.Tools)
-			_, _, _ = anthropicToolChoice(m.ToolChoice)
+			_, _, _ = anthropicToolChoice(m.ToolChoice, m.Tools)
 			if on, err := anthropicThinking(m.Thinking, m.MaxTokens); err == nil && on != nil {
 				vars := withThinking(nil, *on)
 				require.Equal(t, fmt.Sprint(*on), string(vars[enableThinking]))

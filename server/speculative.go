@@ -3,6 +3,10 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
@@ -60,6 +64,29 @@ type speculativeRequest struct {
 	// DraftMax is the longest draft in tokens, 1..MaxDraft; absent means
 	// the server's (serve --draft-max), else the source's default.
 	DraftMax *int `json:"draft_max"`
+}
+
+// UnmarshalJSON refuses a key realizar.speculative does not have
+// ({"ngram": true}), naming it, rather than ignoring it.
+func (sp *speculativeRequest) UnmarshalJSON(b []byte) error {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return &fieldError{param: "realizar.speculative", msg: "realizar.speculative must be an object"}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if k != "lookup" && k != "draft_max" {
+			return &fieldError{param: "realizar.speculative." + k,
+				msg: fmt.Sprintf("realizar.speculative has no field %q: it takes lookup and draft_max", k)}
+		}
+	}
+	type plain speculativeRequest
+	err := json.Unmarshal(b, (*plain)(sp))
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		field := "realizar.speculative." + typeErr.Field
+		return &fieldError{param: field, msg: fmt.Sprintf("%s must be %s, not %s", field, wantedJSON(typeErr.Type, typeErr.Value), jsonValue(typeErr.Value))}
+	}
+	return err
 }
 
 // speculation is what a request's drafts come from: its prediction

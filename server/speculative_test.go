@@ -152,6 +152,9 @@ func TestSpeculativeRefusals(t *testing.T) {
 		{"draft_max past MaxDraft", fmt.Sprintf(`"realizar":{"speculative":{"draft_max":%d}}`, MaxDraft+1), "realizar.speculative.draft_max"},
 		{"two sources", `"prediction":{"type":"content","content":"x"},"realizar":{"speculative":{"lookup":true}}`, "realizar.speculative.lookup"},
 		{"lookup a string", `"realizar":{"speculative":{"lookup":"yes"}}`, "realizar.speculative.lookup"},
+		{"draft_max a string", `"realizar":{"speculative":{"draft_max":"4"}}`, "realizar.speculative.draft_max"},
+		{"unknown key", `"realizar":{"speculative":{"ngram":true}}`, "realizar.speculative.ngram"},
+		{"not an object", `"realizar":{"speculative":true}`, "realizar.speculative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -376,7 +376,7 @@ func HashKey(key string) string {
 
 // ErrNoKey is Authenticate's error for a request without an API key: a
 // 401, code missing_api_key.
-var ErrNoKey = errors.New("no API key: send Authorization: Bearer KEY")
+var ErrNoKey = errors.New("no API key: send Authorization: Bearer KEY (or Anthropic's x-api-key: KEY)")
 
 // ErrBadKey is Authenticate's error for a key no tenant holds: a 401,
 // code invalid_api_key.

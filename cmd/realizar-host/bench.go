@@ -69,6 +69,8 @@ func newBenchCmd() *cobra.Command {
 				return usage(fmt.Errorf("--parallel %d is negative (0 is off)", parallel))
 			case parallel > 0 && genTok < 2:
 				return usage(errors.New("--parallel needs --gen-tokens >= 2: the decode passes are those after the first generated token"))
+			case spec && genTok < 2:
+				return usage(errors.New("--spec needs --gen-tokens >= 2: the decode passes are those after the first generated token"))
 			}
 			m, err := loadModel(&mf, cmd.ErrOrStderr())
 			if err != nil {

@@ -142,6 +142,8 @@ func TestBenchParallelUsage(t *testing.T) {
 	}{
 		{"negative", []string{"--parallel", "-1"}, "--parallel -1 is negative"},
 		{"one generated token", []string{"--parallel", "2", "--gen-tokens", "1"}, "--parallel needs --gen-tokens >= 2"},
+		{"spec one generated token", []string{"--spec", "--gen-tokens", "1"}, "--spec needs --gen-tokens >= 2"},
+		{"spec json one generated token", []string{"--spec", "--json", "--gen-tokens", "1"}, "--spec needs --gen-tokens >= 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -651,6 +651,44 @@ func TestRunSpeculative(t *testing.T) {
 	_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "40", "--sampler", "greedy", "--lookup")
 	require.Equal(t, 0, code, stderr)
 	assert.Regexp(t, `\| drafts \d+ accepted / \d+ rejected in \d+ passes \|`, stderr)
-	_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "x", "--lookup", "--prediction", pred)
-	assert.Equal(t, 2, code, stderr)
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--lookup", "--prediction", pred}, "give one draft source"},
+		{[]string{"--lookup", "--draft-max", "33"}, "--draft-max 33: must be in [0, 32]"},
+		{[]string{"--prediction", pred, "--draft-max", "-1"}, "--draft-max -1: must be in [0, 32]"},
+		{[]string{"--draft-max", "4"}, "--draft-max needs a draft source"},
+		{[]string{"--draft-max", "0"}, "--draft-max needs a draft source"},
+	} {
+		for _, sub := range [][]string{{"run", "-p", "x"}, {"chat"}} {
+			_, stderr, code = runIn(t, "", append(append(sub, "-m", model), tt.args...)...)
+			assert.Equal(t, exitUsage, code, sub, tt.args, stderr)
+			assert.Contains(t, stderr, tt.msg, sub, tt.args)
+		}
+	}
+	for _, n := range []string{"0", "32"} {
+		_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "x", "-n", "4", "--lookup", "--draft-max", n)
+		assert.Equal(t, 0, code, n, stderr)
+	}
+}
+
+// TestReadmePredictionExample: README.md's prediction request is one JSON
+// object with a max_tokens, so that it ends on any model.
+func TestReadmePredictionExample(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(b), "curl -s localhost:8080/v1/chat/completions -d '{\n  \"messages\": [{\"role\": \"user\", \"content\": \"Rename x")
+	require.True(t, ok, "the prediction example")
+	body, _, ok := strings.Cut(`{
+  "messages": [{"role": "user", "content": "Rename x`+rest, "'")
+	require.True(t, ok)
+	var req struct {
+		MaxTokens  *int            `json:"max_tokens"`
+		Prediction json.RawMessage `json:"prediction"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &req), body)
+	require.NotNil(t, req.MaxTokens, body)
+	assert.Positive(t, *req.MaxTokens)
+	assert.NotEmpty(t, req.Prediction)
 }

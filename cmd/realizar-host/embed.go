@@ -21,14 +21,20 @@ const poolingFlagUsage = "pooling of the final hidden states into one embedding:
 
 // checkPoolingFlag is a usage error unless flag is empty or one of
 // llama.cpp's --pooling names this host embeds with (mean, cls, last) or
-// none.
-func checkPoolingFlag(flag string) error {
+// none. The error for an unknown name lists only the names the command
+// takes: none only where it means something (serve: embeddings off;
+// noneOK), never rank.
+func checkPoolingFlag(flag string, noneOK bool) error {
 	if flag == "" {
 		return nil
 	}
 	p, err := embedding.ParsePooling(flag)
 	if err != nil {
-		return usage(fmt.Errorf("--pooling: %w", err))
+		valid := "mean, cls or last"
+		if noneOK {
+			valid = "mean, cls, last or none (embeddings off)"
+		}
+		return usage(fmt.Errorf("--pooling %q: choose %s", flag, valid))
 	}
 	if p == embedding.PoolingRank {
 		return usage(errors.New("--pooling rank (a reranker's score) is not supported: choose mean, cls or last"))
@@ -111,10 +117,10 @@ func newEmbedCmd() *cobra.Command {
 			}
 			for i, in := range inputs {
 				if in == "" {
-					return usage(fmt.Errorf("text %d is empty", i+1))
+					return usage(fmt.Errorf("input %d is empty (inputs count from 0, as --json's index)", i))
 				}
 			}
-			if err := checkPoolingFlag(pooling); err != nil {
+			if err := checkPoolingFlag(pooling, false); err != nil {
 				return err
 			}
 			m, err := loadModel(&mf, cmd.ErrOrStderr())
@@ -134,11 +140,11 @@ func newEmbedCmd() *cobra.Command {
 			for i, in := range inputs {
 				toks := m.tok.Encode(in, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
 				if n := m.fwd.ContextLength(); len(toks) > n {
-					return turnError(fmt.Errorf("text %d is %d tokens, the context %d: %w", i+1, len(toks), n, engine.ErrContextExceeded))
+					return turnError(fmt.Errorf("input %d (counting from 0, as --json's index) is %d tokens, the context %d: %w", i, len(toks), n, engine.ErrContextExceeded))
 				}
 				v, err := e.Embed(toks)
 				if err != nil {
-					return turnError(fmt.Errorf("text %d: %w", i+1, err))
+					return turnError(fmt.Errorf("input %d (counting from 0, as --json's index): %w", i, err))
 				}
 				doc.Usage.PromptTokens += len(toks)
 				if asJSON {

@@ -70,12 +70,13 @@ func TestEmbedCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"embed", "-m", model, texts[0]}, "declares no pooling type"},
-		{[]string{"embed", "-m", model, "--pooling", "max", texts[0]}, "--pooling"},
+		{[]string{"embed", "-m", model, "--pooling", "max", texts[0]}, `--pooling "max": choose mean, cls or last` + "\n"},
 		{[]string{"embed", "-m", model, "--pooling", "rank", texts[0]}, "rank"},
 		{[]string{"embed", "-m", model, "--pooling", "none", texts[0]}, "one vector per token"},
 		{[]string{"embed", "-m", model, "--pooling", "mean"}, "nothing to embed"},
 		{[]string{"embed", "-m", model, "--pooling", "mean", "--file", file, "x"}, "not both"},
-		{[]string{"embed", "-m", model, "--pooling", "mean", ""}, "empty"},
+		{[]string{"embed", "-m", model, "--pooling", "mean", ""}, "input 0 is empty"},
+		{[]string{"embed", "-m", model, "--pooling", "mean", "x", ""}, "input 1 is empty"},
 	} {
 		_, stderr, code := runIn(t, "", tc.args...)
 		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
@@ -83,6 +84,7 @@ func TestEmbedCommand(t *testing.T) {
 	}
 	_, stderr, code = runIn(t, "", "embed", "-m", model, "--pooling", "mean", "--ctx-size", "4", texts[1])
 	assert.Equal(t, exitContext, code, stderr)
+	assert.Contains(t, stderr, "input 0 (counting from 0, as --json's index) is ")
 	assert.Contains(t, stderr, "the context 4")
 }
 

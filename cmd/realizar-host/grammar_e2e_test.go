@@ -138,6 +138,18 @@ func TestGrammarCheck(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		assert.Contains(t, out, "compiled 1/1; valid rejected 0/1; invalid accepted 0/1", reuse)
 	}
+	// --grammar: a file or inline GBNF, as run --grammar.
+	gbnf := `root ::= "{\"a\":" [0-9]+ "}"`
+	gfile := filepath.Join(dir, "g.gbnf")
+	require.NoError(t, os.WriteFile(gfile, []byte(gbnf), 0o644))
+	for _, g := range []string{gbnf, gfile} {
+		out, stderr, code = runIn(t, "", "grammar", "check", "--model", model, "--grammar", g, "--json", good, bad)
+		require.Equal(t, 0, code, stderr)
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+		require.Len(t, rep.Files, 2)
+		assert.True(t, rep.Files[0].Tests[0].Accepted, g)
+		assert.False(t, rep.Files[1].Tests[0].Accepted, g)
+	}
 }
 
 // run --json-schema at temperature 1.5 under --max-tokens 64, 20 seeds,

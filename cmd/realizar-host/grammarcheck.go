@@ -30,7 +30,7 @@ type grammarCheckOptions struct {
 func newGrammarCheckCmd() *cobra.Command {
 	var o grammarCheckOptions
 	cmd := &cobra.Command{
-		Use:   "check --model M.gguf [--json-schema S.json | --grammar G.gbnf] [--json] FILE...",
+		Use:   "check --model M.gguf [--json-schema S.json | --grammar G.gbnf|GBNF] [--json] FILE...",
 		Short: "Walk JSON instances token by token through a schema's or grammar's mask",
 		Long: "Compile each FILE's schema (a MaskBench test file: {schema, tests: [{valid, data}]}; its own\n" +
 			"schema unless --json-schema or --grammar is given) or the given one (for a bare JSON instance),\n" +
@@ -65,7 +65,7 @@ func newGrammarCheckCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.model, "model", "", "GGUF model or vocab-only GGUF whose vocabulary to mask")
 	cmd.Flags().StringVar(&o.schema, "json-schema", "", "JSON Schema file for every FILE")
-	cmd.Flags().StringVar(&o.gbnf, "grammar", "", "GBNF grammar file for every FILE")
+	cmd.Flags().StringVar(&o.gbnf, "grammar", "", "GBNF grammar for every FILE: a file or inline GBNF, told apart by its \"::=\" (as run --grammar)")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	cmd.Flags().BoolVar(&o.reuse, "reuse", false, "one matcher per schema, reset between its instances (the processor's way)")
 	return cmd
@@ -113,7 +113,7 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 		}
 	}
 	if o.gbnf != "" {
-		if fixedGBNF, err = os.ReadFile(o.gbnf); err != nil {
+		if fixedGBNF, _, err = grammarSource(o.gbnf); err != nil {
 			return nil, badFile(err)
 		}
 	}

@@ -483,6 +483,19 @@ func pluginLoadError(flag, spec string, err error) error {
 	return badPlugin(fmt.Errorf("%s %s: %s", flag, spec, strings.TrimPrefix(err.Error(), "host: ")))
 }
 
+// grammarSource is a --grammar argument's GBNF: text holding a rule
+// ("::=") is the grammar itself, anything else a file, read (where is then
+// " FILE", for messages). run, chat and grammar check read --grammar so.
+func grammarSource(arg string) (src []byte, where string, err error) {
+	if strings.Contains(arg, "::=") {
+		return []byte(arg), "", nil
+	}
+	if src, err = os.ReadFile(arg); err != nil {
+		return nil, "", err
+	}
+	return src, " " + arg, nil
+}
+
 // grammarConfig is the grammar processor's config for --json-schema or
 // --grammar (nil for neither). The schema or grammar is compiled here
 // first, so one the engine cannot enforce is a usage error naming the
@@ -511,14 +524,9 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 		}
 		return plugins.Grammar{JSONSchema: buf.Bytes(), MaxTokens: maxTokens}.Config(), "--json-schema", nil
 	case p.grammarFile != "":
-		// Text holding a rule ("::=") is the grammar itself; anything else a file.
-		src, where := []byte(p.grammarFile), ""
-		if !strings.Contains(p.grammarFile, "::=") {
-			var err error
-			if src, err = os.ReadFile(p.grammarFile); err != nil {
-				return nil, "", usage(fmt.Errorf("--grammar: %w", err))
-			}
-			where = " " + p.grammarFile
+		src, where, err := grammarSource(p.grammarFile)
+		if err != nil {
+			return nil, "", usage(fmt.Errorf("--grammar: %w", err))
 		}
 		if _, err := grammar.Compile(string(src)); err != nil {
 			return nil, "", usage(fmt.Errorf("--grammar%s: %w", where, err))

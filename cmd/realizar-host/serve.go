@@ -123,7 +123,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	case o.draftMax < 0 || o.draftMax > server.MaxDraft:
 		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", o.draftMax, server.MaxDraft))
 	}
-	if err := checkPoolingFlag(o.pooling); err != nil {
+	if err := checkPoolingFlag(o.pooling, true); err != nil {
 		return err
 	}
 	storeAt := storeURL(o.store)

@@ -218,6 +218,9 @@ func TestServeRefusesOpenAddressWithoutTenants(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v", args)
 		assert.Contains(t, stderr, args[0]+" "+args[1], "%v", args)
 	}
+	_, stderr, code = runBinary(t, bin, "serve", "--model", "x.gguf", "--pooling", "bogus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--pooling "bogus": choose mean, cls, last or none (embeddings off)`)
 }
 
 // TestServeShutdownCancelsAfterGrace: SIGTERM during a long stream exits 0
