@@ -48,6 +48,7 @@ func (g *Grammar) costTables() {
 			}
 		}
 	}
+	g.minRoot = minRule[g.root]
 	g.minLen = make([]int32, len(g.elems))
 	for p := len(g.elems) - 1; p >= 0; p-- {
 		switch e := g.elems[p]; e.kind {
@@ -103,6 +104,17 @@ func (g *Grammar) costTables() {
 			return
 		}
 	}
+}
+
+// Shortest is the fewest bytes of a sentence of the grammar (its root
+// rule's shortest derivation): the tokens, one single-byte token a byte,
+// that a budget needs at least to close it (Matcher.Shortest from the
+// start, without a vocabulary); -1 where the root has no finite one.
+func (g *Grammar) Shortest() int {
+	if g.minRoot >= infCost {
+		return -1
+	}
+	return int(g.minRoot)
 }
 
 // nodeCost is the fewest bytes that end the grammar from stack id.

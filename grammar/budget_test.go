@@ -90,3 +90,21 @@ func TestMaskWithinCloses(t *testing.T) {
 		}
 	}
 }
+
+// TestGrammarShortest: the fewest bytes of a sentence, without a
+// vocabulary; -1 where the root has no finite derivation.
+func TestGrammarShortest(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want int
+	}{
+		{`root ::= "ab" | "c"`, 1},
+		{`root ::= "x" [a-z]{2,5} "."`, 4},
+		{`root ::= "a"*`, 0},
+		{"root ::= r\nr ::= \"(\" r \")\"", -1},
+	} {
+		g, err := grammar.Compile(tc.src)
+		require.NoError(t, err, tc.src)
+		assert.Equal(t, tc.want, g.Shortest(), tc.src)
+	}
+}

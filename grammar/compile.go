@@ -35,6 +35,8 @@ type Grammar struct {
 	rules [][]int32 // each rule's alternative starts (indices into elems)
 	names []string
 	root  int32
+	// minRoot: the fewest bytes of a sentence (costTables)
+	minRoot int32
 
 	// Counted repetitions x{0,n} (see counter.go): elemRule is the rule
 	// each element belongs to; a rule O_k of a chain has optLevel k and

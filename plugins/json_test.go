@@ -360,7 +360,9 @@ func TestJSONBadConfig(t *testing.T) {
 }
 
 // TestJSONBudget: with max_tokens, a turn that runs out of tokens still
-// ends with a whole object, whatever the logits say.
+// ends with a whole object, whatever the logits say, and (where the
+// budget holds "{}" and one more token) by end of generation: the budget's
+// last token is kept for it, so a closed value is a "stop".
 func TestJSONBudget(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	v := jsonVocab()
@@ -372,12 +374,14 @@ func TestJSONBudget(t *testing.T) {
 			require.NoError(t, s.Reset(seed, []int32{5}))
 			r := abi.NewRNG(seed)
 			var text []byte
+			ended := false
 			for range budget {
 				logits := randomLogits(&r, v.Size())
 				logits[idEOG] -= 3 // no early ends: the budget is under test
 				id, err := s.Sample(logits)
 				require.NoError(t, err)
 				if id == idEOG {
+					ended = true
 					break
 				}
 				s.Accept(id)
@@ -386,6 +390,9 @@ func TestJSONBudget(t *testing.T) {
 			require.NoError(t, s.Close())
 			var obj map[string]any
 			require.NoError(t, json.Unmarshal(text, &obj), "budget %d seed %d: %q", budget, seed, text)
+			if budget >= 3 {
+				assert.True(t, ended, "budget %d seed %d: %q not ended by end of generation", budget, seed, text)
+			}
 		}
 	}
 }

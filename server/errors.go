@@ -121,6 +121,13 @@ func asAPIError(err error) *APIError {
 			return &APIError{Status: http.StatusUnprocessableEntity, Type: typePlugin, Code: "no_token_allowed", Param: pp.param,
 				Message: "the output constrained by " + pp.param + " reached a point where no token of the model's vocabulary continues it; no output was returned"}
 		}
+		if pp != nil && errors.Is(err, host.ErrBadConfig) {
+			// the plugin refused the config the request's field gave it
+			// (a grammar processor's malformed grammar): the client's
+			// error, a 400 naming the field, with the plugin's reason
+			return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "invalid_plugin_config", Param: pp.param,
+				Message: plug.Error()}
+		}
 		e := &APIError{Status: http.StatusInternalServerError, Type: typePlugin, Code: pluginFailureKind(err),
 			Message: plug.Error()}
 		if pp != nil {

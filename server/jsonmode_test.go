@@ -38,7 +38,8 @@ func chatJSON(t *testing.T, c openai.Client, jsonMode bool, seed int64, temp flo
 
 // TestE2EJSONMode: with response_format json_object the random-weight
 // fixture's answer is a JSON object, at every seed and temperature, ended
-// by the end of generation or cut by max_tokens (the budget closes it);
+// by the end of generation, also at max_tokens (the budget closes it and
+// keeps its last token for the end of generation: finish_reason "stop");
 // the json processor runs before the sampler.
 func TestE2EJSONMode(t *testing.T) {
 	s := startServer(t, testTenantsFile(), 64)
@@ -50,6 +51,9 @@ func TestE2EJSONMode(t *testing.T) {
 				var obj map[string]any
 				require.NoError(t, json.Unmarshal([]byte(content), &obj), "%q", content)
 				assert.LessOrEqual(t, r.Usage.CompletionTokens, maxTokens)
+				// the budget's last token is kept for end of generation:
+				// a closed value is a "stop", which clients parse
+				assert.Equal(t, "stop", r.Choices[0].FinishReason, "%q", content)
 				ext := extension(t, r.JSON.ExtraFields["realizar"].Raw())
 				require.Len(t, ext.Policies, 2)
 				assert.Contains(t, ext.Policies[0], "json")

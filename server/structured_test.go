@@ -71,6 +71,10 @@ func TestE2EStructuredOutputs(t *testing.T) {
 		{"refused keyword", `{"prompt":"x","json_schema":{"not":{"minLength":2}}}`, "json_schema", "unsupported_schema", "not"},
 		{"malformed grammar", `{"prompt":"x","grammar":"root ::= (\"a\""}`, "grammar", "invalid_grammar", "line 1"},
 		{"two at once", `{"prompt":"x","grammar":"root ::= \"a\"","json_schema":{}}`, "grammar", "", ""},
+		// a config the plugin refuses at init is the client's error, a 400
+		// naming the field, as the top-level grammar
+		{"malformed grammar as a processor", `{"prompt":"x","realizar":{"processors":[{"plugin":"grammar","config":{"grammar":"root ::= [a"}}]}}`,
+			"realizar.processors[0]", "invalid_plugin_config", "grammar"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, resp := s.do(t, "POST", "/v1/completions", keyA, []byte(tc.body))

@@ -12,7 +12,7 @@ import (
 
 // TestRunFormatJSON: --format json makes stories260K (a model of stories,
 // not of JSON) answer with a JSON object at several seeds and
-// temperatures, whether the object ends the turn or max-tokens cuts it;
+// temperatures, the turn ended by end of generation even at max-tokens;
 // without the flag the same runs are prose.
 func TestRunFormatJSON(t *testing.T) {
 	model := storiesModel(t)
@@ -25,6 +25,8 @@ func TestRunFormatJSON(t *testing.T) {
 				"--temperature", run.temp}
 			out, stderr, code := runIn(t, "", append(args, "--format", "json")...)
 			require.Equal(t, 0, code, stderr)
+			// at the budget too: its last token is kept for end of generation
+			assert.Contains(t, stderr, "| stop eog |")
 			var obj map[string]any
 			require.NoError(t, json.Unmarshal([]byte(out), &obj), "%q", out)
 

@@ -145,6 +145,9 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		g.Close(ctx)
 		return nil, err
 	}
+	if w := pf.budgetWarning(tf.maxTokens); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), w)
+	}
 	opts := []engine.Option{engine.WithSampler(g.pol.Sampler)}
 	if stop := g.pol.StopPolicy(); stop != nil {
 		opts = append(opts, engine.WithStopPolicy(stop))

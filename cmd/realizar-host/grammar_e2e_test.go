@@ -188,3 +188,21 @@ func TestRunJSONSchemaClosesWithinBudget(t *testing.T) {
 		t.Logf("schema %d: %d of 20 turns cut by the budget", i, cut)
 	}
 }
+
+// TestRunJSONSchemaBudgetWarning: a --max-tokens too small for the
+// schema's shortest completion and end of generation is one warning line
+// on stderr, without --plugin-log; a budget that holds it none.
+func TestRunJSONSchemaBudgetWarning(t *testing.T) {
+	model := storiesModel(t)
+	schema := `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}` // {"name":""}: 11 bytes
+	want := "warning: the schema's shortest completion (11 tokens) and end of generation do not fit --max-tokens 6; the output will be cut"
+	for _, n := range []string{"6", "40"} {
+		_, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", n, "--seed", "1", "--json-schema", schema)
+		require.Equal(t, 0, code, stderr)
+		if n == "6" {
+			assert.Equal(t, 1, strings.Count(stderr, want+"\n"), stderr)
+		} else {
+			assert.NotContains(t, stderr, "warning:", stderr)
+		}
+	}
+}

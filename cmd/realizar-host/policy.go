@@ -35,6 +35,9 @@ type policyFlags struct {
 	format        string // "text" or "json" (JSON mode)
 	jsonSchema    string // --json-schema: FILE or inline JSON
 	grammarFile   string // --grammar: a GBNF FILE or inline GBNF
+	// shortest: the fewest bytes (single-byte tokens) of a sentence of
+	// the --json-schema or --grammar grammar (grammarConfig), -1 unknown
+	shortest int
 
 	// The sampling flags (sampling.Params' Flag), registered from the
 	// table: a number's value by its key, the order and DRY's breakers.
@@ -502,6 +505,7 @@ func grammarSource(arg string) (src []byte, where string, err error) {
 // keyword or the line and column, not a plugin failure. maxTokens is the
 // turn's budget, within which the processor closes the grammar.
 func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
+	p.shortest = -1
 	switch {
 	case p.jsonSchema != "" && p.grammarFile != "":
 		return nil, "", usage(errors.New("--json-schema and --grammar exclude each other"))
@@ -515,9 +519,15 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 				return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
 			}
 		}
-		if _, err := grammar.FromJSONSchema(schema); err != nil {
+		src, err := grammar.FromJSONSchema(schema)
+		if err != nil {
 			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
 		}
+		g, err := grammar.Compile(src)
+		if err != nil {
+			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
+		}
+		p.shortest = g.Shortest()
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, schema); err != nil {
 			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
@@ -528,10 +538,28 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 		if err != nil {
 			return nil, "", usage(fmt.Errorf("--grammar: %w", err))
 		}
-		if _, err := grammar.Compile(string(src)); err != nil {
+		g, err := grammar.Compile(string(src))
+		if err != nil {
 			return nil, "", usage(fmt.Errorf("--grammar%s: %w", where, err))
 		}
+		p.shortest = g.Shortest()
 		return plugins.Grammar{GBNF: string(src), MaxTokens: maxTokens}.Config(), "--grammar", nil
 	}
 	return nil, "", nil
+}
+
+// budgetWarning is the one-line warning, "" for none, that the grammar of
+// --json-schema or --grammar (grammarConfig) cannot close within
+// maxTokens: its shortest completion and end of generation do not fit, so
+// the output will be cut (the processor's own warning is in --plugin-log).
+func (p *policyFlags) budgetWarning(maxTokens int) string {
+	if p.shortest < 0 || maxTokens <= 0 || p.shortest+1 <= maxTokens {
+		return ""
+	}
+	what := "the schema's"
+	if p.jsonSchema == "" {
+		what = "the grammar's"
+	}
+	return fmt.Sprintf("warning: %s shortest completion (%d tokens) and end of generation do not fit --max-tokens %d; the output will be cut",
+		what, p.shortest, maxTokens)
 }

@@ -24,7 +24,10 @@
  *                  tokens left (one byte per token: the vocabulary must
  *                  hold single-byte tokens for { } ] " : 0, the letters of
  *                  true/false/null and the bytes 0x80 0x90 0xA0; without
- *                  them the budget is off, with a warning in the log)
+ *                  them the budget is off, with a warning in the log).
+ *                  The budget's last token is kept for end of generation:
+ *                  the value closes within max_tokens - 1 tokens where it
+ *                  can, within max_tokens where only that fits.
  *
  * Tokens with an empty piece are always masked. After the value is
  * complete (or at a complete top-level number) the end-of-generation ids
@@ -490,7 +493,12 @@ int32_t process(int32_t prev, int32_t count) {
         return REALIZAR_ERR_STATE;
     }
     steps++;
-    int32_t left = max_tokens - steps; /* tokens after this one */
+    /* the tokens after this one, less the last, kept for end of
+     * generation: within them the value must close, so that a turn at its
+     * budget ends by end of generation (finish_reason "stop", which
+     * clients parse; "length" they take for a truncated value) */
+    int32_t left = max_tokens - steps - 1;
+    int relaxed = 0; /* left gave back the kept token (a budget too small for both) */
     /* a byte raises the cost by at most 4 (',' in an object: "":0) */
     int cacheable = use_cache && cur.base <= 64 && (!budget || (int64_t)left >= (int64_t)cost(&cur) + 4 * (int64_t)max_piece);
     centry *hit = cacheable ? lookup() : 0;
@@ -525,6 +533,11 @@ int32_t process(int32_t prev, int32_t count) {
         if (n_allowed > 0 || eog_ok) {
             if (cacheable && use_budget) store(CACHE_ALLOWED, allowed, n_allowed, eog_ok);
             return emit_template(eog_ok);
+        }
+        if (budget && use_budget && !relaxed) {
+            relaxed = 1; /* close the value at least, without end of generation */
+            left++;
+            continue;
         }
         if (budget && use_budget) {
             log_id(REALIZAR_LOG_WARN, "json: max_tokens is too small to complete the value; tokens left: ", left);
