@@ -56,14 +56,10 @@ func (f *turnFlags) checkDraft(cmd *cobra.Command) error {
 }
 
 // drafter returns the maker of each turn's Drafter (nil without a draft
-// source), after checking the flags and reading --prediction's file
-// (tokenized without BOS).
+// source), reading --prediction's file (tokenized without BOS). The flags
+// are checkDraft's, checked before the model loaded.
 func (f *turnFlags) drafter(tok *tokenizer.Tokenizer) (func() engine.Drafter, error) {
 	switch {
-	case f.prediction != "" && f.lookup:
-		return nil, usage(errors.New("--prediction and --lookup: give one draft source"))
-	case f.draftMax < 0 || f.draftMax > server.MaxDraft:
-		return nil, usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", f.draftMax, server.MaxDraft))
 	case f.lookup:
 		return func() engine.Drafter { return draft.NewLookup(draft.LookupOptions{MaxDraft: f.draftMax}) }, nil
 	case f.prediction == "":
