@@ -22,6 +22,11 @@ type Length struct {
 
 // Defaults of NewLength's zero arguments.
 const (
+	// MaxDraft bounds a draft's length where a user sets it (run, chat
+	// and serve --draft-max, a request's realizar.speculative.draft_max):
+	// a verify span is one sequence's rows of a pass, and the pass's rows
+	// are bounded by --batch-tokens anyway.
+	MaxDraft = 32
 	// DefaultMaxDraft is the longest draft when none is given: 8 tokens
 	// (a verify pass of 9 rows on the CPU forward).
 	DefaultMaxDraft = 8

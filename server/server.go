@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/serving"
@@ -98,7 +99,7 @@ type Config struct {
 	// lookup; a request's realizar.speculative.lookup overrides it).
 	Lookup bool
 	// DraftMax is the longest draft when the request does not say, in
-	// [0, MaxDraft]; 0 means the draft source's default.
+	// [0, draft.MaxDraft]; 0 means the draft source's default.
 	DraftMax int
 }
 
@@ -150,8 +151,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: Queue %d, Parallel %d, BatchTokens %d, Slots %d, KVMemory %d, WriteTimeout %v: none may be negative",
 			cfg.Queue, cfg.Parallel, cfg.BatchTokens, cfg.Slots, cfg.KVMemory, cfg.WriteTimeout)
 	}
-	if cfg.DraftMax < 0 || cfg.DraftMax > MaxDraft {
-		return nil, fmt.Errorf("server: DraftMax %d is outside [0, %d]", cfg.DraftMax, MaxDraft)
+	if cfg.DraftMax < 0 || cfg.DraftMax > draft.MaxDraft {
+		return nil, fmt.Errorf("server: DraftMax %d is outside [0, %d]", cfg.DraftMax, draft.MaxDraft)
 	}
 	if cfg.Queue == 0 {
 		cfg.Queue = serving.DefaultQueue

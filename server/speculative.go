@@ -13,11 +13,6 @@ import (
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
-// MaxDraft bounds realizar.speculative's draft_max and Config.DraftMax: a
-// verify span is one sequence's rows of a pass, and the pass's rows are
-// bounded by --batch-tokens anyway.
-const MaxDraft = 32
-
 // predictionField is OpenAI's Predicted Outputs field, prediction:
 // {"type": "content", "content": a string or an array of text parts}.
 type predictionField struct {
@@ -61,7 +56,7 @@ type speculativeRequest struct {
 	// Lookup turns n-gram lookup over the request's own prompt and output
 	// on or off; absent means the server's default (serve --spec).
 	Lookup *bool `json:"lookup"`
-	// DraftMax is the longest draft in tokens, 1..MaxDraft; absent means
+	// DraftMax is the longest draft in tokens, 1..draft.MaxDraft; absent means
 	// the server's (serve --draft-max), else the source's default.
 	DraftMax *int `json:"draft_max"`
 }
@@ -111,8 +106,8 @@ func (s *Server) checkSpeculative(f *samplingFields) error {
 		return nil
 	}
 	sp := f.Realizar.Speculative
-	if sp.DraftMax != nil && (*sp.DraftMax < 1 || *sp.DraftMax > MaxDraft) {
-		return badRequest("realizar.speculative.draft_max", "realizar.speculative.draft_max must be in [1, %d], not %d", MaxDraft, *sp.DraftMax)
+	if sp.DraftMax != nil && (*sp.DraftMax < 1 || *sp.DraftMax > draft.MaxDraft) {
+		return badRequest("realizar.speculative.draft_max", "realizar.speculative.draft_max must be in [1, %d], not %d", draft.MaxDraft, *sp.DraftMax)
 	}
 	if f.Prediction != nil && sp.Lookup != nil && *sp.Lookup {
 		return badRequest("realizar.speculative.lookup", "prediction and realizar.speculative.lookup: give one draft source")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/realizar-host/realizar-host/draft"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -149,7 +150,7 @@ func TestSpeculativeRefusals(t *testing.T) {
 		{"prediction of an image part", `"prediction":{"type":"content","content":[{"type":"image_url","image_url":{"url":"x"}}]}`, "prediction"},
 		{"prediction a string", `"prediction":"x"`, "prediction"},
 		{"draft_max 0", `"realizar":{"speculative":{"draft_max":0}}`, "realizar.speculative.draft_max"},
-		{"draft_max past MaxDraft", fmt.Sprintf(`"realizar":{"speculative":{"draft_max":%d}}`, MaxDraft+1), "realizar.speculative.draft_max"},
+		{"draft_max past draft.MaxDraft", fmt.Sprintf(`"realizar":{"speculative":{"draft_max":%d}}`, draft.MaxDraft+1), "realizar.speculative.draft_max"},
 		{"two sources", `"prediction":{"type":"content","content":"x"},"realizar":{"speculative":{"lookup":true}}`, "realizar.speculative.lookup"},
 		{"lookup a string", `"realizar":{"speculative":{"lookup":"yes"}}`, "realizar.speculative.lookup"},
 		{"draft_max a string", `"realizar":{"speculative":{"draft_max":"4"}}`, "realizar.speculative.draft_max"},

@@ -13,7 +13,6 @@ import (
 	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/server"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -37,18 +36,18 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.special, "special", false, "print control tokens (<s>, <|start_header_id|>) as their text, as llama-cli --special does; by default they print as nothing")
 	cmd.Flags().StringVar(&f.prediction, "prediction", "", "speculative decoding: FILE holds the expected answer (OpenAI's predicted outputs); its tokens are drafted and verified, so the text is the same, sooner where it agrees")
 	cmd.Flags().BoolVar(&f.lookup, "lookup", false, "speculative decoding: draft what followed the latest earlier occurrence of the last few tokens in the prompt and output (prompt lookup); the text is the same")
-	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction or --lookup, at most %d (default: the source's, %d with --prediction, %d with --lookup)", server.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction or --lookup, at most %d (default: the source's, %d with --prediction, %d with --lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
 }
 
 // checkDraft checks the draft flags before the model loads: one source at
-// most, --draft-max in [0, server.MaxDraft] (serve's range; 0 is the
+// most, --draft-max in [0, draft.MaxDraft] (serve's range; 0 is the
 // source's default) and only with a source.
 func (f *turnFlags) checkDraft(cmd *cobra.Command) error {
 	switch {
 	case f.prediction != "" && f.lookup:
 		return usage(errors.New("--prediction and --lookup: give one draft source"))
-	case f.draftMax < 0 || f.draftMax > server.MaxDraft:
-		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", f.draftMax, server.MaxDraft))
+	case f.draftMax < 0 || f.draftMax > draft.MaxDraft:
+		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", f.draftMax, draft.MaxDraft))
 	case cmd.Flags().Changed("draft-max") && f.prediction == "" && !f.lookup:
 		return usage(errors.New("--draft-max needs a draft source: --prediction FILE or --lookup"))
 	}

@@ -88,7 +88,7 @@ func newServeCmd() *cobra.Command {
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	f.StringVar(&o.pooling, "pooling", "", poolingFlagUsage+" (POST /v1/embeddings)")
 	f.StringVar(&o.spec, "spec", "none", "speculative decoding's draft source for requests that name none: lookup (n-gram lookup over each request's own prompt and output) or none; a request's prediction or realizar.speculative overrides it")
-	f.IntVar(&o.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens when a request does not say, at most %d (default: the source's, %d for a prediction, %d for lookup)", server.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+	f.IntVar(&o.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens when a request does not say, at most %d (default: the source's, %d for a prediction, %d for lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
 	return cmd
 }
 
@@ -120,8 +120,8 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("--compiled-dir-bytes %d: must be >= 0", o.diskBytes))
 	case o.spec != "lookup" && o.spec != "none":
 		return usage(fmt.Errorf("--spec %q: lookup or none", o.spec))
-	case o.draftMax < 0 || o.draftMax > server.MaxDraft:
-		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", o.draftMax, server.MaxDraft))
+	case o.draftMax < 0 || o.draftMax > draft.MaxDraft:
+		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", o.draftMax, draft.MaxDraft))
 	}
 	if err := checkPoolingFlag(o.pooling, true); err != nil {
 		return err
