@@ -119,8 +119,6 @@ func TestGrammarCheck(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(`{"a": "x"}`), 0o644))
 	mb := filepath.Join(dir, "mb.json")
 	require.NoError(t, os.WriteFile(mb, []byte(`{"schema":{"enum":["x","y"]},"tests":[{"valid":true,"data":"y"},{"valid":false,"data":"z"}]}`), 0o644))
-	out, stderr, code := runIn(t, "", "grammar", "check", "--model", model, "--json-schema", schema, "--json", good, bad)
-	require.Equal(t, 0, code, stderr)
 	var rep struct {
 		Files []struct {
 			SchemaOK bool `json:"schema_ok"`
@@ -128,11 +126,20 @@ func TestGrammarCheck(t *testing.T) {
 		} `json:"files"`
 		TBM map[string]float64 `json:"tbm_us"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
-	require.Len(t, rep.Files, 2)
-	assert.True(t, rep.Files[0].Tests[0].Accepted)
-	assert.False(t, rep.Files[1].Tests[0].Accepted)
-	assert.Greater(t, rep.TBM["max"], 0.0)
+	var out, stderr string
+	var code int
+	// --json-schema: a file or inline JSON, as run --json-schema.
+	schemaText, err := os.ReadFile(schema)
+	require.NoError(t, err)
+	for _, s := range []string{schema, string(schemaText)} {
+		out, stderr, code = runIn(t, "", "grammar", "check", "--model", model, "--json-schema", s, "--json", good, bad)
+		require.Equal(t, 0, code, stderr)
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+		require.Len(t, rep.Files, 2)
+		assert.True(t, rep.Files[0].Tests[0].Accepted, s)
+		assert.False(t, rep.Files[1].Tests[0].Accepted, s)
+		assert.Greater(t, rep.TBM["max"], 0.0)
+	}
 	for _, reuse := range [][]string{nil, {"--reuse"}} {
 		out, stderr, code = runIn(t, "", append([]string{"grammar", "check", "--model", model, mb}, reuse...)...)
 		require.Equal(t, 0, code, stderr)

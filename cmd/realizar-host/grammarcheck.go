@@ -64,7 +64,7 @@ func newGrammarCheckCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.model, "model", "", "GGUF model or vocab-only GGUF whose vocabulary to mask")
-	cmd.Flags().StringVar(&o.schema, "json-schema", "", "JSON Schema file for every FILE")
+	cmd.Flags().StringVar(&o.schema, "json-schema", "", "JSON Schema for every FILE: a file, or the schema inline (as run --json-schema)")
 	cmd.Flags().StringVar(&o.gbnf, "grammar", "", "GBNF grammar for every FILE: a file or inline GBNF, told apart by its \"::=\" (as run --grammar)")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	cmd.Flags().BoolVar(&o.reuse, "reuse", false, "one matcher per schema, reset between its instances (the processor's way)")
@@ -108,7 +108,7 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 	greedyPieces = nil
 	var fixedSchema, fixedGBNF []byte
 	if o.schema != "" {
-		if fixedSchema, err = os.ReadFile(o.schema); err != nil {
+		if fixedSchema, err = schemaSource(o.schema); err != nil {
 			return nil, badFile(err)
 		}
 	}

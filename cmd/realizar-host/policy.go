@@ -499,6 +499,16 @@ func grammarSource(arg string) (src []byte, where string, err error) {
 	return src, " " + arg, nil
 }
 
+// schemaSource is a --json-schema argument's JSON Schema: text that starts
+// with "{" (or is true) is the schema itself, anything else a file, read.
+// run, chat and grammar check read --json-schema so.
+func schemaSource(arg string) ([]byte, error) {
+	if t := strings.TrimSpace(arg); strings.HasPrefix(t, "{") || t == "true" {
+		return []byte(arg), nil
+	}
+	return os.ReadFile(arg)
+}
+
 // grammarConfig is the grammar processor's config for --json-schema or
 // --grammar (nil for neither). The schema or grammar is compiled here
 // first, so one the engine cannot enforce is a usage error naming the
@@ -512,12 +522,9 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 	case p.jsonSchema != "" && p.format == formatJSON:
 		return nil, "", usage(errors.New("--json-schema and --format json exclude each other (a schema already makes the answer JSON)"))
 	case p.jsonSchema != "":
-		schema := []byte(p.jsonSchema)
-		if t := strings.TrimSpace(p.jsonSchema); !strings.HasPrefix(t, "{") && t != "true" {
-			var err error
-			if schema, err = os.ReadFile(p.jsonSchema); err != nil {
-				return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
-			}
+		schema, err := schemaSource(p.jsonSchema)
+		if err != nil {
+			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
 		}
 		src, err := grammar.FromJSONSchema(schema)
 		if err != nil {
