@@ -3,12 +3,14 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/realizar-host/realizar-host/arch"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// checkArch reports whether the GPU forward computes c's architecture: the
-// llama block, with qwen2's biases and NEOX RoPE. qwen3's per-head Q/K
+// checkArch reports whether the GPU forward computes c's architecture: one
+// whose registration says GPU (arch.Arch.GPU: the llama block, with
+// qwen2's biases and NEOX RoPE). qwen3's per-head Q/K
 // RMSNorm, qwen3moe's experts, YaRN's RoPE, phi3's block (fused
 // projections, LongRoPE, the query scaled before attention) and gemma3's
 // (scaled embeddings, GELU, post-sublayer norms, sliding-window layers with
@@ -17,14 +19,22 @@ import (
 // Errors: wraps ErrUnsupportedArch naming the architecture.
 func checkArch(c model.Config) error {
 	if c.QKNorm || c.MoE() || c.ScaleQ || c.FusedFFN || c.GELU || c.PostNorms || c.EmbdScale != 0 ||
-		c.SlidingLayers != nil || c.LogitSoftcap != 0 || (c.Arch != "llama" && c.Arch != "qwen2") {
-		return fmt.Errorf("%w %q (the GPU forward runs llama and qwen2; the CPU forward runs it)", ErrUnsupportedArch, c.Arch)
+		c.SlidingLayers != nil || c.LogitSoftcap != 0 || !gpuArch(c.Arch) {
+		return fmt.Errorf("%w %q (the GPU forward runs %s; the CPU forward runs it)", ErrUnsupportedArch, c.Arch,
+			arch.List(arch.Where(func(a arch.Arch) bool { return a.GPU }), "and"))
 	}
 	if c.RopeYaRN || c.RopeAttnFactor != 1 {
 		return fmt.Errorf("%w %q with YaRN RoPE scaling or a RoPE attn_factor (the GPU's RoPE has neither; the CPU forward runs it)",
 			ErrUnsupportedArch, c.Arch)
 	}
 	return nil
+}
+
+// gpuArch reports whether name's registration says the GPU forward
+// computes it.
+func gpuArch(name string) bool {
+	a, ok := arch.Lookup(name)
+	return ok && a.GPU
 }
 
 // poolAlign is the alignment in bytes of every tensor's offset in the

@@ -1,12 +1,17 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/arch"
+	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/gguftest"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
 )
@@ -40,6 +45,30 @@ func TestCheckArch(t *testing.T) {
 		}
 		require.ErrorIs(t, err, ErrUnsupportedArch, tc.cfg.Arch)
 		assert.Contains(t, err.Error(), `"`+tc.cfg.Arch+`"`)
+	}
+}
+
+// TestCheckArchRegistry checks checkArch against every registration: the
+// first preset of each architecture (plain RoPE, no YaRN) runs on the GPU
+// exactly when its registration says GPU.
+func TestCheckArchRegistry(t *testing.T) {
+	vocab := gguftest.Vocab(t, 64)
+	for _, name := range arch.Names() {
+		a, _ := arch.Lookup(name)
+		p := a.Presets[0]
+		var buf bytes.Buffer
+		require.NoError(t, fixture.Generate(&buf, p, vocab), name)
+		f, err := gguf.NewFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		require.NoError(t, err, name)
+		c, err := model.ReadConfig(f)
+		require.NoError(t, err, name)
+		err = checkArch(c)
+		if a.GPU {
+			assert.NoError(t, err, name)
+			continue
+		}
+		require.ErrorIs(t, err, ErrUnsupportedArch, name)
+		assert.Contains(t, err.Error(), `"`+name+`"`)
 	}
 }
 

@@ -4,15 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
+	"github.com/realizar-host/realizar-host/arch"
 	"github.com/realizar-host/realizar-host/gguf"
 )
 
 // Config is the shape of a model, decoded once from GGUF metadata.
 type Config struct {
-	Arch          string   // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe", "phi3" or "gemma3"
+	Arch          string   // general.architecture, one registered in package arch (Architectures)
 	Layers        int      // transformer blocks (n_layer)
 	Embd          int      // model width (n_embd)
 	FFN           int      // feed-forward width (n_ff); 0 when a MoE file omits it
@@ -103,39 +103,34 @@ func (c Config) QDim() int { return c.Heads * c.HeadDim }
 // KVDim is the width of all key (or value) heads together (KVHeads*HeadDim).
 func (c Config) KVDim() int { return c.KVHeads * c.HeadDim }
 
-// archInfo is what an architecture fixes beyond its metadata.
+// archInfo is what an architecture fixes beyond its metadata, from its
+// registration in package arch.
 type archInfo struct {
 	rope   RopeType // pairing of rotated values, as llama.cpp's llama_model_rope_type
 	qkNorm bool     // blk.N.attn_q_norm/attn_k_norm gains, required
 	moe    bool     // routed expert FFNs (ffn_gate_inp, ffn_*_exps), expert_count required
-	// phi3 is Phi-3's block: attn_qkv (or attn_q/k/v), the fused gate-up
-	// ffn_up, LongRoPE's rope_factors_long/short, the query scaled before
-	// attention, partial rotary (rope.dimension_count < key_length), and
-	// attention.sliding_window read but not applied.
-	phi3 bool
-	// gemma3 is Gemma 3's block: the embedding scaled by sqrt(n_embd),
-	// qkNorm, the query scaled before attention, a GELU-gated FFN,
-	// post-attention and post-FFN norms, interleaved sliding-window and
-	// global layers with their own RoPE, and an optional logit softcap.
-	gemma3 bool
+	phi3   bool     // arch.BlockPhi3
+	gemma3 bool     // arch.BlockGemma3
 }
 
-// architectures maps each supported general.architecture to its fixed
-// features.
-var architectures = map[string]archInfo{
-	"llama":    {rope: RopeNorm},
-	"qwen2":    {rope: RopeNeox},
-	"qwen3":    {rope: RopeNeox, qkNorm: true},
-	"qwen3moe": {rope: RopeNeox, qkNorm: true, moe: true},
-	"phi3":     {rope: RopeNeox, phi3: true},
-	"gemma3":   {rope: RopeNeox, qkNorm: true, gemma3: true},
+// lookupArch returns what the registered architecture name fixes.
+func lookupArch(name string) (archInfo, bool) {
+	a, ok := arch.Lookup(name)
+	if !ok {
+		return archInfo{}, false
+	}
+	rope := RopeNorm
+	if a.Rope == arch.RopeNeox {
+		rope = RopeNeox
+	}
+	return archInfo{rope: rope, qkNorm: a.QKNorm, moe: a.MoE, phi3: a.Block == arch.BlockPhi3, gemma3: a.Block == arch.BlockGemma3}, true
 }
 
-// phi3 reports whether c is Phi-3's block (see archInfo.phi3).
-func (c *Config) phi3() bool { return architectures[c.Arch].phi3 }
+// phi3 reports whether c is Phi-3's block (arch.BlockPhi3).
+func (c *Config) phi3() bool { a, _ := lookupArch(c.Arch); return a.phi3 }
 
-// gemma3 reports whether c is Gemma 3's block (see archInfo.gemma3).
-func (c *Config) gemma3() bool { return architectures[c.Arch].gemma3 }
+// gemma3 reports whether c is Gemma 3's block (arch.BlockGemma3).
+func (c *Config) gemma3() bool { a, _ := lookupArch(c.Arch); return a.gemma3 }
 
 // gemma3SWAPattern is llama.cpp's default sliding_window_pattern for
 // gemma3: five sliding layers, then a global one.
@@ -144,15 +139,9 @@ const gemma3SWAPattern = 6
 // maxExperts is llama.cpp's LLAMA_MAX_EXPERTS.
 const maxExperts = 512
 
-// Architectures lists the supported general.architecture values, sorted.
-func Architectures() []string {
-	names := make([]string, 0, len(architectures))
-	for n := range architectures {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+// Architectures lists the supported general.architecture values, sorted:
+// those registered in package arch.
+func Architectures() []string { return arch.Names() }
 
 // metadata is what decodeConfig reads of a GGUF file. A missing key is an
 // error for which isNotFound reports true.
@@ -180,18 +169,18 @@ type metadata interface {
 // (wrapping ErrConfig) naming the key for a missing required key or an
 // inconsistent value.
 func decodeConfig(md metadata) (Config, error) {
-	arch, err := md.String(gguf.KeyArchitecture)
+	name, err := md.String(gguf.KeyArchitecture)
 	if err != nil {
 		return Config{}, &ConfigError{Key: gguf.KeyArchitecture, Err: err}
 	}
-	info, ok := architectures[arch]
+	info, ok := lookupArch(name)
 	if !ok {
-		return Config{}, fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedArch, arch, strings.Join(Architectures(), ", "))
+		return Config{}, fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedArch, name, strings.Join(Architectures(), ", "))
 	}
-	c := Config{Arch: arch, RopeType: info.rope, QKNorm: info.qkNorm, ScaleQ: info.phi3 || info.gemma3, FusedFFN: info.phi3,
+	c := Config{Arch: name, RopeType: info.rope, QKNorm: info.qkNorm, ScaleQ: info.phi3 || info.gemma3, FusedFFN: info.phi3,
 		PostNorms: info.gemma3, GELU: info.gemma3, RopeBase: 10000, RopeFreqScale: 1, RopeAttnFactor: 1}
-	d := configDecoder{md: md, arch: arch}
-	key := func(suffix string) string { return gguf.ArchKey(arch, suffix) }
+	d := configDecoder{md: md, arch: name}
+	key := func(suffix string) string { return gguf.ArchKey(name, suffix) }
 
 	c.Layers = d.count(gguf.SuffixBlockCount, nil)
 	c.Embd = d.count(gguf.SuffixEmbeddingLength, nil)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/realizar-host/realizar-host/arch"
 	"github.com/realizar-host/realizar-host/gguf"
 )
 
@@ -164,38 +165,42 @@ type model struct {
 	nLayer  int
 	is70B   bool // llama.cpp's LLM_TYPE_70B: attn_v gets Q5_K instead of Q4_K
 	tied    bool // no output.weight: token_embd.weight is the output matrix
-	experts int  // expert_count (qwen3moe), else 0; 8 moves attn_k/attn_v/attn_output up
+	experts int  // expert_count (an arch.Arch.MoE architecture), else 0; 8 moves attn_k/attn_v/attn_output up
 	nAttnV  int
 	ordered []gguf.TensorInfo
 }
 
 func readModel(f *gguf.File, tensors []gguf.TensorInfo) (*model, error) {
-	arch, err := f.String(gguf.KeyArchitecture)
+	name, err := f.String(gguf.KeyArchitecture)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	if arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe" && arch != "phi3" && arch != "gemma3" {
-		return nil, fmt.Errorf("%w: %q (llama, qwen2, qwen3, qwen3moe, phi3 and gemma3 have type rules here)", ErrArchitecture, arch)
+	a, ok := arch.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (%s have type rules here)", ErrArchitecture, name, arch.List(arch.Names(), "and"))
 	}
-	experts, err := f.Uint32(gguf.ArchKey(arch, gguf.SuffixExpertCount))
+	experts, err := f.Uint32(gguf.ArchKey(name, gguf.SuffixExpertCount))
 	switch {
 	case err != nil && !errors.Is(err, gguf.ErrKeyNotFound):
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
-	case arch != "qwen3moe" && experts > 1:
-		return nil, fmt.Errorf("%w: %s with %d experts", ErrArchitecture, arch, experts)
-	case arch == "qwen3moe" && experts == 0:
-		return nil, fmt.Errorf("%w: %s = %d (qwen3moe needs experts)", ErrMetadata, gguf.ArchKey(arch, gguf.SuffixExpertCount), experts)
+	case !a.MoE && experts > 1:
+		return nil, fmt.Errorf("%w: %s with %d experts", ErrArchitecture, name, experts)
+	case a.MoE && experts == 0:
+		return nil, fmt.Errorf("%w: %s = %d (%s needs experts)", ErrMetadata, gguf.ArchKey(name, gguf.SuffixExpertCount), experts, name)
 	}
-	nLayer, err := f.Uint32(gguf.ArchKey(arch, gguf.SuffixBlockCount))
+	nLayer, err := f.Uint32(gguf.ArchKey(name, gguf.SuffixBlockCount))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMetadata, err)
 	}
-	m := &model{arch: arch, nLayer: int(nLayer), tied: true, experts: int(experts), ordered: llamaOrder(tensors)}
+	m := &model{arch: name, nLayer: int(nLayer), tied: true, experts: int(experts), ordered: llamaOrder(tensors)}
 	if nLayer == 80 {
-		m.is70B = arch == "qwen2"
-		if arch == "llama" {
-			heads, err1 := f.Uint32(gguf.ArchKey(arch, gguf.SuffixHeadCount))
-			kv, err2 := f.Uint32(gguf.ArchKey(arch, gguf.SuffixHeadCountKV))
+		switch a.Quant.Size70B {
+		case arch.Never:
+		case arch.At80Layers:
+			m.is70B = true
+		case arch.At80LayersGQA:
+			heads, err1 := f.Uint32(gguf.ArchKey(name, gguf.SuffixHeadCount))
+			kv, err2 := f.Uint32(gguf.ArchKey(name, gguf.SuffixHeadCountKV))
 			if err2 != nil {
 				kv, err2 = heads, nil // llama.cpp's default: as many KV heads as heads
 			}

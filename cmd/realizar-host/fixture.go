@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/realizar-host/realizar-host/arch"
 
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
@@ -72,14 +76,34 @@ func newFixtureCmd() *cobra.Command {
 	cmd.Flags().StringVar(&preset, "preset", "", "model shape: "+strings.Join(fixture.PresetNames(), ", "))
 	cmd.Flags().StringVar(&out, "out", "", "output GGUF path")
 	cmd.Flags().StringVar(&vocabPath, "vocab", "", "vocab-only GGUF to copy the tokenizer from "+
-		"(default: the embedded llama SPM vocab for llama and gemma3; "+fixture.VocabFile("qwen2")+" for qwen2, qwen3 and qwen3moe, "+
-		fixture.VocabFile("phi3")+" for phi3, from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab)")
+		"(default: "+vocabDefaults()+", from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab)")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "weight seed (default: the preset's)")
 	cmd.Flags().StringVar(&fileType, "type", "", "write quantized directly: "+strings.Join(quantize.FileTypes(), ", ")+" (default: the preset's float type)")
 	cmd.Flags().IntVar(&threads, "threads", 0, "quantization workers with --type (default: all CPUs)")
 	_ = cmd.MarkFlagRequired("preset")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
+}
+
+// vocabDefaults says which vocabulary each registered architecture's
+// presets carry (arch.Arch.Vocab): "the embedded llama SPM vocab for gemma3
+// and llama; ggml-vocab-phi-3.gguf for phi3; …".
+func vocabDefaults() string {
+	byVocab := map[string][]string{}
+	for _, n := range arch.Names() {
+		v := fixture.VocabFile(n)
+		byVocab[v] = append(byVocab[v], n)
+	}
+	vocabs := slices.Sorted(maps.Keys(byVocab))
+	parts := make([]string, 0, len(vocabs))
+	for _, v := range vocabs {
+		label := v
+		if v == "" {
+			label = "the embedded llama SPM vocab"
+		}
+		parts = append(parts, label+" for "+arch.List(byVocab[v], "and"))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // openVocab opens the vocab file at path, or the default one for arch:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/realizar-host/realizar-host/arch"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -175,7 +176,7 @@ func inspect(path string) (*report, error) {
 	if rep.Name, err = optional(f.String(gguf.KeyName)); err != nil {
 		return nil, err
 	}
-	arch := rep.Architecture
+	name := rep.Architecture
 	hp := &rep.Hyperparameters
 	for _, u := range []struct {
 		suffix string
@@ -193,11 +194,11 @@ func inspect(path string) (*report, error) {
 		{gguf.SuffixExpertFeedForward, &hp.ExpertFFNLength},
 		{gguf.SuffixVocabSize, &hp.VocabSize},
 	} {
-		if *u.dst, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, u.suffix))); err != nil {
+		if *u.dst, err = optionalPtr(f.Uint32(gguf.ArchKey(name, u.suffix))); err != nil {
 			return nil, err
 		}
 	}
-	if hp.RopeFreqBase, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeFreqBase))); err != nil {
+	if hp.RopeFreqBase, err = optionalPtr(f.Float32(gguf.ArchKey(name, gguf.SuffixRopeFreqBase))); err != nil {
 		return nil, err
 	}
 	if hp.RopeFreqBase == nil {
@@ -207,25 +208,25 @@ func inspect(path string) (*report, error) {
 			hp.RopeFreqBase, hp.RopeFreqBaseDefault = &base, true
 		}
 	}
-	if hp.RMSEpsilon, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRMSEpsilon))); err != nil {
+	if hp.RMSEpsilon, err = optionalPtr(f.Float32(gguf.ArchKey(name, gguf.SuffixRMSEpsilon))); err != nil {
 		return nil, err
 	}
-	if hp.RopeScalingType, err = optionalPtr(f.String(gguf.ArchKey(arch, gguf.SuffixRopeScalingType))); err != nil {
+	if hp.RopeScalingType, err = optionalPtr(f.String(gguf.ArchKey(name, gguf.SuffixRopeScalingType))); err != nil {
 		return nil, err
 	}
-	if hp.RopeScalingFactor, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeScalingFactor))); err != nil {
+	if hp.RopeScalingFactor, err = optionalPtr(f.Float32(gguf.ArchKey(name, gguf.SuffixRopeScalingFactor))); err != nil {
 		return nil, err
 	}
-	if hp.RopeOrigContext, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, gguf.SuffixRopeScalingOrigCtx))); err != nil {
+	if hp.RopeOrigContext, err = optionalPtr(f.Uint32(gguf.ArchKey(name, gguf.SuffixRopeScalingOrigCtx))); err != nil {
 		return nil, err
 	}
-	if hp.RopeAttnFactor, err = optionalPtr(f.Float32(gguf.ArchKey(arch, gguf.SuffixRopeScalingAttnFactor))); err != nil {
+	if hp.RopeAttnFactor, err = optionalPtr(f.Float32(gguf.ArchKey(name, gguf.SuffixRopeScalingAttnFactor))); err != nil {
 		return nil, err
 	}
-	if hp.SlidingWindow, err = optionalPtr(f.Uint32(gguf.ArchKey(arch, gguf.SuffixSlidingWindow))); err != nil {
+	if hp.SlidingWindow, err = optionalPtr(f.Uint32(gguf.ArchKey(name, gguf.SuffixSlidingWindow))); err != nil {
 		return nil, err
 	}
-	rd, err := optionalPtr(f.Uint32(gguf.ArchKey(arch, gguf.SuffixRopeDimension)))
+	rd, err := optionalPtr(f.Uint32(gguf.ArchKey(name, gguf.SuffixRopeDimension)))
 	if err != nil {
 		return nil, err
 	}
@@ -244,8 +245,8 @@ func inspect(path string) (*report, error) {
 		}
 	}
 	_, hp.FusedQKV = f.Tensor("blk.0.attn_qkv.weight")
-	if arch == "gemma3" {
-		if err := hp.gemma3(f); err != nil {
+	if a, _ := arch.Lookup(name); a.Sliding == arch.SlidingLayers {
+		if err := hp.slidingLayers(f, name); err != nil {
 			return nil, err
 		}
 	}
@@ -281,16 +282,18 @@ func inspect(path string) (*report, error) {
 	return rep, nil
 }
 
-// gemma3 fills gemma3's rows: the pattern as written, and from the config
-// the model would run (when it decodes; a bad one leaves them out, as run
-// reports it) the sliding layers, their RoPE base and the fixed features.
-func (hp *hyperparameters) gemma3(f *gguf.File) error {
-	hp.SlidingWindowPattern, _ = f.Lookup(gguf.ArchKey("gemma3", gguf.SuffixSlidingWindowPattern))
+// slidingLayers fills the rows of an architecture with sliding-window
+// layers (arch.SlidingLayers: gemma3): the pattern as written, and from
+// the config the model would run (when it decodes; a bad one leaves them
+// out, as run reports it) the sliding layers, their RoPE base and the
+// fixed features.
+func (hp *hyperparameters) slidingLayers(f *gguf.File, name string) error {
+	hp.SlidingWindowPattern, _ = f.Lookup(gguf.ArchKey(name, gguf.SuffixSlidingWindowPattern))
 	if a, ok := hp.SlidingWindowPattern.(gguf.Array); ok {
 		hp.SlidingWindowPattern = a.Values
 	}
 	var err error
-	if hp.LogitSoftcap, err = optionalPtr(f.Float32(gguf.ArchKey("gemma3", gguf.SuffixFinalLogitSoftcap))); err != nil {
+	if hp.LogitSoftcap, err = optionalPtr(f.Float32(gguf.ArchKey(name, gguf.SuffixFinalLogitSoftcap))); err != nil {
 		return err
 	}
 	c, err := model.ReadConfig(f)
@@ -309,6 +312,13 @@ func (hp *hyperparameters) gemma3(f *gguf.File) error {
 	hp.Features = []string{"embeddings scaled by sqrt(n_embd)", "per-head Q/K norms",
 		fmt.Sprintf("query scaled by %g", c.QueryScale), "GELU-gated FFN", "post-attention and post-FFN norms"}
 	return nil
+}
+
+// ignoresSliding reports whether the registered architecture name reads
+// attention.sliding_window without applying it (arch.SlidingIgnored: phi3).
+func ignoresSliding(name string) bool {
+	a, ok := arch.Lookup(name)
+	return ok && a.Sliding == arch.SlidingIgnored
 }
 
 // layerRanges writes sorted layer indices as ranges: "0-4, 6-10, 12".
@@ -419,8 +429,9 @@ func (r *report) writeText(out io.Writer) error {
 		if row.name == "head_count_kv" && hp.SlidingWindow != nil {
 			fmt.Fprintf(w, "sliding_window:\t%d", *hp.SlidingWindow)
 			switch {
-			case r.Architecture == "phi3":
-				fmt.Fprintf(w, " (not applied: llama.cpp disables Phi-3's)")
+			case ignoresSliding(r.Architecture):
+				a, _ := arch.Lookup(r.Architecture)
+				fmt.Fprintf(w, " (not applied: llama.cpp disables %s's)", a.Family)
 			case len(hp.SlidingLayers) > 0 && hp.BlockCount != nil:
 				fmt.Fprintf(w, " (sliding layers %s of %d; the others global)", layerRanges(hp.SlidingLayers), *hp.BlockCount)
 			}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/realizar-host/realizar-host/arch"
+
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/quantize"
 	"github.com/spf13/cobra"
@@ -18,7 +20,7 @@ func newQuantizeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "quantize IN.gguf OUT.gguf TYPE",
 		Short: "Quantize an F32/F16/BF16 GGUF model to " + strings.Join(quantize.FileTypes(), ", ") + " with llama.cpp's type rules",
-		Long: "Quantize an F32, F16 or BF16 GGUF model (llama, qwen2, qwen3, qwen3moe, phi3 or gemma3) into OUT.gguf.\n" +
+		Long: "Quantize an F32, F16 or BF16 GGUF model (" + arch.List(arch.Names(), "or") + ") into OUT.gguf.\n" +
 			"TYPE is one of " + strings.Join(quantize.FileTypes(), ", ") + " (case-insensitive);\n" +
 			"each tensor gets the type llama.cpp's llama-quantize would give it, and the same bytes.",
 		Args: cobra.ExactArgs(3),

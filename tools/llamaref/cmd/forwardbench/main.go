@@ -133,8 +133,8 @@ func resolve(l *ref.Lib, arg, cache, ftype string) (string, error) {
 		return out, nil
 	}
 	if _, err := os.Stat(src); err != nil {
-		if cfg.Arch != "llama" {
-			return "", fmt.Errorf("%s: only llama presets are generated here", arg)
+		if fixture.VocabFile(cfg.Arch) != "" {
+			return "", fmt.Errorf("%s: only presets with the embedded llama vocabulary are generated here", arg)
 		}
 		vocab, err := fixture.LlamaVocab()
 		if err != nil {
