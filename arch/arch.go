@@ -97,6 +97,9 @@ type Arch struct {
 	Name string
 	// Family names the models in prose ("Phi-3"), for messages.
 	Family string
+	// Models lists the model families whose GGUF files carry Name, for the
+	// README's table ("Phi-3, Phi-3.5, Phi-4-mini").
+	Models string
 	// Rope is the RoPE pairing, fixed by the architecture.
 	Rope Rope
 	// Block is the transformer block's family.
@@ -123,6 +126,33 @@ type Arch struct {
 	Presets []Fixture
 }
 
+// Features describes a's block in words, for the README's table: the
+// block family, then what its flags add.
+func (a Arch) Features() []string {
+	var out []string
+	switch a.Block {
+	case BlockLlama:
+		out = append(out, "llama block (Q/K/V biases when present)")
+	case BlockPhi3:
+		out = append(out, "Phi-3 block: fused attn_qkv and gate-up ffn_up, LongRoPE, partial rotary, query scaled before attention")
+	case BlockGemma3:
+		out = append(out, "Gemma 3 block: embeddings scaled by sqrt(n_embd), GELU-gated FFN, post-attention and post-FFN norms, query scaled before attention, logit softcap")
+	}
+	if a.QKNorm {
+		out = append(out, "per-head Q/K RMSNorm")
+	}
+	if a.MoE {
+		out = append(out, "mixture of experts")
+	}
+	switch a.Sliding {
+	case SlidingIgnored:
+		out = append(out, "sliding_window read, not applied")
+	case SlidingLayers:
+		out = append(out, "sliding-window and global layers")
+	}
+	return out
+}
+
 // ErrRegistration is wrapped by the panic of a malformed registration (a
 // programming error caught when the package initializes).
 var ErrRegistration = errors.New("arch: bad registration")
@@ -136,8 +166,8 @@ var (
 // (wrapping ErrRegistration) on an empty or repeated name or a preset that
 // does not validate, so a malformed registration fails every test.
 func Register(a Arch) {
-	if a.Name == "" || a.Family == "" {
-		panic(fmt.Errorf("%w: name %q, family %q", ErrRegistration, a.Name, a.Family))
+	if a.Name == "" || a.Family == "" || a.Models == "" {
+		panic(fmt.Errorf("%w: name %q, family %q, models %q", ErrRegistration, a.Name, a.Family, a.Models))
 	}
 	a.Presets = slices.Clone(a.Presets)
 	for i := range a.Presets {

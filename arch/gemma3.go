@@ -12,6 +12,7 @@ func init() {
 	Register(Arch{
 		Name:    "gemma3",
 		Family:  "Gemma 3",
+		Models:  "Gemma 3 (text)",
 		Rope:    RopeNeox,
 		Block:   BlockGemma3,
 		QKNorm:  true,

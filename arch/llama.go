@@ -8,6 +8,7 @@ func init() {
 	Register(Arch{
 		Name:   "llama",
 		Family: "LLaMA",
+		Models: "LLaMA 1–3, Mistral, TinyLlama",
 		Rope:   RopeNorm,
 		Block:  BlockLlama,
 		Quant:  Quant{Size70B: At80LayersGQA},

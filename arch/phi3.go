@@ -7,6 +7,7 @@ func init() {
 	Register(Arch{
 		Name:    "phi3",
 		Family:  "Phi-3",
+		Models:  "Phi-3, Phi-3.5, Phi-4-mini",
 		Rope:    RopeNeox,
 		Block:   BlockPhi3,
 		Sliding: SlidingIgnored,

@@ -8,6 +8,7 @@ func init() {
 	Register(Arch{
 		Name:   "qwen2",
 		Family: "Qwen2",
+		Models: "Qwen2, Qwen2.5",
 		Rope:   RopeNeox,
 		Block:  BlockLlama,
 		Quant:  Quant{Size70B: At80Layers},

@@ -9,6 +9,7 @@ func init() {
 	Register(Arch{
 		Name:   "qwen3",
 		Family: "Qwen3",
+		Models: "Qwen3 (dense)",
 		Rope:   RopeNeox,
 		Block:  BlockLlama,
 		QKNorm: true,

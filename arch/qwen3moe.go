@@ -8,6 +8,7 @@ func init() {
 	Register(Arch{
 		Name:   "qwen3moe",
 		Family: "Qwen3-MoE",
+		Models: "Qwen3-MoE",
 		Rope:   RopeNeox,
 		Block:  BlockLlama,
 		QKNorm: true,

@@ -105,13 +105,14 @@ func TestRegisterRejects(t *testing.T) {
 		name string
 		a    arch.Arch
 	}{
-		{"no name", arch.Arch{Family: "X"}},
-		{"no family", arch.Arch{Name: "x"}},
-		{"twice", arch.Arch{Name: arch.Names()[0], Family: "X"}},
-		{"preset of another arch", arch.Arch{Name: "x", Family: "X", Presets: []arch.Fixture{{Name: "fixture-x", Arch: "y"}}}},
-		{"preset name", arch.Arch{Name: "x", Family: "X", Presets: []arch.Fixture{{Name: "x"}}}},
-		{"invalid preset", arch.Arch{Name: "x", Family: "X", Presets: []arch.Fixture{{Name: "fixture-x"}}}},
-		{"experts without MoE", arch.Arch{Name: "x", Family: "X", Presets: []arch.Fixture{func() arch.Fixture {
+		{"no name", arch.Arch{Family: "X", Models: "X"}},
+		{"no family", arch.Arch{Name: "x", Models: "X"}},
+		{"no models", arch.Arch{Name: "x", Family: "X"}},
+		{"twice", arch.Arch{Name: arch.Names()[0], Family: "X", Models: "X"}},
+		{"preset of another arch", arch.Arch{Name: "x", Family: "X", Models: "X", Presets: []arch.Fixture{{Name: "fixture-x", Arch: "y"}}}},
+		{"preset name", arch.Arch{Name: "x", Family: "X", Models: "X", Presets: []arch.Fixture{{Name: "x"}}}},
+		{"invalid preset", arch.Arch{Name: "x", Family: "X", Models: "X", Presets: []arch.Fixture{{Name: "fixture-x"}}}},
+		{"experts without MoE", arch.Arch{Name: "x", Family: "X", Models: "X", Presets: []arch.Fixture{func() arch.Fixture {
 			p := good
 			p.Experts, p.ExpertsUsed, p.ExpertFF = 2, 1, 8
 			return p
