@@ -36,8 +36,9 @@ func smallest(a arch.Arch) arch.Fixture {
 // TestRegistered checks that every registered architecture has all its
 // parts, and that each part's consumer accepts them: a preset that
 // validates and generates, a config package model decodes with the
-// registered features, llama.cpp's type rules in package quantize, a
-// vocabulary name, and a unique preset name.
+// registered features and tensors it loads, llama.cpp's type rules in
+// package quantize, a vocabulary name, and a unique preset name. (cuda's
+// TestCheckArchRegistry checks GPU, cmd's TestInspectRegistered inspect.)
 func TestRegistered(t *testing.T) {
 	names := arch.Names()
 	require.NotEmpty(t, names)
@@ -80,6 +81,9 @@ func TestRegistered(t *testing.T) {
 			assert.Equal(t, a.Block == arch.BlockGemma3, c.GELU)
 			assert.Equal(t, a.Sliding == arch.SlidingLayers, c.SlidingLayers != nil)
 			assert.Contains(t, model.Architectures(), name)
+			m, err := model.Load(f, model.Options{Threads: 1})
+			require.NoError(t, err, "model loads the preset's tensors")
+			require.NoError(t, m.Close())
 
 			plan, err := quantize.Plan(f, quantize.Q4_KM)
 			require.NoError(t, err, "quantize has type rules for it")
