@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/arch"
 	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
@@ -48,6 +49,38 @@ var fixturePresets = []struct {
 	{"tiny-yarn", []string{"Q8_0"}},
 	{"phi3-tiny", []string{"Q4_K_M", "Q8_0", "F16", "Q4_K_S"}},
 	{"gemma3-tiny", []string{"Q4_K_M", "Q8_0", "F16"}},
+}
+
+// registeredFileTypes are the file types an architecture's preset is
+// quantized to and its forward compared on when the lists above do not
+// name it (see init).
+var registeredFileTypes = []string{"F32", "Q8_0", "Q4_K_M"}
+
+// init brings every registered architecture none of whose presets
+// fixturePresets lists under the file and forward comparisons, with its
+// first preset in registeredFileTypes: a new architecture's registration
+// is compared with llama.cpp without an edit here.
+func init() {
+	listed := map[string]bool{}
+	for _, p := range fixturePresets {
+		if c, ok := fixture.Preset(p.preset); ok {
+			listed[c.Arch] = true
+		}
+	}
+	for _, name := range arch.Names() {
+		if listed[name] {
+			continue
+		}
+		a, _ := arch.Lookup(name)
+		preset := a.Presets[0].PresetName()
+		fixturePresets = append(fixturePresets, struct {
+			preset string
+			ftypes []string
+		}{preset, registeredFileTypes[1:]})
+		for _, ft := range registeredFileTypes {
+			forwardFiles = append(forwardFiles, struct{ source, ftype string }{"fixture-" + preset + "-F32.gguf", ft})
+		}
+	}
 }
 
 var (
