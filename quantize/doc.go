@@ -1,10 +1,11 @@
 // Package quantize converts a GGUF model with float weights (F32, F16 or
 // BF16) into a quantized GGUF file, choosing the type of every tensor by
 // llama.cpp's rules for its file types (llama_model_quantize in llama.cpp
-// v0.5.0, without an importance matrix), for the llama, qwen2, qwen3,
-// qwen3moe, phi3 and gemma3 architectures (llama.cpp has no qwen3- or
-// gemma3-specific rules: no qwen3 is of its 70B type; qwen3moe takes its
-// generic expert rules; phi3's fused attn_qkv takes attn_v's rules, its own
+// v0.5.0, without an importance matrix), for every architecture
+// registered in package arch, whose registration gives the one rule that
+// depends on it (arch.Quant: which files are of llama.cpp's 70B type) and
+// whether it has experts (llama.cpp has no qwen3-, gemma3- or
+// ernie4_5-specific rules; qwen3moe takes its generic expert rules; phi3's fused attn_qkv takes attn_v's rules, its own
 // branch in llama.cpp being unreachable behind them; gemma3's
 // post_attention_norm and post_ffw_norm are norms, kept).
 //

@@ -61,11 +61,12 @@
 // name) as run would and runs it on synthetic input;
 // inspect prints a model's architecture, hyperparameters, tokenizer and
 // tensor types, or with --tokens the tokens of a text. quantize converts an
-// F32/F16/BF16 llama, qwen2, qwen3, qwen3moe, phi3 or gemma3 model to TYPE (Q4_K_M, Q4_K_S, Q8_0, Q4_0,
+// F32/F16/BF16 model of a registered architecture (package arch) to TYPE (Q4_K_M, Q4_K_S, Q8_0, Q4_0,
 // F16, BF16) as llama.cpp's llama-quantize does. fixture writes a
 // random-weight model for tests and benchmarks (see package fixture) and
-// prints one line (path, preset, size); the qwen2, qwen3 and qwen3moe presets copy llama.cpp's
-// qwen2 vocabulary, phi3-tiny its phi-3 one (tiny and gemma3-tiny embed the llama one), from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab,
+// prints one line (path, preset, size); a preset carries the vocabulary its
+// architecture's registration names (the embedded llama one, or llama.cpp's
+// qwen2 or phi-3 one read from $LLAMAREF_DIR/vocab or <repository>/.cache/llamaref/vocab),
 // the repository being the nearest directory above the working directory
 // whose go.mod is this module's.
 //
