@@ -69,11 +69,12 @@ func (p *policyFlags) number(key string) float64 {
 }
 
 // registerParams registers a flag for every parameter of sampling.Params
-// that has one, with the table's default and usage.
+// that has one, with the table's default and usage, but the host's seed
+// (turnFlags' --seed: serve has none).
 func (p *policyFlags) registerParams(fs *pflag.FlagSet) {
 	p.numbers, p.integers = map[string]*float64{}, map[string]*int{}
 	for _, sp := range sampling.Params {
-		if sp.Flag == "" {
+		if sp.Flag == "" || sp.Plugin == sampling.Host {
 			continue
 		}
 		usage := sp.Usage
