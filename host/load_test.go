@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -176,7 +177,7 @@ func TestCompilationCacheDir(t *testing.T) {
 	dir := t.TempDir()
 	for i := 0; i < 2; i++ {
 		h := newHost(t, host.NewConfig().WithCompilationCacheDir(dir))
-		s, err := host.NewSampler(testVocab{n: 10}, load(t, h, "greedy", host.LoadOptions{}))
+		s, err := host.NewSampler(enginetest.NewTokenVocab(10, nil), load(t, h, "greedy", host.LoadOptions{}))
 		require.NoError(t, err)
 		works(t, s, 10)
 		require.NoError(t, s.Close())
