@@ -318,7 +318,7 @@ func TestPerplexityAndBench(t *testing.T) {
 	}{
 		{[]string{"--file", text, "--ctx-size", "1"}, exitUsage, "--ctx-size 1 leaves no token to predict"},
 		{[]string{"--file", text, "--ctx-size", "-1"}, exitUsage, "--ctx-size -1 is negative"},
-		{[]string{"--file", empty}, exitFailure, "nothing to score"},
+		{[]string{"--file", empty}, exitBadFile, "nothing to score"},
 	} {
 		out, stderr, code := runIn(t, "", append([]string{"perplexity", "-m", model}, tt.args...)...)
 		assert.Equal(t, tt.code, code, "%v: %s", tt.args, stderr)
@@ -471,7 +471,7 @@ func TestRunErrors(t *testing.T) {
 	}{
 		{"no model", run, exitUsage, "no model: pass --model"},
 		{"model is a directory", append(run, "-m", dir), exitBadFile, dir + " is a directory, not a GGUF file"},
-		{"missing prompt file", []string{"run", "-m", model, "--prompt-file", absentText}, exitFailure,
+		{"missing prompt file", []string{"run", "-m", model, "--prompt-file", absentText}, exitBadFile,
 			"--prompt-file: open " + absentText + ": no such file"},
 		{"empty prompt", append(run, "-m", model, "-p", ""), exitUsage, "--prompt is empty"},
 		{"sampling flag with greedy", append(run, "-m", model, "--sampler", "greedy", "--temperature", "0.5"), exitUsage,
@@ -506,7 +506,7 @@ func TestRunErrors(t *testing.T) {
 			"refused its config: unknown key stops (the keys are stop, include)"},
 		{"plugin check config typo", []string{"plugin", "check", "standard", "--config", `{"temprature":0}`}, exitBadPlugin,
 			"refused its config: unknown key temprature"},
-		{"perplexity missing text", []string{"perplexity", "-m", model, "--file", absentText}, exitFailure, "--file: open " + absentText},
+		{"perplexity missing text", []string{"perplexity", "-m", model, "--file", absentText}, exitBadFile, "--file: open " + absentText},
 		{"bench without repetitions", []string{"bench", "-m", model, "--repetitions", "0"}, exitUsage, "--repetitions must be >= 1, not 0"},
 		{"bench with an empty prompt", []string{"bench", "-m", model, "--prompt-tokens", "0"}, exitUsage, "--prompt-tokens must be >= 1, not 0"},
 		{"missing file", append(run, "-m", filepath.Join(dir, "absent.gguf")), exitBadFile, "absent.gguf: no such file"},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -68,11 +67,11 @@ func (f *turnFlags) drafter(tok *tokenizer.Tokenizer) (func() engine.Drafter, er
 	case f.prediction == "":
 		return nil, nil
 	}
-	text, err := os.ReadFile(f.prediction)
+	in, err := readInput("--prediction", f.prediction)
 	if err != nil {
-		return nil, failure(fmt.Errorf("--prediction: %w", err))
+		return nil, err
 	}
-	pred := tok.Encode(string(text), tokenizer.EncodeOptions{})
+	pred := tok.Encode(string(in.text), tokenizer.EncodeOptions{})
 	return func() engine.Drafter {
 		return draft.NewPrediction(pred, draft.PredictionOptions{MaxDraft: f.draftMax})
 	}, nil
