@@ -459,6 +459,8 @@ func TestRunErrors(t *testing.T) {
 	})
 	manifest := filepath.Join(dir, "stop.json")
 	require.NoError(t, os.WriteFile(manifest, []byte(`{"path": "`+mustAbs(t, "../../host/testdata/stopstr.wasm")+`", "config": {"stop": "x"}}`), 0o644))
+	badManifest := filepath.Join(dir, "list.json")
+	require.NoError(t, os.WriteFile(badManifest, []byte(`[]`), 0o644))
 	long := strings.Repeat("Once upon a time ", 20)
 
 	run := []string{"run", "-p", "Once upon a time", "-n", "4"}
@@ -529,6 +531,11 @@ func TestRunErrors(t *testing.T) {
 			`--processor "nucleus": not an embedded processor (dry, json, grammar)`},
 		{"missing plugin", append(run, "-m", model, "--sampler", filepath.Join(dir, "absent.wasm")), exitBadPlugin,
 			"realizar-host: --sampler " + filepath.Join(dir, "absent.wasm") + ": no such file or directory\n"},
+		{"plugin check unknown name", []string{"plugin", "check", "nosuch"}, exitBadPlugin,
+			`plugin check "nosuch": not an embedded policy (samplers greedy, standard, mirostat-v2; processors dry, json, grammar; ` +
+				`stops strings, repetition, max-time), a .wasm file or a .json manifest`},
+		{"plugin check bad manifest", []string{"plugin", "check", badManifest}, exitBadPlugin,
+			"realizar-host: " + badManifest + ": manifest: not a JSON object but an array\n"},
 		{"plugin check missing file", []string{"plugin", "check", filepath.Join(dir, "absent.wasm")}, exitBadPlugin,
 			"realizar-host: plugin check " + filepath.Join(dir, "absent.wasm") + ": no such file or directory\n"},
 		{"not a plugin", append(run, "-m", model, "--sampler", "../../host/testdata/notwasm.wasm"), exitBadPlugin, "not a valid WebAssembly module"},
