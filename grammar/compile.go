@@ -70,9 +70,11 @@ func Compile(src string) (*Grammar, error) {
 		c.ids[name] = int32(len(c.alts))
 		c.alts = append(c.alts, nil)
 		c.names = append(c.names, name)
+		c.owner = append(c.owner, name)
 	}
 	for _, name := range s.order {
 		id := c.ids[name]
+		c.rule = name
 		alts, err := c.alternates(s.rules[name])
 		if err != nil {
 			return nil, err
@@ -81,8 +83,11 @@ func Compile(src string) (*Grammar, error) {
 	}
 	g := c.flatten()
 	g.root = c.ids["root"]
-	if err := g.checkLeftRecursion(); err != nil {
-		return nil, err
+	if id := g.leftRecursive(); id >= 0 {
+		name := c.owner[id]
+		at := s.at[name]
+		return nil, &RuleError{Line: at[0], Col: at[1], Rule: name, Err: ErrLeftRecursion,
+			Msg: sprintf("rule %q can reach itself before matching a byte", name)}
 	}
 	g.costTables()
 	return g, nil
@@ -102,6 +107,10 @@ type compiler struct {
 	optStar  map[int32]int32
 	// nullRule: the rules that match the empty string (flatRepeat)
 	nullRule map[string]bool
+	// rule is the rule being compiled; owner, per rule id, the rule of
+	// the text it was defined in (a helper's: the rule it is part of)
+	rule  string
+	owner []string
 }
 
 func (c *compiler) grow(n int) error {
@@ -133,6 +142,7 @@ func (c *compiler) helper(name string, alts [][]elem) (elem, error) {
 	id := int32(len(c.alts))
 	c.alts = append(c.alts, alts)
 	c.names = append(c.names, name)
+	c.owner = append(c.owner, c.rule)
 	return elem{kind: eRef, arg: id}, nil
 }
 
@@ -416,11 +426,11 @@ func (c *compiler) flatten() *Grammar {
 	return g
 }
 
-// checkLeftRecursion refuses a rule that can reach itself through
-// nullable prefixes with something left to match after the call (the
-// stack would grow without consuming input). Cycles made only of tail
+// leftRecursive is a rule that can reach itself through nullable
+// prefixes with something left to match after the call (the stack would
+// grow without consuming input), -1 for none. Cycles made only of tail
 // calls are fine: the matcher's closure stops at a repeated position.
-func (g *Grammar) checkLeftRecursion() error {
+func (g *Grammar) leftRecursive() int {
 	n := len(g.rules)
 	nullable := make([]bool, n)
 	for changed := true; changed; {
@@ -515,11 +525,11 @@ func (g *Grammar) checkLeftRecursion() error {
 	for id := range edges {
 		for _, e := range edges[id] {
 			if !e.tail && comp[e.to] == comp[id] {
-				return errorf("%w: rule %q", ErrLeftRecursion, g.names[id])
+				return id
 			}
 		}
 	}
-	return nil
+	return -1
 }
 
 func (g *Grammar) nullableFrom(p int32, nullable []bool) bool {

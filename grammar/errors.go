@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"errors"
+	"strings"
 )
 
 // Errors returned by this package; match them with errors.Is.
@@ -36,3 +37,24 @@ func (e *SyntaxError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrSyntax) true.
 func (e *SyntaxError) Unwrap() error { return ErrSyntax }
+
+// RuleError is a well-formed grammar whose rules cannot be used as
+// written: a rule used but not defined, or no root rule (ErrUndefinedRule),
+// or a rule that reaches itself before matching a byte (ErrLeftRecursion).
+// Line and Col (1-based, in bytes) are where the fault is seen: the use of
+// the undefined rule, the definition of the left-recursive rule (the one
+// the text defines, for a cycle through a group or a repetition inside
+// it), the first rule defined when there is no root.
+type RuleError struct {
+	Line, Col int
+	Rule      string // the rule at fault ("root" when it is missing)
+	Msg       string
+	Err       error // ErrUndefinedRule or ErrLeftRecursion
+}
+
+func (e *RuleError) Error() string {
+	return sprintf("grammar: line %d, column %d: %s: %s", e.Line, e.Col, strings.TrimPrefix(e.Err.Error(), "grammar: "), e.Msg)
+}
+
+// Unwrap returns ErrUndefinedRule or ErrLeftRecursion.
+func (e *RuleError) Unwrap() error { return e.Err }

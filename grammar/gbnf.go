@@ -59,7 +59,13 @@ func parse(src string) (*syntax, error) {
 		return nil, err
 	}
 	if _, ok := s.rules["root"]; !ok {
-		return nil, errorf("%w: no root rule", ErrUndefinedRule)
+		e := &RuleError{Line: 1, Col: 1, Rule: "root", Msg: "no root rule: the grammar is empty", Err: ErrUndefinedRule}
+		if len(s.order) > 0 {
+			first := s.order[0]
+			e.Line, e.Col = s.at[first][0], s.at[first][1]
+			e.Msg = sprintf("no root rule (the start rule is named root; the first rule here is %q)", first)
+		}
+		return nil, e
 	}
 	var check func(alts [][]*node) error
 	check = func(alts [][]*node) error {
@@ -71,7 +77,7 @@ func parse(src string) (*syntax, error) {
 				switch n.kind {
 				case nRef:
 					if _, ok := s.rules[n.name]; !ok {
-						return errorf("%w: %q at line %d, column %d", ErrUndefinedRule, n.name, n.line, n.col)
+						return &RuleError{Line: n.line, Col: n.col, Rule: n.name, Msg: sprintf("%q is used but not defined", n.name), Err: ErrUndefinedRule}
 					}
 				case nGroup:
 					if err := check(n.alts); err != nil {

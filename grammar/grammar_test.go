@@ -2,8 +2,10 @@ package grammar_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,8 +20,9 @@ func TestCompileErrors(t *testing.T) {
 		want      error
 		line, col int
 	}{
-		{"no root", `a ::= "x"`, grammar.ErrUndefinedRule, 0, 0},
-		{"undefined", "root ::= a\n", grammar.ErrUndefinedRule, 0, 0},
+		{"no root", "# a comment\n  a ::= \"x\"", grammar.ErrUndefinedRule, 2, 3},
+		{"empty", "# nothing", grammar.ErrUndefinedRule, 1, 1},
+		{"undefined", "root ::= \"b\" a\n", grammar.ErrUndefinedRule, 1, 14},
 		{"missing ::=", "root = \"x\"", grammar.ErrSyntax, 1, 6},
 		{"unterminated string", "root ::= \"abc", grammar.ErrSyntax, 1, 14},
 		{"unterminated class", "root ::= [a-", grammar.ErrSyntax, 1, 13},
@@ -33,8 +36,10 @@ func TestCompileErrors(t *testing.T) {
 		{"second line", "root ::= a\na ::= \"x\" )", grammar.ErrSyntax, 2, 11},
 		{"duplicate", "root ::= \"a\"\nroot ::= \"b\"", grammar.ErrSyntax, 2, 1},
 		{"token terminal", "root ::= <think>", grammar.ErrSyntax, 1, 10},
-		{"left recursion", "root ::= root \"a\" | \"b\"", grammar.ErrLeftRecursion, 0, 0},
-		{"indirect left recursion", "root ::= a \"x\"\na ::= b? root\nb ::= \"y\"", grammar.ErrLeftRecursion, 0, 0},
+		{"left recursion", "root ::= root \"a\" | \"b\"", grammar.ErrLeftRecursion, 1, 1},
+		{"indirect left recursion", "root ::= a \"x\"\na ::= b? root\nb ::= \"y\"", grammar.ErrLeftRecursion, 1, 1},
+		{"left recursion of a later rule", "root ::= \"x\" a\n\na ::= b? a \"z\"\nb ::= \"y\"", grammar.ErrLeftRecursion, 3, 1},
+		{"left recursion inside a repetition", "root ::= \"x\"\n a ::= (\"b\"? a \"c\")* \"d\"", grammar.ErrLeftRecursion, 2, 2},
 		{"too large", "root ::= ((((\"ab\"){2000}){2000}){2000})", grammar.ErrTooLarge, 0, 0},
 	}
 	for _, tt := range tests {
@@ -42,9 +47,19 @@ func TestCompileErrors(t *testing.T) {
 			_, err := grammar.Compile(tt.src)
 			require.ErrorIs(t, err, tt.want)
 			var se *grammar.SyntaxError
-			if errors.As(err, &se) {
+			var re *grammar.RuleError
+			switch {
+			case errors.As(err, &se):
 				assert.Equal(t, [2]int{tt.line, tt.col}, [2]int{se.Line, se.Col}, err.Error())
+			case errors.As(err, &re):
+				assert.Equal(t, [2]int{tt.line, tt.col}, [2]int{re.Line, re.Col}, err.Error())
+			default:
+				assert.Zero(t, tt.line, "%s: no position", err)
 			}
+			if tt.line > 0 {
+				assert.Contains(t, err.Error(), fmt.Sprintf("line %d, column %d", tt.line, tt.col))
+			}
+			assert.Equal(t, 1, strings.Count(err.Error(), "grammar: "), err.Error())
 		})
 	}
 }
@@ -173,4 +188,21 @@ func TestMaskAgreesWithAccept(t *testing.T) {
 		}
 	}
 	require.NoError(t, m.Accept(eog))
+}
+
+// TestSchemaErrorsSayItOnce: a SchemaError made from another error of the
+// package says "grammar: " and its kind once ("unsupported: pattern at #:
+// pattern …", not "…: grammar: unsupported: pattern …").
+func TestSchemaErrorsSayItOnce(t *testing.T) {
+	for _, tt := range []struct{ schema, want string }{
+		{`{bad`, `grammar: invalid JSON schema: schema at #: invalid JSON: expecting a key at offset 1`},
+		{`{"pattern":"("}`, `grammar: unsupported: pattern at #: pattern "(" at offset 1: missing )`},
+		{`{"$ref":"#/x"}`, `grammar: unsupported: $ref at #: reference "#/x": no "x"`},
+		{`{"type":"integer","minimum":"a"}`, `grammar: invalid JSON schema: minimum at #: minimum is not a number`},
+	} {
+		_, err := grammar.FromJSONSchema([]byte(tt.schema))
+		var se *grammar.SchemaError
+		require.ErrorAs(t, err, &se, tt.schema)
+		assert.Equal(t, tt.want, err.Error(), tt.schema)
+	}
 }

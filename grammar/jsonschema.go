@@ -58,7 +58,7 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 func FromJSONSchema(schema []byte) (string, error) {
 	root, err := decodeOrdered(schema)
 	if err != nil {
-		return "", &SchemaError{Path: "#", Keyword: "schema", Msg: err.Error(), Err: ErrSchema}
+		return "", &SchemaError{Path: "#", Keyword: "schema", Msg: detail(err, ErrSchema), Err: ErrSchema}
 	}
 	g := &schemaGen{resolver: resolver{root: root}, refRule: map[string]string{}, bodyRule: map[string]string{}}
 	if o, ok := root.(*jsonObject); ok {
@@ -106,7 +106,24 @@ type schemaGen struct {
 }
 
 func (g *schemaGen) errf(path, kw string, err error, format string, a ...any) error {
+	for i, x := range a {
+		if e, ok := x.(error); ok {
+			a[i] = detail(e, err)
+		}
+	}
 	return &SchemaError{Path: path, Keyword: kw, Msg: sprintf(format, a...), Err: err}
+}
+
+// detail is the text of e, an error of this package inside a
+// SchemaError wrapping kind, without what the SchemaError already says:
+// the package's "grammar: " and kind's own text ("unsupported: pattern
+// at #: pattern …", not "…: grammar: unsupported: pattern …").
+func detail(e, kind error) string {
+	s := e.Error()
+	if t, ok := strings.CutPrefix(s, kind.Error()+": "); ok {
+		return t
+	}
+	return strings.TrimPrefix(s, "grammar: ")
 }
 
 // rule names body (reusing the rule of an identical body).

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -53,7 +54,7 @@ func TestBadPluginTurns(t *testing.T) {
 	h := newHost(t, host.NewConfig().WithNanotime(now.Load))
 	const n = 1000
 	bad := load(t, h, "bad", host.LoadOptions{Limits: testLimits})
-	s := newSampler(t, testVocab{n: n}, bad)
+	s := newSampler(t, enginetest.NewTokenVocab(n, nil), bad)
 
 	for _, tc := range []struct {
 		name string
@@ -121,7 +122,7 @@ func TestBadPluginTurns(t *testing.T) {
 		{"init traps", 14, host.ErrPluginTrap},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSampler(t, testVocab{n: n}, bad)
+			s := newSampler(t, enginetest.NewTokenVocab(n, nil), bad)
 			now.Store(tc.clock)
 			requirePluginError(t, s.Reset(0, nil), tc.want)
 			now.Store(0)
@@ -131,7 +132,7 @@ func TestBadPluginTurns(t *testing.T) {
 
 	t.Run("refuses its config", func(t *testing.T) {
 		p := load(t, h, "bad", host.LoadOptions{Limits: testLimits, Config: []byte(`{"refuse":true}`)})
-		requirePluginError(t, newSampler(t, testVocab{n: n}, p).Reset(0, nil), host.ErrBadConfig)
+		requirePluginError(t, newSampler(t, enginetest.NewTokenVocab(n, nil), p).Reset(0, nil), host.ErrBadConfig)
 	})
 	assert.Equal(t, 1, h.LiveInstances(), "only the Sampler's current instance is alive")
 }
@@ -140,7 +141,7 @@ func TestBadPluginTurns(t *testing.T) {
 // exist; the next turn works.
 func TestBadStopPolicy(t *testing.T) {
 	h := newHost(t, host.NewConfig().WithNanotime(func() int64 { return 0 }))
-	sp, err := host.NewStopPolicy(testVocab{n: 1000}, load(t, h, "clock", host.LoadOptions{Limits: testLimits}))
+	sp, err := host.NewStopPolicy(enginetest.NewTokenVocab(1000, nil), load(t, h, "clock", host.LoadOptions{Limits: testLimits}))
 	require.NoError(t, err)
 	defer sp.Close()
 	for token, want := range map[int32]error{999: host.ErrPluginTrap, 998: host.ErrBadResult} {
@@ -171,7 +172,7 @@ func TestIsolation(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs[g] = func() error {
-				s, err := host.NewSampler(testVocab{n: n}, p)
+				s, err := host.NewSampler(enginetest.NewTokenVocab(n, nil), p)
 				if err != nil {
 					return err
 				}
@@ -213,7 +214,7 @@ func TestNoLeak(t *testing.T) {
 	greedy := load(t, h, "greedy", host.LoadOptions{})
 	const n = 256
 	// Warm up once so lazily started runtime goroutines are counted.
-	s := newSampler(t, testVocab{n: n}, greedy)
+	s := newSampler(t, enginetest.NewTokenVocab(n, nil), greedy)
 	works(t, s, n)
 	require.NoError(t, s.Close())
 	goroutines := runtime.NumGoroutine()
@@ -223,7 +224,7 @@ func TestNoLeak(t *testing.T) {
 		if i%10 == 0 {
 			p, seed = bad, 1 // loops in sample until the deadline
 		}
-		s, err := host.NewSampler(testVocab{n: n}, p)
+		s, err := host.NewSampler(enginetest.NewTokenVocab(n, nil), p)
 		require.NoError(t, err)
 		if err = s.Reset(seed, nil); err == nil {
 			_, err = s.Sample(randomLogits(uint64(i), n))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkStep(b *testing.B) {
 		})
 		for _, g := range guests {
 			b.Run("vocab="+strconv.Itoa(n)+"/"+g.name, func(b *testing.B) {
-				s := newSampler(b, testVocab{n: n}, load(b, h, g.module, host.LoadOptions{Config: []byte(g.config)}))
+				s := newSampler(b, enginetest.NewTokenVocab(n, nil), load(b, h, g.module, host.LoadOptions{Config: []byte(g.config)}))
 				if g.step {
 					s.SetStepDeadline(host.NewStepDeadline(time.Second))
 				}
@@ -61,7 +62,7 @@ func BenchmarkStep(b *testing.B) {
 // the module in a fresh Host.
 func BenchmarkInstantiate(b *testing.B) {
 	h := newHost(b, host.NewConfig())
-	v := fastVocab{testVocab{n: 32000}}
+	v := enginetest.NewTokenVocab(32000, nil)
 	for _, module := range []string{"greedy", "greedy_go"} {
 		p := load(b, h, module, host.LoadOptions{})
 		b.Run(module, func(b *testing.B) {
@@ -105,7 +106,7 @@ func BenchmarkMaskStep(b *testing.B) {
 	top := load(b, h, "topn", host.LoadOptions{})
 	mask := load(b, h, "mask", host.LoadOptions{})
 	for _, n := range []int{32000, 151936} {
-		v := typedVocab{testVocab: testVocab{n: n}, eog: map[int32]bool{int32(n - 1): true}}
+		v := enginetest.NewTokenVocab(n, nil, int32(n-1))
 		logits := randomLogits(1, n)
 		for _, tc := range []struct {
 			name  string

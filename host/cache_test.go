@@ -13,6 +13,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -95,7 +96,7 @@ func TestEvictedPluginStillRuns(t *testing.T) {
 	assert.False(t, h.Evict("", p.SHA256()), "over the budget: not kept")
 	runtime.GC()
 	runtime.GC()
-	s, err := host.NewSampler(testVocab{n: 8}, p)
+	s, err := host.NewSampler(enginetest.NewTokenVocab(8, nil), p)
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.Reset(1, []int32{0}))
@@ -131,11 +132,11 @@ func TestCompiledCodeClosed(t *testing.T) {
 	// Plugin is closed, until the adapter is closed.
 	p, err = h.Load(ctx, variant(t, greedy, 2), host.LoadOptions{Namespace: "a"})
 	require.NoError(t, err)
-	s, err := host.NewSampler(testVocab{n: 8}, p)
+	s, err := host.NewSampler(enginetest.NewTokenVocab(8, nil), p)
 	require.NoError(t, err)
 	assert.True(t, h.Evict("a", p.SHA256()))
 	require.NoError(t, p.Close())
-	_, err = host.NewSampler(testVocab{n: 8}, p)
+	_, err = host.NewSampler(enginetest.NewTokenVocab(8, nil), p)
 	require.ErrorIs(t, err, host.ErrClosed, "a closed Plugin makes no adapter")
 	assert.Equal(t, 1, h.CompiledModules(), "held by the Sampler")
 	for range 2 { // two turns

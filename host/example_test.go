@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -27,7 +28,7 @@ func Example() {
 		panic(err)
 	}
 	defer p.Close() // its adapters hold its code on their own
-	vocab := testVocab{n: 4}
+	vocab := enginetest.NewTokenVocab(4, nil)
 	s, err := host.NewSampler(vocab, p)
 	if err != nil {
 		panic(err)

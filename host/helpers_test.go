@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,30 +13,6 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/host"
 )
-
-// testVocab has n tokens whose pieces are "t<id>", except those in extra.
-type testVocab struct {
-	n     int
-	extra map[int32]string
-}
-
-func (v testVocab) Piece(id int32) []byte {
-	if id < 0 || int(id) >= v.n {
-		return nil
-	}
-	if s, ok := v.extra[id]; ok {
-		return []byte(s)
-	}
-	return []byte("t" + strconv.Itoa(int(id)))
-}
-func (v testVocab) IsEOG(id int32) bool { return false }
-
-// fastVocab is testVocab with the optional MaxPieceLen capability, so
-// creating an adapter does not scan the vocabulary.
-type fastVocab struct{ testVocab }
-
-func (v fastVocab) MaxPieceLen() int { return 1 + len(strconv.Itoa(v.n)) + 16 }
-func (v testVocab) Size() int        { return v.n }
 
 func wasmFile(t testing.TB, name string) []byte {
 	t.Helper()

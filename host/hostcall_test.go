@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -20,7 +21,7 @@ func TestLongHostCall(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	p := load(t, h, "iovbomb", host.LoadOptions{Limits: host.Limits{MemoryPages: 512, CallTimeout: timeout, InitTimeout: 10 * time.Second}})
 	const n = 64
-	s := newSampler(t, testVocab{n: n}, p)
+	s := newSampler(t, enginetest.NewTokenVocab(n, nil), p)
 
 	require.NoError(t, s.Reset(0, nil))
 	start := time.Now()

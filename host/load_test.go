@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -147,12 +148,28 @@ func TestLoadManifest(t *testing.T) {
 }
 
 func TestParseManifestRefuses(t *testing.T) {
-	for _, body := range []string{
-		``, `[]`, `{}`, `{"path":"a","extra":1}`, `{"sha256":"abc"}`, `{"path":"a","kind":"filter"}`,
-		`{"path":"a","limits":{"call_timeout_ms":-1}}`, `{"path":"a"} {}`,
+	for _, tt := range []struct{ body, want string }{
+		{``, "host: manifest: empty, not a JSON object"},
+		{`[]`, "host: manifest: not a JSON object but an array"},
+		{`"g.wasm"`, "host: manifest: not a JSON object but a string"},
+		{`{}`, "host: manifest: neither path nor sha256"},
+		{`{"path":"a","extra":1}`, `host: manifest: unknown key "extra" (the keys are path, sha256, kind, config, limits`},
+		{`{"path":1}`, "host: manifest: path must be a string, not a number"},
+		{`{"path":"a","limits":[]}`, "host: manifest: limits must be an object, not an array"},
+		{`{"path":"a","limits":{"memory_pages":-1}}`, "host: manifest: limits.memory_pages must be a non-negative integer, not the number -1"},
+		{`{"path":"a","limits":{"call_timeout_ms":"1s"}}`, "host: manifest: limits.call_timeout_ms must be a non-negative integer, not a string"},
+		{`{"path":`, "host: manifest: "},
+		{`{"path" "a"}`, "host: manifest: not JSON (byte 9): invalid character"},
+		{`{"sha256":"abc"}`, `host: manifest: sha256 "abc" is not 64 hex digits`},
+		{`{"path":"a","kind":"filter"}`, `host: manifest: kind "filter"`},
+		{`{"path":"a","limits":{"call_timeout_ms":-1}}`, "host: manifest: limits out of range"},
+		{`{"path":"a"} {}`, "host: manifest: trailing data"},
 	} {
-		_, err := host.ParseManifest([]byte(body))
-		assert.Error(t, err, body)
+		_, err := host.ParseManifest([]byte(tt.body))
+		require.Error(t, err, tt.body)
+		assert.Contains(t, err.Error(), tt.want, tt.body)
+		assert.NotContains(t, err.Error(), "Go ", "%s: the manifest's terms, not Go's", tt.body)
+		assert.NotContains(t, err.Error(), "host.Manifest", tt.body)
 	}
 }
 
@@ -176,7 +193,7 @@ func TestCompilationCacheDir(t *testing.T) {
 	dir := t.TempDir()
 	for i := 0; i < 2; i++ {
 		h := newHost(t, host.NewConfig().WithCompilationCacheDir(dir))
-		s, err := host.NewSampler(testVocab{n: 10}, load(t, h, "greedy", host.LoadOptions{}))
+		s, err := host.NewSampler(enginetest.NewTokenVocab(10, nil), load(t, h, "greedy", host.LoadOptions{}))
 		require.NoError(t, err)
 		works(t, s, 10)
 		require.NoError(t, s.Close())

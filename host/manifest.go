@@ -6,9 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -47,7 +50,7 @@ func ParseManifest(b []byte) (Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return m, fmt.Errorf("host: manifest: %w", err)
+		return m, manifestJSONError(err)
 	}
 	if dec.More() {
 		return m, fmt.Errorf("host: manifest: trailing data")
@@ -71,6 +74,50 @@ func ParseManifest(b []byte) (Manifest, error) {
 		return m, fmt.Errorf("host: manifest: limits out of range")
 	}
 	return m, nil
+}
+
+// manifestKeys are a manifest's keys, as its errors list them.
+const manifestKeys = "path, sha256, kind, config, limits (memory_pages, call_timeout_ms, init_timeout_ms)"
+
+// manifestJSONError is a manifest's decoding error in the manifest's own
+// terms — its keys and JSON's types, never the Go types it decodes into
+// (encoding/json names host.Manifest).
+func manifestJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field == "":
+		return fmt.Errorf("host: manifest: not a JSON object but %s", jsonValue(te.Value))
+	case errors.As(err, &te):
+		want := "an object"
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Int, reflect.Uint32:
+			want = "a non-negative integer"
+		}
+		return fmt.Errorf("host: manifest: %s must be %s, not %s", te.Field, want, jsonValue(te.Value))
+	case errors.As(err, &se):
+		return fmt.Errorf("host: manifest: not JSON (byte %d): %v", se.Offset, se)
+	case errors.Is(err, io.EOF):
+		return errors.New("host: manifest: empty, not a JSON object")
+	}
+	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("host: manifest: unknown key %s (the keys are %s)", key, manifestKeys)
+	}
+	return fmt.Errorf("host: manifest: %w", err)
+}
+
+// jsonValue is an UnmarshalTypeError's Value ("array", "number -1") with
+// its article: "an array", "the number -1".
+func jsonValue(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number "):
+		return "the " + v
+	case v == "array" || v == "object":
+		return "an " + v
+	}
+	return "a " + v
 }
 
 // LoadOptions converts the manifest's kind, config and limits.

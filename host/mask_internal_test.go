@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 )
 
 func TestApplyMask(t *testing.T) {
@@ -93,11 +95,9 @@ func BenchmarkApplyMask(b *testing.B) {
 }
 
 // benchVocab has n tokens "x"; the last ends a turn.
-type benchVocab int
-
-func (v benchVocab) Piece(id int32) []byte { return []byte("x") }
-func (v benchVocab) IsEOG(id int32) bool   { return int(id) == int(v)-1 }
-func (v benchVocab) Size() int             { return int(v) }
+func benchVocab(n int) *enginetest.Vocab {
+	return enginetest.NewVocab(slices.Repeat([]string{"x"}, n), int32(n-1))
+}
 
 // BenchmarkMaskStage is the whole per-step cost of an ABI 2 mask-mode
 // processor stage (testdata/mask.wat) at 152k, as Sample pays it: the call

@@ -12,6 +12,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -33,7 +34,7 @@ func TestSamplersMatchArgmax(t *testing.T) {
 	} {
 		for _, n := range []int{7, 32000, 151936} {
 			t.Run(g.name+"/"+strconv.Itoa(n), func(t *testing.T) {
-				s := newSampler(t, testVocab{n: n}, load(t, h, g.module, host.LoadOptions{Config: []byte(g.config)}))
+				s := newSampler(t, enginetest.NewTokenVocab(n, nil), load(t, h, g.module, host.LoadOptions{Config: []byte(g.config)}))
 				require.NoError(t, s.Reset(1, []int32{1, 2}))
 				for step := uint64(0); step < 5; step++ {
 					logits := randomLogits(step, n)
@@ -70,7 +71,7 @@ func TestProbeImports(t *testing.T) {
 		config string
 		offset int
 	}{{"", 0}, {`{"offset": 3}`, 3}, {`{"offset": "5"}`, 5}} {
-		s := newSampler(t, testVocab{n: n}, load(t, h, "probe", host.LoadOptions{Config: []byte(tc.config)}))
+		s := newSampler(t, enginetest.NewTokenVocab(n, nil), load(t, h, "probe", host.LoadOptions{Config: []byte(tc.config)}))
 		for turn, seed := range []uint64{42, 42, 7} {
 			prompt := []int32{int32(100 + turn), 9}
 			require.NoError(t, s.Reset(seed, prompt))
@@ -91,11 +92,11 @@ func TestProbeImports(t *testing.T) {
 // picks the second best; the edit lands in the caller's logits.
 func TestProcessorChain(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := testVocab{n: 5000, extra: map[int32]string{1234: "<bad>"}}
+	v := enginetest.NewTokenVocab(5000, map[int32]string{1234: "<bad>"})
 	ban := load(t, h, "ban", host.LoadOptions{Config: []byte(`{"ban":"<bad>"}`)})
 	s := newSampler(t, v, load(t, h, "greedy", host.LoadOptions{}), ban)
 	require.NoError(t, s.Reset(0, []int32{1}))
-	logits := randomLogits(5, v.n)
+	logits := randomLogits(5, v.Size())
 	logits[1234] = 100
 	logits[77] = 99
 	got, err := s.Sample(logits)
@@ -111,7 +112,7 @@ func TestProcessorChain(t *testing.T) {
 
 func TestSampleWrongLength(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	s := newSampler(t, testVocab{n: 10}, load(t, h, "greedy", host.LoadOptions{}))
+	s := newSampler(t, enginetest.NewTokenVocab(10, nil), load(t, h, "greedy", host.LoadOptions{}))
 	require.NoError(t, s.Reset(0, nil))
 	_, err := s.Sample(make([]float32, 9))
 	assert.Error(t, err)
@@ -123,7 +124,7 @@ func TestStopStrings(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	p := load(t, h, "stopstr", host.LoadOptions{Config: []byte(`{"stop":"END"}`)})
 	// max_piece is 8 bytes: longer pieces would be cut to the region size.
-	sp, err := host.NewStopPolicy(testVocab{n: 10, extra: map[int32]string{0: "12345678"}}, p)
+	sp, err := host.NewStopPolicy(enginetest.NewTokenVocab(10, map[int32]string{0: "12345678"}), p)
 	require.NoError(t, err)
 	defer sp.Close()
 	cont := func(hold int) engine.Decision { return engine.Decision{Action: engine.Continue, HoldBack: hold} }
@@ -149,7 +150,7 @@ func TestStopStrings(t *testing.T) {
 	}
 	_, err = h.Load(t.Context(), wasmFile(t, "stopstr"), host.LoadOptions{})
 	require.NoError(t, err, "config is checked by the guest at init, not at load")
-	noStop, err := host.NewStopPolicy(testVocab{n: 10}, load(t, h, "stopstr", host.LoadOptions{}))
+	noStop, err := host.NewStopPolicy(enginetest.NewTokenVocab(10, nil), load(t, h, "stopstr", host.LoadOptions{}))
 	require.NoError(t, err)
 	defer noStop.Close()
 	assert.ErrorIs(t, noStop.Reset(), host.ErrBadConfig, "the guest refuses a missing stop string")
@@ -159,7 +160,7 @@ func TestStopStrings(t *testing.T) {
 func TestFakeClock(t *testing.T) {
 	var now int64
 	h := newHost(t, host.NewConfig().WithNanotime(func() int64 { return now }))
-	sp, err := host.NewStopPolicy(testVocab{n: 10}, load(t, h, "clock", host.LoadOptions{}))
+	sp, err := host.NewStopPolicy(enginetest.NewTokenVocab(10, nil), load(t, h, "clock", host.LoadOptions{}))
 	require.NoError(t, err)
 	defer sp.Close()
 	require.NoError(t, sp.Reset())
@@ -176,7 +177,7 @@ func TestFakeClock(t *testing.T) {
 // with NaN, -Inf and ties; checked against a full sort.
 func TestTopNOrder(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	s := newSampler(t, testVocab{n: 300}, load(t, h, "topn", host.LoadOptions{}))
+	s := newSampler(t, enginetest.NewTokenVocab(300, nil), load(t, h, "topn", host.LoadOptions{}))
 	require.NoError(t, s.Reset(0, nil))
 	nan := float32(math.NaN())
 	for seed := uint64(0); seed < 30; seed++ {

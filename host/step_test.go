@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -23,7 +24,7 @@ func TestStepDeadline(t *testing.T) {
 	greedy := load(t, h, "greedy", lim)
 	spin := load(t, h, "spin", lim)
 	spinStop := load(t, h, "spinstop", lim)
-	vocab := testVocab{n: 8}
+	vocab := enginetest.NewTokenVocab(8, nil)
 	logits := []float32{0, 1, 5, 2, 0, 0, 0, 0}
 	adapters := func(processors ...*host.Plugin) (*host.Sampler, *host.StopPolicy, *host.StepDeadline) {
 		s, err := host.NewSampler(vocab, greedy, processors...)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -18,20 +19,13 @@ import (
 // The tokenizer gives the control and byte attributes.
 var _ host.TokenTyper = (*tokenizer.Tokenizer)(nil)
 
-// typedVocab is testVocab with end-of-generation, control and byte tokens
-// (host.TokenTyper).
-type typedVocab struct {
-	testVocab
-	eog, control, byteTok map[int32]bool
-}
-
-func (v typedVocab) IsEOG(id int32) bool     { return v.eog[id] }
-func (v typedVocab) IsControl(id int32) bool { return v.control[id] }
-func (v typedVocab) IsByte(id int32) bool    { return v.byteTok[id] }
-
-// maskVocab has 1000 tokens; 999 ends a turn.
-var maskVocab = typedVocab{testVocab: testVocab{n: 1000, extra: map[int32]string{0: "<s>", 10: "<0x0A>"}},
-	eog: map[int32]bool{999: true}, control: map[int32]bool{0: true}, byteTok: map[int32]bool{10: true}}
+// maskVocab has 1000 tokens; 999 ends a turn, 0 is a control token and
+// 10 a byte token.
+var maskVocab = func() *enginetest.Vocab {
+	v := enginetest.NewTokenVocab(1000, map[int32]string{0: "<s>", 10: "<0x0A>"}, 999)
+	v.Control, v.Byte = []int32{0}, []int32{10}
+	return v
+}()
 
 func TestTokenAttrs(t *testing.T) {
 	a := host.TokenAttrs(maskVocab)
@@ -41,7 +35,7 @@ func TestTokenAttrs(t *testing.T) {
 	assert.Equal(t, abi.PackTokenAttr(abi.AttrEOG, 4), a[999])
 	assert.Equal(t, abi.PackTokenAttr(0, 3), a[42])
 	// Without TokenTyper only EOG and the length are known.
-	assert.Equal(t, abi.PackTokenAttr(0, 3), host.TokenAttrs(testVocab{n: 100, extra: map[int32]string{0: "<s>"}})[0])
+	assert.Equal(t, abi.PackTokenAttr(0, 3), host.TokenAttrs(enginetest.NewTokenVocab(100, map[int32]string{0: "<s>"}))[0])
 }
 
 // Version 2 modules load beside version 1; the version's rules are checked.
@@ -200,7 +194,7 @@ func TestMaskProcessorHostile(t *testing.T) {
 // answers n_accepted*100 + their sum); the count restarts at each Reset.
 func TestV2SamplerAccepted(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	s := newSampler(t, testVocab{n: 1000}, load(t, h, "acc2", host.LoadOptions{}))
+	s := newSampler(t, enginetest.NewTokenVocab(1000, nil), load(t, h, "acc2", host.LoadOptions{}))
 	require.NoError(t, s.Reset(0, []int32{9, 9, 9}))
 	for _, step := range []struct {
 		accept []int32

@@ -27,7 +27,7 @@ func TestAllowProcessor(t *testing.T) {
 func testAllow(t *testing.T, name string) {
 	h := newHost(t, host.NewConfig())
 	greedy := load(t, h, "greedy", "")
-	v := vocab{n: 1000, eog: 999}
+	v := enginetest.NewTokenVocab(1000, nil, 999)
 	set := []int32{3, 17, 42}
 
 	t.Run("fixed set", func(t *testing.T) {
@@ -37,7 +37,7 @@ func testAllow(t *testing.T, name string) {
 		require.NoError(t, s.Reset(1, []int32{5}))
 		r := abi.NewRNG(1)
 		for range 50 {
-			logits := randomLogits(&r, v.n)
+			logits := randomLogits(&r, v.Size())
 			got, err := s.Sample(logits)
 			require.NoError(t, err)
 			assert.Contains(t, append(set, 999), got)
@@ -57,7 +57,7 @@ func testAllow(t *testing.T, name string) {
 			s := newSampler(t, v, greedy, load(t, h, name, tc.config))
 			for turn := range 2 { // each turn starts from the whole set again
 				require.NoError(t, s.Reset(uint64(turn), nil))
-				logits := make([]float32, v.n)
+				logits := make([]float32, v.Size())
 				logits[42], logits[17], logits[3], logits[999] = 4, 3, 2, 1
 				got, err := s.Sample(logits)
 				require.NoError(t, err)
@@ -66,13 +66,13 @@ func testAllow(t *testing.T, name string) {
 				// forced continuation would): both are denied.
 				s.Accept(42)
 				s.Accept(17)
-				logits = make([]float32, v.n)
+				logits = make([]float32, v.Size())
 				logits[42], logits[17], logits[3], logits[999] = 4, 3, 2, 1
 				got, err = s.Sample(logits)
 				require.NoError(t, err)
 				require.Equal(t, int32(3), got)
 				s.Accept(3)
-				got, err = s.Sample(make([]float32, v.n))
+				got, err = s.Sample(make([]float32, v.Size()))
 				if tc.last != nil {
 					require.ErrorIs(t, err, tc.last)
 					assert.Contains(t, err.Error(), "processor "+name+" 1.0.0")

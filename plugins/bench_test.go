@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkPolicyStep(b *testing.B) {
 		{"dry+greedy", "greedy", "", "dry"},
 	}
 	for _, n := range []int{32000, 151936} {
-		v := newVocab(n)
+		v := enginetest.NewTokenVocab(n, nil)
 		r := abi.NewRNG(1)
 		stream := make([][]float32, 16)
 		for i := range stream {
@@ -105,7 +106,7 @@ func BenchmarkPolicyStep(b *testing.B) {
 // policy: instantiate, realizar_init, realizar_reset, close.
 func BenchmarkInstantiate(b *testing.B) {
 	h := newHost(b, host.NewConfig())
-	v := newVocab(32000)
+	v := enginetest.NewTokenVocab(32000, nil)
 	for _, name := range []string{"greedy", "standard", "standard-go"} {
 		p := load(b, h, name, "")
 		b.Run(name, func(b *testing.B) {

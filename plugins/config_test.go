@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
@@ -195,7 +196,7 @@ func TestConfigNumbers(t *testing.T) {
 	assert.JSONEq(t, `{"temperature":0.3,"logit_bias":{"2":0.3}}`,
 		string(plugins.Standard{Temperature: ptr(tenth + 0.2), LogitBias: map[int32]float64{2: tenth + 0.2}}.Config()), "15 digits")
 	h := newHost(t, host.NewConfig())
-	v := newVocab(10)
+	v := enginetest.NewTokenVocab(10, nil)
 	// init runs at the first Reset: the C build refuses a number it cannot read there.
 	initOK := func(name string, smp *host.Sampler, err error, cfg []byte) {
 		t.Helper()

@@ -79,6 +79,24 @@ func TestGrammarGBNFSession(t *testing.T) {
 		assert.Regexp(t, `^Tom (was|is) [a-z]{2,8}\.$`, string(turn.Text))
 	}
 	refusedConfigs(t, h, tok, `{"grammar":"root ::= ("}`, `{"json_schema":{"not":{}}}`, `{}`, `{"grammar":"root ::= \"a\"","json_schema":{}}`)
+	// The log names the key once, then the grammar package's position and
+	// cause, without its own "grammar: " again.
+	for cfg, want := range map[string]string{
+		`{"grammar":"root ::= ("}`:                    "config: grammar: line 1, column 11: expecting )",
+		`{"grammar":"x ::= \"a\""}`:                   "config: grammar: line 1, column 1: undefined rule: no root rule",
+		`{"grammar":"root ::= \"a\"\nb ::= b \"c\""}`: `config: grammar: line 2, column 1: left recursion: rule "b"`,
+		`{"json_schema":{"pattern":"("}}`:             "config: json_schema: unsupported: pattern at #: pattern \"(\" at offset 1",
+	} {
+		pl, err := h.Load(context.Background(), wasm(t, "grammar"), host.LoadOptions{Config: []byte(cfg)})
+		require.NoError(t, err)
+		smp, err := host.NewSampler(tok, load(t, h, "greedy", ""), pl)
+		require.NoError(t, err)
+		var pe *host.PluginError
+		require.ErrorAs(t, smp.Reset(0, nil), &pe, cfg)
+		assert.Contains(t, pe.LastLog, want, cfg)
+		assert.LessOrEqual(t, strings.Count(pe.LastLog, "grammar: "), 1, "%s: %s", cfg, pe.LastLog)
+		smp.Close()
+	}
 }
 
 // A lazy grammar ("triggers"): stories260K writes freely until " was"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -46,7 +47,7 @@ func minPRule(logits []float32, minPValue, temp float64, r *abi.RNG) int32 {
 // never a token under the threshold.
 func TestMinPRust(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(1003) // not a multiple of the guest's 8-entry loop
+	v := enginetest.NewTokenVocab(1003, nil) // not a multiple of the guest's 8-entry loop
 	tests := []struct {
 		config     string
 		minP, temp float64
@@ -66,7 +67,7 @@ func TestMinPRust(t *testing.T) {
 				require.NoError(t, s.Reset(seed, []int32{1}))
 				rng, logits := abi.NewRNG(seed), abi.NewRNG(seed+100)
 				for step := range 40 {
-					l := randomLogits(&logits, v.n)
+					l := randomLogits(&logits, v.Size())
 					if step%5 == 0 { // ties at the maximum, NaN and -Inf entries
 						top := l[argmax(l)]
 						l[17], l[400], l[5], l[6] = top, top, float32(math.NaN()), negInf
@@ -87,7 +88,7 @@ func TestMinPRust(t *testing.T) {
 // logit gaps just either side of ln 2.
 func TestMinPRustEdges(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(12)
+	v := enginetest.NewTokenVocab(12, nil)
 	s := newSampler(t, v, load(t, h, "min-p", `{"min_p":1}`))
 	require.NoError(t, s.Reset(9, nil))
 	l := []float32{0, 3, 1, 3, 2, 3, 0, 0, 0, 0, 0, 0}
@@ -125,7 +126,7 @@ func TestMinPRustEdges(t *testing.T) {
 // key is refused at init as ErrBadConfig, with a log line naming the key.
 func TestMinPRustBadConfig(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(50)
+	v := enginetest.NewTokenVocab(50, nil)
 	for _, tt := range []struct{ config, msg string }{
 		{`{"min_p":1.5}`, "config: min_p must be in [0, 1]"},
 		{`{"min_p":-0.1}`, "config: min_p must be in [0, 1]"},
@@ -145,13 +146,13 @@ func TestMinPRustBadConfig(t *testing.T) {
 // greedy sampler behind it then picks the biased argmax.
 func TestLogitBiasRust(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(300)
+	v := enginetest.NewTokenVocab(300, nil)
 	bias := load(t, h, "logit-bias", `{"logit_bias":{"3":50,"7":false,"9":-0.5,"299":1e-3,"3":2.25}}`)
 	s := newSampler(t, v, load(t, h, "greedy", ""), bias)
 	require.NoError(t, s.Reset(1, nil))
 	r := abi.NewRNG(5)
 	for step := range 30 {
-		orig := randomLogits(&r, v.n)
+		orig := randomLogits(&r, v.Size())
 		if step%2 == 1 {
 			orig[7] = 1000 // banned: must never win
 		}
@@ -176,12 +177,12 @@ func TestLogitBiasRust(t *testing.T) {
 // at init as ErrBadConfig.
 func TestLogitBiasRustConfig(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(100)
+	v := enginetest.NewTokenVocab(100, nil)
 	for _, config := range []string{``, `{}`, `{"logit_bias":{}}`} {
 		s := newSampler(t, v, load(t, h, "greedy", ""), load(t, h, "logit-bias", config))
 		require.NoError(t, s.Reset(1, nil), config)
 		r := abi.NewRNG(3)
-		l := randomLogits(&r, v.n)
+		l := randomLogits(&r, v.Size())
 		got := append([]float32(nil), l...)
 		_, err := s.Sample(got)
 		require.NoError(t, err)

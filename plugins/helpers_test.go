@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -13,37 +12,10 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/guest"
+	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 )
-
-// vocab has n tokens whose pieces are "t<id>", except those in extra.
-type vocab struct {
-	n     int
-	extra map[int32]string
-	eog   int32 // -1 for none
-}
-
-func newVocab(n int) vocab { return vocab{n: n, eog: -1} }
-
-func (v vocab) Piece(id int32) []byte {
-	if id < 0 || int(id) >= v.n {
-		return nil
-	}
-	if s, ok := v.extra[id]; ok {
-		return []byte(s)
-	}
-	return []byte("t" + strconv.Itoa(int(id)))
-}
-func (v vocab) IsEOG(id int32) bool { return id == v.eog }
-func (v vocab) Size() int           { return v.n }
-func (v vocab) MaxPieceLen() int {
-	m := 1 + len(strconv.Itoa(v.n))
-	for _, s := range v.extra {
-		m = max(m, len(s))
-	}
-	return m
-}
 
 // generous limits: the CI machine may be loaded; deadlines are not under test here.
 var generous = host.Limits{CallTimeout: 20 * time.Second, InitTimeout: 60 * time.Second}
@@ -74,7 +46,7 @@ func load(t testing.TB, h *host.Host, name, config string) *host.Plugin {
 	return p
 }
 
-func newSampler(t testing.TB, v vocab, p *host.Plugin, processors ...*host.Plugin) *host.Sampler {
+func newSampler(t testing.TB, v engine.Vocab, p *host.Plugin, processors ...*host.Plugin) *host.Sampler {
 	t.Helper()
 	s, err := host.NewSampler(v, p, processors...)
 	require.NoError(t, err)

@@ -9,31 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 )
-
-// pieceVocab is a vocabulary given by its pieces.
-type pieceVocab struct {
-	pieces [][]byte
-	eog    int32
-}
-
-func (v pieceVocab) Piece(id int32) []byte {
-	if id < 0 || int(id) >= len(v.pieces) {
-		return nil
-	}
-	return v.pieces[id]
-}
-func (v pieceVocab) IsEOG(id int32) bool { return id == v.eog }
-func (v pieceVocab) Size() int           { return len(v.pieces) }
-func (v pieceVocab) MaxPieceLen() int {
-	m := 1
-	for _, p := range v.pieces {
-		m = max(m, len(p))
-	}
-	return m
-}
 
 // The synthetic JSON vocabulary: an end of generation with a text piece,
 // a control token, an empty piece, every single byte, then multi-byte
@@ -48,15 +27,12 @@ const (
 var multiPieces = []string{`{"`, `":`, `"}`, `true`, `false`, `null`, `12`, `, "`, `]}`, `}}`, `  `, "\n  ",
 	`\u00`, `"a"`, "\u00e9", `": {"`, `]]`, ` the`, `e5`, `.5`, `-0`, `","`, `{}`, `[]`}
 
-func jsonVocab() pieceVocab {
-	v := pieceVocab{eog: idEOG, pieces: [][]byte{[]byte("</s>"), []byte("<ctl>"), {}}}
+func jsonVocab() *enginetest.Vocab {
+	pieces := []string{"</s>", "<ctl>", ""}
 	for b := range 256 {
-		v.pieces = append(v.pieces, []byte{byte(b)})
+		pieces = append(pieces, string([]byte{byte(b)}))
 	}
-	for _, p := range multiPieces {
-		v.pieces = append(v.pieces, []byte(p))
-	}
-	return v
+	return enginetest.NewVocab(append(pieces, multiPieces...), idEOG)
 }
 
 // multiID is the id of a multi-byte piece of jsonVocab.
@@ -98,7 +74,7 @@ type jsonMachine struct {
 	next []bool // the mask of the step not yet taken (a second Sample would pass prev again)
 }
 
-func newJSONMachine(t testing.TB, h *host.Host, v pieceVocab, config string) *jsonMachine {
+func newJSONMachine(t testing.TB, h *host.Host, v *enginetest.Vocab, config string) *jsonMachine {
 	s, err := host.NewSampler(v, load(t, h, "greedy", ""), load(t, h, "json", config))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })

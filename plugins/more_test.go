@@ -42,10 +42,10 @@ func loggedMu(t *testing.T, s *host.Sampler) []float64 {
 // each step: 10 → 10.3 → 10.6 ...
 func TestMirostatUniform(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(50)
+	v := enginetest.NewTokenVocab(50, nil)
 	s := newSampler(t, v, load(t, h, "mirostat-v2", `{"log_mu":true,"temperature":1}`))
 	require.NoError(t, s.Reset(3, []int32{1}))
-	logits := make([]float32, v.n)
+	logits := make([]float32, v.Size())
 	for i := range logits {
 		logits[i] = negInf
 	}
@@ -72,18 +72,18 @@ func TestMirostatUniform(t *testing.T) {
 // kept candidates (recomputed here, bit for bit, from the chosen ids).
 func TestMirostatUpdate(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(500)
+	v := enginetest.NewTokenVocab(500, nil)
 	const tau, eta, temp = 3.0, 0.2, 0.9
 	s := newSampler(t, v, load(t, h, "mirostat-v2", `{"log_mu":true,"mirostat_tau":3,"mirostat_eta":0.2,"temperature":0.9}`))
 	require.NoError(t, s.Reset(77, []int32{1}))
 	r := abi.NewRNG(8)
 	mu := 2 * tau
 	for step := range 200 {
-		logits := randomLogits(&r, v.n)
+		logits := randomLogits(&r, v.Size())
 		id := sample(t, s, logits)
 		// the kept set and the chosen token's probability, as specified
 		m := float64(logits[argmax(logits)])
-		e := make([]float64, v.n)
+		e := make([]float64, v.Size())
 		sum := 0.0
 		for i, l := range logits {
 			e[i] = abi.Exp((float64(l) - m) / temp)
@@ -120,8 +120,7 @@ func TestMirostatUpdate(t *testing.T) {
 // nothing across a sequence breaker.
 func TestDRY(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(100)
-	v.extra = map[int32]string{90: "\n", 91: "a:b"}
+	v := enginetest.NewTokenVocab(100, map[int32]string{90: "\n", 91: "a:b"})
 	const a, b, c, x, y, z = 1, 2, 3, 4, 5, 6
 	tests := []struct {
 		name   string
@@ -141,7 +140,7 @@ func TestDRY(t *testing.T) {
 			s := newSampler(t, v, load(t, h, "greedy", ""), load(t, h, "dry", ""))
 			require.NoError(t, s.Reset(1, tt.prompt))
 			r := abi.NewRNG(4)
-			raw := randomLogits(&r, v.n)
+			raw := randomLogits(&r, v.Size())
 			logits := append([]float32(nil), raw...)
 			_, err := s.Sample(logits)
 			require.NoError(t, err)
@@ -160,11 +159,11 @@ func TestDRY(t *testing.T) {
 // penalty grows with the repeat length (the base's power).
 func TestDRYOutputJoinsHistory(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(20)
+	v := enginetest.NewTokenVocab(20, nil)
 	s := newSampler(t, v, load(t, h, "greedy", ""), load(t, h, "dry", `{"dry_multiplier":1,"dry_base":2}`))
 	require.NoError(t, s.Reset(1, []int32{1, 2, 3, 4, 5, 9}))
 	steer := func(id int32) []float32 { // greedy picks id; returns the edited logits
-		logits := make([]float32, v.n)
+		logits := make([]float32, v.Size())
 		logits[id] = 100
 		got, err := s.Sample(logits)
 		require.NoError(t, err)
@@ -296,7 +295,7 @@ func TestRegex(t *testing.T) {
 	for _, bad := range []string{`{}`, `{"pattern":"("}`, `{"pattern":"a*"}`, `{"pattern":"a","hold_back":-1}`} {
 		p, err := h.Load(context.Background(), wasm(t, "regex"), host.LoadOptions{Config: []byte(bad)})
 		require.NoError(t, err)
-		sp, err := host.NewStopPolicy(newVocab(10), p)
+		sp, err := host.NewStopPolicy(enginetest.NewTokenVocab(10, nil), p)
 		require.NoError(t, err)
 		assert.ErrorIs(t, sp.Reset(), host.ErrBadConfig, bad)
 		_ = sp.Close()
@@ -334,11 +333,11 @@ func TestBuiltin(t *testing.T) {
 // host selects the candidates from the edited logits).
 func TestDRYBeforeStandard(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(100)
+	v := enginetest.NewTokenVocab(100, nil)
 	for _, name := range []string{"standard", "standard-go"} {
 		s := newSampler(t, v, load(t, h, name, `{"temperature":0}`), load(t, h, "dry", `{"dry_multiplier":100}`))
 		require.NoError(t, s.Reset(1, []int32{1, 2, 3, 4, 1, 2}))
-		logits := make([]float32, v.n)
+		logits := make([]float32, v.Size())
 		logits[3], logits[50] = 10, 9 // 3 would continue "1 2 3"
 		assert.Equal(t, int32(50), sample(t, s, logits), name)
 	}

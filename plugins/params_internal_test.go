@@ -1,6 +1,8 @@
 package plugins
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,6 +47,40 @@ func TestConfigFieldsMatchParams(t *testing.T) {
 		assert.True(t, ok && p.Plugin == sampling.Standard, key)
 	}
 	assert.False(t, m.SetNumber("top_k", 1))
+}
+
+// TestConfigTypesFromParams: Standard's and DRY's fields are their
+// plugin's rows of sampling.Params, one field a row, named for its key
+// (DRY's without the dry_ prefix) and of the Go type its sampling.Type
+// gives; a row added to the table without its field, or a field of
+// another type, fails here.
+func TestConfigTypesFromParams(t *testing.T) {
+	goType := map[sampling.Type]reflect.Type{
+		sampling.Float: reflect.TypeFor[*float64](), sampling.Float32: reflect.TypeFor[*float64](),
+		sampling.Int: reflect.TypeFor[*int](), sampling.Order: reflect.TypeFor[[]string](),
+		sampling.Bias: reflect.TypeFor[map[int32]float64](), sampling.Strings: reflect.TypeFor[[]string](),
+	}
+	for _, tt := range []struct {
+		plugin, prefix string
+		typ            reflect.Type
+	}{
+		{sampling.Standard, "", reflect.TypeFor[Standard]()},
+		{sampling.DRY, "dry_", reflect.TypeFor[DRY]()},
+	} {
+		fields := map[string]reflect.Type{}
+		for f := range tt.typ.Fields() {
+			fields[strings.ToLower(f.Name)] = f.Type
+		}
+		params := sampling.Of(tt.plugin)
+		assert.Len(t, fields, len(params), "%s: a field for each row", tt.typ)
+		for _, p := range params {
+			name := strings.ReplaceAll(strings.TrimPrefix(p.Key, tt.prefix), "_", "")
+			typ, ok := fields[name]
+			if assert.True(t, ok, "%s: no field for %s", tt.typ, p.Key) {
+				assert.Equal(t, goType[p.Type], typ, "%s.%s", tt.typ, p.Key)
+			}
+		}
+	}
 }
 
 // TestDRYRuns: llama.cpp's condition for running DRY.

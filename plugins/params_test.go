@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins/sampling"
 )
@@ -19,7 +20,7 @@ import (
 // the C build's ranges are its own copy, checked here against the table.
 func TestStandardRangesFromParams(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(100)
+	v := enginetest.NewTokenVocab(100, nil)
 	for _, p := range sampling.Of(sampling.Standard) {
 		if !p.Number() {
 			continue

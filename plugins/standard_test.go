@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
 )
@@ -17,15 +18,15 @@ import (
 // TestGreedy: the greedy plugin is the native argmax (lowest id on ties).
 func TestGreedy(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(1000)
+	v := enginetest.NewTokenVocab(1000, nil)
 	s := newSampler(t, v, load(t, h, "greedy", ""))
 	require.NoError(t, s.Reset(1, []int32{1}))
 	r := abi.NewRNG(3)
 	for range 200 {
-		logits := randomLogits(&r, v.n)
+		logits := randomLogits(&r, v.Size())
 		assert.Equal(t, argmax(logits), sample(t, s, logits))
 	}
-	ties := make([]float32, v.n)
+	ties := make([]float32, v.Size())
 	ties[7], ties[3], ties[900] = 2, 2, 2
 	assert.Equal(t, int32(3), sample(t, s, ties))
 }
@@ -34,14 +35,14 @@ func TestGreedy(t *testing.T) {
 // languages, whatever the temperature and seed.
 func TestTopK1IsGreedy(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(1000)
+	v := enginetest.NewTokenVocab(1000, nil)
 	for _, name := range []string{"standard", "standard-go"} {
 		for _, cfg := range []string{`{"top_k":1}`, `{"top_k":1,"temperature":1.5,"top_p":1,"min_p":0}`, `{"temperature":0}`} {
 			s := newSampler(t, v, load(t, h, name, cfg))
 			require.NoError(t, s.Reset(42, []int32{5}))
 			r := abi.NewRNG(9)
 			for range 100 {
-				logits := randomLogits(&r, v.n)
+				logits := randomLogits(&r, v.Size())
 				require.Equal(t, argmax(logits), sample(t, s, logits), "%s %s", name, cfg)
 			}
 		}
@@ -52,10 +53,10 @@ func TestTopK1IsGreedy(t *testing.T) {
 // 0.1 × p_max are never drawn, and all the others are.
 func TestMinP(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(64)
+	v := enginetest.NewTokenVocab(64, nil)
 	// Probability ratios to the best: ids 0..3 keep (>= 0.1), 4.. drop.
 	ratios := []float64{1, 0.5, 0.2, 0.1003, 0.0997, 0.05, 0.01}
-	logits := make([]float32, v.n)
+	logits := make([]float32, v.Size())
 	for i := range logits {
 		logits[i] = -30
 	}
@@ -84,7 +85,7 @@ func TestMinP(t *testing.T) {
 // above the expected adjusted value wins, one ulp below loses).
 func TestPenalties(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(100)
+	v := enginetest.NewTokenVocab(100, nil)
 	const a, b, rival = 1, 2, 50
 	prompt := []int32{9, a, 8, a, b, a} // a three times, b once
 	cases := []struct {
@@ -106,7 +107,7 @@ func TestPenalties(t *testing.T) {
 			cfg := `{"temperature":0,` + c.config + `}`
 			s := newSampler(t, v, load(t, h, name, cfg))
 			for id, adj := range c.adjusted {
-				logits := make([]float32, v.n)
+				logits := make([]float32, v.Size())
 				for i := range logits {
 					logits[i] = -100
 				}
@@ -121,7 +122,7 @@ func TestPenalties(t *testing.T) {
 				}
 			}
 			// An id outside the window is unchanged: it beats a rival one ulp below.
-			logits := make([]float32, v.n)
+			logits := make([]float32, v.Size())
 			for i := range logits {
 				logits[i] = -100
 			}
@@ -135,10 +136,10 @@ func TestPenalties(t *testing.T) {
 // TestPenaltyWindow: only the last repeat_last_n tokens of prompt+output count.
 func TestPenaltyWindow(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(100)
+	v := enginetest.NewTokenVocab(100, nil)
 	for _, name := range []string{"standard", "standard-go"} {
 		s := newSampler(t, v, load(t, h, name, `{"temperature":0,"presence_penalty":1,"repeat_last_n":3}`))
-		logits := make([]float32, v.n)
+		logits := make([]float32, v.Size())
 		logits[5], logits[6] = 2, 1.5                    // 5 wins unless penalised (2-1 = 1 < 1.5)
 		require.NoError(t, s.Reset(1, []int32{5, 1, 2})) // 5 is in the last 3
 		assert.Equal(t, int32(6), sample(t, s, logits), name)
@@ -152,8 +153,8 @@ func TestPenaltyWindow(t *testing.T) {
 // TestLogitBias: a bias moves exactly its id; false bans it.
 func TestLogitBias(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(100)
-	logits := make([]float32, v.n)
+	v := enginetest.NewTokenVocab(100, nil)
+	logits := make([]float32, v.Size())
 	logits[10], logits[20] = 3, 2
 	for _, name := range []string{"standard", "standard-go"} {
 		for cfg, want := range map[string]int32{
@@ -175,7 +176,7 @@ func TestLogitBias(t *testing.T) {
 // Go builds, and by ParseConfig.
 func TestStandardBadConfig(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(100)
+	v := enginetest.NewTokenVocab(100, nil)
 	tests := []struct{ cfg, msg string }{
 		{`{"top_k":-1}`, "top_k must be >= 0"},
 		{`{"top_k":1.5}`, "top_k"},
@@ -231,7 +232,7 @@ func TestStandardBadConfig(t *testing.T) {
 		}
 		cfg, err := standard.ParseConfig([]byte(tt.cfg))
 		if err == nil {
-			_, err = standard.NewChain(cfg, v.n)
+			_, err = standard.NewChain(cfg, v.Size())
 		}
 		assert.ErrorIs(t, err, standard.ErrConfig, tt.cfg)
 	}
@@ -292,7 +293,7 @@ const crossOrder = 13
 // (300 for issue 23's).
 func TestCrossLanguage(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	v := newVocab(2000)
+	v := enginetest.NewTokenVocab(2000, nil)
 	for k, cfg := range crossConfigs {
 		t.Run(fmt.Sprint(k), func(t *testing.T) {
 			steps := 1000
@@ -309,7 +310,7 @@ func TestCrossLanguage(t *testing.T) {
 			}
 			c := newSampler(t, v, load(t, h, "standard", cfg))
 			g := newSampler(t, v, load(t, h, "standard-go", cfg))
-			ref := nativeChain(t, cfg, v.n)
+			ref := nativeChain(t, cfg, v.Size())
 			prompt := []int32{1, 2, 3, 2, 1}
 			const seed = 0x5eed
 			require.NoError(t, c.Reset(seed, prompt))
@@ -319,10 +320,10 @@ func TestCrossLanguage(t *testing.T) {
 			prev := int32(-1)
 			distinct := map[int32]bool{}
 			for step := range steps {
-				logits := randomLogits(&r, v.n)
+				logits := randomLogits(&r, v.Size())
 				if step%4 == 1 { // masked ids (ignore_eos, a grammar): -Inf logits
 					for j := range 1 + step%3 {
-						logits[(step*7+j*331)%v.n] = float32(math.Inf(-1))
+						logits[(step*7+j*331)%v.Size()] = float32(math.Inf(-1))
 					}
 				}
 				idC, idG := sample(t, c, logits), sample(t, g, logits)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
@@ -92,7 +93,7 @@ func TestWholeVocabularyTrace(t *testing.T) {
 	mod := buildTraced(t)
 	h := newHost(t, host.NewConfig())
 	for _, n := range []int{1, 9, 3000, 40000} {
-		v := newVocab(n)
+		v := enginetest.NewTokenVocab(n, nil)
 		for k, cfgJSON := range wholeConfigs {
 			if strings.Contains(cfgJSON, "logit_bias") || (n == 40000 && k > 3) {
 				continue

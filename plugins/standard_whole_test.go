@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -127,7 +128,7 @@ var wholeLogits = []struct {
 func TestWholeVocabulary(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	for _, n := range []int{1, 2, 9, 3000} {
-		v := newVocab(n)
+		v := enginetest.NewTokenVocab(n, nil)
 		for k, cfg := range wholeConfigs {
 			if n < 6 && strings.Contains(cfg, "logit_bias") {
 				continue // its ids are outside the vocabulary
@@ -139,7 +140,7 @@ func TestWholeVocabulary(t *testing.T) {
 						steps = 10
 					}
 					c := newSampler(t, v, load(t, h, "standard", cfg))
-					ref := nativeChain(t, cfg, v.n)
+					ref := nativeChain(t, cfg, v.Size())
 					prompt := []int32{0, int32(n - 1)}
 					require.NoError(t, c.Reset(uint64(k+1), prompt))
 					ref.Reset(uint64(k+1), prompt)
@@ -164,17 +165,17 @@ func TestWholeVocabularyLarge(t *testing.T) {
 		t.Skip("large vocabulary")
 	}
 	h := newHost(t, host.NewConfig())
-	v := newVocab(151936)
+	v := enginetest.NewTokenVocab(151936, nil)
 	for k, cfg := range wholeConfigs[:4] {
 		t.Run(fmt.Sprint(k), func(t *testing.T) {
 			c := newSampler(t, v, load(t, h, "standard", cfg))
-			ref := nativeChain(t, cfg, v.n)
+			ref := nativeChain(t, cfg, v.Size())
 			require.NoError(t, c.Reset(7, nil))
 			ref.Reset(7, nil)
 			r := abi.NewRNG(uint64(k))
 			prev := int32(-1)
 			for step := range 6 {
-				logits := wholeLogits[step%3].gen(&r, v.n)
+				logits := wholeLogits[step%3].gen(&r, v.Size())
 				idC := sample(t, c, logits)
 				idR := refSample(ref, prev, logits)
 				require.Equal(t, idR, idC, "step %d", step)

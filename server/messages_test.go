@@ -75,6 +75,11 @@ func TestMessagesErrors(t *testing.T) {
 		{"tool_result without a call", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "1"}]}]}`, 400, "invalid_request_error", "toolu_x"},
 		{"tool_choice of no tool", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool", "name": "g"}}`, 400, "invalid_request_error", `tool_choice.name "g"`},
 		{"tool_choice without a name", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool"}}`, 400, "invalid_request_error", "tool_choice.name"},
+		// Tools' errors name the Messages paths, not chat's tools[i].function.*.
+		{"bad tool name", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "no spaces", "input_schema": {"type": "object"}}]}`, 400, "invalid_request_error", `tools[0].name: function name "no spaces" must be`},
+		{"tool twice", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}, {"name": "f", "input_schema": {"type": "object"}}]}`, 400, "invalid_request_error", `tools[1].name: function "f" is defined twice`},
+		{"input_schema not a schema", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": [1]}]}`, 400, "invalid_request_error", "tools[0].input_schema: "},
+		{"input_schema not enforceable", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": {"type": "array", "uniqueItems": true}}]}`, 400, "invalid_request_error", "tools[0].input_schema: "},
 		{"no key", "", `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 401, "authentication_error", "x-api-key"},
 		{"bad key", "sk-nobody", `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 401, "authentication_error", "invalid"},
 		{"unknown model", keyA, `{"model": "claude-x", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 404, "not_found_error", "claude-x"},
@@ -87,6 +92,7 @@ func TestMessagesErrors(t *testing.T) {
 			assert.Equal(t, "error", e.Type)
 			assert.Equal(t, tc.typ, e.Error.Type)
 			assert.Contains(t, e.Error.Message, tc.contains)
+			assert.NotContains(t, e.Error.Message, ".function.", "chat's paths")
 		})
 	}
 	// Both kinds of key header: a 400, whichever is right.

@@ -14,7 +14,6 @@ type samplingFields struct {
 	Model               string           `json:"model"`
 	MaxTokens           *int             `json:"max_tokens"`
 	MaxCompletionTokens *int             `json:"max_completion_tokens"`
-	Seed                *int64           `json:"seed"`
 	Stop                stopField        `json:"stop"`
 	N                   *int             `json:"n"`
 	Stream              bool             `json:"stream"`

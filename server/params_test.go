@@ -21,6 +21,7 @@ func TestRequestFieldsMatchParams(t *testing.T) {
 		sampling.Float: reflect.TypeFor[*float64](), sampling.Float32: reflect.TypeFor[*float64](),
 		sampling.Int: reflect.TypeFor[*int](), sampling.Order: reflect.TypeFor[json.RawMessage](),
 		sampling.Bias: reflect.TypeFor[map[string]float64](), sampling.Strings: reflect.TypeFor[[]string](),
+		sampling.Seed: reflect.TypeFor[*int64](),
 	}
 	var f samplingFields
 	for _, p := range sampling.Params {
@@ -71,6 +72,8 @@ func TestEveryFieldHasAnEffect(t *testing.T) {
 				body[p.Key], want = map[string]float64{"7": 2.5}, map[string]any{"7": 2.5}
 			case sampling.Strings:
 				body[p.Key], want = []string{"\n\n"}, []any{"\n\n"}
+			case sampling.Seed:
+				body[p.Key] = -2
 			}
 			if p.Plugin == sampling.DRY && p.Key != "dry_multiplier" {
 				body["dry_multiplier"] = 0.8
@@ -88,6 +91,10 @@ func TestEveryFieldHasAnEffect(t *testing.T) {
 			case sampling.DRY:
 				assert.False(t, hasSamplingFields(&f), "DRY goes with any sampler")
 				cfg, err = dryConfig(&f, 0)
+			case sampling.Host:
+				assert.False(t, hasSamplingFields(&f), "a seed goes with any sampler")
+				assert.Equal(t, uint64(math.MaxUint64-1), drawSeed(&f), "the turn's seed: -2's bits")
+				return
 			default:
 				t.Fatalf("plugin %q", p.Plugin)
 			}

@@ -503,10 +503,13 @@ func (rs *responder) responseShell() responseObject {
 // (storeResponse's errors).
 func (rs *responder) finishResponse(o *responseObject, res serving.Result) error {
 	t := res.Turn
-	o.Status = "completed"
-	if t.Stop == engine.StopMaxTokens || t.Stop == engine.StopContext {
-		o.Status = "incomplete"
+	o.Status = itemStatus(t)
+	if o.Status == "incomplete" {
 		o.IncompleteDetails = &incompleteReason{Reason: "max_output_tokens"}
+		// The text item the cut ended is incomplete too, as OpenAI's is.
+		if n := len(o.Output); n > 0 && (o.Output[n-1].Type == "message" || o.Output[n-1].Type == "reasoning") {
+			o.Output[n-1].Status = "incomplete"
+		}
 	}
 	o.Usage = &respUsage{InputTokens: len(rs.p.prompt), InputTokensDetails: map[string]int{"cached_tokens": t.Reused},
 		OutputTokens: t.Generated, OutputTokensDetails: map[string]int{"reasoning_tokens": 0}, TotalTokens: len(rs.p.prompt) + t.Generated}
@@ -529,6 +532,16 @@ func (rs *responder) finishResponse(o *responseObject, res serving.Result) error
 		}
 	}
 	return rs.s.storeResponse(rs.ctx, rt.tenant, o, items)
+}
+
+// itemStatus is a Response's status after turn t, and that of the text
+// item it ended in: "incomplete" when the budget or the context cut it,
+// else "completed".
+func itemStatus(t engine.Turn) string {
+	if t.Stop == engine.StopMaxTokens || t.Stop == engine.StopContext {
+		return "incomplete"
+	}
+	return "completed"
 }
 
 // responseOutputs are the output items of a turn's text: its reasoning
@@ -647,14 +660,21 @@ func (a *responsesEvents) add(item respOutput) error {
 		"part": (*it.Content)[0]})
 }
 
-// close ends the open item.
-func (a *responsesEvents) close() error {
+// close ends the open item, completed.
+func (a *responsesEvents) close() error { return a.closeAs("completed") }
+
+// closeAs ends the open item with status ("incomplete": the last item of
+// a turn cut by its budget).
+func (a *responsesEvents) closeAs(status string) error {
 	if !a.open {
 		return nil
 	}
 	a.open = false
 	it, i := a.last()
-	it.Status = "completed"
+	it.Status = status
+	if it.Type == "function_call" {
+		it.Status = "completed" // a call is parsed whole or not at all
+	}
 	if it.Type == "message" || it.Type == "reasoning" {
 		part := (*it.Content)[0]
 		done := map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": part.Text}
@@ -812,7 +832,7 @@ func (rs *responder) responsesStream(turn *serving.Turn) error {
 		// No text at all: an empty message, as a whole response has.
 		_ = a.add(respOutput{Type: "message", ID: randomID("msg_"), Status: "in_progress", Role: "assistant", Content: &[]respContent{}})
 	}
-	_ = a.close()
+	_ = a.closeAs(itemStatus(res.Turn))
 	if err := rs.finishResponse(&o, res); err != nil {
 		e := clientError(rs.ctx, err)
 		_ = a.send("error", map[string]any{"code": e.Code, "message": e.Message, "param": e.Param})

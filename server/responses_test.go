@@ -95,6 +95,27 @@ func TestResponsesStream(t *testing.T) {
 	assert.Equal(t, "incomplete", final["status"])
 	msg := final["output"].([]any)[0].(map[string]any)
 	assert.Equal(t, text.String(), msg["content"].([]any)[0].(map[string]any)["text"])
+	// The message the budget cut is incomplete, in its done event and in
+	// the response, as OpenAI's is.
+	assert.Equal(t, "incomplete", msg["status"])
+	done := evs[len(evs)-2].data["item"].(map[string]any)
+	assert.Equal(t, "incomplete", done["status"])
+
+	// A whole response alike, and a completed one's message is completed.
+	for _, tc := range []struct {
+		body, status string
+	}{
+		{`{"input": "Hello", "max_output_tokens": 6, "seed": 2}`, "incomplete"},
+		{`{"input": "Hello", "max_output_tokens": 64, "seed": 2, "stop": ["\n", ".", " "]}`, "completed"},
+	} {
+		code, body := s.do(t, "POST", "/v1/responses", keyA, []byte(tc.body))
+		require.Equal(t, http.StatusOK, code, string(body))
+		var o responseObject
+		require.NoError(t, json.Unmarshal(body, &o))
+		require.Equal(t, tc.status, o.Status, string(body))
+		require.NotEmpty(t, o.Output)
+		assert.Equal(t, tc.status, o.Output[len(o.Output)-1].Status, string(body))
+	}
 }
 
 // FuzzAPIRequests: the Messages and Responses translations never panic

@@ -56,4 +56,6 @@ type samplingParams struct {
 	DryPenaltyLastN *int `json:"dry_penalty_last_n"`
 	// dry_sequence_breakers (the dry plugin's, stage dry): DRY: a string that ends a repeat, replacing the defaults (\n : " *); repeatable; "none" for none.
 	DrySequenceBreakers []string `json:"dry_sequence_breakers"`
+	// seed (the host's, stage draw): the turn's seed, passed to every plugin's reset (random when not given, and reported).
+	Seed *int64 `json:"seed"`
 }

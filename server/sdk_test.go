@@ -48,13 +48,14 @@ func TestAnthropicSDK(t *testing.T) {
 // TestOpenAIResponsesSDK: the official OpenAI SDK (npm openai, pinned)
 // against /v1/responses, on a Hermes-template model: responses.create,
 // responses.stream, retrieve and delete, a function-call round trip via
-// previous_response_id, json_schema structured output, a 400 as its
-// BadRequestError (testdata/sdk/responses.mjs).
+// previous_response_id and the answer's input items
+// (responses.inputItems.list, paged), json_schema structured output, a
+// 400 as its BadRequestError (testdata/sdk/responses.mjs).
 func TestOpenAIResponsesSDK(t *testing.T) {
 	r := testSandbox(t)
 	s := startServerWith(t, testTenantsFile(), Config{}, withToolModel(t, readHFTemplate(t, "Qwen-Qwen2.5-7B-Instruct.jinja"), r))
 	out := runSDKScript(t, s, "responses.mjs", keyA)
-	for _, step := range []string{"create", "stream", "store", "function call", "json_schema", "error"} {
+	for _, step := range []string{"create", "stream", "store", "function call", "input items", "json_schema", "error"} {
 		require.True(t, strings.Contains(out, step+" ok"), out)
 	}
 }

@@ -288,6 +288,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/responses", s.authed("responses", s.needModel(s.handleResponses)))
 	s.mux.HandleFunc("GET /v1/responses/{id}", s.authed("responses", s.handleGetResponse))
 	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.authed("responses", s.handleDeleteResponse))
+	s.mux.HandleFunc("GET /v1/responses/{id}/input_items", s.authed("responses", s.handleInputItems))
 	s.mux.HandleFunc("POST /v1/embeddings", s.authed("embeddings", s.needModel(s.handleEmbeddings)))
 	s.mux.HandleFunc("POST /tokenize", s.authed("tokenize", s.needModel(s.handleTokenize)))
 	s.mux.HandleFunc("POST /detokenize", s.authed("detokenize", s.needModel(s.handleDetokenize)))

@@ -61,10 +61,15 @@ type Limits struct {
 }
 
 // DefaultLimits are generous limits for a trusted deployment: 4 MiB
-// plugins, 256 pages (16 MiB), 250 ms per step, 16 concurrent requests,
-// 600 requests per minute, 64 plugins of 64 MiB together.
+// plugins, host.DefaultMemoryPages (512 pages, 32 MiB) and
+// host.DefaultCallTimeout (250 ms) per step, 16 concurrent requests, 600
+// requests per minute, 64 plugins of 64 MiB together. The memory and the
+// step deadline are the host's own defaults, which the CLI's plugins run
+// under, so a plugin that runs under `run` or passes `plugin check` runs
+// for a tenant too (host.DefaultMemoryPages says why 512: a Go-SDK
+// processor at a 152k-token vocabulary, with room for its heap).
 func DefaultLimits() Limits {
-	return Limits{MaxPluginBytes: 4 << 20, MemoryPages: 256, StepDeadline: Duration(host.DefaultCallTimeout),
+	return Limits{MaxPluginBytes: 4 << 20, MemoryPages: host.DefaultMemoryPages, StepDeadline: Duration(host.DefaultCallTimeout),
 		MaxConcurrent: 16, RequestsPerMinute: 600, MaxPlugins: 64, MaxPluginTotalBytes: 64 << 20}
 }
 
@@ -279,16 +284,19 @@ func ParseTenants(b []byte) (*Tenants, error) {
 }
 
 // Resolve checks the file and returns its tenants with the file's
-// defaults (then DefaultLimits) filled into each one's limits. Errors wrap
-// ErrTenants and name the tenant.
+// defaults filled into each one's limits: what the file sets, no more.
+// The fields it leaves zero keep DefaultLimits' values when the tenants
+// are made (NewTenants), so a store that imports the file (pgstore)
+// keeps the built-in defaults out of each tenant's own limits, and a
+// later default applies to them. Errors wrap ErrTenants and name the
+// tenant.
 func (f *TenantsFile) Resolve() ([]TenantSpec, error) {
-	defaults := f.Defaults.or(DefaultLimits())
-	if err := defaults.check(); err != nil {
+	if err := f.Defaults.or(DefaultLimits()).check(); err != nil {
 		return nil, fmt.Errorf("%w: defaults: %w", ErrTenants, err)
 	}
 	out := make([]TenantSpec, 0, len(f.Tenants))
 	for _, spec := range f.Tenants {
-		spec.Limits = spec.Limits.or(defaults)
+		spec.Limits = spec.Limits.or(f.Defaults)
 		if len(spec.KeySHA256) == 0 {
 			return nil, fmt.Errorf("%w: tenant %s has no key_sha256", ErrTenants, spec.Name)
 		}

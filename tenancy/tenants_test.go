@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/realizar-host/realizar-host/host"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -172,4 +173,26 @@ func TestLimitsOrFillsEveryField(t *testing.T) {
 		got := reflect.ValueOf(Limits{}.Or(d)).Field(i)
 		assert.False(t, got.IsZero(), "Limits.or leaves %s unset", typ.Field(i).Name)
 	}
+}
+
+// TestDefaultLimitsAreTheHosts: a tenant's plugins run by default under
+// the host's own limits, the CLI's (one declaration, host's).
+func TestDefaultLimitsAreTheHosts(t *testing.T) {
+	got := DefaultLimits().HostLimits()
+	assert.Equal(t, uint32(host.DefaultMemoryPages), got.MemoryPages)
+	assert.Equal(t, host.DefaultCallTimeout, got.CallTimeout)
+}
+
+// TestResolveKeepsWhatTheFileSets: a resolved tenant's limits are its
+// own and the file's defaults, not the built-in ones (a store importing
+// the file keeps those out), while its Tenant runs with all of them.
+func TestResolveKeepsWhatTheFileSets(t *testing.T) {
+	f := TenantsFile{Defaults: Limits{MaxConcurrent: 2}, Tenants: []TenantSpec{
+		{Name: "a", KeySHA256: []string{HashKey(keyA)}, Limits: Limits{RequestsPerMinute: 7}}}}
+	specs, err := f.Resolve()
+	require.NoError(t, err)
+	assert.Equal(t, Limits{MaxConcurrent: 2, RequestsPerMinute: 7}, specs[0].Limits)
+	ts, err := NewTenants(specs, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Limits{MaxConcurrent: 2, RequestsPerMinute: 7}.Or(DefaultLimits()), ts.byName["a"].Limits)
 }

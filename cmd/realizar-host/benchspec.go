@@ -108,8 +108,8 @@ func benchSpec(ctx context.Context, m *loaded, promptTokens, genTokens, reps int
 // writeSpec prints bench --spec's table.
 func writeSpec(w io.Writer, paces []specPace) {
 	for _, p := range paces {
-		fmt.Fprintf(w, "spec %-40s %8.1f tok/s  %5.2fx  drafts %d accepted / %d in %d passes\n",
-			p.Mode+":", p.Decode, p.Ratio, p.Accepted, p.Drafted, p.Passes)
+		fmt.Fprintf(w, "spec %-40s %8.1f tok/s  %5.2fx  drafts %d accepted / %d in %s\n",
+			p.Mode+":", p.Decode, p.Ratio, p.Accepted, p.Drafted, passes(p.Passes))
 	}
 }
 

@@ -81,11 +81,15 @@
 // Exit status:
 //
 //	0    success
-//	1    any other failure: a --prompt-file or perplexity --file that
-//	     cannot be read, writing output, an I/O error mid-run
+//	1    any other failure: writing output, an I/O error mid-run
 //	2    usage: unknown command or flag, wrong arguments, flags that
-//	     contradict each other (--sampler my.wasm --top-k 5), no model
-//	3    a model file that is missing, a directory, unreadable, not GGUF, or of an
+//	     contradict each other (--sampler my.wasm --top-k 5), no model;
+//	     malformed text given inline in place of a file (--grammar GBNF)
+//	3    an input file a flag or argument names (but a plugin's) that is
+//	     missing, unreadable or malformed (--prompt-file, --file,
+//	     --json-schema, --grammar, --prediction, @FILE; readInput and
+//	     input.refuse: the command line's fault is 2, a file's 3);
+//	     a model file that is missing, a directory, unreadable, not GGUF, or of an
 //	     unsupported architecture or tensor type (for quantize also one it
 //	     cannot convert), or whose chat template runs past its limits in the
 //	     sandbox (package chatsandbox: a crash, 64 MiB, 2 s, 1 MiB of output)

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -100,10 +99,11 @@ func newEmbedCmd() *cobra.Command {
 				if len(args) > 0 {
 					return usage(errors.New("give texts as arguments or --file, not both"))
 				}
-				b, err := os.ReadFile(file)
+				in, err := readInput("--file", file)
 				if err != nil {
-					return failure(fmt.Errorf("--file: %w", err))
+					return err
 				}
+				b := in.text
 				sc := bufio.NewScanner(bytes.NewReader(b))
 				sc.Buffer(nil, len(b)+1)
 				for sc.Scan() {

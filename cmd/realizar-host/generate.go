@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
+	"github.com/realizar-host/realizar-host/plugins/sampling"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
+
+// seedParam is the seed's row of sampling.Params: run and chat's --seed.
+var seedParam, _ = sampling.Lookup("seed")
 
 // turnFlags are the per-turn settings run and chat share.
 type turnFlags struct {
@@ -31,7 +34,7 @@ type turnFlags struct {
 
 func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVarP(&f.maxTokens, "max-tokens", "n", 256, "most tokens to generate per turn")
-	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "sampling seed (default: random, reported in the stats line)")
+	cmd.Flags().Uint64Var(&f.seed, seedParam.Flag, 0, seedParam.Usage)
 	cmd.Flags().BoolVar(&f.ignoreEOS, "ignore-eos", false, "never stop on the model's end-of-generation tokens")
 	cmd.Flags().BoolVar(&f.special, "special", false, "print control tokens (<s>, <|start_header_id|>) as their text, as llama-cli --special does; by default they print as nothing")
 	cmd.Flags().StringVar(&f.prediction, "prediction", "", "speculative decoding: FILE holds the expected answer (OpenAI's predicted outputs); its tokens are drafted and verified, so the text is the same, sooner where it agrees")
@@ -64,11 +67,11 @@ func (f *turnFlags) drafter(tok *tokenizer.Tokenizer) (func() engine.Drafter, er
 	case f.prediction == "":
 		return nil, nil
 	}
-	text, err := os.ReadFile(f.prediction)
+	in, err := readInput("--prediction", f.prediction)
 	if err != nil {
-		return nil, failure(fmt.Errorf("--prediction: %w", err))
+		return nil, err
 	}
-	pred := tok.Encode(string(text), tokenizer.EncodeOptions{})
+	pred := tok.Encode(string(in.text), tokenizer.EncodeOptions{})
 	return func() engine.Drafter {
 		return draft.NewPrediction(pred, draft.PredictionOptions{MaxDraft: f.draftMax})
 	}, nil
@@ -80,7 +83,7 @@ func (f *turnFlags) config(cmd *cobra.Command) (engine.GenerateConfig, error) {
 		return engine.GenerateConfig{}, usage(fmt.Errorf("--max-tokens %d: must be > 0", f.maxTokens))
 	}
 	cfg := engine.GenerateConfig{MaxTokens: f.maxTokens, IgnoreEOG: f.ignoreEOS}
-	if cmd.Flags().Changed("seed") {
+	if cmd.Flags().Changed(seedParam.Flag) {
 		seed := f.seed
 		cfg.Seed = &seed
 	}

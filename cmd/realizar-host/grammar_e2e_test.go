@@ -101,7 +101,7 @@ func TestRunJSONSchemaStories(t *testing.T) {
 		g := filepath.Join(t.TempDir(), "bad.gbnf")
 		require.NoError(t, os.WriteFile(g, []byte("root ::= \"a\"\nx ::= ("), 0o644))
 		_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "x", "--grammar", g)
-		assert.Equal(t, exitUsage, code)
+		assert.Equal(t, exitBadFile, code, "a grammar file that does not parse is a bad input file")
 		assert.Contains(t, stderr, "line 2, column 8")
 	})
 }

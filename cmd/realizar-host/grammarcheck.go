@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -106,24 +105,39 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 	}
 	vocab := grammar.VocabFromTokenizer(tok)
 	greedyPieces = nil
+	// The schema or grammar of --json-schema or --grammar is the user's
+	// input: one that does not compile is an error (input.refuse's exit
+	// status), not a file of the report refused; a MaskBench file's own
+	// schema that the engine refuses is a result, reported.
 	var fixedSchema, fixedGBNF []byte
 	if o.schema != "" {
-		if fixedSchema, err = schemaSource(o.schema); err != nil {
-			return nil, badFile(err)
+		in, err := schemaSource(o.schema)
+		if err != nil {
+			return nil, err
 		}
+		if _, err := compileSchema(in); err != nil {
+			return nil, err
+		}
+		fixedSchema = in.text
 	}
 	if o.gbnf != "" {
-		if fixedGBNF, _, err = grammarSource(o.gbnf); err != nil {
-			return nil, badFile(err)
+		in, err := grammarSource(o.gbnf)
+		if err != nil {
+			return nil, err
 		}
+		if _, err := compileGBNF(in); err != nil {
+			return nil, err
+		}
+		fixedGBNF = in.text
 	}
 	rep := &grammarCheckReport{Files: []grammarCheckFile{}}
 	var tbm, ttfm []time.Duration
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		in, err := readInput("grammar check", path)
 		if err != nil {
-			return nil, badFile(err)
+			return nil, err
 		}
+		data := in.text
 		f := grammarCheckFile{File: path, Tests: []grammarCheckTest{}}
 		schema, tests, err := readCheckFile(data)
 		if err != nil {

@@ -77,6 +77,36 @@ func (e *cmdError) Unwrap() error { return e.err }
 // badFile marks err as a problem with an input file (exit status 3).
 func badFile(err error) error { return &cmdError{code: exitBadFile, err: err} }
 
+// input is the text of an input that a flag or an argument gives: a
+// FILE's, read, or the text itself, inline on the command line.
+type input struct {
+	text []byte
+	file string // the file it was read from; "" for inline text
+}
+
+// readInput reads the FILE that flag names ("--prompt-file"). One that is
+// missing or unreadable is a bad input file (exit status 3), as a missing
+// model is: the one rule for every flag that names a file but the
+// plugins' (status 4).
+func readInput(flag, path string) (input, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return input{}, badFile(fmt.Errorf("%s: %w", flag, err))
+	}
+	return input{text: b, file: path}, nil
+}
+
+// refuse marks err, a fault of in's text (a grammar that does not parse,
+// not a JSON object), by the same rule: read from a file, a bad input
+// file (exit status 3); inline, a usage error (2), the fix being on the
+// command line.
+func (in input) refuse(err error) error {
+	if in.file != "" {
+		return badFile(err)
+	}
+	return usage(err)
+}
+
 // failure marks err as any other failure (exit status 1).
 func failure(err error) error { return &cmdError{code: exitFailure, err: err} }
 

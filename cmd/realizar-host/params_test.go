@@ -24,11 +24,22 @@ func newPolicyFlags(t *testing.T, args ...string) (*policyFlags, *cobra.Command)
 }
 
 // TestFlagsMatchParams: every parameter of sampling.Params with a flag is
-// a flag of run, chat and serve's policy flags with the table's default.
+// a flag of run, chat and serve's policy flags with the table's default,
+// but the host's seed, which is run and chat's turn flag --seed (serve
+// has none: a request gives its own).
 func TestFlagsMatchParams(t *testing.T) {
 	_, cmd := newPolicyFlags(t)
+	turn := &cobra.Command{Use: "run"}
+	(&turnFlags{}).register(turn)
 	for _, p := range sampling.Params {
 		if p.Flag == "" {
+			continue
+		}
+		if p.Plugin == sampling.Host {
+			assert.Nil(t, cmd.Flags().Lookup(p.Flag), p.Flag)
+			f := turn.Flags().Lookup(p.Flag)
+			require.NotNil(t, f, p.Flag)
+			assert.Equal(t, p.Usage, f.Usage, p.Flag)
 			continue
 		}
 		f := cmd.Flags().Lookup(p.Flag)

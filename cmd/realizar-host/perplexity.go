@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,10 +38,11 @@ func newPerplexityCmd() *cobra.Command {
 				// A chunk scores every token after its first: one position predicts nothing.
 				return usage(errors.New("--ctx-size 1 leaves no token to predict: perplexity needs at least 2 positions"))
 			}
-			text, err := os.ReadFile(file)
+			in, err := readInput("--file", file)
 			if err != nil {
-				return failure(fmt.Errorf("--file: %w", err))
+				return err
 			}
+			text := in.text
 			m, err := loadModel(&mf, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -54,7 +54,7 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			tokens := m.tok.Encode(string(text), tokenizer.EncodeOptions{AddSpecial: true})
 			if len(tokens) < 2 {
-				return failure(fmt.Errorf("--file %s: %d token(s), nothing to score (perplexity predicts every token after the first)", file, len(tokens)))
+				return in.refuse(fmt.Errorf("--file %s: %d token(s), nothing to score (perplexity predicts every token after the first)", file, len(tokens)))
 			}
 			res, err := perplexity(cmd.Context(), sess, tokens, m.fwd.ContextLength())
 			if err != nil {

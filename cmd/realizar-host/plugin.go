@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -109,8 +110,25 @@ func checkPlugin(cmd *cobra.Command, path string, o *checkOptions) (*checkReport
 	// An embedded policy by name, as run takes it (a file of that name
 	// in the current directory is the file).
 	wasm, builtin := builtinModule(path)
-	if _, err := os.Stat(path); err == nil {
+	_, statErr := os.Stat(path)
+	if statErr == nil {
 		builtin = false
+	}
+	if !builtin && !isManifest && !strings.HasSuffix(strings.ToLower(path), ".wasm") &&
+		!strings.ContainsRune(path, os.PathSeparator) && errors.Is(statErr, fs.ErrNotExist) {
+		// As run's flags say of a name they do not know (loadPolicy), with
+		// every kind's embedded policies, since check takes any kind.
+		var kinds []string
+		for k := abi.Kind(1); ; k++ { // every kind abi declares
+			if _, ok := abi.ParseKind(k.String()); !ok {
+				break
+			}
+			if names := builtinNamesOf(k.String()); len(names) > 0 {
+				kinds = append(kinds, k.String()+"s "+strings.Join(names, ", "))
+			}
+		}
+		return nil, badPlugin(fmt.Errorf("plugin check %q: not an embedded policy (%s), a .wasm file or a .json manifest",
+			path, strings.Join(kinds, "; ")))
 	}
 	if !builtin {
 		wasmPath, err := modulePath(path, isManifest)
@@ -188,7 +206,7 @@ func modulePath(path string, isManifest bool) (string, error) {
 	}
 	m, err := host.ParseManifest(b)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "host: "))
 	}
 	if m.Path == "" {
 		return "", fmt.Errorf("%s: the manifest names no module path, only a sha256", path)

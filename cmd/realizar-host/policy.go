@@ -69,11 +69,12 @@ func (p *policyFlags) number(key string) float64 {
 }
 
 // registerParams registers a flag for every parameter of sampling.Params
-// that has one, with the table's default and usage.
+// that has one, with the table's default and usage, but the host's seed
+// (turnFlags' --seed: serve has none).
 func (p *policyFlags) registerParams(fs *pflag.FlagSet) {
 	p.numbers, p.integers = map[string]*float64{}, map[string]*int{}
 	for _, sp := range sampling.Params {
-		if sp.Flag == "" {
+		if sp.Flag == "" || sp.Plugin == sampling.Host {
 			continue
 		}
 		usage := sp.Usage
@@ -422,18 +423,18 @@ func configArg(arg, flag string) ([]byte, error) {
 	if arg == "" {
 		return nil, nil
 	}
-	b := []byte(arg)
+	in := input{text: []byte(arg)}
 	if path, ok := strings.CutPrefix(arg, "@"); ok {
 		var err error
-		if b, err = os.ReadFile(path); err != nil {
-			return nil, usage(fmt.Errorf("%s: %w", flag, err))
+		if in, err = readInput(flag, path); err != nil {
+			return nil, err
 		}
 	}
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
-		return nil, usage(fmt.Errorf("%s: not a JSON object", flag))
+	if err := json.Unmarshal(in.text, &obj); err != nil || obj == nil {
+		return nil, in.refuse(fmt.Errorf("%s: not a JSON object", flag))
 	}
-	return bytes.TrimSpace(b), nil
+	return bytes.TrimSpace(in.text), nil
 }
 
 // loadPolicy loads part.Ref as a plugin of kind: an embedded name (under
@@ -487,32 +488,62 @@ func pluginLoadError(flag, spec string, err error) error {
 }
 
 // grammarSource is a --grammar argument's GBNF: text holding a rule
-// ("::=") is the grammar itself, anything else a file, read (where is then
-// " FILE", for messages). run, chat and grammar check read --grammar so.
-func grammarSource(arg string) (src []byte, where string, err error) {
+// ("::=") is the grammar itself, anything else a file, read (readInput's
+// error when it cannot be). run, chat and grammar check read --grammar so.
+func grammarSource(arg string) (input, error) {
 	if strings.Contains(arg, "::=") {
-		return []byte(arg), "", nil
+		return input{text: []byte(arg)}, nil
 	}
-	if src, err = os.ReadFile(arg); err != nil {
-		return nil, "", err
-	}
-	return src, " " + arg, nil
+	return readInput("--grammar", arg)
 }
 
 // schemaSource is a --json-schema argument's JSON Schema: text that starts
-// with "{" (or is true) is the schema itself, anything else a file, read.
-// run, chat and grammar check read --json-schema so.
-func schemaSource(arg string) ([]byte, error) {
+// with "{" (or is true) is the schema itself, anything else a file, read
+// (readInput's error when it cannot be). run, chat and grammar check read
+// --json-schema so.
+func schemaSource(arg string) (input, error) {
 	if t := strings.TrimSpace(arg); strings.HasPrefix(t, "{") || t == "true" {
-		return []byte(arg), nil
+		return input{text: []byte(arg)}, nil
 	}
-	return os.ReadFile(arg)
+	return readInput("--json-schema", arg)
+}
+
+// compileSchema compiles --json-schema's schema, one the engine cannot
+// enforce refused by input.refuse's rule, naming the flag (and the file).
+func compileSchema(in input) (*grammar.Grammar, error) {
+	src, err := grammar.FromJSONSchema(in.text)
+	if err == nil {
+		var g *grammar.Grammar
+		if g, err = grammar.Compile(src); err == nil {
+			return g, nil
+		}
+	}
+	return nil, in.refuse(fmt.Errorf("--json-schema%s: %w", where(in), err))
+}
+
+// compileGBNF compiles --grammar's GBNF, one that does not parse refused
+// by input.refuse's rule, naming the flag (and the file).
+func compileGBNF(in input) (*grammar.Grammar, error) {
+	g, err := grammar.Compile(string(in.text))
+	if err != nil {
+		return nil, in.refuse(fmt.Errorf("--grammar%s: %w", where(in), err))
+	}
+	return g, nil
+}
+
+// where is " FILE" for an input read from FILE, "" for inline text.
+func where(in input) string {
+	if in.file == "" {
+		return ""
+	}
+	return " " + in.file
 }
 
 // grammarConfig is the grammar processor's config for --json-schema or
 // --grammar (nil for neither). The schema or grammar is compiled here
-// first, so one the engine cannot enforce is a usage error naming the
-// keyword or the line and column, not a plugin failure. maxTokens is the
+// first, so one the engine cannot enforce is an error naming the keyword
+// or the line and column (a usage error inline, a bad input file in a
+// file: input.refuse), not a plugin failure. maxTokens is the
 // turn's budget, within which the processor closes the grammar.
 func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 	p.shortest = -1
@@ -522,35 +553,31 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 	case p.jsonSchema != "" && p.format == formatJSON:
 		return nil, "", usage(errors.New("--json-schema and --format json exclude each other (a schema already makes the answer JSON)"))
 	case p.jsonSchema != "":
-		schema, err := schemaSource(p.jsonSchema)
+		in, err := schemaSource(p.jsonSchema)
 		if err != nil {
-			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
+			return nil, "", err
 		}
-		src, err := grammar.FromJSONSchema(schema)
+		g, err := compileSchema(in)
 		if err != nil {
-			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
-		}
-		g, err := grammar.Compile(src)
-		if err != nil {
-			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
+			return nil, "", err
 		}
 		p.shortest = g.Shortest()
 		var buf bytes.Buffer
-		if err := json.Compact(&buf, schema); err != nil {
-			return nil, "", usage(fmt.Errorf("--json-schema: %w", err))
+		if err := json.Compact(&buf, in.text); err != nil {
+			return nil, "", in.refuse(fmt.Errorf("--json-schema%s: %w", where(in), err))
 		}
 		return plugins.Grammar{JSONSchema: buf.Bytes(), MaxTokens: maxTokens}.Config(), "--json-schema", nil
 	case p.grammarFile != "":
-		src, where, err := grammarSource(p.grammarFile)
+		in, err := grammarSource(p.grammarFile)
 		if err != nil {
-			return nil, "", usage(fmt.Errorf("--grammar: %w", err))
+			return nil, "", err
 		}
-		g, err := grammar.Compile(string(src))
+		g, err := compileGBNF(in)
 		if err != nil {
-			return nil, "", usage(fmt.Errorf("--grammar%s: %w", where, err))
+			return nil, "", err
 		}
 		p.shortest = g.Shortest()
-		return plugins.Grammar{GBNF: string(src), MaxTokens: maxTokens}.Config(), "--grammar", nil
+		return plugins.Grammar{GBNF: string(in.text), MaxTokens: maxTokens}.Config(), "--grammar", nil
 	}
 	return nil, "", nil
 }

@@ -156,13 +156,13 @@ func (o *runOptions) promptText(fs *pflag.FlagSet, stdin io.Reader) (string, err
 	case promptSet:
 		return o.prompt, nil
 	case o.promptFile != "":
-		b, err := os.ReadFile(o.promptFile)
+		in, err := readInput("--prompt-file", o.promptFile)
 		if err != nil {
-			return "", failure(fmt.Errorf("--prompt-file: %w", err))
+			return "", err
 		}
-		text := trimNewline(string(b))
+		text := trimNewline(string(in.text))
 		if text == "" {
-			return "", usage(fmt.Errorf("--prompt-file %s is empty", o.promptFile))
+			return "", in.refuse(fmt.Errorf("--prompt-file %s is empty", o.promptFile))
 		}
 		return text, nil
 	}

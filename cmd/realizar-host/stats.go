@@ -30,7 +30,7 @@ func statsLine(t engine.Turn, spec bool, err error) string {
 	}
 	if spec {
 		d := t.Drafts
-		parts = append(parts, fmt.Sprintf("drafts %d accepted / %d rejected in %d passes", d.Accepted, d.Drafted-d.Accepted, d.Passes))
+		parts = append(parts, fmt.Sprintf("drafts %d accepted / %d rejected in %s", d.Accepted, d.Drafted-d.Accepted, passes(d.Passes)))
 	}
 	parts = append(parts,
 		"policies "+perStep(tm.Policies, t.Generated),
@@ -38,6 +38,14 @@ func statsLine(t engine.Turn, spec bool, err error) string {
 		fmt.Sprintf("seed %d", t.Seed),
 	)
 	return strings.Join(parts, " | ")
+}
+
+// passes is n verify passes as text: "1 pass", "12 passes".
+func passes(n int) string {
+	if n == 1 {
+		return "1 pass"
+	}
+	return fmt.Sprintf("%d passes", n)
 }
 
 // stopReason is t's stop reason, or "error" for a turn that err ended.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -86,11 +85,11 @@ func templateRender(cmd *cobra.Command, o *templateRenderOptions) error {
 	}
 	var template string
 	if o.template != "" {
-		b, err := os.ReadFile(o.template)
+		in, err := readInput("--template", o.template)
 		if err != nil {
-			return failure(fmt.Errorf("template render: %w", err))
+			return err
 		}
-		template = string(b)
+		template = string(in.text)
 	} else {
 		tok, err := tokenizer.Open(o.model)
 		if err != nil {
@@ -119,41 +118,37 @@ func templateRender(cmd *cobra.Command, o *templateRenderOptions) error {
 	return nil
 }
 
-// argBytes is a flag's JSON text, or the file's after "@".
-func argBytes(arg, flag string) ([]byte, error) {
+// argInput is a flag's JSON text, or the file's after "@".
+func argInput(arg, flag string) (input, error) {
 	if path, ok := strings.CutPrefix(arg, "@"); ok {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, usage(fmt.Errorf("%s: %w", flag, err))
-		}
-		return b, nil
+		return readInput(flag, path)
 	}
-	return []byte(arg), nil
+	return input{text: []byte(arg)}, nil
 }
 
 // jsonArrayArg reads a JSON array argument (or @FILE holding one).
 func jsonArrayArg(arg, flag string) (json.RawMessage, error) {
-	b, err := argBytes(arg, flag)
+	in, err := argInput(arg, flag)
 	if err != nil {
 		return nil, err
 	}
 	var items []json.RawMessage
-	if err := json.Unmarshal(b, &items); err != nil || items == nil {
-		return nil, usage(fmt.Errorf("%s: not a JSON array", flag))
+	if err := json.Unmarshal(in.text, &items); err != nil || items == nil {
+		return nil, in.refuse(fmt.Errorf("%s: not a JSON array", flag))
 	}
-	return json.RawMessage(bytes.TrimSpace(b)), nil
+	return json.RawMessage(bytes.TrimSpace(in.text)), nil
 }
 
 // messagesArg reads --messages: a JSON array of message objects, each
 // passed to the template as it is.
 func messagesArg(arg string) ([]tokenizer.Message, error) {
-	b, err := argBytes(arg, "--messages")
+	in, err := argInput(arg, "--messages")
 	if err != nil {
 		return nil, err
 	}
 	var items []json.RawMessage
-	if err := json.Unmarshal(b, &items); err != nil || items == nil {
-		return nil, usage(errors.New("--messages: not a JSON array of message objects"))
+	if err := json.Unmarshal(in.text, &items); err != nil || items == nil {
+		return nil, in.refuse(errors.New("--messages: not a JSON array of message objects"))
 	}
 	msgs := make([]tokenizer.Message, len(items))
 	for i, raw := range items {
@@ -162,7 +157,7 @@ func messagesArg(arg string) ([]tokenizer.Message, error) {
 			Content any    `json:"content"`
 		}
 		if err := json.Unmarshal(raw, &m); err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-			return nil, usage(fmt.Errorf("--messages: message %d is not a JSON object", i))
+			return nil, in.refuse(fmt.Errorf("--messages: message %d is not a JSON object", i))
 		}
 		content, _ := m.Content.(string)
 		msgs[i] = tokenizer.Message{Role: m.Role, Content: content, Raw: raw}

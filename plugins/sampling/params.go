@@ -30,6 +30,7 @@ const (
 	Order               // samplers: a list of stage names, or a ";"-separated string
 	Bias                // logit_bias: {"id": bias, ...}; a bias of false is -Inf
 	Strings             // a list of strings
+	Seed                // seed: a 64-bit integer (the server's an int64, taken as its two's-complement bits; the CLI's a uint64)
 )
 
 // String is t's name in the README's table.
@@ -45,14 +46,19 @@ func (t Type) String() string {
 		return "object {id: bias}"
 	case Strings:
 		return "list of strings"
+	case Seed:
+		return "integer (64 bits)"
 	}
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
 
-// The plugins that read the parameters (plugins' builtin names).
+// What reads the parameters: plugins by their builtin names, or the host.
 const (
 	Standard = "standard" // the standard sampler (plugins/sampler/standard)
 	DRY      = "dry"      // the dry processor (plugins/processor/dry)
+	// Host is the host itself: the seed of the turn's RNG, which every
+	// plugin's realizar_reset receives (abi/ABI.md).
+	Host = "host"
 )
 
 // Range is a number's range: [Min, Max], open at Min when MinOpen, plus
@@ -130,12 +136,12 @@ type Param struct {
 	// --mirostat-lr (llama.cpp's too), and "" where there is none.
 	Flag string
 	// Stage is the stage that reads it, by its samplers name ("top_p"),
-	// or "logit bias", "mirostat" or "order" for the parameters outside the
-	// stages.
+	// or "logit bias", "mirostat", "order" or "draw" (the seed) for the
+	// parameters outside the stages.
 	Stage string
 	// Plugin is the plugin whose config key it is (Standard or DRY; the
 	// mirostat-v2 sampler reads Standard's temperature, mirostat_tau and
-	// mirostat_eta too).
+	// mirostat_eta too), or Host for the seed, which is no plugin's key.
 	Plugin string
 	// Usage is the CLI flag's help and the README's note.
 	Usage string
@@ -188,7 +194,7 @@ var (
 
 // Params are the sampling parameters, each declared once: the standard
 // sampler's in the order its messages list its keys (the C build's
-// order), then the dry processor's.
+// order), then the dry processor's, then the host's seed.
 var Params = []Param{
 	{Key: "temperature", OpenAI: true, LlamaCpp: "--temp", Type: Float, Range: nonNeg, Default: 0.8, Server: num(1),
 		Flag: "temperature", Stage: "temperature", Plugin: Standard, Usage: "temperature (0 is greedy)"},
@@ -241,6 +247,8 @@ var Params = []Param{
 	{Key: "dry_sequence_breakers", LlamaCpp: "--dry-sequence-breaker", Type: Strings, DefaultText: `"\n" ":" "\"" "*"`,
 		Flag: "dry-sequence-breaker", Stage: "dry", Plugin: DRY,
 		Usage: "DRY: a string that ends a repeat, replacing the defaults (\\n : \" *); repeatable; \"none\" for none"},
+	{Key: "seed", OpenAI: true, LlamaCpp: "--seed", Type: Seed, DefaultText: "random",
+		Flag: "seed", Stage: "draw", Plugin: Host, Usage: "the turn's seed, passed to every plugin's reset (random when not given, and reported)"},
 }
 
 // Lookup is the parameter of key, and whether there is one.

@@ -22,7 +22,8 @@ func TestParamsDeclaredOnce(t *testing.T) {
 		}
 		assert.False(t, llama[p.LlamaCpp], "llama.cpp flag %s twice", p.LlamaCpp)
 		llama[p.LlamaCpp] = true
-		assert.Contains(t, []string{Standard, DRY}, p.Plugin, p.Key)
+		assert.Contains(t, []string{Standard, DRY, Host}, p.Plugin, p.Key)
+		assert.Equal(t, p.Plugin == Host, p.Type == Seed, "%s: the seed, and only it, is the host's", p.Key)
 		assert.NotEmpty(t, p.Usage, p.Key)
 		if p.Number() {
 			assert.True(t, p.Range.Contains(p.Default), "%s: default %v outside %s", p.Key, p.Default, p.Want())
@@ -32,7 +33,7 @@ func TestParamsDeclaredOnce(t *testing.T) {
 			assert.NotEmpty(t, p.DefaultText, p.Key)
 		}
 		switch p.Stage {
-		case "logit bias", "mirostat", "order":
+		case "logit bias", "mirostat", "order", "draw":
 		default:
 			_, err := Stages([]string{p.Stage})
 			assert.NoError(t, err, "%s: stage %q", p.Key, p.Stage)
@@ -83,7 +84,10 @@ func TestParamCheck(t *testing.T) {
 
 func TestKeysAndOf(t *testing.T) {
 	assert.Equal(t, []string{"dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n", "dry_sequence_breakers"}, Keys(DRY))
-	assert.Len(t, Of(Standard), len(Params)-len(Of(DRY)))
-	_, ok := Lookup("seed")
-	assert.False(t, ok)
+	assert.Len(t, Of(Standard), len(Params)-len(Of(DRY))-len(Of(Host)))
+	seed, ok := Lookup("seed")
+	assert.True(t, ok)
+	assert.Equal(t, []Param{seed}, Of(Host))
+	assert.Equal(t, Seed, seed.Type)
+	assert.False(t, seed.Number(), "no range: any 64-bit integer")
 }

@@ -44,8 +44,11 @@ func markdownTable() string {
 			def, server = "`"+def+"`", "the same"
 		}
 		plugin := "`" + p.Plugin + "` sampler"
-		if p.Plugin == DRY {
+		switch p.Plugin {
+		case DRY:
 			plugin = "`dry` processor"
+		case Host:
+			plugin = "the host (every plugin's reset)"
 		}
 		b.WriteString("| " + strings.Join([]string{stage, "`" + p.Key + "`", "`" + p.LlamaCpp + "`", openai, p.Type.String(),
 			rng, flagName, def, server, plugin}, " | ") + " |\n")

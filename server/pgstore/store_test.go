@@ -130,7 +130,8 @@ func TestAdmin(t *testing.T) {
 	list, err = s.ListTenants(ctx)
 	require.NoError(t, err)
 	require.Len(t, list, 2)
-	assert.Equal(t, 2, list[0].Limits.MaxConcurrent, "the file's defaults are stored in each tenant's limits")
+	assert.Equal(t, tenancy.Limits{MaxConcurrent: 2}, list[0].Limits,
+		"the file's defaults are stored in each tenant's limits, the built-in defaults are not")
 	_, err = s.Get(ctx, "acme", sum)
 	assert.ErrorIs(t, err, tenancy.ErrNoPlugin, "a removed tenant's plugins go with it")
 }

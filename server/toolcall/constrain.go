@@ -104,7 +104,9 @@ func Constrain(f Family, tools []Tool, choice Choice, parallel bool) (Constraint
 	}
 	src := "root ::= " + root + "\n" + b.String()
 	if _, err := grammar.Compile(src); err != nil {
-		return Constraint{}, fmt.Errorf("%w: the tools' grammar: %w", ErrSchema, err)
+		// "the tools' grammar: too large: …": the grammar package's own
+		// prefix completes the phrase.
+		return Constraint{}, fmt.Errorf("%w: the tools' %w", ErrSchema, err)
 	}
 	c := Constraint{GBNF: src}
 	if choice.Mode == Auto {

@@ -2,7 +2,8 @@
 // responses.create, responses.stream (text deltas joined equal the final
 // text), a function-call round trip via previous_response_id, structured
 // output with text.format json_schema that parses and has the schema's
-// shape, GET and DELETE of a stored response. Environment: BASE_URL,
+// shape, GET and DELETE of a stored response, and a stored response's
+// input items (responses.inputItems.list, paged with after and limit). Environment: BASE_URL,
 // API_KEY, MODEL, SDK_DIR (scripts/sdk-install.sh), TOOL_SCHEMA.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -66,6 +67,30 @@ const answer = await client.responses.create({ ...base, previous_response_id: ca
 assert.equal(answer.previous_response_id, call.id);
 assert.ok(answer.usage.input_tokens > call.usage.input_tokens, 'the previous turn is part of the prompt');
 console.log('function call ok');
+
+// The answer's input items: the call's conversation (its input and its
+// output) then the tool's output, newest first by default; a page of one
+// at a time (after: the last id) walks the same items.
+const newest = await client.responses.inputItems.list(answer.id);
+const items = newest.data;
+assert.equal(items[0].type, 'function_call_output');
+assert.equal(items[0].call_id, fc.call_id);
+assert.equal(items[0].output, '22 degrees');
+assert.ok(items.some((it) => it.type === 'function_call' && it.call_id === fc.call_id && it.name === 'get_weather'));
+const first = items[items.length - 1];
+assert.equal(first.type, 'message');
+assert.equal(first.role, 'user');
+assert.equal(first.content[0].type, 'input_text');
+assert.equal(first.content[0].text, 'What is the weather in Paris?');
+const walked = [];
+for await (const it of client.responses.inputItems.list(answer.id, { order: 'asc', limit: 1 })) {
+  walked.push(it);
+}
+assert.deepEqual(walked, [...items].reverse());
+await assert.rejects(client.responses.inputItems.list(answer.id, { limit: 101 }), (err) => err instanceof OpenAI.BadRequestError);
+await client.responses.delete(call.id);
+await assert.rejects(client.responses.inputItems.list(call.id), (err) => err instanceof OpenAI.NotFoundError);
+console.log('input items ok');
 
 const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 8 }, age: { type: 'integer', minimum: 0, maximum: 99 } },
   required: ['name', 'age'], additionalProperties: false };

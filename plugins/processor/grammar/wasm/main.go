@@ -3,6 +3,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/guest"
 	"github.com/realizar-host/realizar-host/grammar"
@@ -44,18 +46,23 @@ func initPlugin(n, maxPiece, configPtr, configLen int32, features int64) int64 {
 		guest.LogMsg(abi.LogError, "config: give exactly one of grammar and json_schema")
 		return int64(abi.ErrConfig)
 	}
-	text := string(src)
+	text, key := string(src), "grammar"
+	// The key names the grammar package's errors, so their own "grammar: "
+	// goes ("config: grammar: line 1, column 9: …", not "grammar: grammar:").
+	refuse := func(err error) int64 {
+		guest.LogMsg(abi.LogError, "config: "+key+": "+strings.TrimPrefix(err.Error(), "grammar: "))
+		return int64(abi.ErrConfig)
+	}
 	if hasSchema {
 		var err error
+		key = "json_schema"
 		if text, err = grammar.FromJSONSchema(schema); err != nil {
-			guest.LogMsg(abi.LogError, "config: json_schema: "+err.Error())
-			return int64(abi.ErrConfig)
+			return refuse(err)
 		}
 	}
 	var err error
 	if g, err = grammar.Compile(text); err != nil {
-		guest.LogMsg(abi.LogError, "config: grammar: "+err.Error())
-		return int64(abi.ErrConfig)
+		return refuse(err)
 	}
 	attrs := make([]abi.TokenAttr, n)
 	if guest.TokenAttrs(0, attrs) != int(n) {
