@@ -18,8 +18,10 @@ import (
 
 // emuFixtures are models small enough for the emulator (a 256-token
 // vocabulary): llama in F16 and Q4_K_M (Q4_K, Q6_K and others), qwen2
-// (NEOX RoPE, Q/K/V biases) in F32 and Q8_0, and a tied-output llama in
-// Q4_0. Generated once per test binary.
+// (NEOX RoPE, Q/K/V biases) in F32 and Q8_0, a tied-output llama in
+// Q4_0, and one of each other architecture the GPU forward computes:
+// qwen3 (per-head Q/K norms, heads of 128 over n_embd 256) in F16.
+// Generated once per test binary.
 var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	dir, err := os.MkdirTemp("", "cuda-emu")
 	if err != nil {
@@ -44,9 +46,11 @@ var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	qwen.Name, qwen.Arch, qwen.QKVBias, qwen.Type, qwen.Seed = "emu-qwen2", "qwen2", true, gguf.TypeF32, 12
 	tied := base
 	tied.Name, tied.TiedOutput, tied.Seed = "emu-tied", true, 13
+	qwen3 := base
+	qwen3.Name, qwen3.Arch, qwen3.KeyLength, qwen3.RopeBase, qwen3.RMSEps, qwen3.Seed = "emu-qwen3", "qwen3", 128, 1e6, 1e-6, 14
 	base.Name = "emu-llama"
 	var paths []string
-	for _, c := range []fixture.Config{base, qwen, tied} {
+	for _, c := range []fixture.Config{base, qwen, tied, qwen3} {
 		p := filepath.Join(dir, c.Name+".gguf")
 		if err := fixture.GenerateFile(p, c, vocab); err != nil {
 			return nil, err

@@ -27,6 +27,7 @@ type devWeight struct {
 
 type devLayer struct {
 	attnNorm, ffnNorm          dptr
+	qNorm, kNorm               dptr // [HeadDim] per-head Q/K gains (qwen3), else 0
 	q, k, v, o, gate, up, down devWeight
 }
 
@@ -241,6 +242,8 @@ func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
 	for i, l := range w.Layers {
 		vec(fmt.Sprintf("blk.%d.attn_norm.weight", i), l.AttnNorm)
 		vec(fmt.Sprintf("blk.%d.ffn_norm.weight", i), l.FFNNorm)
+		vec(fmt.Sprintf("blk.%d.attn_q_norm.weight", i), l.QNorm)
+		vec(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), l.KNorm)
 		for _, x := range []model.Weight{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
 			vec(x.Name+"#bias", x.Bias)
 		}
@@ -306,6 +309,12 @@ func (s *devModel) upload(w model.Weights) error {
 			return err
 		}
 		if dl.ffnNorm, err = vec(fmt.Sprintf("blk.%d.ffn_norm.weight", i), l.FFNNorm); err != nil {
+			return err
+		}
+		if dl.qNorm, err = vec(fmt.Sprintf("blk.%d.attn_q_norm.weight", i), l.QNorm); err != nil {
+			return err
+		}
+		if dl.kNorm, err = vec(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), l.KNorm); err != nil {
 			return err
 		}
 		for _, p := range []struct {
@@ -763,6 +772,12 @@ func (s *devModel) forward(n, m int) error {
 		// x += Wo · attention(rope(Wq·norm(x)), rope(Wk·norm(x)), Wv·norm(x))
 		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.attnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
 		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.q, s.q}, gemvJob{&ly.k, s.k}, gemvJob{&ly.v, s.v})
+		if ly.qNorm != 0 {
+			// qwen3: every head of Q and K RMS-normalized over HeadDim
+			// (rmsnorm with one block per head).
+			l.run("rmsnorm", n*c.Heads, 1, 256, 1, ptr(s.q), ptr(ly.qNorm), ptr(s.q), i64(c.HeadDim), f32(c.RMSEps))
+			l.run("rmsnorm", n*c.KVHeads, 1, 256, 1, ptr(s.k), ptr(ly.kNorm), ptr(s.k), i64(c.HeadDim), f32(c.RMSEps))
+		}
 		for _, r := range []struct {
 			x     dptr
 			heads int

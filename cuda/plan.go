@@ -2,27 +2,38 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// checkArch reports whether the GPU forward computes c's architecture: the
-// llama block, with qwen2's biases and NEOX RoPE. qwen3's per-head Q/K
-// RMSNorm, qwen3moe's experts, YaRN's RoPE, phi3's block (fused
-// projections, LongRoPE, the query scaled before attention) and gemma3's
-// (scaled embeddings, GELU, post-sublayer norms, sliding-window layers with
-// their own RoPE, the logit softcap) have no kernels here.
+// gpuArchs are the architectures the GPU forward computes: the llama
+// block, with qwen2's biases and NEOX RoPE, and qwen3's per-head Q/K
+// RMSNorm.
+var gpuArchs = []string{"llama", "qwen2", "qwen3"}
+
+// checkArch reports whether the GPU forward computes c's architecture (one
+// of gpuArchs) with c's features. qwen3moe's experts, YaRN's RoPE, phi3's
+// block (fused projections, LongRoPE, the query scaled before attention)
+// and gemma3's (scaled embeddings, GELU, post-sublayer norms,
+// sliding-window layers with their own RoPE, the logit softcap) have no
+// kernels here.
 //
 // Errors: wraps ErrUnsupportedArch naming the architecture.
 func checkArch(c model.Config) error {
-	if c.QKNorm || c.MoE() || c.ScaleQ || c.FusedFFN || c.GELU || c.PostNorms || c.EmbdScale != 0 ||
-		c.SlidingLayers != nil || c.LogitSoftcap != 0 || (c.Arch != "llama" && c.Arch != "qwen2") {
-		return fmt.Errorf("%w %q (the GPU forward runs llama and qwen2; the CPU forward runs it)", ErrUnsupportedArch, c.Arch)
+	if c.MoE() || c.ScaleQ || c.FusedFFN || c.GELU || c.PostNorms || c.EmbdScale != 0 ||
+		c.SlidingLayers != nil || c.LogitSoftcap != 0 || !slices.Contains(gpuArchs, c.Arch) {
+		return fmt.Errorf("%w %q (the GPU forward runs %s; the CPU forward runs it)", ErrUnsupportedArch, c.Arch, strings.Join(gpuArchs, ", "))
 	}
 	if c.RopeYaRN || c.RopeAttnFactor != 1 {
 		return fmt.Errorf("%w %q with YaRN RoPE scaling or a RoPE attn_factor (the GPU's RoPE has neither; the CPU forward runs it)",
 			ErrUnsupportedArch, c.Arch)
+	}
+	if c.RopeDims != c.HeadDim {
+		return fmt.Errorf("%w %q rotating %d of %d values per head (the GPU's RoPE rotates whole heads; the CPU forward runs it)",
+			ErrUnsupportedArch, c.Arch, c.RopeDims, c.HeadDim)
 	}
 	return nil
 }
