@@ -20,7 +20,9 @@ import (
 // vocabulary): llama in F16 and Q4_K_M (Q4_K, Q6_K and others), qwen2
 // (NEOX RoPE, Q/K/V biases) in F32 and Q8_0, a tied-output llama in
 // Q4_0, and one of each other architecture the GPU forward computes:
-// qwen3 (per-head Q/K norms, heads of 128 over n_embd 256) in F16.
+// qwen3 (per-head Q/K norms, heads of 128 over n_embd 256) in F16, and a
+// llama with YaRN RoPE scaling (factor 4 over an original context of 16:
+// the ramp covers pairs 0-4 of 32) in F16.
 // Generated once per test binary.
 var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	dir, err := os.MkdirTemp("", "cuda-emu")
@@ -48,9 +50,11 @@ var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	tied.Name, tied.TiedOutput, tied.Seed = "emu-tied", true, 13
 	qwen3 := base
 	qwen3.Name, qwen3.Arch, qwen3.KeyLength, qwen3.RopeBase, qwen3.RMSEps, qwen3.Seed = "emu-qwen3", "qwen3", 128, 1e6, 1e-6, 14
+	yarn := base
+	yarn.Name, yarn.RopeScaling, yarn.RopeScaleFactor, yarn.RopeOrigContext, yarn.Seed = "emu-yarn", "yarn", 4, 16, 15
 	base.Name = "emu-llama"
 	var paths []string
-	for _, c := range []fixture.Config{base, qwen, tied, qwen3} {
+	for _, c := range []fixture.Config{base, qwen, tied, qwen3, yarn} {
 		p := filepath.Join(dir, c.Name+".gguf")
 		if err := fixture.GenerateFile(p, c, vocab); err != nil {
 			return nil, err

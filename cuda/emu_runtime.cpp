@@ -27,8 +27,8 @@ GF(gemv_f32) GF(gemv_f16) GF(gemv_bf16)
 EM(embed_f32) EM(embed_f16) EM(embed_bf16) EM(embed_q4_0) EM(embed_q4_1) EM(embed_q5_0) EM(embed_q5_1)
 EM(embed_q8_0) EM(embed_q4_k) EM(embed_q5_k) EM(embed_q6_k)
 void rmsnorm(const float *, const float *, float *, ll, float);
-void rope_norm(float *, ll, ll, const ll *, float, float, const float *);
-void rope_neox(float *, ll, ll, const ll *, float, float, const float *);
+void rope_norm(float *, ll, ll, const ll *, ll, float, float, const float *, float, ll, float, float);
+void rope_neox(float *, ll, ll, const ll *, ll, float, float, const float *, float, ll, float, float);
 void kv_write(const float *, const float *, const ll *, ll, ll);
 void attention(const float *, const ll *, ll, float *, float *, ll, ll, ll, ll, float);
 void swiglu(float *, const float *, ll);
@@ -77,10 +77,12 @@ std::map<std::string, Call> table() {
         rmsnorm(P<const float *>(a[0]), P<const float *>(a[1]), P<float *>(a[2]), L(a[3]), F(a[4]));
     };
     t["rope_norm"] = [](const uint64_t *a) {
-        rope_norm(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), F(a[4]), F(a[5]), P<const float *>(a[6]));
+        rope_norm(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), L(a[4]), F(a[5]), F(a[6]), P<const float *>(a[7]),
+                  F(a[8]), L(a[9]), F(a[10]), F(a[11]));
     };
     t["rope_neox"] = [](const uint64_t *a) {
-        rope_neox(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), F(a[4]), F(a[5]), P<const float *>(a[6]));
+        rope_neox(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), L(a[4]), F(a[5]), F(a[6]), P<const float *>(a[7]),
+                  F(a[8]), L(a[9]), F(a[10]), F(a[11]));
     };
     t["kv_write"] = [](const uint64_t *a) {
         kv_write(P<const float *>(a[0]), P<const float *>(a[1]), P<const ll *>(a[2]), L(a[3]), L(a[4]));

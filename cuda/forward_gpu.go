@@ -57,18 +57,18 @@ type gpuStep struct {
 // scratch is one); refs counts the open sequences, and the last Close
 // frees the device memory.
 type devModel struct {
-	mu         sync.Mutex
-	refs       int
-	d          backend
-	cfg        model.Config
-	thetaScale float32
-	pool       dptr
-	plan       poolPlan
-	embd       devWeight
-	output     devWeight
-	outNorm    dptr
-	factors    dptr // 0 when the model has no rope_freqs
-	layers     []devLayer
+	mu      sync.Mutex
+	refs    int
+	d       backend
+	cfg     model.Config
+	rope    model.RopeAngles
+	pool    dptr
+	plan    poolPlan
+	embd    devWeight
+	output  devWeight
+	outNorm dptr
+	factors dptr // 0 when the model has no rope_freqs
+	layers  []devLayer
 
 	maxBatch int
 	scratch  dptr
@@ -164,7 +164,7 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 		return nil, err
 	}
 	defer d.enter()()
-	dm := &devModel{d: d, cfg: m.Config(), thetaScale: m.RopeThetaScale(), plan: plan, maxBatch: opts.BatchSize, refs: 1}
+	dm := &devModel{d: d, cfg: m.Config(), rope: m.RopeAngles(false), plan: plan, maxBatch: opts.BatchSize, refs: 1}
 	if dm.maxBatch <= 0 {
 		dm.maxBatch = 64
 	}
@@ -782,8 +782,10 @@ func (s *devModel) forward(n, m int) error {
 			x     dptr
 			heads int
 		}{{s.q, c.Heads}, {s.k, c.KVHeads}} {
-			l.run(s.ropeKernel(), r.heads, n, c.HeadDim/2, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), ptr(rows),
-				f32(s.thetaScale), f32(c.RopeFreqScale), ptr(s.factors))
+			rp := &s.rope
+			l.run(s.ropeKernel(), r.heads, n, ceilDiv(rp.Dims/2, 32)*32, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), ptr(rows),
+				i64(rp.Dims), f32(rp.ThetaScale), f32(rp.FreqScale), ptr(s.factors),
+				f32(rp.MScale), i64(b2i(rp.YaRN)), f32(rp.CorrDims[0]), f32(rp.CorrDims[1]))
 		}
 		l.run("kv_write", ceilDiv(kvDim, 256), n, 256, 1, ptr(s.k), ptr(s.v), ptr(rows), i64(i), i64(kvDim))
 		l.run("attention", c.Heads, n, 128, 1, ptr(s.q), ptr(rows), i64(i), ptr(s.attn), ptr(s.scores),
@@ -805,6 +807,14 @@ func (s *devModel) forward(n, m int) error {
 		s.matmul(&l, s.xn, embd, m, gemvJob{&s.output, s.logits})
 	}
 	return l.err
+}
+
+// b2i is 1 for true, 0 for false (a kernel's flag).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // gemvJob is one product out = W·in (+ bias) over the batch.

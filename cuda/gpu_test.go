@@ -283,9 +283,21 @@ func TestGPUParityGate(t *testing.T) {
 			failLine(t, err, "gate", path)
 			fmt.Printf("gate %s on %s: %s; 1-cosine %.2e\n", filepath.Base(path), g.DeviceName(), v, 1-v.MinCos)
 			assert.True(t, v.OK, v.String())
+			if emulated {
+				// The gate forgives what a device's other float order
+				// may bring; on the emulator's few positions a kernel
+				// that misses a feature (a norm, YaRN's ramp) still
+				// passes it at 1-cosine near 1e-2, while a faithful one
+				// is within 1e-6.
+				assert.Greater(t, v.MinCos, 1-emuMaxCosineGap, "1-cosine %.2e", 1-v.MinCos)
+			}
 		})
 	}
 }
+
+// emuMaxCosineGap is the most 1-cosine TestGPUParityGate allows on the
+// emulator, where kernels round as the CPU forward does.
+const emuMaxCosineGap = 1e-4
 
 // probeLen is the gate's probe length: probeTokens on a GPU, a few
 // positions on the (slow) emulator.

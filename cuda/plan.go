@@ -15,7 +15,8 @@ import (
 var gpuArchs = []string{"llama", "qwen2", "qwen3"}
 
 // checkArch reports whether the GPU forward computes c's architecture (one
-// of gpuArchs) with c's features. qwen3moe's experts, YaRN's RoPE, phi3's
+// of gpuArchs) with c's features (RoPE scaled linearly or by YaRN, with an
+// attn_factor, rotating part of each head included). qwen3moe's experts, phi3's
 // block (fused projections, LongRoPE, the query scaled before attention)
 // and gemma3's (scaled embeddings, GELU, post-sublayer norms,
 // sliding-window layers with their own RoPE, the logit softcap) have no
@@ -26,14 +27,6 @@ func checkArch(c model.Config) error {
 	if c.MoE() || c.ScaleQ || c.FusedFFN || c.GELU || c.PostNorms || c.EmbdScale != 0 ||
 		c.SlidingLayers != nil || c.LogitSoftcap != 0 || !slices.Contains(gpuArchs, c.Arch) {
 		return fmt.Errorf("%w %q (the GPU forward runs %s; the CPU forward runs it)", ErrUnsupportedArch, c.Arch, strings.Join(gpuArchs, ", "))
-	}
-	if c.RopeYaRN || c.RopeAttnFactor != 1 {
-		return fmt.Errorf("%w %q with YaRN RoPE scaling or a RoPE attn_factor (the GPU's RoPE has neither; the CPU forward runs it)",
-			ErrUnsupportedArch, c.Arch)
-	}
-	if c.RopeDims != c.HeadDim {
-		return fmt.Errorf("%w %q rotating %d of %d values per head (the GPU's RoPE rotates whole heads; the CPU forward runs it)",
-			ErrUnsupportedArch, c.Arch, c.RopeDims, c.HeadDim)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 // Runs every kernel of cuda/kernels on the emulator (emu.h) and checks it
 // against a plain host reference. Prints one line per check; exits 1 if
 // any fails. Built and run by cuda/emu_test.go.
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -10,10 +11,12 @@
 
 extern "C" {
 void rmsnorm(const float *x, const float *w, float *y, long long cols, float eps);
-void rope_norm(float *x, long long heads, long long head_dim, const long long *rows, float theta_scale,
-               float freq_scale, const float *factors);
-void rope_neox(float *x, long long heads, long long head_dim, const long long *rows, float theta_scale,
-               float freq_scale, const float *factors);
+void rope_norm(float *x, long long heads, long long head_dim, const long long *rows, long long dims,
+               float theta_scale, float freq_scale, const float *factors, float mscale, long long yarn, float corr0,
+               float corr1);
+void rope_neox(float *x, long long heads, long long head_dim, const long long *rows, long long dims,
+               float theta_scale, float freq_scale, const float *factors, float mscale, long long yarn, float corr0,
+               float corr1);
 void kv_write(const float *k, const float *v, const long long *rows, long long layer, long long kv_dim);
 void attention(const float *q, const long long *rows, long long layer, float *out, float *scores, long long heads,
                long long kv_heads, long long head_dim, long long score_stride, float scale);
@@ -214,29 +217,41 @@ static void test_rmsnorm() {
     check("rmsnorm", y, want, 1e-5f);
 }
 
-static void test_rope(bool neox, bool factors) {
+// test_rope: the first dims of each head of 64 rotated (all, or 48 of
+// them: partial rotary), with rope_freqs-style factors or not, under YaRN
+// (correction dims 6 and 20, mscale 1.2) or a plain attn_factor of 1.19 or
+// none.
+static void test_rope(bool neox, bool factors, int dims, bool yarn, float mscale) {
     const int heads = 3, hd = 64, n = 2, start = 5;
-    float ts = powf(10000.0f, -2.0f / hd), fs = 0.5f;
-    std::vector<float> x = rvec((size_t)n * heads * hd), want = x, f(hd / 2);
+    const float corr0 = 6, corr1 = 20;
+    float ts = powf(10000.0f, -2.0f / dims), fs = 0.5f;
+    std::vector<float> x = rvec((size_t)n * heads * hd), want = x, f(dims / 2);
     for (auto &v : f) v = 1 + (float)(rng() % 4);
     for (int b = 0; b < n; b++)
         for (int h = 0; h < heads; h++)
-            for (int p = 0; p < hd / 2; p++) {
-                double t = (double)(start + b) * pow((double)ts, p);
-                if (factors) t /= f[p];
-                t *= fs;
+            for (int p = 0; p < dims / 2; p++) {
+                double theta = (double)(start + b) * pow((double)ts, p);
+                if (factors) theta /= f[p];
+                double t = theta * fs;
+                if (yarn) {
+                    double r = 1 - std::min(1.0, std::max(0.0, (double)(p - corr0) / (corr1 - corr0)));
+                    t = t * (1 - r) + theta * r;
+                }
                 float *hx = &want[(b * heads + h) * hd];
-                int a = neox ? p : 2 * p, c = neox ? p + hd / 2 : 2 * p + 1;
+                int a = neox ? p : 2 * p, c = neox ? p + dims / 2 : 2 * p + 1;
                 float x0 = hx[a], x1 = hx[c];
-                hx[a] = (float)(x0 * cos(t) - x1 * sin(t));
-                hx[c] = (float)(x0 * sin(t) + x1 * cos(t));
+                hx[a] = (float)(mscale * (x0 * cos(t) - x1 * sin(t)));
+                hx[c] = (float)(mscale * (x0 * sin(t) + x1 * cos(t)));
             }
     std::vector<long long> rows;
     for (int b = 0; b < n; b++) rows.insert(rows.end(), {0, 0, start + b, 0});
-    emu_launch(d3(heads, n), d3(hd / 2), [&] {
-        (neox ? rope_neox : rope_norm)(x.data(), heads, hd, rows.data(), ts, fs, factors ? f.data() : nullptr);
+    emu_launch(d3(heads, n), d3((dims / 2 + 31) / 32 * 32), [&] {
+        (neox ? rope_neox : rope_norm)(x.data(), heads, hd, rows.data(), dims, ts, fs, factors ? f.data() : nullptr,
+                                       mscale, yarn, corr0, corr1);
     });
-    check(std::string(neox ? "rope_neox" : "rope_norm") + (factors ? " with factors" : ""), x, want, 1e-4f);
+    check(std::string(neox ? "rope_neox" : "rope_norm") + (factors ? " with factors" : "") +
+              (dims < hd ? " partial" : "") + (yarn ? " yarn" : "") + (mscale != 1 ? " mscale" : ""),
+          x, want, 1e-4f);
 }
 
 // test_attention runs one pass of two sequences' rows: sequence A (cache
@@ -343,10 +358,13 @@ static void test_elementwise() {
 int main() {
     test_quantize();
     test_rmsnorm();
-    test_rope(false, false);
-    test_rope(true, false);
-    test_rope(false, true);
-    test_rope(true, true);
+    for (bool neox : {false, true}) {
+        test_rope(neox, false, 64, false, 1);
+        test_rope(neox, true, 64, false, 1);
+        test_rope(neox, false, 48, false, 1.19f);
+        test_rope(neox, true, 64, true, 1.2f);
+        test_rope(neox, false, 48, true, 1.2f);
+    }
     test_attention();
     test_elementwise();
     gemv_case<T_F32>({T_F32, "f32", 4, 1, {}}, nullptr, gemv_f32, embed_f32);
