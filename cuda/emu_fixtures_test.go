@@ -22,7 +22,9 @@ import (
 // Q4_0, and one of each other architecture the GPU forward computes:
 // qwen3 (per-head Q/K norms, heads of 128 over n_embd 256) in F16, and a
 // llama with YaRN RoPE scaling (factor 4 over an original context of 16:
-// the ramp covers pairs 0-4 of 32) in F16.
+// the ramp covers pairs 0-4 of 32) in F16, and a phi3 (fused QKV and
+// gate-up, LongRoPE's long factors with attn_factor 1.19, 48 of 64 values
+// rotated) in F32 and Q4_K_M.
 // Generated once per test binary.
 var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	dir, err := os.MkdirTemp("", "cuda-emu")
@@ -52,9 +54,12 @@ var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	qwen3.Name, qwen3.Arch, qwen3.KeyLength, qwen3.RopeBase, qwen3.RMSEps, qwen3.Seed = "emu-qwen3", "qwen3", 128, 1e6, 1e-6, 14
 	yarn := base
 	yarn.Name, yarn.RopeScaling, yarn.RopeScaleFactor, yarn.RopeOrigContext, yarn.Seed = "emu-yarn", "yarn", 4, 16, 15
+	phi3 := base
+	phi3.Name, phi3.Arch, phi3.RopeDims, phi3.LongRoPE, phi3.RopeOrigContext, phi3.RopeAttnFactor, phi3.Type, phi3.Seed =
+		"emu-phi3", "phi3", 48, true, 16, 1.19, gguf.TypeF32, 16
 	base.Name = "emu-llama"
 	var paths []string
-	for _, c := range []fixture.Config{base, qwen, tied, qwen3, yarn} {
+	for _, c := range []fixture.Config{base, qwen, tied, qwen3, yarn, phi3} {
 		p := filepath.Join(dir, c.Name+".gguf")
 		if err := fixture.GenerateFile(p, c, vocab); err != nil {
 			return nil, err
@@ -65,7 +70,7 @@ var emuFixtures = sync.OnceValues(func() ([]string, error) {
 		src int
 		ft  quantize.FileType
 		tag string
-	}{{0, quantize.Q4_KM, "q4km"}, {1, quantize.Q8_0, "q8_0"}, {2, quantize.Q4_0, "q4_0"}} {
+	}{{0, quantize.Q4_KM, "q4km"}, {1, quantize.Q8_0, "q8_0"}, {2, quantize.Q4_0, "q4_0"}, {5, quantize.Q4_KM, "q4km"}} {
 		p := paths[q.src][:len(paths[q.src])-len(".gguf")] + "-" + q.tag + ".gguf"
 		if _, err := quantize.File(p, paths[q.src], quantize.Options{FileType: q.ft}); err != nil {
 			return nil, err

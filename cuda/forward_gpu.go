@@ -232,7 +232,7 @@ func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
 		mat(w.Output)
 	}
 	for _, l := range w.Layers {
-		for _, x := range []model.Weight{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
+		for _, x := range layerMatrices(l) {
 			mat(x)
 		}
 	}
@@ -244,11 +244,36 @@ func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
 		vec(fmt.Sprintf("blk.%d.ffn_norm.weight", i), l.FFNNorm)
 		vec(fmt.Sprintf("blk.%d.attn_q_norm.weight", i), l.QNorm)
 		vec(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), l.KNorm)
-		for _, x := range []model.Weight{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
+		for _, x := range layerMatrices(l) {
 			vec(x.Name+"#bias", x.Bias)
 		}
 	}
 	return ts, nil
+}
+
+// layerMatrices is the weight matrices of layer l the pool holds: Q, K, V
+// (or phi3's fused QKV), O, gate, up (phi3: gate and up fused) and down.
+func layerMatrices(l model.LayerWeights) []model.Weight {
+	var ws []model.Weight
+	for _, x := range []model.Weight{l.Q, l.K, l.V, l.QKV, l.O, l.Gate, l.Up, l.Down} {
+		if x.Name != "" {
+			ws = append(ws, x)
+		}
+	}
+	return ws
+}
+
+// rowsOf is rows [from, from+n) of w: a view of the same pool bytes (and
+// of its bias), for the products of a fused tensor (phi3's attn_qkv, whose
+// rows are Q's, K's then V's, and ffn_up, the gate's then up's).
+func (w devWeight) rowsOf(from, n int) devWeight {
+	v := w
+	v.ptr += dptr(int64(from) * int64(w.rowBytes))
+	v.rows = n
+	if w.bias != 0 {
+		v.bias += dptr(4 * int64(from))
+	}
+	return v
 }
 
 // upload allocates the pool and copies every tensor to its offset.
@@ -317,13 +342,25 @@ func (s *devModel) upload(w model.Weights) error {
 		if dl.kNorm, err = vec(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), l.KNorm); err != nil {
 			return err
 		}
+		var qkv devWeight
 		for _, p := range []struct {
 			dst *devWeight
 			src model.Weight
-		}{{&dl.q, l.Q}, {&dl.k, l.K}, {&dl.v, l.V}, {&dl.o, l.O}, {&dl.gate, l.Gate}, {&dl.up, l.Up}, {&dl.down, l.Down}} {
+		}{{&dl.q, l.Q}, {&dl.k, l.K}, {&dl.v, l.V}, {&qkv, l.QKV}, {&dl.o, l.O}, {&dl.gate, l.Gate}, {&dl.up, l.Up}, {&dl.down, l.Down}} {
+			if p.src.Name == "" {
+				continue
+			}
 			if *p.dst, err = mat(p.src); err != nil {
 				return err
 			}
+		}
+		c := &s.cfg
+		if qkv.rows != 0 {
+			dl.q, dl.k, dl.v = qkv.rowsOf(0, c.QDim()), qkv.rowsOf(c.QDim(), c.KVDim()), qkv.rowsOf(c.QDim()+c.KVDim(), c.KVDim())
+		}
+		if c.FusedFFN {
+			up := dl.up
+			dl.gate, dl.up = up.rowsOf(0, c.FFN), up.rowsOf(c.FFN, c.FFN)
 		}
 	}
 	return nil
@@ -766,6 +803,12 @@ func (s *devModel) forward(n, m int) error {
 	l.run("embed_"+kernelTypes[s.embd.typ], ceilDiv(embd, 32), n, 32, 1,
 		ptr(s.embd.ptr), i64(s.embd.rowBytes), i64(embd), ptr(tokens), ptr(s.x))
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	if c.ScaleQ {
+		// phi3, gemma3: the CPU scales the rotated Q by QueryScale and
+		// not the scores; here the scores are scaled by it (the same
+		// product, rounded once more or less).
+		scale = c.QueryScale
+	}
 	for i := range s.layers {
 		ly := &s.layers[i]
 
