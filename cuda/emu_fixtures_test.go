@@ -24,7 +24,10 @@ import (
 // llama with YaRN RoPE scaling (factor 4 over an original context of 16:
 // the ramp covers pairs 0-4 of 32) in F16, and a phi3 (fused QKV and
 // gate-up, LongRoPE's long factors with attn_factor 1.19, 48 of 64 values
-// rotated) in F32 and Q4_K_M.
+// rotated) in F32 and Q4_K_M, and a gemma3 (layers 0-4 sliding over a
+// window of 4 positions with their own RoPE base, layer 5 global with
+// linear scaling 8; GELU, post-norms, the scaled embedding, and a logit
+// softcap of 30) in F32.
 // Generated once per test binary.
 var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	dir, err := os.MkdirTemp("", "cuda-emu")
@@ -57,9 +60,12 @@ var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	phi3 := base
 	phi3.Name, phi3.Arch, phi3.RopeDims, phi3.LongRoPE, phi3.RopeOrigContext, phi3.RopeAttnFactor, phi3.Type, phi3.Seed =
 		"emu-phi3", "phi3", 48, true, 16, 1.19, gguf.TypeF32, 16
+	gemma := base
+	gemma.Name, gemma.Arch, gemma.Layers, gemma.HeadsKV, gemma.KeyLength, gemma.RopeBase, gemma.RMSEps = "emu-gemma3", "gemma3", 6, 1, 128, 1e6, 1e-6
+	gemma.RopeScaling, gemma.RopeScaleFactor, gemma.SlidingWindow, gemma.LogitSoftcap, gemma.Type, gemma.Seed = "linear", 8, 4, 30, gguf.TypeF32, 17
 	base.Name = "emu-llama"
 	var paths []string
-	for _, c := range []fixture.Config{base, qwen, tied, qwen3, yarn, phi3} {
+	for _, c := range []fixture.Config{base, qwen, tied, qwen3, yarn, phi3, gemma} {
 		p := filepath.Join(dir, c.Name+".gguf")
 		if err := fixture.GenerateFile(p, c, vocab); err != nil {
 			return nil, err

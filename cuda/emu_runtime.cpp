@@ -30,8 +30,11 @@ void rmsnorm(const float *, const float *, float *, ll, float);
 void rope_norm(float *, ll, ll, const ll *, ll, float, float, const float *, float, ll, float, float);
 void rope_neox(float *, ll, ll, const ll *, ll, float, float, const float *, float, ll, float, float);
 void kv_write(const float *, const float *, const ll *, ll, ll);
-void attention(const float *, const ll *, ll, float *, float *, ll, ll, ll, ll, float);
+void attention(const float *, const ll *, ll, float *, float *, ll, ll, ll, ll, float, ll);
 void swiglu(float *, const float *, ll);
+void geglu(float *, const float *, ll);
+void scale(float *, float, ll);
+void softcap(float *, float, ll);
 void add(float *, const float *, ll);
 void argmax(const float *, ll, int *);
 void gather_rows(const float *, const int *, float *, ll);
@@ -89,9 +92,12 @@ std::map<std::string, Call> table() {
     };
     t["attention"] = [](const uint64_t *a) {
         attention(P<const float *>(a[0]), P<const ll *>(a[1]), L(a[2]), P<float *>(a[3]), P<float *>(a[4]), L(a[5]),
-                  L(a[6]), L(a[7]), L(a[8]), F(a[9]));
+                  L(a[6]), L(a[7]), L(a[8]), F(a[9]), L(a[10]));
     };
     t["swiglu"] = [](const uint64_t *a) { swiglu(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
+    t["geglu"] = [](const uint64_t *a) { geglu(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
+    t["scale"] = [](const uint64_t *a) { scale(P<float *>(a[0]), F(a[1]), L(a[2])); };
+    t["softcap"] = [](const uint64_t *a) { softcap(P<float *>(a[0]), F(a[1]), L(a[2])); };
     t["add"] = [](const uint64_t *a) { add(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
     t["argmax"] = [](const uint64_t *a) { argmax(P<const float *>(a[0]), L(a[1]), P<int *>(a[2])); };
     t["gather_rows"] = [](const uint64_t *a) {

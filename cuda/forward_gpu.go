@@ -27,7 +27,8 @@ type devWeight struct {
 
 type devLayer struct {
 	attnNorm, ffnNorm          dptr
-	qNorm, kNorm               dptr // [HeadDim] per-head Q/K gains (qwen3), else 0
+	qNorm, kNorm               dptr // [HeadDim] per-head Q/K gains (qwen3, gemma3), else 0
+	attnPostNorm, ffnPostNorm  dptr // [Embd] gemma3's post-sublayer norm gains, else 0
 	q, k, v, o, gate, up, down devWeight
 }
 
@@ -62,6 +63,7 @@ type devModel struct {
 	d       backend
 	cfg     model.Config
 	rope    model.RopeAngles
+	ropeSWA model.RopeAngles // gemma3's sliding-window layers' (rope elsewhere)
 	pool    dptr
 	plan    poolPlan
 	embd    devWeight
@@ -164,7 +166,7 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 		return nil, err
 	}
 	defer d.enter()()
-	dm := &devModel{d: d, cfg: m.Config(), rope: m.RopeAngles(false), plan: plan, maxBatch: opts.BatchSize, refs: 1}
+	dm := &devModel{d: d, cfg: m.Config(), rope: m.RopeAngles(false), ropeSWA: m.RopeAngles(true), plan: plan, maxBatch: opts.BatchSize, refs: 1}
 	if dm.maxBatch <= 0 {
 		dm.maxBatch = 64
 	}
@@ -244,6 +246,8 @@ func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
 		vec(fmt.Sprintf("blk.%d.ffn_norm.weight", i), l.FFNNorm)
 		vec(fmt.Sprintf("blk.%d.attn_q_norm.weight", i), l.QNorm)
 		vec(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), l.KNorm)
+		vec(fmt.Sprintf("blk.%d.post_attention_norm.weight", i), l.AttnPostNorm)
+		vec(fmt.Sprintf("blk.%d.post_ffw_norm.weight", i), l.FFNPostNorm)
 		for _, x := range layerMatrices(l) {
 			vec(x.Name+"#bias", x.Bias)
 		}
@@ -340,6 +344,12 @@ func (s *devModel) upload(w model.Weights) error {
 			return err
 		}
 		if dl.kNorm, err = vec(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), l.KNorm); err != nil {
+			return err
+		}
+		if dl.attnPostNorm, err = vec(fmt.Sprintf("blk.%d.post_attention_norm.weight", i), l.AttnPostNorm); err != nil {
+			return err
+		}
+		if dl.ffnPostNorm, err = vec(fmt.Sprintf("blk.%d.post_ffw_norm.weight", i), l.FFNPostNorm); err != nil {
 			return err
 		}
 		var qkv devWeight
@@ -802,6 +812,9 @@ func (s *devModel) forward(n, m int) error {
 	l := launcher{d: d}
 	l.run("embed_"+kernelTypes[s.embd.typ], ceilDiv(embd, 32), n, 32, 1,
 		ptr(s.embd.ptr), i64(s.embd.rowBytes), i64(embd), ptr(tokens), ptr(s.x))
+	if c.EmbdScale != 0 {
+		l.run("scale", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), f32(c.EmbdScale), i64(n*embd))
+	}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	if c.ScaleQ {
 		// phi3, gemma3: the CPU scales the rotated Q by QueryScale and
@@ -816,31 +829,44 @@ func (s *devModel) forward(n, m int) error {
 		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.attnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
 		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.q, s.q}, gemvJob{&ly.k, s.k}, gemvJob{&ly.v, s.v})
 		if ly.qNorm != 0 {
-			// qwen3: every head of Q and K RMS-normalized over HeadDim
+			// qwen3, gemma3: every head of Q and K RMS-normalized over HeadDim
 			// (rmsnorm with one block per head).
 			l.run("rmsnorm", n*c.Heads, 1, 256, 1, ptr(s.q), ptr(ly.qNorm), ptr(s.q), i64(c.HeadDim), f32(c.RMSEps))
 			l.run("rmsnorm", n*c.KVHeads, 1, 256, 1, ptr(s.k), ptr(ly.kNorm), ptr(s.k), i64(c.HeadDim), f32(c.RMSEps))
+		}
+		rp, factors, window := &s.rope, s.factors, 0
+		if c.Sliding(i) {
+			// gemma3: a sliding layer's own RoPE, and its window.
+			rp, window = &s.ropeSWA, c.SlidingWindow
+		}
+		if rp.Factors == nil {
+			factors = 0
 		}
 		for _, r := range []struct {
 			x     dptr
 			heads int
 		}{{s.q, c.Heads}, {s.k, c.KVHeads}} {
-			rp := &s.rope
 			l.run(s.ropeKernel(), r.heads, n, ceilDiv(rp.Dims/2, 32)*32, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), ptr(rows),
-				i64(rp.Dims), f32(rp.ThetaScale), f32(rp.FreqScale), ptr(s.factors),
+				i64(rp.Dims), f32(rp.ThetaScale), f32(rp.FreqScale), ptr(factors),
 				f32(rp.MScale), i64(b2i(rp.YaRN)), f32(rp.CorrDims[0]), f32(rp.CorrDims[1]))
 		}
 		l.run("kv_write", ceilDiv(kvDim, 256), n, 256, 1, ptr(s.k), ptr(s.v), ptr(rows), i64(i), i64(kvDim))
 		l.run("attention", c.Heads, n, 128, 1, ptr(s.q), ptr(rows), i64(i), ptr(s.attn), ptr(s.scores),
-			i64(c.Heads), i64(c.KVHeads), i64(c.HeadDim), i64(s.scorePositions), f32(scale))
+			i64(c.Heads), i64(c.KVHeads), i64(c.HeadDim), i64(s.scorePositions), f32(scale), i64(window))
 		s.matmul(&l, s.attn, qDim, n, gemvJob{&ly.o, s.proj})
+		s.postNorm(&l, ly.attnPostNorm, n)
 		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
 
 		// x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.ffnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
 		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.gate, s.gate}, gemvJob{&ly.up, s.up})
-		l.run("swiglu", ceilDiv(n*c.FFN, 256), 1, 256, 1, ptr(s.gate), ptr(s.up), i64(n*c.FFN))
+		act := "swiglu"
+		if c.GELU {
+			act = "geglu" // gemma3
+		}
+		l.run(act, ceilDiv(n*c.FFN, 256), 1, 256, 1, ptr(s.gate), ptr(s.up), i64(n*c.FFN))
 		s.matmul(&l, s.gate, c.FFN, n, gemvJob{&ly.down, s.proj})
+		s.postNorm(&l, ly.ffnPostNorm, n)
 		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
 	}
 	if m > 0 {
@@ -848,8 +874,19 @@ func (s *devModel) forward(n, m int) error {
 		l.run("gather_rows", ceilDiv(embd, 256), m, 256, 1, ptr(s.x), ptr(sel), ptr(s.proj), i64(embd))
 		l.run("rmsnorm", m, 1, 256, 1, ptr(s.proj), ptr(s.outNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
 		s.matmul(&l, s.xn, embd, m, gemvJob{&s.output, s.logits})
+		if c.LogitSoftcap != 0 {
+			l.run("softcap", ceilDiv(m*c.Vocab, 256), 1, 256, 1, ptr(s.logits), f32(c.LogitSoftcap), i64(m*c.Vocab))
+		}
 	}
 	return l.err
+}
+
+// postNorm queues gemma3's RMSNorm of a sublayer's output (proj, n rows)
+// by gains w before the residual add; nothing when w is 0.
+func (s *devModel) postNorm(l *launcher, w dptr, n int) {
+	if w != 0 {
+		l.run("rmsnorm", n, 1, 256, 1, ptr(s.proj), ptr(w), ptr(s.proj), i64(s.cfg.Embd), f32(s.cfg.RMSEps))
+	}
 }
 
 // b2i is 1 for true, 0 for false (a kernel's flag).

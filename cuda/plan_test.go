@@ -27,12 +27,13 @@ func TestCheckArch(t *testing.T) {
 		{model.Config{Arch: "llama", RopeAttnFactor: 1, QKNorm: true}, true},
 		{model.Config{Arch: "phi3", RopeAttnFactor: 1, ScaleQ: true, FusedFFN: true}, true},
 		{model.Config{Arch: "llama", RopeAttnFactor: 1, FusedFFN: true}, true},
-		{model.Config{Arch: "gemma3"}, false},
+		{model.Config{Arch: "gemma3"}, true},
 		{model.Config{Arch: "gemma3", RopeAttnFactor: 1, QKNorm: true, ScaleQ: true, GELU: true, PostNorms: true,
-			EmbdScale: 16, SlidingWindow: 40, SlidingLayers: []bool{true, false}}, false},
-		{model.Config{Arch: "llama", RopeAttnFactor: 1, GELU: true}, false},
-		{model.Config{Arch: "llama", RopeAttnFactor: 1, SlidingLayers: []bool{true}}, false},
-		{model.Config{Arch: "llama", RopeAttnFactor: 1, LogitSoftcap: 30}, false},
+			EmbdScale: 16, SlidingWindow: 40, SlidingLayers: []bool{true, false}}, true},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1, GELU: true}, true},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1, SlidingLayers: []bool{true}}, true},
+		{model.Config{Arch: "llama", RopeAttnFactor: 1, LogitSoftcap: 30}, true},
+		{model.Config{Arch: "mamba", RopeAttnFactor: 1}, false},
 	} {
 		err := checkArch(tc.cfg)
 		if tc.ok {

@@ -19,8 +19,11 @@ void rope_neox(float *x, long long heads, long long head_dim, const long long *r
                float corr1);
 void kv_write(const float *k, const float *v, const long long *rows, long long layer, long long kv_dim);
 void attention(const float *q, const long long *rows, long long layer, float *out, float *scores, long long heads,
-               long long kv_heads, long long head_dim, long long score_stride, float scale);
+               long long kv_heads, long long head_dim, long long score_stride, float scale, long long window);
 void swiglu(float *g, const float *u, long long len);
+void geglu(float *g, const float *u, long long len);
+void scale(float *x, float s, long long len);
+void softcap(float *x, float cap, long long len);
 void add(float *x, const float *y, long long len);
 void argmax(const float *x, long long len, int *out);
 void gather_rows(const float *x, const int *sel, float *y, long long cols);
@@ -257,7 +260,7 @@ static void test_rope(bool neox, bool factors, int dims, bool yarn, float mscale
 // test_attention runs one pass of two sequences' rows: sequence A (cache
 // capacity 16, 5 held) gets 3 new rows, sequence B (capacity 8, 2 held) 1,
 // interleaved A B A A in the pass, in layer 1 of two-layer caches.
-static void test_attention() {
+static void test_attention(int window) {
     const int heads = 4, kvh = 2, hd = 64, kvd = kvh * hd, layers = 2, layer = 1, stride = 16;
     float scale = 1.0f / sqrtf((float)hd);
     struct Seq {
@@ -298,7 +301,7 @@ static void test_attention() {
     check("kv_write (two sequences, layer 1)", kgot, kwant, 1e-3f);
     std::vector<float> qv = rvec((size_t)n * heads * hd), out((size_t)n * heads * hd), scores((size_t)n * heads * stride);
     emu_launch(d3(heads, n), d3(128), [&] {
-        attention(qv.data(), rows.data(), layer, out.data(), scores.data(), heads, kvh, hd, stride, scale);
+        attention(qv.data(), rows.data(), layer, out.data(), scores.data(), heads, kvh, hd, stride, scale, window);
     });
     std::vector<float> want((size_t)n * heads * hd);
     for (int b = 0; b < n; b++) {
@@ -306,25 +309,27 @@ static void test_attention() {
         const unsigned short *kc = &q.cache[(size_t)2 * layer * q.cap * kvd], *vc = kc + (size_t)q.cap * kvd;
         for (int h = 0; h < heads; h++) {
             int g = h / (heads / kvh), len = pos[b] + 1;
+            int first = window > 0 && len > window ? len - window : 0;
             std::vector<double> p(len);
             double m = -1e30, sum = 0;
-            for (int t = 0; t < len; t++) {
+            for (int t = first; t < len; t++) {
                 double s = 0;
                 for (int d = 0; d < hd; d++)
                     s += (double)emu_h2f(emu_f2h(qv[(b * heads + h) * hd + d])) * emu_h2f(kc[t * kvd + g * hd + d]);
                 p[t] = s * scale;
                 m = std::max(m, p[t]);
             }
-            for (auto &x : p) sum += (x = exp(x - m));
-            for (auto &x : p) x = emu_h2f(emu_f2h((float)(x / sum))); // f16 probabilities, as the CPU forward
+            for (int t = first; t < len; t++) sum += (p[t] = exp(p[t] - m));
+            for (int t = first; t < len; t++) p[t] = emu_h2f(emu_f2h((float)(p[t] / sum))); // f16 probabilities, as the CPU forward
             for (int d = 0; d < hd; d++) {
                 double o = 0;
-                for (int t = 0; t < len; t++) o += p[t] * emu_h2f(vc[t * kvd + g * hd + d]);
+                for (int t = first; t < len; t++) o += p[t] * emu_h2f(vc[t * kvd + g * hd + d]);
                 want[(b * heads + h) * hd + d] = (float)o;
             }
         }
     }
-    check("attention (GQA, causal, two sequences in one pass)", out, want, 1e-4f);
+    check(std::string("attention (GQA, causal, two sequences in one pass") + (window ? ", window 3)" : ")"), out, want,
+          1e-4f);
 }
 
 static void test_elementwise() {
@@ -337,6 +342,26 @@ static void test_elementwise() {
     for (int i = 0; i < len; i++) sum[i] = x[i] + y[i];
     emu_launch(d3((len + 255) / 256), d3(256), [&] { add(x.data(), y.data(), len); });
     check("add", x, sum, 0);
+    std::vector<float> gg = rvec(len, 4), gu = rvec(len), gwant_(len);
+    gg[0] = -12, gg[1] = 11, gg[2] = -10, gg[3] = 10;
+    for (int i = 0; i < len; i++) {
+        float v = gg[i];
+        if (v <= -10) gwant_[i] = 0;
+        else if (v >= 10) gwant_[i] = v * gu[i];
+        else {
+            double xr = emu_h2f(emu_f2h(v));
+            double ge = 0.5 * xr * (1 + tanh(0.7978845608028654 * xr * (1 + 0.044715 * xr * xr)));
+            gwant_[i] = emu_h2f(emu_f2h((float)ge)) * gu[i];
+        }
+    }
+    emu_launch(d3((len + 255) / 256), d3(256), [&] { geglu(gg.data(), gu.data(), len); });
+    check("geglu", gg, gwant_, 1e-3f);
+    std::vector<float> sx = rvec(len, 20), swant(len), cx = sx, cwant(len);
+    for (int i = 0; i < len; i++) swant[i] = sx[i] * 16, cwant[i] = (float)(tanh(cx[i] / 30.0) * 30);
+    emu_launch(d3((len + 255) / 256), d3(256), [&] { scale(sx.data(), 16, len); });
+    check("scale", sx, swant, 0);
+    emu_launch(d3((len + 255) / 256), d3(256), [&] { softcap(cx.data(), 30, len); });
+    check("softcap", cx, cwant, 1e-6f);
     for (int n : {1, 31, 1000, 3000}) {
         std::vector<float> v = rvec(n);
         int want_i = (int)(rng() % n);
@@ -365,7 +390,8 @@ int main() {
         test_rope(neox, true, 64, true, 1.2f);
         test_rope(neox, false, 48, true, 1.2f);
     }
-    test_attention();
+    test_attention(0);
+    test_attention(3);
     test_elementwise();
     gemv_case<T_F32>({T_F32, "f32", 4, 1, {}}, nullptr, gemv_f32, embed_f32);
     gemv_case<T_F16>({T_F16, "f16", 2, 1, {}}, nullptr, gemv_f16, embed_f16);
