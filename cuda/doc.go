@@ -88,8 +88,11 @@
 // GELU), the down product (gemma3: normalized) and residual add; then, for
 // the rows whose logits are wanted, the final norm, the output head
 // (gemma3: soft-capped), and one device→host copy of each row's logits.
-// qwen3moe's routed experts have no kernels: NewStep refuses such a model
-// (ErrUnsupportedArch) and the CPU forward runs it.
+// A qwen3moe layer's feed-forward is the exception to "no synchronization":
+// the router's outputs are copied back and routed on the host (as the CPU
+// forward routes), then each chosen expert's rows are gathered, multiplied
+// by row views of the merged expert tensors and added back weighted
+// (moe_add); such a model's passes are therefore never recorded as graphs.
 //
 // A decode pass (every row wants logits) is recorded as a CUDA graph at
 // its first use per row count, and later passes of that many rows replay
@@ -126,7 +129,8 @@
 // (unpack_test.go); and, in a `cudaemu` build, the whole device forward
 // (pooled upload, launch sequence, KV cache, batched prefill) passing the
 // parity gate and greedy equality against the CPU forward on small llama,
-// qwen2, tied-output, qwen3, YaRN-scaled llama, phi3 and gemma3 fixtures
+// qwen2, tied-output, qwen3, qwen3moe, YaRN-scaled llama, phi3 and gemma3
+// fixtures
 // in F32, F16, Q4_K_M, Q8_0 and Q4_0.
 // scripts/gpu-bundle.sh and scripts/gpu-check.sh carry the device tests to
 // a CUDA host (docs/gpu-run.md); gpu-check.log then starts with "device:"

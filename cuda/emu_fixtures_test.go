@@ -27,7 +27,8 @@ import (
 // rotated) in F32 and Q4_K_M, and a gemma3 (layers 0-4 sliding over a
 // window of 4 positions with their own RoPE base, layer 5 global with
 // linear scaling 8; GELU, post-norms, the scaled embedding, and a logit
-// softcap of 30) in F32.
+// softcap of 30) in F32, and a qwen3moe (8 experts of width 256, 2
+// routed per token) in F32.
 // Generated once per test binary.
 var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	dir, err := os.MkdirTemp("", "cuda-emu")
@@ -63,9 +64,11 @@ var emuFixtures = sync.OnceValues(func() ([]string, error) {
 	gemma := base
 	gemma.Name, gemma.Arch, gemma.Layers, gemma.HeadsKV, gemma.KeyLength, gemma.RopeBase, gemma.RMSEps = "emu-gemma3", "gemma3", 6, 1, 128, 1e6, 1e-6
 	gemma.RopeScaling, gemma.RopeScaleFactor, gemma.SlidingWindow, gemma.LogitSoftcap, gemma.Type, gemma.Seed = "linear", 8, 4, 30, gguf.TypeF32, 17
+	moe := qwen3
+	moe.Name, moe.Arch, moe.Experts, moe.ExpertsUsed, moe.ExpertFF, moe.FF, moe.Type, moe.Seed = "emu-qwen3moe", "qwen3moe", 8, 2, 256, 768, gguf.TypeF32, 18
 	base.Name = "emu-llama"
 	var paths []string
-	for _, c := range []fixture.Config{base, qwen, tied, qwen3, yarn, phi3, gemma} {
+	for _, c := range []fixture.Config{base, qwen, tied, qwen3, yarn, phi3, gemma, moe} {
 		p := filepath.Join(dir, c.Name+".gguf")
 		if err := fixture.GenerateFile(p, c, vocab); err != nil {
 			return nil, err

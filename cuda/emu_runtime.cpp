@@ -35,6 +35,7 @@ void swiglu(float *, const float *, ll);
 void geglu(float *, const float *, ll);
 void scale(float *, float, ll);
 void softcap(float *, float, ll);
+void moe_add(float *, const float *, const int *, const float *, ll);
 void add(float *, const float *, ll);
 void argmax(const float *, ll, int *);
 void gather_rows(const float *, const int *, float *, ll);
@@ -97,6 +98,9 @@ std::map<std::string, Call> table() {
     t["swiglu"] = [](const uint64_t *a) { swiglu(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
     t["geglu"] = [](const uint64_t *a) { geglu(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
     t["scale"] = [](const uint64_t *a) { scale(P<float *>(a[0]), F(a[1]), L(a[2])); };
+    t["moe_add"] = [](const uint64_t *a) {
+        moe_add(P<float *>(a[0]), P<const float *>(a[1]), P<const int *>(a[2]), P<const float *>(a[3]), L(a[4]));
+    };
     t["softcap"] = [](const uint64_t *a) { softcap(P<float *>(a[0]), F(a[1]), L(a[2])); };
     t["add"] = [](const uint64_t *a) { add(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
     t["argmax"] = [](const uint64_t *a) { argmax(P<const float *>(a[0]), L(a[1]), P<int *>(a[2])); };

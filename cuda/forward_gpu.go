@@ -30,6 +30,9 @@ type devLayer struct {
 	qNorm, kNorm               dptr // [HeadDim] per-head Q/K gains (qwen3, gemma3), else 0
 	attnPostNorm, ffnPostNorm  dptr // [Embd] gemma3's post-sublayer norm gains, else 0
 	q, k, v, o, gate, up, down devWeight
+	// router and the merged experts of a qwen3moe layer (expert e's rows
+	// after expert e-1's), else zero; gate, up and down are then zero.
+	router, gateExps, upExps, downExps devWeight
 }
 
 // gpuStep is one sequence of the quantized forward of a model.Model on
@@ -85,6 +88,14 @@ type devModel struct {
 	table    dptr // the pass table (passTable), [tableBytes]
 	logits   dptr // [maxBatch][Vocab] f32: the rows of a pass that want logits
 	best     dptr // argmax result, int32
+
+	// qwen3moe: the router's outputs [maxBatch][Experts] f32, the expert
+	// table (per expert, the rows it serves [maxBatch]int32, then their
+	// weights [maxBatch]f32), and an expert's gathered inputs
+	// [maxBatch*Embd]; routerHost and tabHost are their host sides.
+	router, moeTab, moeX dptr
+	routerHost           []float32
+	tabHost              []int32
 
 	// scores is attention's scratch, [maxBatch*Heads][scorePositions]
 	// f32, grown to the largest cache of any sequence in a pass.
@@ -177,6 +188,8 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 		dm.graphsOff = "graphs: off (SyncEachLaunch)"
 	case opts.NoGraphs:
 		dm.graphsOff = "graphs: off (NoGraphs)"
+	case dm.cfg.MoE():
+		dm.graphsOff = "graphs: off (qwen3moe routes each layer's tokens on the host)"
 	}
 	s := &gpuStep{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
 	if err := dm.upload(w); err != nil {
@@ -256,10 +269,11 @@ func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
 }
 
 // layerMatrices is the weight matrices of layer l the pool holds: Q, K, V
-// (or phi3's fused QKV), O, gate, up (phi3: gate and up fused) and down.
+// (or phi3's fused QKV), O, gate, up (phi3: gate and up fused) and down,
+// or in a qwen3moe layer the router and the merged experts.
 func layerMatrices(l model.LayerWeights) []model.Weight {
 	var ws []model.Weight
-	for _, x := range []model.Weight{l.Q, l.K, l.V, l.QKV, l.O, l.Gate, l.Up, l.Down} {
+	for _, x := range []model.Weight{l.Q, l.K, l.V, l.QKV, l.O, l.Gate, l.Up, l.Down, l.Router, l.GateExps, l.UpExps, l.DownExps} {
 		if x.Name != "" {
 			ws = append(ws, x)
 		}
@@ -356,7 +370,8 @@ func (s *devModel) upload(w model.Weights) error {
 		for _, p := range []struct {
 			dst *devWeight
 			src model.Weight
-		}{{&dl.q, l.Q}, {&dl.k, l.K}, {&dl.v, l.V}, {&qkv, l.QKV}, {&dl.o, l.O}, {&dl.gate, l.Gate}, {&dl.up, l.Up}, {&dl.down, l.Down}} {
+		}{{&dl.q, l.Q}, {&dl.k, l.K}, {&dl.v, l.V}, {&qkv, l.QKV}, {&dl.o, l.O}, {&dl.gate, l.Gate}, {&dl.up, l.Up}, {&dl.down, l.Down},
+			{&dl.router, l.Router}, {&dl.gateExps, l.GateExps}, {&dl.upExps, l.UpExps}, {&dl.downExps, l.DownExps}} {
 			if p.src.Name == "" {
 				continue
 			}
@@ -380,7 +395,8 @@ func (s *devModel) upload(w model.Weights) error {
 // allocation.
 func (s *devModel) allocScratch() error {
 	c, n := &s.cfg, int64(s.maxBatch)
-	widest := int64(max(c.Embd, c.QDim(), c.FFN))
+	widest := int64(max(c.Embd, c.QDim(), c.FFN, c.ExpertFFN))
+	ffn := int64(max(c.FFN, c.ExpertFFN))
 	sizes := []struct {
 		dst  *dptr
 		size int64
@@ -389,10 +405,13 @@ func (s *devModel) allocScratch() error {
 		{&s.q, 4 * n * int64(c.QDim())}, {&s.attn, 4 * n * int64(c.QDim())},
 		{&s.k, 4 * n * int64(c.KVDim())}, {&s.v, 4 * n * int64(c.KVDim())},
 		{&s.proj, 4 * n * int64(c.Embd)},
-		{&s.gate, 4 * n * int64(c.FFN)}, {&s.up, 4 * n * int64(c.FFN)},
+		{&s.gate, 4 * n * ffn}, {&s.up, 4 * n * ffn},
 		{&s.x8, n * widest}, {&s.xd, 4 * n * widest / 32}, {&s.xs, 8 * n * widest / 32},
 		{&s.table, int64(len(s.host.buf))}, {&s.logits, 4 * n * int64(c.Vocab)}, {&s.best, 4},
+		{&s.router, 4 * n * int64(c.Experts)}, {&s.moeTab, 8 * n * int64(c.Experts)}, {&s.moeX, 4 * n * int64(c.Embd)},
 	}
+	s.routerHost = make([]float32, n*int64(c.Experts))
+	s.tabHost = make([]int32, 2*n*int64(c.Experts))
 	var total int64
 	for _, z := range sizes {
 		total = alignUp(total+z.size, poolAlign)
@@ -859,6 +878,10 @@ func (s *devModel) forward(n, m int) error {
 
 		// x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.ffnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
+		if ly.router.rows != 0 {
+			s.moeFFN(&l, ly, n)
+			continue
+		}
 		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.gate, s.gate}, gemvJob{&ly.up, s.up})
 		act := "swiglu"
 		if c.GELU {
@@ -879,6 +902,58 @@ func (s *devModel) forward(n, m int) error {
 		}
 	}
 	return l.err
+}
+
+// moeFFN is a qwen3moe layer's feed-forward on the n rows of xn, added to
+// x: the router's product, copied back and routed on the host as the CPU
+// forward routes (model.RouteExperts: the pass waits for the device here,
+// which is why such passes are not recorded as graphs); then, for each
+// expert some row chose, its rows gathered, its gate and up products (row
+// views of the merged tensors), SwiGLU, its down product, and its output
+// times each row's weight added to that row's residual (moe_add).
+func (s *devModel) moeFFN(l *launcher, ly *devLayer, n int) {
+	c, d := &s.cfg, s.d
+	ne, k, ff, embd := c.Experts, c.ExpertsUsed, c.ExpertFFN, c.Embd
+	s.matmul(l, s.xn, embd, n, gemvJob{&ly.router, s.router})
+	if l.err != nil {
+		return
+	}
+	if l.err = d.dtoh(unsafe.Pointer(&s.routerHost[0]), s.router, 4*int64(n*ne)); l.err == nil {
+		l.err = d.sync()
+	}
+	if l.err != nil {
+		l.err = fmt.Errorf("cuda: copy the router's outputs: %w", l.err)
+		return
+	}
+	mb := s.maxBatch
+	served := make([]int, ne)
+	sel, w := make([]int32, k), make([]float32, k)
+	for b := range n {
+		model.RouteExperts(sel, w, s.routerHost[b*ne:(b+1)*ne])
+		for j, e := range sel {
+			at := 2*int(e)*mb + served[e]
+			s.tabHost[at] = int32(b)
+			s.tabHost[at+mb] = int32(math.Float32bits(w[j]))
+			served[e]++
+		}
+	}
+	if l.err = d.htod(s.moeTab, unsafe.Pointer(&s.tabHost[0]), 8*int64(ne*mb)); l.err != nil {
+		l.err = fmt.Errorf("cuda: copy the expert table: %w", l.err)
+		return
+	}
+	for e, g := range served {
+		if g == 0 {
+			continue
+		}
+		rows := s.moeTab + dptr(8*int64(e*mb))
+		weights := rows + dptr(4*int64(mb))
+		gate, up, down := ly.gateExps.rowsOf(e*ff, ff), ly.upExps.rowsOf(e*ff, ff), ly.downExps.rowsOf(e*embd, embd)
+		l.run("gather_rows", ceilDiv(embd, 256), g, 256, 1, ptr(s.xn), ptr(rows), ptr(s.moeX), i64(embd))
+		s.matmul(l, s.moeX, embd, g, gemvJob{&gate, s.gate}, gemvJob{&up, s.up})
+		l.run("swiglu", ceilDiv(g*ff, 256), 1, 256, 1, ptr(s.gate), ptr(s.up), i64(g*ff))
+		s.matmul(l, s.gate, ff, g, gemvJob{&down, s.proj})
+		l.run("moe_add", ceilDiv(embd, 256), g, 256, 1, ptr(s.x), ptr(s.proj), ptr(rows), ptr(weights), i64(embd))
+	}
 }
 
 // postNorm queues gemma3's RMSNorm of a sublayer's output (proj, n rows)

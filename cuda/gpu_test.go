@@ -10,7 +10,6 @@ package cuda
 // kernels on the host emulator (testdata/emu), with shorter probes.
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -24,7 +23,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/engine"
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
@@ -445,48 +443,6 @@ func TestGPUNewStep(t *testing.T) {
 	dropped, err := f.Reserve(m.Config().ContextLength)
 	require.NoError(t, err)
 	assert.False(t, dropped, "nothing held yet")
-}
-
-// NewStep on a qwen3moe model, whose experts the GPU forward does not
-// compute,
-// runs on the CPU, loudly (ErrUnsupportedArch), and its logits are the CPU
-// forward's.
-func TestGPUNewStepFallsBack(t *testing.T) {
-	dir := t.TempDir()
-	tokens := make([]string, 256)
-	for i := range tokens {
-		tokens[i] = fmt.Sprintf("t%d", i)
-	}
-	vocabPath := filepath.Join(dir, "vocab.gguf")
-	require.NoError(t, gguf.WriteFile(vocabPath, []gguf.KV{{Key: gguf.KeyTokens, Value: tokens}}, nil))
-	vocab, err := gguf.Open(vocabPath)
-	require.NoError(t, err)
-	defer vocab.Close()
-	for _, c := range []fixture.Config{fixture.Qwen3MoETiny()} {
-		t.Run(c.Arch, func(t *testing.T) {
-			c.Layers, c.Context = 1, 64
-			c.SlidingWindow = min(c.SlidingWindow, c.Context)
-			path := filepath.Join(dir, c.Arch+".gguf")
-			require.NoError(t, fixture.GenerateFile(path, c, vocab))
-			m := loadPath(t, path)
-
-			var stderr bytes.Buffer
-			opts := testOptions()
-			opts.Stderr = &stderr
-			s, err := NewStep(m, opts)
-			require.NoError(t, err)
-			defer s.Close()
-			assert.False(t, s.OnGPU())
-			assert.Contains(t, s.FallbackReason(), ErrUnsupportedArch.Error())
-			assert.Contains(t, s.FallbackReason(), `"`+c.Arch+`"`)
-			assert.Contains(t, stderr.String(), "Fallback: cuda → cpu")
-			got, err := s.Step(3, 0)
-			require.NoError(t, err)
-			want, err := m.NewStep().Step(3, 0)
-			require.NoError(t, err)
-			assert.Equal(t, want, got)
-		})
-	}
 }
 
 func logSuffixReason(reason string) string {

@@ -14,17 +14,16 @@ import (
 // and phi3's block (fused QKV and gate-up products, LongRoPE's factors and
 // attn_factor, partial rotary, the query scaled) and gemma3's (scaled
 // embeddings, GELU, post-sublayer norms, sliding-window layers with their
-// own RoPE, the logit softcap).
-var gpuArchs = []string{"llama", "qwen2", "qwen3", "phi3", "gemma3"}
+// own RoPE, the logit softcap), and qwen3moe's routed experts.
+var gpuArchs = []string{"llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3"}
 
 // checkArch reports whether the GPU forward computes c's architecture (one
 // of gpuArchs) with c's features (RoPE scaled linearly or by YaRN, with an
-// attn_factor, rotating part of each head included). qwen3moe's experts
-// have no kernels here.
+// attn_factor, rotating part of each head included).
 //
 // Errors: wraps ErrUnsupportedArch naming the architecture.
 func checkArch(c model.Config) error {
-	if c.MoE() || !slices.Contains(gpuArchs, c.Arch) {
+	if !slices.Contains(gpuArchs, c.Arch) {
 		return fmt.Errorf("%w %q (the GPU forward runs %s; the CPU forward runs it)", ErrUnsupportedArch, c.Arch, strings.Join(gpuArchs, ", "))
 	}
 	return nil

@@ -1,4 +1,5 @@
-// Element-wise kernels: the SwiGLU and GELU activations, the residual add,
+// Element-wise kernels: the SwiGLU and GELU activations, the residual add
+// (and an expert's weighted add),
 // scaling, the logit softcap, the greedy argmax of the logits and the row
 // gather before the output head. blockDim 256, grid ceil(len/256) unless
 // stated.
@@ -57,6 +58,18 @@ extern "C" __global__ void softcap(float *x, float cap, long long len) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= len) return;
     x[i] = tanhf(x[i] * (1.0f / cap)) * cap;
+}
+
+// moe_add: x[rows[j]][i] += w[j] * y[j][i] for the m rows an expert
+// served (qwen3moe): its weighted output added to the residual of each
+// row it was routed from. x and y have cols columns. grid (ceil(cols/256),
+// m).
+extern "C" __global__ void moe_add(float *x, const float *y, const int *rows, const float *w, long long cols) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= cols) return;
+    int j = blockIdx.y;
+    float v = y[(long long)j * cols + i] * w[j];
+    x[(long long)rows[j] * cols + i] += v;
 }
 
 // add: x[i] += y[i] (the residual connection).

@@ -24,6 +24,7 @@ void swiglu(float *g, const float *u, long long len);
 void geglu(float *g, const float *u, long long len);
 void scale(float *x, float s, long long len);
 void softcap(float *x, float cap, long long len);
+void moe_add(float *x, const float *y, const int *rows, const float *w, long long cols);
 void add(float *x, const float *y, long long len);
 void argmax(const float *x, long long len, int *out);
 void gather_rows(const float *x, const int *sel, float *y, long long cols);
@@ -362,6 +363,15 @@ static void test_elementwise() {
     check("scale", sx, swant, 0);
     emu_launch(d3((len + 255) / 256), d3(256), [&] { softcap(cx.data(), 30, len); });
     check("softcap", cx, cwant, 1e-6f);
+    {
+        const int mcols = 300;
+        std::vector<float> mx = rvec((size_t)4 * mcols), my = rvec((size_t)2 * mcols), mwant = mx, mw = {0.25f, 0.75f};
+        std::vector<int> mrows = {3, 0};
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < mcols; i++) mwant[(size_t)mrows[j] * mcols + i] += my[(size_t)j * mcols + i] * mw[j];
+        emu_launch(d3((mcols + 255) / 256, 2), d3(256), [&] { moe_add(mx.data(), my.data(), mrows.data(), mw.data(), mcols); });
+        check("moe_add", mx, mwant, 1e-6f);
+    }
     for (int n : {1, 31, 1000, 3000}) {
         std::vector<float> v = rvec(n);
         int want_i = (int)(rng() % n);
