@@ -15,6 +15,7 @@ func init() {
 		Models:  "Gemma 3 (text)",
 		Rope:    RopeNeox,
 		Block:   BlockGemma3,
+		GPU:     true,
 		QKNorm:  true,
 		Sliding: SlidingLayers,
 		Presets: []Fixture{

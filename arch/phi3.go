@@ -10,6 +10,7 @@ func init() {
 		Models:  "Phi-3, Phi-3.5, Phi-4-mini",
 		Rope:    RopeNeox,
 		Block:   BlockPhi3,
+		GPU:     true,
 		Sliding: SlidingIgnored,
 		Vocab:   "ggml-vocab-phi-3.gguf",
 		Presets: []Fixture{

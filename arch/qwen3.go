@@ -12,6 +12,7 @@ func init() {
 		Models: "Qwen3 (dense)",
 		Rope:   RopeNeox,
 		Block:  BlockLlama,
+		GPU:    true,
 		QKNorm: true,
 		Vocab:  "ggml-vocab-qwen2.gguf",
 		Presets: []Fixture{

@@ -11,6 +11,7 @@ func init() {
 		Models: "Qwen3-MoE",
 		Rope:   RopeNeox,
 		Block:  BlockLlama,
+		GPU:    true,
 		QKNorm: true,
 		MoE:    true,
 		Vocab:  "ggml-vocab-qwen2.gguf",

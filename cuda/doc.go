@@ -75,13 +75,24 @@
 // those of its sequence alone.
 //
 // A pass runs on one stream with no synchronization between kernels: one
-// host→device copy of the pass table, then embedding, per layer RMSNorm, Q8
-// activation encoding, the Q/K/V products (dp4a for the integer types),
-// RoPE (NORM for llama, NEOX for qwen2), the f16 KV-cache write, attention
-// over the cache with grouped-query heads, the output product and residual
-// add, RMSNorm, gate/up products, SwiGLU, the down product and residual add;
-// then, for the rows whose logits are wanted, the final norm, the output
-// head, and one device→host copy of each row's logits.
+// host→device copy of the pass table, then embedding (gemma3: scaled), per
+// layer RMSNorm, Q8 activation encoding, the Q/K/V products (dp4a for the
+// integer types; phi3's fused attn_qkv as three row views of one tensor),
+// qwen3's and gemma3's per-head Q/K RMSNorm, RoPE (NORM for llama, NEOX for
+// the others; linear or YaRN scaling, an attn_factor, rope_freqs or
+// LongRoPE factors, partial rotary; gemma3's sliding layers with their own
+// base), the f16 KV-cache write, attention over the cache with
+// grouped-query heads (gemma3's sliding layers over their window), the
+// output product (gemma3: RMS-normalized) and residual add, RMSNorm,
+// gate/up products (phi3: row views of the fused ffn_up), SwiGLU (gemma3:
+// GELU), the down product (gemma3: normalized) and residual add; then, for
+// the rows whose logits are wanted, the final norm, the output head
+// (gemma3: soft-capped), and one device→host copy of each row's logits.
+// A qwen3moe layer's feed-forward is the exception to "no synchronization":
+// the router's outputs are copied back and routed on the host (as the CPU
+// forward routes), then each chosen expert's rows are gathered, multiplied
+// by row views of the merged expert tensors and added back weighted
+// (moe_add); such a model's passes are therefore never recorded as graphs.
 //
 // A decode pass (every row wants logits) is recorded as a CUDA graph at
 // its first use per row count, and later passes of that many rows replay
@@ -118,7 +129,9 @@
 // (unpack_test.go); and, in a `cudaemu` build, the whole device forward
 // (pooled upload, launch sequence, KV cache, batched prefill) passing the
 // parity gate and greedy equality against the CPU forward on small llama,
-// qwen2 and tied-output fixtures in F32, F16, Q4_K_M, Q8_0 and Q4_0.
+// qwen2, tied-output, qwen3, qwen3moe, YaRN-scaled llama, phi3 and gemma3
+// fixtures
+// in F32, F16, Q4_K_M, Q8_0 and Q4_0.
 // scripts/gpu-bundle.sh and scripts/gpu-check.sh carry the device tests to
 // a CUDA host (docs/gpu-run.md); gpu-check.log then starts with "device:"
 // lines (driver, compute capability, memory, how each kernel family

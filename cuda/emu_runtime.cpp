@@ -27,11 +27,15 @@ GF(gemv_f32) GF(gemv_f16) GF(gemv_bf16)
 EM(embed_f32) EM(embed_f16) EM(embed_bf16) EM(embed_q4_0) EM(embed_q4_1) EM(embed_q5_0) EM(embed_q5_1)
 EM(embed_q8_0) EM(embed_q4_k) EM(embed_q5_k) EM(embed_q6_k)
 void rmsnorm(const float *, const float *, float *, ll, float);
-void rope_norm(float *, ll, ll, const ll *, float, float, const float *);
-void rope_neox(float *, ll, ll, const ll *, float, float, const float *);
+void rope_norm(float *, ll, ll, const ll *, ll, float, float, const float *, float, ll, float, float);
+void rope_neox(float *, ll, ll, const ll *, ll, float, float, const float *, float, ll, float, float);
 void kv_write(const float *, const float *, const ll *, ll, ll);
-void attention(const float *, const ll *, ll, float *, float *, ll, ll, ll, ll, float);
+void attention(const float *, const ll *, ll, float *, float *, ll, ll, ll, ll, float, ll);
 void swiglu(float *, const float *, ll);
+void geglu(float *, const float *, ll);
+void scale(float *, float, ll);
+void softcap(float *, float, ll);
+void moe_add(float *, const float *, const int *, const float *, ll);
 void add(float *, const float *, ll);
 void argmax(const float *, ll, int *);
 void gather_rows(const float *, const int *, float *, ll);
@@ -77,19 +81,27 @@ std::map<std::string, Call> table() {
         rmsnorm(P<const float *>(a[0]), P<const float *>(a[1]), P<float *>(a[2]), L(a[3]), F(a[4]));
     };
     t["rope_norm"] = [](const uint64_t *a) {
-        rope_norm(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), F(a[4]), F(a[5]), P<const float *>(a[6]));
+        rope_norm(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), L(a[4]), F(a[5]), F(a[6]), P<const float *>(a[7]),
+                  F(a[8]), L(a[9]), F(a[10]), F(a[11]));
     };
     t["rope_neox"] = [](const uint64_t *a) {
-        rope_neox(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), F(a[4]), F(a[5]), P<const float *>(a[6]));
+        rope_neox(P<float *>(a[0]), L(a[1]), L(a[2]), P<const ll *>(a[3]), L(a[4]), F(a[5]), F(a[6]), P<const float *>(a[7]),
+                  F(a[8]), L(a[9]), F(a[10]), F(a[11]));
     };
     t["kv_write"] = [](const uint64_t *a) {
         kv_write(P<const float *>(a[0]), P<const float *>(a[1]), P<const ll *>(a[2]), L(a[3]), L(a[4]));
     };
     t["attention"] = [](const uint64_t *a) {
         attention(P<const float *>(a[0]), P<const ll *>(a[1]), L(a[2]), P<float *>(a[3]), P<float *>(a[4]), L(a[5]),
-                  L(a[6]), L(a[7]), L(a[8]), F(a[9]));
+                  L(a[6]), L(a[7]), L(a[8]), F(a[9]), L(a[10]));
     };
     t["swiglu"] = [](const uint64_t *a) { swiglu(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
+    t["geglu"] = [](const uint64_t *a) { geglu(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
+    t["scale"] = [](const uint64_t *a) { scale(P<float *>(a[0]), F(a[1]), L(a[2])); };
+    t["moe_add"] = [](const uint64_t *a) {
+        moe_add(P<float *>(a[0]), P<const float *>(a[1]), P<const int *>(a[2]), P<const float *>(a[3]), L(a[4]));
+    };
+    t["softcap"] = [](const uint64_t *a) { softcap(P<float *>(a[0]), F(a[1]), L(a[2])); };
     t["add"] = [](const uint64_t *a) { add(P<float *>(a[0]), P<const float *>(a[1]), L(a[2])); };
     t["argmax"] = [](const uint64_t *a) { argmax(P<const float *>(a[0]), L(a[1]), P<int *>(a[2])); };
     t["gather_rows"] = [](const uint64_t *a) {

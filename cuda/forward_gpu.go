@@ -27,7 +27,12 @@ type devWeight struct {
 
 type devLayer struct {
 	attnNorm, ffnNorm          dptr
+	qNorm, kNorm               dptr // [HeadDim] per-head Q/K gains (qwen3, gemma3), else 0
+	attnPostNorm, ffnPostNorm  dptr // [Embd] gemma3's post-sublayer norm gains, else 0
 	q, k, v, o, gate, up, down devWeight
+	// router and the merged experts of a qwen3moe layer (expert e's rows
+	// after expert e-1's), else zero; gate, up and down are then zero.
+	router, gateExps, upExps, downExps devWeight
 }
 
 // gpuStep is one sequence of the quantized forward of a model.Model on
@@ -56,18 +61,19 @@ type gpuStep struct {
 // scratch is one); refs counts the open sequences, and the last Close
 // frees the device memory.
 type devModel struct {
-	mu         sync.Mutex
-	refs       int
-	d          backend
-	cfg        model.Config
-	thetaScale float32
-	pool       dptr
-	plan       poolPlan
-	embd       devWeight
-	output     devWeight
-	outNorm    dptr
-	factors    dptr // 0 when the model has no rope_freqs
-	layers     []devLayer
+	mu      sync.Mutex
+	refs    int
+	d       backend
+	cfg     model.Config
+	rope    model.RopeAngles
+	ropeSWA model.RopeAngles // gemma3's sliding-window layers' (rope elsewhere)
+	pool    dptr
+	plan    poolPlan
+	embd    devWeight
+	output  devWeight
+	outNorm dptr
+	factors dptr // 0 when the model has no rope_freqs
+	layers  []devLayer
 
 	maxBatch int
 	scratch  dptr
@@ -82,6 +88,14 @@ type devModel struct {
 	table    dptr // the pass table (passTable), [tableBytes]
 	logits   dptr // [maxBatch][Vocab] f32: the rows of a pass that want logits
 	best     dptr // argmax result, int32
+
+	// qwen3moe: the router's outputs [maxBatch][Experts] f32, the expert
+	// table (per expert, the rows it serves [maxBatch]int32, then their
+	// weights [maxBatch]f32), and an expert's gathered inputs
+	// [maxBatch*Embd]; routerHost and tabHost are their host sides.
+	router, moeTab, moeX dptr
+	routerHost           []float32
+	tabHost              []int32
 
 	// scores is attention's scratch, [maxBatch*Heads][scorePositions]
 	// f32, grown to the largest cache of any sequence in a pass.
@@ -163,7 +177,7 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 		return nil, err
 	}
 	defer d.enter()()
-	dm := &devModel{d: d, cfg: m.Config(), thetaScale: m.RopeThetaScale(), plan: plan, maxBatch: opts.BatchSize, refs: 1}
+	dm := &devModel{d: d, cfg: m.Config(), rope: m.RopeAngles(false), ropeSWA: m.RopeAngles(true), plan: plan, maxBatch: opts.BatchSize, refs: 1}
 	if dm.maxBatch <= 0 {
 		dm.maxBatch = 64
 	}
@@ -174,6 +188,8 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 		dm.graphsOff = "graphs: off (SyncEachLaunch)"
 	case opts.NoGraphs:
 		dm.graphsOff = "graphs: off (NoGraphs)"
+	case dm.cfg.MoE():
+		dm.graphsOff = "graphs: off (qwen3moe routes each layer's tokens on the host)"
 	}
 	s := &gpuStep{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
 	if err := dm.upload(w); err != nil {
@@ -231,7 +247,7 @@ func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
 		mat(w.Output)
 	}
 	for _, l := range w.Layers {
-		for _, x := range []model.Weight{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
+		for _, x := range layerMatrices(l) {
 			mat(x)
 		}
 	}
@@ -241,11 +257,41 @@ func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
 	for i, l := range w.Layers {
 		vec(fmt.Sprintf("blk.%d.attn_norm.weight", i), l.AttnNorm)
 		vec(fmt.Sprintf("blk.%d.ffn_norm.weight", i), l.FFNNorm)
-		for _, x := range []model.Weight{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
+		vec(fmt.Sprintf("blk.%d.attn_q_norm.weight", i), l.QNorm)
+		vec(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), l.KNorm)
+		vec(fmt.Sprintf("blk.%d.post_attention_norm.weight", i), l.AttnPostNorm)
+		vec(fmt.Sprintf("blk.%d.post_ffw_norm.weight", i), l.FFNPostNorm)
+		for _, x := range layerMatrices(l) {
 			vec(x.Name+"#bias", x.Bias)
 		}
 	}
 	return ts, nil
+}
+
+// layerMatrices is the weight matrices of layer l the pool holds: Q, K, V
+// (or phi3's fused QKV), O, gate, up (phi3: gate and up fused) and down,
+// or in a qwen3moe layer the router and the merged experts.
+func layerMatrices(l model.LayerWeights) []model.Weight {
+	var ws []model.Weight
+	for _, x := range []model.Weight{l.Q, l.K, l.V, l.QKV, l.O, l.Gate, l.Up, l.Down, l.Router, l.GateExps, l.UpExps, l.DownExps} {
+		if x.Name != "" {
+			ws = append(ws, x)
+		}
+	}
+	return ws
+}
+
+// rowsOf is rows [from, from+n) of w: a view of the same pool bytes (and
+// of its bias), for the products of a fused tensor (phi3's attn_qkv, whose
+// rows are Q's, K's then V's, and ffn_up, the gate's then up's).
+func (w devWeight) rowsOf(from, n int) devWeight {
+	v := w
+	v.ptr += dptr(int64(from) * int64(w.rowBytes))
+	v.rows = n
+	if w.bias != 0 {
+		v.bias += dptr(4 * int64(from))
+	}
+	return v
 }
 
 // upload allocates the pool and copies every tensor to its offset.
@@ -308,13 +354,38 @@ func (s *devModel) upload(w model.Weights) error {
 		if dl.ffnNorm, err = vec(fmt.Sprintf("blk.%d.ffn_norm.weight", i), l.FFNNorm); err != nil {
 			return err
 		}
+		if dl.qNorm, err = vec(fmt.Sprintf("blk.%d.attn_q_norm.weight", i), l.QNorm); err != nil {
+			return err
+		}
+		if dl.kNorm, err = vec(fmt.Sprintf("blk.%d.attn_k_norm.weight", i), l.KNorm); err != nil {
+			return err
+		}
+		if dl.attnPostNorm, err = vec(fmt.Sprintf("blk.%d.post_attention_norm.weight", i), l.AttnPostNorm); err != nil {
+			return err
+		}
+		if dl.ffnPostNorm, err = vec(fmt.Sprintf("blk.%d.post_ffw_norm.weight", i), l.FFNPostNorm); err != nil {
+			return err
+		}
+		var qkv devWeight
 		for _, p := range []struct {
 			dst *devWeight
 			src model.Weight
-		}{{&dl.q, l.Q}, {&dl.k, l.K}, {&dl.v, l.V}, {&dl.o, l.O}, {&dl.gate, l.Gate}, {&dl.up, l.Up}, {&dl.down, l.Down}} {
+		}{{&dl.q, l.Q}, {&dl.k, l.K}, {&dl.v, l.V}, {&qkv, l.QKV}, {&dl.o, l.O}, {&dl.gate, l.Gate}, {&dl.up, l.Up}, {&dl.down, l.Down},
+			{&dl.router, l.Router}, {&dl.gateExps, l.GateExps}, {&dl.upExps, l.UpExps}, {&dl.downExps, l.DownExps}} {
+			if p.src.Name == "" {
+				continue
+			}
 			if *p.dst, err = mat(p.src); err != nil {
 				return err
 			}
+		}
+		c := &s.cfg
+		if qkv.rows != 0 {
+			dl.q, dl.k, dl.v = qkv.rowsOf(0, c.QDim()), qkv.rowsOf(c.QDim(), c.KVDim()), qkv.rowsOf(c.QDim()+c.KVDim(), c.KVDim())
+		}
+		if c.FusedFFN {
+			up := dl.up
+			dl.gate, dl.up = up.rowsOf(0, c.FFN), up.rowsOf(c.FFN, c.FFN)
 		}
 	}
 	return nil
@@ -324,7 +395,8 @@ func (s *devModel) upload(w model.Weights) error {
 // allocation.
 func (s *devModel) allocScratch() error {
 	c, n := &s.cfg, int64(s.maxBatch)
-	widest := int64(max(c.Embd, c.QDim(), c.FFN))
+	widest := int64(max(c.Embd, c.QDim(), c.FFN, c.ExpertFFN))
+	ffn := int64(max(c.FFN, c.ExpertFFN))
 	sizes := []struct {
 		dst  *dptr
 		size int64
@@ -333,10 +405,13 @@ func (s *devModel) allocScratch() error {
 		{&s.q, 4 * n * int64(c.QDim())}, {&s.attn, 4 * n * int64(c.QDim())},
 		{&s.k, 4 * n * int64(c.KVDim())}, {&s.v, 4 * n * int64(c.KVDim())},
 		{&s.proj, 4 * n * int64(c.Embd)},
-		{&s.gate, 4 * n * int64(c.FFN)}, {&s.up, 4 * n * int64(c.FFN)},
+		{&s.gate, 4 * n * ffn}, {&s.up, 4 * n * ffn},
 		{&s.x8, n * widest}, {&s.xd, 4 * n * widest / 32}, {&s.xs, 8 * n * widest / 32},
 		{&s.table, int64(len(s.host.buf))}, {&s.logits, 4 * n * int64(c.Vocab)}, {&s.best, 4},
+		{&s.router, 4 * n * int64(c.Experts)}, {&s.moeTab, 8 * n * int64(c.Experts)}, {&s.moeX, 4 * n * int64(c.Embd)},
 	}
+	s.routerHost = make([]float32, n*int64(c.Experts))
+	s.tabHost = make([]int32, 2*n*int64(c.Experts))
 	var total int64
 	for _, z := range sizes {
 		total = alignUp(total+z.size, poolAlign)
@@ -756,31 +831,65 @@ func (s *devModel) forward(n, m int) error {
 	l := launcher{d: d}
 	l.run("embed_"+kernelTypes[s.embd.typ], ceilDiv(embd, 32), n, 32, 1,
 		ptr(s.embd.ptr), i64(s.embd.rowBytes), i64(embd), ptr(tokens), ptr(s.x))
+	if c.EmbdScale != 0 {
+		l.run("scale", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), f32(c.EmbdScale), i64(n*embd))
+	}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	if c.ScaleQ {
+		// phi3, gemma3: the CPU scales the rotated Q by QueryScale and
+		// not the scores; here the scores are scaled by it (the same
+		// product, rounded once more or less).
+		scale = c.QueryScale
+	}
 	for i := range s.layers {
 		ly := &s.layers[i]
 
 		// x += Wo · attention(rope(Wq·norm(x)), rope(Wk·norm(x)), Wv·norm(x))
 		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.attnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
 		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.q, s.q}, gemvJob{&ly.k, s.k}, gemvJob{&ly.v, s.v})
+		if ly.qNorm != 0 {
+			// qwen3, gemma3: every head of Q and K RMS-normalized over HeadDim
+			// (rmsnorm with one block per head).
+			l.run("rmsnorm", n*c.Heads, 1, 256, 1, ptr(s.q), ptr(ly.qNorm), ptr(s.q), i64(c.HeadDim), f32(c.RMSEps))
+			l.run("rmsnorm", n*c.KVHeads, 1, 256, 1, ptr(s.k), ptr(ly.kNorm), ptr(s.k), i64(c.HeadDim), f32(c.RMSEps))
+		}
+		rp, factors, window := &s.rope, s.factors, 0
+		if c.Sliding(i) {
+			// gemma3: a sliding layer's own RoPE, and its window.
+			rp, window = &s.ropeSWA, c.SlidingWindow
+		}
+		if rp.Factors == nil {
+			factors = 0
+		}
 		for _, r := range []struct {
 			x     dptr
 			heads int
 		}{{s.q, c.Heads}, {s.k, c.KVHeads}} {
-			l.run(s.ropeKernel(), r.heads, n, c.HeadDim/2, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), ptr(rows),
-				f32(s.thetaScale), f32(c.RopeFreqScale), ptr(s.factors))
+			l.run(s.ropeKernel(), r.heads, n, ceilDiv(rp.Dims/2, 32)*32, 1, ptr(r.x), i64(r.heads), i64(c.HeadDim), ptr(rows),
+				i64(rp.Dims), f32(rp.ThetaScale), f32(rp.FreqScale), ptr(factors),
+				f32(rp.MScale), i64(b2i(rp.YaRN)), f32(rp.CorrDims[0]), f32(rp.CorrDims[1]))
 		}
 		l.run("kv_write", ceilDiv(kvDim, 256), n, 256, 1, ptr(s.k), ptr(s.v), ptr(rows), i64(i), i64(kvDim))
 		l.run("attention", c.Heads, n, 128, 1, ptr(s.q), ptr(rows), i64(i), ptr(s.attn), ptr(s.scores),
-			i64(c.Heads), i64(c.KVHeads), i64(c.HeadDim), i64(s.scorePositions), f32(scale))
+			i64(c.Heads), i64(c.KVHeads), i64(c.HeadDim), i64(s.scorePositions), f32(scale), i64(window))
 		s.matmul(&l, s.attn, qDim, n, gemvJob{&ly.o, s.proj})
+		s.postNorm(&l, ly.attnPostNorm, n)
 		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
 
 		// x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 		l.run("rmsnorm", n, 1, 256, 1, ptr(s.x), ptr(ly.ffnNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
+		if ly.router.rows != 0 {
+			s.moeFFN(&l, ly, n)
+			continue
+		}
 		s.matmul(&l, s.xn, embd, n, gemvJob{&ly.gate, s.gate}, gemvJob{&ly.up, s.up})
-		l.run("swiglu", ceilDiv(n*c.FFN, 256), 1, 256, 1, ptr(s.gate), ptr(s.up), i64(n*c.FFN))
+		act := "swiglu"
+		if c.GELU {
+			act = "geglu" // gemma3
+		}
+		l.run(act, ceilDiv(n*c.FFN, 256), 1, 256, 1, ptr(s.gate), ptr(s.up), i64(n*c.FFN))
 		s.matmul(&l, s.gate, c.FFN, n, gemvJob{&ly.down, s.proj})
+		s.postNorm(&l, ly.ffnPostNorm, n)
 		l.run("add", ceilDiv(n*embd, 256), 1, 256, 1, ptr(s.x), ptr(s.proj), i64(n*embd))
 	}
 	if m > 0 {
@@ -788,8 +897,79 @@ func (s *devModel) forward(n, m int) error {
 		l.run("gather_rows", ceilDiv(embd, 256), m, 256, 1, ptr(s.x), ptr(sel), ptr(s.proj), i64(embd))
 		l.run("rmsnorm", m, 1, 256, 1, ptr(s.proj), ptr(s.outNorm), ptr(s.xn), i64(embd), f32(c.RMSEps))
 		s.matmul(&l, s.xn, embd, m, gemvJob{&s.output, s.logits})
+		if c.LogitSoftcap != 0 {
+			l.run("softcap", ceilDiv(m*c.Vocab, 256), 1, 256, 1, ptr(s.logits), f32(c.LogitSoftcap), i64(m*c.Vocab))
+		}
 	}
 	return l.err
+}
+
+// moeFFN is a qwen3moe layer's feed-forward on the n rows of xn, added to
+// x: the router's product, copied back and routed on the host as the CPU
+// forward routes (model.RouteExperts: the pass waits for the device here,
+// which is why such passes are not recorded as graphs); then, for each
+// expert some row chose, its rows gathered, its gate and up products (row
+// views of the merged tensors), SwiGLU, its down product, and its output
+// times each row's weight added to that row's residual (moe_add).
+func (s *devModel) moeFFN(l *launcher, ly *devLayer, n int) {
+	c, d := &s.cfg, s.d
+	ne, k, ff, embd := c.Experts, c.ExpertsUsed, c.ExpertFFN, c.Embd
+	s.matmul(l, s.xn, embd, n, gemvJob{&ly.router, s.router})
+	if l.err != nil {
+		return
+	}
+	if l.err = d.dtoh(unsafe.Pointer(&s.routerHost[0]), s.router, 4*int64(n*ne)); l.err == nil {
+		l.err = d.sync()
+	}
+	if l.err != nil {
+		l.err = fmt.Errorf("cuda: copy the router's outputs: %w", l.err)
+		return
+	}
+	mb := s.maxBatch
+	served := make([]int, ne)
+	sel, w := make([]int32, k), make([]float32, k)
+	for b := range n {
+		model.RouteExperts(sel, w, s.routerHost[b*ne:(b+1)*ne])
+		for j, e := range sel {
+			at := 2*int(e)*mb + served[e]
+			s.tabHost[at] = int32(b)
+			s.tabHost[at+mb] = int32(math.Float32bits(w[j]))
+			served[e]++
+		}
+	}
+	if l.err = d.htod(s.moeTab, unsafe.Pointer(&s.tabHost[0]), 8*int64(ne*mb)); l.err != nil {
+		l.err = fmt.Errorf("cuda: copy the expert table: %w", l.err)
+		return
+	}
+	for e, g := range served {
+		if g == 0 {
+			continue
+		}
+		rows := s.moeTab + dptr(8*int64(e*mb))
+		weights := rows + dptr(4*int64(mb))
+		gate, up, down := ly.gateExps.rowsOf(e*ff, ff), ly.upExps.rowsOf(e*ff, ff), ly.downExps.rowsOf(e*embd, embd)
+		l.run("gather_rows", ceilDiv(embd, 256), g, 256, 1, ptr(s.xn), ptr(rows), ptr(s.moeX), i64(embd))
+		s.matmul(l, s.moeX, embd, g, gemvJob{&gate, s.gate}, gemvJob{&up, s.up})
+		l.run("swiglu", ceilDiv(g*ff, 256), 1, 256, 1, ptr(s.gate), ptr(s.up), i64(g*ff))
+		s.matmul(l, s.gate, ff, g, gemvJob{&down, s.proj})
+		l.run("moe_add", ceilDiv(embd, 256), g, 256, 1, ptr(s.x), ptr(s.proj), ptr(rows), ptr(weights), i64(embd))
+	}
+}
+
+// postNorm queues gemma3's RMSNorm of a sublayer's output (proj, n rows)
+// by gains w before the residual add; nothing when w is 0.
+func (s *devModel) postNorm(l *launcher, w dptr, n int) {
+	if w != 0 {
+		l.run("rmsnorm", n, 1, 256, 1, ptr(s.proj), ptr(w), ptr(s.proj), i64(s.cfg.Embd), f32(s.cfg.RMSEps))
+	}
+}
+
+// b2i is 1 for true, 0 for false (a kernel's flag).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // gemvJob is one product out = W·in (+ bias) over the batch.

@@ -10,7 +10,6 @@ package cuda
 // kernels on the host emulator (testdata/emu), with shorter probes.
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -24,7 +23,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/engine"
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
@@ -283,9 +281,21 @@ func TestGPUParityGate(t *testing.T) {
 			failLine(t, err, "gate", path)
 			fmt.Printf("gate %s on %s: %s; 1-cosine %.2e\n", filepath.Base(path), g.DeviceName(), v, 1-v.MinCos)
 			assert.True(t, v.OK, v.String())
+			if emulated {
+				// The gate forgives what a device's other float order
+				// may bring; on the emulator's few positions a kernel
+				// that misses a feature (a norm, YaRN's ramp) still
+				// passes it at 1-cosine near 1e-2, while a faithful one
+				// is within 1e-6.
+				assert.Greater(t, v.MinCos, 1-emuMaxCosineGap, "1-cosine %.2e", 1-v.MinCos)
+			}
 		})
 	}
 }
+
+// emuMaxCosineGap is the most 1-cosine TestGPUParityGate allows on the
+// emulator, where kernels round as the CPU forward does.
+const emuMaxCosineGap = 1e-4
 
 // probeLen is the gate's probe length: probeTokens on a GPU, a few
 // positions on the (slow) emulator.
@@ -433,48 +443,6 @@ func TestGPUNewStep(t *testing.T) {
 	dropped, err := f.Reserve(m.Config().ContextLength)
 	require.NoError(t, err)
 	assert.False(t, dropped, "nothing held yet")
-}
-
-// NewStep on a qwen3, qwen3moe, phi3 or gemma3 model, whose per-head Q/K
-// norms (experts, fused projections, GELU and sliding windows) the GPU
-// forward does not compute, runs on the CPU, loudly (ErrUnsupportedArch),
-// and its logits are the CPU forward's.
-func TestGPUNewStepFallsBackOnQwen3(t *testing.T) {
-	dir := t.TempDir()
-	tokens := make([]string, 256)
-	for i := range tokens {
-		tokens[i] = fmt.Sprintf("t%d", i)
-	}
-	vocabPath := filepath.Join(dir, "vocab.gguf")
-	require.NoError(t, gguf.WriteFile(vocabPath, []gguf.KV{{Key: gguf.KeyTokens, Value: tokens}}, nil))
-	vocab, err := gguf.Open(vocabPath)
-	require.NoError(t, err)
-	defer vocab.Close()
-	for _, c := range []fixture.Config{fixture.Qwen3Tiny(), fixture.Qwen3MoETiny(), fixture.Phi3Tiny(), fixture.Gemma3Tiny()} {
-		t.Run(c.Arch, func(t *testing.T) {
-			c.Layers, c.Context = 1, 64
-			c.SlidingWindow = min(c.SlidingWindow, c.Context)
-			path := filepath.Join(dir, c.Arch+".gguf")
-			require.NoError(t, fixture.GenerateFile(path, c, vocab))
-			m := loadPath(t, path)
-
-			var stderr bytes.Buffer
-			opts := testOptions()
-			opts.Stderr = &stderr
-			s, err := NewStep(m, opts)
-			require.NoError(t, err)
-			defer s.Close()
-			assert.False(t, s.OnGPU())
-			assert.Contains(t, s.FallbackReason(), ErrUnsupportedArch.Error())
-			assert.Contains(t, s.FallbackReason(), `"`+c.Arch+`"`)
-			assert.Contains(t, stderr.String(), "Fallback: cuda → cpu")
-			got, err := s.Step(3, 0)
-			require.NoError(t, err)
-			want, err := m.NewStep().Step(3, 0)
-			require.NoError(t, err)
-			assert.Equal(t, want, got)
-		})
-	}
 }
 
 func logSuffixReason(reason string) string {

@@ -63,7 +63,7 @@ func cubinImage(family string, arch int) ([]byte, error) {
 
 // kernelNames is every kernel the forward launches.
 func kernelNames() []string {
-	names := []string{"quantize_q8", "quantize_q8k", "rmsnorm", "rope_norm", "rope_neox", "kv_write", "attention", "add", "swiglu", "argmax", "gather_rows"}
+	names := []string{"quantize_q8", "quantize_q8k", "rmsnorm", "rope_norm", "rope_neox", "kv_write", "attention", "add", "swiglu", "geglu", "scale", "softcap", "moe_add", "argmax", "gather_rows"}
 	var typed []string
 	for _, suffix := range kernelTypes {
 		typed = append(typed, "gemv_"+suffix, "embed_"+suffix)

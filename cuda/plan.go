@@ -9,23 +9,19 @@ import (
 )
 
 // checkArch reports whether the GPU forward computes c's architecture: one
-// whose registration says GPU (arch.Arch.GPU: the llama block, with
-// qwen2's biases and NEOX RoPE). qwen3's per-head Q/K
-// RMSNorm, qwen3moe's experts, YaRN's RoPE, phi3's block (fused
-// projections, LongRoPE, the query scaled before attention) and gemma3's
-// (scaled embeddings, GELU, post-sublayer norms, sliding-window layers with
-// their own RoPE, the logit softcap) have no kernels here.
+// whose registration says GPU (arch.Arch.GPU). The GPU forward computes the
+// llama block with qwen2's biases and NEOX RoPE, qwen3's per-head Q/K
+// RMSNorm, phi3's block (fused QKV and gate-up products, LongRoPE's factors
+// and attn_factor, partial rotary, the query scaled), gemma3's (scaled
+// embeddings, GELU, post-sublayer norms, sliding-window layers with their
+// own RoPE, the logit softcap) and qwen3moe's routed experts, with RoPE
+// scaled linearly or by YaRN.
 //
 // Errors: wraps ErrUnsupportedArch naming the architecture.
 func checkArch(c model.Config) error {
-	if c.QKNorm || c.MoE() || c.ScaleQ || c.FusedFFN || c.GELU || c.PostNorms || c.EmbdScale != 0 ||
-		c.SlidingLayers != nil || c.LogitSoftcap != 0 || !gpuArch(c.Arch) {
+	if !gpuArch(c.Arch) {
 		return fmt.Errorf("%w %q (the GPU forward runs %s; the CPU forward runs it)", ErrUnsupportedArch, c.Arch,
 			arch.List(arch.Where(func(a arch.Arch) bool { return a.GPU }), "and"))
-	}
-	if c.RopeYaRN || c.RopeAttnFactor != 1 {
-		return fmt.Errorf("%w %q with YaRN RoPE scaling or a RoPE attn_factor (the GPU's RoPE has neither; the CPU forward runs it)",
-			ErrUnsupportedArch, c.Arch)
 	}
 	return nil
 }

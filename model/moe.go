@@ -250,3 +250,13 @@ func (s simd) softmaxRow(x []float32) {
 		x[i] *= inv
 	}
 }
+
+// RouteExperts routes one token as the CPU forward does, for other
+// backends: logits (the router's [Experts] outputs) become probabilities in
+// place (ggml_soft_max); sel gets the len(sel) most probable experts, best
+// first (the lowest index among equals), and w ([len(sel)]) their
+// probabilities normalized to sum 1.
+func RouteExperts(sel []int32, w, logits []float32) {
+	simdWidth.softmaxRow(logits)
+	route(sel, w, logits)
+}

@@ -82,6 +82,37 @@ func (l *linear) export() Weight {
 	return Weight{Name: l.name, Type: l.typ, Rows: l.rows, Cols: l.cols, Data: l.data, Bias: l.bias}
 }
 
-// RopeThetaScale is base^(-2/RopeDims), the factor between the angles of
-// consecutive RoPE pairs, as the CPU forward computes it (in f32).
-func (m *Model) RopeThetaScale() float32 { return m.rope.thetaScale }
+// RopeAngles is how the CPU forward computes the cos and sin of RoPE pair
+// p (0 <= p < Dims/2) at position pos, for other backends: with theta =
+// pos·ThetaScale^p (the power by repeated f32 multiplication) divided by
+// Factors[p] when Factors is not nil, the angle is FreqScale·theta; under
+// YaRN it is mixed with theta itself, FreqScale·theta·(1-r) + theta·r with
+// r = 1 - clamp((p - CorrDims[0]) / max(0.001, CorrDims[1]-CorrDims[0]),
+// 0, 1) (the first product fused into the sum); cos and sin are then
+// multiplied by MScale.
+type RopeAngles struct {
+	Dims       int       // values rotated per head (rope.dimension_count), even
+	ThetaScale float32   // base^(-2/Dims), in f32
+	FreqScale  float32   // 1/scaling factor; 1 when unscaled
+	Factors    []float32 // [Dims/2] divisors of each pair's theta, or nil. Read-only.
+	// MScale is attn_factor; under YaRN attn_factor·(1 + 0.1·ln(1/FreqScale)).
+	MScale   float32
+	YaRN     bool
+	CorrDims [2]float32 // YaRN's correction dims (ggml_rope_yarn_corr_dims)
+}
+
+// RopeAngles returns the RoPE of the model's layers, or with sliding that
+// of its sliding-window layers (gemma3's own base and scale; the same as
+// the others' in a model without such layers).
+func (m *Model) RopeAngles(sliding bool) RopeAngles {
+	r := &m.rope
+	if sliding && m.cfg.SlidingLayers != nil {
+		r = &m.ropeSWA
+	}
+	a := RopeAngles{Dims: r.dims, ThetaScale: r.thetaScale, FreqScale: r.freqScale, Factors: r.factors,
+		MScale: r.mscale, YaRN: r.yarn, CorrDims: r.corr}
+	if r.yarn {
+		a.MScale = r.yarnScale
+	}
+	return a
+}

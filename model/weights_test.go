@@ -35,5 +35,5 @@ func TestWeightsExport(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, l.Down.Data, l.Down.Rows*rs)
 	assert.Len(t, w.OutNorm, c.Embd)
-	assert.Greater(t, m.RopeThetaScale(), float32(0))
+	assert.Greater(t, m.RopeAngles(false).ThetaScale, float32(0))
 }

@@ -86,21 +86,24 @@ __device__ float block_reduce(float v, bool is_max, float *part) {
 // As the CPU forward (and llama.cpp without flash attention) computes it:
 // the query is rounded to f16 for the products with the f16 keys, and the
 // normalized probabilities are rounded to f16 for the products with the
-// f16 values. blockDim 128, grid (heads, n).
+// f16 values. With window > 0 (gemma3's sliding layers) row b attends to
+// the last window positions only, t > pos(b) - window, as llama.cpp's
+// standard SWA mask. blockDim 128, grid (heads, n).
 extern "C" __global__ void attention(const float *q, const long long *rows, long long layer, float *out,
                                      float *scores, long long heads, long long kv_heads, long long head_dim,
-                                     long long score_stride, float scale) {
+                                     long long score_stride, float scale, long long window) {
     __shared__ float part[32];
     int h = blockIdx.x, b = blockIdx.y;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     long long kv_dim = kv_heads * head_dim;
     long long kvh = h / (heads / kv_heads);
     long long n = rows[4 * b + 2] + 1;
+    long long first = window > 0 && n > window ? n - window : 0;
     const half_bits *kc = layer_keys(rows, b, layer, kv_dim), *vc = kc + rows[4 * b + 1] * kv_dim;
     const float *qh = q + ((long long)b * heads + h) * head_dim;
     float *sc = scores + ((long long)b * heads + h) * score_stride;
 
-    for (long long t = warp; t < n; t += nw) {
+    for (long long t = first + warp; t < n; t += nw) {
         const half_bits *kt = kc + t * kv_dim + kvh * head_dim;
         float s = 0.0f;
         for (long long d = lane; d < head_dim; d += 32) s += h2f(f2h(qh[d])) * h2f(kt[d]);
@@ -109,23 +112,23 @@ extern "C" __global__ void attention(const float *q, const long long *rows, long
     }
     __syncthreads();
     float m = NEG_INF;
-    for (long long t = threadIdx.x; t < n; t += blockDim.x) m = fmaxf(m, sc[t]);
+    for (long long t = first + threadIdx.x; t < n; t += blockDim.x) m = fmaxf(m, sc[t]);
     m = block_reduce(m, true, part);
     float sum = 0.0f;
-    for (long long t = threadIdx.x; t < n; t += blockDim.x) {
+    for (long long t = first + threadIdx.x; t < n; t += blockDim.x) {
         float e = expf(sc[t] - m);
         sc[t] = e;
         sum += e;
     }
     sum = block_reduce(sum, false, part);
     float inv = 1.0f / sum;
-    for (long long t = threadIdx.x; t < n; t += blockDim.x) sc[t] = h2f(f2h(sc[t] * inv));
+    for (long long t = first + threadIdx.x; t < n; t += blockDim.x) sc[t] = h2f(f2h(sc[t] * inv));
     __syncthreads();
     float *o = out + ((long long)b * heads + h) * head_dim;
     for (long long d = threadIdx.x; d < head_dim; d += blockDim.x) {
         const half_bits *vd = vc + kvh * head_dim + d;
         float acc = 0.0f;
-        for (long long t = 0; t < n; t++) acc += sc[t] * h2f(vd[t * kv_dim]);
+        for (long long t = first; t < n; t++) acc += sc[t] * h2f(vd[t * kv_dim]);
         o[d] = acc;
     }
 }

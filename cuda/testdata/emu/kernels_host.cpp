@@ -1,6 +1,7 @@
 // Runs every kernel of cuda/kernels on the emulator (emu.h) and checks it
 // against a plain host reference. Prints one line per check; exits 1 if
 // any fails. Built and run by cuda/emu_test.go.
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -10,14 +11,20 @@
 
 extern "C" {
 void rmsnorm(const float *x, const float *w, float *y, long long cols, float eps);
-void rope_norm(float *x, long long heads, long long head_dim, const long long *rows, float theta_scale,
-               float freq_scale, const float *factors);
-void rope_neox(float *x, long long heads, long long head_dim, const long long *rows, float theta_scale,
-               float freq_scale, const float *factors);
+void rope_norm(float *x, long long heads, long long head_dim, const long long *rows, long long dims,
+               float theta_scale, float freq_scale, const float *factors, float mscale, long long yarn, float corr0,
+               float corr1);
+void rope_neox(float *x, long long heads, long long head_dim, const long long *rows, long long dims,
+               float theta_scale, float freq_scale, const float *factors, float mscale, long long yarn, float corr0,
+               float corr1);
 void kv_write(const float *k, const float *v, const long long *rows, long long layer, long long kv_dim);
 void attention(const float *q, const long long *rows, long long layer, float *out, float *scores, long long heads,
-               long long kv_heads, long long head_dim, long long score_stride, float scale);
+               long long kv_heads, long long head_dim, long long score_stride, float scale, long long window);
 void swiglu(float *g, const float *u, long long len);
+void geglu(float *g, const float *u, long long len);
+void scale(float *x, float s, long long len);
+void softcap(float *x, float cap, long long len);
+void moe_add(float *x, const float *y, const int *rows, const float *w, long long cols);
 void add(float *x, const float *y, long long len);
 void argmax(const float *x, long long len, int *out);
 void gather_rows(const float *x, const int *sel, float *y, long long cols);
@@ -214,35 +221,47 @@ static void test_rmsnorm() {
     check("rmsnorm", y, want, 1e-5f);
 }
 
-static void test_rope(bool neox, bool factors) {
+// test_rope: the first dims of each head of 64 rotated (all, or 48 of
+// them: partial rotary), with rope_freqs-style factors or not, under YaRN
+// (correction dims 6 and 20, mscale 1.2) or a plain attn_factor of 1.19 or
+// none.
+static void test_rope(bool neox, bool factors, int dims, bool yarn, float mscale) {
     const int heads = 3, hd = 64, n = 2, start = 5;
-    float ts = powf(10000.0f, -2.0f / hd), fs = 0.5f;
-    std::vector<float> x = rvec((size_t)n * heads * hd), want = x, f(hd / 2);
+    const float corr0 = 6, corr1 = 20;
+    float ts = powf(10000.0f, -2.0f / dims), fs = 0.5f;
+    std::vector<float> x = rvec((size_t)n * heads * hd), want = x, f(dims / 2);
     for (auto &v : f) v = 1 + (float)(rng() % 4);
     for (int b = 0; b < n; b++)
         for (int h = 0; h < heads; h++)
-            for (int p = 0; p < hd / 2; p++) {
-                double t = (double)(start + b) * pow((double)ts, p);
-                if (factors) t /= f[p];
-                t *= fs;
+            for (int p = 0; p < dims / 2; p++) {
+                double theta = (double)(start + b) * pow((double)ts, p);
+                if (factors) theta /= f[p];
+                double t = theta * fs;
+                if (yarn) {
+                    double r = 1 - std::min(1.0, std::max(0.0, (double)(p - corr0) / (corr1 - corr0)));
+                    t = t * (1 - r) + theta * r;
+                }
                 float *hx = &want[(b * heads + h) * hd];
-                int a = neox ? p : 2 * p, c = neox ? p + hd / 2 : 2 * p + 1;
+                int a = neox ? p : 2 * p, c = neox ? p + dims / 2 : 2 * p + 1;
                 float x0 = hx[a], x1 = hx[c];
-                hx[a] = (float)(x0 * cos(t) - x1 * sin(t));
-                hx[c] = (float)(x0 * sin(t) + x1 * cos(t));
+                hx[a] = (float)(mscale * (x0 * cos(t) - x1 * sin(t)));
+                hx[c] = (float)(mscale * (x0 * sin(t) + x1 * cos(t)));
             }
     std::vector<long long> rows;
     for (int b = 0; b < n; b++) rows.insert(rows.end(), {0, 0, start + b, 0});
-    emu_launch(d3(heads, n), d3(hd / 2), [&] {
-        (neox ? rope_neox : rope_norm)(x.data(), heads, hd, rows.data(), ts, fs, factors ? f.data() : nullptr);
+    emu_launch(d3(heads, n), d3((dims / 2 + 31) / 32 * 32), [&] {
+        (neox ? rope_neox : rope_norm)(x.data(), heads, hd, rows.data(), dims, ts, fs, factors ? f.data() : nullptr,
+                                       mscale, yarn, corr0, corr1);
     });
-    check(std::string(neox ? "rope_neox" : "rope_norm") + (factors ? " with factors" : ""), x, want, 1e-4f);
+    check(std::string(neox ? "rope_neox" : "rope_norm") + (factors ? " with factors" : "") +
+              (dims < hd ? " partial" : "") + (yarn ? " yarn" : "") + (mscale != 1 ? " mscale" : ""),
+          x, want, 1e-4f);
 }
 
 // test_attention runs one pass of two sequences' rows: sequence A (cache
 // capacity 16, 5 held) gets 3 new rows, sequence B (capacity 8, 2 held) 1,
 // interleaved A B A A in the pass, in layer 1 of two-layer caches.
-static void test_attention() {
+static void test_attention(int window) {
     const int heads = 4, kvh = 2, hd = 64, kvd = kvh * hd, layers = 2, layer = 1, stride = 16;
     float scale = 1.0f / sqrtf((float)hd);
     struct Seq {
@@ -283,7 +302,7 @@ static void test_attention() {
     check("kv_write (two sequences, layer 1)", kgot, kwant, 1e-3f);
     std::vector<float> qv = rvec((size_t)n * heads * hd), out((size_t)n * heads * hd), scores((size_t)n * heads * stride);
     emu_launch(d3(heads, n), d3(128), [&] {
-        attention(qv.data(), rows.data(), layer, out.data(), scores.data(), heads, kvh, hd, stride, scale);
+        attention(qv.data(), rows.data(), layer, out.data(), scores.data(), heads, kvh, hd, stride, scale, window);
     });
     std::vector<float> want((size_t)n * heads * hd);
     for (int b = 0; b < n; b++) {
@@ -291,25 +310,27 @@ static void test_attention() {
         const unsigned short *kc = &q.cache[(size_t)2 * layer * q.cap * kvd], *vc = kc + (size_t)q.cap * kvd;
         for (int h = 0; h < heads; h++) {
             int g = h / (heads / kvh), len = pos[b] + 1;
+            int first = window > 0 && len > window ? len - window : 0;
             std::vector<double> p(len);
             double m = -1e30, sum = 0;
-            for (int t = 0; t < len; t++) {
+            for (int t = first; t < len; t++) {
                 double s = 0;
                 for (int d = 0; d < hd; d++)
                     s += (double)emu_h2f(emu_f2h(qv[(b * heads + h) * hd + d])) * emu_h2f(kc[t * kvd + g * hd + d]);
                 p[t] = s * scale;
                 m = std::max(m, p[t]);
             }
-            for (auto &x : p) sum += (x = exp(x - m));
-            for (auto &x : p) x = emu_h2f(emu_f2h((float)(x / sum))); // f16 probabilities, as the CPU forward
+            for (int t = first; t < len; t++) sum += (p[t] = exp(p[t] - m));
+            for (int t = first; t < len; t++) p[t] = emu_h2f(emu_f2h((float)(p[t] / sum))); // f16 probabilities, as the CPU forward
             for (int d = 0; d < hd; d++) {
                 double o = 0;
-                for (int t = 0; t < len; t++) o += p[t] * emu_h2f(vc[t * kvd + g * hd + d]);
+                for (int t = first; t < len; t++) o += p[t] * emu_h2f(vc[t * kvd + g * hd + d]);
                 want[(b * heads + h) * hd + d] = (float)o;
             }
         }
     }
-    check("attention (GQA, causal, two sequences in one pass)", out, want, 1e-4f);
+    check(std::string("attention (GQA, causal, two sequences in one pass") + (window ? ", window 3)" : ")"), out, want,
+          1e-4f);
 }
 
 static void test_elementwise() {
@@ -322,6 +343,35 @@ static void test_elementwise() {
     for (int i = 0; i < len; i++) sum[i] = x[i] + y[i];
     emu_launch(d3((len + 255) / 256), d3(256), [&] { add(x.data(), y.data(), len); });
     check("add", x, sum, 0);
+    std::vector<float> gg = rvec(len, 4), gu = rvec(len), gwant_(len);
+    gg[0] = -12, gg[1] = 11, gg[2] = -10, gg[3] = 10;
+    for (int i = 0; i < len; i++) {
+        float v = gg[i];
+        if (v <= -10) gwant_[i] = 0;
+        else if (v >= 10) gwant_[i] = v * gu[i];
+        else {
+            double xr = emu_h2f(emu_f2h(v));
+            double ge = 0.5 * xr * (1 + tanh(0.7978845608028654 * xr * (1 + 0.044715 * xr * xr)));
+            gwant_[i] = emu_h2f(emu_f2h((float)ge)) * gu[i];
+        }
+    }
+    emu_launch(d3((len + 255) / 256), d3(256), [&] { geglu(gg.data(), gu.data(), len); });
+    check("geglu", gg, gwant_, 1e-3f);
+    std::vector<float> sx = rvec(len, 20), swant(len), cx = sx, cwant(len);
+    for (int i = 0; i < len; i++) swant[i] = sx[i] * 16, cwant[i] = (float)(tanh(cx[i] / 30.0) * 30);
+    emu_launch(d3((len + 255) / 256), d3(256), [&] { scale(sx.data(), 16, len); });
+    check("scale", sx, swant, 0);
+    emu_launch(d3((len + 255) / 256), d3(256), [&] { softcap(cx.data(), 30, len); });
+    check("softcap", cx, cwant, 1e-6f);
+    {
+        const int mcols = 300;
+        std::vector<float> mx = rvec((size_t)4 * mcols), my = rvec((size_t)2 * mcols), mwant = mx, mw = {0.25f, 0.75f};
+        std::vector<int> mrows = {3, 0};
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < mcols; i++) mwant[(size_t)mrows[j] * mcols + i] += my[(size_t)j * mcols + i] * mw[j];
+        emu_launch(d3((mcols + 255) / 256, 2), d3(256), [&] { moe_add(mx.data(), my.data(), mrows.data(), mw.data(), mcols); });
+        check("moe_add", mx, mwant, 1e-6f);
+    }
     for (int n : {1, 31, 1000, 3000}) {
         std::vector<float> v = rvec(n);
         int want_i = (int)(rng() % n);
@@ -343,11 +393,15 @@ static void test_elementwise() {
 int main() {
     test_quantize();
     test_rmsnorm();
-    test_rope(false, false);
-    test_rope(true, false);
-    test_rope(false, true);
-    test_rope(true, true);
-    test_attention();
+    for (bool neox : {false, true}) {
+        test_rope(neox, false, 64, false, 1);
+        test_rope(neox, true, 64, false, 1);
+        test_rope(neox, false, 48, false, 1.19f);
+        test_rope(neox, true, 64, true, 1.2f);
+        test_rope(neox, false, 48, true, 1.2f);
+    }
+    test_attention(0);
+    test_attention(3);
     test_elementwise();
     gemv_case<T_F32>({T_F32, "f32", 4, 1, {}}, nullptr, gemv_f32, embed_f32);
     gemv_case<T_F16>({T_F16, "f16", 2, 1, {}}, nullptr, gemv_f16, embed_f16);
