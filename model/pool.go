@@ -48,8 +48,8 @@ type pool struct {
 
 	gen     atomic.Uint64 // loop count; a new value starts the helpers
 	pending atomic.Int64  // helpers still working on the current loop
-	waiting atomic.Bool   // the caller is parked on done
-	done    chan struct{} // wakes the parked caller (buffer 1)
+	waiting atomic.Uint64 // the loop count the caller is parked on done for; 0: none
+	done    chan uint64   // wakes the parked caller with the loop count finished (buffer 1)
 	stop    atomic.Bool   // set by close: helpers exit
 
 	closed    bool // set by close under mu; run then works alone
@@ -70,7 +70,7 @@ const spinWait = 100 * time.Microsecond
 // newPool starts threads-1 helper goroutines (threads < 1 is taken as 1).
 func newPool(threads int) *pool {
 	threads = max(threads, 1)
-	p := &pool{threads: threads, helpers: make([]helper, threads-1), done: make(chan struct{}, 1)}
+	p := &pool{threads: threads, helpers: make([]helper, threads-1), done: make(chan uint64, 1)}
 	for i := range p.helpers {
 		p.helpers[i].wake = make(chan struct{}, 1)
 		go p.helper(i + 1)
@@ -87,11 +87,29 @@ func (p *pool) helper(worker int) {
 			return
 		}
 		p.work(worker)
-		if p.pending.Add(-1) == 0 && p.waiting.CompareAndSwap(true, false) {
-			p.done <- struct{}{}
+		if p.pending.Add(-1) == 0 {
+			if poolHookLastDone != nil {
+				poolHookLastDone()
+			}
+			// Only the caller of this very loop is woken: by now the caller
+			// may have seen pending reach zero while spinning, returned and
+			// started the next loop, whose wait must not take this wake-up.
+			if p.waiting.CompareAndSwap(seen, 0) {
+				p.done <- seen
+			}
 		}
 	}
 }
+
+// Hooks for tests (nil otherwise). poolHookLastDone runs in the helper that
+// finished a loop's last chunk, between its count reaching zero and its
+// wake-up of a parked caller: the window in which the caller can return
+// and start its next loop. poolHookWoken runs in a parked caller once woken,
+// with the loop count it waited for and the one its wake-up finished.
+var (
+	poolHookLastDone func()
+	poolHookWoken    func(want, got uint64)
+)
 
 // await returns the loop count once it differs from seen: spinning for up
 // to spinWait, then parked on h.wake.
@@ -171,10 +189,10 @@ func (p *pool) run(n, grain int, fn task) {
 	p.fn, p.n, p.grain = fn, n, grain
 	p.next.Store(0)
 	p.pending.Store(int64(len(p.helpers)))
-	p.gen.Add(1)
+	gen := p.gen.Add(1)
 	p.wakeParked()
 	p.work(0)
-	p.wait()
+	p.wait(gen)
 	p.fn = nil
 }
 
@@ -187,18 +205,22 @@ func (p *pool) wakeParked() {
 	}
 }
 
-// wait returns once every helper has finished the current loop: spinning
-// for up to spinWait, then parked on done (the same handshake as await,
-// on p.waiting).
-func (p *pool) wait() {
+// wait returns once every helper has finished loop gen: spinning for up to
+// spinWait, then parked on done (the same handshake as await, on
+// p.waiting, which holds gen so that a helper late from the previous loop
+// cannot wake it).
+func (p *pool) wait(gen uint64) {
 	if spinUntil(func() bool { return p.pending.Load() == 0 }) {
 		return
 	}
-	p.waiting.Store(true)
-	if p.pending.Load() == 0 && p.waiting.CompareAndSwap(true, false) {
+	p.waiting.Store(gen)
+	if p.pending.Load() == 0 && p.waiting.CompareAndSwap(gen, 0) {
 		return
 	}
-	<-p.done
+	got := <-p.done
+	if poolHookWoken != nil {
+		poolHookWoken(gen, got)
+	}
 }
 
 // grainFor picks a chunk length for n items so that each thread gets about

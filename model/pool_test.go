@@ -104,3 +104,32 @@ func TestPoolGrain(t *testing.T) {
 	assert.Equal(t, 16, p.grainFor(10, 16))
 	assert.Equal(t, 125, p.grainFor(1000, 16))
 }
+
+// A helper that finishes a loop's last chunk while its caller spins, and is
+// then held up before it looks for a parked caller, must not wake the
+// caller's next loop: that loop would return with its helper's chunks
+// undone, and the pool's count off by one (a later loop could then wait
+// forever). The hook holds the helper in that window on every loop; a
+// caller woken by another loop's end fails the test.
+func TestPoolLateHelperWakesNoLaterLoop(t *testing.T) {
+	var early atomic.Int32
+	poolHookLastDone = func() { time.Sleep(3 * spinWait) }
+	poolHookWoken = func(want, got uint64) {
+		if got != want {
+			early.Add(1)
+		}
+	}
+	defer func() { poolHookLastDone, poolHookWoken = nil, nil }()
+	p := newPool(2)
+	defer p.close()
+	for round := range 100 {
+		var hits atomic.Int32
+		p.run(2, 1, taskFunc(func(_, _, _ int) {
+			hits.Add(1)
+			for start := time.Now(); time.Since(start) < spinWait/4; {
+			}
+		}))
+		require.EqualValues(t, 2, hits.Load(), "round %d", round)
+	}
+	require.Zero(t, early.Load(), "loops woken before their helpers finished")
+}
