@@ -31,6 +31,7 @@ type Drafter struct {
 	st       stage
 	closed   bool
 
+	maxDraft          int // the longest draft asked for (SetMaxDraft)
 	seen              int // tokens of the sequence the guest has been given
 	drafted, accepted int // the last draft's outcome, for the next call
 	err               error
@@ -49,7 +50,17 @@ func NewDrafter(vocab engine.Vocab, p *Plugin) (*Drafter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Drafter{vocab: vocab, maxPiece: maxPieceLen(vocab), st: *st}, nil
+	return &Drafter{vocab: vocab, maxPiece: maxPieceLen(vocab), st: *st, maxDraft: abi.MaxDraft}, nil
+}
+
+// SetMaxDraft bounds the max each realizar_draft is given to n tokens
+// (a user's draft limit: run --draft-max, realizar.speculative.draft_max);
+// n <= 0 or past abi.MaxDraft means abi.MaxDraft.
+func (d *Drafter) SetMaxDraft(n int) {
+	if n <= 0 || n > abi.MaxDraft {
+		n = abi.MaxDraft
+	}
+	d.maxDraft = n
 }
 
 // Reset starts a turn from prompt: it instantiates if needed and calls
@@ -70,7 +81,7 @@ func (d *Drafter) Reset(prompt []int32) {
 }
 
 // Draft gives the guest the tokens that joined the sequence since its
-// last call and appends its draft, at most min(limit, abi.MaxDraft)
+// last call and appends its draft, at most min(limit, SetMaxDraft's)
 // tokens, to dst. After a failure (Err) it appends nothing.
 func (d *Drafter) Draft(dst, tokens []int32, limit int) []int32 {
 	if d.err != nil || d.closed || limit < 1 {
@@ -80,7 +91,7 @@ func (d *Drafter) Draft(dst, tokens []int32, limit int) []int32 {
 		d.err = d.st.failure("draft", fmt.Errorf("host: the sequence shrank from %d to %d tokens within a turn", d.seen, len(tokens)))
 		return dst
 	}
-	limit = min(limit, abi.MaxDraft)
+	limit = min(limit, d.maxDraft)
 	i := d.st.inst
 	if i == nil {
 		d.err = d.st.failure("draft", ErrNoInstance)

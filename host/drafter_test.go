@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,10 +15,11 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 )
 
-// newDrafter adapts the test drafter (testdata/drafter.wat) under limits.
-func newDrafter(t *testing.T, h *host.Host, limits host.Limits) *host.Drafter {
+// newDrafter adapts the test drafter (testdata/drafter.wat) in mode
+// under limits.
+func newDrafter(t *testing.T, h *host.Host, mode int, limits host.Limits) *host.Drafter {
 	t.Helper()
-	p := load(t, h, "drafter", host.LoadOptions{Kind: abi.KindDrafter, Limits: limits})
+	p := load(t, h, "drafter", host.LoadOptions{Kind: abi.KindDrafter, Limits: limits, Config: []byte(fmt.Sprintf(`{"mode":%d}`, mode))})
 	d, err := host.NewDrafter(testVocab{n: 100}, p)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = d.Close() })
@@ -28,8 +30,8 @@ func newDrafter(t *testing.T, h *host.Host, limits host.Limits) *host.Drafter {
 // the tokens since its last call) and the outcome of its last draft.
 func TestDrafterIncremental(t *testing.T) {
 	h := newHost(t, host.NewConfig())
-	d := newDrafter(t, h, host.Limits{})
-	seq := []int32{7, 1, 2, 3} // mode 7: drafts [tokens seen, accepted sum]
+	d := newDrafter(t, h, 7, host.Limits{}) // drafts [tokens seen, accepted sum]
+	seq := []int32{7, 1, 2, 3}
 	d.Reset(seq)
 	assert.Equal(t, []int32{4, 0}, d.Draft(nil, seq, 8))
 	seq = append(seq, 5, 6)
@@ -38,12 +40,18 @@ func TestDrafterIncremental(t *testing.T) {
 	d.Accepted(2, 2)
 	assert.Equal(t, []int32{6, 3}, d.Draft(nil, seq, 8), "no new token: n_new 0")
 	require.NoError(t, d.Err())
+	d.SetMaxDraft(1)
+	d.Accepted(0, 0)
+	assert.Empty(t, d.Draft(nil, seq, 8), "mode 7 answers 2 where 1 was asked for")
+	require.ErrorIs(t, d.Err(), host.ErrBadResult)
 
 	// A new turn starts from its own prompt.
+	d.SetMaxDraft(0)
 	d.Reset(seq[:3])
 	assert.Equal(t, []int32{3, 0}, d.Draft([]int32{42}, seq[:3], 8)[1:])
 
 	// Wrong drafts are still drafts: the chain verifies them.
+	d = newDrafter(t, h, 0, host.Limits{})
 	d.Reset([]int32{0})
 	got := d.Draft(nil, []int32{0, 9}, 5)
 	assert.Equal(t, []int32{7, 8, 9, 10, 11}, got)
@@ -69,8 +77,8 @@ func TestDrafterFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want.Error(), func(t *testing.T) {
-			d := newDrafter(t, h, tight)
-			seq := []int32{tt.mode, 1, 2}
+			d := newDrafter(t, h, int(tt.mode), tight)
+			seq := []int32{0, 1, 2}
 			d.Reset(seq)
 			assert.Empty(t, d.Draft(nil, seq, 4))
 			require.ErrorIs(t, d.Err(), tt.want)
@@ -78,10 +86,11 @@ func TestDrafterFailures(t *testing.T) {
 			require.True(t, errors.As(d.Err(), &pe))
 			assert.Contains(t, pe.Plugin, "drafter liar")
 			assert.Empty(t, d.Draft([]int32{5}, append(seq, 3), 4)[1:], "off for the rest of the turn")
-			// The next turn drafts again (re-instantiated if discarded).
+			// The next turn starts afresh (re-instantiated if discarded)
+			// and fails alike.
 			d.Reset([]int32{0, 1})
-			assert.Len(t, d.Draft(nil, []int32{0, 1}, 3), 3)
-			require.NoError(t, d.Err())
+			assert.Empty(t, d.Draft(nil, []int32{0, 1}, 3))
+			require.ErrorIs(t, d.Err(), tt.want)
 		})
 	}
 }
