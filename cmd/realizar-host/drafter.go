@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -91,4 +93,42 @@ func (p *pluginDrafter) report() {
 		return
 	}
 	fmt.Fprintf(p.out, "warning: --drafter %s: %v (the turn went on without drafts; its text is the same)\n", p.spec, p.d.Err())
+}
+
+// exerciseDrafter runs a drafter plugin for rep.Steps draft calls (plugin
+// check): a sequence of random tokens in which a short phrase recurs, each
+// draft's leading tokens that the sequence then continues with counted as
+// accepted. A failure (host.Drafter.Err) is the check's error.
+func exerciseDrafter(vocab synthVocab, p *host.Plugin, rng *rand.Rand, rep *checkReport, timed func(func() error) error) error {
+	d, err := host.NewDrafter(vocab, p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	phrase := []int32{5, 6, 7, 8, 9, 10}
+	seq := []int32{1, 2, 3}
+	start := time.Now()
+	if d.Reset(seq); d.Err() != nil {
+		return d.Err()
+	}
+	rep.InitMicros = float64(time.Since(start).Nanoseconds()) / 1e3
+	for range rep.Steps {
+		var got []int32
+		if err := timed(func() error { got = d.Draft(nil, seq, abi.MaxDraft); return d.Err() }); err != nil {
+			return err
+		}
+		next := int32(rng.IntN(int(vocab)))
+		if rng.IntN(4) == 0 {
+			seq = append(seq, phrase...)
+		}
+		acc := 0
+		for acc < len(got) && acc < len(phrase) && rng.IntN(2) == 0 {
+			acc++
+		}
+		if len(got) > 0 {
+			d.Accepted(len(got), acc)
+		}
+		seq = append(seq, append(got[:acc:acc], next)...)
+	}
+	return nil
 }

@@ -67,3 +67,16 @@ func TestRunDrafterPlugin(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginCheckDrafter: plugin check runs a drafter's draft calls, and a
+// drafter that fails is the check's failure.
+func TestPluginCheckDrafter(t *testing.T) {
+	out, stderr, code := runIn(t, "", "plugin", "check", "lookup", "--steps", "16")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "ok: drafter lookup 1.0.0 (ABI v2)")
+	assert.Contains(t, out, "16 steps at vocab")
+	liar := filepath.Join("..", "..", "host", "testdata", "drafter.wasm")
+	_, stderr, code = runIn(t, "", "plugin", "check", liar, "--config", `{"mode":4}`)
+	assert.Equal(t, exitBadPlugin, code, stderr)
+	assert.Contains(t, stderr, "at most 32 were asked for")
+}
