@@ -180,6 +180,15 @@ func (b *batcher) forward(q *sequence, tokens []int32, start int, verify bool) s
 	return <-q.reply
 }
 
+// drafting reports whether the next passes would take drafts as they run
+// now (draftGate.allow with the joined sequences as the decoding ones), so
+// that a turn does not compute drafts a full pass would cut.
+func (b *batcher) drafting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gate.allow(len(b.active))
+}
+
 // loop runs passes until close.
 func (b *batcher) loop() {
 	defer close(b.done)
