@@ -105,7 +105,9 @@ type sequence struct {
 	verify bool
 	// drafts is the number of drafts the last pass verified for it
 	// (0: none); its next span's start tells how many were accepted.
-	drafts  int
+	drafts int
+	// acc is its drafts' acceptance, for the gate.
+	acc     acceptance
 	took    time.Duration
 	pending bool
 	late    bool // missed the last pass: the next does not wait for it
@@ -170,7 +172,7 @@ func (b *batcher) forward(q *sequence, tokens []int32, start int, verify bool) s
 	if q.drafts > 0 {
 		// The turn kept the span's first row, its accepted drafts
 		// and one chosen token: the new span starts at that token.
-		b.gate.verified(q.drafts, start-q.start-1)
+		q.acc.verified(q.drafts, start-q.start-1)
 		q.drafts = 0
 	}
 	q.tokens, q.start, q.verify, q.took, q.pending, q.late = tokens, start, verify && len(tokens)-start > 1, 0, true, false
@@ -180,13 +182,13 @@ func (b *batcher) forward(q *sequence, tokens []int32, start int, verify bool) s
 	return <-q.reply
 }
 
-// drafting reports whether the next passes would take drafts as they run
-// now (draftGate.allow with the joined sequences as the decoding ones), so
+// drafting reports whether the next passes would take q's drafts as they
+// run now (draftGate.allow with the joined sequences as the decoding ones), so
 // that a turn does not compute drafts a full pass would cut.
-func (b *batcher) drafting() bool {
+func (b *batcher) drafting(q *sequence) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.gate.allow(len(b.active))
+	return b.gate.allow(len(b.active), q.acc)
 }
 
 // loop runs passes until close.
@@ -300,10 +302,9 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		budget -= n
 		room -= n
 	}
-	allow := b.gate.allow(decodes)
 	for _, q := range verifies {
 		drafts := min(len(q.tokens)-q.start-1, max(room, 0))
-		if !allow {
+		if !b.gate.allow(decodes, q.acc) {
 			drafts = 0 // the pass is full enough: its decode row only
 		}
 		room -= drafts

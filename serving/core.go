@@ -462,7 +462,7 @@ func (c *Core) generate(ctx context.Context, sl *slot, prompt []int32, cfg engin
 	}
 	q := c.batch.join(ctx, sl)
 	next := func() ([]int32, int, bool) {
-		if cfg.Draft != nil && c.batch.drafting() {
+		if cfg.Draft != nil && c.batch.drafting(q) {
 			return run.NextDraft()
 		}
 		return run.Next() // no drafter, or passes full enough to cut its drafts: none asked for

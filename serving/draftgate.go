@@ -15,9 +15,11 @@ import "time"
 // 8 sequences on two Zen 5 cores: a 4-row pass already costs 2.2× a
 // 1-row pass) is mostly b·S, and drafts cost nearly a full row each while
 // earning less than one. So a pass of two or more decoding sequences
-// takes drafts only while the measured acceptance (accepted / verified
-// drafts, decayed) exceeds that share, with a and b fitted (least squares,
-// decayed) to the batched passes' rows and wall times. A lone decoding
+// takes a sequence's drafts only while that sequence's measured acceptance
+// (accepted / verified drafts, decayed: an exact prediction keeps
+// drafting where lookup on unrepeating text stops) exceeds that share,
+// with a and b fitted (least squares, decayed) to the batched passes' rows
+// and wall times. A lone decoding
 // sequence always may: its drafter adapts its own draft length. Until
 // both are measured (gateMinPasses passes of at least two row counts,
 // gateMinDrafts drafts) every pass may.
@@ -26,7 +28,11 @@ import "time"
 type draftGate struct {
 	// Decayed moments of the passes' (rows, seconds).
 	n, sr, st, srr, srt float64
-	// Decayed draft rows verified, and accepted of them.
+}
+
+// acceptance is one sequence's decayed draft rows verified, and accepted
+// of them.
+type acceptance struct {
 	drafted, accepted float64
 }
 
@@ -51,12 +57,12 @@ func (g *draftGate) pass(rows int, took time.Duration) {
 }
 
 // verified records a verify span's outcome: accepted of drafted drafts.
-func (g *draftGate) verified(drafted, accepted int) {
+func (ac *acceptance) verified(drafted, accepted int) {
 	if drafted <= 0 {
 		return
 	}
-	g.drafted = g.drafted*gateDecay + float64(drafted)
-	g.accepted = g.accepted*gateDecay + float64(min(accepted, drafted))
+	ac.drafted = ac.drafted*gateDecay + float64(drafted)
+	ac.accepted = ac.accepted*gateDecay + float64(min(accepted, drafted))
 }
 
 // fit is the cost line's a and b (seconds, seconds per row); ok is false
@@ -85,12 +91,12 @@ func (g *draftGate) share(rows int) (float64, bool) {
 	return b * r / (a + b*r), true
 }
 
-// allow reports whether a pass with decodes decoding sequences takes
-// drafts.
-func (g *draftGate) allow(decodes int) bool {
-	if decodes < 2 || g.drafted < gateMinDrafts {
+// allow reports whether a pass with decodes decoding sequences takes the
+// drafts of a sequence whose acceptance is ac.
+func (g *draftGate) allow(decodes int, ac acceptance) bool {
+	if decodes < 2 || ac.drafted < gateMinDrafts {
 		return true
 	}
 	s, ok := g.share(decodes)
-	return !ok || g.accepted/g.drafted > s
+	return !ok || ac.accepted/ac.drafted > s
 }

@@ -35,6 +35,7 @@ func TestDraftGate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var g draftGate
+			var ac acceptance
 			if tt.passes {
 				cost(&g)
 				a, b, ok := g.fit()
@@ -43,20 +44,21 @@ func TestDraftGate(t *testing.T) {
 				assert.InDelta(t, 0.010, b, 1e-6)
 			}
 			for range 10 {
-				g.verified(tt.drafted/10, tt.accepted/10)
+				ac.verified(tt.drafted/10, tt.accepted/10)
 			}
 			for decodes, want := range tt.want {
-				assert.Equal(t, want, g.allow(decodes), "%d sequences", decodes)
+				assert.Equal(t, want, g.allow(decodes, ac), "%d sequences", decodes)
 			}
 		})
 	}
 	// One row count measured: no slope, no gate.
 	var g draftGate
+	var ac acceptance
 	for range 50 {
 		g.pass(8, ms(90))
-		g.verified(10, 0)
+		ac.verified(10, 0)
 	}
 	_, _, ok := g.fit()
 	assert.False(t, ok)
-	assert.True(t, g.allow(8))
+	assert.True(t, g.allow(8, ac))
 }
