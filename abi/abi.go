@@ -16,9 +16,12 @@ const (
 	KindProcessor
 	// KindStop decides from a token's id and bytes whether generation stops.
 	KindStop
+	// KindDrafter proposes the tokens a sequence is likely to generate next
+	// (speculative decoding's drafts); ABI 2 only (ABI.md §12, drafter.go).
+	KindDrafter
 )
 
-// String returns "sampler", "processor" or "stop".
+// String returns "sampler", "processor", "stop" or "drafter".
 func (k Kind) String() string {
 	switch k {
 	case KindSampler:
@@ -27,6 +30,8 @@ func (k Kind) String() string {
 		return "processor"
 	case KindStop:
 		return "stop"
+	case KindDrafter:
+		return "drafter"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -40,6 +45,8 @@ func ParseKind(s string) (k Kind, ok bool) {
 		return KindProcessor, true
 	case "stop":
 		return KindStop, true
+	case "drafter":
+		return KindDrafter, true
 	}
 	return 0, false
 }

@@ -77,6 +77,7 @@ func UnpackStop(r int32) (action StopAction, n int, code ErrCode, ok bool) {
 //	processor, full:   input  as the sampler; output n_vocab × (i32 id, f32 logit) edits
 //	processor, top-N:  input  as the sampler; output N × (i32 id, f32 logit) edits
 //	stop:              input  max_piece bytes
+//	drafter (ABI 2):   no input; output MaxDraft × i32 draft token ids
 //
 // The output region starts right after the input region.
 func InputSize(kind Kind, nVocab, topN, maxPiece int) int {
@@ -92,9 +93,12 @@ func InputSize(kind Kind, nVocab, topN, maxPiece int) int {
 	return 0
 }
 
-// OutputSize is the size of a processor's output region (see InputSize); 0
-// for other kinds.
+// OutputSize is the size of a processor's or a drafter's output region
+// (see InputSize); 0 for other kinds.
 func OutputSize(kind Kind, nVocab, topN int) int {
+	if kind == KindDrafter {
+		return MaxDraft * 4
+	}
 	if kind != KindProcessor {
 		return 0
 	}

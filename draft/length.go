@@ -1,5 +1,7 @@
 package draft
 
+import "github.com/realizar-host/realizar-host/abi"
+
 // Length adapts a drafter's draft length to recent acceptance, so that a
 // source that keeps missing costs few verify rows while one that keeps
 // hitting drafts long. The zero value is not usable: use NewLength.
@@ -25,8 +27,9 @@ const (
 	// MaxDraft bounds a draft's length where a user sets it (run, chat
 	// and serve --draft-max, a request's realizar.speculative.draft_max):
 	// a verify span is one sequence's rows of a pass, and the pass's rows
-	// are bounded by --batch-tokens anyway.
-	MaxDraft = 32
+	// are bounded by --batch-tokens anyway. It is the ABI's (a drafter
+	// plugin's output region holds abi.MaxDraft ids).
+	MaxDraft = abi.MaxDraft
 	// DefaultMaxDraft is the longest draft when none is given: 8 tokens
 	// (a verify pass of 9 rows on the CPU forward).
 	DefaultMaxDraft = 8

@@ -260,7 +260,13 @@ func sameTurns(t *testing.T, h *host.Host, fwd *engine.StepForward, core *servin
 			return draft.NewPrediction(plain.GeneratedTokens(), draft.PredictionOptions{})
 		},
 	}
-	for _, name := range []string{"lookup", "prediction", "exact prediction"} {
+	// The reference drafter plugin, one instance for the Session's turns
+	// (reset at each), as run and chat keep it.
+	plug, err := host.NewDrafter(tok, load(t, h, plugins.LookupBuiltin, "", abi.KindDrafter))
+	require.NoError(t, err)
+	defer plug.Close()
+	sources["plugin lookup"] = func() engine.Drafter { return plug }
+	for _, name := range []string{"lookup", "prediction", "exact prediction", "plugin lookup"} {
 		sources["served "+name] = sources[name]
 	}
 	sources["served plain"] = func() engine.Drafter { return nil }
@@ -274,6 +280,9 @@ func sameTurns(t *testing.T, h *host.Host, fwd *engine.StepForward, core *servin
 		assert.Equal(t, plain.Logprobs, spec.Logprobs, "%s: logprobs", name)
 		assert.Equal(t, plain.Stop, spec.Stop, "%s: stop reason", name)
 		require.Equal(t, calls, specCalls, "%s: the policies' calls", name)
+		if strings.HasSuffix(name, "plugin lookup") {
+			require.NoError(t, plug.Err(), name)
+		}
 		if strings.HasSuffix(name, "exact prediction") && plain.Generated > 2 {
 			assert.Positive(t, spec.Drafts.Accepted)
 			assert.Equal(t, spec.Drafts.Drafted, spec.Drafts.Accepted, "an exact prediction is accepted whole: %+v of %d, stop %s", spec.Drafts, spec.Generated, spec.Stop)

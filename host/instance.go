@@ -29,7 +29,7 @@ type instance struct {
 	mod   api.Module
 	mem   api.Memory
 	reset api.Function
-	step  api.Function // realizar_sample, realizar_process or realizar_check
+	step  api.Function // realizar_sample, realizar_process, realizar_check or realizar_draft
 	stack []uint64
 
 	st       *instState
@@ -57,7 +57,7 @@ type instance struct {
 	out      abi.Output // a v2 processor's output mode
 	topN     int
 	inSize   int // bytes
-	outSize  int // bytes, processors only
+	outSize  int // bytes, processors and drafters only
 	nVocab   int
 	maxPiece int
 }
@@ -117,6 +117,8 @@ func (i *instance) start() error {
 		i.step = mod.ExportedFunction(abi.ExportSample)
 	case abi.KindProcessor:
 		i.step = mod.ExportedFunction(abi.ExportProcess)
+	case abi.KindDrafter:
+		i.step = mod.ExportedFunction(abi.ExportDraft)
 	default:
 		i.step = mod.ExportedFunction(abi.ExportCheck)
 	}
@@ -151,8 +153,8 @@ func (i *instance) start() error {
 		return fmt.Errorf("%w: %s returned %s", ErrPluginFailed, abi.ExportInit, code)
 	case !ok:
 		return fmt.Errorf("%w: %s returned %#x", ErrBadResult, abi.ExportInit, i.stack[0])
-	case topN > 0 && p.kind == abi.KindStop:
-		return fmt.Errorf("%w: a stop policy asked for top-%d candidates", ErrBadResult, topN)
+	case topN > 0 && (p.kind == abi.KindStop || p.kind == abi.KindDrafter):
+		return fmt.Errorf("%w: a %s asked for top-%d candidates", ErrBadResult, p.kind, topN)
 	case out == abi.OutputMask && p.kind != abi.KindProcessor:
 		return fmt.Errorf("%w: a %s asked for the mask output mode (processors only)", ErrBadResult, p.kind)
 	case out == abi.OutputMask && (addr != 0 || topN != 0):
@@ -234,7 +236,7 @@ func (i *instance) region(off, n int) []byte {
 }
 
 // classify turns a failed call into the *PluginError the caller returns,
-// naming the phase ("init", "reset", "step", "check").
+// naming the phase ("init", "reset", "step", "check", "draft").
 func (i *instance) classify(phase string, err error) error {
 	var exit *sys.ExitError
 	switch {

@@ -272,6 +272,9 @@ func identify(mod *wasmfile.Module) (wasmfile.Meta, abi.Kind, error) {
 		return meta, 0, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
 	kind, _ := abi.ParseKind(meta.Kind)
+	if kind == abi.KindDrafter && meta.ABI < abi.MinDrafterABI {
+		return meta, 0, fmt.Errorf("%w: the drafter kind is ABI %d (the metadata says ABI %d)", ErrABIVersion, abi.MinDrafterABI, meta.ABI)
+	}
 	marker := kind.MarkerV(meta.ABI)
 	switch {
 	case slices.Contains(markers, marker):
@@ -337,6 +340,8 @@ func requiredExports(k abi.Kind) []string {
 		return append(names, abi.ExportSample)
 	case abi.KindProcessor:
 		return append(names, abi.ExportProcess)
+	case abi.KindDrafter:
+		return append(names, abi.ExportDraft)
 	}
 	return append(names, abi.ExportCheck)
 }
@@ -349,6 +354,7 @@ var exportTypes = map[string][2][]api.ValueType{
 	abi.ExportSample:  {{i32, i32}, {i32}},
 	abi.ExportProcess: {{i32, i32}, {i32}},
 	abi.ExportCheck:   {{i32, i32}, {i32}},
+	abi.ExportDraft:   {{i32, i32, i32, i32}, {i32}},
 }
 
 // initV2Type is realizar_init's type from ABI 2: the host's features follow

@@ -102,6 +102,8 @@ if [ "$what" = c ] || [ "$what" = all ]; then
     "JSON mode: masks every token that would make the text stop being a prefix of a JSON value (RFC 8259); C"
   ABI=2 build_c allow processor plugins/processor/allow/allow.c \
     "ABI 2 example: allows only a fixed set of tokens (and end-of-generation), as a cached allowed-token mask; C"
+  ABI=2 build_c lookup drafter plugins/drafter/lookup/lookup.c \
+    "n-gram prompt lookup over the sequence's own prompt and output, draft length adapted to acceptance (speculative decoding's reference drafter); C"
 fi
 if [ "$what" = go ] || [ "$what" = all ]; then
   build_go standard-go sampler ./plugins/sampler/standard/wasm \

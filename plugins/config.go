@@ -23,6 +23,7 @@ const (
 	MaxTimeBuiltin    = "max-time"    // stop policy: a time budget
 	JSONBuiltin       = "json"        // processor: JSON mode; config JSONMode
 	GrammarBuiltin    = "grammar"     // processor (ABI 2): config {"grammar": GBNF} or {"json_schema": SCHEMA}
+	LookupBuiltin     = "lookup"      // drafter (ABI 2): n-gram prompt lookup; config {"min_ngram", "max_ngram", "max_draft"}
 )
 
 // Standard is the config of the standard sampler (StandardBuiltin,

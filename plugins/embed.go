@@ -15,12 +15,12 @@ import (
 //
 //go:embed wasm/greedy.wasm wasm/standard.wasm wasm/strings.wasm
 //go:embed wasm/mirostat-v2.wasm wasm/dry.wasm wasm/repetition.wasm wasm/max-time.wasm wasm/json.wasm
-//go:embed wasm/grammar.wasm
+//go:embed wasm/grammar.wasm wasm/lookup.wasm
 var builtin embed.FS
 
 // builtinNames are the embedded plugins, in Names order.
 var builtinNames = []string{GreedyBuiltin, StandardBuiltin, StringsBuiltin, MirostatV2Builtin, DRYBuiltin,
-	RepetitionBuiltin, MaxTimeBuiltin, JSONBuiltin, GrammarBuiltin}
+	RepetitionBuiltin, MaxTimeBuiltin, JSONBuiltin, GrammarBuiltin, LookupBuiltin}
 
 // ErrUnknown is returned by Builtin for a name that is not embedded.
 var ErrUnknown = errors.New("plugins: no such builtin plugin")

@@ -307,8 +307,8 @@ func TestRegex(t *testing.T) {
 func TestBuiltin(t *testing.T) {
 	h := newHost(t, host.NewConfig())
 	kinds := map[string]abi.Kind{"greedy": abi.KindSampler, "standard": abi.KindSampler, "strings": abi.KindStop,
-		"mirostat-v2": abi.KindSampler, "dry": abi.KindProcessor, "repetition": abi.KindStop, "max-time": abi.KindStop, "json": abi.KindProcessor, "grammar": abi.KindProcessor}
-	require.ElementsMatch(t, plugins.Names(), []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time", "json", "grammar"})
+		"mirostat-v2": abi.KindSampler, "dry": abi.KindProcessor, "repetition": abi.KindStop, "max-time": abi.KindStop, "json": abi.KindProcessor, "grammar": abi.KindProcessor, "lookup": abi.KindDrafter}
+	require.ElementsMatch(t, plugins.Names(), []string{"greedy", "standard", "strings", "mirostat-v2", "dry", "repetition", "max-time", "json", "grammar", "lookup"})
 	for _, name := range plugins.Names() {
 		b, err := plugins.Builtin(name)
 		require.NoError(t, err)

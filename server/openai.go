@@ -99,6 +99,9 @@ type realizarRequest struct {
 	Stop       *pluginRef  `json:"stop"`
 	// Speculative is the request's draft source and longest draft.
 	Speculative *speculativeRequest `json:"speculative"`
+	// Drafter is a drafter plugin as the request's draft source
+	// (drafter.go).
+	Drafter *pluginRef `json:"drafter"`
 }
 
 // pluginRef names a plugin (a built-in name or a tenant's sha256) and its config.

@@ -29,8 +29,9 @@ type policies struct {
 	sampler *host.Sampler
 	stop    engine.StopPolicy // nil: none
 	closeFn []func() error
-	names   []string     // labels, sampler chain first, for errors and the response
-	chain   *chain.Chain // the built chain: the request field behind each plugin
+	names   []string      // labels, sampler chain first, for errors and the response
+	chain   *chain.Chain  // the built chain: the request field behind each plugin
+	drafter *host.Drafter // realizar.drafter's; nil: none
 }
 
 // withParam gives a failure of one of p's plugins the request field behind
@@ -61,6 +62,8 @@ type policyRequest struct {
 	// grammarParam is the request field a refused grammar config names
 	// ("" is response_format; tool calls' is tools).
 	grammarParam string
+	// draftMax bounds a realizar.drafter plugin's drafts (0: the ABI's).
+	draftMax int
 }
 
 // buildPolicies resolves and instantiates the request's policies for t:
@@ -176,6 +179,14 @@ func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req polic
 	}
 	for _, st := range c.Stops {
 		p.closeFn = append(p.closeFn, st.Close)
+	}
+	if ext.Drafter != nil {
+		if p.drafter, err = s.buildDrafter(ctx, t, *ext.Drafter, req.draftMax); err != nil {
+			p.Close()
+			return nil, err
+		}
+		tenant, d := t.Name, p.drafter
+		p.closeFn = append(p.closeFn, func() error { return s.closeDrafter(tenant, d) })
 	}
 	return p, nil
 }

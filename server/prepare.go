@@ -277,6 +277,7 @@ func (s *Server) prepare(ctx context.Context, t *tenancy.Tenant, body []byte, de
 	if err != nil {
 		return p, nil, err
 	}
+	pr.draftMax = p.spec.draftMax
 	pol, err := s.buildPolicies(ctx, t, pr)
 	if err != nil {
 		return p, nil, prepareError(ctx, err)

@@ -102,6 +102,9 @@ func (s *Server) checkSpeculative(f *samplingFields) error {
 			return err
 		}
 	}
+	if f.Prediction != nil && f.Realizar != nil && f.Realizar.Drafter != nil {
+		return badRequest(drafterParam, "prediction and realizar.drafter: give one draft source")
+	}
 	if f.Realizar == nil || f.Realizar.Speculative == nil {
 		return nil
 	}
@@ -111,6 +114,9 @@ func (s *Server) checkSpeculative(f *samplingFields) error {
 	}
 	if f.Prediction != nil && sp.Lookup != nil && *sp.Lookup {
 		return badRequest("realizar.speculative.lookup", "prediction and realizar.speculative.lookup: give one draft source")
+	}
+	if f.Realizar.Drafter != nil && sp.Lookup != nil && *sp.Lookup {
+		return badRequest(drafterParam, "realizar.drafter and realizar.speculative.lookup: give one draft source")
 	}
 	return nil
 }
@@ -129,6 +135,9 @@ func (s *Server) speculationOf(p *prepared) speculation {
 			sp.draftMax = *r.Speculative.DraftMax
 		}
 	}
+	if r := f.Realizar; r != nil && r.Drafter != nil {
+		sp.lookup = false // the drafter plugin drafts (policies.drafter)
+	}
 	if f.Prediction != nil {
 		sp.predicted, sp.lookup = true, false
 		sp.prediction = s.model.Tokenizer.Encode(f.Prediction.text, tokenizer.EncodeOptions{})
@@ -136,9 +145,13 @@ func (s *Server) speculationOf(p *prepared) speculation {
 	return sp
 }
 
-// drafter is a new Drafter for one turn, or nil without a source.
-func (sp speculation) drafter() engine.Drafter {
+// drafter is a new Drafter for one turn, or nil without a source: the
+// request's drafter plugin (realizar.drafter, instantiated with pol), its
+// prediction, or lookup.
+func (sp speculation) drafter(pol *policies) engine.Drafter {
 	switch {
+	case pol != nil && pol.drafter != nil:
+		return pol.drafter
 	case sp.predicted:
 		return draft.NewPrediction(sp.prediction, draft.PredictionOptions{MaxDraft: sp.draftMax})
 	case sp.lookup:

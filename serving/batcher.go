@@ -72,6 +72,9 @@ type batcher struct {
 	batched     []engine.Span
 	batchedSeqs []*sequence
 	answers     []spanAnswer
+
+	// gate decides whether a pass takes drafts (draftgate.go).
+	gate draftGate
 }
 
 // spanAnswer is a span's result, sent once the pass has been counted.
@@ -97,9 +100,14 @@ type sequence struct {
 	// The span waiting for a pass (valid while pending). A verify span
 	// is tokens[start] and drafts after it (engine.Run.NextDraft); the
 	// pass may cut its drafts (build).
-	tokens  []int32
-	start   int
-	verify  bool
+	tokens []int32
+	start  int
+	verify bool
+	// drafts is the number of drafts the last pass verified for it
+	// (0: none); its next span's start tells how many were accepted.
+	drafts int
+	// acc is its drafts' acceptance, for the gate.
+	acc     acceptance
 	took    time.Duration
 	pending bool
 	late    bool // missed the last pass: the next does not wait for it
@@ -161,11 +169,26 @@ func (b *batcher) leave(q *sequence) {
 // engine.Run.FeedRows takes them.
 func (b *batcher) forward(q *sequence, tokens []int32, start int, verify bool) spanResult {
 	b.mu.Lock()
+	if q.drafts > 0 {
+		// The turn kept the span's first row, its accepted drafts
+		// and one chosen token: the new span starts at that token.
+		q.acc.verified(q.drafts, start-q.start-1)
+		q.drafts = 0
+	}
 	q.tokens, q.start, q.verify, q.took, q.pending, q.late = tokens, start, verify && len(tokens)-start > 1, 0, true, false
 	b.pending = append(b.pending, q)
 	b.mu.Unlock()
 	b.signal()
 	return <-q.reply
+}
+
+// drafting reports whether the next passes would take q's drafts as they
+// run now (draftGate.allow with the joined sequences as the decoding ones), so
+// that a turn does not compute drafts a full pass would cut.
+func (b *batcher) drafting(q *sequence) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gate.allow(len(b.active), q.acc)
 }
 
 // loop runs passes until close.
@@ -258,7 +281,8 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 			prompts = append(prompts, q)
 		}
 	}
-	if decodes := len(spans) + len(verifies); decodes > 0 {
+	decodes := len(spans) + len(verifies)
+	if decodes > 0 {
 		// Beside running sequences a pass takes at most one prompt row
 		// per decoding sequence, or two per waiting prompt when that
 		// is more: a lone long prompt keeps the running sequences' time
@@ -280,9 +304,13 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 	}
 	for _, q := range verifies {
 		drafts := min(len(q.tokens)-q.start-1, max(room, 0))
+		if !b.gate.allow(decodes, q.acc) {
+			drafts = 0 // the pass is full enough: its decode row only
+		}
 		room -= drafts
 		q.tokens = q.tokens[:q.start+1+drafts]
-		spans = append(spans, engine.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Verify: true})
+		q.drafts = drafts
+		spans = append(spans, engine.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Verify: drafts > 0})
 		seqs = append(seqs, q)
 	}
 	b.pending = rest
@@ -376,6 +404,12 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		b.mu.Unlock()
 	}
 	d := time.Since(t0)
+	if len(batched) > 0 && len(batched) == len(spans) {
+		// A pass of batched spans alone: its rows and its time.
+		b.mu.Lock()
+		b.gate.pass(rows, d)
+		b.mu.Unlock()
+	}
 	b.metrics.PassSeconds.Observe(d.Seconds())
 	b.metrics.PassSequences.Observe(float64(len(spans)))
 	b.metrics.PassTokens.Observe(float64(rows + len(spans) - len(batched)))

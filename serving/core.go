@@ -461,7 +461,13 @@ func (c *Core) generate(ctx context.Context, sl *slot, prompt []int32, cfg engin
 		return engine.Turn{}, err
 	}
 	q := c.batch.join(ctx, sl)
-	for tokens, start, ok := run.NextDraft(); ok; tokens, start, ok = run.NextDraft() {
+	next := func() ([]int32, int, bool) {
+		if cfg.Draft != nil && c.batch.drafting(q) {
+			return run.NextDraft()
+		}
+		return run.Next() // no drafter, or passes full enough to cut its drafts: none asked for
+	}
+	for tokens, start, ok := next(); ok; tokens, start, ok = next() {
 		r := c.batch.forward(q, tokens, start, run.Drafts() > 0)
 		run.FeedRows(r.logits, r.took, r.err)
 	}

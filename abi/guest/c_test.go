@@ -51,6 +51,7 @@ func TestCHeaderConstants(t *testing.T) {
 	}
 	assert.EqualValues(t, abi.Version, num("REALIZAR_ABI_VERSION"))
 	assert.EqualValues(t, abi.MaxTopN, num("REALIZAR_MAX_TOP_N"))
+	assert.EqualValues(t, abi.MaxDraft, num("REALIZAR_MAX_DRAFT"))
 	assert.EqualValues(t, abi.MaxStopN, num("REALIZAR_MAX_STOP_N"))
 	assert.EqualValues(t, abi.ErrFailed, num("REALIZAR_ERR_FAILED"))
 	assert.EqualValues(t, abi.ErrConfig, num("REALIZAR_ERR_CONFIG"))

@@ -8,7 +8,9 @@
 //   - the host functions of ABI §7 (ConfigRaw, ConfigFloat, ConfigInt,
 //     ConfigBool, ConfigStrings, VocabPiece, Prompt, LogMsg, ClockNs) and
 //     of ABI 2, §11 (TokenAttrs, Accepted), with Mask and MaskAddress for
-//     a mask-mode processor (plugins/processor/allow/wasm is one);
+//     a mask-mode processor (plugins/processor/allow/wasm is one), and
+//     DraftRegion for a drafter (§12: Accepted gives the tokens since its
+//     last realizar_draft);
 //   - the contract's arithmetic, from package abi (abi.NewRNG, abi.Exp,
 //     abi.SortCandidates, abi.Softmax, abi.Draw), plus Log, the SDK's
 //     natural logarithm, which the C SDK (abi/guest/c) computes with the same

@@ -40,7 +40,7 @@ func (e *MetaError) Error() string { return "wasmfile: metadata: " + e.Reason }
 // with abi.Version to tell "too new" from "malformed").
 func (m Meta) Validate() error {
 	if _, ok := abi.ParseKind(m.Kind); !ok {
-		return &MetaError{fmt.Sprintf("kind %q is not sampler, processor or stop", m.Kind)}
+		return &MetaError{fmt.Sprintf("kind %q is not sampler, processor, stop or drafter", m.Kind)}
 	}
 	if len(m.Name) == 0 || len(m.Name) > 64 {
 		return &MetaError{fmt.Sprintf("name %q must have 1 to 64 bytes", m.Name)}

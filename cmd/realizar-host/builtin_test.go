@@ -16,6 +16,7 @@ func TestBuiltinNamesOf(t *testing.T) {
 		{"sampler", []string{"greedy", "standard", "mirostat-v2"}},
 		{"processor", []string{"dry", "json", "grammar"}},
 		{"stop", []string{"strings", "repetition", "max-time"}},
+		{"drafter", []string{"lookup"}},
 		{"filter", nil},
 	}
 	for _, tt := range tests {

@@ -27,9 +27,10 @@ type turnFlags struct {
 	special   bool
 	logprobs  int
 	// Speculative decoding's draft sources (at most one).
-	prediction string // --prediction FILE
-	lookup     bool   // --lookup
-	draftMax   int    // --draft-max
+	prediction string       // --prediction FILE
+	lookup     bool         // --lookup
+	draftMax   int          // --draft-max
+	plugin     drafterFlags // --drafter PLUGIN, --drafter-config JSON (drafter.go)
 }
 
 func (f *turnFlags) register(cmd *cobra.Command) {
@@ -39,7 +40,8 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.special, "special", false, "print control tokens (<s>, <|start_header_id|>) as their text, as llama-cli --special does; by default they print as nothing")
 	cmd.Flags().StringVar(&f.prediction, "prediction", "", "speculative decoding: FILE holds the expected answer (OpenAI's predicted outputs); its tokens are drafted and verified, so the text is the same, sooner where it agrees")
 	cmd.Flags().BoolVar(&f.lookup, "lookup", false, "speculative decoding: draft what followed the latest earlier occurrence of the last few tokens in the prompt and output (prompt lookup); the text is the same")
-	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction or --lookup, at most %d (default: the source's, %d with --prediction, %d with --lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction, --lookup or --drafter, at most %d (default: the source's, %d with --prediction, %d with --lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+	f.plugin.register(cmd)
 }
 
 // checkDraft checks the draft flags before the model loads: one source at
@@ -51,10 +53,10 @@ func (f *turnFlags) checkDraft(cmd *cobra.Command) error {
 		return usage(errors.New("--prediction and --lookup: give one draft source"))
 	case f.draftMax < 0 || f.draftMax > draft.MaxDraft:
 		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", f.draftMax, draft.MaxDraft))
-	case cmd.Flags().Changed("draft-max") && f.prediction == "" && !f.lookup:
-		return usage(errors.New("--draft-max needs a draft source: --prediction FILE or --lookup"))
+	case cmd.Flags().Changed("draft-max") && f.prediction == "" && !f.lookup && f.plugin.spec == "":
+		return usage(errors.New("--draft-max needs a draft source: --prediction FILE, --lookup or --drafter PLUGIN"))
 	}
-	return nil
+	return f.plugin.check(f.prediction != "" || f.lookup)
 }
 
 // drafter returns the maker of each turn's Drafter (nil without a draft
@@ -102,6 +104,8 @@ type generator struct {
 	text *tokenizer.Renderer
 	// newDraft makes each turn's draft source; nil without one.
 	newDraft func() engine.Drafter
+	// plugin is --drafter's plugin, kept across turns (drafter.go).
+	plugin *pluginDrafter
 }
 
 // newGenerator loads the model and the policies.
@@ -139,6 +143,10 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		g.Close(ctx)
 		return nil, failure(err)
 	}
+	if err = g.loadDrafter(ctx, cmd, tf); err != nil {
+		g.Close(ctx)
+		return nil, err
+	}
 	if g.pol, err = pf.load(ctx, cmd.Flags(), g.host, m.tok, tf.maxTokens); err != nil {
 		g.Close(ctx)
 		return nil, err
@@ -159,6 +167,9 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 
 // Close releases everything, in reverse order of creation.
 func (g *generator) Close(ctx context.Context) {
+	if g.plugin != nil {
+		_ = g.plugin.d.Close()
+	}
 	if g.pol != nil {
 		g.pol.Close()
 	}
@@ -187,7 +198,9 @@ func (g *generator) generate(ctx context.Context, prompt []int32, cfg engine.Gen
 			return w.Flush()
 		}
 	}
-	return g.sess.Generate(prompt, cfg)
+	turn, err := g.sess.Generate(prompt, cfg)
+	g.plugin.report()
+	return turn, err
 }
 
 // encodePrompt tokenizes a prompt as llama.cpp's tools do

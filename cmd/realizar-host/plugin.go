@@ -288,6 +288,10 @@ func exercise(ctx context.Context, h *host.Host, p *host.Plugin, rep *checkRepor
 				}
 			}
 		}
+	case abi.KindDrafter:
+		if err := exerciseDrafter(vocab, p, rng, rep, timed); err != nil {
+			return err
+		}
 	}
 	rep.StepMicros = newSpread(steps)
 	return nil

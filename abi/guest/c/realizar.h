@@ -105,6 +105,22 @@ static inline int64_t realizar_pack_init_v2(uint32_t addr, int32_t top_n, int32_
     return realizar_pack_init(addr, top_n) | ((int64_t)(output & 3) << 45);
 }
 
+/* ---- The drafter kind (ABI 2, §12) ----
+ * REALIZAR_MARKER_V2(drafter), then
+ *   int64_t realizar_init(n_vocab, max_piece, config_ptr, config_len, features)
+ *     answers realizar_pack_init_v2(addr, 0, REALIZAR_OUTPUT_EDITS) where addr
+ *     is its draft region of REALIZAR_MAX_DRAFT int32_t ids;
+ *   int32_t realizar_reset(int64_t seed, int32_t n_prompt): the prompt
+ *     through realizar_prompt_get (seed is 0);
+ *   int32_t realizar_draft(int32_t n_new, int32_t max, int32_t drafted,
+ *                          int32_t accepted)
+ *     n_new tokens joined the sequence since the prompt or the previous
+ *     call (realizar_accepted_get copies them during the call); drafted and
+ *     accepted are the previous non-empty draft's outcome (0, 0: none);
+ *     writes k <= max ids (1 <= max <= REALIZAR_MAX_DRAFT) at addr and
+ *     returns k, or a negative error code. */
+#define REALIZAR_MAX_DRAFT 32
+
 static inline int32_t realizar_attr_piece_len(uint32_t attr) { return (int32_t)(attr >> 8); }
 
 /* The allowed-token mask: ceil(n_vocab/32) little-endian u32 words, bit
@@ -224,7 +240,8 @@ REALIZAR_IMPORT("clock_ns") int64_t realizar_clock_ns(void);
  * the attribute words of ids first..first+n-1, n = min(count,
  * n_vocab-first), and returns n (-1 for first out of range); accepted_get
  * copies the tokens accepted since the previous step call, during
- * realizar_sample or realizar_process, and returns their number. */
+ * realizar_sample, realizar_process or realizar_draft, and returns their
+ * number. */
 REALIZAR_IMPORT("token_attrs") int32_t realizar_token_attrs(int32_t first, uint32_t *buf, int32_t count);
 REALIZAR_IMPORT("accepted_get") int32_t realizar_accepted_get(int32_t *buf, int32_t limit);
 

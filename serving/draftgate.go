@@ -1,0 +1,102 @@
+package serving
+
+import "time"
+
+// draftGate decides whether a pass takes the verify spans' drafts, from
+// what passes cost and what drafts earn, both measured as the core runs.
+//
+// A pass of r rows costs about t(r) = a + b·r: a is what every pass pays
+// whatever its rows (the weights read once), b what each row adds (its
+// products and attention). With S decoding sequences, D draft rows of
+// which A are accepted turn S tokens per t(S) into S+A tokens per
+// t(S+D): more tokens a second exactly when A/D > b·S / (a + b·S), the
+// share of the pass that grows with its rows. A lone sequence's pass is
+// mostly a, so drafts pay at modest acceptance; a full pass (the 1.1B at
+// 8 sequences on two Zen 5 cores: a 4-row pass already costs 2.2× a
+// 1-row pass) is mostly b·S, and drafts cost nearly a full row each while
+// earning less than one. So a pass of two or more decoding sequences
+// takes a sequence's drafts only while that sequence's measured acceptance
+// (accepted / verified drafts, decayed: an exact prediction keeps
+// drafting where lookup on unrepeating text stops) exceeds that share,
+// with a and b fitted (least squares, decayed) to the batched passes' rows
+// and wall times. A lone decoding
+// sequence always may: its drafter adapts its own draft length. Until
+// both are measured (gateMinPasses passes of at least two row counts,
+// gateMinDrafts drafts) every pass may.
+//
+// Not safe for concurrent use: the batcher holds its lock.
+type draftGate struct {
+	// Decayed moments of the passes' (rows, seconds).
+	n, sr, st, srr, srt float64
+}
+
+// acceptance is one sequence's decayed draft rows verified, and accepted
+// of them.
+type acceptance struct {
+	drafted, accepted float64
+}
+
+const (
+	// gateDecay weighs the passes and drafts measured: each one's weight
+	// falls by this factor per later one (about the last 50 count).
+	gateDecay = 0.98
+	// gateMinPasses and gateMinDrafts are the measurements the gate
+	// needs (in decayed weight) before it closes.
+	gateMinPasses = 8
+	gateMinDrafts = 16
+)
+
+// pass records a batched pass of rows rows that took took.
+func (g *draftGate) pass(rows int, took time.Duration) {
+	r, t := float64(rows), took.Seconds()
+	g.n = g.n*gateDecay + 1
+	g.sr = g.sr*gateDecay + r
+	g.st = g.st*gateDecay + t
+	g.srr = g.srr*gateDecay + r*r
+	g.srt = g.srt*gateDecay + r*t
+}
+
+// verified records a verify span's outcome: accepted of drafted drafts.
+func (ac *acceptance) verified(drafted, accepted int) {
+	if drafted <= 0 {
+		return
+	}
+	ac.drafted = ac.drafted*gateDecay + float64(drafted)
+	ac.accepted = ac.accepted*gateDecay + float64(min(accepted, drafted))
+}
+
+// fit is the cost line's a and b (seconds, seconds per row); ok is false
+// until the passes measured span at least two row counts.
+func (g *draftGate) fit() (a, b float64, ok bool) {
+	if g.n < gateMinPasses {
+		return 0, 0, false
+	}
+	den := g.n*g.srr - g.sr*g.sr
+	if den <= 1e-9*g.n*g.n { // one row count: no slope to fit
+		return 0, 0, false
+	}
+	b = (g.n*g.srt - g.sr*g.st) / den
+	a = (g.st - b*g.sr) / g.n
+	return max(a, 0), max(b, 0), true
+}
+
+// share is the part of a pass of rows rows that its rows cost, b·r / t(r),
+// and whether it is measured.
+func (g *draftGate) share(rows int) (float64, bool) {
+	a, b, ok := g.fit()
+	if !ok || a+b <= 0 {
+		return 0, false
+	}
+	r := float64(rows)
+	return b * r / (a + b*r), true
+}
+
+// allow reports whether a pass with decodes decoding sequences takes the
+// drafts of a sequence whose acceptance is ac.
+func (g *draftGate) allow(decodes int, ac acceptance) bool {
+	if decodes < 2 || ac.drafted < gateMinDrafts {
+		return true
+	}
+	s, ok := g.share(decodes)
+	return !ok || ac.accepted/ac.drafted > s
+}
