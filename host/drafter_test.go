@@ -12,6 +12,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -20,7 +21,7 @@ import (
 func newDrafter(t *testing.T, h *host.Host, mode int, limits host.Limits) *host.Drafter {
 	t.Helper()
 	p := load(t, h, "drafter", host.LoadOptions{Kind: abi.KindDrafter, Limits: limits, Config: []byte(fmt.Sprintf(`{"mode":%d}`, mode))})
-	d, err := host.NewDrafter(testVocab{n: 100}, p)
+	d, err := host.NewDrafter(enginetest.NewTokenVocab(100, nil), p)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = d.Close() })
 	return d
@@ -102,10 +103,10 @@ func TestDrafterLoad(t *testing.T) {
 	assert.ErrorIs(t, err, host.ErrABIVersion)
 	_, err = h.Load(context.Background(), wasmFile(t, "drafter"), host.LoadOptions{Kind: abi.KindSampler})
 	assert.ErrorIs(t, err, host.ErrKind)
-	_, err = host.NewDrafter(testVocab{n: 100}, load(t, h, "greedy", host.LoadOptions{}))
+	_, err = host.NewDrafter(enginetest.NewTokenVocab(100, nil), load(t, h, "greedy", host.LoadOptions{}))
 	assert.ErrorIs(t, err, host.ErrKind)
 	p := load(t, h, "drafter", host.LoadOptions{})
 	assert.Equal(t, abi.KindDrafter, p.Kind())
-	_, err = host.NewSampler(testVocab{n: 100}, p)
+	_, err = host.NewSampler(enginetest.NewTokenVocab(100, nil), p)
 	assert.ErrorIs(t, err, host.ErrKind)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 )
@@ -41,7 +42,7 @@ func TestLookupDrafter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.config, func(t *testing.T) {
 			p := load(t, h, plugins.LookupBuiltin, tt.config)
-			d, err := host.NewDrafter(newVocab(100), p)
+			d, err := host.NewDrafter(enginetest.NewTokenVocab(100, nil), p)
 			require.NoError(t, err)
 			defer d.Close()
 			for turn := range 2 { // the second turn starts afresh
@@ -80,7 +81,7 @@ func TestLookupDrafterConfig(t *testing.T) {
 	for _, bad := range []string{`{"max_draft":33}`, `{"min_ngram":3,"max_ngram":2}`, `{"ngram":2}`, `{"max_draft":"x"}`} {
 		p, err := h.Load(context.Background(), wasm(t, plugins.LookupBuiltin), host.LoadOptions{Config: []byte(bad), Kind: abi.KindDrafter})
 		require.NoError(t, err)
-		d, err := host.NewDrafter(newVocab(100), p)
+		d, err := host.NewDrafter(enginetest.NewTokenVocab(100, nil), p)
 		require.NoError(t, err)
 		d.Reset([]int32{1, 2, 1})
 		assert.ErrorIs(t, d.Err(), host.ErrBadConfig, bad)
