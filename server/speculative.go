@@ -56,6 +56,10 @@ type speculativeRequest struct {
 	// Lookup turns n-gram lookup over the request's own prompt and output
 	// on or off; absent means the server's default (serve --spec).
 	Lookup *bool `json:"lookup"`
+	// DraftModel turns drafting with the server's draft model (serve
+	// --draft-model) on or off; absent means the server's default (serve
+	// --spec).
+	DraftModel *bool `json:"draft_model"`
 	// DraftMax is the longest draft in tokens, 1..draft.MaxDraft; absent means
 	// the server's (serve --draft-max), else the source's default.
 	DraftMax *int `json:"draft_max"`
@@ -69,9 +73,9 @@ func (sp *speculativeRequest) UnmarshalJSON(b []byte) error {
 		return &fieldError{param: "realizar.speculative", msg: "realizar.speculative must be an object"}
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if k != "lookup" && k != "draft_max" {
+		if k != "lookup" && k != "draft_model" && k != "draft_max" {
 			return &fieldError{param: "realizar.speculative." + k,
-				msg: fmt.Sprintf("realizar.speculative has no field %q: it takes lookup and draft_max", k)}
+				msg: fmt.Sprintf("realizar.speculative has no field %q: it takes lookup, draft_model and draft_max", k)}
 		}
 	}
 	type plain speculativeRequest
@@ -92,6 +96,7 @@ type speculation struct {
 	prediction []int32
 	predicted  bool // the request gave a prediction (usage reports it)
 	lookup     bool
+	model      *draft.Model // the server's draft model drafts (speculationModel)
 	draftMax   int
 }
 
@@ -112,7 +117,7 @@ func (s *Server) checkSpeculative(f *samplingFields) error {
 	if f.Prediction != nil && sp.Lookup != nil && *sp.Lookup {
 		return badRequest("realizar.speculative.lookup", "prediction and realizar.speculative.lookup: give one draft source")
 	}
-	return nil
+	return s.checkDraftModel(f)
 }
 
 // speculationOf is p's draft source, with the server's defaults for what
@@ -129,18 +134,22 @@ func (s *Server) speculationOf(p *prepared) speculation {
 			sp.draftMax = *r.Speculative.DraftMax
 		}
 	}
+	s.speculationModel(&sp, f)
 	if f.Prediction != nil {
-		sp.predicted, sp.lookup = true, false
+		sp.predicted, sp.lookup, sp.model = true, false, nil
 		sp.prediction = s.model.Tokenizer.Encode(f.Prediction.text, tokenizer.EncodeOptions{})
 	}
 	return sp
 }
 
-// drafter is a new Drafter for one turn, or nil without a source.
-func (sp speculation) drafter() engine.Drafter {
+// drafter is a new Drafter for one turn, or nil without a source; a draft
+// model's drafter stops drafting once cancel is.
+func (sp speculation) drafter(cancel *engine.CancelToken) engine.Drafter {
 	switch {
 	case sp.predicted:
 		return draft.NewPrediction(sp.prediction, draft.PredictionOptions{MaxDraft: sp.draftMax})
+	case sp.model != nil:
+		return sp.model.Drafter(draft.ModelOptions{MaxDraft: sp.draftMax, Cancel: cancel})
 	case sp.lookup:
 		return draft.NewLookup(draft.LookupOptions{MaxDraft: sp.draftMax})
 	}

@@ -26,6 +26,7 @@ type turnFlags struct {
 	// Speculative decoding's draft sources (at most one).
 	prediction string // --prediction FILE
 	lookup     bool   // --lookup
+	draftModel string // --draft-model FILE
 	draftMax   int    // --draft-max
 }
 
@@ -36,20 +37,27 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.special, "special", false, "print control tokens (<s>, <|start_header_id|>) as their text, as llama-cli --special does; by default they print as nothing")
 	cmd.Flags().StringVar(&f.prediction, "prediction", "", "speculative decoding: FILE holds the expected answer (OpenAI's predicted outputs); its tokens are drafted and verified, so the text is the same, sooner where it agrees")
 	cmd.Flags().BoolVar(&f.lookup, "lookup", false, "speculative decoding: draft what followed the latest earlier occurrence of the last few tokens in the prompt and output (prompt lookup); the text is the same")
-	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction or --lookup, at most %d (default: the source's, %d with --prediction, %d with --lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+	registerDraftModel(cmd, &f.draftModel)
+	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction, --lookup or --draft-model, at most %d (default: the source's, %d with --prediction, %d with --lookup or --draft-model)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
 }
 
 // checkDraft checks the draft flags before the model loads: one source at
 // most, --draft-max in [0, draft.MaxDraft] (serve's range; 0 is the
 // source's default) and only with a source.
 func (f *turnFlags) checkDraft(cmd *cobra.Command) error {
+	sources := 0
+	for _, on := range []bool{f.prediction != "", f.lookup, f.draftModel != ""} {
+		if on {
+			sources++
+		}
+	}
 	switch {
-	case f.prediction != "" && f.lookup:
-		return usage(errors.New("--prediction and --lookup: give one draft source"))
+	case sources > 1:
+		return usage(errors.New("--prediction, --lookup and --draft-model: give one draft source"))
 	case f.draftMax < 0 || f.draftMax > draft.MaxDraft:
 		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", f.draftMax, draft.MaxDraft))
-	case cmd.Flags().Changed("draft-max") && f.prediction == "" && !f.lookup:
-		return usage(errors.New("--draft-max needs a draft source: --prediction FILE or --lookup"))
+	case cmd.Flags().Changed("draft-max") && sources == 0:
+		return usage(errors.New("--draft-max needs a draft source: --prediction FILE, --lookup or --draft-model FILE"))
 	}
 	return nil
 }
@@ -99,6 +107,8 @@ type generator struct {
 	text *tokenizer.Renderer
 	// newDraft makes each turn's draft source; nil without one.
 	newDraft func() engine.Drafter
+	// draft is --draft-model's model; nil without it.
+	draft *draftLoaded
 }
 
 // newGenerator loads the model and the policies.
@@ -132,6 +142,16 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		g.Close(ctx)
 		return nil, err
 	}
+	if tf.draftModel != "" {
+		if g.draft, err = loadDraftModel(tf.draftModel, mf, m.tok, cmd.ErrOrStderr()); err != nil {
+			g.Close(ctx)
+			return nil, err
+		}
+		// One drafter for the session: its KV cache follows the
+		// conversation as the target's does.
+		d := g.draft.drafter(tf.draftMax, engine.FromContext(ctx))
+		g.newDraft = func() engine.Drafter { return d }
+	}
 	if g.host, err = host.New(ctx, cliHostConfig()); err != nil {
 		g.Close(ctx)
 		return nil, failure(err)
@@ -162,6 +182,7 @@ func (g *generator) Close(ctx context.Context) {
 	if g.host != nil {
 		_ = g.host.Close(ctx)
 	}
+	g.draft.Close()
 	g.model.Close()
 }
 
