@@ -84,10 +84,18 @@ type ModelConfig struct {
 // vocabulary (CheckVocab) whose greedy continuation is the draft. It is
 // loaded once and shared: each sequence's ModelDrafter holds its own KV
 // cache (a step of NewStep) over the shared weights, and nothing else.
-// Safe for concurrent use (ModelConfig.NewStep must be).
+// When the steps are engine.StepBatchers, the forwards of drafters that
+// run at the same time (a server's sequences) share batched passes, each
+// weight read once for all of them. Safe for concurrent use
+// (ModelConfig.NewStep must be).
 type Model struct {
-	cfg ModelConfig
+	cfg    ModelConfig
+	passes passes
 }
+
+// catchUpChunk is the most tokens of one sequence a batched catch-up
+// pass takes (a long prompt takes several), bounding the pass's scratch.
+const catchUpChunk = 64
 
 // NewModel returns a Model drafting with cfg. A nil NewStep or a context
 // of 0 positions or fewer is an error wrapping engine.ErrBadConfig.
@@ -140,6 +148,7 @@ type ModelDrafter struct {
 
 	step    engine.TokenStep
 	prefill engine.Prefiller // nil when step has none
+	batcher bool             // step is a StepBatcher: forwards share passes
 	held    []int32          // the tokens step's cache holds, in order
 	// Err is the last draft step's error (nil after a successful draft).
 	Err error
@@ -163,6 +172,7 @@ func (d *ModelDrafter) Draft(dst, tokens []int32, limit int) []int32 {
 	if d.step == nil {
 		d.step = d.m.cfg.NewStep()
 		d.prefill, _ = d.step.(engine.Prefiller)
+		_, d.batcher = d.step.(engine.StepBatcher)
 	}
 	logits, err := d.catchUp(tokens)
 	for err == nil {
@@ -174,7 +184,7 @@ func (d *ModelDrafter) Draft(dst, tokens []int32, limit int) []int32 {
 		}
 		pos := len(d.held)
 		d.held = append(d.held, id)
-		logits, err = d.step.Step(id, pos)
+		logits, err = d.forward(d.held, pos)
 	}
 	if err != nil {
 		d.held = d.held[:0]
@@ -193,6 +203,14 @@ func (d *ModelDrafter) catchUp(tokens []int32) ([]float32, error) {
 		start++
 	}
 	d.held = append(d.held[:start], tokens[start:]...)
+	if d.batcher {
+		var logits []float32
+		var err error
+		for lo := start; lo < len(tokens) && err == nil; lo += catchUpChunk {
+			logits, err = d.m.passes.forward(d.step, tokens[:min(lo+catchUpChunk, len(tokens))], lo)
+		}
+		return logits, err
+	}
 	if len(tokens)-start > 1 && d.prefill != nil {
 		return d.prefill.Prefill(tokens, start)
 	}
@@ -202,6 +220,15 @@ func (d *ModelDrafter) catchUp(tokens []int32) ([]float32, error) {
 		logits, err = d.step.Step(tokens[pos], pos)
 	}
 	return logits, err
+}
+
+// forward steps tokens[pos] at pos (tokens[:pos] held): in a shared pass
+// when the step batches.
+func (d *ModelDrafter) forward(tokens []int32, pos int) ([]float32, error) {
+	if d.batcher {
+		return d.m.passes.forward(d.step, tokens[:pos+1], pos)
+	}
+	return d.step.Step(tokens[pos], pos)
 }
 
 // argmax is the index of the largest logit, the lowest on a tie.

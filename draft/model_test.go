@@ -1,7 +1,10 @@
 package draft_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -143,7 +146,6 @@ func TestModelDrafter(t *testing.T) {
 		sess.Forget()
 		turn, err := sess.Generate(prompt, engine.GenerateConfig{MaxTokens: 120, IgnoreEOG: true, Draft: d, Cancel: cancel})
 		require.NoError(t, err)
-		t.Logf("turn: %d tokens, %+v, %v", turn.Generated, turn.Drafts, turn.Timings.DecodeWall)
 		return turn
 	}
 	plain := gen(nil, nil)
@@ -206,4 +208,41 @@ func TestModelDrafterLimits(t *testing.T) {
 	d.Reset(nil)
 	assert.Empty(t, d.Draft(nil, []int32{1, 99999}, 8), "a token outside the vocabulary")
 	assert.ErrorIs(t, d.Err, engine.ErrBadToken)
+}
+
+// Drafters of one Model drafting at the same time (a server's sequences)
+// share its batched passes and draft what each drafts alone.
+func TestModelDraftersConcurrent(t *testing.T) {
+	m, tok := openModel(t, testenv.Stories())
+	dm := draftModel(t, m, tok)
+	prompts := make([][]int32, 6)
+	for i := range prompts {
+		prompts[i] = tok.Encode(fmt.Sprintf("Once upon a time, %d little birds", i+1), tokenizer.EncodeOptions{AddSpecial: true})
+	}
+	// Each sequence drafts three times, its tokens growing by a draft's
+	// first token and one the draft did not foresee (a rejection).
+	rounds := func(d *draft.ModelDrafter, tokens []int32) [][]int32 {
+		d.Reset(tokens)
+		var out [][]int32
+		for range 3 {
+			got := d.Draft(nil, tokens, 8)
+			out = append(out, got)
+			if len(got) > 0 {
+				tokens = append(tokens, got[0], (got[0]+1)%int32(tok.Size()))
+			}
+		}
+		return out
+	}
+	alone := make([][][]int32, len(prompts))
+	for i, p := range prompts {
+		alone[i] = rounds(dm.Drafter(draft.ModelOptions{MaxDraft: 8}), slices.Clone(p))
+		require.NotEmpty(t, alone[i][0])
+	}
+	together := make([][][]int32, len(prompts))
+	var wg sync.WaitGroup
+	for i, p := range prompts {
+		wg.Go(func() { together[i] = rounds(dm.Drafter(draft.ModelOptions{MaxDraft: 8}), slices.Clone(p)) })
+	}
+	wg.Wait()
+	assert.Equal(t, alone, together)
 }
