@@ -195,7 +195,7 @@ type realizarResponse struct {
 	DecodeMs     float64  `json:"decode_ms"`
 	PoliciesMs   float64  `json:"policies_ms"`
 	ReusedTokens int      `json:"reused_tokens"`
-	// Drafts are a speculative turn's (prediction or lookup).
+	// Drafts are a speculative turn's (prediction, lookup or draft model).
 	Drafts *draftsResponse `json:"drafts,omitempty"`
 }
 

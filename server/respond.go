@@ -59,7 +59,7 @@ func (rs *responder) request() serving.Request {
 	p, f := rs.p, rs.p.fields
 	return serving.Request{Prompt: p.prompt, MaxTokens: p.maxTokens, CachePrompt: f.CachePrompt == nil || *f.CachePrompt,
 		Stream: f.Stream, Generate: engine.GenerateConfig{Seed: &rs.seed, Logprobs: p.logprobs, TopLogprobs: p.topLogprobs,
-			IgnoreEOG: f.IgnoreEOS, Sampler: rs.pol.sampler, Stop: rs.pol.stop, Pieces: rs.pieces, Draft: p.spec.drafter(rs.pol)}}
+			IgnoreEOG: f.IgnoreEOS, Sampler: rs.pol.sampler, Stop: rs.pol.stop, Pieces: rs.pieces, Draft: p.spec.drafter(rs.pol, engine.FromContext(rs.ctx))}}
 }
 
 // result waits for the turn's end. A lazy tool grammar that refused the

@@ -51,6 +51,10 @@ type Model struct {
 	// Embedder makes POST /v1/embeddings's vectors; nil (a model with no
 	// pooling type) makes every embeddings request a 400.
 	Embedder Embedder
+	// Draft is a draft model over the same vocabulary (serve
+	// --draft-model, checked with draft.CheckVocab), loaded once: each
+	// request that drafts with it gets a KV cache of its own. nil: none.
+	Draft *draft.Model
 }
 
 // Config is what New needs. Tenants, Store, Host and Builtins are required.
@@ -98,6 +102,11 @@ type Config struct {
 	// output when the request names no draft source (serve --spec
 	// lookup; a request's realizar.speculative.lookup overrides it).
 	Lookup bool
+	// DraftModel drafts with Model.Draft when the request names no draft
+	// source (serve --spec draft-model; a request's
+	// realizar.speculative.draft_model overrides it). SetModel refuses it
+	// without a Model.Draft; it excludes Lookup.
+	DraftModel bool
 	// DraftMax is the longest draft when the request does not say, in
 	// [0, draft.MaxDraft]; 0 means the draft source's default.
 	DraftMax int
@@ -151,6 +160,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: Queue %d, Parallel %d, BatchTokens %d, Slots %d, KVMemory %d, WriteTimeout %v: none may be negative",
 			cfg.Queue, cfg.Parallel, cfg.BatchTokens, cfg.Slots, cfg.KVMemory, cfg.WriteTimeout)
 	}
+	if cfg.Lookup && cfg.DraftModel {
+		return nil, errors.New("server: Lookup and DraftModel: one default draft source")
+	}
 	if cfg.DraftMax < 0 || cfg.DraftMax > draft.MaxDraft {
 		return nil, fmt.Errorf("server: DraftMax %d is outside [0, %d]", cfg.DraftMax, draft.MaxDraft)
 	}
@@ -187,6 +199,9 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) SetModel(m *Model) error {
 	if m == nil || m.Forward == nil || m.Tokenizer == nil {
 		return errors.New("server: SetModel needs a Model with a Forward and a Tokenizer")
+	}
+	if s.cfg.DraftModel && m.Draft == nil {
+		return errors.New("server: Config.DraftModel needs a Model with a Draft")
 	}
 	cfg := s.cfg
 	core, err := serving.New(serving.Model{Forward: m.Forward, NewForward: m.NewForward,

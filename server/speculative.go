@@ -56,6 +56,10 @@ type speculativeRequest struct {
 	// Lookup turns n-gram lookup over the request's own prompt and output
 	// on or off; absent means the server's default (serve --spec).
 	Lookup *bool `json:"lookup"`
+	// DraftModel turns drafting with the server's draft model (serve
+	// --draft-model) on or off; absent means the server's default (serve
+	// --spec).
+	DraftModel *bool `json:"draft_model"`
 	// DraftMax is the longest draft in tokens, 1..draft.MaxDraft; absent means
 	// the server's (serve --draft-max), else the source's default.
 	DraftMax *int `json:"draft_max"`
@@ -69,9 +73,9 @@ func (sp *speculativeRequest) UnmarshalJSON(b []byte) error {
 		return &fieldError{param: "realizar.speculative", msg: "realizar.speculative must be an object"}
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if k != "lookup" && k != "draft_max" {
+		if k != "lookup" && k != "draft_model" && k != "draft_max" {
 			return &fieldError{param: "realizar.speculative." + k,
-				msg: fmt.Sprintf("realizar.speculative has no field %q: it takes lookup and draft_max", k)}
+				msg: fmt.Sprintf("realizar.speculative has no field %q: it takes lookup, draft_model and draft_max", k)}
 		}
 	}
 	type plain speculativeRequest
@@ -92,6 +96,7 @@ type speculation struct {
 	prediction []int32
 	predicted  bool // the request gave a prediction (usage reports it)
 	lookup     bool
+	model      *draft.Model // the server's draft model drafts (speculationModel)
 	draftMax   int
 }
 
@@ -118,7 +123,10 @@ func (s *Server) checkSpeculative(f *samplingFields) error {
 	if f.Realizar.Drafter != nil && sp.Lookup != nil && *sp.Lookup {
 		return badRequest(drafterParam, "realizar.drafter and realizar.speculative.lookup: give one draft source")
 	}
-	return nil
+	if f.Realizar.Drafter != nil && sp.DraftModel != nil && *sp.DraftModel {
+		return badRequest(drafterParam, "realizar.drafter and realizar.speculative.draft_model: give one draft source")
+	}
+	return s.checkDraftModel(f)
 }
 
 // speculationOf is p's draft source, with the server's defaults for what
@@ -135,11 +143,12 @@ func (s *Server) speculationOf(p *prepared) speculation {
 			sp.draftMax = *r.Speculative.DraftMax
 		}
 	}
+	s.speculationModel(&sp, f)
 	if r := f.Realizar; r != nil && r.Drafter != nil {
-		sp.lookup = false // the drafter plugin drafts (policies.drafter)
+		sp.lookup, sp.model = false, nil // the drafter plugin drafts (policies.drafter)
 	}
 	if f.Prediction != nil {
-		sp.predicted, sp.lookup = true, false
+		sp.predicted, sp.lookup, sp.model = true, false, nil
 		sp.prediction = s.model.Tokenizer.Encode(f.Prediction.text, tokenizer.EncodeOptions{})
 	}
 	return sp
@@ -147,13 +156,16 @@ func (s *Server) speculationOf(p *prepared) speculation {
 
 // drafter is a new Drafter for one turn, or nil without a source: the
 // request's drafter plugin (realizar.drafter, instantiated with pol), its
-// prediction, or lookup.
-func (sp speculation) drafter(pol *policies) engine.Drafter {
+// prediction, the draft model (whose drafter stops drafting once cancel
+// is), or lookup.
+func (sp speculation) drafter(pol *policies, cancel *engine.CancelToken) engine.Drafter {
 	switch {
 	case pol != nil && pol.drafter != nil:
 		return pol.drafter
 	case sp.predicted:
 		return draft.NewPrediction(sp.prediction, draft.PredictionOptions{MaxDraft: sp.draftMax})
+	case sp.model != nil:
+		return sp.model.Drafter(draft.ModelOptions{MaxDraft: sp.draftMax, Cancel: cancel})
 	case sp.lookup:
 		return draft.NewLookup(draft.LookupOptions{MaxDraft: sp.draftMax})
 	}

@@ -155,6 +155,8 @@ func TestSpeculativeRefusals(t *testing.T) {
 		{"lookup a string", `"realizar":{"speculative":{"lookup":"yes"}}`, "realizar.speculative.lookup"},
 		{"draft_max a string", `"realizar":{"speculative":{"draft_max":"4"}}`, "realizar.speculative.draft_max"},
 		{"unknown key", `"realizar":{"speculative":{"ngram":true}}`, "realizar.speculative.ngram"},
+		{"draft_model without one", `"realizar":{"speculative":{"draft_model":true}}`, "realizar.speculative.draft_model"},
+		{"draft_model a string", `"realizar":{"speculative":{"draft_model":"yes"}}`, "realizar.speculative.draft_model"},
 		{"not an object", `"realizar":{"speculative":true}`, "realizar.speculative"},
 	}
 	for _, tt := range tests {

@@ -32,9 +32,10 @@ func newBenchCmd() *cobra.Command {
 		promptTokens, genTok int
 		reps, parallel       int
 		asJSON, spec         bool
+		draftModel           string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--parallel N] [--spec] [--json]",
+		Use:   "bench --model M.gguf [--threads T] [--prompt-tokens P] [--gen-tokens G] [--repetitions R] [--parallel N] [--spec [--draft-model D.gguf]] [--json]",
 		Short: "Measure prefill and decode speed over repeated runs",
 		Long: "Run R turns (after one warm-up) of a P-token prompt followed by G generated tokens, with the\n" +
 			"embedded greedy sampler and end-of-generation ignored so every run generates G tokens; print\n" +
@@ -50,7 +51,7 @@ func newBenchCmd() *cobra.Command {
 			"an unrelated prediction (nothing to draft) and n-gram lookup, one after another in each round;\n" +
 			"each mode's decode speed is its decode phase's tokens over its wall time (forward, policies and\n" +
 			"drafting together), with the median of its ratios to the same round's plain turn. Every mode\n" +
-			"must generate the plain turn's tokens.",
+			"must generate the plain turn's tokens. --draft-model adds the draft model's greedy drafts as a mode.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := mf.resolve(); err != nil {
@@ -71,6 +72,8 @@ func newBenchCmd() *cobra.Command {
 				return usage(errors.New("--parallel needs --gen-tokens >= 2: the decode passes are those after the first generated token"))
 			case spec && genTok < 2:
 				return usage(errors.New("--spec needs --gen-tokens >= 2: the decode passes are those after the first generated token"))
+			case draftModel != "" && !spec:
+				return usage(errors.New("--draft-model needs --spec"))
 			}
 			m, err := loadModel(&mf, cmd.ErrOrStderr())
 			if err != nil {
@@ -86,7 +89,12 @@ func newBenchCmd() *cobra.Command {
 				return err
 			}
 			if spec {
-				if res.Spec, err = benchSpec(cmd.Context(), m, promptTokens, genTok, reps); err != nil {
+				dl, err := benchDraftModel(draftModel, &mf, m, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				defer dl.Close()
+				if res.Spec, err = benchSpec(cmd.Context(), m, dl, promptTokens, genTok, reps); err != nil {
 					return err
 				}
 			}
@@ -118,6 +126,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&parallel, "parallel", 0, "also measure batched decode of 1, 2, 4, ... up to N sequences at once (0: off)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&spec, "spec", false, "also measure speculative decoding (predictions and lookup) against plain decoding, side by side")
+	registerDraftModel(cmd, &draftModel)
 	return cmd
 }
 

@@ -57,7 +57,8 @@ var specModes = []specMode{
 // benchSpec runs reps+1 rounds (the first a warm-up) of every specMode on
 // the same prompt with the greedy sampler, generating genTokens each, and
 // checks that every mode generates the plain turn's tokens.
-func benchSpec(ctx context.Context, m *loaded, promptTokens, genTokens, reps int) ([]specPace, error) {
+func benchSpec(ctx context.Context, m *loaded, dl *draftLoaded, promptTokens, genTokens, reps int) ([]specPace, error) {
+	specModes := specModesWith(dl)
 	sess, closeSess, err := benchSession(ctx, m)
 	if err != nil {
 		return nil, err

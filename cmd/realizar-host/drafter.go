@@ -37,7 +37,7 @@ func (f *drafterFlags) register(cmd *cobra.Command) {
 func (f *drafterFlags) check(otherSource bool) error {
 	switch {
 	case f.spec != "" && otherSource:
-		return usage(errors.New("--drafter and --prediction or --lookup: give one draft source"))
+		return usage(errors.New("--drafter and --prediction, --lookup or --draft-model: give one draft source"))
 	case f.config != "" && f.spec == "":
 		return usage(errors.New("--drafter-config needs --drafter PLUGIN"))
 	case f.config != "" && !json.Valid([]byte(f.config)):

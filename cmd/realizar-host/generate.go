@@ -29,6 +29,7 @@ type turnFlags struct {
 	// Speculative decoding's draft sources (at most one).
 	prediction string       // --prediction FILE
 	lookup     bool         // --lookup
+	draftModel string       // --draft-model FILE
 	draftMax   int          // --draft-max
 	plugin     drafterFlags // --drafter PLUGIN, --drafter-config JSON (drafter.go)
 }
@@ -40,7 +41,8 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.special, "special", false, "print control tokens (<s>, <|start_header_id|>) as their text, as llama-cli --special does; by default they print as nothing")
 	cmd.Flags().StringVar(&f.prediction, "prediction", "", "speculative decoding: FILE holds the expected answer (OpenAI's predicted outputs); its tokens are drafted and verified, so the text is the same, sooner where it agrees")
 	cmd.Flags().BoolVar(&f.lookup, "lookup", false, "speculative decoding: draft what followed the latest earlier occurrence of the last few tokens in the prompt and output (prompt lookup); the text is the same")
-	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction, --lookup or --drafter, at most %d (default: the source's, %d with --prediction, %d with --lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+	registerDraftModel(cmd, &f.draftModel)
+	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction, --lookup, --draft-model or --drafter, at most %d (default: the source's, %d with --prediction, %d with --lookup or --draft-model)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
 	f.plugin.register(cmd)
 }
 
@@ -48,15 +50,21 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 // most, --draft-max in [0, draft.MaxDraft] (serve's range; 0 is the
 // source's default) and only with a source.
 func (f *turnFlags) checkDraft(cmd *cobra.Command) error {
+	sources := 0
+	for _, on := range []bool{f.prediction != "", f.lookup, f.draftModel != ""} {
+		if on {
+			sources++
+		}
+	}
 	switch {
-	case f.prediction != "" && f.lookup:
-		return usage(errors.New("--prediction and --lookup: give one draft source"))
+	case sources > 1:
+		return usage(errors.New("--prediction, --lookup and --draft-model: give one draft source"))
 	case f.draftMax < 0 || f.draftMax > draft.MaxDraft:
 		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", f.draftMax, draft.MaxDraft))
-	case cmd.Flags().Changed("draft-max") && f.prediction == "" && !f.lookup && f.plugin.spec == "":
-		return usage(errors.New("--draft-max needs a draft source: --prediction FILE, --lookup or --drafter PLUGIN"))
+	case cmd.Flags().Changed("draft-max") && sources == 0 && f.plugin.spec == "":
+		return usage(errors.New("--draft-max needs a draft source: --prediction FILE, --lookup, --draft-model FILE or --drafter PLUGIN"))
 	}
-	return f.plugin.check(f.prediction != "" || f.lookup)
+	return f.plugin.check(sources > 0)
 }
 
 // drafter returns the maker of each turn's Drafter (nil without a draft
@@ -106,6 +114,8 @@ type generator struct {
 	newDraft func() engine.Drafter
 	// plugin is --drafter's plugin, kept across turns (drafter.go).
 	plugin *pluginDrafter
+	// draft is --draft-model's model; nil without it.
+	draft *draftLoaded
 }
 
 // newGenerator loads the model and the policies.
@@ -138,6 +148,16 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 	if g.newDraft, err = tf.drafter(m.tok); err != nil {
 		g.Close(ctx)
 		return nil, err
+	}
+	if tf.draftModel != "" {
+		if g.draft, err = loadDraftModel(tf.draftModel, mf, m.tok, cmd.ErrOrStderr()); err != nil {
+			g.Close(ctx)
+			return nil, err
+		}
+		// One drafter for the session: its KV cache follows the
+		// conversation as the target's does.
+		d := g.draft.drafter(tf.draftMax, engine.FromContext(ctx))
+		g.newDraft = func() engine.Drafter { return d }
 	}
 	if g.host, err = host.New(ctx, cliHostConfig()); err != nil {
 		g.Close(ctx)
@@ -176,6 +196,7 @@ func (g *generator) Close(ctx context.Context) {
 	if g.host != nil {
 		_ = g.host.Close(ctx)
 	}
+	g.draft.Close()
 	g.model.Close()
 }
 

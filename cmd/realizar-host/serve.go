@@ -46,6 +46,7 @@ type serveOptions struct {
 	logJSON    bool
 	pooling    string
 	spec       string
+	draftModel string
 	draftMax   int
 }
 
@@ -87,7 +88,8 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&o.idleTime, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may wait for its next request")
 	f.BoolVar(&o.logJSON, "log-json", false, "log JSON lines instead of text")
 	f.StringVar(&o.pooling, "pooling", "", poolingFlagUsage+" (POST /v1/embeddings)")
-	f.StringVar(&o.spec, "spec", "none", "speculative decoding's draft source for requests that name none: lookup (n-gram lookup over each request's own prompt and output) or none; a request's prediction or realizar.speculative overrides it")
+	f.StringVar(&o.spec, "spec", "", "speculative decoding's draft source for requests that name none: lookup (n-gram lookup over each request's own prompt and output), draft-model (--draft-model's greedy continuation) or none (default: draft-model with --draft-model, else none); a request's prediction or realizar.speculative overrides it")
+	registerDraftModel(cmd, &o.draftModel)
 	f.IntVar(&o.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens when a request does not say, at most %d (default: the source's, %d for a prediction, %d for lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
 	return cmd
 }
@@ -118,8 +120,10 @@ func serve(ctx context.Context, o *serveOptions) error {
 		return usage(fmt.Errorf("--module-cache-bytes %d: must be >= 0", o.cacheBytes))
 	case o.diskBytes < 0:
 		return usage(fmt.Errorf("--compiled-dir-bytes %d: must be >= 0", o.diskBytes))
-	case o.spec != "lookup" && o.spec != "none":
-		return usage(fmt.Errorf("--spec %q: lookup or none", o.spec))
+	case o.spec != "" && o.spec != "lookup" && o.spec != "draft-model" && o.spec != "none":
+		return usage(fmt.Errorf("--spec %q: lookup, draft-model or none", o.spec))
+	case o.spec == "draft-model" && o.draftModel == "":
+		return usage(errors.New("--spec draft-model needs --draft-model FILE"))
 	case o.draftMax < 0 || o.draftMax > draft.MaxDraft:
 		return usage(fmt.Errorf("--draft-max %d: must be in [0, %d]", o.draftMax, draft.MaxDraft))
 	}
@@ -199,7 +203,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	srv, err := server.New(server.Config{Tenants: tenants, Store: store, Host: h, Builtins: plugins.Builtin,
 		Queue: o.queue, Parallel: o.parallel, BatchTokens: o.batchTok, Slots: o.slots, KVMemory: o.kvMiB << 20, WriteTimeout: o.writeTime, Logger: log,
-		Responses: responses, Lookup: o.spec == "lookup", DraftMax: o.draftMax})
+		Responses: responses, Lookup: o.spec == "lookup", DraftModel: o.draftModel != "" && (o.spec == "" || o.spec == "draft-model"), DraftMax: o.draftMax})
 	if err != nil {
 		return failure(err)
 	}
@@ -261,6 +265,16 @@ func serve(ctx context.Context, o *serveOptions) error {
 	// Each further sequence: a step of its own (a KV cache, on the device
 	// under --gpu) over the same weights.
 	m.NewForward = func() (engine.ArchForward, error) { return l.newSequence(&o.model) }
+	if o.draftModel != "" {
+		dl, err := loadDraftModel(o.draftModel, &o.model, l.tok, os.Stderr)
+		if err != nil {
+			_ = hs.Close()
+			return err
+		}
+		defer dl.Close()
+		m.Draft = dl.draft
+		log.Info("draft model", "file", o.draftModel, "default", o.spec == "" || o.spec == "draft-model")
+	}
 	if err := srv.SetModel(m); err != nil {
 		return failure(err)
 	}
