@@ -533,7 +533,7 @@ func TestRunErrors(t *testing.T) {
 			"realizar-host: --sampler " + filepath.Join(dir, "absent.wasm") + ": no such file or directory\n"},
 		{"plugin check unknown name", []string{"plugin", "check", "nosuch"}, exitBadPlugin,
 			`plugin check "nosuch": not an embedded policy (samplers greedy, standard, mirostat-v2; processors dry, json, grammar; ` +
-				`stops strings, repetition, max-time), a .wasm file or a .json manifest`},
+				`stops strings, repetition, max-time; drafters lookup), a .wasm file or a .json manifest`},
 		{"plugin check bad manifest", []string{"plugin", "check", badManifest}, exitBadPlugin,
 			"realizar-host: " + badManifest + ": manifest: not a JSON object but an array\n"},
 		{"plugin check missing file", []string{"plugin", "check", filepath.Join(dir, "absent.wasm")}, exitBadPlugin,
