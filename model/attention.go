@@ -22,6 +22,8 @@ func (s *attnScratch) ensureGroup(nq, headDim, positions int) {
 	if len(s.gq) < nq*headDim {
 		s.gq = make([]float32, nq*headDim)
 		s.gout = make([]float32, nq*headDim)
+	}
+	if len(s.gn) < nq {
 		s.gn = make([]int32, nq)
 	}
 	if len(s.gs) < nq*positions {
