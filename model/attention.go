@@ -8,6 +8,29 @@ type attnScratch struct {
 	scores []float32 // [positions] scores, then probabilities rounded to f16
 	pad    f16Pad    // the value products' partial vectors
 	cs     []float32 // [RopeDims] RoPE's cos/sin table of one position
+
+	// attendGroup's: the queries rounded to f16 ([queries*headDim]), their
+	// scores then probabilities ([queries*positions]), element counts
+	// ([queries]) and outputs ([queries*headDim]).
+	gq, gs, gout []float32
+	gn           []int32
+}
+
+// ensureGroup sizes attendGroup's scratch for nq queries of headDim over
+// positions positions.
+func (s *attnScratch) ensureGroup(nq, headDim, positions int) {
+	if len(s.gq) < nq*headDim {
+		s.gq = make([]float32, nq*headDim)
+		s.gout = make([]float32, nq*headDim)
+	}
+	if len(s.gn) < nq {
+		s.gn = make([]int32, nq)
+	}
+	if len(s.gs) < nq*positions {
+		// One more position per decode step: grow geometrically so that
+		// a step does not allocate.
+		s.gs = make([]float32, max(nq*positions, 2*len(s.gs), 256*nq))
+	}
 }
 
 // ropeCS returns the thread's RoPE table of dims entries.
@@ -103,4 +126,57 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, first, n int, 
 		return
 	}
 	simdWidth.dotF16Rows(out[:headDim], c.valueRows(l, off)[2*a:], 2*c.capacity, scores, n-a, true, &s.pad)
+}
+
+// groupRows is the most rows of one sequence attendGroup takes at once:
+// its scores take rows × the heads of a group × positions floats.
+const groupRows = 8
+
+// groupedAttention reports whether attention takes attendGroup in a layer
+// (sliding: a sliding-window layer): where the 16-lane kernel runs
+// (dotF16RowsQ) and headDim is a multiple of 64, so that the key products
+// have no scalar tail, outside sliding windows.
+func groupedAttention(c *Config, sliding bool) bool {
+	return useRowsQ16 && simdWidth.lanes == 16 && c.HeadDim%64 == 0 && !sliding
+}
+
+// attendGroup is attendHead (one-token order, no window) for every query
+// head of KV head kvHead in rows b0..b1-1 of the pass, rows of one
+// sequence at consecutive positions: each key and value row is read once
+// for all of those heads and rows (the rows of a verify span, the query
+// heads that share a KV head). Row b's heads see positions 0..rowPos[b],
+// so the key products run to the last row's position and each head keeps
+// its own; every head's scores, softmax and value products are
+// attendHead's, bit for bit.
+func (s *Step) attendGroup(l, b0, b1, kvHead int, scale float32, sc *attnScratch) {
+	c := &s.m.cfg
+	hd, qDim, group := c.HeadDim, c.QDim(), c.Heads/c.KVHeads
+	cache := s.rowSeq[b0].cache
+	nq, last := (b1-b0)*group, s.rowPos[b1-1]+1
+	sc.ensureGroup(nq, hd, last)
+	qs, scores, ns, outs := sc.gq[:nq*hd], sc.gs[:nq*last], sc.gn[:nq], sc.gout[:nq*hd]
+	for j := range nq {
+		b, h := b0+j/group, kvHead*group+j%group
+		roundF16s(qs[j*hd:(j+1)*hd], s.q[b*qDim+h*hd:][:hd])
+		ns[j] = int32(hd)
+	}
+	off := kvHead * hd
+	// Keys are position-major: row t of the key products is position t.
+	dotF16RowsQ(scores, last, cache.keys(l, off), 2*cache.kvDim, last, qs, hd, ns)
+	for j := range nq {
+		n := s.rowPos[b0+j/group] + 1
+		p := scores[j*last : j*last+n]
+		for t := range p {
+			p[t] *= scale
+		}
+		simdWidth.softmax(p)
+		roundF16s(p, p)
+		ns[j] = int32(n)
+	}
+	// Values are transposed: row d of the value products is dimension off+d.
+	dotF16RowsQ(outs, hd, cache.valueRows(l, off), 2*cache.capacity, hd, scores, last, ns)
+	for j := range nq {
+		b, h := b0+j/group, kvHead*group+j%group
+		copy(s.attn[b*qDim+h*hd:][:hd], outs[j*hd:(j+1)*hd])
+	}
 }

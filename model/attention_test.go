@@ -157,3 +157,50 @@ func randVec(rng *rand.Rand, n int) []float32 {
 	}
 	return v
 }
+
+// attendGroup gives every head of every row attendHead's bits: rows of one
+// sequence at consecutive positions (causal: row i sees positions up to its
+// own), both head sizes the kernel takes, positions ending anywhere in a
+// vector, and a group of one to eight heads.
+func TestAttendGroupEqualsAttendHead(t *testing.T) {
+	if !groupedAttention(&Config{HeadDim: 64}, false) {
+		t.Logf("no AVX-512F here: attention takes attendHead only (the grouped kernel is not used)")
+		return
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct{ headDim, kvHeads, group, rows, start int }{
+		{64, 2, 4, 1, 0}, {64, 2, 4, 4, 13}, {64, 1, 8, 8, 120}, {128, 2, 2, 3, 47},
+		{64, 4, 1, 5, 16}, {128, 1, 8, 2, 255},
+	} {
+		heads := tc.kvHeads * tc.group
+		cfg := Config{HeadDim: tc.headDim, Heads: heads, KVHeads: tc.kvHeads}
+		qDim, kvDim := heads*tc.headDim, tc.kvHeads*tc.headDim
+		cache := newKVCache(1, kvDim)
+		n := tc.start + tc.rows
+		cache.grow(n+3, 0)
+		for p := range n {
+			cache.store(0, p, randVec(rng, kvDim), randVec(rng, kvDim))
+		}
+		s := &Step{m: &Model{cfg: cfg}, q: randVec(rng, tc.rows*qDim), attn: make([]float32, tc.rows*qDim)}
+		for b := range tc.rows {
+			s.rowSeq = append(s.rowSeq, &Step{cache: cache})
+			s.rowPos = append(s.rowPos, tc.start+b)
+		}
+		for b := range s.rowSeq {
+			s.rowSeq[b] = s.rowSeq[0]
+		}
+		scale := 1 / float32(math.Sqrt(float64(tc.headDim)))
+		var sc attnScratch
+		for kv := range tc.kvHeads {
+			s.attendGroup(0, 0, tc.rows, kv, scale, &sc)
+		}
+		for b := range tc.rows {
+			for h := range heads {
+				off := b*qDim + h*tc.headDim
+				want := make([]float32, tc.headDim)
+				attendHead(want, s.q[off:off+tc.headDim], cache, 0, h/tc.group, tc.headDim, 0, tc.start+b+1, scale, false, &sc)
+				require.Equal(t, want, s.attn[off:off+tc.headDim], "%+v: row %d head %d", tc, b, h)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -213,9 +214,26 @@ func BenchmarkVerifyQ4KM(b *testing.B) {
 	benchVerify(b, benchMixSpec(), []int{1}, []int{1, 2, 4, 8})
 }
 
+// BenchmarkVerifyFile is BenchmarkVerify on one thread on the GGUF file
+// named by $REALIZAR_BENCH_MODEL (say the tinyllama-1b Q4_K_M fixture that
+// `realizar-host fixture --preset tinyllama-1b --type Q4_K_M` writes): the
+// 4-row over 1-row ratio of issue 31 is measured on it. It does nothing
+// without the variable.
+func BenchmarkVerifyFile(b *testing.B) {
+	path := os.Getenv("REALIZAR_BENCH_MODEL")
+	if path == "" {
+		b.Skip("REALIZAR_BENCH_MODEL names no model file")
+	}
+	benchVerifyPath(b, path, []int{1}, []int{1, 2, 4, 8})
+}
+
 // benchVerify runs BenchmarkVerify's passes on the model s describes.
 func benchVerify(b *testing.B, s spec, threadCounts, rowCounts []int) {
-	path := s.write(b)
+	benchVerifyPath(b, s.write(b), threadCounts, rowCounts)
+}
+
+// benchVerifyPath runs BenchmarkVerify's passes on the model file at path.
+func benchVerifyPath(b *testing.B, path string, threadCounts, rowCounts []int) {
 	for _, threads := range threadCounts {
 		for _, rows := range rowCounts {
 			b.Run(fmt.Sprintf("threads=%d/R=%d", threads, rows), func(b *testing.B) {

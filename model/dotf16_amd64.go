@@ -114,3 +114,33 @@ func dotF16RowsBatchAsm(lanes int, out []float32, x []byte, xstride int, y []flo
 	}
 	return true
 }
+
+//go:noescape
+func dotF16RowsQ16(x *byte, xstride, rows int, y *float32, ystride int, ns *int32, nq int, out *float32, ostride int)
+
+// useRowsQ16 selects dotF16RowsQ's assembly: the 16-lane arithmetic of
+// dotF16Sum16 in 512-bit registers (AVX-512F).
+var useRowsQ16 = useAsm && cpu.X86.HasAVX512F
+
+// dotF16RowsQ sets out[j*ostride+r], for every row r < rows of x (f16,
+// xstride bytes apart) and vector j < len(ns) of y (float32 values that
+// are f16 values, ystride elements apart), to dotF16Sum's 16-lane vector
+// sum of the row's first ns[j] elements with the vector's, its partial
+// last vector zero-padded: simd.dotF16(row, y_j, ns[j], padded) where
+// that takes no scalar tail (padded, or ns[j] a multiple of 64). Each row
+// is read once for all the vectors. ok is false where the assembly is
+// unavailable (no AVX-512F, or a purego or non-amd64 build).
+func dotF16RowsQ(out []float32, ostride int, x []byte, xstride, rows int, y []float32, ystride int, ns []int32) (ok bool) {
+	if !useRowsQ16 || rows <= 0 || len(ns) == 0 {
+		return false
+	}
+	nq, longest := len(ns), int32(0)
+	for j, n := range ns {
+		_ = y[j*ystride : j*ystride+int(n)]
+		longest = max(longest, n)
+	}
+	_, _ = x[:(rows-1)*xstride+2*int(longest)], out[:(nq-1)*ostride+rows]
+	dotF16RowsQ16(unsafe.SliceData(x), xstride, rows, unsafe.SliceData(y), 4*ystride, &ns[0], nq,
+		unsafe.SliceData(out), 4*ostride)
+	return true
+}

@@ -344,3 +344,141 @@ tbdone:
 	TB_HSUM(Y3, X3, 12)
 	VZEROUPPER
 	RET
+
+// maskLow<>: word m is the 16-lane mask of lanes 0..m-1, (1<<m)-1.
+DATA maskLow<>+0(SB)/8, $0x0007000300010000
+DATA maskLow<>+8(SB)/8, $0x007f003f001f000f
+DATA maskLow<>+16(SB)/8, $0x07ff03ff01ff00ff
+DATA maskLow<>+24(SB)/8, $0x7fff3fff1fff0fff
+GLOBL maskLow<>(SB), RODATA|NOPTR, $32
+
+// func dotF16RowsQ16(x *byte, xstride, rows int, y *float32, ystride int, ns *int32, nq int, out *float32, ostride int)
+//
+// dotF16Sum16 for several vectors y against several rows of x, the rows
+// loaded once for all of them: for row r (rows rows, xstride bytes apart)
+// and vector j < nq (ystride bytes apart, ns[j] elements, the row's first
+// ns[j] f16 taken), *(out + j*ostride + 4*r) gets dotF16Sum16's sum of
+// ns[j]/16 whole vectors and the partial last one, whose lanes past
+// ns[j]%16 are zeros on both sides (masked loads: the padding dotF16Sum's
+// px and py give), each in dotF16Sum16's order and tree. The products are
+// fused multiply-adds, which round like dotF16Sum16's multiply and add:
+// the products of two f16 values are exact in f32.
+TEXT ·dotF16RowsQ16(SB), NOSPLIT, $0-72
+	MOVQ x+0(FP), R10
+	MOVQ xstride+8(FP), R11
+	MOVQ rows+16(FP), BX
+	MOVQ out+56(FP), R8
+	LEAQ maskLow<>(SB), R9
+
+q16row:
+	TESTQ BX, BX
+	JZ    q16done
+	PREFETCHT0 (R10)(R11*8)
+	PREFETCHT0 64(R10)(R11*8)
+	MOVQ  nq+48(FP), R12
+	MOVQ  ns+40(FP), R13
+	MOVQ  y+24(FP), R14
+	MOVQ  R8, DX
+
+q16query:
+	TESTQ R12, R12
+	JZ    q16next
+	MOVQ  R10, SI
+	MOVQ  R14, DI
+	MOVLQZX (R13), AX
+	MOVQ  AX, CX
+	SHRQ  $4, CX
+	ANDQ  $15, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+q16vec:
+	CMPQ CX, $4
+	JLT  q16tail
+	VCVTPH2PS (SI), Z8
+	VFMADD231PS (DI), Z8, Z0
+	VCVTPH2PS 32(SI), Z9
+	VFMADD231PS 64(DI), Z9, Z1
+	VCVTPH2PS 64(SI), Z10
+	VFMADD231PS 128(DI), Z10, Z2
+	VCVTPH2PS 96(SI), Z11
+	VFMADD231PS 192(DI), Z11, Z3
+	ADDQ $128, SI
+	ADDQ $256, DI
+	SUBQ $4, CX
+	JMP  q16vec
+
+q16tail:
+	KMOVW (R9)(AX*2), K1
+	TESTQ CX, CX
+	JZ    q16p0
+	VCVTPH2PS (SI), Z8
+	VFMADD231PS (DI), Z8, Z0
+	CMPQ CX, $1
+	JEQ  q16p1
+	VCVTPH2PS 32(SI), Z8
+	VFMADD231PS 64(DI), Z8, Z1
+	CMPQ CX, $2
+	JEQ  q16p2
+	VCVTPH2PS 64(SI), Z8
+	VFMADD231PS 128(DI), Z8, Z2
+	TESTQ AX, AX
+	JZ    q16reduce
+	VCVTPH2PS.Z 96(SI), K1, Z8
+	VMOVUPS.Z 192(DI), K1, Z9
+	VFMADD231PS Z9, Z8, Z3
+	JMP  q16reduce
+
+q16p0:
+	TESTQ AX, AX
+	JZ    q16reduce
+	VCVTPH2PS.Z (SI), K1, Z8
+	VMOVUPS.Z (DI), K1, Z9
+	VFMADD231PS Z9, Z8, Z0
+	JMP  q16reduce
+
+q16p1:
+	TESTQ AX, AX
+	JZ    q16reduce
+	VCVTPH2PS.Z 32(SI), K1, Z8
+	VMOVUPS.Z 64(DI), K1, Z9
+	VFMADD231PS Z9, Z8, Z1
+	JMP  q16reduce
+
+q16p2:
+	TESTQ AX, AX
+	JZ    q16reduce
+	VCVTPH2PS.Z 64(SI), K1, Z8
+	VMOVUPS.Z 128(DI), K1, Z9
+	VFMADD231PS Z9, Z8, Z2
+
+q16reduce:
+	VADDPS Z2, Z0, Z0 // acc0+acc2
+	VADDPS Z3, Z1, Z1 // acc1+acc3
+	VADDPS Z1, Z0, Z0 // v
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0 // a
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0 // b
+	VPERMILPS $0x4E, X0, X1
+	VADDPS X1, X0, X0 // b0+b2, b1+b3
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, (DX)
+	ADDQ  ostride+64(FP), DX
+	ADDQ  ystride+32(FP), R14
+	ADDQ  $4, R13
+	DECQ  R12
+	JMP   q16query
+
+q16next:
+	ADDQ $4, R8
+	ADDQ R11, R10
+	DECQ BX
+	JMP  q16row
+
+q16done:
+	VZEROUPPER
+	RET

@@ -23,3 +23,10 @@ func roundF16Vec(_ []float32) int { return 0 }
 // dotF16RowsBatchAsm does nothing in this build: simd.dotF16RowsBatch's Go
 // loop runs.
 func dotF16RowsBatchAsm(int, []float32, []byte, int, []float32, int, *f16Pad) bool { return false }
+
+// dotF16RowsQ is unavailable in this build: attention takes a head at a
+// time.
+func dotF16RowsQ([]float32, int, []byte, int, int, []float32, int, []int32) bool { return false }
+
+// useRowsQ16 is false in this build: dotF16RowsQ has no assembly.
+const useRowsQ16 = false

@@ -42,6 +42,7 @@ type Step struct {
 	// pass (see pass); batched is rowBatch, or nil when none is marked.
 	rowBatch []bool
 	batched  []bool
+	runs     []int // attention's runs of rows (see attention)
 	rows     []passSeq
 	outs     []float32 // [k*Vocab] when k > 1 rows ask for logits
 	verified []float32 // Verify's logits, [rows*Vocab]
@@ -510,36 +511,75 @@ func (t *ropeKVTask) do(worker, lo, hi int) {
 // sequence's positions up to and including its own (causal) and, in a
 // sliding layer, after its own minus SlidingWindow, in parallel over (row,
 // head) pairs.
+//
+// Where groupedAttention says so, the work is split by (run of rows of one
+// sequence, KV head) instead: the rows of a sequence that keep the
+// one-token order (a decode row, a verify span) take attendGroup, which
+// reads each key and value once for all their query heads of that KV head;
+// a sequence's batch rows take attendHead a head at a time.
 func (s *Step) attention(l, n int) {
+	c := &s.m.cfg
 	s.heads = headsTask{s: s, l: l}
-	s.m.pool.run(n*s.m.cfg.Heads, 1, &s.heads)
+	if !groupedAttention(c, c.Sliding(l)) {
+		s.m.pool.run(n*c.Heads, 1, &s.heads)
+		return
+	}
+	s.runs = append(s.runs[:0], 0)
+	for b := 1; b < n; b++ {
+		if s.rowSeq[b] != s.rowSeq[b-1] || b-s.runs[len(s.runs)-1] == groupRows {
+			s.runs = append(s.runs, b)
+		}
+	}
+	s.runs = append(s.runs, n)
+	s.heads.grouped = true
+	s.m.pool.run((len(s.runs)-1)*c.KVHeads, 1, &s.heads)
 }
 
-// headsTask is attention's loop body over (row, head) pairs of layer l.
+// headsTask is attention's loop body over (row, head) pairs of layer l, or
+// with grouped over (run, KV head) pairs (s.runs).
 type headsTask struct {
-	s *Step
-	l int
+	s       *Step
+	l       int
+	grouped bool
 }
 
 func (t *headsTask) do(worker, lo, hi int) {
 	s, c := t.s, &t.s.m.cfg
-	hd, qDim := c.HeadDim, c.QDim()
 	group := c.Heads / c.KVHeads
-	scale := 1 / float32(math.Sqrt(float64(hd)))
+	scale := 1 / float32(math.Sqrt(float64(c.HeadDim)))
 	if c.ScaleQ {
 		scale = 1 // Q is scaled already
 	}
-	sliding := c.Sliding(t.l)
 	for i := lo; i < hi; i++ {
-		b, h := i/c.Heads, i%c.Heads
-		off := b*qDim + h*hd
-		n := s.rowPos[b] + 1
-		first := 0
-		if sliding {
-			// llama.cpp's standard SWA mask: key position p is masked
-			// for query position q when q - p >= n_swa.
-			first = max(0, n-c.SlidingWindow)
+		if !t.grouped {
+			t.head(worker, i/c.Heads, i%c.Heads, scale)
+			continue
 		}
-		attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.rowSeq[b].cache, t.l, h/group, hd, first, n, scale, s.rowBatch[b], &s.scratch[worker])
+		r, kv := i/c.KVHeads, i%c.KVHeads
+		b0, b1 := s.runs[r], s.runs[r+1]
+		if !s.rowBatch[b0] {
+			s.attendGroup(t.l, b0, b1, kv, scale, &s.scratch[worker])
+			continue
+		}
+		for b := b0; b < b1; b++ {
+			for h := kv * group; h < (kv+1)*group; h++ {
+				t.head(worker, b, h, scale)
+			}
+		}
 	}
+}
+
+// head computes query head h of row b by attendHead.
+func (t *headsTask) head(worker, b, h int, scale float32) {
+	s, c := t.s, &t.s.m.cfg
+	hd, qDim := c.HeadDim, c.QDim()
+	off := b*qDim + h*hd
+	n := s.rowPos[b] + 1
+	first := 0
+	if c.Sliding(t.l) {
+		// llama.cpp's standard SWA mask: key position p is masked
+		// for query position q when q - p >= n_swa.
+		first = max(0, n-c.SlidingWindow)
+	}
+	attendHead(s.attn[off:off+hd], s.q[off:off+hd], s.rowSeq[b].cache, t.l, h/(c.Heads/c.KVHeads), hd, first, n, scale, s.rowBatch[b], &s.scratch[worker])
 }

@@ -313,10 +313,10 @@ TEXT ·dotPanelQ4KVNNIx%[1]d(SB), NOSPLIT, $0-40
 		w("\tVPXORD Z%[1]d, Z%[1]d, Z%[1]d\n", 16+c)
 	}
 	w("\nv%dloop:\n", n)
-	if n == 1 { // the weights stream from memory: ask for them ahead
-		for line := 0; line < 1184; line += 64 {
-			w("\tPREFETCHT0 %d(SI)\n", 4096+line)
-		}
+	// The weights stream from memory: ask for them ahead (a product over
+	// several vectors too; it moves on to the next panel, which follows).
+	for line := 0; line < 1184; line += 64 {
+		w("\tPREFETCHT0 %d(SI)\n", 4096+line)
 	}
 	for c := range n {
 		w("\tVPXORD Z%[1]d, Z%[1]d, Z%[1]d\n\tVPXORD Z%[2]d, Z%[2]d, Z%[2]d\n", 8+c, 12+c)
