@@ -103,7 +103,7 @@
 // device name, kernelHash) in a VerdictCache. A rejected GPU, an
 // out-of-memory or a kernel error after start switches the Step to the CPU
 // forward loudly: a line on stderr, a notice line (OnFallback, wired to
-// engine.StepForward.AddNotice), Backend reporting onGPU false, and the
+// forward.StepForward.AddNotice), Backend reporting onGPU false, and the
 // whole held span replayed on the CPU.
 //
 // # Status

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
 )
@@ -33,9 +33,9 @@ type devLayer struct {
 // gpuStep is one sequence of the quantized forward of a model.Model on
 // one GPU: the weights in one pooled device allocation and the activation
 // scratch, shared by every sequence made with NewSequence, and this
-// sequence's KV cache on the device. It implements engine.TokenStep,
-// engine.Prefiller, engine.Reserver, engine.StepBatcher and
-// engine.BackendReporter with the numerics described in the package doc.
+// sequence's KV cache on the device. It implements forward.TokenStep,
+// forward.Prefiller, forward.Reserver, forward.StepBatcher and
+// forward.BackendReporter with the numerics described in the package doc.
 // NewStep wraps it in the parity gate; use it bare only to test the device
 // itself. One sequence is not safe for concurrent use; calls on different
 // sequences of one model take turns on the device, and StepBatch runs
@@ -129,11 +129,11 @@ func newPassTable(maxBatch int) passTable {
 const gemvRows = 8
 
 var (
-	_ engine.TokenStep       = (*gpuStep)(nil)
-	_ engine.Prefiller       = (*gpuStep)(nil)
-	_ engine.Reserver        = (*gpuStep)(nil)
-	_ engine.BackendReporter = (*gpuStep)(nil)
-	_ engine.StepBatcher     = (*gpuStep)(nil)
+	_ forward.TokenStep       = (*gpuStep)(nil)
+	_ forward.Prefiller       = (*gpuStep)(nil)
+	_ forward.Reserver        = (*gpuStep)(nil)
+	_ forward.BackendReporter = (*gpuStep)(nil)
+	_ forward.StepBatcher     = (*gpuStep)(nil)
 )
 
 // errClosed is a call on a gpuStep after its Close.
@@ -441,7 +441,7 @@ func (s *gpuStep) Reset() {
 // reports that held positions were discarded. It never shrinks.
 func (s *gpuStep) Reserve(positions int) (dropped bool, err error) {
 	if positions > s.cfg.ContextLength {
-		return false, fmt.Errorf("cuda: reserve %d positions, context length %d: %w", positions, s.cfg.ContextLength, engine.ErrContextExceeded)
+		return false, fmt.Errorf("cuda: reserve %d positions, context length %d: %w", positions, s.cfg.ContextLength, forward.ErrContextExceeded)
 	}
 	if positions < 1 {
 		return false, fmt.Errorf("%w: reserve %d positions", model.ErrPosition, positions)
@@ -486,7 +486,7 @@ func (s *gpuStep) Prefill(tokens []int32, start int) ([]float32, error) {
 // upload or appears twice (model.ErrForeignStep) or it fails Step's
 // checks; a device error fails every row of the call, and their sequences
 // hold nothing after it. StepBatch itself fails only after Close.
-func (s *gpuStep) StepBatch(rows []engine.StepRows) error {
+func (s *gpuStep) StepBatch(rows []forward.StepRows) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -535,8 +535,8 @@ type span struct {
 
 // check is why tokens cannot run at start on s, or nil: s is closed
 // (errClosed), start is past what s holds (model.ErrPosition), the span
-// ends past the context (engine.ErrContextExceeded) or a token is outside
-// the vocabulary (engine.ErrBadToken). mu held.
+// ends past the context (forward.ErrContextExceeded) or a token is outside
+// the vocabulary (forward.ErrBadToken). mu held.
 func (s *gpuStep) check(tokens []int32, start int) error {
 	c := &s.cfg
 	switch {
@@ -545,11 +545,11 @@ func (s *gpuStep) check(tokens []int32, start int) error {
 	case start < 0 || start > s.held:
 		return fmt.Errorf("%w: position %d with %d held", model.ErrPosition, start, s.held)
 	case start+len(tokens) > c.ContextLength:
-		return fmt.Errorf("cuda: position %d, context length %d: %w", start+len(tokens)-1, c.ContextLength, engine.ErrContextExceeded)
+		return fmt.Errorf("cuda: position %d, context length %d: %w", start+len(tokens)-1, c.ContextLength, forward.ErrContextExceeded)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= c.Vocab {
-			return fmt.Errorf("cuda: token %d, vocabulary %d: %w", t, c.Vocab, engine.ErrBadToken)
+			return fmt.Errorf("cuda: token %d, vocabulary %d: %w", t, c.Vocab, forward.ErrBadToken)
 		}
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 )
 
@@ -62,11 +62,11 @@ func TestGPUStepBatchEqualsAlone(t *testing.T) {
 		want[i] = append([]float32(nil), out...)
 	}
 
-	rows := make([]engine.StepRows, 0, len(seqs)+1)
+	rows := make([]forward.StepRows, 0, len(seqs)+1)
 	for i, s := range seqs {
-		rows = append(rows, engine.StepRows{Step: s, Start: 0, Tokens: prompts[i], Logits: true})
+		rows = append(rows, forward.StepRows{Step: s, Start: 0, Tokens: prompts[i], Logits: true})
 	}
-	rows = append(rows, engine.StepRows{Step: m.NewStep(), Start: 0, Tokens: probe[:2], Logits: true})
+	rows = append(rows, forward.StepRows{Step: m.NewStep(), Start: 0, Tokens: probe[:2], Logits: true})
 	require.NoError(t, root.StepBatch(rows))
 	for i := range seqs {
 		require.NoError(t, rows[i].Err, "row %d", i)
@@ -79,7 +79,7 @@ func TestGPUStepBatchEqualsAlone(t *testing.T) {
 		rows = rows[:0]
 		for i, s := range seqs {
 			tok := probe[20+step+i]
-			rows = append(rows, engine.StepRows{Step: s, Start: len(prompts[i]), Tokens: []int32{tok}, Logits: true})
+			rows = append(rows, forward.StepRows{Step: s, Start: len(prompts[i]), Tokens: []int32{tok}, Logits: true})
 			out, err := alone[i].Step(tok, len(prompts[i]))
 			require.NoError(t, err)
 			want[i] = append(want[i][:0], out...)
@@ -129,7 +129,7 @@ func TestGPUGatedSequences(t *testing.T) {
 
 	probe := probeSequence(m.Config().Vocab, 12)
 	a, b := clone(probe[:3]), clone(probe[3:5])
-	rows := []engine.StepRows{{Step: s, Tokens: a, Logits: true}, {Step: n, Tokens: b, Logits: true}}
+	rows := []forward.StepRows{{Step: s, Tokens: a, Logits: true}, {Step: n, Tokens: b, Logits: true}}
 	require.NoError(t, s.StepBatch(rows))
 	for i, p := range [][]int32{a, b} {
 		require.NoError(t, rows[i].Err)
@@ -140,7 +140,7 @@ func TestGPUGatedSequences(t *testing.T) {
 		alone.Close()
 	}
 	// Resume the second at exactly what it holds.
-	rows = []engine.StepRows{{Step: n, Start: len(b), Tokens: probe[9:10], Logits: true}}
+	rows = []forward.StepRows{{Step: n, Start: len(b), Tokens: probe[9:10], Logits: true}}
 	require.NoError(t, s.StepBatch(rows))
 	require.NoError(t, rows[0].Err)
 	assert.Len(t, rows[0].Out, m.Config().Vocab)
@@ -188,9 +188,9 @@ func TestGPUBatchedGreedy(t *testing.T) {
 			}
 
 			got := make([][]int32, len(prompts))
-			rows := make([]engine.StepRows, len(seqs))
+			rows := make([]forward.StepRows, len(seqs))
 			for i, s := range seqs {
-				rows[i] = engine.StepRows{Step: s, Start: 0, Tokens: prompts[i], Logits: true}
+				rows[i] = forward.StepRows{Step: s, Start: 0, Tokens: prompts[i], Logits: true}
 			}
 			for step := range n {
 				require.NoError(t, g.StepBatch(rows))
@@ -199,7 +199,7 @@ func TestGPUBatchedGreedy(t *testing.T) {
 					sameBits(t, alone[i][step], rows[i].Out, "step %d, sequence %d", step, i)
 					tok := int32(argmax(rows[i].Out))
 					got[i] = append(got[i], tok)
-					rows[i] = engine.StepRows{Step: seqs[i], Start: len(prompts[i]) + step, Tokens: []int32{tok}, Logits: true}
+					rows[i] = forward.StepRows{Step: seqs[i], Start: len(prompts[i]) + step, Tokens: []int32{tok}, Logits: true}
 				}
 			}
 			same := 0
@@ -258,8 +258,8 @@ func TestGPUGraphs(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for k := range 3 {
-		rows := func(a, b *gpuStep) []engine.StepRows {
-			return []engine.StepRows{
+		rows := func(a, b *gpuStep) []forward.StepRows {
+			return []forward.StepRows{
 				{Step: a, Start: 10 + k, Tokens: probe[11+k : 12+k], Logits: true},
 				{Step: b, Start: 1 + k, Tokens: probe[k : k+1], Logits: true},
 			}

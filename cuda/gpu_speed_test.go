@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 )
 
@@ -154,8 +154,8 @@ type speedRun struct {
 // decodeTokens decode steps after warm steps. The prompt tokens are the
 // gate's probe sequence.
 func measureSpeed(t *testing.T, s interface {
-	engine.TokenStep
-	engine.Prefiller
+	forward.TokenStep
+	forward.Prefiller
 }, vocab, prefillTokens, decodeFrom, decodeTokens, warm int) speedRun {
 	t.Helper()
 	r := speedRun{prefillTokens: prefillTokens, decodeFrom: decodeFrom, decodeTokens: decodeTokens}

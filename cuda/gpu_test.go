@@ -23,8 +23,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
@@ -319,8 +319,8 @@ func failLine(t *testing.T, err error, what, path string) {
 
 // greedy decodes n tokens after prompt through the engine's adapter; the
 // tokens and a copy of the logits each was picked from.
-func greedy(step engine.TokenStep, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
-	f, err := engine.NewStepForward(step, engine.StepOptions{Arch: "test", ModelContext: ctx})
+func greedy(step forward.TokenStep, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
+	f, err := forward.NewStepForward(step, forward.StepOptions{Arch: "test", ModelContext: ctx})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -424,7 +424,7 @@ func TestGPUNewStep(t *testing.T) {
 	assert.True(t, s.OnGPU(), s.FallbackReason())
 	_, ok := cache.get(verdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: kernelHash()})
 	assert.True(t, ok)
-	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	f, err := forward.NewStepForward(s, forward.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	assert.True(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 )
 
@@ -39,17 +39,17 @@ type Options struct {
 // gpuBackend is what the gated Step needs of the device forward
 // (gpuStep in a `cuda` build).
 type gpuBackend interface {
-	engine.TokenStep
-	engine.Prefiller
-	engine.Reserver
+	forward.TokenStep
+	forward.Prefiller
+	forward.Reserver
 	DeviceName() string
 	Close() error
 }
 
 // Step is the GPU forward behind the parity gate, with the CPU forward of
-// the same model as its fallback. It implements engine.TokenStep,
-// engine.Prefiller, engine.Reserver and engine.BackendReporter, so
-// engine.NewStepForward drives it like the CPU step.
+// the same model as its fallback. It implements forward.TokenStep,
+// forward.Prefiller, forward.Reserver and forward.BackendReporter, so
+// forward.NewStepForward drives it like the CPU step.
 //
 // While on the GPU, an error that is not the caller's (a bad token, a
 // position gap, the context length) switches it to the CPU for good: the
@@ -79,11 +79,11 @@ type sequencer interface {
 }
 
 var (
-	_ engine.StepBatcher     = (*Step)(nil)
-	_ engine.TokenStep       = (*Step)(nil)
-	_ engine.Prefiller       = (*Step)(nil)
-	_ engine.Reserver        = (*Step)(nil)
-	_ engine.BackendReporter = (*Step)(nil)
+	_ forward.StepBatcher     = (*Step)(nil)
+	_ forward.TokenStep       = (*Step)(nil)
+	_ forward.Prefiller       = (*Step)(nil)
+	_ forward.Reserver        = (*Step)(nil)
+	_ forward.BackendReporter = (*Step)(nil)
 )
 
 // newGatedStep judges gpu against the CPU forward of m (or takes the
@@ -184,7 +184,7 @@ func (s *Step) fallBack(cause error) {
 // callerError reports whether err is the caller's doing, which the CPU
 // forward would refuse too: no reason to leave the GPU.
 func callerError(err error) bool {
-	return errors.Is(err, engine.ErrBadToken) || errors.Is(err, engine.ErrContextExceeded) || errors.Is(err, model.ErrPosition)
+	return errors.Is(err, forward.ErrBadToken) || errors.Is(err, forward.ErrContextExceeded) || errors.Is(err, model.ErrPosition)
 }
 
 // Reset forgets every held position.
@@ -329,8 +329,8 @@ func (s *Step) NewSequence() *Step {
 // (model.ErrForeignStep), Step's checks, or, for a row on the GPU, a device
 // error, after which that sequence falls back and replays on the CPU as
 // Step and Prefill do (the row then gets the CPU's logits).
-func (s *Step) StepBatch(rows []engine.StepRows) error {
-	var gpuRows, cpuRows []engine.StepRows
+func (s *Step) StepBatch(rows []forward.StepRows) error {
+	var gpuRows, cpuRows []forward.StepRows
 	var gpuIdx, cpuIdx []int
 	for i := range rows {
 		r := &rows[i]
@@ -345,7 +345,7 @@ func (s *Step) StepBatch(rows []engine.StepRows) error {
 			continue
 		}
 		st.tokens = st.tokens[:r.Start]
-		row := engine.StepRows{Start: r.Start, Tokens: r.Tokens, Logits: r.Logits}
+		row := forward.StepRows{Start: r.Start, Tokens: r.Tokens, Logits: r.Logits}
 		if st.gpu != nil {
 			row.Step = st.gpu
 			gpuRows, gpuIdx = append(gpuRows, row), append(gpuIdx, i)
@@ -356,7 +356,7 @@ func (s *Step) StepBatch(rows []engine.StepRows) error {
 	}
 	if len(gpuRows) > 0 {
 		var passErr error
-		if b, ok := gpuRows[0].Step.(engine.StepBatcher); ok {
+		if b, ok := gpuRows[0].Step.(forward.StepBatcher); ok {
 			passErr = b.StepBatch(gpuRows)
 		} else {
 			for j := range gpuRows {
@@ -421,7 +421,7 @@ func (s *Step) gpuAlone(start int, tokens []int32) ([]float32, error) {
 // (held >= 0: the positions the step holds) starts past them
 // (model.ErrPosition), or an earlier row that runs has the same step
 // (model.ErrForeignStep).
-func rowErr(rows []engine.StepRows, i int, ours bool, held int) error {
+func rowErr(rows []forward.StepRows, i int, ours bool, held int) error {
 	r := &rows[i]
 	switch {
 	case !ours:

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 )
@@ -126,7 +126,7 @@ func TestGatePasses(t *testing.T) {
 	assert.True(t, gpu)
 
 	// The same StepForward adapter drives it, and it agrees with the CPU.
-	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	f, err := forward.NewStepForward(s, forward.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
 	toks := []int32{1, 450, 4996, 17354, 1701}
@@ -147,7 +147,7 @@ func TestGateRejectsFallsBackLoudly(t *testing.T) {
 	assert.False(t, s.Verdict().OK)
 	assert.Contains(t, stderr.String(), "realizar-host: Fallback: cuda → cpu: cuda: GPU parity gate rejected the device on stand-in: position 0: cosine")
 
-	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	f, err := forward.NewStepForward(s, forward.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	s.OnFallback(f.AddNotice) // delivers the notice made at load
 	n := f.Notices()
@@ -241,11 +241,11 @@ func TestCallerErrorsStayOnGPU(t *testing.T) {
 	m := loadTiny(t)
 	s, stderr := gated(t, m, &standIn{cpu: m.NewStep()}, nil)
 	_, err := s.Step(int32(m.Config().Vocab), 0)
-	assert.ErrorIs(t, err, engine.ErrBadToken)
+	assert.ErrorIs(t, err, forward.ErrBadToken)
 	_, err = s.Step(1, 5)
 	assert.ErrorIs(t, err, model.ErrPosition)
 	_, err = s.Reserve(m.Config().ContextLength + 1)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = s.Prefill([]int32{1, 2}, 2)
 	assert.ErrorIs(t, err, model.ErrPosition)
 	assert.True(t, s.OnGPU())
@@ -313,7 +313,7 @@ func TestGatedStepBatch(t *testing.T) {
 		require.NoError(t, err)
 		return append([]float32(nil), out...)
 	}
-	rows := []engine.StepRows{
+	rows := []forward.StepRows{
 		{Step: a, Tokens: prompts[0], Logits: true},
 		{Step: b, Tokens: prompts[1], Logits: true},
 		{Step: c, Tokens: prompts[2], Logits: true},
@@ -331,7 +331,7 @@ func TestGatedStepBatch(t *testing.T) {
 	next := []int32{probe[14], probe[15], probe[1]}
 	rows = rows[:3]
 	for i := range rows {
-		rows[i] = engine.StepRows{Step: rows[i].Step, Start: len(prompts[i]), Tokens: next[i : i+1], Logits: true}
+		rows[i] = forward.StepRows{Step: rows[i].Step, Start: len(prompts[i]), Tokens: next[i : i+1], Logits: true}
 		prompts[i] = append(prompts[i], next[i])
 	}
 	require.NoError(t, c.StepBatch(rows))

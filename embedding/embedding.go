@@ -174,8 +174,8 @@ func (e *Embedder) ContextLength() int { return e.m.Config().ContextLength }
 // Embed returns the embedding of tokens (one input, BOS included when the
 // caller wants it), [Dims]float32 of unit length, newly allocated.
 //
-// Errors: those of model.Step.Hidden — engine.ErrBadToken for an id outside
-// the vocabulary, engine.ErrContextExceeded for more than ContextLength
+// Errors: those of model.Step.Hidden — forward.ErrBadToken for an id outside
+// the vocabulary, forward.ErrContextExceeded for more than ContextLength
 // tokens, model.ErrPosition for none.
 func (e *Embedder) Embed(tokens []int32) ([]float32, error) {
 	st := e.steps.Get().(*state)

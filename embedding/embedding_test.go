@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
@@ -160,9 +160,9 @@ func TestEmbed(t *testing.T) {
 		_, err = e.Embed(nil)
 		assert.ErrorIs(t, err, model.ErrPosition)
 		_, err = e.Embed([]int32{1, int32(m.Config().Vocab)})
-		assert.ErrorIs(t, err, engine.ErrBadToken)
+		assert.ErrorIs(t, err, forward.ErrBadToken)
 		_, err = e.Embed(make([]int32, e.ContextLength()+1))
-		assert.ErrorIs(t, err, engine.ErrContextExceeded)
+		assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	}
 	cls, _ := New(m, PoolingCLS)
 	a, err := cls.Embed(toks[:1])

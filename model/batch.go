@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // ErrForeignStep is a StepBatch row whose step is not a *Step of the same
 // Model as the step the pass runs on.
 var ErrForeignStep = errors.New("model: step of another model in a batched pass")
 
-var _ engine.StepBatcher = (*Step)(nil)
+var _ forward.StepBatcher = (*Step)(nil)
 
 // StepBatch runs the rows of several sequences (distinct Steps of this
 // step's Model, s's own included or not) in one pass: each
@@ -24,11 +24,11 @@ var _ engine.StepBatcher = (*Step)(nil)
 //
 // A row fails alone (Err set, left out of the pass) when its Step is not a
 // *Step of s's Model (ErrForeignStep), appears twice (ErrForeignStep), or
-// fails Step's checks (ErrPosition, engine.ErrBadToken,
-// engine.ErrContextExceeded). The pass's scratch is the Model's, one for all
+// fails Step's checks (ErrPosition, forward.ErrBadToken,
+// forward.ErrContextExceeded). The pass's scratch is the Model's, one for all
 // its steps (passes of one Model run one at a time); it grows to the total
 // row count, which callers bound (the server's --batch-tokens).
-func (s *Step) StepBatch(rows []engine.StepRows) error {
+func (s *Step) StepBatch(rows []forward.StepRows) error {
 	// The pass runs on the Model's one batch scratch, so that any step may
 	// lead a pass without each growing scratch for the widest batch.
 	s.m.batchMu.Lock()
@@ -40,7 +40,7 @@ func (s *Step) StepBatch(rows []engine.StepRows) error {
 }
 
 // stepBatch is StepBatch on s's scratch.
-func (s *Step) stepBatch(rows []engine.StepRows) error {
+func (s *Step) stepBatch(rows []forward.StepRows) error {
 	seqs := s.rows[:0]
 	for i := range rows {
 		r := &rows[i]

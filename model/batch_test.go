@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
@@ -49,7 +49,7 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 			}
 			// Prefill: sequences longer than 4 tokens take their first 3
 			// alone first, so the pass mixes starts at 0 and at 3.
-			rows := make([]engine.StepRows, b)
+			rows := make([]forward.StepRows, b)
 			for i, seq := range seqs {
 				start := 0
 				if len(seq) > 4 {
@@ -57,7 +57,7 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 					require.NoError(t, err)
 					start = 3
 				}
-				rows[i] = engine.StepRows{Step: steps[i], Start: start, Tokens: seq[start:], Logits: true}
+				rows[i] = forward.StepRows{Step: steps[i], Start: start, Tokens: seq[start:], Logits: true}
 			}
 			require.NoError(t, steps[0].StepBatch(rows))
 			for i, r := range rows {
@@ -69,7 +69,7 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 			for k := range extra {
 				leader := steps[k%b]
 				for i, seq := range seqs {
-					rows[i] = engine.StepRows{Step: steps[i], Start: len(seq) + k, Tokens: full[i][len(seq)+k : len(seq)+k+1], Logits: i%2 == 0 || k == extra-1}
+					rows[i] = forward.StepRows{Step: steps[i], Start: len(seq) + k, Tokens: full[i][len(seq)+k : len(seq)+k+1], Logits: i%2 == 0 || k == extra-1}
 				}
 				require.NoError(t, leader.StepBatch(rows))
 				for i := range seqs {
@@ -115,7 +115,7 @@ func TestStepBatchBadRowFailsAlone(t *testing.T) {
 	want, err := m.NewStep().Prefill(testTokens[:4], 0)
 	require.NoError(t, err)
 	good, gap, foreign := m.NewStep(), m.NewStep(), other.NewStep()
-	rows := []engine.StepRows{
+	rows := []forward.StepRows{
 		{Step: gap, Start: 2, Tokens: testTokens[:1], Logits: true},  // nothing held
 		{Step: good, Start: 0, Tokens: testTokens[:4], Logits: true}, // fine
 		{Step: foreign, Start: 0, Tokens: testTokens[:2], Logits: true},
@@ -130,7 +130,7 @@ func TestStepBatchBadRowFailsAlone(t *testing.T) {
 	assert.Equal(t, want, rows[1].Out)
 	assert.ErrorIs(t, rows[2].Err, ErrForeignStep)
 	assert.ErrorIs(t, rows[3].Err, ErrForeignStep)
-	assert.ErrorIs(t, rows[4].Err, engine.ErrBadToken)
+	assert.ErrorIs(t, rows[4].Err, forward.ErrBadToken)
 	assert.ErrorIs(t, rows[5].Err, ErrPosition)
 	assert.Error(t, rows[6].Err)
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
@@ -171,7 +171,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 					_, err := steps[i].Reserve(256)
 					require.NoError(b, err)
 				}
-				rows := make([]engine.StepRows, batch)
+				rows := make([]forward.StepRows, batch)
 				toks := make([]int32, batch)
 				b.SetBytes(m.weightBytes())
 				b.ResetTimer()
@@ -183,7 +183,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 					}
 					for i, st := range steps {
 						toks[i] = int32((pos + i*31) % m.cfg.Vocab)
-						rows[i] = engine.StepRows{Step: st, Start: pos, Tokens: toks[i : i+1], Logits: true}
+						rows[i] = forward.StepRows{Step: st, Start: pos, Tokens: toks[i : i+1], Logits: true}
 					}
 					if err := steps[0].StepBatch(rows); err != nil {
 						b.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/q4k"
 )
@@ -350,7 +350,7 @@ func TestReserveKeepsResults(t *testing.T) {
 	}
 
 	_, err = s.Reserve(65)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = s.Reserve(0)
 	assert.ErrorIs(t, err, ErrPosition)
 }
@@ -373,14 +373,14 @@ func TestStepErrors(t *testing.T) {
 	s := m.NewStep()
 
 	_, err := s.Step(80, 0)
-	assert.ErrorIs(t, err, engine.ErrBadToken)
+	assert.ErrorIs(t, err, forward.ErrBadToken)
 	_, err = s.Step(-1, 0)
-	assert.ErrorIs(t, err, engine.ErrBadToken)
+	assert.ErrorIs(t, err, forward.ErrBadToken)
 	_, err = s.Step(1, 1)
 	assert.ErrorIs(t, err, ErrPosition, "position 1 before 0")
 
 	_, err = s.Prefill([]int32{1, 2, 3, 4, 5}, 0)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = s.Prefill([]int32{1, 2}, 2)
 	assert.ErrorIs(t, err, ErrPosition, "nothing to prefill")
 	_, err = s.Prefill([]int32{1, 2}, 1)
@@ -391,7 +391,7 @@ func TestStepErrors(t *testing.T) {
 		require.NoError(t, err)
 	}
 	_, err = s.Step(1, 4)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 
 	name, onGPU := s.Backend()
 	assert.Equal(t, "cpu-"+q4k.Fast().Name, name)

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
 // Step is one decoding state over a Model: its KV cache and scratch. It
-// implements engine.TokenStep, engine.Prefiller, engine.Reserver and
-// engine.BackendReporter. A Step is not safe for concurrent use; Steps of
+// implements forward.TokenStep, forward.Prefiller, forward.Reserver and
+// forward.BackendReporter. A Step is not safe for concurrent use; Steps of
 // one Model may run concurrently.
 type Step struct {
 	m     *Model
@@ -49,11 +49,11 @@ type Step struct {
 }
 
 var (
-	_ engine.TokenStep       = (*Step)(nil)
-	_ engine.Prefiller       = (*Step)(nil)
-	_ engine.Reserver        = (*Step)(nil)
-	_ engine.BackendReporter = (*Step)(nil)
-	_ engine.Verifier        = (*Step)(nil)
+	_ forward.TokenStep       = (*Step)(nil)
+	_ forward.Prefiller       = (*Step)(nil)
+	_ forward.Reserver        = (*Step)(nil)
+	_ forward.BackendReporter = (*Step)(nil)
+	_ forward.Verifier        = (*Step)(nil)
 )
 
 // NewStep returns an empty decoding state. Its KV cache starts empty and
@@ -80,10 +80,10 @@ func (s *Step) Backend() (name string, onGPU bool) { return "cpu-" + kernelName(
 // ContextLength), keeping what it holds: dropped is always false. It never
 // shrinks the cache.
 //
-// Errors: engine.ErrContextExceeded when positions > ContextLength.
+// Errors: forward.ErrContextExceeded when positions > ContextLength.
 func (s *Step) Reserve(positions int) (dropped bool, err error) {
 	if positions > s.m.cfg.ContextLength {
-		return false, fmt.Errorf("model: reserve %d positions, context length %d: %w", positions, s.m.cfg.ContextLength, engine.ErrContextExceeded)
+		return false, fmt.Errorf("model: reserve %d positions, context length %d: %w", positions, s.m.cfg.ContextLength, forward.ErrContextExceeded)
 	}
 	if positions < 1 {
 		return false, fmt.Errorf("%w: reserve %d positions", ErrPosition, positions)
@@ -100,8 +100,8 @@ func (s *Step) CacheBytes() int64 { return s.cache.bytes() }
 // number of positions held: stepping an earlier position discards the ones
 // after it.
 //
-// Errors: engine.ErrBadToken for a token outside [0, Vocab); ErrPosition for
-// a gap; engine.ErrContextExceeded at position >= ContextLength.
+// Errors: forward.ErrBadToken for a token outside [0, Vocab); ErrPosition for
+// a gap; forward.ErrContextExceeded at position >= ContextLength.
 func (s *Step) Step(token int32, position int) ([]float32, error) {
 	s.one[0] = token
 	if err := s.check(s.one[:], position); err != nil {
@@ -161,8 +161,8 @@ func prefillChunkEnd(lo, n, batch int) int {
 // once for all rows (the column kernels decode each block once for
 // several columns and give each column the one-column bits).
 //
-// Errors: those of Step (ErrPosition, engine.ErrBadToken,
-// engine.ErrContextExceeded); nothing is held after start on an error.
+// Errors: those of Step (ErrPosition, forward.ErrBadToken,
+// forward.ErrContextExceeded); nothing is held after start on an error.
 func (s *Step) Verify(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: verify from %d of %d tokens", ErrPosition, start, len(tokens))
@@ -184,11 +184,11 @@ func (s *Step) check(tokens []int32, start int) error {
 	}
 	end := start + len(tokens)
 	if end > c.ContextLength {
-		return fmt.Errorf("model: position %d, context length %d: %w", end-1, c.ContextLength, engine.ErrContextExceeded)
+		return fmt.Errorf("model: position %d, context length %d: %w", end-1, c.ContextLength, forward.ErrContextExceeded)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= c.Vocab {
-			return fmt.Errorf("model: token %d, vocabulary %d: %w", t, c.Vocab, engine.ErrBadToken)
+			return fmt.Errorf("model: token %d, vocabulary %d: %w", t, c.Vocab, forward.ErrBadToken)
 		}
 	}
 	if end > s.cache.capacity {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/q4k"
 	"github.com/realizar-host/realizar-host/q4k/q4ktest"
@@ -109,7 +109,7 @@ func TestVerifyEqualsSteps(t *testing.T) {
 			wantDec, err := ref.Step(toks[3], 3)
 			require.NoError(t, err)
 			wantDec = append([]float32(nil), wantDec...)
-			rows := []engine.StepRows{
+			rows := []forward.StepRows{
 				{Step: prompt, Start: 0, Tokens: toks[:5], Logits: true},
 				{Step: v, Start: pre, Tokens: toks[pre:], Logits: true, Every: true},
 				{Step: dec, Start: 3, Tokens: toks[3:4], Logits: true},

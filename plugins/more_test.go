@@ -15,6 +15,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi/guest"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 )
@@ -235,7 +236,7 @@ func newRepeatScript(t testing.TB, pieces []string) script {
 		}
 		return eog
 	}
-	fwd, err := engine.NewStepForward(step, engine.StepOptions{ModelContext: len(order) + 2})
+	fwd, err := forward.NewStepForward(step, forward.StepOptions{ModelContext: len(order) + 2})
 	require.NoError(t, err)
 	return script{vocab, fwd}
 }

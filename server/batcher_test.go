@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tenancy"
 )
@@ -152,8 +152,8 @@ func TestBatchKVBudget(t *testing.T) {
 // is device memory), counting its calls; it offers no StepBatch, so its
 // spans run alone.
 type closingStep struct {
-	engine.TokenStep
-	engine.Prefiller
+	forward.TokenStep
+	forward.Prefiller
 	closed *atomic.Int32
 }
 
@@ -164,11 +164,11 @@ func (c closingStep) Close() error { c.closed.Add(1); return nil }
 func TestBatchEvictClosesForward(t *testing.T) {
 	var made, closed atomic.Int32
 	s := startServerWith(t, batchTenantsFile(), Config{Parallel: 2, Slots: 1}, func(m *Model, mdl *model.Model) {
-		m.NewForward = func() (engine.ArchForward, error) {
+		m.NewForward = func() (forward.ArchForward, error) {
 			made.Add(1)
 			st := mdl.NewStep()
-			return engine.NewStepForward(closingStep{st, st, &closed},
-				engine.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
+			return forward.NewStepForward(closingStep{st, st, &closed},
+				forward.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
 		}
 	})
 	for _, key := range []string{keyA, keyB, keyC} {

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tenancy"
 )
@@ -107,7 +107,7 @@ func (s slowStep) Step(token int32, position int) ([]float32, error) {
 }
 
 // StepBatch runs the rows on the fixture's steps.
-func (s slowStep) StepBatch(rows []engine.StepRows) error {
+func (s slowStep) StepBatch(rows []forward.StepRows) error {
 	time.Sleep(s.pause)
 	for i := range rows {
 		if st, ok := rows[i].Step.(slowStep); ok {
@@ -121,9 +121,9 @@ func (s slowStep) StepBatch(rows []engine.StepRows) error {
 // takes at least pause.
 func slowPasses(pause time.Duration) func(*Model, *model.Model) {
 	return func(m *Model, mdl *model.Model) {
-		m.NewForward = func() (engine.ArchForward, error) {
-			return engine.NewStepForward(slowStep{mdl.NewStep(), pause},
-				engine.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
+		m.NewForward = func() (forward.ArchForward, error) {
+			return forward.NewStepForward(slowStep{mdl.NewStep(), pause},
+				forward.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
 		}
 	}
 }

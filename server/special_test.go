@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
@@ -175,8 +175,8 @@ func TestToolMarkerControlToken(t *testing.T) {
 	script := append(append([]int32{tag}, tok.Encode(call, tokenizer.EncodeOptions{})...), tok.EOT())
 	r := testSandbox(t)
 	s := startServerWith(t, nil, Config{}, func(m *Model, _ *model.Model) {
-		newForward := func() (engine.ArchForward, error) {
-			return engine.NewStepForward(scriptedStep(tok.Size(), script), engine.StepOptions{ModelContext: 4096})
+		newForward := func() (forward.ArchForward, error) {
+			return forward.NewStepForward(scriptedStep(tok.Size(), script), forward.StepOptions{ModelContext: 4096})
 		}
 		fwd, err := newForward()
 		require.NoError(t, err)

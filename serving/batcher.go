@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // gatherWait is how long a pass waits, after the previous one, for the
@@ -43,7 +44,7 @@ const (
 
 // batcher runs the passes: the decode tokens of every running sequence
 // and chunks of new prompts, under a per-pass token budget, go through one
-// engine.ForwardBatch, whose weights are read once for all rows. Each
+// forward.ForwardBatch, whose weights are read once for all rows. Each
 // turn's goroutine drives its own engine.Run (policies, stop rules) and
 // asks for its spans here, so the policy calls of a pass run concurrently,
 // one goroutine per sequence.
@@ -65,11 +66,11 @@ type batcher struct {
 
 	// A pass's spans and sequences, kept between passes so that a pass
 	// allocates nothing of its own (build under mu, pass on the loop).
-	spans       []engine.Span
+	spans       []forward.Span
 	seqs        []*sequence
 	prompts     []*sequence
 	verifies    []*sequence
-	batched     []engine.Span
+	batched     []forward.Span
 	batchedSeqs []*sequence
 	answers     []spanAnswer
 }
@@ -229,7 +230,7 @@ func (b *batcher) ready(now time.Time) (wait time.Duration, ok bool) {
 // speculative, the rows before them are not). A
 // sequence whose request has ended is answered at once with a
 // cancellation (its run ends as cancelled, its slot forgets).
-func (b *batcher) build() ([]engine.Span, []*sequence) {
+func (b *batcher) build() ([]forward.Span, []*sequence) {
 	for q := range b.active {
 		if !q.pending {
 			q.late = true
@@ -238,7 +239,7 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 	budget := b.batchTokens
 	spans, seqs := b.spans[:0], b.seqs[:0]
 	take := func(q *sequence, max int) {
-		spans = append(spans, engine.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Max: max})
+		spans = append(spans, forward.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Max: max})
 		seqs = append(seqs, q)
 	}
 	rest := b.pending[:0]
@@ -282,7 +283,7 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		drafts := min(len(q.tokens)-q.start-1, max(room, 0))
 		room -= drafts
 		q.tokens = q.tokens[:q.start+1+drafts]
-		spans = append(spans, engine.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Verify: true})
+		spans = append(spans, forward.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Verify: true})
 		seqs = append(seqs, q)
 	}
 	b.pending = rest
@@ -321,7 +322,7 @@ func promptChunk(budget, left, room int) int {
 // forward now holds. The pass is counted (metrics, onPass) before any of
 // its spans is answered, so a turn ends after every pass it took part in
 // was counted.
-func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
+func (b *batcher) pass(spans []forward.Span, seqs []*sequence) {
 	if len(spans) == 0 {
 		return
 	}
@@ -339,7 +340,7 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		t := time.Now()
 		var logits []float32
 		var err error
-		switch vf, ok := q.sl.fwd.(engine.VerifyForward); {
+		switch vf, ok := q.sl.fwd.(forward.VerifyForward); {
 		case sp.Verify && ok:
 			logits, err = vf.Verify(q.tokens, q.start)
 		case sp.Verify: // the drafts stay unverified
@@ -362,7 +363,7 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		}
 		decode = decode && (n == 1 || sp.Verify)
 	}
-	engine.ForwardBatch(batched)
+	forward.ForwardBatch(batched)
 	for i, sp := range batched {
 		q := batchedSeqs[i]
 		q.took += sp.Took

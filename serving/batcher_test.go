@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/stretchr/testify/require"
-
-	"github.com/realizar-host/realizar-host/engine"
 )
 
 // A prompt's chunks are never one row, and never leave one row behind,
@@ -68,7 +67,7 @@ func TestOnPassBeforeAnswer(t *testing.T) {
 	})
 	defer b.close()
 	logits := make([]float32, 4)
-	step, err := engine.NewStepForward(countStep{logits}, engine.StepOptions{ModelContext: 16})
+	step, err := forward.NewStepForward(countStep{logits}, forward.StepOptions{ModelContext: 16})
 	require.NoError(t, err)
 	want := int32(0)
 	for name, sl := range map[string]*slot{"batched": {fwd: step, step: step}, "alone": {fwd: loneForward{logits}}} {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // ErrOutOfOrder is returned by CountingStep when a Step or Prefill does not
@@ -24,9 +24,9 @@ type Call struct {
 // generates Next's sequence. It checks the TokenStep precondition (a Step at p
 // needs positions 0..p-1 stepped since Reset) and records every call.
 //
-// It also implements engine.Reserver (a Reserve beyond Capacity grows it and
-// drops the state, like a KV cache reallocation) and engine.BackendReporter.
-// Wrap it with WithPrefill to add engine.Prefiller. Not safe for concurrent
+// It also implements forward.Reserver (a Reserve beyond Capacity grows it and
+// drops the state, like a KV cache reallocation) and forward.BackendReporter.
+// Wrap it with WithPrefill to add forward.Prefiller. Not safe for concurrent
 // use.
 type CountingStep struct {
 	// VocabSize is the logits length; it must be > 0.
@@ -123,10 +123,10 @@ func (c *CountingStep) advance(token int32, pos int) ([]float32, error) {
 	return c.logits, nil
 }
 
-// PrefillStep is a CountingStep with a batched pass (engine.Prefiller).
+// PrefillStep is a CountingStep with a batched pass (forward.Prefiller).
 type PrefillStep struct{ *CountingStep }
 
-// WithPrefill adds engine.Prefiller to c.
+// WithPrefill adds forward.Prefiller to c.
 func WithPrefill(c *CountingStep) PrefillStep { return PrefillStep{c} }
 
 // Prefill processes tokens[start:] in one recorded call; start must not
@@ -148,5 +148,5 @@ func (p PrefillStep) Prefill(tokens []int32, start int) ([]float32, error) {
 }
 
 // Bare hides every optional capability of a step: the result is only an
-// engine.TokenStep (no Prefill, Reserve or Backend).
-func Bare(step engine.TokenStep) engine.TokenStep { return struct{ engine.TokenStep }{step} }
+// forward.TokenStep (no Prefill, Reserve or Backend).
+func Bare(step forward.TokenStep) forward.TokenStep { return struct{ forward.TokenStep }{step} }

@@ -1,4 +1,4 @@
-package engine_test
+package forward_test
 
 import (
 	"errors"
@@ -7,15 +7,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 const testVocab = 32
 
-func newStepForward(t *testing.T, step engine.TokenStep, ctx int) *engine.StepForward {
+func newStepForward(t *testing.T, step forward.TokenStep, ctx int) *forward.StepForward {
 	t.Helper()
-	f, err := engine.NewStepForward(step, engine.StepOptions{Arch: "llama", ModelContext: ctx})
+	f, err := forward.NewStepForward(step, forward.StepOptions{Arch: "llama", ModelContext: ctx})
 	require.NoError(t, err)
 	return f
 }
@@ -86,7 +86,7 @@ func TestQ4kForwardFailures(t *testing.T) {
 		wantErr error
 	}{
 		{"failed step", func(s *enginetest.CountingStep) { s.FailNext = boom }, boom},
-		{"empty logits", func(s *enginetest.CountingStep) { s.EmptyNext = true }, engine.ErrBadLogits},
+		{"empty logits", func(s *enginetest.CountingStep) { s.EmptyNext = true }, forward.ErrBadLogits},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,7 +148,7 @@ func TestQ4kForwardRefusals(t *testing.T) {
 	f := newStepForward(t, enginetest.NewCountingStep(testVocab), 4)
 	tokens := seq(1, 5)
 	_, err := f.Forward(tokens, 0)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = f.Forward(tokens[:2], 2)
 	assert.Error(t, err, "nothing to process")
 	_, err = f.Forward(nil, 0)
@@ -156,30 +156,30 @@ func TestQ4kForwardRefusals(t *testing.T) {
 	_, err = f.Forward(tokens[:2], -1)
 	assert.Error(t, err)
 	_, err = f.Reserve(5)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 }
 
 func TestQ4kForwardOptions(t *testing.T) {
 	step := enginetest.NewCountingStep(testVocab)
 	tests := []struct {
 		name    string
-		step    engine.TokenStep
-		opts    engine.StepOptions
+		step    forward.TokenStep
+		opts    forward.StepOptions
 		wantCtx int
 		wantErr bool
 	}{
-		{"model context", step, engine.StepOptions{ModelContext: 512}, 512, false},
-		{"capped by --ctx-size", step, engine.StepOptions{ModelContext: 512, MaxContext: 128}, 128, false},
-		{"cap above the model is no cap", step, engine.StepOptions{ModelContext: 512, MaxContext: 4096}, 512, false},
-		{"no model context", step, engine.StepOptions{}, 0, true},
-		{"negative cap", step, engine.StepOptions{ModelContext: 512, MaxContext: -1}, 0, true},
-		{"nil step", nil, engine.StepOptions{ModelContext: 512}, 0, true},
+		{"model context", step, forward.StepOptions{ModelContext: 512}, 512, false},
+		{"capped by --ctx-size", step, forward.StepOptions{ModelContext: 512, MaxContext: 128}, 128, false},
+		{"cap above the model is no cap", step, forward.StepOptions{ModelContext: 512, MaxContext: 4096}, 512, false},
+		{"no model context", step, forward.StepOptions{}, 0, true},
+		{"negative cap", step, forward.StepOptions{ModelContext: 512, MaxContext: -1}, 0, true},
+		{"nil step", nil, forward.StepOptions{ModelContext: 512}, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := engine.NewStepForward(tt.step, tt.opts)
+			f, err := forward.NewStepForward(tt.step, tt.opts)
 			if tt.wantErr {
-				assert.ErrorIs(t, err, engine.ErrBadConfig)
+				assert.ErrorIs(t, err, forward.ErrBadOptions)
 				return
 			}
 			require.NoError(t, err)

@@ -1,4 +1,4 @@
-package engine
+package forward
 
 import (
 	"errors"
@@ -49,15 +49,15 @@ type StepForward struct {
 
 // NewStepForward returns a StepForward driving step. Its ContextLength is
 // opts.ModelContext, capped by opts.MaxContext when that is > 0. A nil step
-// or an out-of-range option is an error wrapping ErrBadConfig.
+// or an out-of-range option is an error wrapping ErrBadOptions.
 func NewStepForward(step TokenStep, opts StepOptions) (*StepForward, error) {
 	switch {
 	case step == nil:
-		return nil, fmt.Errorf("%w: StepForward needs a step", ErrBadConfig)
+		return nil, fmt.Errorf("%w: StepForward needs a step", ErrBadOptions)
 	case opts.ModelContext <= 0:
-		return nil, fmt.Errorf("%w: ModelContext is %d, must be > 0", ErrBadConfig, opts.ModelContext)
+		return nil, fmt.Errorf("%w: ModelContext is %d, must be > 0", ErrBadOptions, opts.ModelContext)
 	case opts.MaxContext < 0:
-		return nil, fmt.Errorf("%w: MaxContext is %d, must be >= 0", ErrBadConfig, opts.MaxContext)
+		return nil, fmt.Errorf("%w: MaxContext is %d, must be >= 0", ErrBadOptions, opts.MaxContext)
 	}
 	f := &StepForward{step: step, arch: opts.Arch, ctx: opts.ModelContext}
 	if opts.MaxContext > 0 {
