@@ -124,7 +124,7 @@ func probeSequence(vocab, n int) []int32 {
 
 // stepLogits steps tokens one by one from position 0 and returns a copy of
 // the logits after each.
-func stepLogits(s forward.TokenStep, tokens []int32) ([][]float32, error) {
+func stepLogits(s forward.Sequence, tokens []int32) ([][]float32, error) {
 	s.Reset()
 	out := make([][]float32, len(tokens))
 	for p, t := range tokens {
@@ -142,7 +142,7 @@ func stepLogits(s forward.TokenStep, tokens []int32) ([][]float32, error) {
 // whole probe ends with the same logits as stepping did (within the same
 // cosine thresholds). Both steps are Reset afterwards. An error from gpu
 // is returned (the device is unusable); an error from cpu too.
-func runGate(gpu, cpu forward.TokenStep, tokens []int32) (Verdict, error) {
+func runGate(gpu, cpu forward.Sequence, tokens []int32) (Verdict, error) {
 	want, err := stepLogits(cpu, tokens)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("cuda: gate on cpu: %w", err)

@@ -158,11 +158,11 @@ func TestSpeculativeSameTurn(t *testing.T) {
 			require.NoError(t, err)
 			defer m.Close()
 			newFwd := func() (forward.ArchForward, error) {
-				return forward.NewStepForward(m.NewStep(), forward.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+				return forward.NewSequenceForward(m.NewSequence(), forward.Options{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
 			}
 			first, err := newFwd()
 			require.NoError(t, err)
-			fwd := first.(*forward.StepForward)
+			fwd := first.(*forward.SequenceForward)
 			text := tok.Renderer(tokenizer.RenderOptions{})
 			prompt := tok.Encode("Once upon a time, there was a little", tokenizer.EncodeOptions{AddSpecial: true})
 			core, err := serving.New(serving.Model{Forward: fwd, NewForward: newFwd, Vocab: text}, serving.Config{Parallel: 3, BatchTokens: 16})
@@ -193,7 +193,7 @@ func load(t *testing.T, h *host.Host, name, config string, kind abi.Kind) *host.
 	return p
 }
 
-func sameTurns(t *testing.T, h *host.Host, fwd *forward.StepForward, core *serving.Core, tok *tokenizer.Tokenizer, text engine.Vocab, prompt []int32, pc policyCase) {
+func sameTurns(t *testing.T, h *host.Host, fwd *forward.SequenceForward, core *serving.Core, tok *tokenizer.Tokenizer, text engine.Vocab, prompt []int32, pc policyCase) {
 	var procs []*host.Plugin
 	for _, p := range pc.procs {
 		procs = append(procs, load(t, h, p[0], p[1], abi.KindProcessor))

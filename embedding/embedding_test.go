@@ -118,7 +118,7 @@ func TestPoolingOf(t *testing.T) {
 }
 
 // TestEmbed checks the Embedder on the committed stories260K model: unit
-// length, the pooling types' relations to model.Step.Hidden, equal vectors
+// length, the pooling types' relations to model.Sequence.Hidden, equal vectors
 // for equal inputs however the calls interleave, and its errors.
 // (tools/llamaref/parity's TestEmbeddings compares it with llama.cpp.)
 func TestEmbed(t *testing.T) {
@@ -135,7 +135,7 @@ func TestEmbed(t *testing.T) {
 	_, err = New(m, PoolingRank)
 	assert.ErrorIs(t, err, ErrPooling)
 
-	hidden, err := m.NewStep().Hidden(nil, toks)
+	hidden, err := m.NewSequence().Hidden(nil, toks)
 	require.NoError(t, err)
 	dims := m.Config().Embd
 	require.Len(t, hidden, len(toks)*dims)

@@ -15,28 +15,28 @@ import (
 )
 
 // batchSeq is one sequence of a ForwardBatch test: a counting step (with a
-// batched Prefill, or else a StepBatcher) whose greedy continuation of token
+// batched Prefill, or else a Batcher) whose greedy continuation of token
 // t is t+1+shift, its forward, and a Session over it with a greedy sampler
 // of its own. Its capacity is the whole context, so no Reserve drops what it
 // holds.
 type batchSeq struct {
-	step *enginetest.CountingStep
-	fwd  *forward.StepForward
+	step *enginetest.CountingSequence
+	fwd  *forward.SequenceForward
 	sess *engine.Session
 }
 
 // newBatchSeq makes a sequence; with passes not nil its step is a
-// batchingStep counting the shared passes there.
+// batchingSequence counting the shared passes there.
 func newBatchSeq(t *testing.T, ctx, shift int, passes *int) *batchSeq {
 	t.Helper()
-	q := &batchSeq{step: enginetest.NewCountingStep(testVocab)}
+	q := &batchSeq{step: enginetest.NewCountingSequence(testVocab)}
 	q.step.Next = func(token int32, _ int) int32 { return (token + 1 + int32(shift)) % testVocab }
 	q.step.Capacity = ctx
-	var step forward.TokenStep = enginetest.WithPrefill(q.step)
+	var step forward.Sequence = enginetest.WithPrefill(q.step)
 	if passes != nil {
-		step = batchingStep{PrefillStep: enginetest.WithPrefill(q.step), passes: passes}
+		step = batchingSequence{PrefillSequence: enginetest.WithPrefill(q.step), passes: passes}
 	}
-	q.fwd = newStepForward(t, step, ctx)
+	q.fwd = newSequenceForward(t, step, ctx)
 	s, err := engine.NewSession(q.fwd, enginetest.NewCountingVocab(testVocab), engine.WithSampler(enginetest.Greedy{}))
 	require.NoError(t, err)
 	q.sess = s
@@ -53,21 +53,21 @@ func newBatchSeqs(t *testing.T, n, ctx int, passes *int) []*batchSeq {
 	return seqs
 }
 
-// batchingStep is a counting step with forward.StepBatcher: one call steps
+// batchingSequence is a counting step with forward.Batcher: one call steps
 // the rows of every sequence in turn (each row's own counting step, which
 // checks the positions), counting the call in passes.
-type batchingStep struct {
-	enginetest.PrefillStep
+type batchingSequence struct {
+	enginetest.PrefillSequence
 	passes *int
 }
 
-func (b batchingStep) StepBatch(rows []forward.StepRows) error {
+func (b batchingSequence) Batch(rows []forward.Rows) error {
 	*b.passes++
 	for i := range rows {
 		r := &rows[i]
-		st, ok := r.Step.(batchingStep)
+		st, ok := r.Sequence.(batchingSequence)
 		if !ok {
-			r.Err = fmt.Errorf("row %d: a %T in a pass of counting steps", i, r.Step)
+			r.Err = fmt.Errorf("row %d: a %T in a pass of counting steps", i, r.Sequence)
 			continue
 		}
 		var logits, every []float32
@@ -185,7 +185,7 @@ func TestForwardBatchRunsMatchGenerate(t *testing.T) {
 				passes := driveBatch(runs, seqs, tt.max, nil)
 				assert.Equal(t, tt.passes, passes)
 				if batched {
-					assert.Equal(t, passes, *calls, "one StepBatch call per pass")
+					assert.Equal(t, passes, *calls, "one Batch call per pass")
 				}
 				for i, run := range runs {
 					_, _, more := run.Next()
@@ -425,7 +425,7 @@ func TestForwardBatchVerifySpans(t *testing.T) {
 					}
 				}
 				if batched {
-					assert.Equal(t, passes, *calls, "one StepBatch call per pass")
+					assert.Equal(t, passes, *calls, "one Batch call per pass")
 				}
 				for i, run := range runs {
 					got, err := run.Result()

@@ -14,7 +14,7 @@ import (
 func BenchmarkGenerateLoop(b *testing.B) {
 	const vocab, tokens = 32000, 256
 	v := enginetest.NewCountingVocab(vocab)
-	fwd, err := forward.NewStepForward(enginetest.NewCountingStep(vocab), forward.StepOptions{ModelContext: 1024})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab), forward.Options{ModelContext: 1024})
 	if err != nil {
 		b.Fatal(err)
 	}

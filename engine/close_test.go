@@ -32,7 +32,7 @@ func (c *closingStop) Close() error { c.closed++; return nil }
 // their errors, and leaves per-turn policies to their caller.
 func TestSessionClose(t *testing.T) {
 	vocab := enginetest.NewCountingVocab(8)
-	fwd, err := forward.NewStepForward(enginetest.NewCountingStep(8), forward.StepOptions{ModelContext: 32})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(8), forward.Options{ModelContext: 32})
 	require.NoError(t, err)
 	boom := errors.New("boom")
 	own := &closingSampler{err: boom}

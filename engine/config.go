@@ -75,7 +75,7 @@ type GenerateConfig struct {
 	Pieces Pieces
 
 	// Draft proposes tokens for speculative decoding; nil means none. Used
-	// only when the Session's forward is a forward.VerifyForward (the Session's
+	// only when the Session's forward is a forward.Verifier (the Session's
 	// Generate) or the driver forwards Run.NextDraft's rows. The turn's
 	// tokens, text, logprobs, stop and the policies' calls are those of
 	// the same turn without it. The caller owns it; the Session resets it

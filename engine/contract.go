@@ -9,7 +9,7 @@ package engine
 // Drafter proposes the tokens a turn is likely to generate next: the draft
 // source of speculative decoding (a predicted output, a lookup over the
 // sequence's own text, a draft model). The Session verifies a draft with
-// one forward.VerifyForward pass and keeps each draft token only when the turn's
+// one forward.Verifier pass and keeps each draft token only when the turn's
 // own sampler chain, run as a plain step runs it, chose that token, so a
 // Drafter changes how fast a turn runs and never what it generates.
 //

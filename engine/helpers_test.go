@@ -10,9 +10,9 @@ import (
 
 const testVocab = 32
 
-func newStepForward(t *testing.T, step forward.TokenStep, ctx int) *forward.StepForward {
+func newSequenceForward(t *testing.T, step forward.Sequence, ctx int) *forward.SequenceForward {
 	t.Helper()
-	f, err := forward.NewStepForward(step, forward.StepOptions{Arch: "llama", ModelContext: ctx})
+	f, err := forward.NewSequenceForward(step, forward.Options{Arch: "llama", ModelContext: ctx})
 	require.NoError(t, err)
 	return f
 }

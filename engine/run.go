@@ -72,7 +72,7 @@ func (x *Run) Next() (tokens []int32, start int, ok bool) {
 
 // NextDraft is Next with the turn's drafts (GenerateConfig.Draft) after
 // the turn's tokens: the forward processes tokens[start:] as a
-// forward.VerifyForward does, and FeedRows takes the logits after every one of
+// forward.Verifier does, and FeedRows takes the logits after every one of
 // them. Without a drafter, during the prompt's span, or when the drafter
 // proposes nothing, it returns Next's span (one row: FeedRows and Feed are
 // then the same).
@@ -126,7 +126,7 @@ func (x *Run) Feed(logits []float32, took time.Duration, err error) {
 }
 
 // FeedRows gives the run the result of forwarding NextDraft's span as a
-// forward.VerifyForward does: the logits after every row of tokens[start:]
+// forward.Verifier does: the logits after every row of tokens[start:]
 // ([rows*n_vocab]float32, read during the call only), or the forward's
 // error (as for Feed). A driver with room for fewer rows may forward only
 // the first m (1 <= m <= rows: tokens[start:start+m]) and give their

@@ -104,7 +104,7 @@ func (s *Session) Model() forward.ArchForward { return s.fwd }
 
 // Generate runs one turn: it continues prompt (the whole conversation so far,
 // not only the new message) until a stop, and returns the Turn. With a
-// GenerateConfig.Draft and a forward that is a forward.VerifyForward, it decodes
+// GenerateConfig.Draft and a forward that is a forward.Verifier, it decodes
 // speculatively (NextDraft, Verify, FeedRows), with the same result. It is
 // Begin followed by the Run's loop on the Session's own forward:
 //
@@ -128,7 +128,7 @@ func (s *Session) Generate(prompt []int32, cfg GenerateConfig) (Turn, error) {
 	if err != nil {
 		return Turn{}, err
 	}
-	vf, ok := s.fwd.(forward.VerifyForward)
+	vf, ok := s.fwd.(forward.Verifier)
 	if !ok || cfg.Draft == nil {
 		for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
 			t0 := time.Now()

@@ -55,8 +55,8 @@ func TestSpeculativeEndsAsPlain(t *testing.T) {
 		for _, wrong := range []int{0, 3} {
 			t.Run(tt.name, func(t *testing.T) {
 				turn := func(d engine.Drafter) (engine.Turn, int, error) {
-					step := enginetest.NewCountingStep(vocab)
-					fwd, err := forward.NewStepForward(step, forward.StepOptions{ModelContext: 64})
+					step := enginetest.NewCountingSequence(vocab)
+					fwd, err := forward.NewSequenceForward(step, forward.Options{ModelContext: 64})
 					require.NoError(t, err)
 					sess, err := engine.NewSession(fwd, enginetest.NewCountingVocab(vocab), engine.WithSampler(enginetest.Greedy{}))
 					require.NoError(t, err)

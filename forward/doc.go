@@ -1,8 +1,8 @@
 // Package forward is the contract between a model's forward pass and what
 // drives it: ArchForward (what the decode loop, engine.Session, calls),
-// TokenStep (a per-token forward over one sequence's KV cache, with the
-// optional Prefiller, Verifier, Reserver, BackendReporter and StepBatcher
-// passes), StepForward (the adapter from a TokenStep to an ArchForward, which
+// Sequence (a per-token forward over one sequence's KV cache, with the
+// optional Prefiller, Verifier, Reserver, BackendReporter and Batcher
+// passes), SequenceForward (the adapter from a Sequence to an ArchForward, which
 // remembers how many positions the step holds) and ForwardBatch (spans of
 // several sequences in one batched pass, each weight read once for every
 // row).

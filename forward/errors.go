@@ -14,7 +14,7 @@ var (
 	// ErrBadLogits: a forward returned no logits, or logits whose length is
 	// not the vocabulary size.
 	ErrBadLogits = errors.New("forward: bad logits")
-	// ErrBadOptions: a StepOptions value is out of range (a non-positive
-	// ModelContext, a negative MaxContext) or NewStepForward got no step.
+	// ErrBadOptions: a Options value is out of range (a non-positive
+	// ModelContext, a negative MaxContext) or NewSequenceForward got no step.
 	ErrBadOptions = errors.New("forward: invalid options")
 )

@@ -6,8 +6,8 @@ import (
 	"io"
 )
 
-// StepOptions configures NewStepForward.
-type StepOptions struct {
+// Options configures NewSequenceForward.
+type Options struct {
 	// Arch is the architecture name reported by Arch ("llama").
 	Arch string
 	// ModelContext is the model's declared context length in positions
@@ -18,54 +18,54 @@ type StepOptions struct {
 	MaxContext int
 }
 
-// StepForward adapts a per-token TokenStep to ArchForward.
+// SequenceForward adapts a per-token Sequence to ArchForward.
 //
-// It remembers how many positions the step holds (held). Forward(tokens,
+// It remembers how many positions the sequence holds (held). Forward(tokens,
 // start) resumes when 0 < start <= held, stepping again from position start
-// (positions start..held-1 are overwritten: the TokenStep contract lets a step
-// at p follow any run of steps through p-1); otherwise it resets the step and
+// (positions start..held-1 are overwritten: the Sequence contract lets a Step
+// at p follow any run of Steps through p-1); otherwise it resets the sequence and
 // replays tokens from position 0. held is set to 0 before each
-// step and to position+1 after it succeeds, so a failed step forces the next
-// Forward to replay. A multi-token span goes through Prefill when the step
+// step and to position+1 after it succeeds, so a failed Step forces the next
+// Forward to replay. A multi-token span goes through Prefill when the sequence
 // has it (Prefiller), counted by BatchedPrefills; otherwise token by token.
 //
 // The optional capabilities Reserver and BackendReporter are used when the
 // step has them: without Reserver, Reserve only checks the context length;
 // without BackendReporter the backend is "unknown" and OnGPU is false.
 //
-// A StepForward is not safe for concurrent use; a Session serializes its calls.
-type StepForward struct {
-	step     TokenStep
-	prefill  Prefiller       // nil when the step has no batched pass
-	reserver Reserver        // nil when the step sizes nothing
-	backend  BackendReporter // nil when the step does not say
+// A SequenceForward is not safe for concurrent use; a Session serializes its calls.
+type SequenceForward struct {
+	seq      Sequence
+	prefill  Prefiller       // nil when the sequence has no batched pass
+	reserver Reserver        // nil when the sequence sizes nothing
+	backend  BackendReporter // nil when the sequence does not say
 	arch     string
 	ctx      int
 	held     int
 	batched  int
 	notices  []string
-	rows     []float32 // Verify's logits when the step has no Verifier
+	rows     []float32 // Verify's logits when the sequence has no Verifier
 }
 
-// NewStepForward returns a StepForward driving step. Its ContextLength is
-// opts.ModelContext, capped by opts.MaxContext when that is > 0. A nil step
+// NewSequenceForward returns a SequenceForward driving seq. Its ContextLength is
+// opts.ModelContext, capped by opts.MaxContext when that is > 0. A nil seq
 // or an out-of-range option is an error wrapping ErrBadOptions.
-func NewStepForward(step TokenStep, opts StepOptions) (*StepForward, error) {
+func NewSequenceForward(seq Sequence, opts Options) (*SequenceForward, error) {
 	switch {
-	case step == nil:
-		return nil, fmt.Errorf("%w: StepForward needs a step", ErrBadOptions)
+	case seq == nil:
+		return nil, fmt.Errorf("%w: SequenceForward needs a sequence", ErrBadOptions)
 	case opts.ModelContext <= 0:
 		return nil, fmt.Errorf("%w: ModelContext is %d, must be > 0", ErrBadOptions, opts.ModelContext)
 	case opts.MaxContext < 0:
 		return nil, fmt.Errorf("%w: MaxContext is %d, must be >= 0", ErrBadOptions, opts.MaxContext)
 	}
-	f := &StepForward{step: step, arch: opts.Arch, ctx: opts.ModelContext}
+	f := &SequenceForward{seq: seq, arch: opts.Arch, ctx: opts.ModelContext}
 	if opts.MaxContext > 0 {
 		f.ctx = min(f.ctx, opts.MaxContext)
 	}
-	f.prefill, _ = step.(Prefiller)
-	f.reserver, _ = step.(Reserver)
-	f.backend, _ = step.(BackendReporter)
+	f.prefill, _ = seq.(Prefiller)
+	f.reserver, _ = seq.(Reserver)
+	f.backend, _ = seq.(BackendReporter)
 	name := "unknown"
 	if f.backend != nil {
 		name, _ = f.backend.Backend()
@@ -74,12 +74,12 @@ func NewStepForward(step TokenStep, opts StepOptions) (*StepForward, error) {
 	return f, nil
 }
 
-// Arch returns StepOptions.Arch.
-func (f *StepForward) Arch() string { return f.arch }
+// Arch returns Options.Arch.
+func (f *SequenceForward) Arch() string { return f.arch }
 
-// OnGPU asks the step's BackendReporter, at each call (a step that fell back
+// OnGPU asks the sequence's BackendReporter, at each call (a sequence that fell back
 // to the CPU reports false from then on).
-func (f *StepForward) OnGPU() bool {
+func (f *SequenceForward) OnGPU() bool {
 	if f.backend == nil {
 		return false
 	}
@@ -87,43 +87,43 @@ func (f *StepForward) OnGPU() bool {
 	return gpu
 }
 
-// ContextLength is the model's context capped by StepOptions.MaxContext.
-func (f *StepForward) ContextLength() int { return f.ctx }
+// ContextLength is the model's context capped by Options.MaxContext.
+func (f *SequenceForward) ContextLength() int { return f.ctx }
 
 // BatchedPrefills counts the Forward calls whose span went through Prefill.
-func (f *StepForward) BatchedPrefills() int { return f.batched }
+func (f *SequenceForward) BatchedPrefills() int { return f.batched }
 
 // Notices returns "Backend: <name>" (the backend at construction) followed by
 // every line given to AddNotice. The slice is a copy.
-func (f *StepForward) Notices() []string { return append([]string(nil), f.notices...) }
+func (f *SequenceForward) Notices() []string { return append([]string(nil), f.notices...) }
 
-// AddNotice appends a line to Notices. Whoever switches the step's backend
+// AddNotice appends a line to Notices. Whoever switches the sequence's backend
 // (a GPU step falling back to the CPU) records it here, e.g.
 // "Fallback: cuda → cpu: out of memory".
-func (f *StepForward) AddNotice(line string) { f.notices = append(f.notices, line) }
+func (f *SequenceForward) AddNotice(line string) { f.notices = append(f.notices, line) }
 
-// Close releases the step's resources when it has any to release (an
+// Close releases the sequence's resources when it has any to release (an
 // io.Closer: a GPU sequence's device memory) and forgets what it held; a
 // step without Close has nothing to release. Use the forward no more after.
-func (f *StepForward) Close() error {
+func (f *SequenceForward) Close() error {
 	f.held = 0
-	if c, ok := f.step.(io.Closer); ok {
+	if c, ok := f.seq.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
 }
 
-// Held is the number of positions the step holds (0 after a reset, a failed
+// Held is the number of positions the sequence holds (0 after a reset, a failed
 // step or a dropping Reserve).
-func (f *StepForward) Held() int { return f.held }
+func (f *SequenceForward) Held() int { return f.held }
 
-// Reserve sizes the step for positions (> ContextLength is an error wrapping
-// ErrContextExceeded). When the step's Reserver reports that it dropped its
+// Reserve sizes the sequence for positions (> ContextLength is an error wrapping
+// ErrContextExceeded). When the sequence's Reserver reports that it dropped its
 // state, held becomes 0 and dropped is true. A Reserver error also clears
 // held, since the state is then unknown.
-func (f *StepForward) Reserve(positions int) (dropped bool, err error) {
+func (f *SequenceForward) Reserve(positions int) (dropped bool, err error) {
 	if positions > f.ctx {
-		return false, fmt.Errorf("step forward: reserve %d positions, context is %d: %w", positions, f.ctx, ErrContextExceeded)
+		return false, fmt.Errorf("sequence forward: reserve %d positions, context is %d: %w", positions, f.ctx, ErrContextExceeded)
 	}
 	if f.reserver == nil {
 		return false, nil
@@ -131,7 +131,7 @@ func (f *StepForward) Reserve(positions int) (dropped bool, err error) {
 	dropped, err = f.reserver.Reserve(positions)
 	if err != nil {
 		f.held = 0
-		return false, fmt.Errorf("step forward: step reserve: %w", err)
+		return false, fmt.Errorf("sequence forward: step reserve: %w", err)
 	}
 	if dropped {
 		f.held = 0
@@ -140,17 +140,17 @@ func (f *StepForward) Reserve(positions int) (dropped bool, err error) {
 }
 
 // errEmptySpan is Forward called with nothing to process.
-var errEmptySpan = errors.New("step forward: nothing to process")
+var errEmptySpan = errors.New("sequence forward: nothing to process")
 
 // Forward processes tokens[start:] and returns the logits after the last
 // token. It resumes at start only when start == Held() && start > 0, and
-// otherwise resets the step and processes all of tokens from position 0.
+// otherwise resets the sequence and processes all of tokens from position 0.
 //
 // Errors: start outside [0, len(tokens)) (nothing to process); more tokens
-// than ContextLength (ErrContextExceeded); a step or prefill error (wrapped,
+// than ContextLength (ErrContextExceeded); a sequence or prefill error (wrapped,
 // with its position); an empty logits result (ErrBadLogits). After any error
 // Held() is 0.
-func (f *StepForward) Forward(tokens []int32, start int) ([]float32, error) {
+func (f *SequenceForward) Forward(tokens []int32, start int) ([]float32, error) {
 	start, err := f.plan(tokens, start, len(tokens))
 	if err != nil {
 		return nil, err
@@ -159,36 +159,36 @@ func (f *StepForward) Forward(tokens []int32, start int) ([]float32, error) {
 }
 
 // plan checks a span tokens[start:end] and resolves where it starts: at
-// start when 0 < start <= Held(), otherwise at 0 after a reset of the step.
+// start when 0 < start <= Held(), otherwise at 0 after a reset of the sequence.
 // An error clears Held().
-func (f *StepForward) plan(tokens []int32, start, end int) (int, error) {
+func (f *SequenceForward) plan(tokens []int32, start, end int) (int, error) {
 	if start < 0 || start >= end || end > len(tokens) {
 		f.held = 0
 		return 0, fmt.Errorf("%w (positions %d..%d of %d tokens)", errEmptySpan, start, end-1, len(tokens))
 	}
 	if len(tokens) > f.ctx {
 		f.held = 0
-		return 0, fmt.Errorf("step forward: %d tokens, context is %d: %w", len(tokens), f.ctx, ErrContextExceeded)
+		return 0, fmt.Errorf("sequence forward: %d tokens, context is %d: %w", len(tokens), f.ctx, ErrContextExceeded)
 	}
 	if start > f.held || start == 0 {
-		f.step.Reset()
+		f.seq.Reset()
 		f.held = 0
 		return 0, nil
 	}
 	return start, nil
 }
 
-var _ VerifyForward = (*StepForward)(nil)
+var _ Verifier = (*SequenceForward)(nil)
 
 // Verify processes tokens[start:] and returns the logits after every one of
-// them, [n*n_vocab]float32 for n = len(tokens)-start (VerifyForward): in
-// one pass of the step's Verifier, else Step by Step. It resumes as Forward
+// them, [n*n_vocab]float32 for n = len(tokens)-start (Verifier): in
+// one pass of the sequence's Verifier, else Step by Step. It resumes as Forward
 // does; a start it does not hold replays tokens[:start] first (Forward's
 // way) and then verifies the rows. Held() is len(tokens) afterwards, 0
 // after an error. The slice is valid until the next call.
 //
 // Errors: those of Forward.
-func (f *StepForward) Verify(tokens []int32, start int) ([]float32, error) {
+func (f *SequenceForward) Verify(tokens []int32, start int) ([]float32, error) {
 	from, err := f.plan(tokens, start, len(tokens))
 	if err != nil {
 		return nil, err
@@ -199,27 +199,27 @@ func (f *StepForward) Verify(tokens []int32, start int) ([]float32, error) {
 		}
 	}
 	f.held = 0
-	if v, ok := f.step.(Verifier); ok {
+	if v, ok := f.seq.(Verifier); ok {
 		out, err := v.Verify(tokens, start)
 		if err != nil {
-			return nil, fmt.Errorf("step forward: verify positions %d..%d: %w", start, len(tokens)-1, err)
+			return nil, fmt.Errorf("sequence forward: verify positions %d..%d: %w", start, len(tokens)-1, err)
 		}
 		if len(out) == 0 || len(out)%(len(tokens)-start) != 0 {
-			return nil, fmt.Errorf("step forward: %d logits for %d rows: %w", len(out), len(tokens)-start, ErrBadLogits)
+			return nil, fmt.Errorf("sequence forward: %d logits for %d rows: %w", len(out), len(tokens)-start, ErrBadLogits)
 		}
 		f.held = len(tokens)
 		return out, nil
 	}
 	f.rows = f.rows[:0]
 	for pos := start; pos < len(tokens); pos++ {
-		logits, err := f.step.Step(tokens[pos], pos)
+		logits, err := f.seq.Step(tokens[pos], pos)
 		if err != nil {
 			f.held = 0
-			return nil, fmt.Errorf("step forward: step token %d at position %d: %w", tokens[pos], pos, err)
+			return nil, fmt.Errorf("sequence forward: step token %d at position %d: %w", tokens[pos], pos, err)
 		}
 		if len(logits) == 0 {
 			f.held = 0
-			return nil, fmt.Errorf("step forward: empty logits at position %d: %w", pos, ErrBadLogits)
+			return nil, fmt.Errorf("sequence forward: empty logits at position %d: %w", pos, ErrBadLogits)
 		}
 		f.rows = append(f.rows, logits...)
 		f.held = pos + 1

@@ -15,7 +15,7 @@ import "fmt"
 // Errors: ErrPosition for no tokens; those of Step (forward.ErrBadToken,
 // forward.ErrContextExceeded) when a token is out of range or the tokens do
 // not fit the context. Nothing is held on an error.
-func (s *Step) Hidden(dst []float32, tokens []int32) ([]float32, error) {
+func (s *Sequence) Hidden(dst []float32, tokens []int32) ([]float32, error) {
 	s.held = 0
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("%w: hidden states of no tokens", ErrPosition)

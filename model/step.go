@@ -8,11 +8,13 @@ import (
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// Step is one decoding state over a Model: its KV cache and scratch. It
-// implements forward.TokenStep, forward.Prefiller, forward.Reserver and
-// forward.BackendReporter. A Step is not safe for concurrent use; Steps of
+// Sequence is one sequence's decoding state over a Model: its KV cache and
+// scratch. It
+// implements forward.Sequence, forward.Prefiller, forward.Reserver and
+// forward.BackendReporter. A Sequence is not safe for concurrent use;
+// Sequences of
 // one Model may run concurrently.
-type Step struct {
+type Sequence struct {
 	m     *Model
 	cache *kvCache
 	held  int // positions 0..held-1 are in the cache
@@ -36,7 +38,7 @@ type Step struct {
 
 	// A pass's rows: the sequence (step) and position of each, the
 	// sequences themselves, and the logits of several sequences.
-	rowSeq []*Step
+	rowSeq []*Sequence
 	rowPos []int
 	// rowBatch marks the rows of sequences with two or more rows in the
 	// pass (see pass); batched is rowBatch, or nil when none is marked.
@@ -49,18 +51,18 @@ type Step struct {
 }
 
 var (
-	_ forward.TokenStep       = (*Step)(nil)
-	_ forward.Prefiller       = (*Step)(nil)
-	_ forward.Reserver        = (*Step)(nil)
-	_ forward.BackendReporter = (*Step)(nil)
-	_ forward.Verifier        = (*Step)(nil)
+	_ forward.Sequence        = (*Sequence)(nil)
+	_ forward.Prefiller       = (*Sequence)(nil)
+	_ forward.Reserver        = (*Sequence)(nil)
+	_ forward.BackendReporter = (*Sequence)(nil)
+	_ forward.Verifier        = (*Sequence)(nil)
 )
 
-// NewStep returns an empty decoding state. Its KV cache starts empty and
+// NewSequence returns an empty decoding state. Its KV cache starts empty and
 // grows on demand (or to Reserve's size).
-func (m *Model) NewStep() *Step {
+func (m *Model) NewSequence() *Sequence {
 	c := &m.cfg
-	return &Step{
+	return &Sequence{
 		m:       m,
 		cache:   newKVCache(c.Layers, c.KVDim()),
 		acts:    newActCache(),
@@ -70,18 +72,18 @@ func (m *Model) NewStep() *Step {
 }
 
 // Reset forgets every held position; the cache's memory is kept.
-func (s *Step) Reset() { s.held = 0 }
+func (s *Sequence) Reset() { s.held = 0 }
 
 // Backend names the kernels in use ("cpu-avx2", "cpu-generic"); onGPU is
 // always false.
-func (s *Step) Backend() (name string, onGPU bool) { return "cpu-" + kernelName(), false }
+func (s *Sequence) Backend() (name string, onGPU bool) { return "cpu-" + kernelName(), false }
 
 // Reserve sizes the KV cache for positions positions (1 <= positions <=
 // ContextLength), keeping what it holds: dropped is always false. It never
 // shrinks the cache.
 //
 // Errors: forward.ErrContextExceeded when positions > ContextLength.
-func (s *Step) Reserve(positions int) (dropped bool, err error) {
+func (s *Sequence) Reserve(positions int) (dropped bool, err error) {
 	if positions > s.m.cfg.ContextLength {
 		return false, fmt.Errorf("model: reserve %d positions, context length %d: %w", positions, s.m.cfg.ContextLength, forward.ErrContextExceeded)
 	}
@@ -93,7 +95,7 @@ func (s *Step) Reserve(positions int) (dropped bool, err error) {
 }
 
 // CacheBytes is the size of the KV cache in bytes at its current capacity.
-func (s *Step) CacheBytes() int64 { return s.cache.bytes() }
+func (s *Sequence) CacheBytes() int64 { return s.cache.bytes() }
 
 // Step processes token at position and returns the logits after it,
 // [Vocab]float32, valid until the next call. position may be at most the
@@ -102,7 +104,7 @@ func (s *Step) CacheBytes() int64 { return s.cache.bytes() }
 //
 // Errors: forward.ErrBadToken for a token outside [0, Vocab); ErrPosition for
 // a gap; forward.ErrContextExceeded at position >= ContextLength.
-func (s *Step) Step(token int32, position int) ([]float32, error) {
+func (s *Sequence) Step(token int32, position int) ([]float32, error) {
 	s.one[0] = token
 	if err := s.check(s.one[:], position); err != nil {
 		return nil, err
@@ -121,7 +123,7 @@ func (s *Step) Step(token int32, position int) ([]float32, error) {
 // attention's included), one token in Step's: the logits are llama.cpp's
 // for the span in one ubatch, and equal Step-by-step logits only with
 // BatchSize 1 or a span of one token.
-func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
+func (s *Sequence) Prefill(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: prefill from %d of %d tokens", ErrPosition, start, len(tokens))
 	}
@@ -163,7 +165,7 @@ func prefillChunkEnd(lo, n, batch int) int {
 //
 // Errors: those of Step (ErrPosition, forward.ErrBadToken,
 // forward.ErrContextExceeded); nothing is held after start on an error.
-func (s *Step) Verify(tokens []int32, start int) ([]float32, error) {
+func (s *Sequence) Verify(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: verify from %d of %d tokens", ErrPosition, start, len(tokens))
 	}
@@ -177,7 +179,7 @@ func (s *Step) Verify(tokens []int32, start int) ([]float32, error) {
 }
 
 // check validates a span of tokens at positions start.. and makes room.
-func (s *Step) check(tokens []int32, start int) error {
+func (s *Sequence) check(tokens []int32, start int) error {
 	c := &s.m.cfg
 	if start < 0 || start > s.held {
 		return fmt.Errorf("%w: position %d with %d held", ErrPosition, start, s.held)
@@ -198,7 +200,7 @@ func (s *Step) check(tokens []int32, start int) error {
 }
 
 // ensureBatch sizes the scratch for n tokens.
-func (s *Step) ensureBatch(n int) {
+func (s *Sequence) ensureBatch(n int) {
 	if n <= s.batch {
 		return
 	}
@@ -228,7 +230,7 @@ func (s *Step) ensureBatch(n int) {
 
 // forward runs tokens (already checked) at positions start.. through the
 // model, leaving the last token's logits in s.logits.
-func (s *Step) forward(tokens []int32, start int) {
+func (s *Sequence) forward(tokens []int32, start int) {
 	s.rows = append(s.rows[:0], passSeq{step: s, start: start, tokens: tokens, logits: true})
 	s.pass(s.rows)
 }
@@ -236,7 +238,7 @@ func (s *Step) forward(tokens []int32, start int) {
 // passSeq is one sequence's rows in a pass: tokens at positions start..,
 // its KV cache in step.
 type passSeq struct {
-	step   *Step
+	step   *Sequence
 	start  int
 	tokens []int32
 	logits bool // compute the logits after the last token into step.logits
@@ -250,7 +252,7 @@ type passSeq struct {
 // product reads each weight row once for all rows; RoPE, the KV store and
 // attention use each row's own sequence and position. A row's result does
 // not depend on the other rows (each column of a product is computed alone).
-func (s *Step) pass(seqs []passSeq) {
+func (s *Sequence) pass(seqs []passSeq) {
 	m, c := s.m, &s.m.cfg
 	s.rowSeq, s.rowPos, s.rowBatch, s.batched = s.rowSeq[:0], s.rowPos[:0], s.rowBatch[:0], nil
 	anyBatch := false
@@ -360,7 +362,7 @@ func (s *Step) pass(seqs []passSeq) {
 // sublayer's output before the residual add (post_attention_norm,
 // post_ffw_norm), gates with GELU instead of SiLU, and rotates its sliding
 // layers with their own RoPE.
-func (s *Step) block(l, n int) {
+func (s *Sequence) block(l, n int) {
 	m, c := s.m, &s.m.cfg
 	ly := &m.layers[l]
 	embd, qDim, kvDim := c.Embd, c.QDim(), c.KVDim()
@@ -463,7 +465,7 @@ func (s *Step) block(l, n int) {
 // of inp_out_ids after the attention): one row per sequence, which ggml
 // multiplies in the one-column order. The other rows' results there are
 // dropped.
-func (s *Step) ffnBatched(l int) []bool {
+func (s *Sequence) ffnBatched(l int) []bool {
 	if l == len(s.m.layers)-1 {
 		return nil
 	}
@@ -473,7 +475,7 @@ func (s *Step) ffnBatched(l int) []bool {
 // postNorm RMS-normalizes each of the n rows of a sublayer's output in
 // place and scales it by w (gemma3's post_attention_norm and post_ffw_norm);
 // nothing when w is nil.
-func (s *Step) postNorm(out, w []float32, n int) {
+func (s *Sequence) postNorm(out, w []float32, n int) {
 	if w == nil {
 		return
 	}
@@ -487,7 +489,7 @@ func (s *Step) postNorm(out, w []float32, n int) {
 // ropeKVTask rotates the Q and K rows [lo, hi) of layer l by RoPE at their
 // positions and stores their K and V in their sequences' caches.
 type ropeKVTask struct {
-	s  *Step
+	s  *Sequence
 	l  int
 	rp *rope
 }
@@ -510,14 +512,14 @@ func (t *ropeKVTask) do(worker, lo, hi int) {
 // sequence's positions up to and including its own (causal) and, in a
 // sliding layer, after its own minus SlidingWindow, in parallel over (row,
 // head) pairs.
-func (s *Step) attention(l, n int) {
+func (s *Sequence) attention(l, n int) {
 	s.heads = headsTask{s: s, l: l}
 	s.m.pool.run(n*s.m.cfg.Heads, 1, &s.heads)
 }
 
 // headsTask is attention's loop body over (row, head) pairs of layer l.
 type headsTask struct {
-	s *Step
+	s *Sequence
 	l int
 }
 

@@ -23,7 +23,7 @@ func Example() {
 
 	// A scripted "model" that says each piece in turn.
 	vocab := enginetest.NewVocab([]string{"", "Hello", " wor", "ld", " STOP", "!", "</s>"}, 6)
-	fwd, err := forward.NewStepForward(enginetest.NewCountingStep(vocab.Size()), forward.StepOptions{ModelContext: 16})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()), forward.Options{ModelContext: 16})
 	if err != nil {
 		panic(err)
 	}

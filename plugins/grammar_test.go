@@ -114,7 +114,7 @@ func TestGrammarTriggersSession(t *testing.T) {
 // grammar processor p, from prompt, under maxTokens and seed.
 func grammarTurn(t *testing.T, m *model.Model, tok *tokenizer.Tokenizer, sampler, p *host.Plugin, prompt []int32, maxTokens int, seed uint64) engine.Turn {
 	t.Helper()
-	fwd, err := forward.NewStepForward(m.NewStep(), forward.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+	fwd, err := forward.NewSequenceForward(m.NewSequence(), forward.Options{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	smp, err := host.NewSampler(tok, sampler, p)
 	require.NoError(t, err)

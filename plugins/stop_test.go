@@ -35,7 +35,7 @@ func newScript(t testing.TB, pieces []string) script {
 	t.Helper()
 	table := append(append([]string{""}, pieces...), "</s>")
 	vocab := enginetest.NewVocab(table, int32(len(table)-1))
-	fwd, err := forward.NewStepForward(enginetest.NewCountingStep(vocab.Size()), forward.StepOptions{ModelContext: len(table) + 1})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()), forward.Options{ModelContext: len(table) + 1})
 	require.NoError(t, err)
 	return script{vocab, fwd}
 }

@@ -30,10 +30,10 @@ type Model struct {
 	// turns on it.
 	Forward forward.ArchForward
 	// NewForward, when set, makes a further forward over the same weights
-	// with a KV cache of its own (model.Model.NewStep behind a
-	// StepForward): one per running sequence and per idle slot. Forwards
-	// that are *forward.StepForward over steps implementing
-	// forward.StepBatcher decode together in one batched pass. nil means one
+	// with a KV cache of its own (model.Model.NewSequence behind a
+	// SequenceForward): one per running sequence and per idle slot. Forwards
+	// that are *forward.SequenceForward over steps implementing
+	// forward.Batcher decode together in one batched pass. nil means one
 	// sequence at a time on Forward.
 	NewForward func() (forward.ArchForward, error)
 	// KVBytesPerPosition is one position's KV cache across all layers, in

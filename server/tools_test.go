@@ -98,7 +98,7 @@ func withToolFile(t *testing.T, path, template string, r *chatsandbox.Renderer) 
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
 		newForward := func() (forward.ArchForward, error) {
-			return forward.NewStepForward(mdl.NewStep(), forward.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
+			return forward.NewSequenceForward(mdl.NewSequence(), forward.Options{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
 		}
 		fwd, err := newForward()
 		require.NoError(t, err)

@@ -297,7 +297,7 @@ func (b *batcher) build() ([]forward.Span, []*sequence) {
 // room, but never a chunk of one row or one row left for the next pass
 // while two or more are left and room allows. A sequence's pass of two or
 // more rows sums in llama.cpp's batch orders and a pass of one row in its
-// one-token order (model.Step.Prefill), so chunks of two or more give
+// one-token order (model.Sequence.Prefill), so chunks of two or more give
 // every row the bits it gets when the prompt runs alone, whatever the
 // chunking (with --batch-tokens of 3 or more).
 func promptChunk(budget, left, room int) int {
@@ -340,7 +340,7 @@ func (b *batcher) pass(spans []forward.Span, seqs []*sequence) {
 		t := time.Now()
 		var logits []float32
 		var err error
-		switch vf, ok := q.sl.fwd.(forward.VerifyForward); {
+		switch vf, ok := q.sl.fwd.(forward.Verifier); {
 		case sp.Verify && ok:
 			logits, err = vf.Verify(q.tokens, q.start)
 		case sp.Verify: // the drafts stay unverified

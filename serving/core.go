@@ -30,8 +30,8 @@ type Model struct {
 	Forward forward.ArchForward
 	// NewForward, when set, makes a further forward over the same weights
 	// with a KV cache of its own: one per running sequence and per idle
-	// slot. Forwards that are *forward.StepForward over steps implementing
-	// forward.StepBatcher decode together in one batched pass.
+	// slot. Forwards that are *forward.SequenceForward over steps implementing
+	// forward.Batcher decode together in one batched pass.
 	NewForward func() (forward.ArchForward, error)
 	// KVBytesPerPosition is one position's KV cache across all layers, in
 	// bytes, for the KV budget; 0 means unknown (no budget is enforced).
@@ -430,7 +430,7 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 			return nil, err
 		}
 		sl := &slot{sess: sess, fwd: c.model.Forward, positions: g.positions}
-		sl.step, _ = c.model.Forward.(*forward.StepForward)
+		sl.step, _ = c.model.Forward.(*forward.SequenceForward)
 		c.sched.mu.Lock()
 		c.sched.first = sl
 		c.sched.mu.Unlock()
@@ -448,7 +448,7 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 		return nil, err
 	}
 	sl := &slot{sess: sess, fwd: fwd, positions: g.positions}
-	sl.step, _ = fwd.(*forward.StepForward)
+	sl.step, _ = fwd.(*forward.SequenceForward)
 	return sl, nil
 }
 

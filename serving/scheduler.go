@@ -82,8 +82,8 @@ type slot struct {
 	tenant    string
 	sess      *engine.Session
 	fwd       forward.ArchForward
-	step      *forward.StepForward // fwd, when it can join a batched pass; nil: alone
-	positions int                  // KV positions reserved (a cache never shrinks)
+	step      *forward.SequenceForward // fwd, when it can join a batched pass; nil: alone
+	positions int                      // KV positions reserved (a cache never shrinks)
 	used      uint64
 }
 

@@ -79,8 +79,8 @@ type loaded struct {
 	file  *gguf.File
 	tok   *tokenizer.Tokenizer
 	model *model.Model
-	gpu   *cuda.Step // nil unless --gpu
-	fwd   *forward.StepForward
+	gpu   *cuda.Sequence // nil unless --gpu
+	fwd   *forward.SequenceForward
 	// took is the wall time of the load, page-in included.
 	took time.Duration
 }
@@ -142,7 +142,7 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 	if l.model.Config().Vocab != l.tok.Size() {
 		return badFile(fmt.Errorf("%s: the tokenizer has %d tokens but the model %d", flags.path, l.tok.Size(), l.model.Config().Vocab))
 	}
-	var step forward.TokenStep = l.model.NewStep()
+	var step forward.Sequence = l.model.NewSequence()
 	if flags.gpu {
 		if l.gpu, err = openGPU(flags, l.model, progress); err != nil {
 			return err
@@ -162,8 +162,8 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 }
 
 // forward adapts step with the file's architecture and the context flags.
-func (l *loaded) forward(step forward.TokenStep, flags *modelFlags) (*forward.StepForward, error) {
-	return forward.NewStepForward(step, forward.StepOptions{
+func (l *loaded) forward(step forward.Sequence, flags *modelFlags) (*forward.SequenceForward, error) {
+	return forward.NewSequenceForward(step, forward.Options{
 		Arch:         l.model.Config().Arch,
 		ModelContext: l.model.Config().ContextLength,
 		MaxContext:   flags.ctxSize,
@@ -173,7 +173,7 @@ func (l *loaded) forward(step forward.TokenStep, flags *modelFlags) (*forward.St
 // newCPUForward is a further CPU forward over the loaded weights, with a
 // KV cache of its own (the server's extra slots).
 func (l *loaded) newCPUForward(flags *modelFlags) (forward.ArchForward, error) {
-	return l.forward(l.model.NewStep(), flags)
+	return l.forward(l.model.NewSequence(), flags)
 }
 
 // newSequence is a further forward over the loaded weights with a KV cache
@@ -185,7 +185,7 @@ func (l *loaded) newSequence(flags *modelFlags) (forward.ArchForward, error) {
 	}
 	f, err := l.newGPUForward(flags)
 	if err != nil {
-		return nil, err // not a nil *StepForward in a non-nil interface
+		return nil, err // not a nil *SequenceForward in a non-nil interface
 	}
 	return f, nil
 }
@@ -194,7 +194,7 @@ func (l *loaded) newSequence(flags *modelFlags) (forward.ArchForward, error) {
 // with a KV cache of its own on the device (the server's extra slots under
 // --gpu); it falls back to the CPU on its own, loudly, as the first one
 // does. Close it to free its device memory.
-func (l *loaded) newGPUForward(flags *modelFlags) (*forward.StepForward, error) {
+func (l *loaded) newGPUForward(flags *modelFlags) (*forward.SequenceForward, error) {
 	st := l.gpu.NewSequence()
 	fwd, err := l.forward(st, flags)
 	if err != nil {
@@ -209,7 +209,7 @@ func (l *loaded) newGPUForward(flags *modelFlags) (*forward.StepForward, error) 
 // gate whose verdicts are cached in the user's cache folder. An explicit
 // --gpu that cannot be met (a build without -tags cuda, no driver, a tensor
 // type without a kernel) is an error (exit 1), never a silent CPU run.
-func openGPU(flags *modelFlags, m *model.Model, stderr io.Writer) (*cuda.Step, error) {
+func openGPU(flags *modelFlags, m *model.Model, stderr io.Writer) (*cuda.Sequence, error) {
 	opts := cuda.Options{Device: flags.gpuDevice, Stderr: stderr}
 	if err := cuda.Available(flags.gpuDevice); err != nil {
 		return nil, failure(fmt.Errorf("--gpu: %w", err))
@@ -222,7 +222,7 @@ func openGPU(flags *modelFlags, m *model.Model, stderr io.Writer) (*cuda.Step, e
 			opts.Verdicts = cache
 		}
 	}
-	st, err := cuda.NewStep(m, opts)
+	st, err := cuda.NewSequence(m, opts)
 	if err != nil {
 		return nil, failure(fmt.Errorf("--gpu: %w", err))
 	}

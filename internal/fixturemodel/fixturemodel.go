@@ -53,7 +53,7 @@ func Open(t testing.TB, path string) Loaded {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
 	return Loaded{Tokenizer: tok, Model: mdl, NewForward: func() (forward.ArchForward, error) {
-		return forward.NewStepForward(mdl.NewStep(), forward.StepOptions{Arch: mdl.Config().Arch,
+		return forward.NewSequenceForward(mdl.NewSequence(), forward.Options{Arch: mdl.Config().Arch,
 			ModelContext: mdl.Config().ContextLength})
 	}}
 }

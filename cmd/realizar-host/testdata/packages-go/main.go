@@ -37,7 +37,7 @@ func main() {
 	}
 	defer m.Close()
 	cfg := m.Config()
-	fwd, err := forward.NewStepForward(m.NewStep(), forward.StepOptions{Arch: cfg.Arch, ModelContext: cfg.ContextLength})
+	fwd, err := forward.NewSequenceForward(m.NewSequence(), forward.Options{Arch: cfg.Arch, ModelContext: cfg.ContextLength})
 	if err != nil {
 		log.Fatal(err)
 	}
