@@ -8,7 +8,7 @@ BIN      := bin/realizar-host
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := .cache/bin/staticcheck
 # Packages free of numeric hot loops run under the race detector.
-RACE_PKGS := ./engine/... ./serving/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./plugins/sampling/... ./plugins/chain/... ./server/... ./tenancy/...
+RACE_PKGS := ./engine/... ./forward/... ./serving/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./plugins/sampling/... ./plugins/chain/... ./server/... ./tenancy/...
 FUZZTIME ?= 10s
 # Compiled wasm shared by the test binaries of one run (internal/testenv).
 export REALIZAR_TEST_COMPILE_CACHE ?= $(CURDIR)/.cache/test-compiled

@@ -6,11 +6,11 @@
 //
 // Everything that touches the driver is built only with the `cuda` build
 // tag (a `cudaemu` build, for tests, runs the same forward on a host
-// emulator of the kernels instead, NewStep and the gate included). Without
-// either tag NewStep and Available return ErrUnavailable; the package's
+// emulator of the kernels instead, NewSequence and the gate included). Without
+// either tag NewSequence and Available return ErrUnavailable; the package's
 // pure parts (the pool planner, the parity judge, the verdict cache, the
 // embedded kernels) build in every configuration, but what it exports is
-// only NewStep and its Step (with the gate's Verdict), Options, Available,
+// only NewSequence and its Step (with the gate's Verdict), Options, Available,
 // the verdict cache (OpenVerdictCache, FileSHA256) and the errors. A `cuda`
 // build links libcuda and needs an NVIDIA driver just to start:
 // gorgonia.org/cu initializes the driver in its package init and exits the
@@ -64,7 +64,7 @@
 // The forward runs in passes of up to Options.BatchSize rows, a row being
 // one token of one sequence at one position: a decode step is one row, a
 // prefill span a run of consecutive positions of one sequence, and a
-// StepBatch pass the rows of several sequences of one upload, each with
+// Batch pass the rows of several sequences of one upload, each with
 // its own KV cache. A pass table (the rows' tokens, and per row its
 // sequence's cache, capacity and position) goes to the device in one
 // copy; RoPE, the KV-cache write and attention read each row's position
@@ -107,14 +107,14 @@
 //
 // # Parity gate and fallback
 //
-// NewStep runs a 64-token probe on the GPU and on the CPU forward and
+// NewSequence runs a 64-token probe on the GPU and on the CPU forward and
 // judges the logits (judge): the GPU is rejected when the cosine similarity
 // falls below 0.95 at any position, or the argmax differs at a position
 // whose cosine is below 0.98. The verdict is cached per (GGUF file sha256,
 // device name, kernelHash) in a VerdictCache. A rejected GPU, an
 // out-of-memory or a kernel error after start switches the Step to the CPU
 // forward loudly: a line on stderr, a notice line (OnFallback, wired to
-// engine.StepForward.AddNotice), Backend reporting onGPU false, and the
+// forward.SequenceForward.AddNotice), Backend reporting onGPU false, and the
 // whole held span replayed on the CPU.
 //
 // # Status

@@ -14,7 +14,7 @@ var (
 	// ErrUnsupportedType: a tensor's ggml type has no GPU kernel.
 	ErrUnsupportedType = errors.New("cuda: unsupported tensor type")
 	// ErrUnsupportedArch: the GPU forward does not compute the model's
-	// architecture (qwen3's per-head Q/K norms); NewStep then runs on the
+	// architecture (qwen3's per-head Q/K norms); NewSequence then runs on the
 	// CPU, loudly, as after a device failure.
 	ErrUnsupportedArch = errors.New("cuda: unsupported architecture")
 	// ErrParity: the GPU's logits disagree with the CPU forward's (see

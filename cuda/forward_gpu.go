@@ -9,7 +9,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
 )
@@ -35,17 +35,17 @@ type devLayer struct {
 	router, gateExps, upExps, downExps devWeight
 }
 
-// gpuStep is one sequence of the quantized forward of a model.Model on
+// gpuSequence is one sequence of the quantized forward of a model.Model on
 // one GPU: the weights in one pooled device allocation and the activation
 // scratch, shared by every sequence made with NewSequence, and this
-// sequence's KV cache on the device. It implements engine.TokenStep,
-// engine.Prefiller, engine.Reserver, engine.StepBatcher and
-// engine.BackendReporter with the numerics described in the package doc.
-// NewStep wraps it in the parity gate; use it bare only to test the device
+// sequence's KV cache on the device. It implements forward.Sequence,
+// forward.Prefiller, forward.Reserver, forward.Batcher and
+// forward.BackendReporter with the numerics described in the package doc.
+// NewSequence wraps it in the parity gate; use it bare only to test the device
 // itself. One sequence is not safe for concurrent use; calls on different
-// sequences of one model take turns on the device, and StepBatch runs
+// sequences of one model take turns on the device, and Batch runs
 // several of them in shared passes.
-type gpuStep struct {
+type gpuSequence struct {
 	*devModel
 
 	capacity int  // positions the cache holds
@@ -143,23 +143,23 @@ func newPassTable(maxBatch int) passTable {
 const gemvRows = 8
 
 var (
-	_ engine.TokenStep       = (*gpuStep)(nil)
-	_ engine.Prefiller       = (*gpuStep)(nil)
-	_ engine.Reserver        = (*gpuStep)(nil)
-	_ engine.BackendReporter = (*gpuStep)(nil)
-	_ engine.StepBatcher     = (*gpuStep)(nil)
+	_ forward.Sequence        = (*gpuSequence)(nil)
+	_ forward.Prefiller       = (*gpuSequence)(nil)
+	_ forward.Reserver        = (*gpuSequence)(nil)
+	_ forward.BackendReporter = (*gpuSequence)(nil)
+	_ forward.Batcher         = (*gpuSequence)(nil)
 )
 
-// errClosed is a call on a gpuStep after its Close.
+// errClosed is a call on a gpuSequence after its Close.
 var errClosed = errors.New("cuda: step closed")
 
-// newGPUStep uploads m's weights to device opts.Device and returns the
+// newGPUSequence uploads m's weights to device opts.Device and returns the
 // bare device step (no gate, no fallback).
 //
 // Errors: ErrUnsupportedArch (see checkArch); ErrUnavailable (no usable
 // device); a *TensorError naming a tensor whose type has no kernel; an
 // allocation, copy or JIT error.
-func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
+func newGPUSequence(m *model.Model, opts Options) (*gpuSequence, error) {
 	if err := checkArch(m.Config()); err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 	case dm.cfg.MoE():
 		dm.graphsOff = "graphs: off (qwen3moe routes each layer's tokens on the host)"
 	}
-	s := &gpuStep{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
+	s := &gpuSequence{devModel: dm, hostLogits: make([]float32, dm.cfg.Vocab)}
 	if err := dm.upload(w); err != nil {
 		s.release()
 		return nil, err
@@ -208,21 +208,21 @@ func newGPUStep(m *model.Model, opts Options) (*gpuStep, error) {
 }
 
 // newSequence is NewSequence for the gated Step.
-func (s *gpuStep) newSequence() (gpuBackend, error) { return s.NewSequence() }
+func (s *gpuSequence) newSequence() (gpuBackend, error) { return s.NewSequence() }
 
 // NewSequence returns another sequence over s's weights on the device: its
 // own KV cache (sized as a new step's), nothing held. The weights are freed
 // when the last sequence is closed.
 //
 // Errors: errClosed after s's Close; a device allocation error.
-func (s *gpuStep) NewSequence() (*gpuStep, error) {
+func (s *gpuSequence) NewSequence() (*gpuSequence, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errClosed
 	}
 	defer s.d.enter()()
-	n := &gpuStep{devModel: s.devModel, hostLogits: make([]float32, s.cfg.Vocab)}
+	n := &gpuSequence{devModel: s.devModel, hostLogits: make([]float32, s.cfg.Vocab)}
 	if err := n.grow(min(256, s.cfg.ContextLength)); err != nil {
 		return nil, err
 	}
@@ -430,7 +430,7 @@ func (s *devModel) allocScratch() error {
 
 // grow reallocates the KV cache for positions, keeping the held positions
 // (copied on the device).
-func (s *gpuStep) grow(positions int) error {
+func (s *gpuSequence) grow(positions int) error {
 	c := &s.cfg
 	kv := int64(c.KVDim()) * 2 // bytes per position of K (or V)
 	cache, err := s.d.alloc(int64(c.Layers)*2*int64(positions)*kv, "KV cache")
@@ -486,26 +486,26 @@ func (s *devModel) layerCache(base dptr, capacity, l, part int) dptr {
 }
 
 // DeviceName is the driver's name of the GPU.
-func (s *gpuStep) DeviceName() string { return s.d.name() }
+func (s *gpuSequence) DeviceName() string { return s.d.name() }
 
 // DeviceInfo is what opening the device found and loaded, one line each:
 // the device with its driver, compute capability and memory, each kernel
 // family's JIT, the registers of every kernel; then whether decode passes
 // replay as CUDA graphs. For logs.
-func (s *gpuStep) DeviceInfo() []string {
+func (s *gpuSequence) DeviceInfo() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append(append([]string(nil), s.d.describe()...), s.graphStatus())
 }
 
 // PoolBytes is the size of the pooled weight allocation.
-func (s *gpuStep) PoolBytes() int64 { return s.plan.Size }
+func (s *gpuSequence) PoolBytes() int64 { return s.plan.Size }
 
 // Backend is ("cuda", true).
-func (s *gpuStep) Backend() (string, bool) { return "cuda", true }
+func (s *gpuSequence) Backend() (string, bool) { return "cuda", true }
 
 // Reset forgets every held position.
-func (s *gpuStep) Reset() {
+func (s *gpuSequence) Reset() {
 	s.mu.Lock()
 	s.held = 0
 	s.mu.Unlock()
@@ -514,9 +514,9 @@ func (s *gpuStep) Reset() {
 // Reserve sizes the KV cache for positions (1 <= positions <=
 // ContextLength). Growing reallocates the cache without copying: dropped
 // reports that held positions were discarded. It never shrinks.
-func (s *gpuStep) Reserve(positions int) (dropped bool, err error) {
+func (s *gpuSequence) Reserve(positions int) (dropped bool, err error) {
 	if positions > s.cfg.ContextLength {
-		return false, fmt.Errorf("cuda: reserve %d positions, context length %d: %w", positions, s.cfg.ContextLength, engine.ErrContextExceeded)
+		return false, fmt.Errorf("cuda: reserve %d positions, context length %d: %w", positions, s.cfg.ContextLength, forward.ErrContextExceeded)
 	}
 	if positions < 1 {
 		return false, fmt.Errorf("%w: reserve %d positions", model.ErrPosition, positions)
@@ -536,32 +536,32 @@ func (s *gpuStep) Reserve(positions int) (dropped bool, err error) {
 }
 
 // Step processes token at position and returns the logits after it,
-// [Vocab]float32, valid until the next call. Errors as model.Step.Step,
+// [Vocab]float32, valid until the next call. Errors as model.Sequence.Step,
 // plus device errors.
-func (s *gpuStep) Step(token int32, position int) ([]float32, error) {
+func (s *gpuSequence) Step(token int32, position int) ([]float32, error) {
 	return s.run([]int32{token}, position, true)
 }
 
 // Prefill processes tokens[start:] in passes of up to Options.BatchSize
 // tokens and returns the logits after the last one.
-func (s *gpuStep) Prefill(tokens []int32, start int) ([]float32, error) {
+func (s *gpuSequence) Prefill(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: prefill from %d of %d tokens", model.ErrPosition, start, len(tokens))
 	}
 	return s.run(tokens[start:], start, true)
 }
 
-// StepBatch runs the rows of several sequences of s's upload (s among them
+// Batch runs the rows of several sequences of s's upload (s among them
 // or not) in shared passes: the rows of all of them go through the model
 // together, up to Options.BatchSize rows a pass, so every weight matrix
 // is read once per pass for up to gemvRows rows, not once per sequence.
 // Each row's logits are those of its sequence alone, bit for bit: every
 // kernel computes a row the same way whatever else is in the pass. A row
-// fails alone, with Err set, when its step is not a gpuStep of this
-// upload or appears twice (model.ErrForeignStep) or it fails Step's
+// fails alone, with Err set, when its step is not a gpuSequence of this
+// upload or appears twice (model.ErrForeignSequence) or it fails Step's
 // checks; a device error fails every row of the call, and their sequences
-// hold nothing after it. StepBatch itself fails only after Close.
-func (s *gpuStep) StepBatch(rows []engine.StepRows) error {
+// hold nothing after it. Batch itself fails only after Close.
+func (s *gpuSequence) Batch(rows []forward.Rows) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -572,7 +572,7 @@ func (s *gpuStep) StepBatch(rows []engine.StepRows) error {
 	for i := range rows {
 		r := &rows[i]
 		r.Out, r.Err = nil, nil
-		st, ok := r.Step.(*gpuStep)
+		st, ok := r.Sequence.(*gpuSequence)
 		if r.Err = rowErr(rows, i, ok && st != nil && st.devModel == s.devModel, -1); r.Err != nil {
 			continue
 		}
@@ -602,7 +602,7 @@ func (s *gpuStep) StepBatch(rows []engine.StepRows) error {
 // span is one sequence's part of forwardSpans: tokens at positions
 // start.., with the logits after the last one when logits.
 type span struct {
-	seq    *gpuStep
+	seq    *gpuSequence
 	tokens []int32
 	start  int
 	logits bool
@@ -610,9 +610,9 @@ type span struct {
 
 // check is why tokens cannot run at start on s, or nil: s is closed
 // (errClosed), start is past what s holds (model.ErrPosition), the span
-// ends past the context (engine.ErrContextExceeded) or a token is outside
-// the vocabulary (engine.ErrBadToken). mu held.
-func (s *gpuStep) check(tokens []int32, start int) error {
+// ends past the context (forward.ErrContextExceeded) or a token is outside
+// the vocabulary (forward.ErrBadToken). mu held.
+func (s *gpuSequence) check(tokens []int32, start int) error {
 	c := &s.cfg
 	switch {
 	case s.closed:
@@ -620,11 +620,11 @@ func (s *gpuStep) check(tokens []int32, start int) error {
 	case start < 0 || start > s.held:
 		return fmt.Errorf("%w: position %d with %d held", model.ErrPosition, start, s.held)
 	case start+len(tokens) > c.ContextLength:
-		return fmt.Errorf("cuda: position %d, context length %d: %w", start+len(tokens)-1, c.ContextLength, engine.ErrContextExceeded)
+		return fmt.Errorf("cuda: position %d, context length %d: %w", start+len(tokens)-1, c.ContextLength, forward.ErrContextExceeded)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= c.Vocab {
-			return fmt.Errorf("cuda: token %d, vocabulary %d: %w", t, c.Vocab, engine.ErrBadToken)
+			return fmt.Errorf("cuda: token %d, vocabulary %d: %w", t, c.Vocab, forward.ErrBadToken)
 		}
 	}
 	return nil
@@ -632,7 +632,7 @@ func (s *gpuStep) check(tokens []int32, start int) error {
 
 // run checks a span, then forwards it; with logits it copies the last
 // token's logits back.
-func (s *gpuStep) run(tokens []int32, start int, logits bool) ([]float32, error) {
+func (s *gpuSequence) run(tokens []int32, start int, logits bool) ([]float32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(tokens, start); err != nil {
@@ -669,7 +669,7 @@ func (s *devModel) forwardSpans(spans []span) error {
 	}
 	t := &s.host
 	vocab := int64(s.cfg.Vocab)
-	var owners []*gpuStep // the sequences whose logits the pass's sel rows are
+	var owners []*gpuSequence // the sequences whose logits the pass's sel rows are
 	for i, off := 0, 0; i < len(spans); {
 		n := 0
 		owners = owners[:0]
@@ -759,7 +759,7 @@ func (s *devModel) dropAll(spans []span, err error) error {
 // Argmax returns the index of the largest logit of the last forward of
 // s's upload (any of its sequences': call it right after s's own),
 // computed on the device (4 bytes copied back).
-func (s *gpuStep) Argmax() (int32, error) {
+func (s *gpuSequence) Argmax() (int32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -782,7 +782,7 @@ func (s *gpuStep) Argmax() (int32, error) {
 // Close frees this sequence's KV cache; the last sequence of an upload to
 // close frees the weights and the scratch and releases the context. A
 // second Close does nothing.
-func (s *gpuStep) Close() error {
+func (s *gpuSequence) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -795,7 +795,7 @@ func (s *gpuStep) Close() error {
 
 // release frees the sequence's cache and, with the last reference, the
 // upload (mu held, or the step not yet shared).
-func (s *gpuStep) release() {
+func (s *gpuSequence) release() {
 	s.closed = true
 	_ = s.d.sync()
 	s.d.free(&s.cache)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 )
 
@@ -28,16 +28,16 @@ func sameBits(t *testing.T, want, got []float32, msg string, args ...any) {
 	}
 }
 
-// Sequences of one upload (NewSequence) in one StepBatch: three prompts of
+// Sequences of one upload (NewSequence) in one Batch: three prompts of
 // different lengths prefilled together, then decoded together, give every
 // row the logits of its sequence alone, bit for bit; a foreign row fails
 // alone; the weights outlive the first sequence's Close and errClosed
 // follows a sequence's own.
-func TestGPUStepBatchEqualsAlone(t *testing.T) {
+func TestGPUBatchEqualsAlone(t *testing.T) {
 	path := platformFixtures(t)[0]
 	m := loadPath(t, path)
-	root := newTestStep(t, m, "batch", path)
-	seqs := []*gpuStep{root}
+	root := newTestSequence(t, m, "batch", path)
+	seqs := []*gpuSequence{root}
 	for range 2 {
 		n, err := root.NewSequence()
 		failLine(t, err, "batch", path)
@@ -47,7 +47,7 @@ func TestGPUStepBatchEqualsAlone(t *testing.T) {
 	probe := probeSequence(m.Config().Vocab, 24)
 	prompts := [][]int32{clone(probe[:3]), clone(probe[3:8]), clone(probe[7:8])}
 	// Each prompt alone, on a sequence of its own that then decodes alone.
-	alone := make([]*gpuStep, len(prompts))
+	alone := make([]*gpuSequence, len(prompts))
 	want := make([][]float32, len(prompts))
 	for i, p := range prompts {
 		var err error
@@ -62,30 +62,30 @@ func TestGPUStepBatchEqualsAlone(t *testing.T) {
 		want[i] = append([]float32(nil), out...)
 	}
 
-	rows := make([]engine.StepRows, 0, len(seqs)+1)
+	rows := make([]forward.Rows, 0, len(seqs)+1)
 	for i, s := range seqs {
-		rows = append(rows, engine.StepRows{Step: s, Start: 0, Tokens: prompts[i], Logits: true})
+		rows = append(rows, forward.Rows{Sequence: s, Start: 0, Tokens: prompts[i], Logits: true})
 	}
-	rows = append(rows, engine.StepRows{Step: m.NewStep(), Start: 0, Tokens: probe[:2], Logits: true})
-	require.NoError(t, root.StepBatch(rows))
+	rows = append(rows, forward.Rows{Sequence: m.NewSequence(), Start: 0, Tokens: probe[:2], Logits: true})
+	require.NoError(t, root.Batch(rows))
 	for i := range seqs {
 		require.NoError(t, rows[i].Err, "row %d", i)
 		sameBits(t, want[i], rows[i].Out, "prefill, sequence %d", i)
 	}
-	assert.ErrorIs(t, rows[len(seqs)].Err, model.ErrForeignStep)
+	assert.ErrorIs(t, rows[len(seqs)].Err, model.ErrForeignSequence)
 
 	// Decode two steps together, against each sequence stepped alone.
 	for step := range 2 {
 		rows = rows[:0]
 		for i, s := range seqs {
 			tok := probe[20+step+i]
-			rows = append(rows, engine.StepRows{Step: s, Start: len(prompts[i]), Tokens: []int32{tok}, Logits: true})
+			rows = append(rows, forward.Rows{Sequence: s, Start: len(prompts[i]), Tokens: []int32{tok}, Logits: true})
 			out, err := alone[i].Step(tok, len(prompts[i]))
 			require.NoError(t, err)
 			want[i] = append(want[i][:0], out...)
 			prompts[i] = append(prompts[i], tok)
 		}
-		require.NoError(t, seqs[1].StepBatch(rows))
+		require.NoError(t, seqs[1].Batch(rows))
 		for i := range prompts {
 			require.NoError(t, rows[i].Err)
 			sameBits(t, want[i], rows[i].Out, "decode step %d, sequence %d", step, i)
@@ -103,23 +103,23 @@ func TestGPUStepBatchEqualsAlone(t *testing.T) {
 }
 
 // Gated steps: NewSequence of a step on the GPU is on the GPU too, and
-// StepBatch over gated sequences gives each its logits alone; a sequence
+// Batch over gated sequences gives each its logits alone; a sequence
 // made from a fallen step is on the CPU without a new notice.
 func TestGPUGatedSequences(t *testing.T) {
 	path := platformFixtures(t)[0]
 	m := loadPath(t, path)
-	// A cached passing verdict: the gate itself is TestGPUNewStep's.
+	// A cached passing verdict: the gate itself is TestGPUNewSequence's.
 	sum, err := FileSHA256(path)
 	require.NoError(t, err)
 	cache, err := OpenVerdictCache(filepath.Join(t.TempDir(), "v.json"))
 	require.NoError(t, err)
 	opts := testOptions()
 	opts.FileSHA256, opts.Verdicts = sum, cache
-	g, err := newGPUStep(m, opts)
+	g, err := newGPUSequence(m, opts)
 	failLine(t, err, "sequences", path)
 	require.NoError(t, cache.put(verdictKey{FileSHA256: sum, Device: g.DeviceName(), KernelHash: kernelHash()}, Verdict{OK: true}))
 	require.NoError(t, g.Close())
-	s, err := NewStep(m, opts)
+	s, err := NewSequence(m, opts)
 	failLine(t, err, "sequences", path)
 	defer s.Close()
 	require.True(t, s.OnGPU(), s.FallbackReason())
@@ -129,8 +129,8 @@ func TestGPUGatedSequences(t *testing.T) {
 
 	probe := probeSequence(m.Config().Vocab, 12)
 	a, b := clone(probe[:3]), clone(probe[3:5])
-	rows := []engine.StepRows{{Step: s, Tokens: a, Logits: true}, {Step: n, Tokens: b, Logits: true}}
-	require.NoError(t, s.StepBatch(rows))
+	rows := []forward.Rows{{Sequence: s, Tokens: a, Logits: true}, {Sequence: n, Tokens: b, Logits: true}}
+	require.NoError(t, s.Batch(rows))
 	for i, p := range [][]int32{a, b} {
 		require.NoError(t, rows[i].Err)
 		alone := s.NewSequence()
@@ -140,15 +140,15 @@ func TestGPUGatedSequences(t *testing.T) {
 		alone.Close()
 	}
 	// Resume the second at exactly what it holds.
-	rows = []engine.StepRows{{Step: n, Start: len(b), Tokens: probe[9:10], Logits: true}}
-	require.NoError(t, s.StepBatch(rows))
+	rows = []forward.Rows{{Sequence: n, Start: len(b), Tokens: probe[9:10], Logits: true}}
+	require.NoError(t, s.Batch(rows))
 	require.NoError(t, rows[0].Err)
 	assert.Len(t, rows[0].Out, m.Config().Vocab)
 }
 
 // Batched greedy decoding on the device: four sequences of one upload with
 // prompts of 5, 1, 4 and 2 tokens are prefilled together and then decode
-// together, one StepBatch a step, in passes of at most 3 rows (so a prompt
+// together, one Batch a step, in passes of at most 3 rows (so a prompt
 // spans passes and every pass mixes sequences). Each sequence picks the
 // tokens the CPU forward picks for its prompt alone, and every row's
 // logits are bit-identical to that sequence run alone on the device.
@@ -158,7 +158,7 @@ func TestGPUBatchedGreedy(t *testing.T) {
 			m := loadPath(t, path)
 			opts := testOptions()
 			opts.BatchSize = 3
-			g, err := newGPUStep(m, opts)
+			g, err := newGPUSequence(m, opts)
 			failLine(t, err, "batched greedy", path)
 			t.Cleanup(func() { g.Close() })
 			ctx := m.Config().ContextLength
@@ -168,7 +168,7 @@ func TestGPUBatchedGreedy(t *testing.T) {
 			if emulated {
 				n = 3
 			}
-			seqs := []*gpuStep{g}
+			seqs := []*gpuSequence{g}
 			for len(seqs) < len(prompts) {
 				s, err := g.NewSequence()
 				failLine(t, err, "batched greedy", path)
@@ -178,7 +178,7 @@ func TestGPUBatchedGreedy(t *testing.T) {
 			want := make([][]int32, len(prompts))
 			alone := make([][][]float32, len(prompts))
 			for i, p := range prompts {
-				want[i], _, err = greedy(m.NewStep(), ctx, p, n)
+				want[i], _, err = greedy(m.NewSequence(), ctx, p, n)
 				require.NoError(t, err, "cpu")
 				a, err := g.NewSequence()
 				failLine(t, err, "batched greedy", path)
@@ -188,18 +188,18 @@ func TestGPUBatchedGreedy(t *testing.T) {
 			}
 
 			got := make([][]int32, len(prompts))
-			rows := make([]engine.StepRows, len(seqs))
+			rows := make([]forward.Rows, len(seqs))
 			for i, s := range seqs {
-				rows[i] = engine.StepRows{Step: s, Start: 0, Tokens: prompts[i], Logits: true}
+				rows[i] = forward.Rows{Sequence: s, Start: 0, Tokens: prompts[i], Logits: true}
 			}
 			for step := range n {
-				require.NoError(t, g.StepBatch(rows))
+				require.NoError(t, g.Batch(rows))
 				for i := range rows {
 					failLine(t, rows[i].Err, "batched greedy", path)
 					sameBits(t, alone[i][step], rows[i].Out, "step %d, sequence %d", step, i)
 					tok := int32(argmax(rows[i].Out))
 					got[i] = append(got[i], tok)
-					rows[i] = engine.StepRows{Step: seqs[i], Start: len(prompts[i]) + step, Tokens: []int32{tok}, Logits: true}
+					rows[i] = forward.Rows{Sequence: seqs[i], Start: len(prompts[i]) + step, Tokens: []int32{tok}, Logits: true}
 				}
 			}
 			same := 0
@@ -222,17 +222,17 @@ func TestGPUBatchedGreedy(t *testing.T) {
 func TestGPUGraphs(t *testing.T) {
 	path := platformFixtures(t)[0]
 	m := loadPath(t, path)
-	on := newTestStep(t, m, "graphs", path)
+	on := newTestSequence(t, m, "graphs", path)
 	opts := testOptions()
 	opts.NoGraphs = true
-	off, err := newGPUStep(m, opts)
+	off, err := newGPUSequence(m, opts)
 	failLine(t, err, "graphs", path)
 	t.Cleanup(func() { off.Close() })
 	if !testOptions().SyncEachLaunch {
 		require.Empty(t, on.graphsOff, "decode passes are not recorded")
 	}
 	assert.Equal(t, "graphs: off (NoGraphs)", off.graphStatus())
-	for _, s := range []*gpuStep{on, off} {
+	for _, s := range []*gpuSequence{on, off} {
 		done := s.d.enter()
 		require.NoError(t, s.grow(4))
 		done()
@@ -253,20 +253,20 @@ func TestGPUGraphs(t *testing.T) {
 	off2, err := off.NewSequence()
 	require.NoError(t, err)
 	t.Cleanup(func() { off2.Close() })
-	for _, s := range []*gpuStep{on2, off2} {
+	for _, s := range []*gpuSequence{on2, off2} {
 		_, err := s.Step(probe[10], 0)
 		require.NoError(t, err)
 	}
 	for k := range 3 {
-		rows := func(a, b *gpuStep) []engine.StepRows {
-			return []engine.StepRows{
-				{Step: a, Start: 10 + k, Tokens: probe[11+k : 12+k], Logits: true},
-				{Step: b, Start: 1 + k, Tokens: probe[k : k+1], Logits: true},
+		rows := func(a, b *gpuSequence) []forward.Rows {
+			return []forward.Rows{
+				{Sequence: a, Start: 10 + k, Tokens: probe[11+k : 12+k], Logits: true},
+				{Sequence: b, Start: 1 + k, Tokens: probe[k : k+1], Logits: true},
 			}
 		}
 		want, got := rows(off, off2), rows(on, on2)
-		require.NoError(t, off.StepBatch(want))
-		require.NoError(t, on.StepBatch(got))
+		require.NoError(t, off.Batch(want))
+		require.NoError(t, on.Batch(got))
 		for i := range want {
 			require.NoError(t, want[i].Err)
 			require.NoError(t, got[i].Err)

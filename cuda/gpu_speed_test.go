@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 )
 
@@ -154,8 +154,8 @@ type speedRun struct {
 // decodeTokens decode steps after warm steps. The prompt tokens are the
 // gate's probe sequence.
 func measureSpeed(t *testing.T, s interface {
-	engine.TokenStep
-	engine.Prefiller
+	forward.Sequence
+	forward.Prefiller
 }, vocab, prefillTokens, decodeFrom, decodeTokens, warm int) speedRun {
 	t.Helper()
 	r := speedRun{prefillTokens: prefillTokens, decodeFrom: decodeFrom, decodeTokens: decodeTokens}
@@ -203,7 +203,7 @@ func TestGPUSpeed(t *testing.T) {
 			f.Close()
 			m := loadPath(t, path)
 			c := m.Config()
-			g := newTestStep(t, m, "speed", path)
+			g := newTestSequence(t, m, "speed", path)
 			pre, from, n, warm := min(512, c.ContextLength/2), 16, 128, 8
 			cpuPre, cpuN := 64, 16
 			if emulated {
@@ -214,7 +214,7 @@ func TestGPUSpeed(t *testing.T) {
 			// The same decode launched kernel by kernel, beside the graphs'.
 			opts := testOptions()
 			opts.NoGraphs = true
-			direct, err := newGPUStep(m, opts)
+			direct, err := newGPUSequence(m, opts)
 			failLine(t, err, "speed", path)
 			noGraphs := measureSpeed(t, direct, c.Vocab, 2, from, n, warm)
 			require.NoError(t, direct.Close())
@@ -224,7 +224,7 @@ func TestGPUSpeed(t *testing.T) {
 				filepath.Base(path), g.DeviceName(), gpu.prefillTokens, gpu.prefill, gpu.decodeTokens, gpu.decodeFrom, gpu.decode,
 				g.graphStatus(), noGraphs.decode, float64(weights)/1e6, achieved/1e9, 100*achieved/bw, bw/1e9)
 			if os.Getenv("REALIZAR_GPU_SPEED_CPU") != "0" {
-				cpu := measureSpeed(t, m.NewStep(), c.Vocab, cpuPre, from, cpuN, 0)
+				cpu := measureSpeed(t, m.NewSequence(), c.Vocab, cpuPre, from, cpuN, 0)
 				line += fmt.Sprintf("; cpu prefill %d tok %.1f tok/s, decode %d tok %.1f tok/s", cpu.prefillTokens, cpu.prefill, cpu.decodeTokens, cpu.decode)
 			}
 			fmt.Println(line)

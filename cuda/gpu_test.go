@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/q4k"
@@ -276,8 +276,8 @@ func TestGPUParityGate(t *testing.T) {
 	for _, path := range gpuFixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			m := loadPath(t, path)
-			g := newTestStep(t, m, "gate", path)
-			v, err := runGate(g, m.NewStep(), probeSequence(m.Config().Vocab, probeLen()))
+			g := newTestSequence(t, m, "gate", path)
+			v, err := runGate(g, m.NewSequence(), probeSequence(m.Config().Vocab, probeLen()))
 			failLine(t, err, "gate", path)
 			fmt.Printf("gate %s on %s: %s; 1-cosine %.2e\n", filepath.Base(path), g.DeviceName(), v, 1-v.MinCos)
 			assert.True(t, v.OK, v.String())
@@ -306,12 +306,12 @@ func probeLen() int {
 	return probeTokens
 }
 
-// newTestStep is newGPUStep with testOptions, closed when t ends. A
+// newTestSequence is newGPUSequence with testOptions, closed when t ends. A
 // failure prints "<what> <fixture>: FAIL: <error>" for the summary of
 // scripts/gpu-check.sh before it fails t.
-func newTestStep(t *testing.T, m *model.Model, what, path string) *gpuStep {
+func newTestSequence(t *testing.T, m *model.Model, what, path string) *gpuSequence {
 	t.Helper()
-	g, err := newGPUStep(m, testOptions())
+	g, err := newGPUSequence(m, testOptions())
 	failLine(t, err, what, path)
 	t.Cleanup(func() { g.Close() })
 	return g
@@ -329,8 +329,8 @@ func failLine(t *testing.T, err error, what, path string) {
 
 // greedy decodes n tokens after prompt through the engine's adapter; the
 // tokens and a copy of the logits each was picked from.
-func greedy(step engine.TokenStep, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
-	f, err := engine.NewStepForward(step, engine.StepOptions{Arch: "test", ModelContext: ctx})
+func greedy(step forward.Sequence, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
+	f, err := forward.NewSequenceForward(step, forward.Options{Arch: "test", ModelContext: ctx})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -365,14 +365,14 @@ func TestGPUGreedyEquality(t *testing.T) {
 	for _, path := range gpuFixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			m := loadPath(t, path)
-			g := newTestStep(t, m, "greedy", path)
+			g := newTestSequence(t, m, "greedy", path)
 			prompt := probeSequence(m.Config().Vocab, 8)
 			ctx := m.Config().ContextLength
 			n := 64
 			if emulated {
 				prompt, n = prompt[:4], 3
 			}
-			want, cpuLogits, err := greedy(m.NewStep(), ctx, prompt, n)
+			want, cpuLogits, err := greedy(m.NewSequence(), ctx, prompt, n)
 			require.NoError(t, err, "cpu")
 			got, gpuLogits, err := greedy(g, ctx, prompt, n)
 			failLine(t, err, "greedy", path)
@@ -395,11 +395,11 @@ func TestGPUGreedyEquality(t *testing.T) {
 func TestGPUCacheGrowth(t *testing.T) {
 	path := platformFixtures(t)[0]
 	m := loadPath(t, path)
-	g := newTestStep(t, m, "growth", path)
+	g := newTestSequence(t, m, "growth", path)
 	done := g.d.enter()
 	require.NoError(t, g.grow(4)) // a small cache, so that stepping must grow it
 	done()
-	cpu := m.NewStep()
+	cpu := m.NewSequence()
 	toks := probeSequence(m.Config().Vocab, 12)
 	worst := 1.0
 	for p, tok := range toks {
@@ -415,10 +415,10 @@ func TestGPUCacheGrowth(t *testing.T) {
 	assert.Greater(t, worst, 0.9999)
 }
 
-// NewStep: the gated step starts on the GPU and reports so through the
+// NewSequence: the gated step starts on the GPU and reports so through the
 // engine's adapter; the verdict is cached. (On the emulator too: the same
 // gate, 64 positions.)
-func TestGPUNewStep(t *testing.T) {
+func TestGPUNewSequence(t *testing.T) {
 	path := platformFixtures(t)[0]
 	m := loadPath(t, path)
 	sum, err := FileSHA256(path)
@@ -427,14 +427,14 @@ func TestGPUNewStep(t *testing.T) {
 	require.NoError(t, err)
 	opts := testOptions()
 	opts.FileSHA256, opts.Verdicts = sum, cache
-	s, err := NewStep(m, opts)
+	s, err := NewSequence(m, opts)
 	failLine(t, err, "newstep", path)
 	defer s.Close()
 	fmt.Printf("newstep %s on %s: on GPU %v, verdict %s%s\n", filepath.Base(path), s.Device(), s.OnGPU(), s.Verdict(), logSuffixReason(s.FallbackReason()))
 	assert.True(t, s.OnGPU(), s.FallbackReason())
 	_, ok := cache.get(verdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: kernelHash()})
 	assert.True(t, ok)
-	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	f, err := forward.NewSequenceForward(s, forward.Options{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	assert.True(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())

@@ -9,7 +9,7 @@ import (
 	"github.com/realizar-host/realizar-host/model"
 )
 
-// NewStep uploads m to the GPU at opts.Device, runs the parity gate (or
+// NewSequence uploads m to the GPU at opts.Device, runs the parity gate (or
 // takes its cached verdict) and returns the gated Step: on the GPU when the
 // gate passes, on the CPU (loudly, see Step) when it rejects the device or
 // the device fails after it was found (out of memory, a JIT error), and
@@ -19,26 +19,26 @@ import (
 // Errors (nothing to fall back from, so an explicit GPU request fails):
 // ErrUnavailable when there is no usable device; a *TensorError naming a
 // tensor whose type has no GPU kernel.
-func NewStep(m *model.Model, opts Options) (*Step, error) {
+func NewSequence(m *model.Model, opts Options) (*Sequence, error) {
 	if err := Available(opts.Device); err != nil {
 		return nil, err
 	}
-	g, err := newGPUStep(m, opts)
+	g, err := newGPUSequence(m, opts)
 	var te *TensorError
 	switch {
 	case errors.Is(err, ErrUnavailable) || errors.As(err, &te):
 		return nil, err
 	case err != nil:
-		return newFallenStep(m, opts, "cuda device", err), nil
+		return newFallenSequence(m, opts, "cuda device", err), nil
 	}
 	key := verdictKey{FileSHA256: opts.FileSHA256, Device: g.DeviceName(), KernelHash: kernelHash()}
-	return newGatedStep(m, g, opts, key), nil
+	return newGatedSequence(m, g, opts, key), nil
 }
 
-// newFallenStep is a Step that starts on the CPU because the device failed
+// newFallenSequence is a Step that starts on the CPU because the device failed
 // after it was found (out of memory, a JIT error).
-func newFallenStep(m *model.Model, opts Options, device string, cause error) *Step {
-	s := &Step{m: m, cpu: m.NewStep(), device: device, stderr: opts.Stderr}
+func newFallenSequence(m *model.Model, opts Options, device string, cause error) *Sequence {
+	s := &Sequence{m: m, cpu: m.NewSequence(), device: device, stderr: opts.Stderr}
 	if s.stderr == nil {
 		s.stderr = os.Stderr
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // The parity gate's thresholds and probe length.
@@ -124,7 +124,7 @@ func probeSequence(vocab, n int) []int32 {
 
 // stepLogits steps tokens one by one from position 0 and returns a copy of
 // the logits after each.
-func stepLogits(s engine.TokenStep, tokens []int32) ([][]float32, error) {
+func stepLogits(s forward.Sequence, tokens []int32) ([][]float32, error) {
 	s.Reset()
 	out := make([][]float32, len(tokens))
 	for p, t := range tokens {
@@ -138,11 +138,11 @@ func stepLogits(s engine.TokenStep, tokens []int32) ([][]float32, error) {
 }
 
 // runGate steps the probe on gpu and cpu, judges the logits, and, when
-// gpu is also an engine.Prefiller, checks that a batched prefill of the
+// gpu is also an forward.Prefiller, checks that a batched prefill of the
 // whole probe ends with the same logits as stepping did (within the same
 // cosine thresholds). Both steps are Reset afterwards. An error from gpu
 // is returned (the device is unusable); an error from cpu too.
-func runGate(gpu, cpu engine.TokenStep, tokens []int32) (Verdict, error) {
+func runGate(gpu, cpu forward.Sequence, tokens []int32) (Verdict, error) {
 	want, err := stepLogits(cpu, tokens)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("cuda: gate on cpu: %w", err)
@@ -152,7 +152,7 @@ func runGate(gpu, cpu engine.TokenStep, tokens []int32) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("cuda: gate on gpu: %w", err)
 	}
 	v := judge(got, want)
-	if pf, ok := gpu.(engine.Prefiller); ok && v.OK {
+	if pf, ok := gpu.(forward.Prefiller); ok && v.OK {
 		gpu.Reset()
 		l, err := pf.Prefill(tokens, 0)
 		if err != nil {

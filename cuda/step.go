@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 )
 
-// Options configures NewStep. The zero value uses device 0, caches no
+// Options configures NewSequence. The zero value uses device 0, caches no
 // verdict and writes fallback lines to os.Stderr.
 type Options struct {
 	// Device is the CUDA device ordinal.
@@ -37,19 +37,19 @@ type Options struct {
 }
 
 // gpuBackend is what the gated Step needs of the device forward
-// (gpuStep in a `cuda` build).
+// (gpuSequence in a `cuda` build).
 type gpuBackend interface {
-	engine.TokenStep
-	engine.Prefiller
-	engine.Reserver
+	forward.Sequence
+	forward.Prefiller
+	forward.Reserver
 	DeviceName() string
 	Close() error
 }
 
-// Step is the GPU forward behind the parity gate, with the CPU forward of
-// the same model as its fallback. It implements engine.TokenStep,
-// engine.Prefiller, engine.Reserver and engine.BackendReporter, so
-// engine.NewStepForward drives it like the CPU step.
+// Sequence is the GPU forward behind the parity gate, with the CPU forward of
+// the same model as its fallback. It implements forward.Sequence,
+// forward.Prefiller, forward.Reserver and forward.BackendReporter, so
+// forward.NewSequenceForward drives it like the CPU Sequence.
 //
 // While on the GPU, an error that is not the caller's (a bad token, a
 // position gap, the context length) switches it to the CPU for good: the
@@ -58,11 +58,11 @@ type gpuBackend interface {
 // the CPU before the call is answered, so no logits ever come from an
 // unfinished GPU state.
 //
-// A Step is not safe for concurrent use.
-type Step struct {
+// A Sequence is not safe for concurrent use.
+type Sequence struct {
 	m       *model.Model
 	gpu     gpuBackend // nil once fallen back
-	cpu     *model.Step
+	cpu     *model.Sequence
 	device  string
 	verdict Verdict
 	reason  string  // why it fell back; "" while on the GPU
@@ -73,24 +73,24 @@ type Step struct {
 }
 
 // sequencer is a gpuBackend that opens further sequences over its upload
-// (gpuStep).
+// (gpuSequence).
 type sequencer interface {
 	newSequence() (gpuBackend, error)
 }
 
 var (
-	_ engine.StepBatcher     = (*Step)(nil)
-	_ engine.TokenStep       = (*Step)(nil)
-	_ engine.Prefiller       = (*Step)(nil)
-	_ engine.Reserver        = (*Step)(nil)
-	_ engine.BackendReporter = (*Step)(nil)
+	_ forward.Batcher         = (*Sequence)(nil)
+	_ forward.Sequence        = (*Sequence)(nil)
+	_ forward.Prefiller       = (*Sequence)(nil)
+	_ forward.Reserver        = (*Sequence)(nil)
+	_ forward.BackendReporter = (*Sequence)(nil)
 )
 
-// newGatedStep judges gpu against the CPU forward of m (or takes the
+// newGatedSequence judges gpu against the CPU forward of m (or takes the
 // cached verdict for key) and returns a Step on the GPU when it passes and
 // on the CPU, loudly, when it does not.
-func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key verdictKey) *Step {
-	s := &Step{m: m, gpu: gpu, cpu: m.NewStep(), device: gpu.DeviceName(), stderr: opts.Stderr}
+func newGatedSequence(m *model.Model, gpu gpuBackend, opts Options, key verdictKey) *Sequence {
+	s := &Sequence{m: m, gpu: gpu, cpu: m.NewSequence(), device: gpu.DeviceName(), stderr: opts.Stderr}
 	if s.stderr == nil {
 		s.stderr = os.Stderr
 	}
@@ -119,9 +119,9 @@ func newGatedStep(m *model.Model, gpu gpuBackend, opts Options, key verdictKey) 
 }
 
 // OnFallback sets where fallback notices go (typically
-// engine.(*StepForward).AddNotice) and delivers the ones already made (a
+// engine.(*SequenceForward).AddNotice) and delivers the ones already made (a
 // gate rejection at load). Each line reads "Fallback: cuda → cpu: <why>".
-func (s *Step) OnFallback(fn func(line string)) {
+func (s *Sequence) OnFallback(fn func(line string)) {
 	s.notify = fn
 	if fn != nil {
 		for _, l := range s.pending {
@@ -132,21 +132,21 @@ func (s *Step) OnFallback(fn func(line string)) {
 }
 
 // OnGPU reports whether the step still runs on the GPU.
-func (s *Step) OnGPU() bool { return s.gpu != nil }
+func (s *Sequence) OnGPU() bool { return s.gpu != nil }
 
 // FallbackReason is why the step left the GPU; "" while on it.
-func (s *Step) FallbackReason() string { return s.reason }
+func (s *Sequence) FallbackReason() string { return s.reason }
 
 // Verdict is the parity gate's verdict at load (zero when the device failed
 // before the gate could judge it).
-func (s *Step) Verdict() Verdict { return s.verdict }
+func (s *Sequence) Verdict() Verdict { return s.verdict }
 
 // Device is the GPU's name as the driver reports it.
-func (s *Step) Device() string { return s.device }
+func (s *Sequence) Device() string { return s.device }
 
 // Backend is ("cuda", true) on the GPU and the CPU step's name with
 // " (cuda fallback)" and false after a fallback.
-func (s *Step) Backend() (name string, onGPU bool) {
+func (s *Sequence) Backend() (name string, onGPU bool) {
 	if s.gpu != nil {
 		return "cuda", true
 	}
@@ -155,7 +155,7 @@ func (s *Step) Backend() (name string, onGPU bool) {
 }
 
 // Close releases the device memory; the CPU forward keeps working.
-func (s *Step) Close() error {
+func (s *Sequence) Close() error {
 	if s.gpu == nil {
 		return nil
 	}
@@ -166,7 +166,7 @@ func (s *Step) Close() error {
 }
 
 // fallBack leaves the GPU for good, loudly.
-func (s *Step) fallBack(cause error) {
+func (s *Sequence) fallBack(cause error) {
 	if s.gpu != nil {
 		_ = s.gpu.Close()
 		s.gpu = nil
@@ -184,11 +184,11 @@ func (s *Step) fallBack(cause error) {
 // callerError reports whether err is the caller's doing, which the CPU
 // forward would refuse too: no reason to leave the GPU.
 func callerError(err error) bool {
-	return errors.Is(err, engine.ErrBadToken) || errors.Is(err, engine.ErrContextExceeded) || errors.Is(err, model.ErrPosition)
+	return errors.Is(err, forward.ErrBadToken) || errors.Is(err, forward.ErrContextExceeded) || errors.Is(err, model.ErrPosition)
 }
 
 // Reset forgets every held position.
-func (s *Step) Reset() {
+func (s *Sequence) Reset() {
 	s.tokens = s.tokens[:0]
 	if s.gpu != nil {
 		s.gpu.Reset()
@@ -197,8 +197,8 @@ func (s *Step) Reset() {
 }
 
 // Step processes token at position and returns the logits after it,
-// [Vocab]float32, valid until the next call. Errors as model.Step.Step.
-func (s *Step) Step(token int32, position int) ([]float32, error) {
+// [Vocab]float32, valid until the next call. Errors as model.Sequence.Step.
+func (s *Sequence) Step(token int32, position int) ([]float32, error) {
 	if position < 0 || position > len(s.tokens) {
 		return nil, fmt.Errorf("%w: position %d with %d held", model.ErrPosition, position, len(s.tokens))
 	}
@@ -225,8 +225,8 @@ func (s *Step) Step(token int32, position int) ([]float32, error) {
 }
 
 // Prefill processes tokens[start:] in batched passes and returns the logits
-// after the last token. Errors as model.Step.Prefill.
-func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
+// after the last token. Errors as model.Sequence.Prefill.
+func (s *Sequence) Prefill(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) || start > len(s.tokens) {
 		return nil, fmt.Errorf("%w: prefill from %d of %d tokens with %d held", model.ErrPosition, start, len(tokens), len(s.tokens))
 	}
@@ -251,7 +251,7 @@ func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
 }
 
 // replay runs tokens from position 0 on the CPU.
-func (s *Step) replay(tokens []int32) ([]float32, error) {
+func (s *Sequence) replay(tokens []int32) ([]float32, error) {
 	tokens = append([]int32(nil), tokens...)
 	s.cpu.Reset()
 	s.tokens = s.tokens[:0]
@@ -273,7 +273,7 @@ func (s *Step) replay(tokens []int32) ([]float32, error) {
 // reallocated when it grows, and dropped reports that the held positions
 // were discarded. A device failure (out of memory) falls back to the CPU
 // and reports dropped.
-func (s *Step) Reserve(positions int) (dropped bool, err error) {
+func (s *Sequence) Reserve(positions int) (dropped bool, err error) {
 	if s.gpu != nil {
 		dropped, err = s.gpu.Reserve(positions)
 		switch {
@@ -301,8 +301,8 @@ func (s *Step) Reserve(positions int) (dropped bool, err error) {
 // its fallback, the load's verdict. When s is on the CPU, or the device
 // cannot hold another sequence, the new step runs on the CPU (the latter
 // loudly, as any fallback).
-func (s *Step) NewSequence() *Step {
-	n := &Step{m: s.m, cpu: s.m.NewStep(), device: s.device, verdict: s.verdict, stderr: s.stderr}
+func (s *Sequence) NewSequence() *Sequence {
+	n := &Sequence{m: s.m, cpu: s.m.NewSequence(), device: s.device, verdict: s.verdict, stderr: s.stderr}
 	if s.gpu == nil {
 		n.reason = s.reason
 		return n
@@ -321,21 +321,21 @@ func (s *Step) NewSequence() *Step {
 	return n
 }
 
-// StepBatch runs the rows of several sequences of one model (Steps made by
-// NewStep and NewSequence): the rows of sequences on the GPU go to the
-// device forward's StepBatch, those of sequences on the CPU to one batched
+// Batch runs the rows of several sequences of one model (Steps made by
+// NewSequence and NewSequence): the rows of sequences on the GPU go to the
+// device forward's Batch, those of sequences on the CPU to one batched
 // CPU pass, so each row's logits are its sequence's alone. A row fails
-// alone (Err set): a step that is not a *Step of s's model or appears twice
-// (model.ErrForeignStep), Step's checks, or, for a row on the GPU, a device
+// alone (Err set): a step that is not a *Sequence of s's model or appears twice
+// (model.ErrForeignSequence), Step's checks, or, for a row on the GPU, a device
 // error, after which that sequence falls back and replays on the CPU as
 // Step and Prefill do (the row then gets the CPU's logits).
-func (s *Step) StepBatch(rows []engine.StepRows) error {
-	var gpuRows, cpuRows []engine.StepRows
+func (s *Sequence) Batch(rows []forward.Rows) error {
+	var gpuRows, cpuRows []forward.Rows
 	var gpuIdx, cpuIdx []int
 	for i := range rows {
 		r := &rows[i]
 		r.Out, r.Err = nil, nil
-		st, ok := r.Step.(*Step)
+		st, ok := r.Sequence.(*Sequence)
 		ours := ok && st != nil && st.m == s.m
 		held := -1
 		if ours {
@@ -345,28 +345,28 @@ func (s *Step) StepBatch(rows []engine.StepRows) error {
 			continue
 		}
 		st.tokens = st.tokens[:r.Start]
-		row := engine.StepRows{Start: r.Start, Tokens: r.Tokens, Logits: r.Logits}
+		row := forward.Rows{Start: r.Start, Tokens: r.Tokens, Logits: r.Logits}
 		if st.gpu != nil {
-			row.Step = st.gpu
+			row.Sequence = st.gpu
 			gpuRows, gpuIdx = append(gpuRows, row), append(gpuIdx, i)
 		} else {
-			row.Step = st.cpu
+			row.Sequence = st.cpu
 			cpuRows, cpuIdx = append(cpuRows, row), append(cpuIdx, i)
 		}
 	}
 	if len(gpuRows) > 0 {
 		var passErr error
-		if b, ok := gpuRows[0].Step.(engine.StepBatcher); ok {
-			passErr = b.StepBatch(gpuRows)
+		if b, ok := gpuRows[0].Sequence.(forward.Batcher); ok {
+			passErr = b.Batch(gpuRows)
 		} else {
 			for j := range gpuRows {
 				g := &gpuRows[j]
-				g.Out, g.Err = rows[gpuIdx[j]].Step.(*Step).gpuAlone(g.Start, g.Tokens)
+				g.Out, g.Err = rows[gpuIdx[j]].Sequence.(*Sequence).gpuAlone(g.Start, g.Tokens)
 			}
 		}
 		for j, g := range gpuRows {
 			r := &rows[gpuIdx[j]]
-			st := r.Step.(*Step)
+			st := r.Sequence.(*Sequence)
 			err := g.Err
 			if passErr != nil {
 				err = passErr
@@ -388,10 +388,10 @@ func (s *Step) StepBatch(rows []engine.StepRows) error {
 		}
 	}
 	if len(cpuRows) > 0 {
-		passErr := cpuRows[0].Step.(*model.Step).StepBatch(cpuRows)
+		passErr := cpuRows[0].Sequence.(*model.Sequence).Batch(cpuRows)
 		for j, c := range cpuRows {
 			r := &rows[cpuIdx[j]]
-			st := r.Step.(*Step)
+			st := r.Sequence.(*Sequence)
 			switch {
 			case passErr != nil:
 				r.Err = passErr
@@ -407,8 +407,8 @@ func (s *Step) StepBatch(rows []engine.StepRows) error {
 }
 
 // gpuAlone runs tokens at start on the device step alone (a device forward
-// without StepBatch); s.tokens holds positions 0..start-1.
-func (s *Step) gpuAlone(start int, tokens []int32) ([]float32, error) {
+// without Batch); s.tokens holds positions 0..start-1.
+func (s *Sequence) gpuAlone(start int, tokens []int32) ([]float32, error) {
 	if len(tokens) == 1 {
 		return s.gpu.Step(tokens[0], start)
 	}
@@ -416,22 +416,22 @@ func (s *Step) gpuAlone(start int, tokens []int32) ([]float32, error) {
 	return s.gpu.Prefill(all, start)
 }
 
-// rowErr is why row i of a StepBatch cannot run, or nil: its step is not
-// one of the pass's (ours false: model.ErrForeignStep), it has no tokens or
+// rowErr is why row i of a Batch cannot run, or nil: its step is not
+// one of the pass's (ours false: model.ErrForeignSequence), it has no tokens or
 // (held >= 0: the positions the step holds) starts past them
 // (model.ErrPosition), or an earlier row that runs has the same step
-// (model.ErrForeignStep).
-func rowErr(rows []engine.StepRows, i int, ours bool, held int) error {
+// (model.ErrForeignSequence).
+func rowErr(rows []forward.Rows, i int, ours bool, held int) error {
 	r := &rows[i]
 	switch {
 	case !ours:
-		return fmt.Errorf("%w (row %d: %T)", model.ErrForeignStep, i, r.Step)
+		return fmt.Errorf("%w (row %d: %T)", model.ErrForeignSequence, i, r.Sequence)
 	case len(r.Tokens) == 0 || r.Start < 0 || (held >= 0 && r.Start > held):
 		return fmt.Errorf("%w: row %d: %d tokens at %d with %d held", model.ErrPosition, i, len(r.Tokens), r.Start, held)
 	}
 	for j := range i {
-		if rows[j].Step == r.Step && rows[j].Err == nil {
-			return fmt.Errorf("%w (row %d: the same step twice)", model.ErrForeignStep, i)
+		if rows[j].Sequence == r.Sequence && rows[j].Err == nil {
+			return fmt.Errorf("%w (row %d: the same sequence twice)", model.ErrForeignSequence, i)
 		}
 	}
 	return nil

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 )
@@ -61,7 +61,7 @@ var errDevice = errors.New("device: illegal address")
 // injected after a number of calls and logits optionally bent away from
 // the CPU's (a broken kernel).
 type standIn struct {
-	cpu       *model.Step
+	cpu       *model.Sequence
 	calls     int // Step and Prefill calls so far
 	failAt    int // the call that fails (1-based); 0 never
 	failReset bool
@@ -106,16 +106,16 @@ func (g *standIn) Reserve(n int) (bool, error) {
 	return g.cpu.Reserve(n)
 }
 
-func gated(t *testing.T, m *model.Model, g *standIn, cache *VerdictCache) (*Step, *bytes.Buffer) {
+func gated(t *testing.T, m *model.Model, g *standIn, cache *VerdictCache) (*Sequence, *bytes.Buffer) {
 	t.Helper()
 	var stderr bytes.Buffer
 	key := verdictKey{FileSHA256: "f", Device: g.DeviceName(), KernelHash: kernelHash()}
-	return newGatedStep(m, g, Options{Stderr: &stderr, Verdicts: cache}, key), &stderr
+	return newGatedSequence(m, g, Options{Stderr: &stderr, Verdicts: cache}, key), &stderr
 }
 
 func TestGatePasses(t *testing.T) {
 	m := loadTiny(t)
-	g := &standIn{cpu: m.NewStep()}
+	g := &standIn{cpu: m.NewSequence()}
 	s, stderr := gated(t, m, g, nil)
 	assert.True(t, s.OnGPU())
 	assert.True(t, s.Verdict().OK, s.Verdict().String())
@@ -125,14 +125,14 @@ func TestGatePasses(t *testing.T) {
 	assert.Equal(t, "cuda", name)
 	assert.True(t, gpu)
 
-	// The same StepForward adapter drives it, and it agrees with the CPU.
-	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	// The same SequenceForward adapter drives it, and it agrees with the CPU.
+	f, err := forward.NewSequenceForward(s, forward.Options{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
 	toks := []int32{1, 450, 4996, 17354, 1701}
 	got, err := f.Forward(toks, 0)
 	require.NoError(t, err)
-	want, err := m.NewStep().Prefill(toks, 0)
+	want, err := m.NewSequence().Prefill(toks, 0)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	assert.True(t, f.OnGPU())
@@ -140,14 +140,14 @@ func TestGatePasses(t *testing.T) {
 
 func TestGateRejectsFallsBackLoudly(t *testing.T) {
 	m := loadTiny(t)
-	g := &standIn{cpu: m.NewStep(), noise: 50}
+	g := &standIn{cpu: m.NewSequence(), noise: 50}
 	s, stderr := gated(t, m, g, nil)
 	assert.False(t, s.OnGPU())
 	assert.True(t, g.closed, "the device is released")
 	assert.False(t, s.Verdict().OK)
 	assert.Contains(t, stderr.String(), "realizar-host: Fallback: cuda → cpu: cuda: GPU parity gate rejected the device on stand-in: position 0: cosine")
 
-	f, err := engine.NewStepForward(s, engine.StepOptions{Arch: "llama", ModelContext: m.Config().ContextLength})
+	f, err := forward.NewSequenceForward(s, forward.Options{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	s.OnFallback(f.AddNotice) // delivers the notice made at load
 	n := f.Notices()
@@ -160,7 +160,7 @@ func TestGateRejectsFallsBackLoudly(t *testing.T) {
 	toks := []int32{1, 450, 4996}
 	got, err := f.Forward(toks, 0)
 	require.NoError(t, err)
-	want, _ := m.NewStep().Prefill(toks, 0)
+	want, _ := m.NewSequence().Prefill(toks, 0)
 	assert.Equal(t, want, got, "logits come from the CPU")
 }
 
@@ -168,7 +168,7 @@ func TestGateRejectsFallsBackLoudly(t *testing.T) {
 // the CPU, and the answer is the CPU's, never the GPU's unfinished state.
 func TestStepErrorReplaysOnCPU(t *testing.T) {
 	m := loadTiny(t)
-	g := &standIn{cpu: m.NewStep()}
+	g := &standIn{cpu: m.NewSequence()}
 	s, stderr := gated(t, m, g, nil)
 	require.True(t, s.OnGPU())
 	var notices []string
@@ -187,7 +187,7 @@ func TestStepErrorReplaysOnCPU(t *testing.T) {
 	require.Len(t, notices, 1)
 	assert.Equal(t, "Fallback: cuda → cpu: device: illegal address", notices[0])
 	assert.Contains(t, stderr.String(), notices[0])
-	want, _ := m.NewStep().Prefill(toks, 0)
+	want, _ := m.NewSequence().Prefill(toks, 0)
 	assert.Equal(t, want, got)
 	name, gpu := s.Backend()
 	assert.False(t, gpu)
@@ -196,7 +196,7 @@ func TestStepErrorReplaysOnCPU(t *testing.T) {
 
 func TestPrefillErrorReplaysOnCPU(t *testing.T) {
 	m := loadTiny(t)
-	g := &standIn{cpu: m.NewStep()}
+	g := &standIn{cpu: m.NewSequence()}
 	s, _ := gated(t, m, g, nil)
 	toks := []int32{1, 450, 4996, 17354, 1701, 263}
 	_, err := s.Prefill(toks[:2], 0)
@@ -205,7 +205,7 @@ func TestPrefillErrorReplaysOnCPU(t *testing.T) {
 	got, err := s.Prefill(toks, 2)
 	require.NoError(t, err)
 	assert.False(t, s.OnGPU())
-	want, _ := m.NewStep().Prefill(toks, 0)
+	want, _ := m.NewSequence().Prefill(toks, 0)
 	assert.Equal(t, want, got)
 	// It keeps going on the CPU from there: a decode step after the
 	// prompt, as a CPU step given the same calls (a one-token pass sums
@@ -213,7 +213,7 @@ func TestPrefillErrorReplaysOnCPU(t *testing.T) {
 	// the reference takes the same spans).
 	got, err = s.Step(5, len(toks))
 	require.NoError(t, err)
-	ref := m.NewStep()
+	ref := m.NewSequence()
 	_, err = ref.Prefill(toks, 0)
 	require.NoError(t, err)
 	want, _ = ref.Step(5, len(toks))
@@ -222,7 +222,7 @@ func TestPrefillErrorReplaysOnCPU(t *testing.T) {
 
 func TestReserveErrorDropsAndFallsBack(t *testing.T) {
 	m := loadTiny(t)
-	g := &standIn{cpu: m.NewStep()}
+	g := &standIn{cpu: m.NewSequence()}
 	s, stderr := gated(t, m, g, nil)
 	_, err := s.Prefill([]int32{1, 2, 3}, 0)
 	require.NoError(t, err)
@@ -239,13 +239,13 @@ func TestReserveErrorDropsAndFallsBack(t *testing.T) {
 // The caller's mistakes are errors, not reasons to leave the GPU.
 func TestCallerErrorsStayOnGPU(t *testing.T) {
 	m := loadTiny(t)
-	s, stderr := gated(t, m, &standIn{cpu: m.NewStep()}, nil)
+	s, stderr := gated(t, m, &standIn{cpu: m.NewSequence()}, nil)
 	_, err := s.Step(int32(m.Config().Vocab), 0)
-	assert.ErrorIs(t, err, engine.ErrBadToken)
+	assert.ErrorIs(t, err, forward.ErrBadToken)
 	_, err = s.Step(1, 5)
 	assert.ErrorIs(t, err, model.ErrPosition)
 	_, err = s.Reserve(m.Config().ContextLength + 1)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = s.Prefill([]int32{1, 2}, 2)
 	assert.ErrorIs(t, err, model.ErrPosition)
 	assert.True(t, s.OnGPU())
@@ -258,20 +258,20 @@ func TestGateVerdictCached(t *testing.T) {
 	m := loadTiny(t)
 	cache, err := OpenVerdictCache(filepath.Join(t.TempDir(), "v.json"))
 	require.NoError(t, err)
-	g := &standIn{cpu: m.NewStep()}
+	g := &standIn{cpu: m.NewSequence()}
 	s, _ := gated(t, m, g, cache)
 	require.True(t, s.OnGPU())
 	probeCalls := g.calls
 	assert.Greater(t, probeCalls, probeTokens)
 
-	g2 := &standIn{cpu: m.NewStep()}
+	g2 := &standIn{cpu: m.NewSequence()}
 	s2, _ := gated(t, m, g2, cache)
 	assert.True(t, s2.OnGPU())
 	assert.Zero(t, g2.calls, "no probe with a cached pass")
 
 	k := verdictKey{FileSHA256: "f", Device: "stand-in", KernelHash: kernelHash()}
 	require.NoError(t, cache.put(k, Verdict{Reason: "position 9: cosine 0.10000 < 0.95", Positions: 64}))
-	g3 := &standIn{cpu: m.NewStep()}
+	g3 := &standIn{cpu: m.NewSequence()}
 	s3, stderr := gated(t, m, g3, cache)
 	assert.False(t, s3.OnGPU())
 	assert.Zero(t, g3.calls)
@@ -283,20 +283,20 @@ func TestGateDeviceErrorNotCached(t *testing.T) {
 	m := loadTiny(t)
 	cache, err := OpenVerdictCache("")
 	require.NoError(t, err)
-	s, stderr := gated(t, m, &standIn{cpu: m.NewStep(), failAt: 10}, cache)
+	s, stderr := gated(t, m, &standIn{cpu: m.NewSequence(), failAt: 10}, cache)
 	assert.False(t, s.OnGPU())
 	assert.Contains(t, stderr.String(), "gate on gpu: probe position 9: device: illegal address")
 	assert.Empty(t, cache.m)
 }
 
-// StepBatch over gated steps: rows of steps on the device and on the CPU
+// Batch over gated steps: rows of steps on the device and on the CPU
 // each get their sequence's logits alone; a device error in one row falls
 // that sequence back (loudly) and replays it on the CPU, the other rows
 // unaffected; a foreign row fails alone. NewSequence of a device forward
 // that has one sequence is a CPU step, loudly.
-func TestGatedStepBatch(t *testing.T) {
+func TestGatedBatch(t *testing.T) {
 	m := loadTiny(t)
-	ga, gb := &standIn{cpu: m.NewStep()}, &standIn{cpu: m.NewStep()}
+	ga, gb := &standIn{cpu: m.NewSequence()}, &standIn{cpu: m.NewSequence()}
 	a, _ := gated(t, m, ga, nil)
 	b, stderrB := gated(t, m, gb, nil)
 	require.True(t, a.OnGPU())
@@ -308,40 +308,40 @@ func TestGatedStepBatch(t *testing.T) {
 	probe := probeSequence(m.Config().Vocab, 16)
 	prompts := [][]int32{probe[:5:5], probe[5:8:8], probe[8:14:14]}
 	alone := func(p []int32) []float32 {
-		st := m.NewStep()
+		st := m.NewSequence()
 		out, err := st.Prefill(p, 0)
 		require.NoError(t, err)
 		return append([]float32(nil), out...)
 	}
-	rows := []engine.StepRows{
-		{Step: a, Tokens: prompts[0], Logits: true},
-		{Step: b, Tokens: prompts[1], Logits: true},
-		{Step: c, Tokens: prompts[2], Logits: true},
-		{Step: m.NewStep(), Tokens: prompts[0], Logits: true},
+	rows := []forward.Rows{
+		{Sequence: a, Tokens: prompts[0], Logits: true},
+		{Sequence: b, Tokens: prompts[1], Logits: true},
+		{Sequence: c, Tokens: prompts[2], Logits: true},
+		{Sequence: m.NewSequence(), Tokens: prompts[0], Logits: true},
 	}
-	require.NoError(t, a.StepBatch(rows))
+	require.NoError(t, a.Batch(rows))
 	for i, p := range prompts {
 		require.NoError(t, rows[i].Err, "row %d", i)
 		assert.Equal(t, alone(p), rows[i].Out, "row %d", i)
 	}
-	assert.ErrorIs(t, rows[3].Err, model.ErrForeignStep)
+	assert.ErrorIs(t, rows[3].Err, model.ErrForeignSequence)
 
 	// b's device fails on its next call: b falls back and replays; a stays.
 	gb.failAt = gb.calls + 1
 	next := []int32{probe[14], probe[15], probe[1]}
 	rows = rows[:3]
 	for i := range rows {
-		rows[i] = engine.StepRows{Step: rows[i].Step, Start: len(prompts[i]), Tokens: next[i : i+1], Logits: true}
+		rows[i] = forward.Rows{Sequence: rows[i].Sequence, Start: len(prompts[i]), Tokens: next[i : i+1], Logits: true}
 		prompts[i] = append(prompts[i], next[i])
 	}
-	require.NoError(t, c.StepBatch(rows))
+	require.NoError(t, c.Batch(rows))
 	for i, p := range prompts {
 		require.NoError(t, rows[i].Err, "row %d", i)
 		// Alone with the same spans: the prompt, then one decode step;
 		// b's fallback replays its tokens as one prompt.
 		want := alone(p)
 		if i != 1 {
-			st := m.NewStep()
+			st := m.NewSequence()
 			_, err := st.Prefill(p[:len(p)-1], 0)
 			require.NoError(t, err)
 			want, err = st.Step(p[len(p)-1], len(p)-1)

@@ -15,9 +15,9 @@ func Available(device int) error {
 	return fmt.Errorf("%w: built without the cuda tag (rebuild with -tags cuda)", ErrUnavailable)
 }
 
-// NewStep would upload m to the GPU and judge it against the CPU forward.
+// NewSequence would upload m to the GPU and judge it against the CPU forward.
 // This build has no GPU backend: it always returns an error wrapping
 // ErrUnavailable.
-func NewStep(m *model.Model, opts Options) (*Step, error) {
+func NewSequence(m *model.Model, opts Options) (*Sequence, error) {
 	return nil, Available(opts.Device)
 }

@@ -11,7 +11,7 @@ import (
 // Without the cuda tag there is no GPU backend, and asking for one says so.
 func TestStubUnavailable(t *testing.T) {
 	assert.ErrorIs(t, Available(0), ErrUnavailable)
-	s, err := NewStep(nil, Options{})
+	s, err := NewSequence(nil, Options{})
 	assert.Nil(t, s)
 	assert.ErrorIs(t, err, ErrUnavailable)
 	assert.ErrorContains(t, err, "-tags cuda")

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // passes batches the draft model's forwards of concurrent sequences (a
 // server's turns, each drafting on its own goroutine) into shared passes
-// when the steps are engine.StepBatchers, so that each weight is read
+// when the steps are forward.Batchers, so that each weight is read
 // once for all of them. A forward that arrives while a pass runs waits for
 // the next one; the goroutine that found no pass running leads: it runs
 // passes until none is waiting, its own first. Nobody waits for a pass
@@ -22,7 +22,7 @@ type passes struct {
 
 // passRow is one sequence's forward in a shared pass.
 type passRow struct {
-	row  engine.StepRows
+	row  forward.Rows
 	err  error
 	done chan struct{} // closed when row.Out or err is set
 }
@@ -30,8 +30,8 @@ type passRow struct {
 // forward processes tokens[start:] on step (which holds tokens[:start])
 // and returns the logits after the last token, [n_vocab]float32, valid
 // until step's next call.
-func (p *passes) forward(step engine.TokenStep, tokens []int32, start int) ([]float32, error) {
-	r := &passRow{row: engine.StepRows{Step: step, Start: start, Tokens: tokens[start:], Logits: true}, done: make(chan struct{})}
+func (p *passes) forward(step forward.Sequence, tokens []int32, start int) ([]float32, error) {
+	r := &passRow{row: forward.Rows{Sequence: step, Start: start, Tokens: tokens[start:], Logits: true}, done: make(chan struct{})}
 	p.mu.Lock()
 	p.pending = append(p.pending, r)
 	if p.running {
@@ -53,21 +53,21 @@ func (p *passes) forward(step engine.TokenStep, tokens []int32, start int) ([]fl
 	return r.row.Out, r.err
 }
 
-// run runs batch in one StepBatch pass and wakes its rows.
+// run runs batch in one Batch pass and wakes its rows.
 func run(batch []*passRow) {
-	rows := make([]engine.StepRows, len(batch))
+	rows := make([]forward.Rows, len(batch))
 	for i, r := range batch {
 		rows[i] = r.row
 	}
-	b, _ := rows[0].Step.(engine.StepBatcher)
-	err := b.StepBatch(rows)
+	b, _ := rows[0].Sequence.(forward.Batcher)
+	err := b.Batch(rows)
 	for i, r := range batch {
 		r.row.Out, r.err = rows[i].Out, rows[i].Err
 		switch {
 		case err != nil:
 			r.err = fmt.Errorf("draft model: batched pass: %w", err)
 		case r.err == nil && r.row.Out == nil:
-			r.err = fmt.Errorf("draft model: batched pass gave no logits: %w", engine.ErrBadLogits)
+			r.err = fmt.Errorf("draft model: batched pass gave no logits: %w", forward.ErrBadLogits)
 		}
 		close(r.done)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/testenv"
@@ -39,7 +40,7 @@ func TestLyingDrafter(t *testing.T) {
 	m, err := model.Load(f, model.Options{Threads: 2})
 	require.NoError(t, err)
 	defer m.Close()
-	fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+	fwd, err := forward.NewSequenceForward(m.NewSequence(), forward.Options{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	text := tok.Renderer(tokenizer.RenderOptions{})
 	prompt := tok.Encode("Once upon a time, there was a little", tokenizer.EncodeOptions{AddSpecial: true})
@@ -67,7 +68,7 @@ func TestLyingDrafter(t *testing.T) {
 			for _, tt := range []struct {
 				mode int
 				want error // nil: it keeps drafting, wrongly
-			}{{0, nil}, {1, host.ErrPluginTrap}, {2, host.ErrPluginTimeout}, {3, engine.ErrBadToken}, {4, host.ErrBadResult}} {
+			}{{0, nil}, {1, host.ErrPluginTrap}, {2, host.ErrPluginTimeout}, {3, forward.ErrBadToken}, {4, host.ErrBadResult}} {
 				limits := host.Limits{CallTimeout: time.Minute}
 				if tt.mode == 2 { // loops: cut by its own deadline
 					limits.CallTimeout = 200 * time.Millisecond

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -67,11 +68,11 @@ func idsText(ids []int32) string {
 
 // ModelConfig describes a draft model to NewModel.
 type ModelConfig struct {
-	// NewStep returns a new decoding state (a KV cache) over the draft
-	// model's weights, which every state shares (model.Model.NewStep).
-	// A step that is an engine.Prefiller catches up on a span in one
+	// NewSequence returns a new decoding state (a KV cache) over the draft
+	// model's weights, which every state shares (model.Model.NewSequence).
+	// A step that is an forward.Prefiller catches up on a span in one
 	// batched pass; otherwise token by token.
-	NewStep func() engine.TokenStep
+	NewSequence func() forward.Sequence
 	// ContextLength is the draft model's context in positions (> 0): past
 	// it a sequence gets no drafts.
 	ContextLength int
@@ -83,11 +84,11 @@ type ModelConfig struct {
 // Model is a draft model: a second, smaller model over the target's
 // vocabulary (CheckVocab) whose greedy continuation is the draft. It is
 // loaded once and shared: each sequence's ModelDrafter holds its own KV
-// cache (a step of NewStep) over the shared weights, and nothing else.
-// When the steps are engine.StepBatchers, the forwards of drafters that
+// cache (a step of NewSequence) over the shared weights, and nothing else.
+// When the steps are forward.Batchers, the forwards of drafters that
 // run at the same time (a server's sequences) share batched passes, each
 // weight read once for all of them. Safe for concurrent use
-// (ModelConfig.NewStep must be).
+// (ModelConfig.NewSequence must be).
 type Model struct {
 	cfg    ModelConfig
 	passes passes
@@ -97,12 +98,12 @@ type Model struct {
 // pass takes (a long prompt takes several), bounding the pass's scratch.
 const catchUpChunk = 64
 
-// NewModel returns a Model drafting with cfg. A nil NewStep or a context
+// NewModel returns a Model drafting with cfg. A nil NewSequence or a context
 // of 0 positions or fewer is an error wrapping engine.ErrBadConfig.
 func NewModel(cfg ModelConfig) (*Model, error) {
 	switch {
-	case cfg.NewStep == nil:
-		return nil, fmt.Errorf("%w: a draft model needs NewStep", engine.ErrBadConfig)
+	case cfg.NewSequence == nil:
+		return nil, fmt.Errorf("%w: a draft model needs NewSequence", engine.ErrBadConfig)
 	case cfg.ContextLength <= 0:
 		return nil, fmt.Errorf("%w: a draft model's context is %d positions", engine.ErrBadConfig, cfg.ContextLength)
 	}
@@ -146,10 +147,10 @@ type ModelDrafter struct {
 	cancel *engine.CancelToken
 	length Length
 
-	step    engine.TokenStep
-	prefill engine.Prefiller // nil when step has none
-	batcher bool             // step is a StepBatcher: forwards share passes
-	held    []int32          // the tokens step's cache holds, in order
+	step    forward.Sequence
+	prefill forward.Prefiller // nil when step has none
+	batcher bool              // step is a Batcher: forwards share passes
+	held    []int32           // the tokens step's cache holds, in order
 	// Err is the last draft step's error (nil after a successful draft).
 	Err error
 }
@@ -170,9 +171,9 @@ func (d *ModelDrafter) Draft(dst, tokens []int32, limit int) []int32 {
 		return dst
 	}
 	if d.step == nil {
-		d.step = d.m.cfg.NewStep()
-		d.prefill, _ = d.step.(engine.Prefiller)
-		_, d.batcher = d.step.(engine.StepBatcher)
+		d.step = d.m.cfg.NewSequence()
+		d.prefill, _ = d.step.(forward.Prefiller)
+		_, d.batcher = d.step.(forward.Batcher)
 	}
 	logits, err := d.catchUp(tokens)
 	for err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
@@ -103,28 +104,28 @@ func openModel(t *testing.T, path string) (*model.Model, *tokenizer.Tokenizer) {
 // uses m).
 func draftModel(t *testing.T, m *model.Model, tok *tokenizer.Tokenizer) *draft.Model {
 	t.Helper()
-	dm, err := draft.NewModel(draft.ModelConfig{NewStep: func() engine.TokenStep { return m.NewStep() },
+	dm, err := draft.NewModel(draft.ModelConfig{NewSequence: func() forward.Sequence { return m.NewSequence() },
 		ContextLength: m.Config().ContextLength, EOG: tok.EOG()})
 	require.NoError(t, err)
 	return dm
 }
 
-func stepForward(t *testing.T, m *model.Model) *engine.StepForward {
+func stepForward(t *testing.T, m *model.Model) *forward.SequenceForward {
 	t.Helper()
-	f, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+	f, err := forward.NewSequenceForward(m.NewSequence(), forward.Options{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	return f
 }
 
-// countingStep is a TokenStep that calls after on every step.
+// countingStep is a Sequence that calls after on every step.
 type countingStep struct {
-	engine.TokenStep
+	forward.Sequence
 	after func()
 }
 
 func (s countingStep) Step(token int32, position int) ([]float32, error) {
 	defer s.after()
-	return s.TokenStep.Step(token, position)
+	return s.Sequence.Step(token, position)
 }
 
 // TestModelDrafter: a model as its own draft is accepted almost whole;
@@ -175,8 +176,8 @@ func TestModelDrafter(t *testing.T) {
 		cancel := engine.NewCancelToken()
 		steps := 0
 		dm, err := draft.NewModel(draft.ModelConfig{ContextLength: target.Config().ContextLength, EOG: tok.EOG(),
-			NewStep: func() engine.TokenStep {
-				return countingStep{TokenStep: target.NewStep(), after: func() {
+			NewSequence: func() forward.Sequence {
+				return countingStep{Sequence: target.NewSequence(), after: func() {
 					if steps++; steps == 20 {
 						cancel.Cancel()
 					}
@@ -198,7 +199,7 @@ func TestModelDrafterLimits(t *testing.T) {
 	_, err := draft.NewModel(draft.ModelConfig{ContextLength: 8})
 	require.ErrorIs(t, err, engine.ErrBadConfig)
 	m, tok := openModel(t, testenv.Stories())
-	dm, err := draft.NewModel(draft.ModelConfig{NewStep: func() engine.TokenStep { return m.NewStep() }, ContextLength: 6, EOG: tok.EOG()})
+	dm, err := draft.NewModel(draft.ModelConfig{NewSequence: func() forward.Sequence { return m.NewSequence() }, ContextLength: 6, EOG: tok.EOG()})
 	require.NoError(t, err)
 	d := dm.Drafter(draft.ModelOptions{MaxDraft: 8})
 	d.Reset(nil)
@@ -207,7 +208,7 @@ func TestModelDrafterLimits(t *testing.T) {
 	d = dm.Drafter(draft.ModelOptions{MaxDraft: 8})
 	d.Reset(nil)
 	assert.Empty(t, d.Draft(nil, []int32{1, 99999}, 8), "a token outside the vocabulary")
-	assert.ErrorIs(t, d.Err, engine.ErrBadToken)
+	assert.ErrorIs(t, d.Err, forward.ErrBadToken)
 }
 
 // Drafters of one Model drafting at the same time (a server's sequences)

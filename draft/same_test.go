@@ -20,6 +20,7 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
 	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/testenv"
@@ -160,12 +161,12 @@ func TestSpeculativeSameTurn(t *testing.T) {
 			m, err := model.Load(f, model.Options{Threads: 2})
 			require.NoError(t, err)
 			defer m.Close()
-			newFwd := func() (engine.ArchForward, error) {
-				return engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+			newFwd := func() (forward.ArchForward, error) {
+				return forward.NewSequenceForward(m.NewSequence(), forward.Options{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
 			}
 			first, err := newFwd()
 			require.NoError(t, err)
-			fwd := first.(*engine.StepForward)
+			fwd := first.(*forward.SequenceForward)
 			text := tok.Renderer(tokenizer.RenderOptions{})
 			prompt := tok.Encode("Once upon a time, there was a little", tokenizer.EncodeOptions{AddSpecial: true})
 			core, err := serving.New(serving.Model{Forward: fwd, NewForward: newFwd, Vocab: text}, serving.Config{Parallel: 3, BatchTokens: 16})
@@ -202,7 +203,7 @@ func load(t *testing.T, h *host.Host, name, config string, kind abi.Kind) *host.
 	return p
 }
 
-func sameTurns(t *testing.T, h *host.Host, fwd *engine.StepForward, core *serving.Core, tok *tokenizer.Tokenizer, text engine.Vocab, prompt []int32, pc policyCase, drafts map[string]*draft.Model) {
+func sameTurns(t *testing.T, h *host.Host, fwd *forward.SequenceForward, core *serving.Core, tok *tokenizer.Tokenizer, text engine.Vocab, prompt []int32, pc policyCase, drafts map[string]*draft.Model) {
 	var procs []*host.Plugin
 	for _, p := range pc.procs {
 		procs = append(procs, load(t, h, p[0], p[1], abi.KindProcessor))

@@ -147,7 +147,7 @@ type Embedder struct {
 
 // state is one call's decoding state and scratch.
 type state struct {
-	step   *model.Step
+	step   *model.Sequence
 	hidden []float32
 }
 
@@ -158,7 +158,7 @@ func New(m *model.Model, p Pooling) (*Embedder, error) {
 		return nil, fmt.Errorf("%w: %s (an embedding takes mean, cls or last)", ErrPooling, p)
 	}
 	e := &Embedder{m: m, pooling: p}
-	e.steps.New = func() any { return &state{step: m.NewStep()} }
+	e.steps.New = func() any { return &state{step: m.NewSequence()} }
 	return e, nil
 }
 
@@ -174,8 +174,8 @@ func (e *Embedder) ContextLength() int { return e.m.Config().ContextLength }
 // Embed returns the embedding of tokens (one input, BOS included when the
 // caller wants it), [Dims]float32 of unit length, newly allocated.
 //
-// Errors: those of model.Step.Hidden — engine.ErrBadToken for an id outside
-// the vocabulary, engine.ErrContextExceeded for more than ContextLength
+// Errors: those of model.Sequence.Hidden — forward.ErrBadToken for an id outside
+// the vocabulary, forward.ErrContextExceeded for more than ContextLength
 // tokens, model.ErrPosition for none.
 func (e *Embedder) Embed(tokens []int32) ([]float32, error) {
 	st := e.steps.Get().(*state)

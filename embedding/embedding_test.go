@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
@@ -118,7 +118,7 @@ func TestPoolingOf(t *testing.T) {
 }
 
 // TestEmbed checks the Embedder on the committed stories260K model: unit
-// length, the pooling types' relations to model.Step.Hidden, equal vectors
+// length, the pooling types' relations to model.Sequence.Hidden, equal vectors
 // for equal inputs however the calls interleave, and its errors.
 // (tools/llamaref/parity's TestEmbeddings compares it with llama.cpp.)
 func TestEmbed(t *testing.T) {
@@ -135,7 +135,7 @@ func TestEmbed(t *testing.T) {
 	_, err = New(m, PoolingRank)
 	assert.ErrorIs(t, err, ErrPooling)
 
-	hidden, err := m.NewStep().Hidden(nil, toks)
+	hidden, err := m.NewSequence().Hidden(nil, toks)
 	require.NoError(t, err)
 	dims := m.Config().Embd
 	require.Len(t, hidden, len(toks)*dims)
@@ -160,9 +160,9 @@ func TestEmbed(t *testing.T) {
 		_, err = e.Embed(nil)
 		assert.ErrorIs(t, err, model.ErrPosition)
 		_, err = e.Embed([]int32{1, int32(m.Config().Vocab)})
-		assert.ErrorIs(t, err, engine.ErrBadToken)
+		assert.ErrorIs(t, err, forward.ErrBadToken)
 		_, err = e.Embed(make([]int32, e.ContextLength()+1))
-		assert.ErrorIs(t, err, engine.ErrContextExceeded)
+		assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	}
 	cls, _ := New(m, PoolingCLS)
 	a, err := cls.Embed(toks[:1])

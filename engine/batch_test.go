@@ -11,31 +11,32 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // batchSeq is one sequence of a ForwardBatch test: a counting step (with a
-// batched Prefill, or else a StepBatcher) whose greedy continuation of token
+// batched Prefill, or else a Batcher) whose greedy continuation of token
 // t is t+1+shift, its forward, and a Session over it with a greedy sampler
 // of its own. Its capacity is the whole context, so no Reserve drops what it
 // holds.
 type batchSeq struct {
-	step *enginetest.CountingStep
-	fwd  *engine.StepForward
+	step *enginetest.CountingSequence
+	fwd  *forward.SequenceForward
 	sess *engine.Session
 }
 
 // newBatchSeq makes a sequence; with passes not nil its step is a
-// batchingStep counting the shared passes there.
+// batchingSequence counting the shared passes there.
 func newBatchSeq(t *testing.T, ctx, shift int, passes *int) *batchSeq {
 	t.Helper()
-	q := &batchSeq{step: enginetest.NewCountingStep(testVocab)}
+	q := &batchSeq{step: enginetest.NewCountingSequence(testVocab)}
 	q.step.Next = func(token int32, _ int) int32 { return (token + 1 + int32(shift)) % testVocab }
 	q.step.Capacity = ctx
-	var step engine.TokenStep = enginetest.WithPrefill(q.step)
+	var step forward.Sequence = enginetest.WithPrefill(q.step)
 	if passes != nil {
-		step = batchingStep{PrefillStep: enginetest.WithPrefill(q.step), passes: passes}
+		step = batchingSequence{PrefillSequence: enginetest.WithPrefill(q.step), passes: passes}
 	}
-	q.fwd = newStepForward(t, step, ctx)
+	q.fwd = newSequenceForward(t, step, ctx)
 	s, err := engine.NewSession(q.fwd, enginetest.NewCountingVocab(testVocab), engine.WithSampler(enginetest.Greedy{}))
 	require.NoError(t, err)
 	q.sess = s
@@ -52,21 +53,21 @@ func newBatchSeqs(t *testing.T, n, ctx int, passes *int) []*batchSeq {
 	return seqs
 }
 
-// batchingStep is a counting step with engine.StepBatcher: one call steps
+// batchingSequence is a counting step with forward.Batcher: one call steps
 // the rows of every sequence in turn (each row's own counting step, which
 // checks the positions), counting the call in passes.
-type batchingStep struct {
-	enginetest.PrefillStep
+type batchingSequence struct {
+	enginetest.PrefillSequence
 	passes *int
 }
 
-func (b batchingStep) StepBatch(rows []engine.StepRows) error {
+func (b batchingSequence) Batch(rows []forward.Rows) error {
 	*b.passes++
 	for i := range rows {
 		r := &rows[i]
-		st, ok := r.Step.(batchingStep)
+		st, ok := r.Sequence.(batchingSequence)
 		if !ok {
-			r.Err = fmt.Errorf("row %d: a %T in a pass of counting steps", i, r.Step)
+			r.Err = fmt.Errorf("row %d: a %T in a pass of counting steps", i, r.Sequence)
 			continue
 		}
 		var logits, every []float32
@@ -99,7 +100,7 @@ var batchPrompts = [][]int32{{1, 2, 3}, {5, 6, 7, 8, 9, 10, 11}, {20}}
 func driveBatch(runs []*engine.Run, seqs []*batchSeq, maxTokens int, before func(pass int)) int {
 	chunked := make([]bool, len(runs))
 	for pass := 0; ; pass++ {
-		var spans []engine.Span
+		var spans []forward.Span
 		var owner []int
 		for i, run := range runs {
 			tokens, start, ok := run.Next()
@@ -109,7 +110,7 @@ func driveBatch(runs []*engine.Run, seqs []*batchSeq, maxTokens int, before func
 			if chunked[i] {
 				start = seqs[i].fwd.Held()
 			}
-			spans = append(spans, engine.Span{Fwd: seqs[i].fwd, Tokens: tokens, Start: start, Max: maxTokens})
+			spans = append(spans, forward.Span{Fwd: seqs[i].fwd, Tokens: tokens, Start: start, Max: maxTokens})
 			owner = append(owner, i)
 		}
 		if len(spans) == 0 {
@@ -118,7 +119,7 @@ func driveBatch(runs []*engine.Run, seqs []*batchSeq, maxTokens int, before func
 		if before != nil {
 			before(pass)
 		}
-		engine.ForwardBatch(spans)
+		forward.ForwardBatch(spans)
 		for j, sp := range spans {
 			i := owner[j]
 			if chunked[i] = sp.Err == nil && sp.Logits == nil; chunked[i] {
@@ -184,7 +185,7 @@ func TestForwardBatchRunsMatchGenerate(t *testing.T) {
 				passes := driveBatch(runs, seqs, tt.max, nil)
 				assert.Equal(t, tt.passes, passes)
 				if batched {
-					assert.Equal(t, passes, *calls, "one StepBatch call per pass")
+					assert.Equal(t, passes, *calls, "one Batch call per pass")
 				}
 				for i, run := range runs {
 					_, _, more := run.Next()
@@ -354,8 +355,8 @@ func TestRunFeedCancelledSpan(t *testing.T) {
 	require.NoError(t, err)
 	tokens, start, ok := run.Next()
 	require.True(t, ok)
-	spans := []engine.Span{{Fwd: q.fwd, Tokens: tokens, Start: start, Max: 1}} // one chunk, then give up
-	engine.ForwardBatch(spans)
+	spans := []forward.Span{{Fwd: q.fwd, Tokens: tokens, Start: start, Max: 1}} // one chunk, then give up
+	forward.ForwardBatch(spans)
 	require.NoError(t, spans[0].Err)
 	require.Nil(t, spans[0].Logits)
 	cause := fmt.Errorf("%w: client went away", engine.ErrCancelled)
@@ -401,7 +402,7 @@ func TestForwardBatchVerifySpans(t *testing.T) {
 				prefilled := make([]bool, len(runs))
 				passes := 0
 				for ; ; passes++ {
-					var spans []engine.Span
+					var spans []forward.Span
 					var owner []int
 					for i, run := range runs {
 						tokens, start, ok := run.NextDraft()
@@ -411,20 +412,20 @@ func TestForwardBatchVerifySpans(t *testing.T) {
 						if prefilled[i] && rows > 0 {
 							tokens = tokens[:min(len(tokens), start+rows)]
 						}
-						spans = append(spans, engine.Span{Fwd: seqs[i].fwd, Tokens: tokens, Start: start, Verify: prefilled[i]})
+						spans = append(spans, forward.Span{Fwd: seqs[i].fwd, Tokens: tokens, Start: start, Verify: prefilled[i]})
 						owner = append(owner, i)
 						prefilled[i] = true
 					}
 					if len(spans) == 0 {
 						break
 					}
-					engine.ForwardBatch(spans)
+					forward.ForwardBatch(spans)
 					for j, sp := range spans {
 						runs[owner[j]].FeedRows(sp.Logits, sp.Took, sp.Err)
 					}
 				}
 				if batched {
-					assert.Equal(t, passes, *calls, "one StepBatch call per pass")
+					assert.Equal(t, passes, *calls, "one Batch call per pass")
 				}
 				for i, run := range runs {
 					got, err := run.Result()

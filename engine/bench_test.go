@@ -5,6 +5,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // BenchmarkGenerateLoop measures the Session's own cost per generated token
@@ -13,7 +14,7 @@ import (
 func BenchmarkGenerateLoop(b *testing.B) {
 	const vocab, tokens = 32000, 256
 	v := enginetest.NewCountingVocab(vocab)
-	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab), engine.StepOptions{ModelContext: 1024})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab), forward.Options{ModelContext: 1024})
 	if err != nil {
 		b.Fatal(err)
 	}

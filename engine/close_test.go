@@ -9,6 +9,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // closingSampler is Greedy that counts Close calls.
@@ -31,7 +32,7 @@ func (c *closingStop) Close() error { c.closed++; return nil }
 // their errors, and leaves per-turn policies to their caller.
 func TestSessionClose(t *testing.T) {
 	vocab := enginetest.NewCountingVocab(8)
-	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(8), engine.StepOptions{ModelContext: 32})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(8), forward.Options{ModelContext: 32})
 	require.NoError(t, err)
 	boom := errors.New("boom")
 	own := &closingSampler{err: boom}

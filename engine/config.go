@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"slices"
+
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // GenerateConfig is the settings of one turn. The zero value is not valid:
@@ -73,7 +75,7 @@ type GenerateConfig struct {
 	Pieces Pieces
 
 	// Draft proposes tokens for speculative decoding; nil means none. Used
-	// only when the Session's forward is a VerifyForward (the Session's
+	// only when the Session's forward is a forward.Verifier (the Session's
 	// Generate) or the driver forwards Run.NextDraft's rows. The turn's
 	// tokens, text, logprobs, stop and the policies' calls are those of
 	// the same turn without it. The caller owns it; the Session resets it
@@ -100,7 +102,7 @@ func (c *GenerateConfig) validate(vocabSize int) error {
 	}
 	if i := slices.IndexFunc(c.StopTokens, func(id int32) bool { return id < 0 || int(id) >= vocabSize }); i >= 0 {
 		return fmt.Errorf("%w: StopTokens[%d] = %d is outside the vocabulary [0, %d): %w",
-			ErrBadConfig, i, c.StopTokens[i], vocabSize, ErrBadToken)
+			ErrBadConfig, i, c.StopTokens[i], vocabSize, forward.ErrBadToken)
 	}
 	return nil
 }

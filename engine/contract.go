@@ -1,59 +1,15 @@
 package engine
 
-// This file is the contract between the decode loop and everything it drives:
-// forwards (model/, cuda/), policies (host/, native test policies) and the
-// vocabulary (tokenizer/). Implementations live in other packages; engine
+// This file is the contract between the decode loop and the policies and
+// vocabulary it drives: host/ (plugins), native test policies, tokenizer/,
+// and the draft sources of speculative decoding. The forward it drives is
+// forward.ArchForward. Implementations live in other packages; engine
 // imports none of them.
-
-// ArchForward is a model forward pass that the Session drives.
-//
-// Precondition of Forward: the forward's state holds tokens[:start] as its
-// first start positions (the KV cache covers positions 0..start-1; it may
-// hold more positions, which the call discards and overwrites). start == 0
-// means reset and process all of tokens. Forward returns the logits after the last token of tokens,
-// a []float32 of length Vocab.Size(); the slice is valid until the next call.
-// After a Forward error the state is unknown: the caller's next Forward must
-// start from 0 (the Session does so).
-//
-// An ArchForward is driven by one Session and need not be safe for
-// concurrent use.
-//
-// It holds what the Session calls; StepForward, the implementation over a
-// TokenStep, adds what its owners read (Arch, Notices, BatchedPrefills,
-// Held).
-type ArchForward interface {
-	// OnGPU reports whether logits currently come from a GPU backend.
-	OnGPU() bool
-	// ContextLength is the number of positions the forward can hold.
-	ContextLength() int
-	// Reserve sizes the state for positions tokens (the Session calls it once
-	// per turn with len(prompt)+budget, before any Forward). dropped reports
-	// that the held state was discarded (the caller must then forward from
-	// 0). positions > ContextLength() is an error wrapping ErrContextExceeded.
-	Reserve(positions int) (dropped bool, err error)
-	// Forward processes tokens[start:] given that tokens[:start] are held.
-	Forward(tokens []int32, start int) (logits []float32, err error)
-}
-
-// VerifyForward is an optional ArchForward capability: the verify pass of
-// speculative decoding. Verify has Forward's precondition and processes
-// tokens[start:] as rows at consecutive positions, returning the logits
-// after every row: [n*n_vocab]float32 for n = len(tokens)-start, row i
-// bit-identical to what Forward(tokens[:start+i+1], start+i) returns after
-// the rows before it, valid until the next call. The state holds all of
-// tokens afterwards; a caller that rejects a suffix resumes before it (the
-// positions after what it resumes at are discarded and overwritten). After
-// an error the state is unknown, as after Forward's.
-//
-// The Session drafts only on a forward that has it (see Drafter).
-type VerifyForward interface {
-	Verify(tokens []int32, start int) (logits []float32, err error)
-}
 
 // Drafter proposes the tokens a turn is likely to generate next: the draft
 // source of speculative decoding (a predicted output, a lookup over the
 // sequence's own text, a draft model). The Session verifies a draft with
-// one VerifyForward pass and keeps each draft token only when the turn's
+// one forward.Verifier pass and keeps each draft token only when the turn's
 // own sampler chain, run as a plain step runs it, chose that token, so a
 // Drafter changes how fast a turn runs and never what it generates.
 //
@@ -72,51 +28,6 @@ type Drafter interface {
 	// its drafted tokens were chosen (the leading ones; 0 <= accepted <=
 	// drafted). A drafter adapts its draft length to it.
 	Accepted(drafted, accepted int)
-}
-
-// TokenStep is the per-token forward of a quantized model. StepForward adapts it
-// to ArchForward.
-//
-// Step processes token at position (0-based) and returns the logits after it,
-// [n_vocab]float32, valid until the next call. A Step at position p requires
-// positions 0..p-1 to have been stepped since the last Reset. Reset forgets
-// every position. After a Step error the caller resets before stepping again
-// (StepForward does).
-type TokenStep interface {
-	Reset()
-	Step(token int32, position int) ([]float32, error)
-}
-
-// Prefiller is an optional TokenStep capability: a batched pass over
-// tokens[start:] (positions start..len(tokens)-1) returning the logits after
-// the last token. Same precondition as ArchForward.Forward.
-type Prefiller interface {
-	Prefill(tokens []int32, start int) ([]float32, error)
-}
-
-// Verifier is an optional TokenStep capability: the verify pass of
-// speculative decoding. Verify processes tokens[start:] (positions
-// start..len(tokens)-1, same precondition as Prefill) and returns the
-// logits after every one of them, [n*n_vocab]float32 for n =
-// len(tokens)-start, row i bit-identical to what Step(tokens[start+i],
-// start+i) returns after the rows before it were stepped; valid until the
-// step's next call. A step without it is verified Step by Step.
-type Verifier interface {
-	Verify(tokens []int32, start int) ([]float32, error)
-}
-
-// Reserver is an optional TokenStep capability: size the KV cache for
-// positions. dropped reports that the held positions were discarded (the
-// cache was reallocated).
-type Reserver interface {
-	Reserve(positions int) (dropped bool, err error)
-}
-
-// BackendReporter is an optional TokenStep capability naming its backend
-// ("cpu", "cuda") and whether it runs on a GPU now; a step that falls back to
-// the CPU reports so from then on.
-type BackendReporter interface {
-	Backend() (name string, onGPU bool)
 }
 
 // Pieces renders token ids as the bytes a turn's text is made of.
@@ -146,7 +57,7 @@ type Vocab interface {
 // and Accept for each token that joins the context. Sample may modify logits
 // in place (it is a scratch copy owned by the Session for the duration of the
 // call) and must not retain it. A returned id outside [0, n_vocab) is turned
-// into ErrBadToken by the Session.
+// into forward.ErrBadToken by the Session.
 //
 // Every error (a WebAssembly trap, a timeout, a bad id) ends the turn with a
 // *PolicyError naming the sampler (see Named); the next turn calls Reset

@@ -1,10 +1,12 @@
 // Package engine holds the one decode loop of realizar-host, Session, and the
-// contract it drives: ArchForward (a model forward), TokenStep (a per-token
-// quantized forward, adapted by StepForward), Vocab, Sampler and StopPolicy.
+// contract of what it drives besides the forward: Vocab, Sampler, StopPolicy
+// and Drafter. The forward's contract (forward.ArchForward, forward.Sequence
+// adapted by forward.SequenceForward, batched passes) is package forward, which
+// model/ and cuda/ implement without importing engine.
 //
-// Data flow: tokens → ArchForward.Forward → logits → Sampler → token →
+// Data flow: tokens → forward.ArchForward.Forward → logits → Sampler → token →
 // StopPolicy → text. engine imports no architecture, no plugin host and no GPU
-// code; model/, cuda/, host/ and tokenizer/ implement what it declares.
+// code; host/ and tokenizer/ implement what it declares.
 //
 // # The loop
 //
@@ -34,16 +36,17 @@
 // ends it. Generate is exactly that loop over the Session's own forward, so
 // both keep the rules above (the cancellation falsifiers included). The
 // server's batcher drives one Run per request and forwards their spans
-// together: ForwardBatch takes spans of several StepForwards (each its own
-// KV cache over one model) and, when their steps implement StepBatcher, runs
-// them in one pass in which each weight is read once for every row; a span
-// may be cut (Span.Max) so a long prompt goes in chunks between other
-// sequences' decode steps. Each span keeps StepForward's bookkeeping, fails
-// alone, and on the CPU gets the bits it would get alone.
+// together: forward.ForwardBatch takes spans of several forward.SequenceForwards
+// (each its own KV cache over one model) and, when their steps implement
+// forward.Batcher, runs them in one pass in which each weight is read once
+// for every row; a span may be cut (forward.Span.Max) so a long prompt goes in
+// chunks between other sequences' decode steps. Each span keeps
+// forward.SequenceForward's bookkeeping, fails alone, and on the CPU gets the
+// bits it would get alone.
 //
 // Session.Score runs a token list teacher-forced through the same forward
 // rules, for perplexity.
 //
 // Package enginetest holds deterministic reference implementations of the
-// contract (a counting TokenStep, Greedy, StringsStop ...) for tests.
+// contracts (a counting forward.Sequence, Greedy, StringsStop ...) for tests.
 package engine

@@ -7,10 +7,6 @@ import (
 
 // Sentinel errors. Every layer wraps them with %w, so callers test with errors.Is.
 var (
-	// ErrBadToken: a policy returned an id < 0 or >= the vocabulary size.
-	ErrBadToken = errors.New("engine: token id out of range")
-	// ErrContextExceeded: the prompt does not fit the context (len(prompt) >= ContextLength()).
-	ErrContextExceeded = errors.New("engine: context length exceeded")
 	// ErrEmptyPrompt: a turn was asked for with no prompt tokens.
 	ErrEmptyPrompt = errors.New("engine: empty prompt")
 	// ErrNoTokenAllowed: a processor's allowed-token mask (ABI 2) left no
@@ -23,7 +19,7 @@ var (
 )
 
 // PolicyError reports a failure inside a policy (sampler or stop policy)
-// during a turn. It unwraps to the cause (ErrBadToken, or a plugin's
+// during a turn. It unwraps to the cause (forward.ErrBadToken, or a plugin's
 // host.PluginError: find it with errors.As). The Session wraps a policy's
 // error once; an error that already is a PolicyError is returned as is.
 type PolicyError struct {
@@ -34,12 +30,10 @@ type PolicyError struct {
 func (e *PolicyError) Error() string { return fmt.Sprintf("policy %s: %v", e.Policy, e.Err) }
 func (e *PolicyError) Unwrap() error { return e.Err }
 
-// More sentinels, used by the Session and StepForward.
+// More sentinels, used by the Session. The forward's own (ErrBadToken,
+// ErrContextExceeded, ErrBadLogits) are declared in package forward.
 var (
-	// ErrBadConfig: a GenerateConfig, Session option or StepOptions value is
+	// ErrBadConfig: a GenerateConfig or Session option value is
 	// out of range (MaxTokens <= 0, no sampler, a negative context ...).
 	ErrBadConfig = errors.New("engine: invalid configuration")
-	// ErrBadLogits: a forward returned no logits, or logits whose length is
-	// not the vocabulary size.
-	ErrBadLogits = errors.New("engine: forward returned bad logits")
 )

@@ -6,6 +6,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // A Session over a counting "model" (after token t it predicts t+1), with a
@@ -13,8 +14,8 @@ import (
 // vocabulary from tokenizer/; the loop is the same.
 func Example() {
 	vocab := enginetest.NewCountingVocab(16) // id i is the text "i "
-	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()),
-		engine.StepOptions{Arch: "counting", ModelContext: 64})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()),
+		forward.Options{Arch: "counting", ModelContext: 64})
 	if err != nil {
 		panic(err)
 	}
@@ -51,7 +52,7 @@ func Example() {
 // Perplexity-style scoring: the log-probability of each next token.
 func ExampleSession_Score() {
 	vocab := enginetest.NewCountingVocab(4)
-	fwd, _ := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: 8})
+	fwd, _ := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()), forward.Options{ModelContext: 8})
 	s, _ := engine.NewSession(fwd, vocab)
 	tokens := []int32{0, 1, 3}
 	_ = s.Score(tokens, func(i int, logits []float32) error {

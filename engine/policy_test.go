@@ -9,6 +9,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 var errTrap = errors.New("wasm trap: unreachable")
@@ -69,8 +70,8 @@ func TestGeneratePolicyErrors(t *testing.T) {
 	}{
 		{"sampler reset traps", &faultySampler{resetErr: errTrap}, nil, "sampler faulty", errTrap, 0},
 		{"sampler traps", &faultySampler{n: 3, err: errTrap}, nil, "sampler faulty", errTrap, 2},
-		{"sampler id too large", &faultySampler{n: 2, id: testVocab}, nil, "sampler faulty", engine.ErrBadToken, 1},
-		{"sampler id negative", &faultySampler{n: 1, id: -1}, nil, "sampler faulty", engine.ErrBadToken, 0},
+		{"sampler id too large", &faultySampler{n: 2, id: testVocab}, nil, "sampler faulty", forward.ErrBadToken, 1},
+		{"sampler id negative", &faultySampler{n: 1, id: -1}, nil, "sampler faulty", forward.ErrBadToken, 0},
 		{"sampler's own PolicyError is not wrapped again", &faultySampler{n: 2, err: &engine.PolicyError{Policy: "inner", Err: errTrap}},
 			nil, "inner", errTrap, 1},
 		{"stop reset traps", nil, &faultyStop{resetErr: errTrap}, "stop policy", errTrap, 0},

@@ -69,7 +69,7 @@ type Turn struct {
 	// Seed is the seed the sampler was reset with (the random one when
 	// GenerateConfig.Seed was nil).
 	Seed uint64
-	// UsedGPU is ArchForward.OnGPU at the end of the turn.
+	// UsedGPU is forward.ArchForward.OnGPU at the end of the turn.
 	UsedGPU bool
 	// Text is the text released during the turn: the concatenation of every
 	// text given to OnToken (whether or not OnToken is set). It never holds a

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // ErrRunFinished is returned by Run.Result called twice: the Turn was
@@ -33,7 +35,7 @@ type Run struct {
 }
 
 // Begin validates a turn and starts it: the same refusals as Generate
-// (ErrBadConfig, ErrEmptyPrompt, ErrBadToken, ErrContextExceeded), returned
+// (ErrBadConfig, ErrEmptyPrompt, forward.ErrBadToken, forward.ErrContextExceeded), returned
 // before anything runs and without holding the Session. Then, holding the
 // Session: a turn whose CancelToken is already cancelled ends at once
 // (StopCancelled, no Reserve, no forward); otherwise the forward is reserved
@@ -57,7 +59,7 @@ func (x *Run) Session() *Session { return x.r.s }
 // Next returns the span to forward next: tokens is the turn's whole token
 // list (prompt and generated tokens, owned by the Run, read-only) and the
 // forward processes tokens[start:] given that tokens[:start] are held, as
-// ArchForward.Forward's precondition says. ok is false when the turn has
+// forward.ArchForward.Forward's precondition says. ok is false when the turn has
 // ended (a stop, a failure): call Result.
 func (x *Run) Next() (tokens []int32, start int, ok bool) {
 	r := x.r
@@ -70,7 +72,7 @@ func (x *Run) Next() (tokens []int32, start int, ok bool) {
 
 // NextDraft is Next with the turn's drafts (GenerateConfig.Draft) after
 // the turn's tokens: the forward processes tokens[start:] as a
-// VerifyForward does, and FeedRows takes the logits after every one of
+// forward.Verifier does, and FeedRows takes the logits after every one of
 // them. Without a drafter, during the prompt's span, or when the drafter
 // proposes nothing, it returns Next's span (one row: FeedRows and Feed are
 // then the same).
@@ -124,7 +126,7 @@ func (x *Run) Feed(logits []float32, took time.Duration, err error) {
 }
 
 // FeedRows gives the run the result of forwarding NextDraft's span as a
-// VerifyForward does: the logits after every row of tokens[start:]
+// forward.Verifier does: the logits after every row of tokens[start:]
 // ([rows*n_vocab]float32, read during the call only), or the forward's
 // error (as for Feed). A driver with room for fewer rows may forward only
 // the first m (1 <= m <= rows: tokens[start:start+m]) and give their
@@ -212,7 +214,7 @@ func (r *turnState) feedRows(logits []float32, took time.Duration, ferr error) {
 		r.drafts = drafts
 	}
 	if ferr == nil && len(logits) != rows*s.vocab.Size() {
-		ferr = fmt.Errorf("%d logits for %d rows of a vocabulary of %d: %w", len(logits), rows, s.vocab.Size(), ErrBadLogits)
+		ferr = fmt.Errorf("%d logits for %d rows of a vocabulary of %d: %w", len(logits), rows, s.vocab.Size(), forward.ErrBadLogits)
 	}
 	var last []float32
 	if ferr == nil {

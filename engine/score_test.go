@@ -9,6 +9,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 func TestScore(t *testing.T) {
@@ -50,8 +51,8 @@ func TestScoreErrors(t *testing.T) {
 		want     error
 	}{
 		{"empty", nil, func(int, []float32) error { return nil }, nil, engine.ErrEmptyPrompt},
-		{"bad id", []int32{1, testVocab}, func(int, []float32) error { return nil }, nil, engine.ErrBadToken},
-		{"longer than the context", seq(0, 9), func(int, []float32) error { return nil }, nil, engine.ErrContextExceeded},
+		{"bad id", []int32{1, testVocab}, func(int, []float32) error { return nil }, nil, forward.ErrBadToken},
+		{"longer than the context", seq(0, 9), func(int, []float32) error { return nil }, nil, forward.ErrContextExceeded},
 		{"no callback", []int32{1}, nil, nil, engine.ErrBadConfig},
 		{"callback error stops", seq(0, 4), func(i int, _ []float32) error {
 			if i == 1 {

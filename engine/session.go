@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // Named is an optional capability of a Sampler or StopPolicy: the name used
@@ -36,7 +38,7 @@ func WithStopPolicy(p StopPolicy) Option { return func(x *Session) { x.stop = p 
 // chat, bench, perplexity, the server) generates through Generate and scores
 // through Score.
 //
-// A Session owns its ArchForward's state between turns and remembers which
+// A Session owns its forward.ArchForward's state between turns and remembers which
 // tokens that state holds, so a turn processes only the tokens after the
 // longest prefix it shares with them: a chat's next turn only the new
 // message, an edited or regenerated turn only what follows the edit
@@ -52,7 +54,7 @@ func WithStopPolicy(p StopPolicy) Option { return func(x *Session) { x.stop = p 
 // call back into the same Session (they would wait for themselves).
 type Session struct {
 	mu        sync.Mutex
-	fwd       ArchForward
+	fwd       forward.ArchForward
 	vocab     Vocab
 	sampler   Sampler
 	stop      StopPolicy
@@ -64,7 +66,7 @@ type Session struct {
 
 // NewSession returns a Session generating with fwd and vocab. A nil fwd or
 // vocab, or a vocabulary of size <= 0, is an error wrapping ErrBadConfig.
-func NewSession(fwd ArchForward, vocab Vocab, opts ...Option) (*Session, error) {
+func NewSession(fwd forward.ArchForward, vocab Vocab, opts ...Option) (*Session, error) {
 	if fwd == nil || vocab == nil {
 		return nil, fmt.Errorf("%w: a Session needs a forward and a vocabulary", ErrBadConfig)
 	}
@@ -98,11 +100,11 @@ func (s *Session) Close() error {
 }
 
 // Model returns the Session's forward (for its notices and counters).
-func (s *Session) Model() ArchForward { return s.fwd }
+func (s *Session) Model() forward.ArchForward { return s.fwd }
 
 // Generate runs one turn: it continues prompt (the whole conversation so far,
 // not only the new message) until a stop, and returns the Turn. With a
-// GenerateConfig.Draft and a forward that is a VerifyForward, it decodes
+// GenerateConfig.Draft and a forward that is a forward.Verifier, it decodes
 // speculatively (NextDraft, Verify, FeedRows), with the same result. It is
 // Begin followed by the Run's loop on the Session's own forward:
 //
@@ -113,8 +115,8 @@ func (s *Session) Model() ArchForward { return s.fwd }
 //
 // Refused before anything runs (Turn is zero): a bad cfg (ErrBadConfig), no
 // sampler (ErrBadConfig), an empty prompt (ErrEmptyPrompt), a prompt id
-// outside the vocabulary (ErrBadToken), len(prompt) >= ContextLength()
-// (ErrContextExceeded; a prompt is never truncated).
+// outside the vocabulary (forward.ErrBadToken), len(prompt) >= ContextLength()
+// (forward.ErrContextExceeded; a prompt is never truncated).
 //
 // Failures during the turn return the Turn so far and an error: a forward or
 // Reserve error (wrapped; the forward state is forgotten and the next turn
@@ -126,7 +128,7 @@ func (s *Session) Generate(prompt []int32, cfg GenerateConfig) (Turn, error) {
 	if err != nil {
 		return Turn{}, err
 	}
-	vf, ok := s.fwd.(VerifyForward)
+	vf, ok := s.fwd.(forward.Verifier)
 	if !ok || cfg.Draft == nil {
 		for tokens, start, ok := run.Next(); ok; tokens, start, ok = run.Next() {
 			t0 := time.Now()
@@ -174,7 +176,7 @@ func (s *Session) newTurn(prompt []int32, cfg GenerateConfig) (*turnState, error
 	ctx := s.fwd.ContextLength()
 	if len(prompt) >= ctx {
 		return nil, fmt.Errorf("engine: prompt of %d tokens leaves no room in a context of %d: %w",
-			len(prompt), ctx, ErrContextExceeded)
+			len(prompt), ctx, forward.ErrContextExceeded)
 	}
 	room := ctx - len(prompt)
 	r.budget = min(cfg.MaxTokens, room)
@@ -196,7 +198,7 @@ func (s *Session) checkTokens(tokens []int32) error {
 	n := s.vocab.Size()
 	if i := slices.IndexFunc(tokens, func(id int32) bool { return id < 0 || int(id) >= n }); i >= 0 {
 		return fmt.Errorf("engine: token %d at index %d is outside the vocabulary [0, %d): %w",
-			tokens[i], i, n, ErrBadToken)
+			tokens[i], i, n, forward.ErrBadToken)
 	}
 	return nil
 }
@@ -241,7 +243,7 @@ func (s *Session) Forget() {
 // or nothing known after a failure.
 func (s *Session) forwarded(tokens []int32, start int, logits []float32, err error) ([]float32, error) {
 	if err == nil && len(logits) != s.vocab.Size() {
-		err = fmt.Errorf("%d logits for a vocabulary of %d: %w", len(logits), s.vocab.Size(), ErrBadLogits)
+		err = fmt.Errorf("%d logits for a vocabulary of %d: %w", len(logits), s.vocab.Size(), forward.ErrBadLogits)
 	}
 	if err != nil {
 		s.processed = s.processed[:0]
@@ -281,8 +283,8 @@ func (s *Session) eogIDs() []int32 {
 // Scoring starts from position 0 because every position's logits are needed.
 //
 // Errors: nil onLogits (ErrBadConfig), empty tokens (ErrEmptyPrompt), an id
-// outside the vocabulary (ErrBadToken), len(tokens) > ContextLength()
-// (ErrContextExceeded), a forward error, or onLogits's error (wrapped), which
+// outside the vocabulary (forward.ErrBadToken), len(tokens) > ContextLength()
+// (forward.ErrContextExceeded), a forward error, or onLogits's error (wrapped), which
 // stops the scoring — return ctx.Err() from it to cancel.
 //
 // # Notes
@@ -298,7 +300,7 @@ func (s *Session) Score(tokens []int32, onLogits func(i int, logits []float32) e
 		return err
 	}
 	if ctx := s.fwd.ContextLength(); len(tokens) > ctx {
-		return fmt.Errorf("engine: %d tokens to score in a context of %d: %w", len(tokens), ctx, ErrContextExceeded)
+		return fmt.Errorf("engine: %d tokens to score in a context of %d: %w", len(tokens), ctx, forward.ErrContextExceeded)
 	}
 	if err := s.reserve(len(tokens)); err != nil {
 		return err
@@ -357,7 +359,7 @@ func (r *turnState) sample(logits []float32) (int32, error) {
 	err := r.policy("sampler", r.sampler, func() (err error) {
 		id, err = r.sampler.Sample(s.scratch)
 		if err == nil && (id < 0 || int(id) >= len(logits)) {
-			err = fmt.Errorf("sampled id %d, vocabulary is %d: %w", id, len(logits), ErrBadToken)
+			err = fmt.Errorf("sampled id %d, vocabulary is %d: %w", id, len(logits), forward.ErrBadToken)
 		}
 		if err == nil {
 			r.sampler.Accept(id)

@@ -10,13 +10,14 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // rig is a Session over a counting step: after token t the greedy choice is
 // t+1 (mod the vocabulary).
 type rig struct {
-	step *enginetest.CountingStep
-	fwd  *engine.StepForward
+	step *enginetest.CountingSequence
+	fwd  *forward.SequenceForward
 	rec  *enginetest.Recorder
 	s    *engine.Session
 }
@@ -26,8 +27,8 @@ func newRig(t *testing.T, ctx int, vocab *enginetest.Vocab, opts ...engine.Optio
 	if vocab == nil {
 		vocab = enginetest.NewCountingVocab(testVocab)
 	}
-	r := &rig{step: enginetest.NewCountingStep(vocab.Size())}
-	r.fwd = newStepForward(t, r.step, ctx)
+	r := &rig{step: enginetest.NewCountingSequence(vocab.Size())}
+	r.fwd = newSequenceForward(t, r.step, ctx)
 	r.rec = enginetest.NewRecorder(r.fwd)
 	opts = append([]engine.Option{engine.WithSampler(enginetest.Greedy{})}, opts...)
 	s, err := engine.NewSession(r.rec, vocab, opts...)
@@ -215,18 +216,18 @@ func TestGenerateRefusals(t *testing.T) {
 		{"negative TopLogprobs", []int32{1}, engine.GenerateConfig{MaxTokens: 1, TopLogprobs: -1}, true, []error{engine.ErrBadConfig}},
 		{"TopLogprobs beyond the vocabulary", []int32{1}, engine.GenerateConfig{MaxTokens: 1, TopLogprobs: testVocab + 1}, true, []error{engine.ErrBadConfig}},
 		{"stop token outside the vocabulary", []int32{1}, engine.GenerateConfig{MaxTokens: 1, StopTokens: []int32{testVocab}}, true,
-			[]error{engine.ErrBadConfig, engine.ErrBadToken}},
+			[]error{engine.ErrBadConfig, forward.ErrBadToken}},
 		{"no sampler", []int32{1}, ok, false, []error{engine.ErrBadConfig}},
 		{"empty prompt", nil, ok, true, []error{engine.ErrEmptyPrompt}},
-		{"prompt id outside the vocabulary", []int32{1, testVocab}, ok, true, []error{engine.ErrBadToken}},
-		{"negative prompt id", []int32{-1}, ok, true, []error{engine.ErrBadToken}},
-		{"prompt equal to the context", seq(0, 8), ok, true, []error{engine.ErrContextExceeded}},
-		{"prompt longer than the context", seq(0, 9), ok, true, []error{engine.ErrContextExceeded}},
+		{"prompt id outside the vocabulary", []int32{1, testVocab}, ok, true, []error{forward.ErrBadToken}},
+		{"negative prompt id", []int32{-1}, ok, true, []error{forward.ErrBadToken}},
+		{"prompt equal to the context", seq(0, 8), ok, true, []error{forward.ErrContextExceeded}},
+		{"prompt longer than the context", seq(0, 9), ok, true, []error{forward.ErrContextExceeded}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			step := enginetest.NewCountingStep(testVocab)
-			rec := enginetest.NewRecorder(newStepForward(t, step, 8))
+			step := enginetest.NewCountingSequence(testVocab)
+			rec := enginetest.NewRecorder(newSequenceForward(t, step, 8))
 			var opts []engine.Option
 			if tt.sampler {
 				opts = append(opts, engine.WithSampler(enginetest.Greedy{}))
@@ -246,7 +247,7 @@ func TestGenerateRefusals(t *testing.T) {
 }
 
 func TestNewSessionRefusals(t *testing.T) {
-	fwd := newStepForward(t, enginetest.NewCountingStep(testVocab), 8)
+	fwd := newSequenceForward(t, enginetest.NewCountingSequence(testVocab), 8)
 	_, err := engine.NewSession(nil, enginetest.NewCountingVocab(4))
 	assert.ErrorIs(t, err, engine.ErrBadConfig)
 	_, err = engine.NewSession(fwd, nil)
@@ -420,7 +421,7 @@ func TestGenerateReportsGPU(t *testing.T) {
 	turn, err := r.s.Generate([]int32{1}, engine.GenerateConfig{MaxTokens: 2})
 	require.NoError(t, err)
 	assert.True(t, turn.UsedGPU)
-	assert.Equal(t, "llama", r.s.Model().(*enginetest.Recorder).ArchForward.(*engine.StepForward).Arch())
+	assert.Equal(t, "llama", r.s.Model().(*enginetest.Recorder).ArchForward.(*forward.SequenceForward).Arch())
 }
 
 func TestStopReasonString(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // countDrafter drafts the counting model's next tokens (token+1+shift,
@@ -54,8 +55,8 @@ func TestSpeculativeEndsAsPlain(t *testing.T) {
 		for _, wrong := range []int{0, 3} {
 			t.Run(tt.name, func(t *testing.T) {
 				turn := func(d engine.Drafter) (engine.Turn, int, error) {
-					step := enginetest.NewCountingStep(vocab)
-					fwd, err := engine.NewStepForward(step, engine.StepOptions{ModelContext: 64})
+					step := enginetest.NewCountingSequence(vocab)
+					fwd, err := forward.NewSequenceForward(step, forward.Options{ModelContext: 64})
 					require.NoError(t, err)
 					sess, err := engine.NewSession(fwd, enginetest.NewCountingVocab(vocab), engine.WithSampler(enginetest.Greedy{}))
 					require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // streamed is what a turn's callback received.
@@ -31,7 +32,7 @@ func generateScript(t testing.TB, pieces []string, stops []string, maxTokens int
 	table := append(append([]string{""}, pieces...), "</s>")
 	eog := int32(len(table) - 1)
 	vocab := enginetest.NewVocab(table, eog)
-	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: len(table) + 1})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()), forward.Options{ModelContext: len(table) + 1})
 	require.NoError(t, err)
 	s, err := engine.NewSession(fwd, vocab, engine.WithSampler(enginetest.Greedy{}))
 	require.NoError(t, err)
@@ -108,7 +109,7 @@ func TestStopStringsHoldBackUntilResolved(t *testing.T) {
 func TestStopStringsCancelReleasesHeldText(t *testing.T) {
 	table := []string{"", "x S", "T", "more"}
 	vocab := enginetest.NewVocab(table)
-	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: 16})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()), forward.Options{ModelContext: 16})
 	require.NoError(t, err)
 	s, err := engine.NewSession(fwd, vocab, engine.WithSampler(enginetest.Greedy{}),
 		engine.WithStopPolicy(enginetest.NewStringsStop("STOP")))
@@ -177,7 +178,7 @@ func TestGeneratePieces(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			vocab := enginetest.NewVocab(raw, 5)
-			fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: 16})
+			fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()), forward.Options{ModelContext: 16})
 			require.NoError(t, err)
 			s, err := engine.NewSession(fwd, vocab, engine.WithSampler(enginetest.Greedy{}))
 			require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -65,8 +66,8 @@ func TestBadPluginTurns(t *testing.T) {
 		{"sample traps", 2, host.ErrPluginTrap},
 		{"grows memory past the cap", 3, host.ErrPluginMemory},
 		{"grows memory past the cap, then runs past its deadline", 10, host.ErrPluginMemory},
-		{"returns -1", 4, engine.ErrBadToken},
-		{"returns n_vocab", 5, engine.ErrBadToken},
+		{"returns -1", 4, forward.ErrBadToken},
+		{"returns n_vocab", 5, forward.ErrBadToken},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.NoError(t, s.Reset(tc.seed, []int32{1}))
@@ -79,7 +80,7 @@ func TestBadPluginTurns(t *testing.T) {
 	t.Run("error carries the last log line", func(t *testing.T) {
 		require.NoError(t, s.Reset(9, nil))
 		_, err := s.Sample(randomLogits(1, n))
-		pe := requirePluginError(t, err, engine.ErrBadToken)
+		pe := requirePluginError(t, err, forward.ErrBadToken)
 		assert.Contains(t, string(s.Log()[0]), "[error] mode 9: giving up")
 		assert.Equal(t, "step", pe.Phase)
 		assert.Contains(t, pe.LastLog, "[error] mode 9: giving up")

@@ -23,7 +23,7 @@
 // discarded, the call returns a *PluginError naming the plugin, the phase
 // and its last log line (or a Go guest's crash line, PluginError.Crash), wrapping ErrPluginTrap, ErrPluginTimeout or ErrPluginMemory, and the next
 // Reset instantiates afresh from the compiled module. A token id outside
-// [0, n_vocab) wraps engine.ErrBadToken. The host never reads the guest's
+// [0, n_vocab) wraps forward.ErrBadToken. The host never reads the guest's
 // input region back; it reads only results and a processor's output region
 // or (ABI 2) its allowed-token mask, which it applies before the next
 // stage; a mask that leaves no token to sample wraps

@@ -6,6 +6,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // Drafter is an engine.Drafter backed by a drafter plugin (ABI.md §12). It
@@ -122,7 +123,7 @@ func (d *Drafter) Draft(dst, tokens []int32, limit int) []int32 {
 	for j := range int(k) {
 		id := int32(binary.LittleEndian.Uint32(out[4*j:]))
 		if id < 0 || int(id) >= n {
-			d.err = d.st.failure("draft", fmt.Errorf("%w: %s drafted id %d at %d, vocabulary has %d", engine.ErrBadToken, abi.ExportDraft, id, j, n))
+			d.err = d.st.failure("draft", fmt.Errorf("%w: %s drafted id %d at %d, vocabulary has %d", forward.ErrBadToken, abi.ExportDraft, id, j, n))
 			return dst[:start]
 		}
 		dst = append(dst, id)

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -71,7 +71,7 @@ func TestDrafterFailures(t *testing.T) {
 	}{
 		{1, host.ErrPluginTrap},
 		{2, host.ErrPluginTimeout},
-		{3, engine.ErrBadToken},
+		{3, forward.ErrBadToken},
 		{4, host.ErrBadResult},
 		{5, host.ErrPluginFailed},
 		{6, host.ErrPluginMemory},

@@ -71,7 +71,7 @@ func loadErr(src string, sentinel error, format string, args ...any) error {
 
 // PluginError is a plugin's failure during a turn: its init (a fresh
 // instance at Reset), its reset, or a step. It unwraps to the cause: one of
-// the sentinels above, engine.ErrBadToken or engine.ErrNoTokenAllowed. The
+// the sentinels above, forward.ErrBadToken or engine.ErrNoTokenAllowed. The
 // Session wraps it in an *engine.PolicyError naming the policy's role;
 // errors.As finds either.
 type PluginError struct {

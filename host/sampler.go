@@ -7,6 +7,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // Sampler is an engine.Sampler made of a chain of processor plugins and a
@@ -198,7 +199,7 @@ func (s *Sampler) SetStepDeadline(d *StepDeadline) { s.deadline = d }
 
 // Sample runs the chain on logits ([n_vocab]float32, modified in place by
 // processors) and returns the sampler's token. A token outside
-// [0, n_vocab) is a *PluginError wrapping engine.ErrBadToken; a
+// [0, n_vocab) is a *PluginError wrapping forward.ErrBadToken; a
 // trap, timeout or memory error discards the instance and ends the turn.
 // It begins a step of the StepDeadline, if one is set.
 func (s *Sampler) Sample(logits []float32) (int32, error) {
@@ -224,10 +225,10 @@ func (s *Sampler) Sample(logits []float32) (int32, error) {
 		return 0, err
 	}
 	if r < 0 || int(r) >= n {
-		return 0, st.failure("step", fmt.Errorf("%w: %s returned %d, vocabulary has %d", engine.ErrBadToken, abi.ExportSample, r, n))
+		return 0, st.failure("step", fmt.Errorf("%w: %s returned %d, vocabulary has %d", forward.ErrBadToken, abi.ExportSample, r, n))
 	}
 	if s.masked && !allowedBy(s.allowed, r) {
-		return 0, st.failure("step", fmt.Errorf("%w: %s returned %d, which a processor's mask disallows", engine.ErrBadToken, abi.ExportSample, r))
+		return 0, st.failure("step", fmt.Errorf("%w: %s returned %d, which a processor's mask disallows", forward.ErrBadToken, abi.ExportSample, r))
 	}
 	s.accepted = s.accepted[:0]
 	return r, nil
@@ -303,7 +304,7 @@ func (s *Sampler) applyEdits(st *stage, r int32, logits []float32) error {
 		return st.failure("step", fmt.Errorf("%w: %s returned %d edits, at most %d", ErrBadResult, abi.ExportProcess, r, maxEdits))
 	}
 	if e, id := applyEditBytes(i.region(i.inSize, 8*int(r)), int(r), logits); e >= 0 {
-		return st.failure("step", fmt.Errorf("%w: edit %d names id %d, vocabulary has %d", engine.ErrBadToken, e, id, len(logits)))
+		return st.failure("step", fmt.Errorf("%w: edit %d names id %d, vocabulary has %d", forward.ErrBadToken, e, id, len(logits)))
 	}
 	return nil
 }

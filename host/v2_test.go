@@ -12,6 +12,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -182,7 +183,7 @@ func TestMaskProcessorHostile(t *testing.T) {
 		nop := newSampler(t, maskVocab, load(t, h, "nop", host.LoadOptions{}), mask) // always answers 0
 		require.NoError(t, nop.Reset(0, nil))
 		_, err := nop.Sample(randomLogits(6, 1000))
-		require.ErrorIs(t, err, engine.ErrBadToken)
+		require.ErrorIs(t, err, forward.ErrBadToken)
 		var pe *host.PluginError
 		require.True(t, errors.As(err, &pe))
 		assert.Contains(t, pe.Plugin, "sampler nop")

@@ -148,7 +148,7 @@ func groupedAttention(c *Config, sliding bool) bool {
 // so the key products run to the last row's position and each head keeps
 // its own; every head's scores, softmax and value products are
 // attendHead's, bit for bit.
-func (s *Step) attendGroup(l, b0, b1, kvHead int, scale float32, sc *attnScratch) {
+func (s *Sequence) attendGroup(l, b0, b1, kvHead int, scale float32, sc *attnScratch) {
 	c := &s.m.cfg
 	hd, qDim, group := c.HeadDim, c.QDim(), c.Heads/c.KVHeads
 	cache := s.rowSeq[b0].cache

@@ -181,9 +181,9 @@ func TestAttendGroupEqualsAttendHead(t *testing.T) {
 		for p := range n {
 			cache.store(0, p, randVec(rng, kvDim), randVec(rng, kvDim))
 		}
-		s := &Step{m: &Model{cfg: cfg}, q: randVec(rng, tc.rows*qDim), attn: make([]float32, tc.rows*qDim)}
+		s := &Sequence{m: &Model{cfg: cfg}, q: randVec(rng, tc.rows*qDim), attn: make([]float32, tc.rows*qDim)}
 		for b := range tc.rows {
-			s.rowSeq = append(s.rowSeq, &Step{cache: cache})
+			s.rowSeq = append(s.rowSeq, &Sequence{cache: cache})
 			s.rowPos = append(s.rowPos, tc.start+b)
 		}
 		for b := range s.rowSeq {

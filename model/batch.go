@@ -4,17 +4,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
-// ErrForeignStep is a StepBatch row whose step is not a *Step of the same
-// Model as the step the pass runs on.
-var ErrForeignStep = errors.New("model: step of another model in a batched pass")
+// ErrForeignSequence is a Batch row whose Sequence is not a *Sequence of
+// the same Model as the one the pass runs on.
+var ErrForeignSequence = errors.New("model: sequence of another model in a batched pass")
 
-var _ engine.StepBatcher = (*Step)(nil)
+var _ forward.Batcher = (*Sequence)(nil)
 
-// StepBatch runs the rows of several sequences (distinct Steps of this
-// step's Model, s's own included or not) in one pass: each
+// Batch runs the rows of several sequences (distinct Sequences of this
+// sequence's Model, s's own included or not) in one pass: each
 // weight row is read once for all rows, and each row's RoPE, KV store and
 // attention use its own sequence and position. The rows' logits are
 // bit-identical to each sequence's logits alone with the same spans (Step
@@ -22,33 +22,33 @@ var _ engine.StepBatcher = (*Step)(nil)
 // column independently of the others, and a sequence's rows take the batch
 // orders when it has two or more in the pass, whatever the others hold.
 //
-// A row fails alone (Err set, left out of the pass) when its Step is not a
-// *Step of s's Model (ErrForeignStep), appears twice (ErrForeignStep), or
-// fails Step's checks (ErrPosition, engine.ErrBadToken,
-// engine.ErrContextExceeded). The pass's scratch is the Model's, one for all
-// its steps (passes of one Model run one at a time); it grows to the total
+// A row fails alone (Err set, left out of the pass) when its Sequence is not a
+// *Sequence of s's Model (ErrForeignSequence), appears twice (ErrForeignSequence), or
+// fails Step's checks (ErrPosition, forward.ErrBadToken,
+// forward.ErrContextExceeded). The pass's scratch is the Model's, one for all
+// its sequences (passes of one Model run one at a time); it grows to the total
 // row count, which callers bound (the server's --batch-tokens).
-func (s *Step) StepBatch(rows []engine.StepRows) error {
+func (s *Sequence) Batch(rows []forward.Rows) error {
 	// The pass runs on the Model's one batch scratch, so that any step may
 	// lead a pass without each growing scratch for the widest batch.
 	s.m.batchMu.Lock()
 	defer s.m.batchMu.Unlock()
 	if s.m.batchStep == nil {
-		s.m.batchStep = s.m.NewStep()
+		s.m.batchStep = s.m.NewSequence()
 	}
 	return s.m.batchStep.stepBatch(rows)
 }
 
-// stepBatch is StepBatch on s's scratch.
-func (s *Step) stepBatch(rows []engine.StepRows) error {
+// stepBatch is Batch on s's scratch.
+func (s *Sequence) stepBatch(rows []forward.Rows) error {
 	seqs := s.rows[:0]
 	for i := range rows {
 		r := &rows[i]
 		r.Out, r.Err = nil, nil
-		st, ok := r.Step.(*Step)
+		st, ok := r.Sequence.(*Sequence)
 		switch {
 		case !ok || st == nil || st.m != s.m:
-			r.Err = fmt.Errorf("%w (row %d: %T)", ErrForeignStep, i, r.Step)
+			r.Err = fmt.Errorf("%w (row %d: %T)", ErrForeignSequence, i, r.Sequence)
 			continue
 		case len(r.Tokens) == 0:
 			r.Err = fmt.Errorf("%w: row %d has no tokens", ErrPosition, i)
@@ -59,7 +59,7 @@ func (s *Step) stepBatch(rows []engine.StepRows) error {
 			dup = dup || q.step == st
 		}
 		if dup {
-			r.Err = fmt.Errorf("%w (row %d: the same step twice)", ErrForeignStep, i)
+			r.Err = fmt.Errorf("%w (row %d: the same sequence twice)", ErrForeignSequence, i)
 			continue
 		}
 		if err := st.check(r.Tokens, r.Start); err != nil {

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
@@ -30,7 +30,7 @@ func batchSeqs(n int) [][]int32 {
 // same spans (Prefill of the same chunks, then Step): a sequence's rows
 // take ggml's batch orders when it has two or more in the pass, whatever
 // the pass's other rows.
-func TestStepBatchEqualsAlone(t *testing.T) {
+func TestBatchEqualsAlone(t *testing.T) {
 	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec(), gemma3Spec()} {
 		path := sp.write(t)
 		m := open(t, path, Options{Threads: 2})
@@ -41,15 +41,15 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 			full := make([][]int32, b)
 			for i, seq := range seqs {
 				full[i] = append(append([]int32(nil), seq...), testTokens[:extra]...)
-				want[i] = aloneSpans(t, m.NewStep(), seq, full[i])
+				want[i] = aloneSpans(t, m.NewSequence(), seq, full[i])
 			}
-			steps := make([]*Step, b)
+			steps := make([]*Sequence, b)
 			for i := range steps {
-				steps[i] = m.NewStep()
+				steps[i] = m.NewSequence()
 			}
 			// Prefill: sequences longer than 4 tokens take their first 3
 			// alone first, so the pass mixes starts at 0 and at 3.
-			rows := make([]engine.StepRows, b)
+			rows := make([]forward.Rows, b)
 			for i, seq := range seqs {
 				start := 0
 				if len(seq) > 4 {
@@ -57,9 +57,9 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 					require.NoError(t, err)
 					start = 3
 				}
-				rows[i] = engine.StepRows{Step: steps[i], Start: start, Tokens: seq[start:], Logits: true}
+				rows[i] = forward.Rows{Sequence: steps[i], Start: start, Tokens: seq[start:], Logits: true}
 			}
-			require.NoError(t, steps[0].StepBatch(rows))
+			require.NoError(t, steps[0].Batch(rows))
 			for i, r := range rows {
 				require.NoError(t, r.Err)
 				assert.Equal(t, want[i][0], r.Out, "%s B=%d seq %d prefill", sp.arch, b, i)
@@ -69,9 +69,9 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 			for k := range extra {
 				leader := steps[k%b]
 				for i, seq := range seqs {
-					rows[i] = engine.StepRows{Step: steps[i], Start: len(seq) + k, Tokens: full[i][len(seq)+k : len(seq)+k+1], Logits: i%2 == 0 || k == extra-1}
+					rows[i] = forward.Rows{Sequence: steps[i], Start: len(seq) + k, Tokens: full[i][len(seq)+k : len(seq)+k+1], Logits: i%2 == 0 || k == extra-1}
 				}
-				require.NoError(t, leader.StepBatch(rows))
+				require.NoError(t, leader.Batch(rows))
 				for i := range seqs {
 					if !rows[i].Logits {
 						assert.Nil(t, rows[i].Out)
@@ -84,11 +84,11 @@ func TestStepBatchEqualsAlone(t *testing.T) {
 	}
 }
 
-// aloneSpans runs seq alone as TestStepBatchEqualsAlone's passes cut it (a
+// aloneSpans runs seq alone as TestBatchEqualsAlone's passes cut it (a
 // sequence longer than 4 tokens prefills its first 3 first, then the rest
 // as one span), then steps full's tokens after it: out[0] is the logits
 // after the prompt, out[1+k] after decode step k.
-func aloneSpans(t *testing.T, s *Step, seq, full []int32) [][]float32 {
+func aloneSpans(t *testing.T, s *Sequence, seq, full []int32) [][]float32 {
 	t.Helper()
 	start := 0
 	if len(seq) > 4 {
@@ -108,29 +108,29 @@ func aloneSpans(t *testing.T, s *Step, seq, full []int32) [][]float32 {
 }
 
 // A bad row fails alone: the others run and stay bit-identical.
-func TestStepBatchBadRowFailsAlone(t *testing.T) {
+func TestBatchBadRowFailsAlone(t *testing.T) {
 	path := tinySpec("llama").write(t)
 	m := open(t, path, Options{Threads: 2})
 	other := open(t, path, Options{Threads: 1})
-	want, err := m.NewStep().Prefill(testTokens[:4], 0)
+	want, err := m.NewSequence().Prefill(testTokens[:4], 0)
 	require.NoError(t, err)
-	good, gap, foreign := m.NewStep(), m.NewStep(), other.NewStep()
-	rows := []engine.StepRows{
-		{Step: gap, Start: 2, Tokens: testTokens[:1], Logits: true},  // nothing held
-		{Step: good, Start: 0, Tokens: testTokens[:4], Logits: true}, // fine
-		{Step: foreign, Start: 0, Tokens: testTokens[:2], Logits: true},
-		{Step: good, Start: 0, Tokens: testTokens[:1], Logits: true},             // the same step twice
-		{Step: m.NewStep(), Start: 0, Tokens: []int32{1 << 20}, Logits: true},    // not a token
-		{Step: m.NewStep(), Start: 0, Tokens: nil, Logits: true},                 // nothing
-		{Step: m.NewStep(), Start: 60, Tokens: make([]int32, 10), Logits: false}, // past the context
+	good, gap, foreign := m.NewSequence(), m.NewSequence(), other.NewSequence()
+	rows := []forward.Rows{
+		{Sequence: gap, Start: 2, Tokens: testTokens[:1], Logits: true},  // nothing held
+		{Sequence: good, Start: 0, Tokens: testTokens[:4], Logits: true}, // fine
+		{Sequence: foreign, Start: 0, Tokens: testTokens[:2], Logits: true},
+		{Sequence: good, Start: 0, Tokens: testTokens[:1], Logits: true},                 // the same sequence twice
+		{Sequence: m.NewSequence(), Start: 0, Tokens: []int32{1 << 20}, Logits: true},    // not a token
+		{Sequence: m.NewSequence(), Start: 0, Tokens: nil, Logits: true},                 // nothing
+		{Sequence: m.NewSequence(), Start: 60, Tokens: make([]int32, 10), Logits: false}, // past the context
 	}
-	require.NoError(t, good.StepBatch(rows))
+	require.NoError(t, good.Batch(rows))
 	assert.ErrorIs(t, rows[0].Err, ErrPosition)
 	assert.NoError(t, rows[1].Err)
 	assert.Equal(t, want, rows[1].Out)
-	assert.ErrorIs(t, rows[2].Err, ErrForeignStep)
-	assert.ErrorIs(t, rows[3].Err, ErrForeignStep)
-	assert.ErrorIs(t, rows[4].Err, engine.ErrBadToken)
+	assert.ErrorIs(t, rows[2].Err, ErrForeignSequence)
+	assert.ErrorIs(t, rows[3].Err, ErrForeignSequence)
+	assert.ErrorIs(t, rows[4].Err, forward.ErrBadToken)
 	assert.ErrorIs(t, rows[5].Err, ErrPosition)
 	assert.Error(t, rows[6].Err)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
@@ -64,7 +64,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
 			m := open(b, path, Options{Threads: threads})
-			s := m.NewStep()
+			s := m.NewSequence()
 			_, err := s.Reserve(256)
 			require.NoError(b, err)
 			b.SetBytes(m.weightBytes())
@@ -91,7 +91,7 @@ func BenchmarkDecodeMoE(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
 			m := open(b, path, Options{Threads: threads})
-			s := m.NewStep()
+			s := m.NewSequence()
 			_, err := s.Reserve(256)
 			require.NoError(b, err)
 			b.SetBytes(m.weightBytes())
@@ -123,7 +123,7 @@ func BenchmarkPrefill(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
 			m := open(b, path, Options{Threads: threads, BatchSize: span})
-			s := m.NewStep()
+			s := m.NewSequence()
 			b.SetBytes(m.weightBytes())
 			b.ResetTimer()
 			for b.Loop() {
@@ -156,7 +156,7 @@ func (c cpuClock) report(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeBatch measures StepBatch decoding B sequences together,
+// BenchmarkDecodeBatch measures Batch decoding B sequences together,
 // one token each per pass, at positions cycling through 0..255: one op is
 // one pass; tok/s counts all B tokens (the aggregate). Compare with
 // BenchmarkDecode's tok/s at the same threads.
@@ -166,13 +166,13 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		for _, batch := range []int{1, 2, 4, 8} {
 			b.Run(fmt.Sprintf("threads=%d/B=%d", threads, batch), func(b *testing.B) {
 				m := open(b, path, Options{Threads: threads})
-				steps := make([]*Step, batch)
+				steps := make([]*Sequence, batch)
 				for i := range steps {
-					steps[i] = m.NewStep()
+					steps[i] = m.NewSequence()
 					_, err := steps[i].Reserve(256)
 					require.NoError(b, err)
 				}
-				rows := make([]engine.StepRows, batch)
+				rows := make([]forward.Rows, batch)
 				toks := make([]int32, batch)
 				b.SetBytes(m.weightBytes())
 				b.ResetTimer()
@@ -184,9 +184,9 @@ func BenchmarkDecodeBatch(b *testing.B) {
 					}
 					for i, st := range steps {
 						toks[i] = int32((pos + i*31) % m.cfg.Vocab)
-						rows[i] = engine.StepRows{Step: st, Start: pos, Tokens: toks[i : i+1], Logits: true}
+						rows[i] = forward.Rows{Sequence: st, Start: pos, Tokens: toks[i : i+1], Logits: true}
 					}
-					if err := steps[0].StepBatch(rows); err != nil {
+					if err := steps[0].Batch(rows); err != nil {
 						b.Fatal(err)
 					}
 					pos++
@@ -238,7 +238,7 @@ func benchVerifyPath(b *testing.B, path string, threadCounts, rowCounts []int) {
 		for _, rows := range rowCounts {
 			b.Run(fmt.Sprintf("threads=%d/R=%d", threads, rows), func(b *testing.B) {
 				m := open(b, path, Options{Threads: threads})
-				s := m.NewStep()
+				s := m.NewSequence()
 				_, err := s.Reserve(256 + rows)
 				require.NoError(b, err)
 				toks := make([]int32, 256+rows)

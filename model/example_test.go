@@ -46,7 +46,7 @@ func Example() {
 	fmt.Printf("%s: %d layers, %d heads (%d KV) of %d, RoPE %s, vocab %d\n",
 		c.Arch, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.RopeType, c.Vocab)
 
-	s := m.NewStep()
+	s := m.NewSequence()
 	prompt := []int32{1, 450, 4996, 17354}
 	logits, err := s.Prefill(prompt, 0) // positions 0..3 in one batched pass
 	if err != nil {

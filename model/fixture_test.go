@@ -29,8 +29,8 @@ func TestFixturePresets(t *testing.T) {
 			assert.Equal(t, cfg.TiedOutput, m.TiedOutput())
 
 			toks := []int32{1, 450, 4996, 17354, 1701}
-			got := stepAll(t, m.NewStep(), toks)
-			again := stepAll(t, m.NewStep(), toks)
+			got := stepAll(t, m.NewSequence(), toks)
+			again := stepAll(t, m.NewSequence(), toks)
 			assert.Equal(t, got, again, "deterministic")
 			want := naiveLogits(t, path, toks)
 			for i := range toks {

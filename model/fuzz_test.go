@@ -147,7 +147,7 @@ func loadOrRefuse(t *testing.T, kv []gguf.KV, tensors []gguf.Tensor, opts Option
 		return
 	}
 	defer m.Close()
-	s := m.NewStep()
+	s := m.NewSequence()
 	for pos := range steps {
 		if _, err := s.Step(1, pos); err != nil {
 			t.Fatalf("loaded model cannot step at %d: %v", pos, err)

@@ -96,9 +96,9 @@ func TestGemma3QueryScale27B(t *testing.T) {
 func TestGemma3WindowChangesLogits(t *testing.T) {
 	sp := tinySpec("gemma3")
 	tinyGemma3(&sp)
-	narrow := stepAll(t, open(t, sp.write(t), Options{Threads: 1}).NewStep(), testTokens[:6])
+	narrow := stepAll(t, open(t, sp.write(t), Options{Threads: 1}).NewSequence(), testTokens[:6])
 	sp.window = 64 // the whole context
-	wide := stepAll(t, open(t, sp.write(t), Options{Threads: 1}).NewStep(), testTokens[:6])
+	wide := stepAll(t, open(t, sp.write(t), Options{Threads: 1}).NewSequence(), testTokens[:6])
 	for i := range 3 {
 		assert.Equal(t, wide[i], narrow[i], "position %d", i)
 	}

@@ -12,10 +12,10 @@ import "fmt"
 // rows are llama.cpp's for a span in one ubatch. The result is dst grown
 // as needed; it does not alias the step's scratch.
 //
-// Errors: ErrPosition for no tokens; those of Step (engine.ErrBadToken,
-// engine.ErrContextExceeded) when a token is out of range or the tokens do
+// Errors: ErrPosition for no tokens; those of Step (forward.ErrBadToken,
+// forward.ErrContextExceeded) when a token is out of range or the tokens do
 // not fit the context. Nothing is held on an error.
-func (s *Step) Hidden(dst []float32, tokens []int32) ([]float32, error) {
+func (s *Sequence) Hidden(dst []float32, tokens []int32) ([]float32, error) {
 	s.held = 0
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("%w: hidden states of no tokens", ErrPosition)

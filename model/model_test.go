@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/q4k"
 )
@@ -19,7 +19,7 @@ var testTokens = []int32{1, 17, 42, 5, 79, 0, 33, 33, 12, 64, 3, 8}
 
 // stepAll steps tokens from position 0 and returns a copy of every
 // position's logits.
-func stepAll(t testing.TB, s *Step, tokens []int32) [][]float32 {
+func stepAll(t testing.TB, s *Sequence, tokens []int32) [][]float32 {
 	t.Helper()
 	s.Reset()
 	out := make([][]float32, len(tokens))
@@ -130,7 +130,7 @@ func TestForwardMatchesNaive(t *testing.T) {
 			path := sp.write(t)
 			m := open(t, path, Options{Threads: 2})
 			toks := testTokens[:8]
-			got := stepAll(t, m.NewStep(), toks)
+			got := stepAll(t, m.NewSequence(), toks)
 			want := naiveLogits(t, path, toks)
 			for i := range toks {
 				for _, x := range got[i] {
@@ -217,9 +217,9 @@ func TestDeterministic(t *testing.T) {
 	path := kSpec("llama", q4k.Q4_K).write(t)
 	one := open(t, path, Options{Threads: 1})
 	three := open(t, path, Options{Threads: 3})
-	want := stepAll(t, one.NewStep(), testTokens)
-	assert.Equal(t, want, stepAll(t, one.NewStep(), testTokens))
-	assert.Equal(t, want, stepAll(t, three.NewStep(), testTokens))
+	want := stepAll(t, one.NewSequence(), testTokens)
+	assert.Equal(t, want, stepAll(t, one.NewSequence(), testTokens))
+	assert.Equal(t, want, stepAll(t, three.NewSequence(), testTokens))
 }
 
 // A decode step allocates nothing once its scratch has grown: no closures
@@ -235,7 +235,7 @@ func stepAllocs(t *testing.T, sp spec) {
 	path := sp.write(t)
 	for _, threads := range []int{1, 2} {
 		m := open(t, path, Options{Threads: threads})
-		s := m.NewStep()
+		s := m.NewSequence()
 		_, err := s.Reserve(64)
 		require.NoError(t, err)
 		_, err = s.Step(1, 0)
@@ -254,7 +254,7 @@ func stepAllocs(t *testing.T, sp spec) {
 // one pass (a fresh Step of m, whose BatchSize must cover them).
 func prefillOne(t *testing.T, m *Model, tokens []int32) []float32 {
 	t.Helper()
-	got, err := m.NewStep().Prefill(tokens, 0)
+	got, err := m.NewSequence().Prefill(tokens, 0)
 	require.NoError(t, err)
 	return append([]float32(nil), got...)
 }
@@ -274,8 +274,8 @@ func TestPrefillEqualsStep(t *testing.T) {
 	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec()} {
 		path := sp.write(t)
 		one := open(t, path, Options{Threads: 2, BatchSize: 1})
-		want := stepAll(t, one.NewStep(), toks)
-		got, err := one.NewStep().Prefill(toks, 0)
+		want := stepAll(t, one.NewSequence(), toks)
+		got, err := one.NewSequence().Prefill(toks, 0)
 		require.NoError(t, err)
 		assert.Equal(t, want[len(toks)-1], got, "%s batch 1", sp.arch)
 
@@ -286,7 +286,7 @@ func TestPrefillEqualsStep(t *testing.T) {
 		}
 		for _, batch := range []int{2, 3, 4, 64} { // chunks 2+…+2, 3+3+2+2, 4+4+2, 10
 			mb := open(t, path, Options{Threads: 2, BatchSize: batch})
-			s := mb.NewStep()
+			s := mb.NewSequence()
 			got, err := s.Prefill(toks, 0)
 			require.NoError(t, err)
 			assert.Equal(t, whole, got, "%s batch %d from 0", sp.arch, batch)
@@ -300,7 +300,7 @@ func TestPrefillEqualsStep(t *testing.T) {
 			assert.Equal(t, prefillOne(t, m, toks[:9]), got, "%s batch %d from 5", sp.arch, batch)
 			got, err = s.Step(toks[9], 9)
 			require.NoError(t, err)
-			ref := m.NewStep()
+			ref := m.NewSequence()
 			_, err = ref.Prefill(toks[:9], 0)
 			require.NoError(t, err)
 			want9, err := ref.Step(toks[9], 9)
@@ -310,12 +310,12 @@ func TestPrefillEqualsStep(t *testing.T) {
 		// Batches of 3 over 9 tokens, then one Prefill of the tenth: a
 		// pass of one token, Step's order.
 		m3 := open(t, path, Options{Threads: 2, BatchSize: 3})
-		s3 := m3.NewStep()
+		s3 := m3.NewSequence()
 		_, err = s3.Prefill(toks[:9], 0)
 		require.NoError(t, err)
 		got, err = s3.Prefill(toks, 9)
 		require.NoError(t, err)
-		ref := m.NewStep()
+		ref := m.NewSequence()
 		_, err = ref.Prefill(toks[:9], 0)
 		require.NoError(t, err)
 		want9, err := ref.Step(toks[9], 9)
@@ -331,9 +331,9 @@ func TestPrefillEqualsStep(t *testing.T) {
 // after growing equal those of a Step that never grew.
 func TestReserveKeepsResults(t *testing.T) {
 	m := open(t, tinySpec("llama").write(t), Options{Threads: 2})
-	want := stepAll(t, m.NewStep(), testTokens)
+	want := stepAll(t, m.NewSequence(), testTokens)
 
-	s := m.NewStep()
+	s := m.NewSequence()
 	dropped, err := s.Reserve(3)
 	require.NoError(t, err)
 	assert.False(t, dropped)
@@ -350,7 +350,7 @@ func TestReserveKeepsResults(t *testing.T) {
 	}
 
 	_, err = s.Reserve(65)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = s.Reserve(0)
 	assert.ErrorIs(t, err, ErrPosition)
 }
@@ -358,8 +358,8 @@ func TestReserveKeepsResults(t *testing.T) {
 // Stepping back to an earlier position replaces what followed it.
 func TestStepRewind(t *testing.T) {
 	m := open(t, tinySpec("llama").write(t), Options{Threads: 1})
-	want := stepAll(t, m.NewStep(), testTokens)
-	s := m.NewStep()
+	want := stepAll(t, m.NewSequence(), testTokens)
+	s := m.NewSequence()
 	stepAll(t, s, []int32{1, 17, 42, 9, 9, 9})
 	got, err := s.Step(testTokens[3], 3)
 	require.NoError(t, err)
@@ -370,17 +370,17 @@ func TestStepErrors(t *testing.T) {
 	sp := tinySpec("llama")
 	sp.ctx = 4
 	m := open(t, sp.write(t), Options{Threads: 1})
-	s := m.NewStep()
+	s := m.NewSequence()
 
 	_, err := s.Step(80, 0)
-	assert.ErrorIs(t, err, engine.ErrBadToken)
+	assert.ErrorIs(t, err, forward.ErrBadToken)
 	_, err = s.Step(-1, 0)
-	assert.ErrorIs(t, err, engine.ErrBadToken)
+	assert.ErrorIs(t, err, forward.ErrBadToken)
 	_, err = s.Step(1, 1)
 	assert.ErrorIs(t, err, ErrPosition, "position 1 before 0")
 
 	_, err = s.Prefill([]int32{1, 2, 3, 4, 5}, 0)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = s.Prefill([]int32{1, 2}, 2)
 	assert.ErrorIs(t, err, ErrPosition, "nothing to prefill")
 	_, err = s.Prefill([]int32{1, 2}, 1)
@@ -391,7 +391,7 @@ func TestStepErrors(t *testing.T) {
 		require.NoError(t, err)
 	}
 	_, err = s.Step(1, 4)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 
 	name, onGPU := s.Backend()
 	assert.Equal(t, "cpu-"+q4k.Fast().Name, name)

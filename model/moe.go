@@ -121,7 +121,7 @@ func newMoEScratch(c *Config, batch int) moeScratch {
 // batched marks the rows whose router product takes the batch kernel (as
 // for a dense feed-forward, Step.ffnBatched); ggml_mul_mat_id multiplies
 // the experts in the one-column order for every row.
-func (s *Step) moeFFN(ly *moeLayer, x, xn []float32, n int, batched []bool) {
+func (s *Sequence) moeFFN(ly *moeLayer, x, xn []float32, n int, batched []bool) {
 	m, c := s.m, &s.m.cfg
 	embd, ne, k, ff := c.Embd, c.Experts, c.ExpertsUsed, c.ExpertFFN
 	ms := &s.moe

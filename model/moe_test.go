@@ -68,7 +68,7 @@ func TestMoEReadsOnlyChosenExperts(t *testing.T) {
 	tinyMoE(&sp)
 	sp.layers = 1
 	m := open(t, sp.write(t), Options{Threads: 2})
-	s := m.NewStep()
+	s := m.NewSequence()
 	want, err := s.Step(42, 0)
 	require.NoError(t, err)
 	want = append([]float32(nil), want...)
@@ -96,7 +96,7 @@ func TestMoEReadsOnlyChosenExperts(t *testing.T) {
 		poisoned.override[tn.Name] = tn
 	}
 	require.Len(t, poisoned.override, 3)
-	got, err := open(t, poisoned.write(t), Options{Threads: 2}).NewStep().Step(42, 0)
+	got, err := open(t, poisoned.write(t), Options{Threads: 2}).NewSequence().Step(42, 0)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 }

@@ -69,8 +69,8 @@ func TestPhi3FactorsChangeLogits(t *testing.T) {
 	tinyPhi3(&sp)
 	sp.origCtx = 256
 	path := sp.write(t)
-	short := stepAll(t, open(t, path, Options{Threads: 1}).NewStep(), testTokens[:6])
-	long := stepAll(t, open(t, path, Options{Threads: 1, ContextSize: 300}).NewStep(), testTokens[:6])
+	short := stepAll(t, open(t, path, Options{Threads: 1}).NewSequence(), testTokens[:6])
+	long := stepAll(t, open(t, path, Options{Threads: 1, ContextSize: 300}).NewSequence(), testTokens[:6])
 	// Position 0 rotates nothing; later positions see the factors.
 	assert.Equal(t, long[0], short[0])
 	assert.NotEqual(t, long[5], short[5])

@@ -4,15 +4,17 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/q4k"
 )
 
-// Step is one decoding state over a Model: its KV cache and scratch. It
-// implements engine.TokenStep, engine.Prefiller, engine.Reserver and
-// engine.BackendReporter. A Step is not safe for concurrent use; Steps of
+// Sequence is one sequence's decoding state over a Model: its KV cache and
+// scratch. It
+// implements forward.Sequence, forward.Prefiller, forward.Reserver and
+// forward.BackendReporter. A Sequence is not safe for concurrent use;
+// Sequences of
 // one Model may run concurrently.
-type Step struct {
+type Sequence struct {
 	m     *Model
 	cache *kvCache
 	held  int // positions 0..held-1 are in the cache
@@ -36,7 +38,7 @@ type Step struct {
 
 	// A pass's rows: the sequence (step) and position of each, the
 	// sequences themselves, and the logits of several sequences.
-	rowSeq []*Step
+	rowSeq []*Sequence
 	rowPos []int
 	// rowBatch marks the rows of sequences with two or more rows in the
 	// pass (see pass); batched is rowBatch, or nil when none is marked.
@@ -50,18 +52,18 @@ type Step struct {
 }
 
 var (
-	_ engine.TokenStep       = (*Step)(nil)
-	_ engine.Prefiller       = (*Step)(nil)
-	_ engine.Reserver        = (*Step)(nil)
-	_ engine.BackendReporter = (*Step)(nil)
-	_ engine.Verifier        = (*Step)(nil)
+	_ forward.Sequence        = (*Sequence)(nil)
+	_ forward.Prefiller       = (*Sequence)(nil)
+	_ forward.Reserver        = (*Sequence)(nil)
+	_ forward.BackendReporter = (*Sequence)(nil)
+	_ forward.Verifier        = (*Sequence)(nil)
 )
 
-// NewStep returns an empty decoding state. Its KV cache starts empty and
+// NewSequence returns an empty decoding state. Its KV cache starts empty and
 // grows on demand (or to Reserve's size).
-func (m *Model) NewStep() *Step {
+func (m *Model) NewSequence() *Sequence {
 	c := &m.cfg
-	return &Step{
+	return &Sequence{
 		m:       m,
 		cache:   newKVCache(c.Layers, c.KVDim()),
 		acts:    newActCache(),
@@ -71,20 +73,20 @@ func (m *Model) NewStep() *Step {
 }
 
 // Reset forgets every held position; the cache's memory is kept.
-func (s *Step) Reset() { s.held = 0 }
+func (s *Sequence) Reset() { s.held = 0 }
 
 // Backend names the kernels in use ("cpu-avx2", "cpu-generic"); onGPU is
 // always false.
-func (s *Step) Backend() (name string, onGPU bool) { return "cpu-" + kernelName(), false }
+func (s *Sequence) Backend() (name string, onGPU bool) { return "cpu-" + kernelName(), false }
 
 // Reserve sizes the KV cache for positions positions (1 <= positions <=
 // ContextLength), keeping what it holds: dropped is always false. It never
 // shrinks the cache.
 //
-// Errors: engine.ErrContextExceeded when positions > ContextLength.
-func (s *Step) Reserve(positions int) (dropped bool, err error) {
+// Errors: forward.ErrContextExceeded when positions > ContextLength.
+func (s *Sequence) Reserve(positions int) (dropped bool, err error) {
 	if positions > s.m.cfg.ContextLength {
-		return false, fmt.Errorf("model: reserve %d positions, context length %d: %w", positions, s.m.cfg.ContextLength, engine.ErrContextExceeded)
+		return false, fmt.Errorf("model: reserve %d positions, context length %d: %w", positions, s.m.cfg.ContextLength, forward.ErrContextExceeded)
 	}
 	if positions < 1 {
 		return false, fmt.Errorf("%w: reserve %d positions", ErrPosition, positions)
@@ -94,16 +96,16 @@ func (s *Step) Reserve(positions int) (dropped bool, err error) {
 }
 
 // CacheBytes is the size of the KV cache in bytes at its current capacity.
-func (s *Step) CacheBytes() int64 { return s.cache.bytes() }
+func (s *Sequence) CacheBytes() int64 { return s.cache.bytes() }
 
 // Step processes token at position and returns the logits after it,
 // [Vocab]float32, valid until the next call. position may be at most the
 // number of positions held: stepping an earlier position discards the ones
 // after it.
 //
-// Errors: engine.ErrBadToken for a token outside [0, Vocab); ErrPosition for
-// a gap; engine.ErrContextExceeded at position >= ContextLength.
-func (s *Step) Step(token int32, position int) ([]float32, error) {
+// Errors: forward.ErrBadToken for a token outside [0, Vocab); ErrPosition for
+// a gap; forward.ErrContextExceeded at position >= ContextLength.
+func (s *Sequence) Step(token int32, position int) ([]float32, error) {
 	s.one[0] = token
 	if err := s.check(s.one[:], position); err != nil {
 		return nil, err
@@ -122,7 +124,7 @@ func (s *Step) Step(token int32, position int) ([]float32, error) {
 // attention's included), one token in Step's: the logits are llama.cpp's
 // for the span in one ubatch, and equal Step-by-step logits only with
 // BatchSize 1 or a span of one token.
-func (s *Step) Prefill(tokens []int32, start int) ([]float32, error) {
+func (s *Sequence) Prefill(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: prefill from %d of %d tokens", ErrPosition, start, len(tokens))
 	}
@@ -162,9 +164,9 @@ func prefillChunkEnd(lo, n, batch int) int {
 // once for all rows (the column kernels decode each block once for
 // several columns and give each column the one-column bits).
 //
-// Errors: those of Step (ErrPosition, engine.ErrBadToken,
-// engine.ErrContextExceeded); nothing is held after start on an error.
-func (s *Step) Verify(tokens []int32, start int) ([]float32, error) {
+// Errors: those of Step (ErrPosition, forward.ErrBadToken,
+// forward.ErrContextExceeded); nothing is held after start on an error.
+func (s *Sequence) Verify(tokens []int32, start int) ([]float32, error) {
 	if start < 0 || start >= len(tokens) {
 		return nil, fmt.Errorf("%w: verify from %d of %d tokens", ErrPosition, start, len(tokens))
 	}
@@ -178,18 +180,18 @@ func (s *Step) Verify(tokens []int32, start int) ([]float32, error) {
 }
 
 // check validates a span of tokens at positions start.. and makes room.
-func (s *Step) check(tokens []int32, start int) error {
+func (s *Sequence) check(tokens []int32, start int) error {
 	c := &s.m.cfg
 	if start < 0 || start > s.held {
 		return fmt.Errorf("%w: position %d with %d held", ErrPosition, start, s.held)
 	}
 	end := start + len(tokens)
 	if end > c.ContextLength {
-		return fmt.Errorf("model: position %d, context length %d: %w", end-1, c.ContextLength, engine.ErrContextExceeded)
+		return fmt.Errorf("model: position %d, context length %d: %w", end-1, c.ContextLength, forward.ErrContextExceeded)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= c.Vocab {
-			return fmt.Errorf("model: token %d, vocabulary %d: %w", t, c.Vocab, engine.ErrBadToken)
+			return fmt.Errorf("model: token %d, vocabulary %d: %w", t, c.Vocab, forward.ErrBadToken)
 		}
 	}
 	if end > s.cache.capacity {
@@ -199,7 +201,7 @@ func (s *Step) check(tokens []int32, start int) error {
 }
 
 // ensureBatch sizes the scratch for n tokens.
-func (s *Step) ensureBatch(n int) {
+func (s *Sequence) ensureBatch(n int) {
 	if n <= s.batch {
 		return
 	}
@@ -229,7 +231,7 @@ func (s *Step) ensureBatch(n int) {
 
 // forward runs tokens (already checked) at positions start.. through the
 // model, leaving the last token's logits in s.logits.
-func (s *Step) forward(tokens []int32, start int) {
+func (s *Sequence) forward(tokens []int32, start int) {
 	s.rows = append(s.rows[:0], passSeq{step: s, start: start, tokens: tokens, logits: true})
 	s.pass(s.rows)
 }
@@ -237,7 +239,7 @@ func (s *Step) forward(tokens []int32, start int) {
 // passSeq is one sequence's rows in a pass: tokens at positions start..,
 // its KV cache in step.
 type passSeq struct {
-	step   *Step
+	step   *Sequence
 	start  int
 	tokens []int32
 	logits bool // compute the logits after the last token into step.logits
@@ -251,7 +253,7 @@ type passSeq struct {
 // product reads each weight row once for all rows; RoPE, the KV store and
 // attention use each row's own sequence and position. A row's result does
 // not depend on the other rows (each column of a product is computed alone).
-func (s *Step) pass(seqs []passSeq) {
+func (s *Sequence) pass(seqs []passSeq) {
 	m, c := s.m, &s.m.cfg
 	s.rowSeq, s.rowPos, s.rowBatch, s.batched = s.rowSeq[:0], s.rowPos[:0], s.rowBatch[:0], nil
 	anyBatch := false
@@ -361,7 +363,7 @@ func (s *Step) pass(seqs []passSeq) {
 // sublayer's output before the residual add (post_attention_norm,
 // post_ffw_norm), gates with GELU instead of SiLU, and rotates its sliding
 // layers with their own RoPE.
-func (s *Step) block(l, n int) {
+func (s *Sequence) block(l, n int) {
 	m, c := s.m, &s.m.cfg
 	ly := &m.layers[l]
 	embd, qDim, kvDim := c.Embd, c.QDim(), c.KVDim()
@@ -464,7 +466,7 @@ func (s *Step) block(l, n int) {
 // of inp_out_ids after the attention): one row per sequence, which ggml
 // multiplies in the one-column order. The other rows' results there are
 // dropped.
-func (s *Step) ffnBatched(l int) []bool {
+func (s *Sequence) ffnBatched(l int) []bool {
 	if l == len(s.m.layers)-1 {
 		return nil
 	}
@@ -474,7 +476,7 @@ func (s *Step) ffnBatched(l int) []bool {
 // postNorm RMS-normalizes each of the n rows of a sublayer's output in
 // place and scales it by w (gemma3's post_attention_norm and post_ffw_norm);
 // nothing when w is nil.
-func (s *Step) postNorm(out, w []float32, n int) {
+func (s *Sequence) postNorm(out, w []float32, n int) {
 	if w == nil {
 		return
 	}
@@ -488,7 +490,7 @@ func (s *Step) postNorm(out, w []float32, n int) {
 // ropeKVTask rotates the Q and K rows [lo, hi) of layer l by RoPE at their
 // positions and stores their K and V in their sequences' caches.
 type ropeKVTask struct {
-	s  *Step
+	s  *Sequence
 	l  int
 	rp *rope
 }
@@ -517,7 +519,7 @@ func (t *ropeKVTask) do(worker, lo, hi int) {
 // one-token order (a decode row, a verify span) take attendGroup, which
 // reads each key and value once for all their query heads of that KV head;
 // a sequence's batch rows take attendHead a head at a time.
-func (s *Step) attention(l, n int) {
+func (s *Sequence) attention(l, n int) {
 	c := &s.m.cfg
 	s.heads = headsTask{s: s, l: l}
 	if !groupedAttention(c, c.Sliding(l)) {
@@ -538,7 +540,7 @@ func (s *Step) attention(l, n int) {
 // headsTask is attention's loop body over (row, head) pairs of layer l, or
 // with grouped over (run, KV head) pairs (s.runs).
 type headsTask struct {
-	s       *Step
+	s       *Sequence
 	l       int
 	grouped bool
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/q4k"
 	"github.com/realizar-host/realizar-host/q4k/q4ktest"
@@ -51,15 +51,15 @@ func TestVerifyEqualsSteps(t *testing.T) {
 			}
 
 			// From position 0.
-			want := stepAll(t, m.NewStep(), toks)
-			v := m.NewStep()
+			want := stepAll(t, m.NewSequence(), toks)
+			v := m.NewSequence()
 			got, err := v.Verify(toks, 0)
 			require.NoError(t, err)
 			require.Equal(t, want, rowsOf(got), "from 0")
 
 			// After a batched prefill of 4: steps against one pass.
 			const pre = 4
-			ref := m.NewStep()
+			ref := m.NewSequence()
 			_, err = ref.Prefill(toks[:pre], 0)
 			require.NoError(t, err)
 			want = want[:0]
@@ -93,28 +93,28 @@ func TestVerifyEqualsSteps(t *testing.T) {
 			require.Equal(t, want[len(want)-1], l, "Step after Verify")
 
 			// Amid other sequences (a prompt of 5 and a decode step) in
-			// one StepBatch pass: the verify row (Every) keeps the
+			// one Batch pass: the verify row (Every) keeps the
 			// one-token order, the others get the bits they get alone.
 			_, err = v.Prefill(toks[:pre], 0)
 			require.NoError(t, err)
-			prompt, dec := m.NewStep(), m.NewStep()
+			prompt, dec := m.NewSequence(), m.NewSequence()
 			_, err = dec.Prefill(toks[:3], 0)
 			require.NoError(t, err)
-			wantPrompt, err := m.NewStep().Prefill(toks[:5], 0)
+			wantPrompt, err := m.NewSequence().Prefill(toks[:5], 0)
 			require.NoError(t, err)
 			wantPrompt = append([]float32(nil), wantPrompt...)
-			ref = m.NewStep()
+			ref = m.NewSequence()
 			_, err = ref.Prefill(toks[:3], 0)
 			require.NoError(t, err)
 			wantDec, err := ref.Step(toks[3], 3)
 			require.NoError(t, err)
 			wantDec = append([]float32(nil), wantDec...)
-			rows := []engine.StepRows{
-				{Step: prompt, Start: 0, Tokens: toks[:5], Logits: true},
-				{Step: v, Start: pre, Tokens: toks[pre:], Logits: true, Every: true},
-				{Step: dec, Start: 3, Tokens: toks[3:4], Logits: true},
+			rows := []forward.Rows{
+				{Sequence: prompt, Start: 0, Tokens: toks[:5], Logits: true},
+				{Sequence: v, Start: pre, Tokens: toks[pre:], Logits: true, Every: true},
+				{Sequence: dec, Start: 3, Tokens: toks[3:4], Logits: true},
 			}
-			require.NoError(t, v.StepBatch(rows))
+			require.NoError(t, v.Batch(rows))
 			for _, r := range rows {
 				require.NoError(t, r.Err)
 			}
@@ -127,7 +127,7 @@ func TestVerifyEqualsSteps(t *testing.T) {
 
 func TestVerifyErrors(t *testing.T) {
 	m := open(t, tinySpec("llama").write(t), Options{Threads: 1})
-	s := m.NewStep()
+	s := m.NewSequence()
 	_, err := s.Verify(testTokens[:3], 3)
 	require.ErrorIs(t, err, ErrPosition)
 	_, err = s.Verify(testTokens[:3], 1)

@@ -10,6 +10,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -118,7 +119,7 @@ func TestAllowSession(t *testing.T) {
 		{`{"tokens":[2,5,7],"once":true,"eog":false}`, engine.StopNone, engine.ErrNoTokenAllowed},
 	} {
 		t.Run(tc.config, func(t *testing.T) {
-			fwd, err := engine.NewStepForward(enginetest.NewCountingStep(v.Size()), engine.StepOptions{ModelContext: 32})
+			fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(v.Size()), forward.Options{ModelContext: 32})
 			require.NoError(t, err)
 			smp, err := host.NewSampler(v, load(t, h, "greedy", ""), load(t, h, "allow", tc.config))
 			require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 )
@@ -22,7 +23,7 @@ func Example() {
 
 	// A scripted "model" that says each piece in turn.
 	vocab := enginetest.NewVocab([]string{"", "Hello", " wor", "ld", " STOP", "!", "</s>"}, 6)
-	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: 16})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()), forward.Options{ModelContext: 16})
 	if err != nil {
 		panic(err)
 	}

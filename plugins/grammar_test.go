@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/testenv"
@@ -131,7 +132,7 @@ func TestGrammarTriggersSession(t *testing.T) {
 // grammar processor p, from prompt, under maxTokens and seed.
 func grammarTurn(t *testing.T, m *model.Model, tok *tokenizer.Tokenizer, sampler, p *host.Plugin, prompt []int32, maxTokens int, seed uint64) engine.Turn {
 	t.Helper()
-	fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
+	fwd, err := forward.NewSequenceForward(m.NewSequence(), forward.Options{Arch: m.Config().Arch, ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)
 	smp, err := host.NewSampler(tok, sampler, p)
 	require.NoError(t, err)

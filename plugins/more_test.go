@@ -15,6 +15,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi/guest"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 )
@@ -227,14 +228,14 @@ func newRepeatScript(t testing.TB, pieces []string) script {
 	eog := int32(len(table))
 	table = append(table, "</s>")
 	vocab := enginetest.NewVocab(table, eog)
-	step := enginetest.NewCountingStep(vocab.Size())
+	step := enginetest.NewCountingSequence(vocab.Size())
 	step.Next = func(_ int32, pos int) int32 { // position 0 is the prompt
 		if pos < len(order) {
 			return order[pos]
 		}
 		return eog
 	}
-	fwd, err := engine.NewStepForward(step, engine.StepOptions{ModelContext: len(order) + 2})
+	fwd, err := forward.NewSequenceForward(step, forward.Options{ModelContext: len(order) + 2})
 	require.NoError(t, err)
 	return script{vocab, fwd}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -27,14 +28,14 @@ func (s streamed) text() string { return string(bytes.Join(s.chunks, nil)) }
 // the end of generation.
 type script struct {
 	vocab *enginetest.Vocab
-	fwd   engine.ArchForward
+	fwd   forward.ArchForward
 }
 
 func newScript(t testing.TB, pieces []string) script {
 	t.Helper()
 	table := append(append([]string{""}, pieces...), "</s>")
 	vocab := enginetest.NewVocab(table, int32(len(table)-1))
-	fwd, err := engine.NewStepForward(enginetest.NewCountingStep(vocab.Size()), engine.StepOptions{ModelContext: len(table) + 1})
+	fwd, err := forward.NewSequenceForward(enginetest.NewCountingSequence(vocab.Size()), forward.Options{ModelContext: len(table) + 1})
 	require.NoError(t, err)
 	return script{vocab, fwd}
 }

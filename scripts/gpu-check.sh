@@ -17,7 +17,7 @@
 #   2. cuda.test, correctness: the device and its kernels' JIT
 #      ("device:"), every kernel type against the CPU ("kernel"), the
 #      parity gate ("gate") and 64-token greedy equality ("greedy") on
-#      every fixture but the 7B, the KV cache growing ("growth"), NewStep
+#      every fixture but the 7B, the KV cache growing ("growth"), NewSequence
 #      ("newstep"), batched sequences ("batch"); on a failure, when time is
 #      left, the device, kernel and gate tests again with
 #      REALIZAR_CUDA_SYNC=1 (every launch waits), so the failing kernel is

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tenancy"
 )
@@ -148,27 +148,27 @@ func TestBatchKVBudget(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, string(b), "a share of the whole budget")
 }
 
-// closingStep is a step with a Close (as a GPU sequence's, whose KV cache
-// is device memory), counting its calls; it offers no StepBatch, so its
+// closingSequence is a step with a Close (as a GPU sequence's, whose KV cache
+// is device memory), counting its calls; it offers no Batch, so its
 // spans run alone.
-type closingStep struct {
-	engine.TokenStep
-	engine.Prefiller
+type closingSequence struct {
+	forward.Sequence
+	forward.Prefiller
 	closed *atomic.Int32
 }
 
-func (c closingStep) Close() error { c.closed.Add(1); return nil }
+func (c closingSequence) Close() error { c.closed.Add(1); return nil }
 
 // An idle slot dropped beyond --slots closes its forward, so a step that
 // holds memory outside the Go heap frees it then, not at exit.
 func TestBatchEvictClosesForward(t *testing.T) {
 	var made, closed atomic.Int32
 	s := startServerWith(t, batchTenantsFile(), Config{Parallel: 2, Slots: 1}, func(m *Model, mdl *model.Model) {
-		m.NewForward = func() (engine.ArchForward, error) {
+		m.NewForward = func() (forward.ArchForward, error) {
 			made.Add(1)
-			st := mdl.NewStep()
-			return engine.NewStepForward(closingStep{st, st, &closed},
-				engine.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
+			st := mdl.NewSequence()
+			return forward.NewSequenceForward(closingSequence{st, st, &closed},
+				forward.Options{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
 		}
 	})
 	for _, key := range []string{keyA, keyB, keyC} {

@@ -1,7 +1,7 @@
 // Package server is realizar-host's OpenAI-compatible HTTP server with
 // sandboxed, multi-tenant policy loading.
 //
-// One loaded model (a Model: an engine.ArchForward and its tokenizer) is the
+// One loaded model (a Model: an forward.ArchForward and its tokenizer) is the
 // shared resource. Requests are authenticated per tenant (package tenancy:
 // API keys stored as sha256 hashes), limited per tenant (concurrency,
 // requests per minute, plugin size, plugin memory and per-step deadline;

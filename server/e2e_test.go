@@ -267,7 +267,7 @@ func TestE2EStreamLogprobs(t *testing.T) {
 		// Not from the first request's prompt cache: it would hold all
 		// but the prompt's last token, which would then run as a pass of
 		// its own, in the one-token order, where the first request ran it
-		// in the prompt's batch order (model.Step.Prefill): the same
+		// in the prompt's batch order (model.Sequence.Prefill): the same
 		// text, logprobs an ulp or so apart.
 		stream := c.Chat.Completions.NewStreaming(ctx, p, topK, option.WithJSONSet("cache_prompt", false))
 		var got []openai.ChatCompletionTokenLogprob

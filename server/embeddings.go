@@ -11,7 +11,7 @@ import (
 	"math"
 	"net/http"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/tenancy"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -20,7 +20,7 @@ import (
 // final hidden states pooled and normalized. Safe for concurrent use.
 type Embedder interface {
 	// Embed returns the embedding of tokens, [Dims]float32. Errors:
-	// engine.ErrBadToken, engine.ErrContextExceeded, or another failure.
+	// forward.ErrBadToken, forward.ErrContextExceeded, or another failure.
 	Embed(tokens []int32) ([]float32, error)
 	// Dims is the length of every embedding.
 	Dims() int
@@ -259,7 +259,7 @@ func (s *Server) embeddingTokens(inputs []embeddingInput, contextLength int) ([]
 // naming the input; anything else is the server's own failure (a 500
 // whose detail stays in the log).
 func embedError(i int, err error) error {
-	if errors.Is(err, engine.ErrBadToken) || errors.Is(err, engine.ErrContextExceeded) {
+	if errors.Is(err, forward.ErrBadToken) || errors.Is(err, forward.ErrContextExceeded) {
 		return badRequest(fmt.Sprintf("input[%d]", i), "input[%d]: %v", i, err)
 	}
 	return fmt.Errorf("embedding input %d: %w", i, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/tenancy"
 )
@@ -150,9 +151,9 @@ func asAPIError(err error) *APIError {
 		// operator's, not the tenant's: it goes to the log line.
 		return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "store_unavailable",
 			RetryAfter: time.Second, Message: "the tenant and plugin store is unavailable; retry shortly"}
-	case errors.Is(err, engine.ErrContextExceeded):
+	case errors.Is(err, forward.ErrContextExceeded):
 		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "context_length_exceeded", Message: err.Error()}
-	case errors.Is(err, engine.ErrEmptyPrompt), errors.Is(err, engine.ErrBadToken), errors.Is(err, engine.ErrBadConfig):
+	case errors.Is(err, engine.ErrEmptyPrompt), errors.Is(err, forward.ErrBadToken), errors.Is(err, engine.ErrBadConfig):
 		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "invalid_value", Message: err.Error()}
 	}
 	return &APIError{Status: http.StatusInternalServerError, Type: typeServer, Code: codeInternal, Message: "internal server error"}
@@ -213,7 +214,7 @@ func pluginFailureKind(err error) string {
 		return "memory"
 	case errors.Is(err, host.ErrPluginTrap):
 		return "trap"
-	case errors.Is(err, engine.ErrBadToken):
+	case errors.Is(err, forward.ErrBadToken):
 		return "bad_token"
 	case errors.Is(err, host.ErrPluginFailed):
 		return "failed"

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tenancy"
 )
@@ -87,43 +87,43 @@ func dialStalled(t *testing.T, url, path, key, body string) net.Conn {
 	return conn
 }
 
-// slowStep is the fixture's step with a pause before each pass, as a
+// slowSequence is the fixture's step with a pause before each pass, as a
 // large model's pass would take: turns last long without burning the
 // CPU the test's clients and server need.
-type slowStep struct {
-	st    *model.Step
+type slowSequence struct {
+	st    *model.Sequence
 	pause time.Duration
 }
 
-func (s slowStep) Reset()                      { s.st.Reset() }
-func (s slowStep) Reserve(n int) (bool, error) { return s.st.Reserve(n) }
-func (s slowStep) Prefill(tokens []int32, start int) ([]float32, error) {
+func (s slowSequence) Reset()                      { s.st.Reset() }
+func (s slowSequence) Reserve(n int) (bool, error) { return s.st.Reserve(n) }
+func (s slowSequence) Prefill(tokens []int32, start int) ([]float32, error) {
 	time.Sleep(s.pause)
 	return s.st.Prefill(tokens, start)
 }
-func (s slowStep) Step(token int32, position int) ([]float32, error) {
+func (s slowSequence) Step(token int32, position int) ([]float32, error) {
 	time.Sleep(s.pause)
 	return s.st.Step(token, position)
 }
 
-// StepBatch runs the rows on the fixture's steps.
-func (s slowStep) StepBatch(rows []engine.StepRows) error {
+// Batch runs the rows on the fixture's steps.
+func (s slowSequence) Batch(rows []forward.Rows) error {
 	time.Sleep(s.pause)
 	for i := range rows {
-		if st, ok := rows[i].Step.(slowStep); ok {
-			rows[i].Step = st.st
+		if st, ok := rows[i].Sequence.(slowSequence); ok {
+			rows[i].Sequence = st.st
 		}
 	}
-	return s.st.StepBatch(rows)
+	return s.st.Batch(rows)
 }
 
-// slowPasses makes every sequence's forward a slowStep: each batched pass
+// slowPasses makes every sequence's forward a slowSequence: each batched pass
 // takes at least pause.
 func slowPasses(pause time.Duration) func(*Model, *model.Model) {
 	return func(m *Model, mdl *model.Model) {
-		m.NewForward = func() (engine.ArchForward, error) {
-			return engine.NewStepForward(slowStep{mdl.NewStep(), pause},
-				engine.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
+		m.NewForward = func() (forward.ArchForward, error) {
+			return forward.NewSequenceForward(slowSequence{mdl.NewSequence(), pause},
+				forward.Options{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
 		}
 	}
 }

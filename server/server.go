@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/realizar-host/realizar-host/draft"
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/serving"
 	"github.com/realizar-host/realizar-host/tenancy"
@@ -28,14 +28,14 @@ type Model struct {
 	// Forward is the model's first forward (its context length is the
 	// server's); without NewForward it is the only one, and requests take
 	// turns on it.
-	Forward engine.ArchForward
+	Forward forward.ArchForward
 	// NewForward, when set, makes a further forward over the same weights
-	// with a KV cache of its own (model.Model.NewStep behind a
-	// StepForward): one per running sequence and per idle slot. Forwards
-	// that are *engine.StepForward over steps implementing
-	// engine.StepBatcher decode together in one batched pass. nil means one
+	// with a KV cache of its own (model.Model.NewSequence behind a
+	// SequenceForward): one per running sequence and per idle slot. Forwards
+	// that are *forward.SequenceForward over steps implementing
+	// forward.Batcher decode together in one batched pass. nil means one
 	// sequence at a time on Forward.
-	NewForward func() (engine.ArchForward, error)
+	NewForward func() (forward.ArchForward, error)
 	// KVBytesPerPosition is one position's KV cache across all layers, in
 	// bytes (model.Model.KVBytesPerPosition), for the KV budget; 0 means
 	// unknown (no budget is enforced).

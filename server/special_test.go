@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/model"
@@ -137,11 +137,11 @@ func llama31Vocab(t *testing.T, template string) *tokenizer.Tokenizer {
 	return tok
 }
 
-// scriptedStep is a model that writes script after any prompt (greedy):
+// scriptedSequence is a model that writes script after any prompt (greedy):
 // after the prompt's last token the logits point to script[0], after
 // script[i] to script[i+1].
-func scriptedStep(vocabSize int, script []int32) *enginetest.CountingStep {
-	step := enginetest.NewCountingStep(vocabSize)
+func scriptedSequence(vocabSize int, script []int32) *enginetest.CountingSequence {
+	step := enginetest.NewCountingSequence(vocabSize)
 	next, last := 0, -2
 	step.Next = func(token int32, pos int) int32 {
 		if next > 0 && next < len(script) && pos == last+1 && token == script[next-1] {
@@ -175,8 +175,8 @@ func TestToolMarkerControlToken(t *testing.T) {
 	script := append(append([]int32{tag}, tok.Encode(call, tokenizer.EncodeOptions{})...), tok.EOT())
 	r := testSandbox(t)
 	s := startServerWith(t, nil, Config{}, func(m *Model, _ *model.Model) {
-		newForward := func() (engine.ArchForward, error) {
-			return engine.NewStepForward(scriptedStep(tok.Size(), script), engine.StepOptions{ModelContext: 4096})
+		newForward := func() (forward.ArchForward, error) {
+			return forward.NewSequenceForward(scriptedSequence(tok.Size(), script), forward.Options{ModelContext: 4096})
 		}
 		fwd, err := newForward()
 		require.NoError(t, err)

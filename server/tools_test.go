@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/chatsandbox"
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/testenv"
@@ -97,8 +97,8 @@ func withToolFile(t *testing.T, path, template string, r *chatsandbox.Renderer) 
 		mdl, err := model.Load(f, model.Options{Threads: 1})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
-		newForward := func() (engine.ArchForward, error) {
-			return engine.NewStepForward(mdl.NewStep(), engine.StepOptions{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
+		newForward := func() (forward.ArchForward, error) {
+			return forward.NewSequenceForward(mdl.NewSequence(), forward.Options{Arch: mdl.Config().Arch, ModelContext: mdl.Config().ContextLength})
 		}
 		fwd, err := newForward()
 		require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // gatherWait is how long a pass waits, after the previous one, for the
@@ -43,7 +44,7 @@ const (
 
 // batcher runs the passes: the decode tokens of every running sequence
 // and chunks of new prompts, under a per-pass token budget, go through one
-// engine.ForwardBatch, whose weights are read once for all rows. Each
+// forward.ForwardBatch, whose weights are read once for all rows. Each
 // turn's goroutine drives its own engine.Run (policies, stop rules) and
 // asks for its spans here, so the policy calls of a pass run concurrently,
 // one goroutine per sequence.
@@ -65,11 +66,11 @@ type batcher struct {
 
 	// A pass's spans and sequences, kept between passes so that a pass
 	// allocates nothing of its own (build under mu, pass on the loop).
-	spans       []engine.Span
+	spans       []forward.Span
 	seqs        []*sequence
 	prompts     []*sequence
 	verifies    []*sequence
-	batched     []engine.Span
+	batched     []forward.Span
 	batchedSeqs []*sequence
 	answers     []spanAnswer
 
@@ -252,7 +253,7 @@ func (b *batcher) ready(now time.Time) (wait time.Duration, ok bool) {
 // speculative, the rows before them are not). A
 // sequence whose request has ended is answered at once with a
 // cancellation (its run ends as cancelled, its slot forgets).
-func (b *batcher) build() ([]engine.Span, []*sequence) {
+func (b *batcher) build() ([]forward.Span, []*sequence) {
 	for q := range b.active {
 		if !q.pending {
 			q.late = true
@@ -261,7 +262,7 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 	budget := b.batchTokens
 	spans, seqs := b.spans[:0], b.seqs[:0]
 	take := func(q *sequence, max int) {
-		spans = append(spans, engine.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Max: max})
+		spans = append(spans, forward.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Max: max})
 		seqs = append(seqs, q)
 	}
 	rest := b.pending[:0]
@@ -310,7 +311,7 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 		room -= drafts
 		q.tokens = q.tokens[:q.start+1+drafts]
 		q.drafts = drafts
-		spans = append(spans, engine.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Verify: drafts > 0})
+		spans = append(spans, forward.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Verify: drafts > 0})
 		seqs = append(seqs, q)
 	}
 	b.pending = rest
@@ -324,7 +325,7 @@ func (b *batcher) build() ([]engine.Span, []*sequence) {
 // room, but never a chunk of one row or one row left for the next pass
 // while two or more are left and room allows. A sequence's pass of two or
 // more rows sums in llama.cpp's batch orders and a pass of one row in its
-// one-token order (model.Step.Prefill), so chunks of two or more give
+// one-token order (model.Sequence.Prefill), so chunks of two or more give
 // every row the bits it gets when the prompt runs alone, whatever the
 // chunking (with --batch-tokens of 3 or more).
 func promptChunk(budget, left, room int) int {
@@ -349,7 +350,7 @@ func promptChunk(budget, left, room int) int {
 // forward now holds. The pass is counted (metrics, onPass) before any of
 // its spans is answered, so a turn ends after every pass it took part in
 // was counted.
-func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
+func (b *batcher) pass(spans []forward.Span, seqs []*sequence) {
 	if len(spans) == 0 {
 		return
 	}
@@ -367,7 +368,7 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		t := time.Now()
 		var logits []float32
 		var err error
-		switch vf, ok := q.sl.fwd.(engine.VerifyForward); {
+		switch vf, ok := q.sl.fwd.(forward.Verifier); {
 		case sp.Verify && ok:
 			logits, err = vf.Verify(q.tokens, q.start)
 		case sp.Verify: // the drafts stay unverified
@@ -390,7 +391,7 @@ func (b *batcher) pass(spans []engine.Span, seqs []*sequence) {
 		}
 		decode = decode && (n == 1 || sp.Verify)
 	}
-	engine.ForwardBatch(batched)
+	forward.ForwardBatch(batched)
 	for i, sp := range batched {
 		q := batchedSeqs[i]
 		q.took += sp.Took

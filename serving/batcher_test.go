@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/stretchr/testify/require"
-
-	"github.com/realizar-host/realizar-host/engine"
 )
 
 // A prompt's chunks are never one row, and never leave one row behind,
@@ -41,12 +40,12 @@ func TestPromptChunk(t *testing.T) {
 	}
 }
 
-// countStep is a TokenStep of vocab logits that counts nothing: the
+// countSequence is a Sequence of vocab logits that counts nothing: the
 // forward under test needs only shapes.
-type countStep struct{ logits []float32 }
+type countSequence struct{ logits []float32 }
 
-func (s countStep) Reset()                             {}
-func (s countStep) Step(int32, int) ([]float32, error) { return s.logits, nil }
+func (s countSequence) Reset()                             {}
+func (s countSequence) Step(int32, int) ([]float32, error) { return s.logits, nil }
 
 // loneForward is an ArchForward that cannot join a batched pass.
 type loneForward struct{ logits []float32 }
@@ -68,7 +67,7 @@ func TestOnPassBeforeAnswer(t *testing.T) {
 	})
 	defer b.close()
 	logits := make([]float32, 4)
-	step, err := engine.NewStepForward(countStep{logits}, engine.StepOptions{ModelContext: 16})
+	step, err := forward.NewSequenceForward(countSequence{logits}, forward.Options{ModelContext: 16})
 	require.NoError(t, err)
 	want := int32(0)
 	for name, sl := range map[string]*slot{"batched": {fwd: step, step: step}, "alone": {fwd: loneForward{logits}}} {

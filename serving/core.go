@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // DefaultParallel and DefaultBatchTokens are Config's defaults, measured as
@@ -26,12 +27,12 @@ type Model struct {
 	// Forward is the model's first forward (its context length is the
 	// core's); without NewForward it is the only one, and turns take
 	// turns on it.
-	Forward engine.ArchForward
+	Forward forward.ArchForward
 	// NewForward, when set, makes a further forward over the same weights
 	// with a KV cache of its own: one per running sequence and per idle
-	// slot. Forwards that are *engine.StepForward over steps implementing
-	// engine.StepBatcher decode together in one batched pass.
-	NewForward func() (engine.ArchForward, error)
+	// slot. Forwards that are *forward.SequenceForward over steps implementing
+	// forward.Batcher decode together in one batched pass.
+	NewForward func() (forward.ArchForward, error)
 	// KVBytesPerPosition is one position's KV cache across all layers, in
 	// bytes, for the KV budget; 0 means unknown (no budget is enforced).
 	KVBytesPerPosition int64
@@ -429,7 +430,7 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 			return nil, err
 		}
 		sl := &slot{sess: sess, fwd: c.model.Forward, positions: g.positions}
-		sl.step, _ = c.model.Forward.(*engine.StepForward)
+		sl.step, _ = c.model.Forward.(*forward.SequenceForward)
 		c.sched.mu.Lock()
 		c.sched.first = sl
 		c.sched.mu.Unlock()
@@ -447,7 +448,7 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 		return nil, err
 	}
 	sl := &slot{sess: sess, fwd: fwd, positions: g.positions}
-	sl.step, _ = fwd.(*engine.StepForward)
+	sl.step, _ = fwd.(*forward.SequenceForward)
 	return sl, nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/internal/fixturemodel"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
@@ -305,7 +306,7 @@ func TestStartErrors(t *testing.T) {
 	_, err = tk.Start(context.Background(), Request{Prompt: long, MaxTokens: 1,
 		Generate: engine.GenerateConfig{Sampler: enginetest.Greedy{}}})
 	require.ErrorIs(t, err, ErrPromptTooLong)
-	require.ErrorIs(t, err, engine.ErrContextExceeded)
+	require.ErrorIs(t, err, forward.ErrContextExceeded)
 	tk.Release() // after Start: nothing
 
 	turn := start(t, c, "a", request(4, nil))

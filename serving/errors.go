@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // Refusal reasons, as Refused.Reason.
@@ -55,19 +55,19 @@ func (e *TooLarge) Error() string {
 var ErrPromptTooLong = errors.New("serving: the prompt fills the context")
 
 // PromptTooLong is a prompt of Tokens tokens for a context of Context
-// positions. It is ErrPromptTooLong and engine.ErrContextExceeded to
+// positions. It is ErrPromptTooLong and forward.ErrContextExceeded to
 // errors.Is.
 type PromptTooLong struct {
 	Tokens, Context int
 }
 
 func (e *PromptTooLong) Error() string {
-	return fmt.Sprintf("the prompt is %d tokens; the context holds %d: %v", e.Tokens, e.Context, engine.ErrContextExceeded)
+	return fmt.Sprintf("the prompt is %d tokens; the context holds %d: %v", e.Tokens, e.Context, forward.ErrContextExceeded)
 }
 
-// Is reports ErrPromptTooLong and engine.ErrContextExceeded.
+// Is reports ErrPromptTooLong and forward.ErrContextExceeded.
 func (e *PromptTooLong) Is(target error) bool {
-	return target == ErrPromptTooLong || target == engine.ErrContextExceeded
+	return target == ErrPromptTooLong || target == forward.ErrContextExceeded
 }
 
 // ErrClosed is a turn started after Close, or cut by it.

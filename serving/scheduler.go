@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 // Shares is one tenant's share of the core. A value < 1 means all of it.
@@ -80,9 +81,9 @@ type scheduler struct {
 type slot struct {
 	tenant    string
 	sess      *engine.Session
-	fwd       engine.ArchForward
-	step      *engine.StepForward // fwd, when it can join a batched pass; nil: alone
-	positions int                 // KV positions reserved (a cache never shrinks)
+	fwd       forward.ArchForward
+	step      *forward.SequenceForward // fwd, when it can join a batched pass; nil: alone
+	positions int                      // KV positions reserved (a cache never shrinks)
 	used      uint64
 }
 

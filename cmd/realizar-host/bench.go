@@ -15,6 +15,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/plugins/chain"
@@ -82,7 +83,7 @@ func newBenchCmd() *cobra.Command {
 			defer m.Close()
 			if n := m.fwd.ContextLength(); promptTokens+genTok > n {
 				return &cmdError{code: exitContext, err: fmt.Errorf("%d prompt + %d generated tokens exceed the context of %d: %w",
-					promptTokens, genTok, n, engine.ErrContextExceeded)}
+					promptTokens, genTok, n, forward.ErrContextExceeded)}
 			}
 			res, err := bench(cmd.Context(), m, promptTokens, genTok, reps)
 			if err != nil {
@@ -397,7 +398,7 @@ func parallelAggregate(ctx context.Context, m *loaded, mf *modelFlags, pl *host.
 // forward of its own over m's weights (on the device under --gpu), that
 // reports its passes to onPass; the caller closes it.
 func newBenchCore(m *loaded, mf *modelFlags, b int, onPass func(serving.PassStats)) (*serving.Core, error) {
-	core, err := serving.New(serving.Model{Forward: m.fwd, NewForward: func() (engine.ArchForward, error) { return m.newSequence(mf) },
+	core, err := serving.New(serving.Model{Forward: m.fwd, NewForward: func() (forward.ArchForward, error) { return m.newSequence(mf) },
 		KVBytesPerPosition: m.model.KVBytesPerPosition(), Vocab: m.tok},
 		serving.Config{Parallel: b, BatchTokens: max(benchBatchTokens, b), Queue: b, OnPass: onPass})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -136,7 +137,7 @@ func (c *chat) turn(message string) error {
 	prompt := c.promptTokens(promptText)
 	if n := c.g.model.fwd.ContextLength(); len(prompt) >= n {
 		return &cmdError{code: exitContext, err: fmt.Errorf("the conversation has %d tokens, the context holds %d (/reset starts over): %w",
-			len(prompt), n, engine.ErrContextExceeded)}
+			len(prompt), n, forward.ErrContextExceeded)}
 	}
 	t, err := c.g.generate(c.ctx, prompt, c.cfg, c.out)
 	fmt.Fprintln(c.out)

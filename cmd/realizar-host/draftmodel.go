@@ -9,6 +9,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -72,7 +73,7 @@ func (d *draftLoaded) build(path string, mf *modelFlags, target *tokenizer.Token
 	if mf.ctxSize > 0 {
 		positions = min(positions, mf.ctxSize)
 	}
-	d.draft, err = draft.NewModel(draft.ModelConfig{NewStep: func() engine.TokenStep { return d.model.NewStep() },
+	d.draft, err = draft.NewModel(draft.ModelConfig{NewSequence: func() forward.Sequence { return d.model.NewSequence() },
 		ContextLength: positions, EOG: tok.EOG()})
 	return err
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/realizar-host/realizar-host/embedding"
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -140,7 +140,7 @@ func newEmbedCmd() *cobra.Command {
 			for i, in := range inputs {
 				toks := m.tok.Encode(in, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
 				if n := m.fwd.ContextLength(); len(toks) > n {
-					return turnError(fmt.Errorf("input %d (counting from 0, as --json's index) is %d tokens, the context %d: %w", i, len(toks), n, engine.ErrContextExceeded))
+					return turnError(fmt.Errorf("input %d (counting from 0, as --json's index) is %d tokens, the context %d: %w", i, len(toks), n, forward.ErrContextExceeded))
 				}
 				v, err := e.Embed(toks)
 				if err != nil {

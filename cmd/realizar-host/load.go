@@ -14,7 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/realizar-host/realizar-host/cuda"
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -79,8 +79,8 @@ type loaded struct {
 	file  *gguf.File
 	tok   *tokenizer.Tokenizer
 	model *model.Model
-	gpu   *cuda.Step // nil unless --gpu
-	fwd   *engine.StepForward
+	gpu   *cuda.Sequence // nil unless --gpu
+	fwd   *forward.SequenceForward
 	// took is the wall time of the load, page-in included.
 	took time.Duration
 }
@@ -142,7 +142,7 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 	if l.model.Config().Vocab != l.tok.Size() {
 		return badFile(fmt.Errorf("%s: the tokenizer has %d tokens but the model %d", flags.path, l.tok.Size(), l.model.Config().Vocab))
 	}
-	var step engine.TokenStep = l.model.NewStep()
+	var step forward.Sequence = l.model.NewSequence()
 	if flags.gpu {
 		if l.gpu, err = openGPU(flags, l.model, progress); err != nil {
 			return err
@@ -162,8 +162,8 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 }
 
 // forward adapts step with the file's architecture and the context flags.
-func (l *loaded) forward(step engine.TokenStep, flags *modelFlags) (*engine.StepForward, error) {
-	return engine.NewStepForward(step, engine.StepOptions{
+func (l *loaded) forward(step forward.Sequence, flags *modelFlags) (*forward.SequenceForward, error) {
+	return forward.NewSequenceForward(step, forward.Options{
 		Arch:         l.model.Config().Arch,
 		ModelContext: l.model.Config().ContextLength,
 		MaxContext:   flags.ctxSize,
@@ -172,20 +172,20 @@ func (l *loaded) forward(step engine.TokenStep, flags *modelFlags) (*engine.Step
 
 // newCPUForward is a further CPU forward over the loaded weights, with a
 // KV cache of its own (the server's extra slots).
-func (l *loaded) newCPUForward(flags *modelFlags) (engine.ArchForward, error) {
-	return l.forward(l.model.NewStep(), flags)
+func (l *loaded) newCPUForward(flags *modelFlags) (forward.ArchForward, error) {
+	return l.forward(l.model.NewSequence(), flags)
 }
 
 // newSequence is a further forward over the loaded weights with a KV cache
 // of its own, on the device under --gpu: a serving core's
 // Model.NewForward, for serve and bench --parallel alike.
-func (l *loaded) newSequence(flags *modelFlags) (engine.ArchForward, error) {
+func (l *loaded) newSequence(flags *modelFlags) (forward.ArchForward, error) {
 	if l.gpu == nil {
 		return l.newCPUForward(flags)
 	}
 	f, err := l.newGPUForward(flags)
 	if err != nil {
-		return nil, err // not a nil *StepForward in a non-nil interface
+		return nil, err // not a nil *SequenceForward in a non-nil interface
 	}
 	return f, nil
 }
@@ -194,7 +194,7 @@ func (l *loaded) newSequence(flags *modelFlags) (engine.ArchForward, error) {
 // with a KV cache of its own on the device (the server's extra slots under
 // --gpu); it falls back to the CPU on its own, loudly, as the first one
 // does. Close it to free its device memory.
-func (l *loaded) newGPUForward(flags *modelFlags) (*engine.StepForward, error) {
+func (l *loaded) newGPUForward(flags *modelFlags) (*forward.SequenceForward, error) {
 	st := l.gpu.NewSequence()
 	fwd, err := l.forward(st, flags)
 	if err != nil {
@@ -209,7 +209,7 @@ func (l *loaded) newGPUForward(flags *modelFlags) (*engine.StepForward, error) {
 // gate whose verdicts are cached in the user's cache folder. An explicit
 // --gpu that cannot be met (a build without -tags cuda, no driver, a tensor
 // type without a kernel) is an error (exit 1), never a silent CPU run.
-func openGPU(flags *modelFlags, m *model.Model, stderr io.Writer) (*cuda.Step, error) {
+func openGPU(flags *modelFlags, m *model.Model, stderr io.Writer) (*cuda.Sequence, error) {
 	opts := cuda.Options{Device: flags.gpuDevice, Stderr: stderr}
 	if err := cuda.Available(flags.gpuDevice); err != nil {
 		return nil, failure(fmt.Errorf("--gpu: %w", err))
@@ -222,7 +222,7 @@ func openGPU(flags *modelFlags, m *model.Model, stderr io.Writer) (*cuda.Step, e
 			opts.Verdicts = cache
 		}
 	}
-	st, err := cuda.NewStep(m, opts)
+	st, err := cuda.NewSequence(m, opts)
 	if err != nil {
 		return nil, failure(fmt.Errorf("--gpu: %w", err))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/plugins/chain"
@@ -249,7 +250,7 @@ func exercise(ctx context.Context, h *host.Host, p *host.Plugin, rep *checkRepor
 			err := timed(func() error {
 				id, err := chain.Sample(logits)
 				if err == nil && (id < 0 || int(id) >= rep.Vocab) {
-					err = fmt.Errorf("sampled id %d: %w", id, engine.ErrBadToken)
+					err = fmt.Errorf("sampled id %d: %w", id, forward.ErrBadToken)
 				}
 				if err == nil {
 					chain.Accept(id)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -95,7 +96,7 @@ func runRun(cmd *cobra.Command, mf *modelFlags, pf *policyFlags, tf *turnFlags, 
 	}
 	prompt := encodePrompt(g.model.tok, text)
 	if n := g.model.fwd.ContextLength(); len(prompt) >= n {
-		return &cmdError{code: exitContext, err: fmt.Errorf("the prompt has %d tokens, the context holds %d: %w", len(prompt), n, engine.ErrContextExceeded)}
+		return &cmdError{code: exitContext, err: fmt.Errorf("the prompt has %d tokens, the context holds %d: %w", len(prompt), n, forward.ErrContextExceeded)}
 	}
 
 	stdout := cmd.OutOrStdout()

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/realizar-host/realizar-host/draft"
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/server"
@@ -264,7 +264,7 @@ func serve(ctx context.Context, o *serveOptions) error {
 	}
 	// Each further sequence: a step of its own (a KV cache, on the device
 	// under --gpu) over the same weights.
-	m.NewForward = func() (engine.ArchForward, error) { return l.newSequence(&o.model) }
+	m.NewForward = func() (forward.ArchForward, error) { return l.newSequence(&o.model) }
 	if o.draftModel != "" {
 		dl, err := loadDraftModel(o.draftModel, &o.model, l.tok, os.Stderr)
 		if err != nil {

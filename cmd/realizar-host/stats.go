@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
 )
 
@@ -207,7 +208,7 @@ func turnError(err error) error {
 	var pe *engine.PolicyError
 	var plug *host.PluginError
 	switch {
-	case errors.Is(err, engine.ErrContextExceeded):
+	case errors.Is(err, forward.ErrContextExceeded):
 		return &cmdError{code: exitContext, err: fmt.Errorf("%w (a larger --ctx-size, up to the model's trained context, may help)", err)}
 	case errors.As(err, &pe), errors.As(err, &plug):
 		return badPlugin(errors.New(errorText(err)))

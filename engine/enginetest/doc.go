@@ -1,5 +1,5 @@
 // Package enginetest holds small, deterministic implementations of the
-// engine contract for tests: a counting TokenStep, a recording ArchForward, a
+// engine contract for tests: a counting Sequence, a recording ArchForward, a
 // table Vocab, reference samplers (Greedy, Temperature) and reference stop
 // policies (StringsStop, MaxTokens).
 //

@@ -1,6 +1,6 @@
 package enginetest
 
-import "github.com/realizar-host/realizar-host/engine"
+import "github.com/realizar-host/realizar-host/forward"
 
 // ForwardCall is one recorded ArchForward.Forward: the length of tokens and
 // start.
@@ -9,13 +9,13 @@ type ForwardCall struct{ Len, Start int }
 // Recorder is an ArchForward that passes every call to Fwd and records the
 // Forward and Reserve arguments.
 type Recorder struct {
-	engine.ArchForward
+	forward.ArchForward
 	Forwards []ForwardCall
 	Reserves []int
 }
 
 // NewRecorder wraps fwd.
-func NewRecorder(fwd engine.ArchForward) *Recorder { return &Recorder{ArchForward: fwd} }
+func NewRecorder(fwd forward.ArchForward) *Recorder { return &Recorder{ArchForward: fwd} }
 
 // Forward records (len(tokens), start) and forwards the call.
 func (r *Recorder) Forward(tokens []int32, start int) ([]float32, error) {

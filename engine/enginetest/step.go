@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
-// ErrOutOfOrder is returned by CountingStep when a Step or Prefill does not
-// continue exactly the positions it holds (the TokenStep precondition).
+// ErrOutOfOrder is returned by CountingSequence when a Step or Prefill does not
+// continue exactly the positions it holds (the Sequence precondition).
 var ErrOutOfOrder = errors.New("enginetest: step out of order")
 
-// Call is one recorded call into a CountingStep.
+// Call is one recorded call into a CountingSequence.
 type Call struct {
 	Op    string // "reset", "step", "prefill" or "reserve"
 	Token int32  // step: the token
@@ -19,16 +19,16 @@ type Call struct {
 	Len   int    // prefill: len(tokens)
 }
 
-// CountingStep is a TokenStep whose "model" is a counter: after token t at
+// CountingSequence is a Sequence whose "model" is a counter: after token t at
 // position p its logits are 0 except 1 at Next(t, p), so a greedy sampler
-// generates Next's sequence. It checks the TokenStep precondition (a Step at p
+// generates Next's sequence. It checks the Sequence precondition (a Step at p
 // needs positions 0..p-1 stepped since Reset) and records every call.
 //
-// It also implements engine.Reserver (a Reserve beyond Capacity grows it and
-// drops the state, like a KV cache reallocation) and engine.BackendReporter.
-// Wrap it with WithPrefill to add engine.Prefiller. Not safe for concurrent
+// It also implements forward.Reserver (a Reserve beyond Capacity grows it and
+// drops the state, like a KV cache reallocation) and forward.BackendReporter.
+// Wrap it with WithPrefill to add forward.Prefiller. Not safe for concurrent
 // use.
-type CountingStep struct {
+type CountingSequence struct {
 	// VocabSize is the logits length; it must be > 0.
 	VocabSize int
 	// Next is the token the logits point to after token at pos; nil means
@@ -51,27 +51,29 @@ type CountingStep struct {
 	logits []float32
 }
 
-// NewCountingStep returns a CountingStep over vocabSize ids.
-func NewCountingStep(vocabSize int) *CountingStep { return &CountingStep{VocabSize: vocabSize} }
+// NewCountingSequence returns a CountingSequence over vocabSize ids.
+func NewCountingSequence(vocabSize int) *CountingSequence {
+	return &CountingSequence{VocabSize: vocabSize}
+}
 
 // Reset forgets all positions.
-func (c *CountingStep) Reset() {
+func (c *CountingSequence) Reset() {
 	c.Log = append(c.Log, Call{Op: "reset"})
 	c.held = 0
 }
 
 // Step processes token at pos, which must not exceed the positions held
-// (a step below them rewinds, as the TokenStep contract allows).
-func (c *CountingStep) Step(token int32, pos int) ([]float32, error) {
+// (a step below them rewinds, as the Sequence contract allows).
+func (c *CountingSequence) Step(token int32, pos int) ([]float32, error) {
 	c.Log = append(c.Log, Call{Op: "step", Token: token, Pos: pos})
 	return c.advance(token, pos)
 }
 
 // Held is the number of positions stepped since the last Reset.
-func (c *CountingStep) Held() int { return c.held }
+func (c *CountingSequence) Held() int { return c.held }
 
 // Reserve grows Capacity to positions, dropping the state when it grows.
-func (c *CountingStep) Reserve(positions int) (dropped bool, err error) {
+func (c *CountingSequence) Reserve(positions int) (dropped bool, err error) {
 	c.Log = append(c.Log, Call{Op: "reserve", Pos: positions})
 	if positions <= c.Capacity {
 		return false, nil
@@ -81,7 +83,7 @@ func (c *CountingStep) Reserve(positions int) (dropped bool, err error) {
 }
 
 // Backend reports BackendName (default "counting") and GPU.
-func (c *CountingStep) Backend() (name string, onGPU bool) {
+func (c *CountingSequence) Backend() (name string, onGPU bool) {
 	if c.BackendName == "" {
 		return "counting", c.GPU
 	}
@@ -89,7 +91,7 @@ func (c *CountingStep) Backend() (name string, onGPU bool) {
 }
 
 // Count returns how many recorded calls have op.
-func (c *CountingStep) Count(op string) int {
+func (c *CountingSequence) Count(op string) int {
 	n := 0
 	for _, call := range c.Log {
 		if call.Op == op {
@@ -101,7 +103,7 @@ func (c *CountingStep) Count(op string) int {
 
 // advance checks the precondition and the one-shot faults, then computes the
 // logits after token at pos.
-func (c *CountingStep) advance(token int32, pos int) ([]float32, error) {
+func (c *CountingSequence) advance(token int32, pos int) ([]float32, error) {
 	if pos > c.held {
 		return nil, fmt.Errorf("position %d while holding %d: %w", pos, c.held, ErrOutOfOrder)
 	}
@@ -123,16 +125,16 @@ func (c *CountingStep) advance(token int32, pos int) ([]float32, error) {
 	return c.logits, nil
 }
 
-// PrefillStep is a CountingStep with a batched pass (engine.Prefiller).
-type PrefillStep struct{ *CountingStep }
+// PrefillSequence is a CountingSequence with a batched pass (forward.Prefiller).
+type PrefillSequence struct{ *CountingSequence }
 
-// WithPrefill adds engine.Prefiller to c.
-func WithPrefill(c *CountingStep) PrefillStep { return PrefillStep{c} }
+// WithPrefill adds forward.Prefiller to c.
+func WithPrefill(c *CountingSequence) PrefillSequence { return PrefillSequence{c} }
 
 // Prefill processes tokens[start:] in one recorded call; start must not
 // exceed the positions held.
-func (p PrefillStep) Prefill(tokens []int32, start int) ([]float32, error) {
-	c := p.CountingStep
+func (p PrefillSequence) Prefill(tokens []int32, start int) ([]float32, error) {
+	c := p.CountingSequence
 	c.Log = append(c.Log, Call{Op: "prefill", Pos: start, Len: len(tokens)})
 	if start > c.held || start >= len(tokens) {
 		return nil, fmt.Errorf("prefill from %d of %d tokens while holding %d: %w", start, len(tokens), c.held, ErrOutOfOrder)
@@ -148,5 +150,5 @@ func (p PrefillStep) Prefill(tokens []int32, start int) ([]float32, error) {
 }
 
 // Bare hides every optional capability of a step: the result is only an
-// engine.TokenStep (no Prefill, Reserve or Backend).
-func Bare(step engine.TokenStep) engine.TokenStep { return struct{ engine.TokenStep }{step} }
+// forward.Sequence (no Prefill, Reserve or Backend).
+func Bare(step forward.Sequence) forward.Sequence { return struct{ forward.Sequence }{step} }

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestCountingStepChecksOrder(t *testing.T) {
-	c := NewCountingStep(8)
+func TestCountingSequenceChecksOrder(t *testing.T) {
+	c := NewCountingSequence(8)
 	logits, err := c.Step(3, 0)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{0, 0, 0, 0, 1, 0, 0, 0}, logits)
@@ -27,8 +27,8 @@ func TestCountingStepChecksOrder(t *testing.T) {
 	assert.Equal(t, []string{"step", "step", "step", "step", "reset", "step", "prefill"}, ops(c.Log))
 }
 
-func TestCountingStepFaults(t *testing.T) {
-	c := NewCountingStep(8)
+func TestCountingSequenceFaults(t *testing.T) {
+	c := NewCountingSequence(8)
 	boom := errors.New("boom")
 	c.FailNext = boom
 	_, err := c.Step(0, 0)
@@ -42,8 +42,8 @@ func TestCountingStepFaults(t *testing.T) {
 	assert.Empty(t, logits)
 }
 
-func TestCountingStepNext(t *testing.T) {
-	c := &CountingStep{VocabSize: 4, Next: func(_ int32, pos int) int32 { return int32(pos % 2) }}
+func TestCountingSequenceNext(t *testing.T) {
+	c := &CountingSequence{VocabSize: 4, Next: func(_ int32, pos int) int32 { return int32(pos % 2) }}
 	logits, err := c.Step(3, 0)
 	require.NoError(t, err)
 	best, _ := Greedy{}.Sample(logits)

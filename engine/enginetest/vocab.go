@@ -37,7 +37,7 @@ func NewVocab(pieces []string, eog ...int32) *Vocab {
 }
 
 // NewCountingVocab returns a Vocab of n ids whose pieces are "<id> " ("0 ",
-// "1 ", ...), matching a CountingStep's output.
+// "1 ", ...), matching a CountingSequence's output.
 func NewCountingVocab(n int, eog ...int32) *Vocab {
 	pieces := make([]string, n)
 	for i := range pieces {

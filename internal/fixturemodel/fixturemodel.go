@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
@@ -39,7 +39,7 @@ func Generate(path, name string) error {
 type Loaded struct {
 	Tokenizer  *tokenizer.Tokenizer
 	Model      *model.Model
-	NewForward func() (engine.ArchForward, error)
+	NewForward func() (forward.ArchForward, error)
 }
 
 // Open loads the model at path for t; it is closed when t ends.
@@ -52,8 +52,8 @@ func Open(t testing.TB, path string) Loaded {
 	mdl, err := model.Load(f, model.Options{Threads: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mdl.Close(); _ = f.Close() })
-	return Loaded{Tokenizer: tok, Model: mdl, NewForward: func() (engine.ArchForward, error) {
-		return engine.NewStepForward(mdl.NewStep(), engine.StepOptions{Arch: mdl.Config().Arch,
+	return Loaded{Tokenizer: tok, Model: mdl, NewForward: func() (forward.ArchForward, error) {
+		return forward.NewSequenceForward(mdl.NewSequence(), forward.Options{Arch: mdl.Config().Arch,
 			ModelContext: mdl.Config().ContextLength})
 	}}
 }

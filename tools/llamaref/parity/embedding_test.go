@@ -32,7 +32,7 @@ var embeddingFiles = []struct{ source, ftype string }{
 
 // TestEmbeddings: for each file, each pooling type (mean, cls, last) and
 // inputs of 1 to 64 tokens, our normalized embedding (package embedding
-// over model.Step.Hidden) against llama.cpp's pooled embedding
+// over model.Sequence.Hidden) against llama.cpp's pooled embedding
 // (llama_get_embeddings_seq) normalized as llama-server does by default
 // (common_embd_normalize with 2): cosine >= 0.9999 for every vector. It
 // logs how many are bit-identical, which the test does not require: mean

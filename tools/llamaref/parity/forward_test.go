@@ -206,7 +206,7 @@ func TestTeacherForcedLogits(t *testing.T) {
 			require.NoError(t, err)
 
 			m := loadOurs(t, path, 2)
-			s := m.NewStep()
+			s := m.NewSequence()
 			var worst struct {
 				cos     float64
 				cosPos  int
@@ -253,7 +253,7 @@ func TestTeacherForcedLogits(t *testing.T) {
 			}
 
 			// The batched path ends where the stepped one did.
-			p := m.NewStep()
+			p := m.NewSequence()
 			got, err := p.Prefill(toks, 0)
 			require.NoError(t, err)
 			cos, _, _ := compare(got, want[len(toks)-1])
@@ -279,7 +279,7 @@ func TestGreedyText(t *testing.T) {
 			require.NoError(t, err)
 
 			m := loadOurs(t, path, 2)
-			got := greedy(t, m.NewStep(), prompt, n)
+			got := greedy(t, m.NewSequence(), prompt, n)
 			same := 0
 			for same < n && got[same] == want[same] {
 				same++
@@ -307,7 +307,7 @@ func TestGreedyText(t *testing.T) {
 }
 
 // greedy prefills prompt and decodes n tokens, each the first argmax.
-func greedy(t *testing.T, s *model.Step, prompt []int32, n int) []int32 {
+func greedy(t *testing.T, s *model.Sequence, prompt []int32, n int) []int32 {
 	t.Helper()
 	logits, err := s.Prefill(prompt, 0)
 	require.NoError(t, err)

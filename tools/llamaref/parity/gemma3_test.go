@@ -61,7 +61,7 @@ func TestGemma3MetadataVariant(t *testing.T) {
 	rc := reftest.Context(t, rm, ref.ContextConfig{NCtx: refContext, NBatch: 1})
 	want, err := rc.Logits(toks)
 	require.NoError(t, err)
-	s := loadOurs(t, path, 2).NewStep()
+	s := loadOurs(t, path, 2).NewSequence()
 	same := 0
 	for i, tok := range toks {
 		got, err := s.Step(tok, i)

@@ -41,7 +41,7 @@ func TestLongRoPEFactorsBothSides(t *testing.T) {
 				m, err := model.Load(f, model.Options{Threads: 2, ContextSize: tc.ctx})
 				require.NoError(t, err)
 				assert.Equal(t, tc.factors, m.RopeFactors())
-				s := m.NewStep()
+				s := m.NewSequence()
 				same := 0
 				for i, tok := range toks {
 					got, err := s.Step(tok, i)

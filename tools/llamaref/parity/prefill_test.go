@@ -76,7 +76,7 @@ func TestPrefillLogits(t *testing.T) {
 			for _, n := range lengths {
 				want, err := rc.PromptLogits(toks[:n])
 				require.NoError(t, err)
-				got, err := m.NewStep().Prefill(toks[:n], 0)
+				got, err := m.NewSequence().Prefill(toks[:n], 0)
 				require.NoError(t, err)
 				_, maxAbs, maxRef := compare(got, want)
 				rel := maxAbs / math.Max(1, maxRef)

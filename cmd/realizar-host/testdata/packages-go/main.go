@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/model"
@@ -36,7 +37,7 @@ func main() {
 	}
 	defer m.Close()
 	cfg := m.Config()
-	fwd, err := engine.NewStepForward(m.NewStep(), engine.StepOptions{Arch: cfg.Arch, ModelContext: cfg.ContextLength})
+	fwd, err := forward.NewSequenceForward(m.NewSequence(), forward.Options{Arch: cfg.Arch, ModelContext: cfg.ContextLength})
 	if err != nil {
 		log.Fatal(err)
 	}

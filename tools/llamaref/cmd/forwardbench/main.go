@@ -176,7 +176,7 @@ func benchOurs(path string, threads, prefill, decode int) (ref.Timing, error) {
 	}
 	defer m.Close()
 	toks := benchToks(max(prefill, decode, 1), m.Config().Vocab)
-	s := m.NewStep()
+	s := m.NewSequence()
 	if _, err := s.Reserve(max(prefill, decode, 1)); err != nil {
 		return t, err
 	}

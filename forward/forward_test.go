@@ -1,4 +1,4 @@
-package engine_test
+package forward_test
 
 import (
 	"errors"
@@ -7,15 +7,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/engine/enginetest"
+	"github.com/realizar-host/realizar-host/forward"
 )
 
 const testVocab = 32
 
-func newStepForward(t *testing.T, step engine.TokenStep, ctx int) *engine.StepForward {
+func newSequenceForward(t *testing.T, step forward.Sequence, ctx int) *forward.SequenceForward {
 	t.Helper()
-	f, err := engine.NewStepForward(step, engine.StepOptions{Arch: "llama", ModelContext: ctx})
+	f, err := forward.NewSequenceForward(step, forward.Options{Arch: "llama", ModelContext: ctx})
 	require.NoError(t, err)
 	return f
 }
@@ -60,8 +60,8 @@ func TestQ4kForwardResumeOrReplay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			step := enginetest.NewCountingStep(testVocab)
-			f := newStepForward(t, step, 64)
+			step := enginetest.NewCountingSequence(testVocab)
+			f := newSequenceForward(t, step, 64)
 			tokens := seq(1, 8)
 			for _, b := range tt.before {
 				_, err := f.Forward(tokens[:b[0]], b[1])
@@ -82,16 +82,16 @@ func TestQ4kForwardFailures(t *testing.T) {
 	boom := errors.New("boom")
 	tests := []struct {
 		name    string
-		fault   func(*enginetest.CountingStep)
+		fault   func(*enginetest.CountingSequence)
 		wantErr error
 	}{
-		{"failed step", func(s *enginetest.CountingStep) { s.FailNext = boom }, boom},
-		{"empty logits", func(s *enginetest.CountingStep) { s.EmptyNext = true }, engine.ErrBadLogits},
+		{"failed step", func(s *enginetest.CountingSequence) { s.FailNext = boom }, boom},
+		{"empty logits", func(s *enginetest.CountingSequence) { s.EmptyNext = true }, forward.ErrBadLogits},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			step := enginetest.NewCountingStep(testVocab)
-			f := newStepForward(t, step, 64)
+			step := enginetest.NewCountingSequence(testVocab)
+			f := newSequenceForward(t, step, 64)
 			tokens := seq(1, 6)
 			_, err := f.Forward(tokens[:3], 0)
 			require.NoError(t, err)
@@ -110,8 +110,8 @@ func TestQ4kForwardFailures(t *testing.T) {
 }
 
 func TestQ4kForwardPrefill(t *testing.T) {
-	step := enginetest.NewCountingStep(testVocab)
-	f := newStepForward(t, enginetest.WithPrefill(step), 64)
+	step := enginetest.NewCountingSequence(testVocab)
+	f := newSequenceForward(t, enginetest.WithPrefill(step), 64)
 	tokens := seq(1, 8)
 	calls := []struct {
 		len, start  int
@@ -145,10 +145,10 @@ func TestQ4kForwardPrefill(t *testing.T) {
 }
 
 func TestQ4kForwardRefusals(t *testing.T) {
-	f := newStepForward(t, enginetest.NewCountingStep(testVocab), 4)
+	f := newSequenceForward(t, enginetest.NewCountingSequence(testVocab), 4)
 	tokens := seq(1, 5)
 	_, err := f.Forward(tokens, 0)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = f.Forward(tokens[:2], 2)
 	assert.Error(t, err, "nothing to process")
 	_, err = f.Forward(nil, 0)
@@ -156,30 +156,30 @@ func TestQ4kForwardRefusals(t *testing.T) {
 	_, err = f.Forward(tokens[:2], -1)
 	assert.Error(t, err)
 	_, err = f.Reserve(5)
-	assert.ErrorIs(t, err, engine.ErrContextExceeded)
+	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 }
 
 func TestQ4kForwardOptions(t *testing.T) {
-	step := enginetest.NewCountingStep(testVocab)
+	step := enginetest.NewCountingSequence(testVocab)
 	tests := []struct {
 		name    string
-		step    engine.TokenStep
-		opts    engine.StepOptions
+		step    forward.Sequence
+		opts    forward.Options
 		wantCtx int
 		wantErr bool
 	}{
-		{"model context", step, engine.StepOptions{ModelContext: 512}, 512, false},
-		{"capped by --ctx-size", step, engine.StepOptions{ModelContext: 512, MaxContext: 128}, 128, false},
-		{"cap above the model is no cap", step, engine.StepOptions{ModelContext: 512, MaxContext: 4096}, 512, false},
-		{"no model context", step, engine.StepOptions{}, 0, true},
-		{"negative cap", step, engine.StepOptions{ModelContext: 512, MaxContext: -1}, 0, true},
-		{"nil step", nil, engine.StepOptions{ModelContext: 512}, 0, true},
+		{"model context", step, forward.Options{ModelContext: 512}, 512, false},
+		{"capped by --ctx-size", step, forward.Options{ModelContext: 512, MaxContext: 128}, 128, false},
+		{"cap above the model is no cap", step, forward.Options{ModelContext: 512, MaxContext: 4096}, 512, false},
+		{"no model context", step, forward.Options{}, 0, true},
+		{"negative cap", step, forward.Options{ModelContext: 512, MaxContext: -1}, 0, true},
+		{"nil step", nil, forward.Options{ModelContext: 512}, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := engine.NewStepForward(tt.step, tt.opts)
+			f, err := forward.NewSequenceForward(tt.step, tt.opts)
 			if tt.wantErr {
-				assert.ErrorIs(t, err, engine.ErrBadConfig)
+				assert.ErrorIs(t, err, forward.ErrBadOptions)
 				return
 			}
 			require.NoError(t, err)
@@ -189,9 +189,9 @@ func TestQ4kForwardOptions(t *testing.T) {
 }
 
 func TestQ4kForwardBackendAndNotices(t *testing.T) {
-	step := enginetest.NewCountingStep(testVocab)
+	step := enginetest.NewCountingSequence(testVocab)
 	step.BackendName, step.GPU = "cuda", true
-	f := newStepForward(t, step, 64)
+	f := newSequenceForward(t, step, 64)
 	assert.Equal(t, "llama", f.Arch())
 	assert.True(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
@@ -201,14 +201,14 @@ func TestQ4kForwardBackendAndNotices(t *testing.T) {
 	assert.False(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda", "Fallback: cuda → cpu: out of memory"}, f.Notices())
 
-	bare := newStepForward(t, enginetest.Bare(step), 64)
+	bare := newSequenceForward(t, enginetest.Bare(step), 64)
 	assert.Equal(t, []string{"Backend: unknown"}, bare.Notices())
 	assert.False(t, bare.OnGPU())
 }
 
 func TestQ4kForwardReserve(t *testing.T) {
-	step := enginetest.NewCountingStep(testVocab)
-	f := newStepForward(t, step, 64)
+	step := enginetest.NewCountingSequence(testVocab)
+	f := newSequenceForward(t, step, 64)
 	tokens := seq(1, 8)
 
 	dropped, err := f.Reserve(8)
@@ -227,7 +227,7 @@ func TestQ4kForwardReserve(t *testing.T) {
 	assert.True(t, dropped)
 	assert.Zero(t, f.Held(), "a dropped reserve forgets the state")
 
-	bare := newStepForward(t, enginetest.Bare(step), 64)
+	bare := newSequenceForward(t, enginetest.Bare(step), 64)
 	dropped, err = bare.Reserve(64)
 	require.NoError(t, err)
 	assert.False(t, dropped, "without Reserver nothing is dropped")

@@ -1,0 +1,40 @@
+package forward_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/realizar-host/realizar-host/"
+
+// TestForwardsDoNotImportTheLoop checks the import graph with go list: the
+// forwards (model, cuda under each of its build tags) and this contract
+// depend on no package that drives them (the decode loop, the batcher, the
+// server).
+func TestForwardsDoNotImportTheLoop(t *testing.T) {
+	loop := []string{"engine", "serving", "server", "host", "embedding", "draft"}
+	tests := []struct {
+		pkg, tags string
+	}{
+		{"forward", ""},
+		{"model", ""},
+		{"cuda", ""},
+		{"cuda", "cuda"},
+		{"cuda", "cudaemu"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg+"/"+tt.tags, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-tags", tt.tags, "-deps", module+tt.pkg).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			deps := strings.Fields(string(out))
+			require.Contains(t, deps, module+tt.pkg)
+			for _, p := range loop {
+				assert.NotContains(t, deps, module+p, "%s (tags %q) imports %s", tt.pkg, tt.tags, p)
+			}
+		})
+	}
+}
