@@ -61,5 +61,5 @@ func Example() {
 	fmt.Println(plugins.Names())
 	// Output:
 	// "Hello world" stop-policy
-	// [greedy standard strings mirostat-v2 dry repetition max-time json grammar]
+	// [greedy standard strings mirostat-v2 dry repetition max-time json grammar lookup]
 }
