@@ -153,3 +153,32 @@ func SDKDir(t testing.TB) string {
 func SDKScript(name string) string {
 	return filepath.Join(Root(), "server", "testdata", "sdk", name)
 }
+
+// Generated checks a generated section of a committed text file: the text
+// between the marker lines begin and end (each with its newline) of the
+// file at path must be want. With update (a test's -update flag) the
+// section is rewritten to want first. On a difference the test fails,
+// saying hint (the command that regenerates it).
+func Generated(t testing.TB, path, begin, end, want string, update bool, hint string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	b, e := strings.Index(text, begin), strings.Index(text, end)
+	if b < 0 || e < b {
+		t.Fatalf("%s: the generated section's marker lines %q and %q are missing or out of order", path, begin, end)
+	}
+	got := text[b+len(begin) : e]
+	if update && got != want {
+		text = text[:b+len(begin)] + want + text[e:]
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got = want
+	}
+	if got != want {
+		t.Errorf("%s: the generated section differs (run %s)\n--- want\n%s--- got\n%s", path, hint, want, got)
+	}
+}

@@ -2,13 +2,11 @@ package sampling
 
 import (
 	"flag"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the README's table of sampling parameters from Params")
@@ -59,19 +57,5 @@ func markdownTable() string {
 // TestREADMETable: the README's table of sampling parameters is
 // markdownTable's (with -update, it is rewritten).
 func TestREADMETable(t *testing.T) {
-	const path = "../../README.md"
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	readme := string(raw)
-	begin := strings.Index(readme, tableBegin)
-	end := strings.Index(readme, tableEnd)
-	require.True(t, begin >= 0 && end > begin, "README: the table's marker lines")
-	got := readme[begin+len(tableBegin) : end]
-	want := markdownTable()
-	if *update && got != want {
-		readme = readme[:begin+len(tableBegin)] + want + readme[end:]
-		require.NoError(t, os.WriteFile(path, []byte(readme), 0o644))
-		got = want
-	}
-	assert.Equal(t, want, got, "README's table differs from Params: run go test ./plugins/sampling -run TestREADMETable -update")
+	testenv.Generated(t, "../../README.md", tableBegin, tableEnd, markdownTable(), *update, "go test ./plugins/sampling -run TestREADMETable -update")
 }
