@@ -36,7 +36,7 @@ func newBatchSeq(t *testing.T, ctx, shift int, passes *int) *batchSeq {
 	if passes != nil {
 		step = batchingSequence{PrefillSequence: enginetest.WithPrefill(q.step), passes: passes}
 	}
-	q.fwd = newSequenceForward(t, step, ctx)
+	q.fwd = enginetest.NewSequenceForward(t, step, ctx)
 	s, err := engine.NewSession(q.fwd, enginetest.NewCountingVocab(testVocab), engine.WithSampler(enginetest.Greedy{}))
 	require.NoError(t, err)
 	q.sess = s

@@ -52,15 +52,15 @@ func TestScoreErrors(t *testing.T) {
 	}{
 		{"empty", nil, func(int, []float32) error { return nil }, nil, engine.ErrEmptyPrompt},
 		{"bad id", []int32{1, testVocab}, func(int, []float32) error { return nil }, nil, forward.ErrBadToken},
-		{"longer than the context", seq(0, 9), func(int, []float32) error { return nil }, nil, forward.ErrContextExceeded},
+		{"longer than the context", enginetest.Tokens(0, 9), func(int, []float32) error { return nil }, nil, forward.ErrContextExceeded},
 		{"no callback", []int32{1}, nil, nil, engine.ErrBadConfig},
-		{"callback error stops", seq(0, 4), func(i int, _ []float32) error {
+		{"callback error stops", enginetest.Tokens(0, 4), func(i int, _ []float32) error {
 			if i == 1 {
 				return stop
 			}
 			return nil
 		}, nil, stop},
-		{"forward error", seq(0, 4), func(int, []float32) error { return nil }, boom, boom},
+		{"forward error", enginetest.Tokens(0, 4), func(int, []float32) error { return nil }, boom, boom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,5 +73,5 @@ func TestScoreErrors(t *testing.T) {
 
 	// A full context scores: every position is held.
 	r := newRig(t, 8, nil)
-	require.NoError(t, r.s.Score(seq(0, 8), func(int, []float32) error { return nil }))
+	require.NoError(t, r.s.Score(enginetest.Tokens(0, 8), func(int, []float32) error { return nil }))
 }

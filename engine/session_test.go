@@ -28,7 +28,7 @@ func newRig(t *testing.T, ctx int, vocab *enginetest.Vocab, opts ...engine.Optio
 		vocab = enginetest.NewCountingVocab(testVocab)
 	}
 	r := &rig{step: enginetest.NewCountingSequence(vocab.Size())}
-	r.fwd = newSequenceForward(t, r.step, ctx)
+	r.fwd = enginetest.NewSequenceForward(t, r.step, ctx)
 	r.rec = enginetest.NewRecorder(r.fwd)
 	opts = append([]engine.Option{engine.WithSampler(enginetest.Greedy{})}, opts...)
 	s, err := engine.NewSession(r.rec, vocab, opts...)
@@ -221,13 +221,13 @@ func TestGenerateRefusals(t *testing.T) {
 		{"empty prompt", nil, ok, true, []error{engine.ErrEmptyPrompt}},
 		{"prompt id outside the vocabulary", []int32{1, testVocab}, ok, true, []error{forward.ErrBadToken}},
 		{"negative prompt id", []int32{-1}, ok, true, []error{forward.ErrBadToken}},
-		{"prompt equal to the context", seq(0, 8), ok, true, []error{forward.ErrContextExceeded}},
-		{"prompt longer than the context", seq(0, 9), ok, true, []error{forward.ErrContextExceeded}},
+		{"prompt equal to the context", enginetest.Tokens(0, 8), ok, true, []error{forward.ErrContextExceeded}},
+		{"prompt longer than the context", enginetest.Tokens(0, 9), ok, true, []error{forward.ErrContextExceeded}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			step := enginetest.NewCountingSequence(testVocab)
-			rec := enginetest.NewRecorder(newSequenceForward(t, step, 8))
+			rec := enginetest.NewRecorder(enginetest.NewSequenceForward(t, step, 8))
 			var opts []engine.Option
 			if tt.sampler {
 				opts = append(opts, engine.WithSampler(enginetest.Greedy{}))
@@ -247,7 +247,7 @@ func TestGenerateRefusals(t *testing.T) {
 }
 
 func TestNewSessionRefusals(t *testing.T) {
-	fwd := newSequenceForward(t, enginetest.NewCountingSequence(testVocab), 8)
+	fwd := enginetest.NewSequenceForward(t, enginetest.NewCountingSequence(testVocab), 8)
 	_, err := engine.NewSession(nil, enginetest.NewCountingVocab(4))
 	assert.ErrorIs(t, err, engine.ErrBadConfig)
 	_, err = engine.NewSession(fwd, nil)
@@ -274,7 +274,7 @@ func TestGenerateBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, tt.ctx, nil)
-			turn, err := r.s.Generate(seq(1, tt.prompt), engine.GenerateConfig{MaxTokens: tt.maxTokens})
+			turn, err := r.s.Generate(enginetest.Tokens(1, tt.prompt), engine.GenerateConfig{MaxTokens: tt.maxTokens})
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantGen, turn.Generated)
 			assert.Equal(t, tt.wantStop, turn.Stop)

@@ -13,21 +13,6 @@ import (
 
 const testVocab = 32
 
-func newSequenceForward(t *testing.T, step forward.Sequence, ctx int) *forward.SequenceForward {
-	t.Helper()
-	f, err := forward.NewSequenceForward(step, forward.Options{Arch: "llama", ModelContext: ctx})
-	require.NoError(t, err)
-	return f
-}
-
-func seq(from, n int) []int32 {
-	s := make([]int32, n)
-	for i := range s {
-		s[i] = int32(from + i)
-	}
-	return s
-}
-
 // steps returns the positions of the recorded step calls, with -1 for a reset.
 func steps(log []enginetest.Call) []int {
 	var out []int
@@ -61,8 +46,8 @@ func TestQ4kForwardResumeOrReplay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			step := enginetest.NewCountingSequence(testVocab)
-			f := newSequenceForward(t, step, 64)
-			tokens := seq(1, 8)
+			f := enginetest.NewSequenceForward(t, step, 64)
+			tokens := enginetest.Tokens(1, 8)
 			for _, b := range tt.before {
 				_, err := f.Forward(tokens[:b[0]], b[1])
 				require.NoError(t, err)
@@ -91,8 +76,8 @@ func TestQ4kForwardFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			step := enginetest.NewCountingSequence(testVocab)
-			f := newSequenceForward(t, step, 64)
-			tokens := seq(1, 6)
+			f := enginetest.NewSequenceForward(t, step, 64)
+			tokens := enginetest.Tokens(1, 6)
 			_, err := f.Forward(tokens[:3], 0)
 			require.NoError(t, err)
 
@@ -111,8 +96,8 @@ func TestQ4kForwardFailures(t *testing.T) {
 
 func TestQ4kForwardPrefill(t *testing.T) {
 	step := enginetest.NewCountingSequence(testVocab)
-	f := newSequenceForward(t, enginetest.WithPrefill(step), 64)
-	tokens := seq(1, 8)
+	f := enginetest.NewSequenceForward(t, enginetest.WithPrefill(step), 64)
+	tokens := enginetest.Tokens(1, 8)
 	calls := []struct {
 		len, start  int
 		wantOps     []string
@@ -145,8 +130,8 @@ func TestQ4kForwardPrefill(t *testing.T) {
 }
 
 func TestQ4kForwardRefusals(t *testing.T) {
-	f := newSequenceForward(t, enginetest.NewCountingSequence(testVocab), 4)
-	tokens := seq(1, 5)
+	f := enginetest.NewSequenceForward(t, enginetest.NewCountingSequence(testVocab), 4)
+	tokens := enginetest.Tokens(1, 5)
 	_, err := f.Forward(tokens, 0)
 	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 	_, err = f.Forward(tokens[:2], 2)
@@ -191,7 +176,7 @@ func TestQ4kForwardOptions(t *testing.T) {
 func TestQ4kForwardBackendAndNotices(t *testing.T) {
 	step := enginetest.NewCountingSequence(testVocab)
 	step.BackendName, step.GPU = "cuda", true
-	f := newSequenceForward(t, step, 64)
+	f := enginetest.NewSequenceForward(t, step, 64)
 	assert.Equal(t, "llama", f.Arch())
 	assert.True(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
@@ -201,15 +186,15 @@ func TestQ4kForwardBackendAndNotices(t *testing.T) {
 	assert.False(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda", "Fallback: cuda → cpu: out of memory"}, f.Notices())
 
-	bare := newSequenceForward(t, enginetest.Bare(step), 64)
+	bare := enginetest.NewSequenceForward(t, enginetest.Bare(step), 64)
 	assert.Equal(t, []string{"Backend: unknown"}, bare.Notices())
 	assert.False(t, bare.OnGPU())
 }
 
 func TestQ4kForwardReserve(t *testing.T) {
 	step := enginetest.NewCountingSequence(testVocab)
-	f := newSequenceForward(t, step, 64)
-	tokens := seq(1, 8)
+	f := enginetest.NewSequenceForward(t, step, 64)
+	tokens := enginetest.Tokens(1, 8)
 
 	dropped, err := f.Reserve(8)
 	require.NoError(t, err)
@@ -227,7 +212,7 @@ func TestQ4kForwardReserve(t *testing.T) {
 	assert.True(t, dropped)
 	assert.Zero(t, f.Held(), "a dropped reserve forgets the state")
 
-	bare := newSequenceForward(t, enginetest.Bare(step), 64)
+	bare := enginetest.NewSequenceForward(t, enginetest.Bare(step), 64)
 	dropped, err = bare.Reserve(64)
 	require.NoError(t, err)
 	assert.False(t, dropped, "without Reserver nothing is dropped")

@@ -1,0 +1,27 @@
+package enginetest
+
+import (
+	"testing"
+
+	"github.com/realizar-host/realizar-host/forward"
+)
+
+// NewSequenceForward wraps seq as a llama forward with a model context of
+// ctx positions, failing t on an error.
+func NewSequenceForward(t testing.TB, seq forward.Sequence, ctx int) *forward.SequenceForward {
+	t.Helper()
+	f, err := forward.NewSequenceForward(seq, forward.Options{Arch: "llama", ModelContext: ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// Tokens is the n token ids from, from+1, …, from+n-1.
+func Tokens(from, n int) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = int32(from + i)
+	}
+	return s
+}
