@@ -421,7 +421,7 @@ func TestGenerateReportsGPU(t *testing.T) {
 	turn, err := r.s.Generate([]int32{1}, engine.GenerateConfig{MaxTokens: 2})
 	require.NoError(t, err)
 	assert.True(t, turn.UsedGPU)
-	assert.Equal(t, "llama", r.s.Model().(*enginetest.Recorder).ArchForward.(*forward.SequenceForward).Arch())
+	assert.Equal(t, enginetest.Arch, r.s.Model().(*enginetest.Recorder).ArchForward.(*forward.SequenceForward).Arch())
 }
 
 func TestStopReasonString(t *testing.T) {

@@ -177,7 +177,7 @@ func TestQ4kForwardBackendAndNotices(t *testing.T) {
 	step := enginetest.NewCountingSequence(testVocab)
 	step.BackendName, step.GPU = "cuda", true
 	f := enginetest.NewSequenceForward(t, step, 64)
-	assert.Equal(t, "llama", f.Arch())
+	assert.Equal(t, enginetest.Arch, f.Arch())
 	assert.True(t, f.OnGPU())
 	assert.Equal(t, []string{"Backend: cuda"}, f.Notices())
 

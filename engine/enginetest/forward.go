@@ -6,11 +6,15 @@ import (
 	"github.com/realizar-host/realizar-host/forward"
 )
 
-// NewSequenceForward wraps seq as a llama forward with a model context of
-// ctx positions, failing t on an error.
+// Arch is the architecture a NewSequenceForward reports: the counting
+// model's, no registered one (the forward only reports the name).
+const Arch = "counting"
+
+// NewSequenceForward wraps seq as a forward of architecture Arch with a
+// model context of ctx positions, failing t on an error.
 func NewSequenceForward(t testing.TB, seq forward.Sequence, ctx int) *forward.SequenceForward {
 	t.Helper()
-	f, err := forward.NewSequenceForward(seq, forward.Options{Arch: "llama", ModelContext: ctx})
+	f, err := forward.NewSequenceForward(seq, forward.Options{Arch: Arch, ModelContext: ctx})
 	if err != nil {
 		t.Fatal(err)
 	}
