@@ -8,7 +8,7 @@ BIN      := bin/realizar-host
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := .cache/bin/staticcheck
 # Packages free of numeric hot loops run under the race detector.
-RACE_PKGS := ./engine/... ./forward/... ./serving/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./plugins/sampler/standard/... ./plugins/sampling/... ./plugins/chain/... ./server/... ./tenancy/...
+RACE_PKGS := ./engine/... ./forward/... ./internal/serving/... ./abi/... ./host/... ./tokenizer/... ./gguf/... ./internal/plugins/sampler/standard/... ./internal/plugins/sampling/... ./internal/plugins/chain/... ./internal/server/... ./internal/tenancy/...
 FUZZTIME ?= 10s
 # Compiled wasm shared by the test binaries of one run (internal/testenv).
 export REALIZAR_TEST_COMPILE_CACHE ?= $(CURDIR)/.cache/test-compiled
@@ -33,19 +33,19 @@ test-unit:
 
 # The portable kernels (no assembly) against the same conformance suite.
 test-purego:
-	$(GO) test -count=1 -tags purego ./q4k/...
+	$(GO) test -count=1 -tags purego ./internal/quant/...
 
 # The committed test plugins and the chat template guest must rebuild byte
 # for byte from their sources.
 test-guests:
 	host/testdata/build.sh
-	chatsandbox/build.sh
-	git diff --exit-code -- host/testdata chatsandbox/wasm
+	internal/chatsandbox/build.sh
+	git diff --exit-code -- host/testdata internal/chatsandbox/wasm
 
 # The committed plugin modules must rebuild byte for byte (clang-14/lld-14, wabt, pinned Go,
 # Debian rustc 1.63, AssemblyScript 0.27.37: make guests-install).
 test-plugins: plugins
-	git diff --exit-code -- plugins/wasm
+	git diff --exit-code -- internal/plugins/wasm
 
 # The cuda build tag: compiles and vets against Debian's CUDA headers and stub
 # libcuda.so (no GPU needed), regenerates the PTX and diffs it, and runs the
@@ -57,14 +57,14 @@ test-cuda:
 gpu-bundle:
 	scripts/gpu-bundle.sh
 
-## plugins: rebuild the policy plugins in plugins/wasm from source.
+## plugins: rebuild the policy plugins in internal/plugins/wasm from source.
 plugins:
-	plugins/build.sh all
+	internal/plugins/build.sh all
 
 test-race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
-	# the grammar's masks shared by concurrent matchers (the rest of ./grammar walks tries: slow under -race)
-	$(GO) test -count=1 -race -run 'TestSharedMasks' ./grammar
+	# the grammar's masks shared by concurrent matchers (the rest of ./internal/grammar walks tries: slow under -race)
+	$(GO) test -count=1 -race -run 'TestSharedMasks' ./internal/grammar
 
 # The portable build must cross-compile (mmap differs per OS).
 test-cross:
@@ -89,9 +89,9 @@ lint: staticcheck-install
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	@if [ -f tools/llamaref/go.mod ]; then cd tools/llamaref && $(GO) vet ./...; fi
-	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/guest ./plugins/sampler/standard/wasm ./plugins/stop/strings/wasm ./plugins/stop/regex ./plugins/processor/allow/wasm ./plugins/processor/grammar/wasm ./chatsandbox/guest
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/guest ./internal/plugins/sampler/standard/wasm ./internal/plugins/stop/strings/wasm ./internal/plugins/stop/regex ./internal/plugins/processor/allow/wasm ./internal/plugins/processor/grammar/wasm ./internal/chatsandbox/guest
 	$(STATICCHECK) $(PKGS)
-	$(STATICCHECK) -tags cudaemu ./cuda/...
+	$(STATICCHECK) -tags cudaemu ./internal/cuda/...
 
 ## staticcheck-install: honnef.co/go/tools' staticcheck $(STATICCHECK_VERSION) into .cache/bin (idempotent).
 staticcheck-install:
@@ -126,7 +126,7 @@ llama-native:
 ## make llama-native has built it, against the native llama-bench, alternating rounds at
 ## pp128 and pp512 (scripts/speed-vs-llama.py).
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./q4k/ ./model/ ./host/ ./plugins/ ./tokenizer/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/quant/ ./model/ ./host/ ./internal/plugins/ ./tokenizer/
 	cd tools/llamaref && $(GO) run ./cmd/forwardbench -sleep -n 3 -t 1,2 m110 tinyllama-1b
 	@if [ -x .cache/llama-native/bin/llama-bench ]; then \
 		scripts/speed-vs-llama.py --rounds 3 --threads 1,2 -p 128,512 -n 64 \

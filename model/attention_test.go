@@ -1,7 +1,7 @@
 package model
 
 import (
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -32,7 +32,7 @@ func TestAttendHeadMatchesFloat64(t *testing.T) {
 	const kvHead = 1
 	attendHead(out, q, c, 1, kvHead, headDim, 0, n, scale, false, &s)
 
-	r := func(x float32) float64 { return float64(q4k.F16ToF32(q4k.F32ToF16(x))) }
+	r := func(x float32) float64 { return float64(quant.F16ToF32(quant.F32ToF16(x))) }
 	scores := make([]float64, n)
 	maxS := math.Inf(-1)
 	for p := range n {

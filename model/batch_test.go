@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/forward"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // batchSeqs are sequences of mixed lengths (from one token up) that start
@@ -31,7 +31,7 @@ func batchSeqs(n int) [][]int32 {
 // take ggml's batch orders when it has two or more in the pass, whatever
 // the pass's other rows.
 func TestBatchEqualsAlone(t *testing.T) {
-	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec(), gemma3Spec()} {
+	for _, sp := range []spec{kSpec("qwen2", quant.Q4_K), kSpec("llama", quant.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec(), gemma3Spec()} {
 		path := sp.write(t)
 		m := open(t, path, Options{Threads: 2})
 		for _, b := range []int{1, 2, 3, 8} {

@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/forward"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // benchSpec is a Q4_K model big enough for the matrix products to dominate
 // (≈ 25 MB of weights) and small enough to build in a second.
 func benchSpec() spec {
 	return spec{arch: "llama", embd: 1024, ffn: 2816, layers: 4, heads: 16, kvHeads: 4,
-		vocab: 8192, ctx: 1024, seed: 7, weight: q4k.Q4_K, embdType: q4k.Q4_K}
+		vocab: 8192, ctx: 1024, seed: 7, weight: quant.Q4_K, embdType: quant.Q4_K}
 }
 
 // benchMixSpec is benchSpec with llama-quantize's Q4_K_M mix of four
@@ -23,10 +23,10 @@ func benchSpec() spec {
 // (use_more_bits), in Q6_K.
 func benchMixSpec() spec {
 	s := benchSpec()
-	s.types = map[string]q4k.Type{"output.weight": q4k.Q6_K}
+	s.types = map[string]quant.Type{"output.weight": quant.Q6_K}
 	for _, l := range []int{2, 3} {
-		s.types[fmt.Sprintf("blk.%d.attn_v.weight", l)] = q4k.Q6_K
-		s.types[fmt.Sprintf("blk.%d.ffn_down.weight", l)] = q4k.Q6_K
+		s.types[fmt.Sprintf("blk.%d.attn_v.weight", l)] = quant.Q6_K
+		s.types[fmt.Sprintf("blk.%d.ffn_down.weight", l)] = quant.Q6_K
 	}
 	return s
 }
@@ -37,7 +37,7 @@ func benchMixSpec() spec {
 // weights a token).
 func benchMoESpec() spec {
 	return spec{arch: "qwen3moe", embd: 1024, ffn: 2048, layers: 2, heads: 16, kvHeads: 4, headDim: 64,
-		experts: 32, used: 4, expertFFN: 512, vocab: 8192, ctx: 1024, seed: 7, weight: q4k.Q4_K, embdType: q4k.Q4_K}
+		experts: 32, used: 4, expertFFN: 512, vocab: 8192, ctx: 1024, seed: 7, weight: quant.Q4_K, embdType: quant.Q4_K}
 }
 
 // weightBytes is the bytes of every matrix one token reads: in a MoE layer

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // spec describes a small random-weight model for a test. Its weights are
@@ -23,21 +23,21 @@ type spec struct {
 	heads, kvHeads    int
 	headDim           int // attention.key_length/value_length when nonzero (else embd/heads)
 	vocab, ctx        int
-	weight            q4k.Type            // type of every matrix; F32 when 0 is meant
-	embdType          q4k.Type            // type of token_embd (default: weight)
-	types             map[string]q4k.Type // a tensor's type by name, in place of weight or embdType
-	tied              bool                // no output.weight
-	biases            bool                // Q/K/V biases (qwen2 style)
-	ropeFreqs         bool                // a Llama 3 rope_freqs.weight
-	ropeBase          float32             // 0: key absent (10000)
-	experts, used     int                 // qwen3moe: expert_count, expert_used_count (0: keys absent)
-	expertFFN         int                 // qwen3moe: expert_feed_forward_length (0: key absent)
-	ropeDims          int                 // rope.dimension_count when nonzero (phi3's partial rotary)
-	longRoPE          bool                // phi3: rope_factors_long/short.weight
-	origCtx           int                 // rope.scaling.original_context_length when nonzero
-	attnFactor        float32             // rope.scaling.attn_factor when nonzero
-	separateQKV       bool                // phi3: attn_q/k/v instead of attn_qkv
-	window            int                 // attention.sliding_window when nonzero (gemma3)
+	weight            quant.Type            // type of every matrix; F32 when 0 is meant
+	embdType          quant.Type            // type of token_embd (default: weight)
+	types             map[string]quant.Type // a tensor's type by name, in place of weight or embdType
+	tied              bool                  // no output.weight
+	biases            bool                  // Q/K/V biases (qwen2 style)
+	ropeFreqs         bool                  // a Llama 3 rope_freqs.weight
+	ropeBase          float32               // 0: key absent (10000)
+	experts, used     int                   // qwen3moe: expert_count, expert_used_count (0: keys absent)
+	expertFFN         int                   // qwen3moe: expert_feed_forward_length (0: key absent)
+	ropeDims          int                   // rope.dimension_count when nonzero (phi3's partial rotary)
+	longRoPE          bool                  // phi3: rope_factors_long/short.weight
+	origCtx           int                   // rope.scaling.original_context_length when nonzero
+	attnFactor        float32               // rope.scaling.attn_factor when nonzero
+	separateQKV       bool                  // phi3: attn_q/k/v instead of attn_qkv
+	window            int                   // attention.sliding_window when nonzero (gemma3)
 	seed              uint64
 	extraKV           []gguf.KV
 	override          map[string]gguf.Tensor // replaces a tensor by name
@@ -110,7 +110,7 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 	}
 	qDim, kvDim := s.heads*hd, s.kvHeads*hd
 	var tensors []gguf.Tensor
-	add := func(name string, typ q4k.Type, dims []int64, values []float32) {
+	add := func(name string, typ quant.Type, dims []int64, values []float32) {
 		if s.omit[name] {
 			return
 		}
@@ -132,7 +132,7 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 		add(name, weight, []int64{int64(cols), int64(rows)}, normal(rng, rows*cols, 1/math.Sqrt(float64(cols)), 0))
 	}
 	vector := func(name string, n int, sd, mean float64) {
-		add(name, q4k.F32, []int64{int64(n)}, normal(rng, n, sd, mean))
+		add(name, quant.F32, []int64{int64(n)}, normal(rng, n, sd, mean))
 	}
 	add("token_embd.weight", embdType, []int64{int64(s.embd), int64(s.vocab)}, normal(rng, s.vocab*s.embd, 1, 0))
 	vector("output_norm.weight", s.embd, 0.1, 1)
@@ -144,7 +144,7 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 		for i := range f {
 			f[i] = 1 + float32(i%3)
 		}
-		add("rope_freqs.weight", q4k.F32, []int64{int64(hd / 2)}, f)
+		add("rope_freqs.weight", quant.F32, []int64{int64(hd / 2)}, f)
 	}
 	if s.longRoPE {
 		rd := hd
@@ -155,8 +155,8 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 		for i := range long {
 			long[i], short[i] = 1+float32(i)/2, 1+float32(i%2)/4
 		}
-		add("rope_factors_long.weight", q4k.F32, []int64{int64(rd / 2)}, long)
-		add("rope_factors_short.weight", q4k.F32, []int64{int64(rd / 2)}, short)
+		add("rope_factors_long.weight", quant.F32, []int64{int64(rd / 2)}, long)
+		add("rope_factors_short.weight", quant.F32, []int64{int64(rd / 2)}, short)
 	}
 	phi3 := s.arch == "phi3"
 	for l := range s.layers {
@@ -193,7 +193,7 @@ func (s spec) tensors(t testing.TB) []gguf.Tensor {
 				ff = 32 // a file whose metadata gives no expert width
 			}
 			// The router stays F32, as llama-quantize leaves it.
-			add(n("blk.%d.ffn_gate_inp.weight"), q4k.F32, []int64{int64(s.embd), int64(ne)}, normal(rng, ne*s.embd, 1/math.Sqrt(float64(s.embd)), 0))
+			add(n("blk.%d.ffn_gate_inp.weight"), quant.F32, []int64{int64(s.embd), int64(ne)}, normal(rng, ne*s.embd, 1/math.Sqrt(float64(s.embd)), 0))
 			experts := func(name string, rows, cols int) {
 				add(name, weight, []int64{int64(cols), int64(rows), int64(ne)}, normal(rng, ne*rows*cols, 1/math.Sqrt(float64(cols)), 0))
 			}
@@ -221,9 +221,9 @@ func normal(rng *rand.Rand, n int, sd, mean float64) []float32 {
 	return v
 }
 
-// encode stores values (rows of rowLen) as typ. Q4_0, which q4k has no
+// encode stores values (rows of rowLen) as typ. Q4_0, which quant has no
 // quantizer for, gets a simple absmax encoding.
-func encode(t testing.TB, typ q4k.Type, values []float32, rowLen int) []byte {
+func encode(t testing.TB, typ quant.Type, values []float32, rowLen int) []byte {
 	t.Helper()
 	rowSize, err := typ.RowSize(rowLen)
 	require.NoError(t, err)
@@ -231,11 +231,11 @@ func encode(t testing.TB, typ q4k.Type, values []float32, rowLen int) []byte {
 	out := make([]byte, rows*rowSize)
 	for r := range rows {
 		dst, x := out[r*rowSize:(r+1)*rowSize], values[r*rowLen:(r+1)*rowLen]
-		if typ == q4k.Q4_0 {
+		if typ == quant.Q4_0 {
 			encodeQ4_0(dst, x)
 			continue
 		}
-		require.NoError(t, q4k.Quantize(typ, dst, x))
+		require.NoError(t, quant.Quantize(typ, dst, x))
 	}
 	return out
 }
@@ -248,7 +248,7 @@ func encodeQ4_0(dst []byte, x []float32) {
 			amax = max(amax, float32(math.Abs(float64(v))))
 		}
 		d := amax / 7
-		binary.LittleEndian.PutUint16(blk, q4k.F32ToF16(d))
+		binary.LittleEndian.PutUint16(blk, quant.F32ToF16(d))
 		q := func(v float32) byte {
 			if d == 0 {
 				return 8

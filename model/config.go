@@ -6,8 +6,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/realizar-host/realizar-host/arch"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/arch"
 )
 
 // Config is the shape of a model, decoded once from GGUF metadata.

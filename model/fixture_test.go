@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/internal/fixture"
 )
 
 // The project's fixture generator's tiny presets load and run: logits are

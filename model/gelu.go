@@ -4,7 +4,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // This file holds gemma3's activation and logit softcapping as ggml's CPU
@@ -26,12 +26,12 @@ const (
 var geluF16 = sync.OnceValue(func() *[1 << 16]uint16 {
 	var t [1 << 16]uint16
 	for i := range t {
-		x := q4k.F16ToF32(uint16(i))
+		x := quant.F16ToF32(uint16(i))
 		inner := float32(float32(geluSqrt2OverP*x) * fma32(float32(geluCoefA*x), x, 1))
 		g := float32(float32(0.5*x) * (1 + tanhf(inner)))
 		switch {
 		case g == g:
-			t[i] = q4k.F32ToF16(g)
+			t[i] = quant.F32ToF16(g)
 		case x != x:
 			t[i] = uint16(i)&0x8000 | 0x7e00
 		default:
@@ -54,7 +54,7 @@ func geglu(h, gate, up []float32) {
 		case g >= 10:
 			h[i] = g * up[i]
 		default:
-			h[i] = f16Table[t[q4k.F32ToF16(g)]] * up[i]
+			h[i] = f16Table[t[quant.F32ToF16(g)]] * up[i]
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // TestTanhfMatchesGlibc checks tanhf bit for bit against glibc's tanhf
@@ -71,7 +71,7 @@ func TestGeglu(t *testing.T) {
 		want := 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x))) * 1.5
 		assert.InDelta(t, want, float64(h[i+2]), 2e-3*math.Max(1, math.Abs(want)), "gelu(%g)", g)
 		// The gate goes through f16: values an f16 apart share a result.
-		assert.Equal(t, f16Table[geluF16()[q4k.F32ToF16(g)]]*1.5, h[i+2])
+		assert.Equal(t, f16Table[geluF16()[quant.F32ToF16(g)]]*1.5, h[i+2])
 	}
 	// In place, as the forward calls it.
 	geglu(gate, gate, up)

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // This file reproduces the float association order of the ggml CPU code
@@ -40,7 +40,7 @@ func detectSIMD() simd {
 var f16Table = func() *[1 << 16]float32 {
 	var t [1 << 16]float32
 	for i := range t {
-		t[i] = q4k.F16ToF32(uint16(i))
+		t[i] = quant.F16ToF32(uint16(i))
 	}
 	return &t
 }()
@@ -49,7 +49,7 @@ var f16Table = func() *[1 << 16]float32 {
 func f16At(b []byte, i int) float32 { return f16Table[binary.LittleEndian.Uint16(b[2*i:])] }
 
 // roundF16 rounds x to the nearest f16 value, as an f32.
-func roundF16(x float32) float32 { return f16Table[q4k.F32ToF16(x)] }
+func roundF16(x float32) float32 { return f16Table[quant.F32ToF16(x)] }
 
 // roundF16s sets dst[i] = roundF16(src[i]) (dst may be src), eight at a
 // time in assembly where the build has it.

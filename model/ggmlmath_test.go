@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 var widths = []simd{{lanes: 8}, {lanes: 16}}
@@ -33,7 +33,7 @@ func TestSIMDExpf(t *testing.T) {
 func f16Bytes(x []float32) []byte {
 	b := make([]byte, 2*len(x))
 	for i, v := range x {
-		binary.LittleEndian.PutUint16(b[2*i:], q4k.F32ToF16(v))
+		binary.LittleEndian.PutUint16(b[2*i:], quant.F32ToF16(v))
 	}
 	return b
 }

@@ -3,7 +3,7 @@ package model
 import (
 	"encoding/binary"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // kvCache holds the keys and values of every layer for positions
@@ -50,9 +50,9 @@ func (c *kvCache) grow(positions, keep int) {
 // store writes one position's key and value ([kvDim]float32 each) of layer
 // l, rounding to f16.
 func (c *kvCache) store(l, pos int, key, value []float32) {
-	q4k.F32ToF16Slice(c.k[l][2*pos*c.kvDim:][:2*len(key)], key)
+	quant.F32ToF16Slice(c.k[l][2*pos*c.kvDim:][:2*len(key)], key)
 	for d, x := range value {
-		binary.LittleEndian.PutUint16(c.v[l][2*(d*c.capacity+pos):], q4k.F32ToF16(x))
+		binary.LittleEndian.PutUint16(c.v[l][2*(d*c.capacity+pos):], quant.F32ToF16(x))
 	}
 }
 

@@ -3,59 +3,59 @@ package model
 import (
 	"fmt"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // linear is a weight matrix y = W·x (+ b) whose rows stay in the file's
 // mapping, with an optional f32 bias. A Q4_K matrix that the panel kernels
-// multiply in its own order (q4k.PanelsForMatrix) is also copied into
+// multiply in its own order (quant.PanelsForMatrix) is also copied into
 // panels (pack), which its products read instead of the file's rows.
 type linear struct {
 	name    string
-	typ     q4k.Type
+	typ     quant.Type
 	rows    int    // output width (ne[1])
 	cols    int    // input width, the row length (ne[0])
 	rowSize int    // bytes per row
 	data    []byte // rows*rowSize bytes, a view of the file
-	dot     q4k.DotFunc
-	dotCols q4k.DotColsFunc
+	dot     quant.DotFunc
+	dotCols quant.DotColsFunc
 	// dotBatch is the kernel ggml's mul_mat uses for two or more columns
 	// where that is not dotCols' order (llamafile's, for F16 and F32
-	// matrices: q4k.DotColsBatchForMatrix), or nil; matJob.rows gives it
+	// matrices: quant.DotColsBatchForMatrix), or nil; matJob.rows gives it
 	// the columns the actCache marks batched.
-	dotBatch q4k.DotColsFunc
+	dotBatch quant.DotColsFunc
 	actSize  int // bytes of one activation row (ActivationSize(typ, cols))
 	bias     []float32
-	// panels holds the rows as q4k.PackPanels lays them out (rows/8
+	// panels holds the rows as quant.PackPanels lays them out (rows/8
 	// panels of panelSize bytes), or nil; dotPanel multiplies one panel.
 	panels    []byte
 	panelSize int
-	dotPanel  q4k.DotPanelFunc
+	dotPanel  quant.DotPanelFunc
 }
 
-// pack copies the matrix into panels when q4k.PanelsForMatrix says the
+// pack copies the matrix into panels when quant.PanelsForMatrix says the
 // panel kernels give its products' bits, and reports whether it did (or
 // had). The products then read the panels only.
 func (l *linear) pack() bool {
 	if l.panels != nil {
 		return true
 	}
-	if l.data == nil || !q4k.PanelsForMatrix(l.typ, l.rows) {
+	if l.data == nil || !quant.PanelsForMatrix(l.typ, l.rows) {
 		return false
 	}
-	f, err := q4k.DotPanelFor(l.typ)
+	f, err := quant.DotPanelFor(l.typ)
 	if err != nil {
 		return false
 	}
-	size, err := q4k.PanelSize(l.typ, l.rows, l.cols)
+	size, err := quant.PanelSize(l.typ, l.rows, l.cols)
 	if err != nil {
 		return false
 	}
 	p := make([]byte, size)
-	if err := q4k.PackPanels(l.typ, p, l.data, l.rows, l.cols); err != nil {
+	if err := quant.PackPanels(l.typ, p, l.data, l.rows, l.cols); err != nil {
 		return false
 	}
-	l.panels, l.panelSize, l.dotPanel = p, size/(l.rows/q4k.PanelRows), f
+	l.panels, l.panelSize, l.dotPanel = p, size/(l.rows/quant.PanelRows), f
 	return true
 }
 
@@ -65,18 +65,18 @@ func (l *linear) panel(i int) []byte { return l.panels[i*l.panelSize : (i+1)*l.p
 // newLinear checks a weight's type and length: every row must be whole
 // blocks of a type with a dot-product kernel. Its kernels are the ones
 // llama.cpp picks for a matrix of that type and row count (ggml_mul_mat).
-func newLinear(name string, typ q4k.Type, rows, cols int, data []byte) (linear, error) {
+func newLinear(name string, typ quant.Type, rows, cols int, data []byte) (linear, error) {
 	return newLinearFor(name, typ, rows, cols, data, true)
 }
 
 // newLinearFor is newLinear; matrix false takes the kernels of one expert's
 // slice of a merged expert tensor, which ggml_mul_mat_id multiplies (the
 // AMX buffer holds only ggml_mul_mat weights, CPU_REPACK both:
-// q4k.DotForExperts).
-func newLinearFor(name string, typ q4k.Type, rows, cols int, data []byte, matrix bool) (linear, error) {
-	dotFor, dotColsFor := q4k.DotForMatrix, q4k.DotColsForMatrix
+// quant.DotForExperts).
+func newLinearFor(name string, typ quant.Type, rows, cols int, data []byte, matrix bool) (linear, error) {
+	dotFor, dotColsFor := quant.DotForMatrix, quant.DotColsForMatrix
 	if !matrix {
-		dotFor, dotColsFor = q4k.DotForExperts, q4k.DotColsForExperts
+		dotFor, dotColsFor = quant.DotForExperts, quant.DotColsForExperts
 	}
 	dot, err := dotFor(typ, rows)
 	if err != nil {
@@ -90,7 +90,7 @@ func newLinearFor(name string, typ q4k.Type, rows, cols int, data []byte, matrix
 	if err != nil {
 		return linear{}, &TensorError{Tensor: name, Err: ErrShape, Detail: err.Error()}
 	}
-	actSize, err := q4k.ActivationSize(typ, cols)
+	actSize, err := quant.ActivationSize(typ, cols)
 	if err != nil {
 		return linear{}, &TensorError{Tensor: name, Err: ErrShape, Detail: err.Error()}
 	}
@@ -98,10 +98,10 @@ func newLinearFor(name string, typ q4k.Type, rows, cols int, data []byte, matrix
 		return linear{}, &TensorError{Tensor: name, Err: ErrShape,
 			Detail: fmt.Sprintf("%d bytes of data, want %d", len(data), rows*rowSize)}
 	}
-	var dotBatch q4k.DotColsFunc
+	var dotBatch quant.DotColsFunc
 	if matrix {
 		// ggml_mul_mat_id (the experts) never calls llamafile.
-		dotBatch, _ = q4k.DotColsBatchForMatrix(typ, rows, cols)
+		dotBatch, _ = quant.DotColsBatchForMatrix(typ, rows, cols)
 	}
 	return linear{name: name, typ: typ, rows: rows, cols: cols, rowSize: rowSize,
 		data: data[:rows*rowSize], dot: dot, dotCols: dotCols, dotBatch: dotBatch, actSize: actSize}, nil
@@ -125,13 +125,13 @@ type actCache struct {
 	// batched marks the columns whose products take a matrix's batch
 	// kernel (linear.dotBatch) where it has one: [batch], or nil for none.
 	batched []bool
-	enc     map[q4k.Type][]byte // type → batch rows of encoded activations
-	buf     map[q4k.Type][]byte // reused storage per type
-	task    matTask             // matmul's loop body, reused
+	enc     map[quant.Type][]byte // type → batch rows of encoded activations
+	buf     map[quant.Type][]byte // reused storage per type
+	task    matTask               // matmul's loop body, reused
 }
 
 func newActCache() *actCache {
-	return &actCache{enc: map[q4k.Type][]byte{}, buf: map[q4k.Type][]byte{}}
+	return &actCache{enc: map[quant.Type][]byte{}, buf: map[quant.Type][]byte{}}
 }
 
 // reset makes x ([batch*cols]float32) the input, no column batched;
@@ -155,9 +155,9 @@ func (a *actCache) encode(w *linear) []byte {
 		return e
 	}
 	need := w.actSize * a.batch
-	room := need // a batch keeps q4k.ColsPadding vectors of room past its end
+	room := need // a batch keeps quant.ColsPadding vectors of room past its end
 	if a.batch > 1 {
-		room += w.actSize * q4k.ColsPadding
+		room += w.actSize * quant.ColsPadding
 	}
 	b := a.buf[t]
 	if cap(b) < room {
@@ -186,7 +186,7 @@ const (
 
 // matmul runs every job over the input held by acts: the rows of all jobs
 // are split across the pool together (one wake-up for Q, K and V), in
-// units of q4k.PanelRows rows (a panel), and each tile of weight rows is
+// units of quant.PanelRows rows (a panel), and each tile of weight rows is
 // read from memory once for the whole batch.
 func matmul(p *pool, acts *actCache, jobs ...matJob) {
 	total := 0
@@ -197,13 +197,13 @@ func matmul(p *pool, acts *actCache, jobs ...matJob) {
 	t := &acts.task
 	t.acts = acts
 	t.jobs = append(t.buf[:0], jobs...)
-	p.run(total, p.grainFor(total, rowGrain/q4k.PanelRows), t)
+	p.run(total, p.grainFor(total, rowGrain/quant.PanelRows), t)
 	t.jobs = nil
 }
 
 // unitsOf is the work units of a matrix of rows rows: panels of
-// q4k.PanelRows rows, the last one short when rows is not a multiple.
-func unitsOf(rows int) int { return (rows + q4k.PanelRows - 1) / q4k.PanelRows }
+// quant.PanelRows rows, the last one short when rows is not a multiple.
+func unitsOf(rows int) int { return (rows + quant.PanelRows - 1) / quant.PanelRows }
 
 // matTask is matmul's loop body over the rows of all its jobs together. It
 // lives in the actCache, so a product allocates nothing.
@@ -222,7 +222,7 @@ func (t *matTask) do(_, lo, hi int) {
 		a, b := max(lo-base, 0), min(hi-base, units)
 		base += units
 		if a < b {
-			j.rows(t.acts, a*q4k.PanelRows, min(b*q4k.PanelRows, j.w.rows))
+			j.rows(t.acts, a*quant.PanelRows, min(b*quant.PanelRows, j.w.rows))
 		}
 	}
 }
@@ -261,7 +261,7 @@ func (j *matJob) rows(acts *actCache, a, b int) {
 					} else {
 						r1 = c1
 					}
-					cols := enc[r0*w.actSize:] // with the padding past r1 (q4k.ColsPadding)
+					cols := enc[r0*w.actSize:] // with the padding past r1 (quant.ColsPadding)
 					for r := t0; r < t1; r++ {
 						f(j.out[r0*w.rows+r:], w.rows, w.data[r*w.rowSize:(r+1)*w.rowSize], cols, w.cols, r1-r0)
 					}
@@ -286,15 +286,15 @@ func (j *matJob) rows(acts *actCache, a, b int) {
 const panelTile = 2
 
 // panels computes output rows [a, b) (whole panels: a and b multiples of
-// q4k.PanelRows, as matTask.do splits them) of a packed matrix for every
+// quant.PanelRows, as matTask.do splits them) of a packed matrix for every
 // column of the batch through its panel kernel, which gives the row
 // kernels' bits.
 func (j *matJob) panels(enc []byte, batch, a, b int) {
 	w := j.w
-	p0, p1 := a/q4k.PanelRows, b/q4k.PanelRows
+	p0, p1 := a/quant.PanelRows, b/quant.PanelRows
 	if batch == 1 {
 		for p := p0; p < p1; p++ {
-			w.dotPanel(j.out[p*q4k.PanelRows:], w.rows, w.panel(p), enc, w.cols, 1)
+			w.dotPanel(j.out[p*quant.PanelRows:], w.rows, w.panel(p), enc, w.cols, 1)
 		}
 		return
 	}
@@ -302,9 +302,9 @@ func (j *matJob) panels(enc []byte, batch, a, b int) {
 		t1 := min(t0+panelTile, p1)
 		for c0 := 0; c0 < batch; c0 += colTile {
 			c1 := min(c0+colTile, batch)
-			cols := enc[c0*w.actSize:] // with the padding past c1 (q4k.ColsPadding)
+			cols := enc[c0*w.actSize:] // with the padding past c1 (quant.ColsPadding)
 			for p := t0; p < t1; p++ {
-				w.dotPanel(j.out[c0*w.rows+p*q4k.PanelRows:], w.rows, w.panel(p), cols, w.cols, c1-c0)
+				w.dotPanel(j.out[c0*w.rows+p*quant.PanelRows:], w.rows, w.panel(p), cols, w.cols, c1-c0)
 			}
 		}
 	}

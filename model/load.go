@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // Load builds a Model over f's tensors. Weights stay in f's mapping: f must
@@ -29,7 +29,7 @@ func ReadConfig(f *gguf.File) (Config, error) { return decodeConfig(f) }
 // ggufSource adapts a *gguf.File to tensorSource.
 type ggufSource struct{ *gguf.File }
 
-func (s ggufSource) tensor(name string) ([]int64, q4k.Type, []byte, error) {
+func (s ggufSource) tensor(name string) ([]int64, quant.Type, []byte, error) {
 	info, ok := s.Tensor(name)
 	if !ok {
 		return nil, 0, nil, &TensorError{Tensor: name, Err: ErrMissingTensor}
@@ -38,7 +38,7 @@ func (s ggufSource) tensor(name string) ([]int64, q4k.Type, []byte, error) {
 	if err != nil {
 		return nil, 0, nil, &TensorError{Tensor: name, Err: err}
 	}
-	typ := q4k.Type(info.Type)
+	typ := quant.Type(info.Type)
 	if !typ.Known() {
 		return nil, 0, nil, &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: fmt.Sprintf("ggml type %d (%v)", uint32(info.Type), info.Type)}
 	}

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // Options tunes a Model. The zero value is valid.
@@ -89,7 +89,7 @@ type tensorSource interface {
 	metadata
 	// tensor returns a tensor's dims (ggml order, dims[0] the row length),
 	// type and data; an absent tensor is an error wrapping ErrMissingTensor.
-	tensor(name string) (dims []int64, typ q4k.Type, data []byte, err error)
+	tensor(name string) (dims []int64, typ quant.Type, data []byte, err error)
 }
 
 // load builds a Model from src. See Load.
@@ -358,7 +358,7 @@ func (l *loader) vector(name string, n int, required bool) []float32 {
 		return nil
 	}
 	v := make([]float32, n)
-	if err := q4k.Dequantize(typ, v, data); err != nil {
+	if err := quant.Dequantize(typ, v, data); err != nil {
 		l.err = &TensorError{Tensor: name, Err: ErrUnsupportedType, Detail: err.Error()}
 		return nil
 	}

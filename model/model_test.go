@@ -12,7 +12,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 var testTokens = []int32{1, 17, 42, 5, 79, 0, 33, 33, 12, 64, 3, 8}
@@ -84,26 +84,26 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"qwen2 f32 biases", func(s *spec) { s.arch, s.biases = "qwen2", true }, 0.99999},
 		{"llama tied", func(s *spec) { s.tied = true }, 0.99999},
 		{"llama rope_freqs", func(s *spec) { s.ropeFreqs = true }, 0.99999},
-		{"llama f16", func(s *spec) { s.weight = q4k.F16 }, 0.99999},
-		{"llama bf16", func(s *spec) { s.weight = q4k.BF16 }, 0.9999},
-		{"llama q8_0", func(s *spec) { s.weight = q4k.Q8_0 }, 0.999},
-		{"llama q5_0", func(s *spec) { s.weight = q4k.Q5_0 }, 0.999},
-		{"llama q4_0", func(s *spec) { s.weight = q4k.Q4_0 }, 0.999},
-		{"qwen2 q4_k", func(s *spec) { *s = kSpec("qwen2", q4k.Q4_K); s.biases = true }, 0.999},
+		{"llama f16", func(s *spec) { s.weight = quant.F16 }, 0.99999},
+		{"llama bf16", func(s *spec) { s.weight = quant.BF16 }, 0.9999},
+		{"llama q8_0", func(s *spec) { s.weight = quant.Q8_0 }, 0.999},
+		{"llama q5_0", func(s *spec) { s.weight = quant.Q5_0 }, 0.999},
+		{"llama q4_0", func(s *spec) { s.weight = quant.Q4_0 }, 0.999},
+		{"qwen2 q4_k", func(s *spec) { *s = kSpec("qwen2", quant.Q4_K); s.biases = true }, 0.999},
 		{"qwen3 f32", func(s *spec) { s.arch = "qwen3" }, 0.99999},
 		{"qwen3 f32 head_dim 32", func(s *spec) { s.arch, s.headDim = "qwen3", 32 }, 0.99999},
-		{"qwen3 f16 head_dim 32 tied", func(s *spec) { s.arch, s.headDim, s.weight, s.tied = "qwen3", 32, q4k.F16, true }, 0.99999},
-		{"qwen3 q4_k head_dim 128", func(s *spec) { *s = kSpec("qwen3", q4k.Q4_K); s.headDim = 128 }, 0.999},
+		{"qwen3 f16 head_dim 32 tied", func(s *spec) { s.arch, s.headDim, s.weight, s.tied = "qwen3", 32, quant.F16, true }, 0.99999},
+		{"qwen3 q4_k head_dim 128", func(s *spec) { *s = kSpec("qwen3", quant.Q4_K); s.headDim = 128 }, 0.999},
 		{"qwen3moe f32", tinyMoE, 0.99999},
 		{"qwen3moe f32 one expert used", func(s *spec) { tinyMoE(s); s.used = 1 }, 0.99999},
 		{"qwen3moe f32 expert width from n_ff", func(s *spec) { tinyMoE(s); s.expertFFN, s.ffn = 0, 64 }, 0.99999},
-		{"qwen3moe f16 all experts used", func(s *spec) { tinyMoE(s); s.used, s.weight = 8, q4k.F16 }, 0.99999},
+		{"qwen3moe f16 all experts used", func(s *spec) { tinyMoE(s); s.used, s.weight = 8, quant.F16 }, 0.99999},
 		{"qwen3moe q4_k", func(s *spec) { *s = moeSpec() }, 0.999},
 		{"phi3 f32", tinyPhi3, 0.99999},
 		{"phi3 f32 short factors", func(s *spec) { tinyPhi3(s); s.origCtx = 256 }, 0.99999},
 		{"phi3 f32 no factors, full rotary", func(s *spec) { tinyPhi3(s); s.longRoPE, s.ropeDims = false, 0 }, 0.99999},
 		{"phi3 f32 separate q/k/v", func(s *spec) { tinyPhi3(s); s.separateQKV = true }, 0.99999},
-		{"phi3 f16 tied", func(s *spec) { tinyPhi3(s); s.weight, s.tied = q4k.F16, true }, 0.99999},
+		{"phi3 f16 tied", func(s *spec) { tinyPhi3(s); s.weight, s.tied = quant.F16, true }, 0.99999},
 		{"phi3 q4_k", func(s *spec) { *s = phi3Spec() }, 0.999},
 		// gemma3's GELU goes through an f16 table: a relative 2^-11 per
 		// gated value, hence the looser bound for F32.
@@ -118,10 +118,10 @@ func TestForwardMatchesNaive(t *testing.T) {
 				{Key: "gemma3.final_logit_softcapping", Value: float32(3)}}
 		}, 0.9999},
 		{"gemma3 f32 no window", func(s *spec) { tinyGemma3(s); s.window, s.extraKV = 0, nil }, 0.9999},
-		{"gemma3 f16", func(s *spec) { tinyGemma3(s); s.weight = q4k.F16 }, 0.9999},
+		{"gemma3 f16", func(s *spec) { tinyGemma3(s); s.weight = quant.F16 }, 0.9999},
 		{"gemma3 q4_k", func(s *spec) { *s = gemma3Spec() }, 0.999},
-		{"llama q5_k", func(s *spec) { *s = kSpec("llama", q4k.Q5_K) }, 0.999},
-		{"llama q6_k tied", func(s *spec) { *s = kSpec("llama", q4k.Q6_K); s.tied = true }, 0.999},
+		{"llama q5_k", func(s *spec) { *s = kSpec("llama", quant.Q5_K) }, 0.999},
+		{"llama q6_k tied", func(s *spec) { *s = kSpec("llama", quant.Q6_K); s.tied = true }, 0.999},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
@@ -143,14 +143,14 @@ func TestForwardMatchesNaive(t *testing.T) {
 }
 
 // kSpec is a tiny model whose widths are whole K-quant super-blocks.
-func kSpec(arch string, weight q4k.Type) spec {
+func kSpec(arch string, weight quant.Type) spec {
 	return spec{arch: arch, embd: 256, ffn: 512, layers: 2, heads: 4, kvHeads: 2, vocab: 80, ctx: 64, seed: 3, weight: weight}
 }
 
 // moeSpec is a Q4_K qwen3moe: 8 experts of 256, 2 used per token, heads
 // of 128 (Q twice the residual stream's width), tied output.
 func moeSpec() spec {
-	s := kSpec("qwen3moe", q4k.Q4_K)
+	s := kSpec("qwen3moe", quant.Q4_K)
 	s.headDim, s.tied = 128, true
 	s.experts, s.used, s.expertFFN = 8, 2, 256
 	return s
@@ -171,7 +171,7 @@ func tinyPhi3(s *spec) {
 // phi3Spec is a Q4_K phi3: heads of 64 with 48 rotated, 2 KV heads,
 // LongRoPE's long factors and an attn_factor.
 func phi3Spec() spec {
-	s := kSpec("phi3", q4k.Q4_K)
+	s := kSpec("phi3", quant.Q4_K)
 	s.ropeDims, s.longRoPE, s.origCtx, s.attnFactor = 48, true, 32, 1.19
 	return s
 }
@@ -190,7 +190,7 @@ func tinyGemma3(s *spec) {
 // gemma3Spec is a Q4_K gemma3: 4 heads of 128 over one KV head, the
 // sliding and global layers and RoPE of tinyGemma3 with a window of 5.
 func gemma3Spec() spec {
-	s := kSpec("gemma3", q4k.Q4_K)
+	s := kSpec("gemma3", quant.Q4_K)
 	tinyGemma3(&s)
 	s.headDim, s.kvHeads, s.window = 128, 1, 5
 	return s
@@ -199,7 +199,7 @@ func gemma3Spec() spec {
 // qwen3Spec is a Q4_K qwen3 whose heads (128 wide) make Q twice the
 // residual stream's width.
 func qwen3Spec() spec {
-	s := kSpec("qwen3", q4k.Q4_K)
+	s := kSpec("qwen3", quant.Q4_K)
 	s.headDim, s.tied = 128, true
 	return s
 }
@@ -214,7 +214,7 @@ func TestTiedOutput(t *testing.T) {
 // Results depend on nothing but the inputs: two Steps, and 1 or 3 threads,
 // give the same bits.
 func TestDeterministic(t *testing.T) {
-	path := kSpec("llama", q4k.Q4_K).write(t)
+	path := kSpec("llama", quant.Q4_K).write(t)
 	one := open(t, path, Options{Threads: 1})
 	three := open(t, path, Options{Threads: 3})
 	want := stepAll(t, one.NewSequence(), testTokens)
@@ -226,7 +226,7 @@ func TestDeterministic(t *testing.T) {
 // handed to the pool, no per-position scratch (the position advances every
 // step), at one thread and several.
 func TestStepAllocs(t *testing.T) {
-	for _, sp := range []spec{kSpec("llama", q4k.Q4_K), moeSpec(), gemma3Spec()} {
+	for _, sp := range []spec{kSpec("llama", quant.Q4_K), moeSpec(), gemma3Spec()} {
 		stepAllocs(t, sp)
 	}
 }
@@ -271,7 +271,7 @@ func prefillOne(t *testing.T, m *Model, tokens []int32) []float32 {
 func TestPrefillEqualsStep(t *testing.T) {
 	toks := testTokens[:10]
 	differs := 0 // specs whose batch bits are not the one-token bits
-	for _, sp := range []spec{kSpec("qwen2", q4k.Q4_K), kSpec("llama", q4k.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec()} {
+	for _, sp := range []spec{kSpec("qwen2", quant.Q4_K), kSpec("llama", quant.Q6_K), tinySpec("llama"), qwen3Spec(), moeSpec(), phi3Spec()} {
 		path := sp.write(t)
 		one := open(t, path, Options{Threads: 2, BatchSize: 1})
 		want := stepAll(t, one.NewSequence(), toks)
@@ -394,7 +394,7 @@ func TestStepErrors(t *testing.T) {
 	assert.ErrorIs(t, err, forward.ErrContextExceeded)
 
 	name, onGPU := s.Backend()
-	assert.Equal(t, "cpu-"+q4k.Fast().Name, name)
+	assert.Equal(t, "cpu-"+quant.Fast().Name, name)
 	assert.False(t, onGPU)
 }
 
@@ -423,7 +423,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unsupported tensor type",
 			mutate: func(s *spec) {
-				*s = kSpec("llama", q4k.Q4_K)
+				*s = kSpec("llama", quant.Q4_K)
 				s.override = map[string]gguf.Tensor{"blk.1.ffn_down.weight": randomBlocks(gguf.TypeQ2_K, 512, 256)}
 			},
 			sentinel: ErrUnsupportedType, mention: "blk.1.ffn_down.weight",

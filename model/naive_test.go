@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // naiveLogits is an independent float64 forward, written from the
@@ -98,13 +98,13 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		for _, d := range info.Dims[1:] {
 			rows *= int(d) // a merged expert tensor: every expert's rows in turn
 		}
-		typ := q4k.Type(info.Type)
+		typ := quant.Type(info.Type)
 		rs, err := typ.RowSize(cols)
 		require.NoError(t, err)
 		out := make([][]float64, rows)
 		buf := make([]float32, cols)
 		for r := range rows {
-			require.NoError(t, q4k.Dequantize(typ, buf, data[r*rs:(r+1)*rs]))
+			require.NoError(t, quant.Dequantize(typ, buf, data[r*rs:(r+1)*rs]))
 			out[r] = make([]float64, cols)
 			for i, v := range buf {
 				out[r][i] = float64(v)
@@ -118,7 +118,7 @@ func naiveLogits(t testing.TB, path string, tokens []int32) [][]float64 {
 		}
 		return nil
 	}
-	f16 := func(x float64) float64 { return float64(q4k.F16ToF32(q4k.F32ToF16(float32(x)))) }
+	f16 := func(x float64) float64 { return float64(quant.F16ToF32(quant.F32ToF16(float32(x)))) }
 	mul := func(w [][]float64, x, bias []float64) []float64 {
 		y := make([]float64, len(w))
 		for r, row := range w {

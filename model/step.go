@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/realizar-host/realizar-host/forward"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
 // Sequence is one sequence's decoding state over a Model: its KV cache and
@@ -264,7 +264,7 @@ func (s *Sequence) pass(seqs []passSeq) {
 		// its logits are those it gets alone.
 		// A verify span's rows all keep it too (each is the decode step
 		// it stands for).
-		batch := len(q.tokens) >= q4k.BatchColumns && !q.every
+		batch := len(q.tokens) >= quant.BatchColumns && !q.every
 		anyBatch = anyBatch || batch
 		for i := range q.tokens {
 			s.rowSeq = append(s.rowSeq, q.step)
@@ -283,7 +283,7 @@ func (s *Sequence) pass(seqs []passSeq) {
 		for _, t := range q.tokens {
 			// Checked at load: the embedding's rows decode.
 			row := x[b*c.Embd : (b+1)*c.Embd]
-			_ = q4k.Dequantize(m.embd.typ, row, m.embd.row(int(t)))
+			_ = quant.Dequantize(m.embd.typ, row, m.embd.row(int(t)))
 			if c.EmbdScale != 0 {
 				// gemma3: ggml_scale of the embeddings by sqrtf(n_embd).
 				for i := range row {

@@ -8,20 +8,20 @@ import (
 
 	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/q4k"
-	"github.com/realizar-host/realizar-host/q4k/q4ktest"
+	"github.com/realizar-host/realizar-host/internal/quant"
+	"github.com/realizar-host/realizar-host/internal/quant/quanttest"
 )
 
 // verifySpecs are the models the verify pass is checked on: every weight
-// type the forward multiplies (q4ktest.WeightTypes) in a llama, and each
+// type the forward multiplies (quanttest.WeightTypes) in a llama, and each
 // architecture's own layers (biases, per-head norms, experts, fused
 // products, sliding windows and softcap) in Q4_K.
 func verifySpecs() []spec {
 	var specs []spec
-	for _, typ := range q4ktest.WeightTypes {
+	for _, typ := range quanttest.WeightTypes {
 		specs = append(specs, kSpec("llama", typ))
 	}
-	qwen2 := kSpec("qwen2", q4k.Q4_K)
+	qwen2 := kSpec("qwen2", quant.Q4_K)
 	qwen2.biases = true
 	gemma := gemma3Spec()
 	gemma.extraKV = append(gemma.extraKV[:len(gemma.extraKV):len(gemma.extraKV)], gguf.KV{Key: "gemma3.final_logit_softcapping", Value: float32(3)})

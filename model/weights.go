@@ -1,14 +1,14 @@
 package model
 
-import "github.com/realizar-host/realizar-host/q4k"
+import "github.com/realizar-host/realizar-host/internal/quant"
 
 // Weight is one weight matrix as the forward uses it: y = W·x (+ Bias),
 // W of Rows×Cols values of ggml type Type.
 type Weight struct {
-	Name string   // GGUF tensor name, e.g. "blk.0.attn_q.weight"
-	Type q4k.Type // the tensor's recorded ggml type
-	Rows int      // output width (GGUF ne[1])
-	Cols int      // input width, the row length (GGUF ne[0])
+	Name string     // GGUF tensor name, e.g. "blk.0.attn_q.weight"
+	Type quant.Type // the tensor's recorded ggml type
+	Rows int        // output width (GGUF ne[1])
+	Cols int        // input width, the row length (GGUF ne[0])
 	// Data is Rows rows of RowSize(Cols) bytes each: a view of the GGUF
 	// file's mapping. The caller must not modify it.
 	Data []byte

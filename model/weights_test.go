@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/fixture"
+	"github.com/realizar-host/realizar-host/internal/fixture"
 )
 
 // Weights exposes every tensor with its recorded type and shape.

@@ -5,7 +5,7 @@
 #   include/cuda.h          the driver API header gorgonia.org/cu compiles against
 #   include/nvrtc.h         NVRTC's header (scripts/cuda-ptx.sh)
 #   lib/stubs/libcuda.so    the link-time stub of the driver (no GPU needed)
-#   lib/libnvrtc*.so*       NVRTC (+ builtins), which compiles cuda/kernels/*.cu to PTX
+#   lib/libnvrtc*.so*       NVRTC (+ builtins), which compiles internal/cuda/kernels/*.cu to PTX
 #
 # They come from Debian bookworm non-free: nvidia-cuda-dev (headers, stub)
 # and libnvrtc11.2 + libnvrtc-builtins11.8 (CUDA 11.8's NVRTC, which knows compute_80 and

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates cuda/ptx/<family>.sm<arch>.ptx from cuda/kernels/<family>.cu for
+# Regenerates internal/cuda/ptx/<family>.sm<arch>.ptx from internal/cuda/kernels/<family>.cu for
 # compute_80 and compute_90 with NVRTC (CUDA 11.8, from scripts/cuda-install.sh;
-# no GPU needed), and cuda/ptx/<family>.sm<arch>.cubin, the same kernels as
+# no GPU needed), and internal/cuda/ptx/<family>.sm<arch>.cubin, the same kernels as
 # machine code for sm_80 and sm_90: the fallback when the driver cannot
 # JIT-compile the PTX (no libnvidia-ptxjitcompiler, say). Any compiler
 # message (a warning included) fails the run. With --check, the committed
@@ -17,7 +17,7 @@ if [ ! -x "$tool" ] || [ scripts/ptxgen/nvrtc-ptx.c -nt "$tool" ]; then
   gcc -O2 -Wall -Werror -I"$cache/include" -o "$tool" scripts/ptxgen/nvrtc-ptx.c \
     -L"$cache/lib" -lnvrtc -Wl,--disable-new-dtags,-rpath,"$cache/lib"
 fi
-out=cuda/ptx
+out=internal/cuda/ptx
 check=0
 if [ "${1:-}" = --check ]; then
   check=1
@@ -25,7 +25,7 @@ if [ "${1:-}" = --check ]; then
   trap 'rm -rf "$out"' EXIT
 fi
 mkdir -p "$out"
-for src in cuda/kernels/*.cu; do
+for src in internal/cuda/kernels/*.cu; do
   fam=$(basename "$src" .cu)
   for arch in 80 90; do
     "$tool" "compute_$arch" "$src" "$out/$fam.sm$arch.ptx"
@@ -33,9 +33,9 @@ for src in cuda/kernels/*.cu; do
   done
 done
 if [ $check = 1 ]; then
-  if ! diff -r "$out" cuda/ptx >/dev/null; then
-    echo "cuda-ptx: committed PTX/CUBIN differs from cuda/kernels/*.cu; run scripts/cuda-ptx.sh" >&2
-    diff -r "$out" cuda/ptx | head -n 20 >&2
+  if ! diff -r "$out" internal/cuda/ptx >/dev/null; then
+    echo "cuda-ptx: committed PTX/CUBIN differs from internal/cuda/kernels/*.cu; run scripts/cuda-ptx.sh" >&2
+    diff -r "$out" internal/cuda/ptx | head -n 20 >&2
     exit 1
   fi
   echo "cuda-ptx: committed PTX and CUBIN are current"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Greedy-decodes a GGUF with llama.cpp's prebuilt libllama through ctypes (no numpy)
 # and prints the distinct-token count, top-2 logit gaps and logit std: the check
-# that random-weight fixtures are not degenerate (see fixture/doc.go).
+# that random-weight fixtures are not degenerate (see internal/fixture/doc.go).
 # Usage: LLAMAREF_DIR=/work/refcache scripts/fixture-greedy-check.py MODEL.gguf [N]
 import ctypes, os, statistics, sys
 lib = os.path.join(os.environ.get("LLAMAREF_DIR", ".cache/llamaref"), "lib") + "/"

@@ -5,7 +5,7 @@
 #
 #   scripts/gpu-bundle.sh [OUT]      default OUT: dist/gpu-bundle
 #
-# Contents: cuda.test (go test -c -tags cuda ./cuda), realizar-host (the
+# Contents: cuda.test (go test -c -tags cuda ./internal/cuda), realizar-host (the
 # CLI built with -tags cuda, which generates and quantizes the fixtures
 # there), the llama vocabulary the qwen2 fixture is written with, and
 # gpu-check.sh. Both binaries link the driver's libcuda.so.1 at run time;
@@ -22,9 +22,9 @@ eval "$(scripts/cuda-install.sh)"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local} CGO_ENABLED=1
 rm -rf "$out"
 mkdir -p "$out"
-go test -c -tags cuda -trimpath -ldflags '-s -w' -o "$out/cuda.test" ./cuda
+go test -c -tags cuda -trimpath -ldflags '-s -w' -o "$out/cuda.test" ./internal/cuda
 go build -tags cuda -trimpath -ldflags '-s -w' -o "$out/realizar-host" ./cmd/realizar-host
-cp fixture/testdata/ggml-vocab-llama-spm.gguf "$out/"
+cp internal/fixture/testdata/ggml-vocab-llama-spm.gguf "$out/"
 cp scripts/gpu-check.sh "$out/"
 { git rev-parse HEAD && git status --porcelain --untracked-files=no | sed -n '1s/.*/(with uncommitted changes)/p'; } 2>/dev/null |
   paste -sd' ' - >"$out/COMMIT" || true

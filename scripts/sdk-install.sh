@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the official API clients the server's real-client tests run
-# (server/sdk_test.go, cmd/realizar-host/sdk_test.go), idempotently: npm
+# (internal/server/sdk_test.go, cmd/realizar-host/sdk_test.go), idempotently: npm
 # @anthropic-ai/sdk, openai, ai with @ai-sdk/anthropic and
 # @ai-sdk/openai-compatible, @langchain/openai with @langchain/core (and zod),
-# pinned by server/testdata/sdk/package-lock.json, into <repo>/.cache/sdk
+# pinned by internal/server/testdata/sdk/package-lock.json, into <repo>/.cache/sdk
 # with `npm ci` (npm's cache in <repo>/.cache/npm; nothing in /tmp or $HOME).
 # A second run with the same lock file returns at once.
 #

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/realizar-host/realizar-host/jinja"
+	"github.com/realizar-host/realizar-host/internal/jinja"
 )
 
 // Message is one chat turn.

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/realizar-host/realizar-host/internal/jinja"
 	"github.com/realizar-host/realizar-host/internal/testenv"
-	"github.com/realizar-host/realizar-host/jinja"
 )
 
 var chatMsgs = []Message{
@@ -171,7 +171,7 @@ func TestRenderJinjaVars(t *testing.T) {
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, got, tc.name)
 	}
-	b, err := os.ReadFile(filepath.Join("..", "jinja", "testdata", "hf", "templates", "Qwen-Qwen3-0.6B.jinja"))
+	b, err := os.ReadFile(filepath.Join("..", "internal", "jinja", "testdata", "hf", "templates", "Qwen-Qwen3-0.6B.jinja"))
 	require.NoError(t, err)
 	msgs := []Message{{Role: "user", Content: "hi"}}
 	on, err := RenderJinja(string(b), msgs, ChatOptions{AddGenerationPrompt: true})

@@ -91,7 +91,7 @@ func TestOpenErrors(t *testing.T) {
 // llama.cpp reference.
 func TestFixtureVocab(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
-	tok, err := Open(filepath.Join(filepath.Dir(file), "..", "fixture", "testdata", "ggml-vocab-llama-spm.gguf"))
+	tok, err := Open(filepath.Join(filepath.Dir(file), "..", "internal", "fixture", "testdata", "ggml-vocab-llama-spm.gguf"))
 	require.NoError(t, err)
 	// Ids from llama.cpp's ggml-vocab-llama-spm.gguf.out.
 	assert.Equal(t, []int32{15043, 3186}, tok.Encode("Hello world", EncodeOptions{}))

@@ -56,11 +56,11 @@ func brTable(n int) []byte {
 // Every module the repository ships or tests with passes DefaultCodeLimits:
 // the embedded plugins, the test plugins and the chat-template guest.
 func TestScanCodeShippedModules(t *testing.T) {
-	files, err := filepath.Glob("../../plugins/wasm/*.wasm")
+	files, err := filepath.Glob("../../internal/plugins/wasm/*.wasm")
 	require.NoError(t, err)
 	more, err := filepath.Glob("../../host/testdata/*.wasm")
 	require.NoError(t, err)
-	files = append(append(files, more...), "../../chatsandbox/wasm/render.wasm.gz")
+	files = append(append(files, more...), "../../internal/chatsandbox/wasm/render.wasm.gz")
 	require.Greater(t, len(files), 20)
 	for _, f := range files {
 		b, err := os.ReadFile(f)

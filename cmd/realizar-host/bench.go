@@ -17,9 +17,9 @@ import (
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/plugins/chain"
-	"github.com/realizar-host/realizar-host/serving"
+	"github.com/realizar-host/realizar-host/internal/plugins"
+	"github.com/realizar-host/realizar-host/internal/plugins/chain"
+	"github.com/realizar-host/realizar-host/internal/serving"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 

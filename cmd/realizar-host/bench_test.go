@@ -13,9 +13,9 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/plugins/chain"
-	"github.com/realizar-host/realizar-host/serving"
+	"github.com/realizar-host/realizar-host/internal/plugins"
+	"github.com/realizar-host/realizar-host/internal/plugins/chain"
+	"github.com/realizar-host/realizar-host/internal/serving"
 )
 
 func TestParallelSizes(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/internal/draft"
 )
 
 // specPace is one draft source's decode speed in bench --spec: medians

@@ -7,7 +7,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/abi/wasmfile"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/plugins"
+	"github.com/realizar-host/realizar-host/internal/plugins"
 )
 
 // builtinModule returns the module of an embedded policy, ok false for a

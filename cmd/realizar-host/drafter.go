@@ -15,7 +15,7 @@ import (
 	"github.com/realizar-host/realizar-host/abi"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/plugins/chain"
+	"github.com/realizar-host/realizar-host/internal/plugins/chain"
 )
 
 // drafterFlags are run's and chat's drafter plugin: --drafter PLUGIN (an

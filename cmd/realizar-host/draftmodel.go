@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/draft"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )

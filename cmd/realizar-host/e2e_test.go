@@ -23,8 +23,8 @@ import (
 
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/pgtest"
+	"github.com/realizar-host/realizar-host/internal/tenancy"
 	"github.com/realizar-host/realizar-host/internal/testenv"
-	"github.com/realizar-host/realizar-host/tenancy"
 )
 
 // End-to-end tests: they build the realizar-host binary and run it on the

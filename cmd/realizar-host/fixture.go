@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/realizar-host/realizar-host/arch"
+	"github.com/realizar-host/realizar-host/internal/arch"
 
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/quantize"
+	"github.com/realizar-host/realizar-host/internal/fixture"
+	"github.com/realizar-host/realizar-host/internal/quantize"
 	"github.com/spf13/cobra"
 )
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/plugins/sampling"
+	"github.com/realizar-host/realizar-host/internal/draft"
+	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 

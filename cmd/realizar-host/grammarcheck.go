@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/realizar-host/realizar-host/grammar"
+	"github.com/realizar-host/realizar-host/internal/grammar"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 

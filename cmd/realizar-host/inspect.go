@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/realizar-host/realizar-host/arch"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/arch"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
 	"github.com/spf13/cobra"

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/fixture"
 )
 
 // TestLoadBar: the load bar counts tensors, ends at 100% with every

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/plugins/sampling"
+	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
 )
 
 // newPolicyFlags registers the policy flags on a fresh command and parses args.

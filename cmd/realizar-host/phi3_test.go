@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/fixture"
 )
 
 // phi3Model writes a one-layer phi3-tiny narrowed to n_embd 64 (4 heads of

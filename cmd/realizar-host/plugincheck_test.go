@@ -29,7 +29,7 @@ func TestPluginCheckLanguages(t *testing.T) {
 		{"allow-as", `{"tokens":[4,5],"eog":false}`, "ok: processor allow-as 1.0.0 (ABI v2)"},
 	}
 	for _, tt := range tests {
-		path := "../../plugins/wasm/" + tt.file + ".wasm"
+		path := "../../internal/plugins/wasm/" + tt.file + ".wasm"
 		out, stderr, code := runIn(t, "", "plugin", "check", path, "--config", tt.config, "--steps", "8", "--vocab", "1000")
 		require.Equal(t, 0, code, "%s: %s", tt.file, stderr)
 		assert.Contains(t, out, tt.want)

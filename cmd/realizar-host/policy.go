@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/realizar-host/realizar-host/abi"
-	"github.com/realizar-host/realizar-host/grammar"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/plugins/chain"
-	"github.com/realizar-host/realizar-host/plugins/sampling"
+	"github.com/realizar-host/realizar-host/internal/grammar"
+	"github.com/realizar-host/realizar-host/internal/plugins"
+	"github.com/realizar-host/realizar-host/internal/plugins/chain"
+	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 

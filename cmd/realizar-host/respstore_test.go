@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/internal/pgtest"
-	"github.com/realizar-host/realizar-host/server"
+	"github.com/realizar-host/realizar-host/internal/server"
 )
 
 // storedReply is the part of a Response the test reads.

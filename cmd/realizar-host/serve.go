@@ -15,13 +15,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/realizar-host/realizar-host/draft"
 	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/plugins"
-	"github.com/realizar-host/realizar-host/server"
-	"github.com/realizar-host/realizar-host/server/pgstore"
-	"github.com/realizar-host/realizar-host/tenancy"
+	"github.com/realizar-host/realizar-host/internal/draft"
+	"github.com/realizar-host/realizar-host/internal/plugins"
+	"github.com/realizar-host/realizar-host/internal/server"
+	"github.com/realizar-host/realizar-host/internal/server/pgstore"
+	"github.com/realizar-host/realizar-host/internal/tenancy"
 )
 
 // serveOptions are serve's flags.

@@ -22,9 +22,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/host"
-	"github.com/realizar-host/realizar-host/tenancy"
+	"github.com/realizar-host/realizar-host/internal/fixture"
+	"github.com/realizar-host/realizar-host/internal/tenancy"
 )
 
 // serveModel writes a one-layer, 64-wide llama fixture.

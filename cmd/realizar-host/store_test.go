@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/internal/pgtest"
-	"github.com/realizar-host/realizar-host/server"
-	"github.com/realizar-host/realizar-host/tenancy"
+	"github.com/realizar-host/realizar-host/internal/server"
+	"github.com/realizar-host/realizar-host/internal/tenancy"
 )
 
 // keyLine is a new API key as tenants add and rotate print it.

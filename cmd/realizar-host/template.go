@@ -9,8 +9,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/realizar-host/realizar-host/chatsandbox"
-	"github.com/realizar-host/realizar-host/jinja"
+	"github.com/realizar-host/realizar-host/internal/chatsandbox"
+	"github.com/realizar-host/realizar-host/internal/jinja"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/fixture"
 )
 
 // hostileTemplates would exhaust an unbounded renderer (issue 19's, which
@@ -102,7 +102,7 @@ func TestHostileTemplateCLI(t *testing.T) {
 // hostile one 3, bad flags 2.
 func TestTemplateRender(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", sandboxCache(t))
-	hf := filepath.Join("..", "..", "jinja", "testdata", "hf")
+	hf := filepath.Join("..", "..", "internal", "jinja", "testdata", "hf")
 	var set struct {
 		Now   string          `json:"now"`
 		BOS   string          `json:"bos_token"`

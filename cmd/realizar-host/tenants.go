@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/realizar-host/realizar-host/server/pgstore"
-	"github.com/realizar-host/realizar-host/tenancy"
+	"github.com/realizar-host/realizar-host/internal/server/pgstore"
+	"github.com/realizar-host/realizar-host/internal/tenancy"
 )
 
 // storeEnv names the environment variable that gives --store's default.

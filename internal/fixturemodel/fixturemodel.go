@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/fixture"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )

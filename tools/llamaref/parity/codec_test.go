@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
@@ -92,34 +92,34 @@ func refQuantizer(l *ref.Lib, typ uint32, x []float32) ([]byte, error) {
 	return l.QuantizeRow(typ, x)
 }
 
-func activation(w q4k.Type) func(dst []byte, x []float32) error {
-	return func(dst []byte, x []float32) error { return q4k.QuantizeActivation(w, dst, x) }
+func activation(w quant.Type) func(dst []byte, x []float32) error {
+	return func(dst []byte, x []float32) error { return quant.QuantizeActivation(w, dst, x) }
 }
 
 // Our quantizers against ggml's on five distributions of 64 rows of 256:
 // the count of bit-identical blocks, and where not all are, the RMSE of ours
 // over the RMSE of ggml's (reconstruction error against the source). The
 // figures go to BENCHMARKS.md; the test holds each type to bit-exactness,
-// which q4k claims.
+// which quant claims.
 func TestQuantizers(t *testing.T) {
 	l := reftest.Lib(t)
 	cases := []quantizerCase{
-		{ref.TypeQ8_0, q4k.QuantizeQ8_0, fileQuantizer, "file (quantize_row_q8_0_ref)"},
-		{ref.TypeQ5_0, q4k.QuantizeQ5_0, fileQuantizer, "file (quantize_row_q5_0_ref)"},
-		{ref.TypeQ4_0, q4k.QuantizeQ4_0, fileQuantizer, "file (quantize_row_q4_0_ref)"},
-		{ref.TypeQ4_1, q4k.QuantizeQ4_1, fileQuantizer, "file (quantize_row_q4_1_ref)"},
-		{ref.TypeQ5_1, q4k.QuantizeQ5_1, fileQuantizer, "file (quantize_row_q5_1_ref)"},
-		{ref.TypeQ8_1, q4k.QuantizeQ8_1, refQuantizer, "reference (quantize_row_q8_1_ref)"},
-		{ref.TypeQ4_K, q4k.QuantizeQ4_K, fileQuantizer, "file (quantize_row_q4_K_ref)"},
-		{ref.TypeQ5_K, q4k.QuantizeQ5_K, fileQuantizer, "file (quantize_row_q5_K_ref)"},
-		{ref.TypeQ6_K, q4k.QuantizeQ6_K, fileQuantizer, "file (quantize_row_q6_K_ref)"},
-		{ref.TypeQ8_K, q4k.QuantizeQ8_K, fileQuantizer, "reference (quantize_row_q8_K_ref)"},
-		{ref.TypeF16, q4k.QuantizeF16, fileQuantizer, "file (ggml_fp32_to_fp16_row)"},
-		{ref.TypeBF16, q4k.QuantizeBF16, fileQuantizer, "file (ggml_fp32_to_bf16_row_ref)"},
-		{ref.TypeQ8_K, activation(q4k.Q4_K), cpuQuantizer, "activation for K-quants (CPU from_float)"},
-		{ref.TypeQ8_0, activation(q4k.Q8_0), cpuQuantizer, "activation for Q4_0/Q5_0/Q8_0 (CPU from_float)"},
-		{ref.TypeQ8_1, activation(q4k.Q4_1), cpuQuantizer, "activation for Q4_1/Q5_1 (CPU from_float)"},
-		{ref.TypeF16, activation(q4k.F16), cpuQuantizer, "activation for F16 (CPU from_float)"},
+		{ref.TypeQ8_0, quant.QuantizeQ8_0, fileQuantizer, "file (quantize_row_q8_0_ref)"},
+		{ref.TypeQ5_0, quant.QuantizeQ5_0, fileQuantizer, "file (quantize_row_q5_0_ref)"},
+		{ref.TypeQ4_0, quant.QuantizeQ4_0, fileQuantizer, "file (quantize_row_q4_0_ref)"},
+		{ref.TypeQ4_1, quant.QuantizeQ4_1, fileQuantizer, "file (quantize_row_q4_1_ref)"},
+		{ref.TypeQ5_1, quant.QuantizeQ5_1, fileQuantizer, "file (quantize_row_q5_1_ref)"},
+		{ref.TypeQ8_1, quant.QuantizeQ8_1, refQuantizer, "reference (quantize_row_q8_1_ref)"},
+		{ref.TypeQ4_K, quant.QuantizeQ4_K, fileQuantizer, "file (quantize_row_q4_K_ref)"},
+		{ref.TypeQ5_K, quant.QuantizeQ5_K, fileQuantizer, "file (quantize_row_q5_K_ref)"},
+		{ref.TypeQ6_K, quant.QuantizeQ6_K, fileQuantizer, "file (quantize_row_q6_K_ref)"},
+		{ref.TypeQ8_K, quant.QuantizeQ8_K, fileQuantizer, "reference (quantize_row_q8_K_ref)"},
+		{ref.TypeF16, quant.QuantizeF16, fileQuantizer, "file (ggml_fp32_to_fp16_row)"},
+		{ref.TypeBF16, quant.QuantizeBF16, fileQuantizer, "file (ggml_fp32_to_bf16_row_ref)"},
+		{ref.TypeQ8_K, activation(quant.Q4_K), cpuQuantizer, "activation for K-quants (CPU from_float)"},
+		{ref.TypeQ8_0, activation(quant.Q8_0), cpuQuantizer, "activation for Q4_0/Q5_0/Q8_0 (CPU from_float)"},
+		{ref.TypeQ8_1, activation(quant.Q4_1), cpuQuantizer, "activation for Q4_1/Q5_1 (CPU from_float)"},
+		{ref.TypeF16, activation(quant.F16), cpuQuantizer, "activation for F16 (CPU from_float)"},
 	}
 	const nRows, rowLen = 64, 256
 	for _, c := range cases {

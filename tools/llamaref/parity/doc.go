@@ -1,7 +1,7 @@
 // Package parity holds the tests that compare this project's packages with
-// the llama.cpp reference (package ref): ggml's block codecs against q4k's,
-// bit for bit; q4k's quantizers against ggml_quantize_chunk (bit-exact count
-// and RMSE ratio); q4k's activation encoders and dot products against the
+// the llama.cpp reference (package ref): ggml's block codecs against quant's,
+// bit for bit; quant's quantizers against ggml_quantize_chunk (bit-exact count
+// and RMSE ratio); quant's activation encoders and dot products against the
 // CPU backend's; the tensor tables of llama.cpp-quantized files; and the CPU
 // forward (package model) against llama.cpp's logits and greedy text.
 //

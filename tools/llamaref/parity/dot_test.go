@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
@@ -19,7 +19,7 @@ import (
 const dotTolerance = 1e-5
 
 // ggmlOrderTypes are the types whose plain row kernels (Kernels.Dot) sum in
-// the order of ggml's x86 AVX2/AVX-512 builds (see q4k's order.go), so they
+// the order of ggml's x86 AVX2/AVX-512 builds (see quant's order.go), so they
 // must equal ggml_vec_dot_* bit for bit wherever those builds run.
 var ggmlOrderTypes = map[uint32]bool{
 	ref.TypeQ4_0: true, ref.TypeQ5_0: true, ref.TypeQ8_0: true, ref.TypeF16: true,
@@ -51,19 +51,19 @@ func TestDotProducts(t *testing.T) {
 	t.Logf("ggml CPU backend: %s", l.CPUBackend())
 	const nRows = 32
 	types := []uint32{ref.TypeQ4_K, ref.TypeQ5_K, ref.TypeQ6_K, ref.TypeQ4_0, ref.TypeQ4_1, ref.TypeQ5_0, ref.TypeQ5_1, ref.TypeQ8_0, ref.TypeF16, ref.TypeBF16, ref.TypeF32}
-	impls := []q4k.Kernels{q4k.Reference()}
-	if q4k.Fast().Name != q4k.Reference().Name {
-		impls = append(impls, q4k.Fast())
+	impls := []quant.Kernels{quant.Reference()}
+	if quant.Fast().Name != quant.Reference().Name {
+		impls = append(impls, quant.Fast())
 	}
 	for _, kernels := range impls {
 		for _, typ := range types {
 			name := typeName(l, typ)
 			t.Run(kernels.Name+"/"+name, func(t *testing.T) {
-				dot := kernels.Dot(q4k.Type(typ))
+				dot := kernels.Dot(quant.Type(typ))
 				require.NotNil(t, dot)
 				vt, err := l.VecDotType(typ)
 				require.NoError(t, err)
-				require.Equal(t, uint32(q4k.Type(typ).VecDotType()), vt, "vec_dot_type")
+				require.Equal(t, uint32(quant.Type(typ).VecDotType()), vt, "vec_dot_type")
 				wInfo, err := l.TypeInfo(typ)
 				require.NoError(t, err)
 				aInfo, err := l.TypeInfo(vt)
@@ -99,7 +99,7 @@ func TestDotProducts(t *testing.T) {
 				}
 				t.Logf("%-9s %-5s · %-5s bit-exact %3d/%3d  max |ours-ggml|/sum|w·a| %.2e", kernels.Name, name, aInfo.Name, exact, total, worst)
 				assert.LessOrEqual(t, worst, dotTolerance)
-				if ggmlOrderTypes[typ] && q4k.Fast().Name == "avx2" {
+				if ggmlOrderTypes[typ] && quant.Fast().Name == "avx2" {
 					assert.Equal(t, total, exact, "ggml's order: every dot product bit for bit")
 				}
 			})

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// Every tensor of every llama.cpp-quantized file decodes with q4k exactly as
+// Every tensor of every llama.cpp-quantized file decodes with quant exactly as
 // with ggml's to_float, and between them the files hold every type of
 // coveredTypes.
 func TestDequantizeQuantizedFiles(t *testing.T) {
@@ -86,8 +86,8 @@ func TestDequantizeQuantizedFiles(t *testing.T) {
 			require.NoError(t, err)
 			defer f.Close()
 			for _, ti := range f.Tensors {
-				if !q4k.Type(ti.Type).Known() {
-					t.Errorf("%s: type %s is not implemented by q4k", ti.Name, typeName(l, uint32(ti.Type)))
+				if !quant.Type(ti.Type).Known() {
+					t.Errorf("%s: type %s is not implemented by quant", ti.Name, typeName(l, uint32(ti.Type)))
 					continue
 				}
 				data, err := f.TensorData(ti.Name)

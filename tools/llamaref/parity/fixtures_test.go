@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/arch"
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/arch"
+	"github.com/realizar-host/realizar-host/internal/fixture"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/quant"
 	"github.com/realizar-host/realizar-host/model"
-	"github.com/realizar-host/realizar-host/q4k"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
@@ -25,14 +25,14 @@ import (
 // the f16 KV cache, attention's dots and softmax, SwiGLU) follows ggml's x86
 // float association exactly: with an F32 dot product in ggml's order, the
 // stories260K F32 logits equal llama.cpp's bit for bit. What can differ is
-// the f32 association inside q4k's row dot products: q4k follows ggml's
+// the f32 association inside quant's row dot products: quant follows ggml's
 // orders for Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K and F16 (AVX2 and AVX-512 builds)
 // and for the matrices ggml moves into its AMX buffer (Q4_K/Q5_K/Q6_K/Q8_0),
 // so on an AMX machine the llama targets' quantized logits equal llama.cpp's
 // bit for bit (fixture-qwen2 keeps a 3e-6 difference that is not from the
 // weight products), and on an AVX2 machine without AMX, where Q4_K matrices
-// are in ggml's CPU_REPACK order (q4k.RepackOrder), every target's are;
-// BF16 and CPU_REPACK's Q4_0 order are q4k's own (docs/ggml-order.md). A differing order gives a relative
+// are in ggml's CPU_REPACK order (quant.RepackOrder), every target's are;
+// BF16 and CPU_REPACK's Q4_0 order are quant's own (docs/ggml-order.md). A differing order gives a relative
 // error of an ulp or so, until it flips one activation's Q8 rounding (one
 // step, amax/127): the flip enters the KV cache and every later position.
 // Measured over the targets below, the largest logit moves by at most
@@ -52,18 +52,18 @@ const (
 // llama.cpp's top-2 gap is at least top2Gap) or 200-token greedy text may
 // not yet equal llama.cpp's on this machine — some of its row dot products
 // do not sum in the order llama.cpp's CPU build uses here (see
-// docs/ggml-order.md) — or returns ok = false when q4k follows ggml's order
+// docs/ggml-order.md) — or returns ok = false when quant follows ggml's order
 // for all of them. For a known gap the test logs the flips and the common
 // greedy prefix instead of failing; the cosine and max-abs bounds still
 // hold.
 func knownOrderGap(name string) (gap string, ok bool) {
-	if q4k.Fast().Name != "avx2" {
-		// ggml's NEON, AVX-only and scalar builds sum in orders q4k does not follow.
+	if quant.Fast().Name != "avx2" {
+		// ggml's NEON, AVX-only and scalar builds sum in orders quant does not follow.
 		return "ggml orders of non-AVX2 builds", true
 	}
 	switch name {
 	case "fixture-tiny-Q4_K_M", "fixture-tiny-Q4_K_S":
-		if q4k.RepackOrder() && !q4k.AMXOrder() {
+		if quant.RepackOrder() && !quant.AMXOrder() {
 			// Greedy only: the teacher-forced logits (one token per call on
 			// both sides) are bit-identical; llama.cpp's 5-token prompt pass
 			// on this fixture is not yet reproduced (measured: the first
@@ -71,7 +71,7 @@ func knownOrderGap(name string) (gap string, ok bool) {
 			return "llama.cpp's batched prompt pass on fixture-tiny's K-quants", true
 		}
 	}
-	if !q4k.AMXOrder() && !q4k.RepackOrder() {
+	if !quant.AMXOrder() && !quant.RepackOrder() {
 		return "Q4_K in ggml's CPU_REPACK order, which this CPU's ggml build does not use", true
 	}
 	return "", false
@@ -79,11 +79,11 @@ func knownOrderGap(name string) (gap string, ok bool) {
 
 // bitExact reports whether a target's teacher-forced logits must equal
 // llama.cpp's bit for bit: on a CPU where ggml uses its CPU_REPACK order and
-// no AMX (q4k follows every order it uses there), every target without a
+// no AMX (quant follows every order it uses there), every target without a
 // known gap.
 func bitExact(name string) bool {
 	_, gap := knownOrderGap(name)
-	return !gap && q4k.RepackOrder() && !q4k.AMXOrder()
+	return !gap && quant.RepackOrder() && !quant.AMXOrder()
 }
 
 // forwardFiles are the (source, file type) pairs the forward is compared

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
 
@@ -103,16 +103,16 @@ func rmse(x, y []float32) float64 {
 	return math.Sqrt(s / float64(len(x)))
 }
 
-// ourDequant decodes n values of typ with q4k.
+// ourDequant decodes n values of typ with quant.
 func ourDequant(t *testing.T, typ uint32, data []byte, n int) []float32 {
 	t.Helper()
 	out := make([]float32, n)
-	require.NoError(t, q4k.Dequantize(q4k.Type(typ), out, data))
+	require.NoError(t, quant.Dequantize(quant.Type(typ), out, data))
 	return out
 }
 
 // refDequant decodes n values of typ with ggml's to_float; Q8_1 has none in
-// ggml (it is only an activation encoding), so q4k decodes it (w = d*q).
+// ggml (it is only an activation encoding), so quant decodes it (w = d*q).
 func refDequant(t *testing.T, l *ref.Lib, typ uint32, data []byte, n int) []float32 {
 	t.Helper()
 	if typ == ref.TypeQ8_1 {

@@ -23,7 +23,7 @@ func TestLongRoPEFactorsBothSides(t *testing.T) {
 	l := reftest.Lib(t)
 	for _, tg := range targets(t, l) {
 		if !strings.HasPrefix(tg.name, "fixture-phi3-tiny-") || !bitExact(tg.name) && strings.HasSuffix(tg.name, "Q4_K_M") {
-			continue // Q4_K_M where q4k does not follow ggml's Q4_K order on this CPU
+			continue // Q4_K_M where quant does not follow ggml's Q4_K order on this CPU
 		}
 		t.Run(tg.name, func(t *testing.T) {
 			rm := reftest.Model(t, l, tg.path)

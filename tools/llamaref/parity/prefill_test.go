@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/realizar-host/realizar-host/q4k"
+	"github.com/realizar-host/realizar-host/internal/quant"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )
@@ -35,12 +35,12 @@ var prefillTargets = []string{
 // llama.cpp's here (ok false: they must not): knownOrderGap's reasons, and
 // Q4_K matrices in ggml's CPU_REPACK buffer, whose batches of four or more
 // tokens llama.cpp multiplies with ggml_gemm_q4_K_8x8_q8_K — measured to
-// differ from q4k at a few prompt lengths from 4 on, not yet pinned down.
+// differ from quant at a few prompt lengths from 4 on, not yet pinned down.
 func prefillGap(name string) (string, bool) {
 	if gap, ok := knownOrderGap(name); ok {
 		return gap, true
 	}
-	if strings.Contains(name, "-Q4_K_") && q4k.RepackOrder() && !q4k.AMXOrder() {
+	if strings.Contains(name, "-Q4_K_") && quant.RepackOrder() && !quant.AMXOrder() {
 		return "CPU_REPACK's Q4_K GEMM in llama.cpp's batches of 4+ tokens", true
 	}
 	return "", false

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/gguf"
-	"github.com/realizar-host/realizar-host/quantize"
+	"github.com/realizar-host/realizar-host/internal/quantize"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/abi"
-	"github.com/realizar-host/realizar-host/plugins/sampler/standard"
+	"github.com/realizar-host/realizar-host/internal/plugins/sampler/standard"
 	"github.com/realizar-host/realizar-host/tools/llamaref/internal/reftest"
 )
 

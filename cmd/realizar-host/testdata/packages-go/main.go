@@ -1,7 +1,8 @@
 // Command packages-go is README's "Using the packages" example: it tells a
 // story with the packages alone — the GGUF file, its tokenizer, the CPU
-// forward, the decode loop and the embedded greedy sampler plugin in its
-// sandbox. A test builds it and runs it on stories260K.
+// forward, the decode loop and a sampler plugin (greedy.wasm) in its
+// sandbox. It imports only the module's public packages; a test builds it in
+// a module of its own and runs it on stories260K.
 package main
 
 import (
@@ -15,13 +16,12 @@ import (
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/model"
-	"github.com/realizar-host/realizar-host/plugins"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		log.Fatal("usage: packages-go MODEL.gguf PROMPT")
+	if len(os.Args) != 4 {
+		log.Fatal("usage: packages-go MODEL.gguf SAMPLER.wasm PROMPT")
 	}
 	ctx := context.Background()
 
@@ -46,17 +46,13 @@ func main() {
 		log.Fatal(err)
 	}
 
-	// The sampler: a WebAssembly plugin (here the embedded greedy one; h.LoadFile loads yours).
+	// The sampler: a WebAssembly plugin (here greedy.wasm, one of the clone's reference plugins).
 	h, err := host.New(ctx, host.NewConfig())
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer h.Close(ctx)
-	wasm, err := plugins.Builtin(plugins.GreedyBuiltin)
-	if err != nil {
-		log.Fatal(err)
-	}
-	greedy, err := h.Load(ctx, wasm, host.LoadOptions{})
+	greedy, err := h.LoadFile(ctx, os.Args[2], host.LoadOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,7 +67,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	prompt := tok.Encode(os.Args[2], tokenizer.EncodeOptions{AddSpecial: true})
+	prompt := tok.Encode(os.Args[3], tokenizer.EncodeOptions{AddSpecial: true})
 	turn, err := sess.Generate(prompt, engine.GenerateConfig{
 		MaxTokens: 40,
 		Cancel:    engine.FromContext(ctx),

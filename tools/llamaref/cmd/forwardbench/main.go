@@ -25,8 +25,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/realizar-host/realizar-host/fixture"
 	"github.com/realizar-host/realizar-host/gguf"
+	"github.com/realizar-host/realizar-host/internal/fixture"
 	"github.com/realizar-host/realizar-host/model"
 	"github.com/realizar-host/realizar-host/tools/llamaref/ref"
 )

@@ -1,0 +1,76 @@
+package serving
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/internal/draft"
+)
+
+// TestCoreSpeculative: turns with a drafter decode in the shared passes
+// beside plain turns, their verify spans cut to what --batch-tokens has
+// room for, and each comes out as the same turn without drafts (ids,
+// text, logprobs, stop); the drafts are counted in the metrics and the
+// passes. Over the lone forward (no batched pass) too.
+func TestCoreSpeculative(t *testing.T) {
+	const n = 40
+	exact := func(plain engine.Turn) engine.Drafter {
+		return draft.NewPrediction(plain.GeneratedTokens(), draft.PredictionOptions{})
+	}
+	lookup := func(engine.Turn) engine.Drafter { return draft.NewLookup(draft.LookupOptions{}) }
+	tests := []struct {
+		name        string
+		lone        bool
+		batchTokens int
+	}{
+		{"batched", false, 0},
+		{"batched, drafts cut by --batch-tokens 6", false, 6},
+		{"lone forward", true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var drafts atomic.Int64
+			m := loadModel(t, tt.lone)
+			c := newCore(t, m, Config{Parallel: 4, BatchTokens: tt.batchTokens, OnPass: func(p PassStats) { drafts.Add(int64(p.Drafts)) }})
+			req := request(n, nil)
+			req.Generate.TopLogprobs = 2
+			res, err := ended(t, start(t, c, "plain", req))
+			require.NoError(t, err)
+			plain := res.Turn
+			// Started together, so that they share passes; awaited in
+			// order (each within ended's bound after the one before).
+			makers := []func(engine.Turn) engine.Drafter{nil, exact, lookup, exact}
+			turns := make([]*Turn, len(makers))
+			for i, mk := range makers {
+				r := req
+				if mk != nil {
+					r.Generate.Draft = mk(plain)
+				}
+				turns[i] = start(t, c, "t", r)
+			}
+			for i, turn := range turns {
+				res, err := ended(t, turn)
+				require.NoError(t, err, "turn %d", i)
+				got := res.Turn
+				assert.Equal(t, plain.GeneratedTokens(), got.GeneratedTokens(), "turn %d", i)
+				assert.Equal(t, string(plain.Text), string(got.Text), "turn %d", i)
+				assert.Equal(t, plain.Logprobs, got.Logprobs, "turn %d", i)
+				assert.Equal(t, plain.Stop, got.Stop, "turn %d", i)
+				if i == 1 || i == 3 {
+					assert.Positive(t, got.Drafts.Accepted, "turn %d: an exact prediction", i)
+					assert.Equal(t, got.Drafts.Drafted, got.Drafts.Accepted, "turn %d", i)
+				}
+			}
+			assert.Positive(t, testutil.ToFloat64(c.m.AcceptedDraftTokens.WithLabelValues("t")))
+			assert.GreaterOrEqual(t, testutil.ToFloat64(c.m.DraftTokens.WithLabelValues("t")), testutil.ToFloat64(c.m.AcceptedDraftTokens.WithLabelValues("t")))
+			if !tt.lone {
+				assert.Positive(t, drafts.Load(), "draft rows in the passes")
+			}
+		})
+	}
+}

@@ -1,6 +1,0 @@
-//go:build !linux
-
-package q4k_test
-
-// threadTime has no per-thread clock here: it reports false.
-func threadTime() (int64, bool) { return 0, false }
