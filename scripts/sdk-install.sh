@@ -11,7 +11,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-src=$root/server/testdata/sdk
+src=$root/internal/server/testdata/sdk
 dest=$root/.cache/sdk
 stamp=$dest/.installed
 want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)

@@ -151,7 +151,7 @@ func SDKDir(t testing.TB) string {
 // SDKScript is the path of server/testdata/sdk/<name>, a node script that
 // drives the npm API clients (see SDKDir).
 func SDKScript(name string) string {
-	return filepath.Join(Root(), "server", "testdata", "sdk", name)
+	return filepath.Join(Root(), "internal", "server", "testdata", "sdk", name)
 }
 
 // Generated checks a generated section of a committed text file: the text
