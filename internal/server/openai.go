@@ -203,6 +203,10 @@ type realizarResponse struct {
 	ReusedTokens int      `json:"reused_tokens"`
 	// Drafts are a speculative turn's (prediction, lookup or draft model).
 	Drafts *draftsResponse `json:"drafts,omitempty"`
+	// Warnings name what the request asked and the server did not
+	// enforce: a JSON Schema format that JSON Schema does not define
+	// (accepted as an annotation), one line each, after its field.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // completionChoice is one choice of a text completion (or chunk).

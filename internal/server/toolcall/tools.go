@@ -48,6 +48,11 @@ type Tool struct {
 	// Parameters is the JSON Schema of the arguments, compacted;
 	// {"type":"object"} when the request gave none.
 	Parameters json.RawMessage
+	// Warnings name what Parameters asks and the grammar does not
+	// enforce (grammar.Warning), after the schema's path
+	// ("tools[0].function.parameters: format \"int32\" at #/… is not
+	// enforced: …").
+	Warnings []string
 }
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -127,11 +132,16 @@ func ParseTools(raw json.RawMessage, f Fields) ([]Tool, error) {
 		if err := json.Compact(&buf, params); err != nil {
 			return nil, fieldErr(schema, "%v", err)
 		}
-		if _, err := grammar.FromJSONSchema(buf.Bytes()); err != nil {
+		_, ws, err := grammar.FromJSONSchemaWarnings(buf.Bytes())
+		if err != nil {
 			return nil, &FieldError{Param: schema, Msg: "the schema cannot be enforced: " + err.Error(),
 				Err: fmt.Errorf("%w: %w", ErrSchema, err)}
 		}
-		tools = append(tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: buf.Bytes()})
+		var warnings []string
+		for _, w := range ws {
+			warnings = append(warnings, schema+": "+w.String())
+		}
+		tools = append(tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: buf.Bytes(), Warnings: warnings})
 	}
 	return tools, nil
 }
