@@ -68,8 +68,9 @@ const (
 	DefaultMaxConfigBytes = 64 << 10
 	// DefaultLogBytes bounds each instance's log (the last bytes are kept): 16 KiB.
 	DefaultLogBytes = 16 << 10
-	// maxMemoryPages is the wasm32 maximum.
-	maxMemoryPages = 65536
+	// MaxMemoryPages is the wasm32 maximum, 65536 pages (4 GiB): the
+	// most a memory cap may be.
+	MaxMemoryPages = 65536
 )
 
 // NewConfig returns the defaults.

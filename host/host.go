@@ -94,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	h.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true).
 		WithCompilationCache(h.cache).
-		WithMemoryLimitPages(maxMemoryPages))
+		WithMemoryLimitPages(MaxMemoryPages))
 	for _, m := range []struct {
 		name  string
 		funcs []hostFunc
@@ -119,8 +119,8 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 
 func (l Limits) check() error {
 	switch {
-	case l.MemoryPages == 0 || l.MemoryPages > maxMemoryPages:
-		return fmt.Errorf("host: memory cap %d pages is not in [1, %d]", l.MemoryPages, maxMemoryPages)
+	case l.MemoryPages == 0 || l.MemoryPages > MaxMemoryPages:
+		return fmt.Errorf("host: memory cap %d pages is not in [1, %d]", l.MemoryPages, MaxMemoryPages)
 	case l.CallTimeout <= 0:
 		return errors.New("host: call timeout must be > 0")
 	case l.InitTimeout <= 0:

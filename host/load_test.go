@@ -162,7 +162,6 @@ func TestParseManifestRefuses(t *testing.T) {
 		{`{"path" "a"}`, "host: manifest: not JSON (byte 9): invalid character"},
 		{`{"sha256":"abc"}`, `host: manifest: sha256 "abc" is not 64 hex digits`},
 		{`{"path":"a","kind":"filter"}`, `host: manifest: kind "filter"`},
-		{`{"path":"a","limits":{"call_timeout_ms":-1}}`, "host: manifest: limits out of range"},
 		{`{"path":"a"} {}`, "host: manifest: trailing data"},
 	} {
 		_, err := host.ParseManifest([]byte(tt.body))
@@ -171,6 +170,28 @@ func TestParseManifestRefuses(t *testing.T) {
 		assert.NotContains(t, err.Error(), "Go ", "%s: the manifest's terms, not Go's", tt.body)
 		assert.NotContains(t, err.Error(), "host.Manifest", tt.body)
 	}
+}
+
+// TestParseManifestLimitRange: a limit out of its range is a
+// *host.LimitError naming the manifest's key, the value and the range.
+func TestParseManifestLimitRange(t *testing.T) {
+	for _, tt := range []struct{ body, key, value, want string }{
+		{`{"path":"a","limits":{"call_timeout_ms":-1}}`, "limits.call_timeout_ms", "-1",
+			"host: manifest: limits.call_timeout_ms -1 is out of range: 0 (the default) or more"},
+		{`{"path":"a","limits":{"init_timeout_ms":-2000}}`, "limits.init_timeout_ms", "-2000",
+			"host: manifest: limits.init_timeout_ms -2000 is out of range: 0 (the default) or more"},
+		{`{"path":"a","limits":{"memory_pages":65537}}`, "limits.memory_pages", "65537",
+			"host: manifest: limits.memory_pages 65537 is out of range: 0 (the default) to 65536"},
+	} {
+		_, err := host.ParseManifest([]byte(tt.body))
+		var le *host.LimitError
+		require.ErrorAs(t, err, &le, tt.body)
+		assert.Equal(t, tt.key, le.Key)
+		assert.Equal(t, tt.value, le.Value)
+		assert.EqualError(t, err, tt.want)
+	}
+	_, err := host.ParseManifest([]byte(`{"path":"a","limits":{"memory_pages":65536,"call_timeout_ms":0}}`))
+	assert.NoError(t, err, "the edges of the ranges")
 }
 
 // FuzzParseManifest: ParseManifest never panics, and what it accepts has a

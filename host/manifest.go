@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,10 +71,32 @@ func ParseManifest(b []byte) (Manifest, error) {
 		}
 	}
 	l := m.Limits
-	if l.CallTimeoutMs < 0 || l.InitTimeoutMs < 0 || l.MemoryPages > maxMemoryPages {
-		return m, fmt.Errorf("host: manifest: limits out of range")
+	var bad *LimitError
+	switch {
+	case l.MemoryPages > MaxMemoryPages:
+		bad = &LimitError{Key: "limits.memory_pages", Value: strconv.FormatUint(uint64(l.MemoryPages), 10), Range: fmt.Sprintf("0 (the default) to %d", MaxMemoryPages)}
+	case l.CallTimeoutMs < 0:
+		bad = &LimitError{Key: "limits.call_timeout_ms", Value: strconv.Itoa(l.CallTimeoutMs), Range: "0 (the default) or more"}
+	case l.InitTimeoutMs < 0:
+		bad = &LimitError{Key: "limits.init_timeout_ms", Value: strconv.Itoa(l.InitTimeoutMs), Range: "0 (the default) or more"}
+	}
+	if bad != nil {
+		return m, fmt.Errorf("host: manifest: %w", bad)
 	}
 	return m, nil
+}
+
+// LimitError is a limit outside the values it may take, in the terms of
+// the file that set it: Key is the limit's key there
+// ("limits.memory_pages" in a manifest, "step_deadline" in a tenants
+// file), Value the value given ("70000", "-5ms") and Range the values
+// allowed ("0 (the default) to 65536"). Callers find it with errors.As.
+type LimitError struct {
+	Key, Value, Range string
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s %s is out of range: %s", e.Key, e.Value, e.Range)
 }
 
 // manifestKeys are a manifest's keys, as its errors list them.

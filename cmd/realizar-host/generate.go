@@ -171,7 +171,7 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 		g.Close(ctx)
 		return nil, err
 	}
-	if w := pf.budgetWarning(tf.maxTokens); w != "" {
+	for _, w := range pf.warnings(tf.maxTokens) {
 		fmt.Fprintln(cmd.ErrOrStderr(), w)
 	}
 	opts := []engine.Option{engine.WithSampler(g.pol.Sampler)}

@@ -213,3 +213,23 @@ func TestRunJSONSchemaBudgetWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestRunJSONSchemaFormatWarning: a --json-schema format that JSON
+// Schema does not define runs as the annotation it is, with one warning
+// line on stderr naming it and its subschema; a defined one warns nothing.
+func TestRunJSONSchemaFormatWarning(t *testing.T) {
+	model := storiesModel(t)
+	for _, tc := range []struct{ format, want string }{
+		{"int32", `warning: --json-schema: format "int32" at #/properties/n is not enforced: JSON Schema defines no such format (an annotation)`},
+		{"date", ""},
+	} {
+		schema := `{"type":"object","properties":{"n":{"type":"string","format":"` + tc.format + `"}},"required":["n"],"additionalProperties":false}`
+		_, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "40", "--seed", "1", "--json-schema", schema)
+		require.Equal(t, 0, code, stderr)
+		if tc.want == "" {
+			assert.NotContains(t, stderr, "warning:", stderr)
+			continue
+		}
+		assert.Equal(t, 1, strings.Count(stderr, tc.want+"\n"), stderr)
+	}
+}

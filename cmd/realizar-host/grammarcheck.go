@@ -115,7 +115,7 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 		if err != nil {
 			return nil, err
 		}
-		if _, err := compileSchema(in); err != nil {
+		if _, _, err := compileSchema(in); err != nil {
 			return nil, err
 		}
 		fixedSchema = in.text

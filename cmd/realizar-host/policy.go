@@ -38,6 +38,9 @@ type policyFlags struct {
 	// shortest: the fewest bytes (single-byte tokens) of a sentence of
 	// the --json-schema or --grammar grammar (grammarConfig), -1 unknown
 	shortest int
+	// schemaWarnings: what --json-schema asks and the grammar does not
+	// enforce (grammarConfig; warnings prints them)
+	schemaWarnings []grammar.Warning
 
 	// The sampling flags (sampling.Params' Flag), registered from the
 	// table: a number's value by its key, the order and DRY's breakers.
@@ -510,15 +513,16 @@ func schemaSource(arg string) (input, error) {
 
 // compileSchema compiles --json-schema's schema, one the engine cannot
 // enforce refused by input.refuse's rule, naming the flag (and the file).
-func compileSchema(in input) (*grammar.Grammar, error) {
-	src, err := grammar.FromJSONSchema(in.text)
+// Its warnings are the schema's grammar.Warning.
+func compileSchema(in input) (*grammar.Grammar, []grammar.Warning, error) {
+	src, ws, err := grammar.FromJSONSchemaWarnings(in.text)
 	if err == nil {
 		var g *grammar.Grammar
 		if g, err = grammar.Compile(src); err == nil {
-			return g, nil
+			return g, ws, nil
 		}
 	}
-	return nil, in.refuse(fmt.Errorf("--json-schema%s: %w", where(in), err))
+	return nil, nil, in.refuse(fmt.Errorf("--json-schema%s: %w", where(in), err))
 }
 
 // compileGBNF compiles --grammar's GBNF, one that does not parse refused
@@ -557,11 +561,11 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		g, err := compileSchema(in)
+		g, ws, err := compileSchema(in)
 		if err != nil {
 			return nil, "", err
 		}
-		p.shortest = g.Shortest()
+		p.shortest, p.schemaWarnings = g.Shortest(), ws
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, in.text); err != nil {
 			return nil, "", in.refuse(fmt.Errorf("--json-schema%s: %w", where(in), err))
@@ -580,6 +584,20 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 		return plugins.Grammar{GBNF: string(in.text), MaxTokens: maxTokens}.Config(), "--grammar", nil
 	}
 	return nil, "", nil
+}
+
+// warnings are the one-line warnings, for stderr, of --json-schema's
+// keywords accepted without being enforced (grammar.Warning) and of
+// budgetWarning.
+func (p *policyFlags) warnings(maxTokens int) []string {
+	var out []string
+	for _, w := range p.schemaWarnings {
+		out = append(out, "warning: --json-schema: "+w.String())
+	}
+	if w := p.budgetWarning(maxTokens); w != "" {
+		out = append(out, w)
+	}
+	return out
 }
 
 // budgetWarning is the one-line warning, "" for none, that the grammar of

@@ -46,6 +46,19 @@ func (e *SchemaError) Error() string {
 // Unwrap returns ErrUnsupported, ErrTooLarge or ErrSchema.
 func (e *SchemaError) Unwrap() error { return e.Err }
 
+// Warning is a keyword FromJSONSchemaWarnings accepted without enforcing
+// it: a "format" that JSON Schema does not define ("int32", "url"), which
+// validators read as an annotation, so any value of the subschema's type
+// passes. Path is the JSON pointer of the subschema, Value the keyword's
+// value.
+type Warning struct {
+	Path, Keyword, Value string
+}
+
+func (w Warning) String() string {
+	return sprintf("%s %q at %s is not enforced: JSON Schema defines no such format (an annotation)", w.Keyword, w.Value, w.Path)
+}
+
 // FromJSONSchema writes a GBNF grammar (rule root) that matches exactly
 // the compact JSON serializations (no whitespace; object properties in the
 // schema's properties order, then any others; strings with only ", \ and
@@ -56,9 +69,17 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 // instances: other serializations, -0, 1.0 as an integer, leap seconds,
 // e-mail addresses outside the dot-atom form).
 func FromJSONSchema(schema []byte) (string, error) {
+	src, _, err := FromJSONSchemaWarnings(schema)
+	return src, err
+}
+
+// FromJSONSchemaWarnings is FromJSONSchema, with the keywords it accepted
+// without enforcing them (Warning), each once, in the order met. A
+// "format" that is not a string is a *SchemaError (ErrSchema).
+func FromJSONSchemaWarnings(schema []byte) (string, []Warning, error) {
 	root, err := decodeOrdered(schema)
 	if err != nil {
-		return "", &SchemaError{Path: "#", Keyword: "schema", Msg: detail(err, ErrSchema), Err: ErrSchema}
+		return "", nil, &SchemaError{Path: "#", Keyword: "schema", Msg: detail(err, ErrSchema), Err: ErrSchema}
 	}
 	g := &schemaGen{resolver: resolver{root: root}, refRule: map[string]string{}, bodyRule: map[string]string{}}
 	if o, ok := root.(*jsonObject); ok {
@@ -70,7 +91,7 @@ func FromJSONSchema(schema []byte) (string, error) {
 	}
 	expr, err := g.gen(root, "#", 0)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var b strings.Builder
 	b.WriteString("root ::= " + expr + "\n")
@@ -79,7 +100,7 @@ func FromJSONSchema(schema []byte) (string, error) {
 		b.WriteString(r)
 		b.WriteByte('\n')
 	}
-	return b.String(), nil
+	return b.String(), g.warnings, nil
 }
 
 // jsonBaseRules: any JSON value, compact.
@@ -103,6 +124,33 @@ type schemaGen struct {
 	bodyRule map[string]string
 	size     int
 	nrules   int
+	warnings []Warning
+	warned   map[Warning]bool
+}
+
+// format reads o's format: "" when absent; a name JSON Schema does not
+// define is noted as a Warning (and read as absent by the caller); one
+// that is not a string is an ErrSchema.
+func (g *schemaGen) format(o *jsonObject, path string) (string, error) {
+	v, ok := o.get("format")
+	if !ok {
+		return "", nil
+	}
+	f, ok := v.(string)
+	if !ok {
+		return "", g.errf(path, "format", ErrSchema, "not a string")
+	}
+	if !standardFormats[f] {
+		w := Warning{Path: path, Keyword: "format", Value: f}
+		if !g.warned[w] {
+			if g.warned == nil {
+				g.warned = map[Warning]bool{}
+			}
+			g.warned[w] = true
+			g.warnings = append(g.warnings, w)
+		}
+	}
+	return f, nil
 }
 
 func (g *schemaGen) errf(path, kw string, err error, format string, a ...any) error {
@@ -809,6 +857,11 @@ func valueHasType(v any, types []string) bool {
 }
 
 func (g *schemaGen) typed(o *jsonObject, t, path string, depth int) (string, error) {
+	// a format constrains strings alone; on other types it is vacuous,
+	// or, where JSON Schema does not define it, a Warning
+	if _, err := g.format(o, path); err != nil {
+		return "", err
+	}
 	switch t {
 	case "null":
 		return `"null"`, nil
@@ -1052,11 +1105,15 @@ func (g *schemaGen) str(o *jsonObject, path string) (string, error) {
 		return "", g.errf(path, "minLength", ErrUnsupported, "minLength above maxLength")
 	}
 	var cs []constraint
-	if fmtv, ok := o.get("format"); ok {
-		f, _ := fmtv.(string)
+	f, err := g.format(o, path)
+	if err != nil {
+		return "", err
+	}
+	if f != "" {
 		body, ok := formats[f]
 		if !ok && !standardFormats[f] {
-			// not a format JSON Schema defines: an annotation validators ignore
+			// not a format JSON Schema defines: an annotation validators
+			// ignore (a Warning)
 			return g.str(without(o, "format"), path)
 		}
 		if !ok {

@@ -159,6 +159,8 @@ func TestFromJSONSchemaRefuses(t *testing.T) {
 		{"patternProperties", `{"patternProperties":{"^x":{}}}`, "patternProperties", grammar.ErrUnsupported},
 		{"oneOf overlapping", `{"oneOf":[{"type":"string"},{"type":"string","minLength":2}]}`, "oneOf", grammar.ErrUnsupported},
 		{"unenforced format", `{"type":"string","format":"iri"}`, "format", grammar.ErrUnsupported},
+		{"format not a string", `{"type":"string","format":5}`, "format", grammar.ErrSchema},
+		{"format not a string on an integer", `{"type":"integer","format":true}`, "format", grammar.ErrSchema},
 		{"number bound with 41 fraction digits", `{"type":"number","maximum":1.00000000000000000000000000000000000000001}`, "maximum", grammar.ErrUnsupported},
 		{"no number in range", `{"type":"number","minimum":1.5,"exclusiveMaximum":1.5}`, "minimum", grammar.ErrUnsupported},
 		{"ref cycle", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, "$ref", grammar.ErrUnsupported},
@@ -178,6 +180,52 @@ func TestFromJSONSchemaRefuses(t *testing.T) {
 			var se *grammar.SchemaError
 			require.True(t, errors.As(err, &se), "%v", err)
 			assert.Equal(t, tt.keyword, se.Keyword, err.Error())
+		})
+	}
+}
+
+// TestFromJSONSchemaWarnings: a format JSON Schema does not define is
+// accepted as the annotation validators read it — the grammar is the
+// schema's without it — and reported once per subschema, with its JSON
+// pointer, wherever it stands (a string, another type, a schema of no
+// type, propertyNames); a format JSON Schema defines is no warning, and
+// one on a type it does not constrain is vacuous.
+func TestFromJSONSchemaWarnings(t *testing.T) {
+	for _, tt := range []struct {
+		name, schema, without string
+		want                  []grammar.Warning
+	}{
+		{"string", `{"type":"string","format":"url","maxLength":8}`, `{"type":"string","maxLength":8}`,
+			[]grammar.Warning{{Path: "#", Keyword: "format", Value: "url"}}},
+		{"integer", `{"type":"object","properties":{"n":{"type":"integer","format":"int32"}}}`, `{"type":"object","properties":{"n":{"type":"integer"}}}`,
+			[]grammar.Warning{{Path: "#/properties/n", Keyword: "format", Value: "int32"}}},
+		{"no type", `{"format":"textarea"}`, `{}`,
+			[]grammar.Warning{{Path: "#", Keyword: "format", Value: "textarea"}}},
+		{"types", `{"type":["string","number"],"format":"double"}`, `{"type":["string","number"]}`,
+			[]grammar.Warning{{Path: "#", Keyword: "format", Value: "double"}}},
+		{"a $ref used twice", `{"$defs":{"p":{"type":"string","format":"path"}},"type":"array","prefixItems":[{"$ref":"#/$defs/p"},{"$ref":"#/$defs/p"}]}`,
+			`{"$defs":{"p":{"type":"string"}},"type":"array","prefixItems":[{"$ref":"#/$defs/p"},{"$ref":"#/$defs/p"}]}`,
+			[]grammar.Warning{{Path: "#/$defs/p", Keyword: "format", Value: "path"}}},
+		{"propertyNames", `{"type":"object","propertyNames":{"format":"slug","maxLength":4}}`, `{"type":"object","propertyNames":{"maxLength":4}}`,
+			[]grammar.Warning{{Path: "#/propertyNames", Keyword: "format", Value: "slug"}}},
+		{"a defined format", `{"type":"string","format":"date"}`, "", nil},
+		{"a defined format on an integer", `{"type":"integer","format":"date"}`, `{"type":"integer"}`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src, ws, err := grammar.FromJSONSchemaWarnings([]byte(tt.schema))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, ws)
+			for _, w := range ws {
+				assert.Equal(t, fmt.Sprintf("format %q at %s is not enforced: JSON Schema defines no such format (an annotation)", w.Value, w.Path), w.String())
+			}
+			plain, err := grammar.FromJSONSchema([]byte(tt.schema))
+			require.NoError(t, err)
+			assert.Equal(t, src, plain, "FromJSONSchema writes the same grammar")
+			if tt.without != "" {
+				want, _, err := grammar.FromJSONSchemaWarnings([]byte(tt.without))
+				require.NoError(t, err)
+				assert.Equal(t, want, src, "the grammar of the schema without the format")
+			}
 		})
 	}
 }

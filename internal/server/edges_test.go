@@ -94,7 +94,7 @@ func TestToolLimits(t *testing.T) {
 			// It is the first function at which the grammar passes the cap.
 			i, _ := strconv.Atoi(m[1])
 			raw := "[" + strings.Join(tc.tools, ",") + "]"
-			tools, err := toolcall.ParseTools(json.RawMessage(raw))
+			tools, err := toolcall.ParseTools(json.RawMessage(raw), toolcall.ChatFields)
 			require.NoError(t, err)
 			choice := toolcall.Choice{Mode: toolcall.Auto}
 			if tc.choice != "" {
@@ -118,6 +118,19 @@ func TestToolLimits(t *testing.T) {
 		code, b := chat(append([]string{weather(0)}, enumTool("huge", 4096, 300)), `{"type":"function","function":{"name":"huge"}}`)
 		require.Equal(t, http.StatusBadRequest, code, string(b))
 		assert.Equal(t, "tools[1].function.parameters", errorOf(t, b).Param)
+	})
+	t.Run("named tool past the cap on Messages", func(t *testing.T) {
+		// The same tools in Messages' form: the error names input_schema.
+		messagesTool := func(chatTool string) string {
+			fn := strings.TrimSuffix(strings.TrimPrefix(chatTool, `{"type":"function","function":`), "}")
+			return strings.Replace(fn, `"parameters":`, `"input_schema":`, 1)
+		}
+		tools := messagesTool(weather(0)) + "," + messagesTool(enumTool("huge", 4096, 300))
+		code, b, _ := s.anthropicDo(t, "/v1/messages", keyA, `{"max_tokens":2,"messages":[{"role":"user","content":"hi"}],"tools":[`+tools+`],"tool_choice":{"type":"tool","name":"huge"}}`)
+		require.Equal(t, http.StatusBadRequest, code, string(b))
+		var e anthropicError
+		require.NoError(t, json.Unmarshal(b, &e))
+		assert.True(t, strings.HasPrefix(e.Error.Message, "tools[1].input_schema: with this tool the tools' grammar is past its cap"), e.Error.Message)
 	})
 }
 

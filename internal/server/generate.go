@@ -158,7 +158,7 @@ func realizarOf(res serving.Result, pol *policies) *realizarResponse {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return &realizarResponse{Seed: int64(res.Turn.Seed), StopReason: res.Turn.Stop.String(), Policies: pol.names,
 		QueueMs: ms(res.Queue), PrefillMs: ms(t.Prefill), DecodeMs: ms(t.Decode), PoliciesMs: ms(t.Policies),
-		ReusedTokens: res.Turn.Reused, Drafts: draftsOf(res.Turn)}
+		ReusedTokens: res.Turn.Reused, Drafts: draftsOf(res.Turn), Warnings: pol.warnings}
 }
 
 // drawSeed is a request's seed: its own, taken as its two's-complement

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -116,6 +115,7 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 	if chat.Tools, err = anthropicTools(req.Tools); err != nil {
 		return prepared{}, err
 	}
+	chat.toolFields = &toolcall.MessagesFields
 	if chat.ToolChoice, chat.ParallelToolCalls, err = anthropicToolChoice(req.ToolChoice, req.Tools); err != nil {
 		return prepared{}, err
 	}
@@ -420,31 +420,11 @@ func toAnthropicError(e *APIError) anthropicError {
 	if a.Error.Type == "" {
 		a.Error.Type = "api_error"
 	}
-	msg, param := messagesPaths(e.Message), messagesPaths(e.Param)
-	a.Error.Message = msg
-	if param != "" && !strings.Contains(msg, param) {
-		a.Error.Message = param + ": " + msg
+	a.Error.Message = e.Message
+	if e.Param != "" && !strings.Contains(e.Message, e.Param) {
+		a.Error.Message = e.Param + ": " + e.Message
 	}
 	return a
-}
-
-// chatToolPath is a chat request's path into its function tools, which a
-// Messages request's tools become (anthropicTools).
-var chatToolPath = regexp.MustCompile(`tools\[(\d+)\]\.function\.(name|description|parameters)`)
-
-// messagesPaths rewrites the chat paths in s ("tools[0].function.name",
-// "tools[0].function.parameters") as the Messages request's own
-// ("tools[0].name", "tools[0].input_schema"), so an error names the field
-// the client sent.
-func messagesPaths(s string) string {
-	return chatToolPath.ReplaceAllStringFunc(s, func(m string) string {
-		sub := chatToolPath.FindStringSubmatch(m)
-		field := sub[2]
-		if field == "parameters" {
-			field = "input_schema"
-		}
-		return "tools[" + sub[1] + "]." + field
-	})
 }
 
 // writeAnthropicError sends e in Anthropic's shape (authedAs).

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/realizar-host/realizar-host/internal/server/toolcall"
 )
 
 // samplingFields are the request fields shared by completions and chat.
@@ -77,6 +79,10 @@ type chatRequest struct {
 	// ReasoningEffort is OpenAI's reasoning_effort, applied to the
 	// template's variables after ChatTemplateKwargs (withReasoningEffort).
 	ReasoningEffort *string `json:"reasoning_effort"`
+	// toolFields are the tool fields' names in the API the request came
+	// by, which its errors use: Messages' and Responses' translations set
+	// them; nil is chat's (toolcall.ChatFields).
+	toolFields *toolcall.Fields
 }
 
 // chatMessage is one message; content is a string, an array of text
@@ -197,6 +203,10 @@ type realizarResponse struct {
 	ReusedTokens int      `json:"reused_tokens"`
 	// Drafts are a speculative turn's (prediction, lookup or draft model).
 	Drafts *draftsResponse `json:"drafts,omitempty"`
+	// Warnings name what the request asked and the server did not
+	// enforce: a JSON Schema format that JSON Schema does not define
+	// (accepted as an annotation), one line each, after its field.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // completionChoice is one choice of a text completion (or chunk).

@@ -32,6 +32,8 @@ type policies struct {
 	names   []string      // labels, sampler chain first, for errors and the response
 	chain   *chain.Chain  // the built chain: the request field behind each plugin
 	drafter *host.Drafter // realizar.drafter's; nil: none
+	// warnings are the request's schemas' (policyRequest.warnings).
+	warnings []string
 }
 
 // withParam gives a failure of one of p's plugins the request field behind
@@ -64,6 +66,9 @@ type policyRequest struct {
 	grammarParam string
 	// draftMax bounds a realizar.drafter plugin's drafts (0: the ABI's).
 	draftMax int
+	// warnings are what the request's schemas ask and the grammar does
+	// not enforce (compileSpec), for the response's realizar.warnings.
+	warnings []string
 }
 
 // buildPolicies resolves and instantiates the request's policies for t:
@@ -163,7 +168,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req polic
 		}
 		return nil, err
 	}
-	p := &policies{sampler: c.Sampler, stop: c.StopPolicy(), names: c.Labels, chain: c}
+	p := &policies{sampler: c.Sampler, stop: c.StopPolicy(), names: c.Labels, chain: c, warnings: req.warnings}
 	// The tenant's step deadline covers the whole step: the chain's calls
 	// and the stop policy's together.
 	step := host.NewStepDeadline(time.Duration(t.Limits.StepDeadline))

@@ -91,9 +91,10 @@ type compileKey struct {
 }
 
 type compiled struct {
-	key compileKey
-	cfg json.RawMessage
-	err error
+	key      compileKey
+	cfg      json.RawMessage
+	warnings []string // what the schema asks and the grammar does not enforce (compileSpec)
+	err      error
 }
 
 func newCompileCache() *compileCache {
@@ -202,9 +203,10 @@ func grammarSpecOf(f *samplingFields) (*grammarSpec, error) {
 
 // compileGrammar converts and compiles g for tenant, once per distinct
 // schema or grammar (compileCache), and returns the grammar processor's
-// config. A schema or grammar the engine cannot enforce exactly is a 400
+// config and the schema's warnings (compileSpec), which it logs once per
+// compile. A schema or grammar the engine cannot enforce exactly is a 400
 // naming the field (and the keyword, or the grammar's line and column).
-func (s *Server) compileGrammar(tenant string, g *grammarSpec) (json.RawMessage, error) {
+func (s *Server) compileGrammar(tenant string, g *grammarSpec) (json.RawMessage, []string, error) {
 	h := sha256.New()
 	h.Write([]byte(g.param))
 	h.Write([]byte{0})
@@ -216,39 +218,55 @@ func (s *Server) compileGrammar(tenant string, g *grammarSpec) (json.RawMessage,
 	key := compileKey{tenant: tenant}
 	h.Sum(key.sum[:0])
 	if v, ok := s.compiled.get(key); ok {
-		return v.cfg, v.err
+		return v.cfg, v.warnings, v.err
 	}
-	cfg, err := compileSpec(g)
-	s.compiled.put(&compiled{key: key, cfg: cfg, err: err})
-	return cfg, err
+	cfg, warnings, err := compileSpec(g)
+	for _, w := range warnings {
+		s.log.Warn("schema keyword not enforced", "tenant", tenant, "warning", w)
+	}
+	s.compiled.put(&compiled{key: key, cfg: cfg, warnings: warnings, err: err})
+	return cfg, warnings, err
 }
 
-// compileSpec compiles g (see compileGrammar).
-func compileSpec(g *grammarSpec) (json.RawMessage, error) {
+// compileSpec compiles g (see compileGrammar). Its warnings name what a
+// schema asks and the grammar does not enforce, a format JSON Schema does
+// not define (grammar.Warning), after the request field:
+// "response_format: format \"int32\" at #/properties/n is not enforced: …".
+func compileSpec(g *grammarSpec) (json.RawMessage, []string, error) {
 	if g.gbnf != nil {
 		if _, err := grammar.Compile(*g.gbnf); err != nil {
 			// The grammar package's errors name it already ("grammar:
 			// line 1, column 12: …").
 			e := badRequest("grammar", "%v", err)
 			e.Code = "invalid_grammar"
-			return nil, e
+			return nil, nil, e
 		}
-		return plugins.Grammar{GBNF: *g.gbnf}.Config(), nil
+		return plugins.Grammar{GBNF: *g.gbnf}.Config(), nil, nil
 	}
-	src, err := grammar.FromJSONSchema(g.schema)
+	src, ws, err := grammar.FromJSONSchemaWarnings(g.schema)
 	if err == nil {
 		_, err = grammar.Compile(src)
 	}
 	if err != nil {
 		e := badRequest(g.param, "%s: the schema cannot be enforced: %v", g.param, err)
 		e.Code = "unsupported_schema"
-		return nil, e
+		return nil, nil, e
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, g.schema); err != nil {
-		return nil, badRequest(g.param, "%s: %v", g.param, err)
+		return nil, nil, badRequest(g.param, "%s: %v", g.param, err)
 	}
-	return plugins.Grammar{JSONSchema: buf.Bytes()}.Config(), nil
+	return plugins.Grammar{JSONSchema: buf.Bytes()}.Config(), schemaWarnings(g.param, ws), nil
+}
+
+// schemaWarnings are ws as a response gives them, after the request
+// field whose schema they are about (nil for none).
+func schemaWarnings(param string, ws []grammar.Warning) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, param+": "+w.String())
+	}
+	return out
 }
 
 // prepare does an admitted request's costly work in its tenant's share of
@@ -312,7 +330,7 @@ func (s *Server) policyRequest(t *tenancy.Tenant, p *prepared) (policyRequest, e
 		if jsonObject {
 			return pr, badRequest("response_format", "json_object and a schema or grammar exclude each other")
 		}
-		if pr.grammar, err = s.compileGrammar(t.Name, spec); err != nil {
+		if pr.grammar, pr.warnings, err = s.compileGrammar(t.Name, spec); err != nil {
 			return pr, err
 		}
 	}
@@ -322,6 +340,9 @@ func (s *Server) policyRequest(t *tenancy.Tenant, p *prepared) (policyRequest, e
 		}
 		if pr.grammar, err = p.tools.grammarConfig(); err != nil {
 			return pr, err
+		}
+		for _, tool := range p.tools.tools {
+			pr.warnings = append(pr.warnings, tool.Warnings...)
 		}
 		pr.grammarParam = "tools"
 	}

@@ -158,6 +158,7 @@ func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte, load responseLo
 	if chat.Tools, err = responsesTools(req.Tools); err != nil {
 		return prepared{}, err
 	}
+	chat.toolFields = &toolcall.ResponsesFields
 	if chat.ToolChoice, err = responsesToolChoice(req.ToolChoice); err != nil {
 		return prepared{}, err
 	}

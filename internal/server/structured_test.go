@@ -141,3 +141,51 @@ func TestE2EStructuredClosesWithinMaxTokens(t *testing.T) {
 		assert.Equal(t, "stop", *r.Choices[0].FinishReason, "seed %d: %q", seed, content)
 	}
 }
+
+// TestSchemaWarnings: a JSON Schema format that JSON Schema does not
+// define is accepted as an annotation (the turn runs under the schema
+// without it) and named in the response's realizar.warnings, after the
+// field whose schema has it: response_format, llama.cpp's json_schema, a
+// Messages tool's input_schema, a cached compile as the first; a schema
+// without one has no warnings.
+func TestSchemaWarnings(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 64)
+	const schema = `{"type":"object","properties":{"n":{"type":"integer","format":"int32","minimum":0,"maximum":9}},"required":["n"],"additionalProperties":false}`
+	const said = `format "int32" at #/properties/n is not enforced: JSON Schema defines no such format (an annotation)`
+	realizar := func(t *testing.T, resp []byte) *realizarResponse {
+		var r struct {
+			Realizar *realizarResponse `json:"realizar"`
+		}
+		require.NoError(t, json.Unmarshal(resp, &r), string(resp))
+		require.NotNil(t, r.Realizar, string(resp))
+		return r.Realizar
+	}
+	chat := `{"messages":[{"role":"user","content":"A number."}],"max_tokens":20,"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":` + schema + `}}}`
+	for _, tc := range []struct{ name, path, body, want string }{
+		{"response_format", "/v1/chat/completions", chat, "response_format: " + said},
+		{"response_format, compiled before", "/v1/chat/completions", chat, "response_format: " + said},
+		{"json_schema", "/v1/completions", `{"prompt":"x","max_tokens":20,"json_schema":` + schema + `}`, "json_schema: " + said},
+		{"Messages tool", "/v1/messages", `{"max_tokens":4,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":` + schema + `}]}`,
+			"tools[0].input_schema: " + said},
+		{"chat tool", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":4,"tools":[{"type":"function","function":{"name":"f","parameters":` + schema + `}}]}`,
+			"tools[0].function.parameters: " + said},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var code int
+			var resp []byte
+			if tc.path == "/v1/messages" {
+				code, resp, _ = s.anthropicDo(t, tc.path, keyA, tc.body)
+			} else {
+				code, resp = s.do(t, "POST", tc.path, keyA, []byte(tc.body))
+			}
+			require.Equal(t, http.StatusOK, code, string(resp))
+			assert.Equal(t, []string{tc.want}, realizar(t, resp).Warnings)
+		})
+	}
+	t.Run("none", func(t *testing.T) {
+		code, resp := s.do(t, "POST", "/v1/chat/completions", keyA, []byte(strings.Replace(chat, `"format":"int32",`, "", 1)))
+		require.Equal(t, http.StatusOK, code, string(resp))
+		assert.Nil(t, realizar(t, resp).Warnings)
+		assert.NotContains(t, string(resp), `"warnings"`)
+	})
+}

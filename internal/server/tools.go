@@ -24,6 +24,7 @@ type chatTools struct {
 	choice   toolcall.Choice
 	parallel bool
 	family   toolcall.Family
+	fields   toolcall.Fields // the request's API's names (errors)
 }
 
 // active reports whether the turn may call tools (tools given and
@@ -35,7 +36,11 @@ func (ct *chatTools) active() bool { return ct != nil && ct.choice.Mode != toolc
 // request has no tools. A bad field is a 400 naming it; a schema the
 // grammar engine cannot enforce is unsupported_schema.
 func readTools(req *chatRequest, template string) (*chatTools, error) {
-	tools, err := toolcall.ParseTools(req.Tools)
+	fields := toolcall.ChatFields
+	if req.toolFields != nil {
+		fields = *req.toolFields
+	}
+	tools, err := toolcall.ParseTools(req.Tools, fields)
 	if err == nil {
 		var choice toolcall.Choice
 		if choice, err = toolcall.ParseChoice(req.ToolChoice, tools); err == nil {
@@ -45,7 +50,7 @@ func readTools(req *chatRequest, template string) (*chatTools, error) {
 			var buf bytes.Buffer
 			_ = json.Compact(&buf, req.Tools) // valid: ParseTools read it
 			ct := &chatTools{tools: tools, raw: buf.Bytes(), choice: choice, parallel: req.ParallelToolCalls == nil || *req.ParallelToolCalls,
-				family: toolcall.Detect(template)}
+				family: toolcall.Detect(template), fields: fields}
 			return ct, nil
 		}
 	}
@@ -64,8 +69,9 @@ func readTools(req *chatRequest, template string) (*chatTools, error) {
 // family's calls over the tools' schemas, lazy (from the family's trigger
 // on) under auto, from the first token under required or a named function.
 // Tools whose grammar passes a cap (maxPluginConfigBytes of config, the
-// grammar engine's compiled elements) are a 400 naming the function at
-// which it does, tools[i].function.parameters.
+// grammar engine's compiled elements) are a 400 naming the tool at which
+// it does: its schema's path, tools[i].function.parameters on chat
+// completions (ct.fields).
 func (ct *chatTools) grammarConfig() (json.RawMessage, error) {
 	cfg, err := ct.constrain(ct.tools)
 	if err == nil && len(cfg) <= maxPluginConfigBytes {
@@ -80,7 +86,7 @@ func (ct *chatTools) grammarConfig() (json.RawMessage, error) {
 	if err != nil {
 		why = err.Error()
 	}
-	// The first function at which it passes: the named one, or the
+	// The first tool at which it passes: the named one, or the
 	// shortest list of tools that does (each one adds rules).
 	i := slices.IndexFunc(ct.tools, func(t toolcall.Tool) bool { return t.Name == ct.choice.Name })
 	if ct.choice.Mode != toolcall.Named {
@@ -89,8 +95,8 @@ func (ct *chatTools) grammarConfig() (json.RawMessage, error) {
 			return err != nil || len(cfg) > maxPluginConfigBytes
 		})
 	}
-	param := fmt.Sprintf("tools[%d].function.parameters", i)
-	e := badRequest(param, "%s: with this function the tools' grammar is past its cap (%s); give fewer or smaller functions", param, why)
+	param := fmt.Sprintf("tools[%d].%s", i, ct.fields.Schema)
+	e := badRequest(param, "%s: with this tool the tools' grammar is past its cap (%s); give fewer or smaller tools", param, why)
 	e.Code = "unsupported_schema"
 	return nil, e
 }

@@ -286,6 +286,63 @@ func TestToolRequests(t *testing.T) {
 	})
 }
 
+// TestToolFieldNames: a bad tool's error names its fields as the
+// client's API does — chat completions' tools[i].function.name and
+// .parameters, Messages' tools[i].name and .input_schema, Responses'
+// tools[i].name and .parameters — and no other API's words.
+func TestToolFieldNames(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 0)
+	user := `"messages":[{"role":"user","content":"hi"}]`
+	for _, api := range []struct {
+		path, name, schema string
+		body               func(tools string) string
+		others             []string // words of the other APIs' fields
+	}{
+		{"/v1/chat/completions", "function.name", "function.parameters", func(tools string) string {
+			return `{` + user + `,"tools":` + strings.NewReplacer("NAME", `"function":{"name"`, "SCHEMA", `"parameters"`, "END", `}`).Replace(tools) + `}`
+		}, []string{"input_schema"}},
+		{"/v1/messages", "name", "input_schema", func(tools string) string {
+			return `{"max_tokens":4,` + user + `,"tools":` + strings.NewReplacer(`"type":"function",`, "", "NAME", `"name"`, "SCHEMA", `"input_schema"`, "END", ``).Replace(tools) + `}`
+		}, []string{"function", "parameters"}},
+		{"/v1/responses", "name", "parameters", func(tools string) string {
+			return `{"input":"hi","tools":` + strings.NewReplacer("NAME", `"name"`, "SCHEMA", `"parameters"`, "END", ``).Replace(tools) + `}`
+		}, []string{"function.", "input_schema"}},
+	} {
+		for _, tc := range []struct{ name, tools, field, msg string }{
+			{"bad name", `[{"type":"function",NAME:"a b"END}]`, "tools[0].NAME", `name "a b" must be 1 to 64`},
+			{"defined twice", `[{"type":"function",NAME:"f"END},{"type":"function",NAME:"f"END}]`, "tools[1].NAME", `tool "f" is defined twice`},
+			{"schema not an object", `[{"type":"function",NAME:"f",SCHEMA:[1]END}]`, "tools[0].SCHEMA", "not a JSON Schema object"},
+			{"schema not enforceable", `[{"type":"function",NAME:"f",SCHEMA:{"type":"array","uniqueItems":true}END}]`, "tools[0].SCHEMA", "the schema cannot be enforced"},
+		} {
+			t.Run(api.path+" "+tc.name, func(t *testing.T) {
+				field := strings.NewReplacer("NAME", api.name, "SCHEMA", api.schema).Replace(tc.field)
+				body := api.body(tc.tools)
+				var code int
+				var msg string
+				if api.path == "/v1/messages" {
+					var raw []byte
+					code, raw, _ = s.anthropicDo(t, api.path, keyA, body)
+					var e anthropicError
+					require.NoError(t, json.Unmarshal(raw, &e), string(raw))
+					msg = e.Error.Message
+				} else {
+					var raw []byte
+					code, raw = s.do(t, "POST", api.path, keyA, []byte(body))
+					e := errorOf(t, raw)
+					assert.Equal(t, field, e.Param, e.Message)
+					msg = e.Message
+				}
+				require.Equal(t, http.StatusBadRequest, code, body)
+				assert.True(t, strings.HasPrefix(msg, field+": "), "%q names %s first", msg, field)
+				assert.Contains(t, msg, tc.msg)
+				for _, w := range api.others {
+					assert.NotContains(t, msg, w, "another API's field")
+				}
+			})
+		}
+	}
+}
+
 // TestToolHistoryRenders: a conversation in OpenAI's wire format (calls
 // with arguments as JSON strings, tool results with their ids), converted
 // as the server converts it, renders with each family's templates exactly

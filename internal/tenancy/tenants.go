@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,10 +100,28 @@ func fill[T comparable](x *T, d T) {
 	}
 }
 
+// check reports the first limit out of range as a *host.LimitError
+// naming its JSON key: a negative count, size or step_deadline, or
+// memory_pages past host.MaxMemoryPages.
 func (l Limits) check() error {
-	if l.MaxPluginBytes < 0 || l.StepDeadline < 0 || l.MaxConcurrent < 0 || l.RequestsPerMinute < 0 || l.MaxSequences < 0 || l.MaxQueued < 0 || l.MaxKVBytes < 0 || l.MemoryPages > 65536 ||
-		l.MaxPlugins < 0 || l.MaxPluginTotalBytes < 0 {
-		return fmt.Errorf("limits out of range: %+v", l)
+	if l.MemoryPages > host.MaxMemoryPages {
+		return &host.LimitError{Key: "memory_pages", Value: strconv.FormatUint(uint64(l.MemoryPages), 10), Range: fmt.Sprintf("0 (the default) to %d", host.MaxMemoryPages)}
+	}
+	if l.StepDeadline < 0 {
+		return &host.LimitError{Key: "step_deadline", Value: time.Duration(l.StepDeadline).String(), Range: "0 (the default) or more"}
+	}
+	for _, c := range []struct {
+		key string
+		v   int64
+	}{
+		{"max_plugin_bytes", int64(l.MaxPluginBytes)}, {"max_concurrent", int64(l.MaxConcurrent)},
+		{"requests_per_minute", int64(l.RequestsPerMinute)}, {"max_sequences", int64(l.MaxSequences)},
+		{"max_queued", int64(l.MaxQueued)}, {"max_kv_bytes", l.MaxKVBytes}, {"max_plugins", int64(l.MaxPlugins)},
+		{"max_plugin_total_bytes", l.MaxPluginTotalBytes},
+	} {
+		if c.v < 0 {
+			return &host.LimitError{Key: c.key, Value: strconv.FormatInt(c.v, 10), Range: "0 (the default) or more"}
+		}
 	}
 	return nil
 }

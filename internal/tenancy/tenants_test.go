@@ -1,9 +1,11 @@
 package tenancy
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,4 +197,44 @@ func TestResolveKeepsWhatTheFileSets(t *testing.T) {
 	ts, err := NewTenants(specs, nil)
 	require.NoError(t, err)
 	assert.Equal(t, Limits{MaxConcurrent: 2, RequestsPerMinute: 7}.Or(DefaultLimits()), ts.byName["a"].Limits)
+}
+
+// TestLimitOutOfRange: every limit out of its range — each field of
+// Limits set below 0, memory_pages past host.MaxMemoryPages — is a
+// *host.LimitError naming its JSON key, the value and the range, through
+// a tenants file and CheckLimits alike.
+func TestLimitOutOfRange(t *testing.T) {
+	typ := reflect.TypeFor[Limits]()
+	for i := range typ.NumField() {
+		key, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		var l Limits
+		f := reflect.ValueOf(&l).Elem().Field(i)
+		value := "-1"
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			if typ.Field(i).Type == reflect.TypeFor[Duration]() {
+				value = "-1ns"
+			}
+			f.SetInt(-1)
+		case reflect.Uint32:
+			f.SetUint(host.MaxMemoryPages + 1)
+			value = fmt.Sprint(host.MaxMemoryPages + 1)
+		default:
+			t.Fatalf("Limits.%s: a %s; teach this test its kind", typ.Field(i).Name, f.Kind())
+		}
+		t.Run(key, func(t *testing.T) {
+			var le *host.LimitError
+			require.ErrorAs(t, CheckLimits(l), &le)
+			assert.Equal(t, key, le.Key)
+			assert.Equal(t, value, le.Value)
+			assert.Contains(t, le.Error(), key+" "+value+" is out of range: 0 (the default) ")
+
+			raw, err := json.Marshal(map[string]any{"tenants": []any{map[string]any{"name": "a", "key_sha256": []string{HashKey("k")}, "limits": l}}})
+			require.NoError(t, err)
+			_, err = ParseTenants(raw)
+			require.ErrorIs(t, err, ErrTenants)
+			require.ErrorAs(t, err, &le)
+			assert.Contains(t, err.Error(), "tenant a: "+key+" "+value+" is out of range")
+		})
+	}
 }

@@ -56,12 +56,12 @@ func Constrain(f Family, tools []Tool, choice Choice, parallel bool) (Constraint
 		}
 		src, err := grammar.FromJSONSchema(t.Parameters)
 		if err != nil {
-			return Constraint{}, fmt.Errorf("%w: function %s: %w", ErrSchema, t.Name, err)
+			return Constraint{}, fmt.Errorf("%w: tool %s: %w", ErrSchema, t.Name, err)
 		}
 		prefix := "t" + strconv.Itoa(i) + "-"
 		rules, err := renameRules(src, prefix, !base)
 		if err != nil {
-			return Constraint{}, fmt.Errorf("function %s: %w", t.Name, err)
+			return Constraint{}, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 		base = true
 		b.WriteString(rules)

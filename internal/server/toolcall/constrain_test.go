@@ -3,6 +3,7 @@ package toolcall
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,7 +37,7 @@ func byteVocab(t testing.TB) *grammar.Vocab {
 // the schema forbids, a second call unless parallel, and, for a named
 // choice, the other tools; under Auto it waits for its trigger.
 func TestConstrain(t *testing.T) {
-	tools, err := ParseTools(json.RawMessage(testTools))
+	tools, err := ParseTools(json.RawMessage(testTools), ChatFields)
 	require.NoError(t, err)
 	v := byteVocab(t)
 	weather := `{"city":"Paris","unit":"c"}`
@@ -111,25 +112,39 @@ func TestConstrain(t *testing.T) {
 
 // TestToolsAndChoice: the request fields' errors name the field.
 func TestToolsAndChoice(t *testing.T) {
-	tools, err := ParseTools(json.RawMessage(testTools))
+	tools, err := ParseTools(json.RawMessage(testTools), ChatFields)
 	require.NoError(t, err)
 	require.Len(t, tools, 2)
 	assert.Equal(t, `{"type":"object"}`, string(tools[1].Parameters))
-	for _, tc := range []struct{ tools, param string }{
-		{`{}`, "tools"},
-		{`[{"type": "code"}]`, "tools[0].type"},
-		{`[{"type": "function"}]`, "tools[0].function"},
-		{`[{"type": "function", "function": {"name": "a b"}}]`, "tools[0].function.name"},
-		{`[{"type": "function", "function": {"name": "a"}}, {"type": "function", "function": {"name": "a"}}]`, "tools[1].function.name"},
-		{`[{"type": "function", "function": {"name": "a", "parameters": []}}]`, "tools[0].function.parameters"},
-		{`[{"type": "function", "function": {"name": "a", "parameters": {"not": {}}}}]`, "tools[0].function.parameters"},
+	// Each error names the field as the API the request came by does
+	// (chat's, Messages', Responses'), and its text never another API's.
+	for _, tc := range []struct{ tools, param, field, msg string }{
+		{`{}`, "tools", "", "tools must be an array"},
+		{`[{"type": "code"}]`, "tools[0].type", "", `tool type "code"`},
+		{`[{"type": "function"}]`, "tools[0].function", "", "needs its function object"},
+		{`[{"type": "function", "function": {"name": "a b"}}]`, "tools[0].", "name", `name "a b" must be 1 to 64`},
+		{`[{"type": "function", "function": {"name": "a"}}, {"type": "function", "function": {"name": "a"}}]`, "tools[1].", "name", `tool "a" is defined twice`},
+		{`[{"type": "function", "function": {"name": "a", "parameters": []}}]`, "tools[0].", "schema", "not a JSON Schema object"},
+		{`[{"type": "function", "function": {"name": "a", "parameters": {"not": {}}}}]`, "tools[0].", "schema", "the schema cannot be enforced"},
 	} {
-		_, err := ParseTools(json.RawMessage(tc.tools))
-		var fe *FieldError
-		require.ErrorAs(t, err, &fe, tc.tools)
-		assert.Equal(t, tc.param, fe.Param, tc.tools)
+		for _, f := range []Fields{ChatFields, MessagesFields, ResponsesFields} {
+			_, err := ParseTools(json.RawMessage(tc.tools), f)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe, tc.tools)
+			want := tc.param + map[string]string{"": "", "name": f.Name, "schema": f.Schema}[tc.field]
+			assert.Equal(t, want, fe.Param, tc.tools)
+			assert.Equal(t, want+": ", fe.Error()[:len(want)+2], tc.tools)
+			assert.Contains(t, fe.Msg, tc.msg, tc.tools)
+			if tc.field != "" {
+				for _, word := range []string{"function", "parameters", "input_schema"} {
+					if !strings.Contains(want, word) {
+						assert.NotContains(t, fe.Msg, word, "%s: %s names another API's field", want, fe.Msg)
+					}
+				}
+			}
+		}
 	}
-	_, err = ParseTools(json.RawMessage(`[{"type": "function", "function": {"name": "a", "parameters": {"not": {}}}}]`))
+	_, err = ParseTools(json.RawMessage(`[{"type": "function", "function": {"name": "a", "parameters": {"not": {}}}}]`), ChatFields)
 	assert.True(t, errors.Is(err, ErrSchema))
 
 	for raw, want := range map[string]Choice{
@@ -180,7 +195,7 @@ func TestDetect(t *testing.T) {
 // and "," (and one newline around and between Hermes blocks), so that a
 // small model cannot fill a forced call with space until max_tokens.
 func TestConstrainCompact(t *testing.T) {
-	tools, err := ParseTools(json.RawMessage(testTools))
+	tools, err := ParseTools(json.RawMessage(testTools), ChatFields)
 	require.NoError(t, err)
 	v := byteVocab(t)
 	call := `{"name": "now", "arguments": {}}`

@@ -18,12 +18,13 @@ const MaxTools = 128
 // *FieldError that wraps it names the field.
 var ErrRequest = errors.New("toolcall: invalid request")
 
-// ErrSchema is a function's parameters that the grammar engine cannot
+// ErrSchema is a tool's arguments schema that the grammar engine cannot
 // enforce exactly (a *grammar.SchemaError is in the chain).
-var ErrSchema = errors.New("toolcall: the parameters cannot be enforced")
+var ErrSchema = errors.New("toolcall: the tool's schema cannot be enforced")
 
-// FieldError is a request field's problem: Param is its path
-// ("tools[1].function.name").
+// FieldError is a request field's problem: Param is its path as the
+// request's API names it ("tools[1].function.name" on chat completions,
+// "tools[1].name" on Messages).
 type FieldError struct {
 	Param string
 	Msg   string
@@ -47,17 +48,40 @@ type Tool struct {
 	// Parameters is the JSON Schema of the arguments, compacted;
 	// {"type":"object"} when the request gave none.
 	Parameters json.RawMessage
+	// Warnings name what Parameters asks and the grammar does not
+	// enforce (grammar.Warning), after the schema's path
+	// ("tools[0].function.parameters: format \"int32\" at #/… is not
+	// enforced: …").
+	Warnings []string
 }
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
+// Fields are the paths, under tools[i], of a tool's name and of its
+// arguments' JSON Schema in the API a request came by, which its errors
+// name.
+type Fields struct {
+	Name, Schema string
+}
+
+// The APIs' tool fields: chat completions' function tools
+// ({"type": "function", "function": {"name", "parameters"}}), Anthropic's
+// Messages ({"name", "input_schema"}) and OpenAI's Responses
+// ({"type": "function", "name", "parameters"}).
+var (
+	ChatFields      = Fields{Name: "function.name", Schema: "function.parameters"}
+	MessagesFields  = Fields{Name: "name", Schema: "input_schema"}
+	ResponsesFields = Fields{Name: "name", Schema: "parameters"}
+)
+
 // ParseTools reads a request's tools: an array of {"type": "function",
-// "function": {"name", "description", "parameters", "strict"}}. A name
-// outside OpenAI's rule, a name given twice, parameters that are not a JSON
-// object, or a schema the grammar engine cannot enforce (ErrSchema) is a
-// *FieldError naming the field; so are more than MaxTools tools. nil or
-// JSON null is no tools.
-func ParseTools(raw json.RawMessage) ([]Tool, error) {
+// "function": {"name", "description", "parameters", "strict"}}, chat's
+// form, which the other APIs' tools are translated to; f names the fields
+// as the request's own API does. A name outside OpenAI's rule, a name
+// given twice, a schema that is not a JSON object, or one the grammar
+// engine cannot enforce (ErrSchema) is a *FieldError naming the field;
+// so are more than MaxTools tools. nil or JSON null is no tools.
+func ParseTools(raw json.RawMessage, f Fields) ([]Tool, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return nil, nil
 	}
@@ -89,11 +113,12 @@ func ParseTools(raw json.RawMessage) ([]Tool, error) {
 		if t.Function == nil {
 			return nil, fieldErr(p+".function", "a function tool needs its function object")
 		}
+		name, schema := p+"."+f.Name, p+"."+f.Schema
 		if !nameRE.MatchString(t.Function.Name) {
-			return nil, fieldErr(p+".function.name", "function name %q must be 1 to 64 of a-z, A-Z, 0-9, _ and -", t.Function.Name)
+			return nil, fieldErr(name, "name %q must be 1 to 64 of a-z, A-Z, 0-9, _ and -", t.Function.Name)
 		}
 		if seen[t.Function.Name] {
-			return nil, fieldErr(p+".function.name", "function %q is defined twice", t.Function.Name)
+			return nil, fieldErr(name, "tool %q is defined twice", t.Function.Name)
 		}
 		seen[t.Function.Name] = true
 		params := bytes.TrimSpace(t.Function.Parameters)
@@ -101,17 +126,22 @@ func ParseTools(raw json.RawMessage) ([]Tool, error) {
 			params = []byte(`{"type":"object"}`)
 		}
 		if params[0] != '{' {
-			return nil, fieldErr(p+".function.parameters", "parameters must be a JSON Schema object")
+			return nil, fieldErr(schema, "not a JSON Schema object")
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, params); err != nil {
-			return nil, fieldErr(p+".function.parameters", "%v", err)
+			return nil, fieldErr(schema, "%v", err)
 		}
-		if _, err := grammar.FromJSONSchema(buf.Bytes()); err != nil {
-			return nil, &FieldError{Param: p + ".function.parameters", Msg: "the schema cannot be enforced: " + err.Error(),
+		_, ws, err := grammar.FromJSONSchemaWarnings(buf.Bytes())
+		if err != nil {
+			return nil, &FieldError{Param: schema, Msg: "the schema cannot be enforced: " + err.Error(),
 				Err: fmt.Errorf("%w: %w", ErrSchema, err)}
 		}
-		tools = append(tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: buf.Bytes()})
+		var warnings []string
+		for _, w := range ws {
+			warnings = append(warnings, schema+": "+w.String())
+		}
+		tools = append(tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: buf.Bytes(), Warnings: warnings})
 	}
 	return tools, nil
 }
