@@ -74,3 +74,71 @@ func TestCoreSpeculative(t *testing.T) {
 		})
 	}
 }
+
+// constSampler always chooses id.
+type constSampler struct{ id int32 }
+
+func (constSampler) Reset(uint64, []int32) error       { return nil }
+func (s constSampler) Sample([]float32) (int32, error) { return s.id, nil }
+func (constSampler) Accept(int32)                      {}
+
+// missDrafter drafts n tokens of id, whatever the turn.
+type missDrafter struct {
+	id int32
+	n  int
+}
+
+func (missDrafter) Reset([]int32) {}
+func (d missDrafter) Draft(dst, _ []int32, limit int) []int32 {
+	for range min(d.n, limit) {
+		dst = append(dst, d.id)
+	}
+	return dst
+}
+func (missDrafter) Accepted(int, int) {}
+
+// TestDraftGateOnPath: once the gate has measured the passes and the core's
+// drafts, sequences decoding together whose drafts are always rejected
+// draft no more than their first span each, however short their turns; a
+// lone sequence still drafts.
+func TestDraftGateOnPath(t *testing.T) {
+	const drafted, turns = 4, 7
+	var drafts atomic.Int64
+	c := newCore(t, loadModel(t, false), Config{Parallel: turns + 1, OnPass: func(p PassStats) { drafts.Add(int64(p.Drafts)) }})
+	round := func() []Result {
+		// A plain turn that outlasts the others keeps two or more
+		// sequences decoding while they run.
+		long := request(400, constSampler{7})
+		plain := start(t, c, "plain", long)
+		var started []*Turn
+		for range turns {
+			req := request(32, constSampler{7})
+			req.Generate.Draft = missDrafter{8, drafted}
+			started = append(started, start(t, c, "t", req))
+		}
+		var out []Result
+		for _, turn := range started {
+			res, err := ended(t, turn)
+			require.NoError(t, err)
+			out = append(out, res)
+		}
+		_, err := ended(t, plain)
+		require.NoError(t, err)
+		return out
+	}
+	round() // the gate's warm-up
+	drafts.Store(0)
+	for i, res := range round() {
+		assert.Equal(t, 32, res.Turn.Generated)
+		assert.LessOrEqual(t, res.Turn.Drafts.Drafted, drafted, "turn %d drafts past its first span: %+v", i, res.Turn.Drafts)
+		assert.Zero(t, res.Turn.Drafts.Accepted)
+	}
+	assert.LessOrEqual(t, drafts.Load(), int64(turns*drafted), "draft rows in the passes")
+
+	// Alone, a sequence drafts whatever the pool says.
+	req := request(16, constSampler{7})
+	req.Generate.Draft = missDrafter{8, drafted}
+	res, err := ended(t, start(t, c, "t", req))
+	require.NoError(t, err)
+	assert.Greater(t, res.Turn.Drafts.Drafted, drafted)
+}
