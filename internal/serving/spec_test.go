@@ -1,15 +1,19 @@
 package serving
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/forward"
 	"github.com/realizar-host/realizar-host/internal/draft"
+	"github.com/realizar-host/realizar-host/internal/fixturemodel"
 )
 
 // TestCoreSpeculative: turns with a drafter decode in the shared passes
@@ -141,4 +145,51 @@ func TestDraftGateOnPath(t *testing.T) {
 	res, err := ended(t, start(t, c, "t", req))
 	require.NoError(t, err)
 	assert.Greater(t, res.Turn.Drafts.Drafted, drafted)
+}
+
+// TestCoreKVDraft: a turn that drafts with a draft model (the fixture as
+// its own: as many KV bytes per position as the target) is charged its
+// draft cache's bytes beside its own, to the KV budget and its tenant's
+// share, while it runs: a turn that fits alone is *TooLarge with them, one
+// beside it waits although a place is free, and the bytes free at its end.
+func TestCoreKVDraft(t *testing.T) {
+	l := fixturemodel.Open(t, fixturePath)
+	m := loadModel(t, false)
+	per := m.KVBytesPerPosition
+	dm, err := draft.NewModel(draft.ModelConfig{NewSequence: func() forward.Sequence { return l.Model.NewSequence() },
+		ContextLength: l.Model.Config().ContextLength, EOG: l.Tokenizer.EOG(), KVBytesPerPosition: l.Model.KVBytesPerPosition()})
+	require.NoError(t, err)
+	c := newCore(t, m, Config{Parallel: 2, Queue: 2, KVMemory: 30 * per})
+	drafted := func(n int, s engine.Sampler) Request {
+		req := request(n, s)
+		req.Generate.Draft = dm.Drafter(draft.ModelOptions{})
+		return req
+	}
+
+	// 20 positions: 20 of the 30 alone, 40 with its draft model's.
+	tk, err := c.Admit("a")
+	require.NoError(t, err)
+	_, err = tk.Start(context.Background(), drafted(16, nil))
+	var tl *TooLarge
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, 20, tl.Positions)
+	assert.Equal(t, 40*per, tl.Need)
+	assert.Equal(t, 20*per, tl.Draft)
+	assert.Contains(t, tl.Error(), "of them the draft model's")
+
+	g := newGate()
+	a := start(t, c, "a", drafted(8, g)) // 12 positions and 12 of the draft's: 24 of the 30
+	g.waitSampled(t)
+	assert.Equal(t, 24*per, c.KVUsed())
+	b := start(t, c, "b", request(8, nil)) // 12 more
+	require.Eventually(t, func() bool { return c.Queued() == 1 }, time.Minute, time.Millisecond)
+	assert.Equal(t, 0, c.Held("b"), "b waits for a's draft cache's bytes")
+
+	close(g.open)
+	res, err := ended(t, a)
+	require.NoError(t, err)
+	assert.Positive(t, res.Turn.Drafts.Drafted)
+	_, err = ended(t, b)
+	require.NoError(t, err)
+	assert.Equal(t, 24*per, c.KVUsed(), "a's draft cache freed with its turn: the two idle slots")
 }
