@@ -34,7 +34,12 @@ llama=${LLAMA_SERVER:-$root/.cache/llama-native/bin/llama-server}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+cleanup() { # a server in the middle of a generation may outlive SIGTERM
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
 trap cleanup EXIT
 
 wait_ready() { # url
