@@ -74,7 +74,7 @@ func (d *draftLoaded) build(path string, mf *modelFlags, target *tokenizer.Token
 		positions = min(positions, mf.ctxSize)
 	}
 	d.draft, err = draft.NewModel(draft.ModelConfig{NewSequence: func() forward.Sequence { return d.model.NewSequence() },
-		ContextLength: positions, EOG: tok.EOG()})
+		ContextLength: positions, EOG: tok.EOG(), KVBytesPerPosition: d.model.KVBytesPerPosition()})
 	return err
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,6 +89,28 @@ func TestRunMoE(t *testing.T) {
 			assert.Empty(t, stdout)
 		})
 	}
+}
+
+// run --draft-model on qwen3moe-tiny, the model as its own draft model
+// (its experts routed in the draft's catch-up passes and steps as in the
+// target's verify passes): the plain greedy tokens and text, nearly every
+// draft accepted.
+func TestRunMoEDraftModel(t *testing.T) {
+	path := moeModel(t)
+	args := []string{"run", "-m", path, "-p", "Once upon a time", "-n", "100", "--sampler", "greedy", "--ignore-eos", "--json"}
+	var plain, spec turnJSON
+	out, stderr, code := runIn(t, "", args...)
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &plain))
+	out, stderr, code = runIn(t, "", append(args, "--draft-model", path)...)
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &spec))
+	require.Len(t, plain.Tokens, 100)
+	assert.Equal(t, plain.Tokens, spec.Tokens)
+	assert.Equal(t, plain.Text, spec.Text)
+	require.NotNil(t, spec.Drafts)
+	assert.Positive(t, spec.Drafts.Drafted)
+	assert.GreaterOrEqual(t, float64(spec.Drafts.Accepted), 0.9*float64(spec.Drafts.Drafted), "%+v", spec.Drafts)
 }
 
 // llamaref is the llama.cpp reference folder (make ref-install) holding

@@ -81,7 +81,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&o.parallel, "parallel", server.DefaultParallel, "sequences decoding together in one batched pass (continuous batching; each holds a KV cache of its own, in device memory under --gpu)")
 	f.IntVar(&o.batchTok, "batch-tokens", server.DefaultBatchTokens, "most token rows per pass: decode tokens first, then chunks of new prompts")
 	f.IntVar(&o.slots, "slots", 0, "idle KV caches kept after their turns, each with one tenant's prompt cache (default: --parallel)")
-	f.Int64Var(&o.kvMiB, "kv-memory", 0, "MiB all KV caches together may take (running and idle); 0: no cap. Idle caches go first; a request past its tenant's share (max_kv_bytes, by default half) waits in its tenant's queue")
+	f.Int64Var(&o.kvMiB, "kv-memory", 0, "MiB all KV caches together may take (running and idle, and the running requests' --draft-model caches); 0: no cap. Idle caches go first; a request past its tenant's share (max_kv_bytes, by default half) waits in its tenant's queue")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "on shutdown, how long running requests may finish")
 	f.DurationVar(&o.writeTime, "write-timeout", server.DefaultWriteTimeout, "most time one write to a client may block: a client that accepts nothing for that long is dropped and its turn cancelled (generation never waits for a client)")
 	f.DurationVar(&o.readTime, "read-timeout", 30*time.Second, "most time to read a request, headers and body (a slower body is cut off)")

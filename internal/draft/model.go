@@ -79,6 +79,10 @@ type ModelConfig struct {
 	// EOG are the vocabulary's end-of-generation ids: a draft ends after
 	// one.
 	EOG []int32
+	// KVBytesPerPosition is one position's KV cache across the draft
+	// model's layers, in bytes (model.Model.KVBytesPerPosition), for a
+	// server's KV budget (ModelDrafter.KVBytes); 0 means unknown.
+	KVBytesPerPosition int64
 }
 
 // Model is a draft model: a second, smaller model over the target's
@@ -98,14 +102,17 @@ type Model struct {
 // pass takes (a long prompt takes several), bounding the pass's scratch.
 const catchUpChunk = 64
 
-// NewModel returns a Model drafting with cfg. A nil NewSequence or a context
-// of 0 positions or fewer is an error wrapping engine.ErrBadConfig.
+// NewModel returns a Model drafting with cfg. A nil NewSequence, a context
+// of 0 positions or fewer or negative KV bytes is an error wrapping
+// engine.ErrBadConfig.
 func NewModel(cfg ModelConfig) (*Model, error) {
 	switch {
 	case cfg.NewSequence == nil:
 		return nil, fmt.Errorf("%w: a draft model needs NewSequence", engine.ErrBadConfig)
 	case cfg.ContextLength <= 0:
 		return nil, fmt.Errorf("%w: a draft model's context is %d positions", engine.ErrBadConfig, cfg.ContextLength)
+	case cfg.KVBytesPerPosition < 0:
+		return nil, fmt.Errorf("%w: a draft model's KV cache is %d bytes per position", engine.ErrBadConfig, cfg.KVBytesPerPosition)
 	}
 	cfg.EOG = slices.Clone(cfg.EOG)
 	return &Model{cfg: cfg}, nil
@@ -151,11 +158,29 @@ type ModelDrafter struct {
 	prefill forward.Prefiller // nil when step has none
 	batcher bool              // step is a Batcher: forwards share passes
 	held    []int32           // the tokens step's cache holds, in order
+	reserve int               // positions to size a new cache for (ReserveKV); 0: on demand
 	// Err is the last draft step's error (nil after a successful draft).
 	Err error
 }
 
 var _ engine.Drafter = (*ModelDrafter)(nil)
+
+// ReserveKV sizes the drafter's KV cache for a sequence of positions
+// positions (within the draft model's context; a cache already made is
+// grown, never shrunk, when its step is a forward.Reserver) and returns
+// its bytes at ModelConfig.KVBytesPerPosition: what the serving core
+// charges to the KV budget beside the target's cache (serving.KVDrafter).
+// A sequence no longer than that never grows the cache past it (a
+// cache grown on demand doubles).
+func (d *ModelDrafter) ReserveKV(positions int) int64 {
+	d.reserve = min(max(positions, 1), d.m.cfg.ContextLength)
+	if r, ok := d.step.(forward.Reserver); ok {
+		if _, err := r.Reserve(d.reserve); err != nil {
+			d.Err = err
+		}
+	}
+	return int64(d.reserve) * d.m.cfg.KVBytesPerPosition
+}
 
 // Reset starts a turn; the cache is kept (Draft resumes where it agrees).
 func (d *ModelDrafter) Reset([]int32) { d.length.Reset() }
@@ -174,6 +199,12 @@ func (d *ModelDrafter) Draft(dst, tokens []int32, limit int) []int32 {
 		d.step = d.m.cfg.NewSequence()
 		d.prefill, _ = d.step.(forward.Prefiller)
 		_, d.batcher = d.step.(forward.Batcher)
+		if r, ok := d.step.(forward.Reserver); ok && d.reserve > 0 {
+			if _, err := r.Reserve(d.reserve); err != nil {
+				d.Err = err
+				return dst
+			}
+		}
 	}
 	logits, err := d.catchUp(tokens)
 	for err == nil {

@@ -247,3 +247,36 @@ func TestModelDraftersConcurrent(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, alone, together)
 }
+
+// ReserveKV sizes a drafter's cache for the turn (within the draft model's
+// context) and says its bytes; drafting within it never grows the cache
+// past them (on demand it grows to 256 positions at least).
+func TestModelDrafterReserveKV(t *testing.T) {
+	m, tok := openModel(t, testenv.Stories())
+	per := m.KVBytesPerPosition()
+	var seqs []*model.Sequence
+	dm, err := draft.NewModel(draft.ModelConfig{NewSequence: func() forward.Sequence {
+		s := m.NewSequence()
+		seqs = append(seqs, s)
+		return s
+	}, ContextLength: 100, EOG: tok.EOG(), KVBytesPerPosition: per})
+	require.NoError(t, err)
+	prompt := tok.Encode("Once upon a time", tokenizer.EncodeOptions{AddSpecial: true})
+
+	d := dm.Drafter(draft.ModelOptions{MaxDraft: 8})
+	assert.Equal(t, 40*per, d.ReserveKV(40))
+	d.Reset(prompt)
+	require.NotEmpty(t, d.Draft(nil, prompt, 8))
+	require.Len(t, seqs, 1)
+	assert.Equal(t, 40*per, seqs[0].CacheBytes())
+	assert.Equal(t, 100*per, d.ReserveKV(500), "at most the draft model's context")
+	assert.Equal(t, 100*per, seqs[0].CacheBytes(), "a cache made is grown")
+
+	d = dm.Drafter(draft.ModelOptions{MaxDraft: 8})
+	d.Reset(prompt)
+	require.NotEmpty(t, d.Draft(nil, prompt, 8))
+	assert.Equal(t, 256*per, seqs[1].CacheBytes(), "unreserved: grown on demand to 256 positions")
+
+	_, err = draft.NewModel(draft.ModelConfig{NewSequence: func() forward.Sequence { return m.NewSequence() }, ContextLength: 8, KVBytesPerPosition: -1})
+	require.ErrorIs(t, err, engine.ErrBadConfig)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/forward"
+	"github.com/realizar-host/realizar-host/internal/draft"
 	"github.com/realizar-host/realizar-host/internal/tenancy"
 	"github.com/realizar-host/realizar-host/model"
 )
@@ -146,6 +147,33 @@ func TestBatchKVBudget(t *testing.T) {
 	big := startServerConfig(t, whole, Config{Parallel: 8, KVMemory: perPos * budget})
 	code, _, b = completion(t, big, keyB, `{"prompt": "Once", "max_tokens": 170}`)
 	require.Equal(t, http.StatusOK, code, string(b), "a share of the whole budget")
+}
+
+// TestBatchKVBudgetDraftModel: a request drafting with the server's draft
+// model (the fixture as its own: as many KV bytes per position) reserves
+// its draft cache's bytes too, so one that fits its tenant's share alone
+// is a 400 naming max_tokens and the draft model's part; without the
+// draft model it runs.
+func TestBatchKVBudgetDraftModel(t *testing.T) {
+	perPos := loadModel(t).KVBytesPerPosition
+	const budget = 320 // positions: b's share is 160
+	s := startServerWith(t, batchTenantsFile(), Config{Parallel: 8, KVMemory: perPos * budget, DraftModel: true}, func(m *Model, mdl *model.Model) {
+		dm, err := draft.NewModel(draft.ModelConfig{NewSequence: func() forward.Sequence { return mdl.NewSequence() },
+			ContextLength: mdl.Config().ContextLength, EOG: m.Tokenizer.EOG(), KVBytesPerPosition: mdl.KVBytesPerPosition()})
+		require.NoError(t, err)
+		m.Draft = dm
+	})
+	code, b := s.do(t, "POST", "/v1/completions", keyB, []byte(`{"prompt": "Once", "max_tokens": 100}`))
+	require.Equal(t, http.StatusBadRequest, code, string(b), "about 2 × 102 positions of b's 160")
+	e := errorOf(t, b)
+	assert.Equal(t, "max_tokens", e.Param)
+	assert.Contains(t, e.Message, "of them the draft model's")
+	code, _, b = completion(t, s, keyB, `{"prompt": "Once", "max_tokens": 100, "realizar": {"speculative": {"draft_model": false}}}`)
+	require.Equal(t, http.StatusOK, code, string(b))
+	code, r, b := completion(t, s, keyB, `{"prompt": "Once", "max_tokens": 40, "ignore_eos": true}`)
+	require.Equal(t, http.StatusOK, code, string(b))
+	assert.Equal(t, 40, r.Usage.CompletionTokens)
+	assert.LessOrEqual(t, s.srv.core.KVUsed(), perPos*budget)
 }
 
 // closingSequence is a step with a Close (as a GPU sequence's, whose KV cache

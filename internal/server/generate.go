@@ -130,6 +130,9 @@ func turnError(err error) error {
 		}
 		return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: refused.Reason,
 			RetryAfter: refused.RetryAfter, Message: msg}
+	case errors.As(err, &tooLarge) && tooLarge.Draft > 0:
+		return badRequest("max_tokens", "the request needs %d KV positions (%d MiB, %d MiB of them the draft model's); your share of the server's KV budget is %d MiB",
+			tooLarge.Positions, tooLarge.Need>>20, tooLarge.Draft>>20, tooLarge.Share>>20)
 	case errors.As(err, &tooLarge):
 		return badRequest("max_tokens", "the request needs %d KV positions (%d MiB); your share of the server's KV budget is %d MiB",
 			tooLarge.Positions, tooLarge.Need>>20, tooLarge.Share>>20)

@@ -173,7 +173,7 @@ func (b *batcher) forward(q *sequence, tokens []int32, start int, verify bool) s
 	if q.drafts > 0 {
 		// The turn kept the span's first row, its accepted drafts
 		// and one chosen token: the new span starts at that token.
-		q.acc.verified(q.drafts, start-q.start-1)
+		b.gate.verified(&q.acc, q.drafts, start-q.start-1)
 		q.drafts = 0
 	}
 	q.tokens, q.start, q.verify, q.took, q.pending, q.late = tokens, start, verify && len(tokens)-start > 1, 0, true, false
@@ -189,7 +189,8 @@ func (b *batcher) forward(q *sequence, tokens []int32, start int, verify bool) s
 func (b *batcher) drafting(q *sequence) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.gate.allow(len(b.active), q.acc)
+	// A first span is judged by its drafts (build): ask for them.
+	return !q.acc.probed || b.gate.allow(len(b.active), q.acc, 0)
 }
 
 // loop runs passes until close.
@@ -305,8 +306,11 @@ func (b *batcher) build() ([]forward.Span, []*sequence) {
 	}
 	for _, q := range verifies {
 		drafts := min(len(q.tokens)-q.start-1, max(room, 0))
-		if !b.gate.allow(decodes, q.acc) {
-			drafts = 0 // the pass is full enough: its decode row only
+		if drafts > 0 {
+			if !b.gate.allow(decodes, q.acc, drafts) {
+				drafts = 0 // the pass is full enough: its decode row only
+			}
+			q.acc.probed = true
 		}
 		room -= drafts
 		q.tokens = q.tokens[:q.start+1+drafts]

@@ -22,6 +22,18 @@ const (
 	DefaultQueue       = 64
 )
 
+// KVDrafter is a GenerateConfig.Draft that holds a KV cache of its own
+// for the turn (a draft model's, draft.ModelDrafter): the core charges
+// its bytes beside the turn's own, to Config.KVMemory and the tenant's
+// Shares.KVBytes, from the turn's start to its end. A drafter whose cache
+// outlives the turn (run's, chat's) is its owner's to count.
+type KVDrafter interface {
+	engine.Drafter
+	// ReserveKV sizes the cache for a turn of positions positions (its
+	// prompt and budget) and returns the most bytes it then holds.
+	ReserveKV(positions int) int64
+}
+
 // Model is what the core generates with.
 type Model struct {
 	// Forward is the model's first forward (its context length is the
@@ -56,7 +68,8 @@ type Config struct {
 	// Parallel.
 	Slots int
 	// KVMemory caps the bytes of all KV caches together (running and
-	// idle); 0 means no cap. Needs Model.KVBytesPerPosition.
+	// idle, and the caches of the running turns' draft models, KVDrafter);
+	// 0 means no cap. Needs Model.KVBytesPerPosition.
 	KVMemory int64
 	// Shares is each tenant's share of places, queue and KV budget; nil
 	// means every tenant may use all of them.
@@ -139,7 +152,8 @@ func (c *Core) Queued() int { return c.sched.Queued() }
 func (c *Core) Held(tenant string) int { return c.sched.Held(tenant) }
 
 // KVUsed is the bytes of every KV cache the core holds (running, idle and
-// being made), as counted against Config.KVMemory.
+// being made, and the running turns' draft models' caches), as counted
+// against Config.KVMemory.
 func (c *Core) KVUsed() int64 {
 	c.sched.mu.Lock()
 	defer c.sched.mu.Unlock()
@@ -269,11 +283,15 @@ func (t *Ticket) Start(ctx context.Context, req Request) (*Turn, error) {
 		maxTokens = c.ctxLen - len(req.Prompt) + 1
 	}
 	positions := min(len(req.Prompt)+maxTokens, c.ctxLen)
+	var draft int64
+	if kd, ok := req.Generate.Draft.(KVDrafter); ok && c.sched.kvPerPos > 0 {
+		draft = kd.ReserveKV(positions)
+	}
 	if s := c.sched; s.kvBudget > 0 {
-		need, share := int64(positions)*s.kvPerPos, s.sharesOf(t.tenant).KVBytes
+		need, share := int64(positions)*s.kvPerPos+draft, s.sharesOf(t.tenant).KVBytes
 		if need > share {
 			s.unreserve(t.tenant)
-			return nil, &TooLarge{Positions: positions, Need: need, Share: share}
+			return nil, &TooLarge{Positions: positions, Need: need, Draft: draft, Share: share}
 		}
 	}
 	c.closedMu.Lock()
@@ -293,7 +311,7 @@ func (t *Ticket) Start(ctx context.Context, req Request) (*Turn, error) {
 		defer c.wg.Done()
 		defer stop()
 		defer cancel(nil)
-		res, err := c.run(tctx, turn, t.tenant, req, maxTokens, positions)
+		res, err := c.run(tctx, turn, t.tenant, req, maxTokens, &waiter{tenant: t.tenant, positions: positions, draft: draft, ready: make(chan struct{})})
 		turn.finish(res, err)
 	}()
 	return turn, nil
@@ -357,9 +375,9 @@ func (t *Turn) finish(res Result, err error) {
 // through the shared passes, its policies run on this goroutine. Every
 // end goes through here: the place and the KV reservation are released
 // and the metrics counted once.
-func (c *Core) run(ctx context.Context, t *Turn, tenant string, req Request, maxTokens, positions int) (Result, error) {
+func (c *Core) run(ctx context.Context, t *Turn, tenant string, req Request, maxTokens int, w *waiter) (Result, error) {
 	queued := time.Now()
-	g, closing, err := c.sched.wait(ctx, &waiter{tenant: tenant, positions: positions, ready: make(chan struct{})})
+	g, closing, err := c.sched.wait(ctx, w)
 	closeSlots(closing)
 	if err != nil {
 		return Result{Queue: time.Since(queued)}, fmt.Errorf("%w: %w", engine.ErrCancelled, err)

@@ -15,25 +15,43 @@ import "time"
 // 8 sequences on two Zen 5 cores: a 4-row pass already costs 2.2× a
 // 1-row pass) is mostly b·S, and drafts cost nearly a full row each while
 // earning less than one. So a pass of two or more decoding sequences
-// takes a sequence's drafts only while that sequence's measured acceptance
-// (accepted / verified drafts, decayed: an exact prediction keeps
-// drafting where lookup on unrepeating text stops) exceeds that share,
-// with a and b fitted (least squares, decayed) to the batched passes' rows
-// and wall times. A lone decoding
-// sequence always may: its drafter adapts its own draft length. Until
-// both are measured (gateMinPasses passes of at least two row counts,
-// gateMinDrafts drafts) every pass may.
+// takes a sequence's drafts only while its estimated acceptance exceeds
+// that share, with a and b fitted (least squares, decayed) to the batched
+// passes' rows and wall times.
+//
+// A sequence's estimate is its own acceptance (accepted / verified
+// drafts, decayed: an exact prediction keeps drafting where lookup on
+// unrepeating text stops) drawn toward the core's, all sequences'
+// verified drafts pooled, by gatePrior drafts' weight. The pool is what
+// a turn that has drafted little is judged by: a turn's own count alone
+// reached its warm-up only after gateMinDrafts drafts, which a short turn
+// (64 tokens of lookup at 8 sequences: about 6) never did, so every
+// sequence drafted whatever it cost. A sequence's first span of drafts is
+// taken when, accepted whole, it would lift the estimate past the share,
+// so that a sequence whose drafts are better than the pool's can show it;
+// one that could not is cut, and the sequence is the pool's until passes
+// thin out.
+//
+// A lone decoding sequence always may: its drafter adapts its own draft
+// length. Until the cost line and the pool are measured (gateMinPasses
+// passes of at least two row counts, gateMinDrafts drafts) every pass
+// may.
 //
 // Not safe for concurrent use: the batcher holds its lock.
 type draftGate struct {
 	// Decayed moments of the passes' (rows, seconds).
 	n, sr, st, srr, srt float64
+	// pool is every sequence's drafts, verified and accepted.
+	pool acceptance
 }
 
-// acceptance is one sequence's decayed draft rows verified, and accepted
-// of them.
+// acceptance is decayed draft rows verified, and accepted of them (one
+// sequence's, or the pool's).
 type acceptance struct {
 	drafted, accepted float64
+	// probed: the sequence's first span of drafts has come to a pass
+	// (allow judges it by what it would show).
+	probed bool
 }
 
 const (
@@ -44,6 +62,10 @@ const (
 	// needs (in decayed weight) before it closes.
 	gateMinPasses = 8
 	gateMinDrafts = 16
+	// gatePrior is the weight, in drafts, of the pool's acceptance in a
+	// sequence's estimate: a first draft of 4 fully accepted puts an
+	// estimate halfway between the pool's rate and 1.
+	gatePrior = 4
 )
 
 // pass records a batched pass of rows rows that took took.
@@ -54,6 +76,13 @@ func (g *draftGate) pass(rows int, took time.Duration) {
 	g.st = g.st*gateDecay + t
 	g.srr = g.srr*gateDecay + r*r
 	g.srt = g.srt*gateDecay + r*t
+}
+
+// verified records a sequence's verify span's outcome, accepted of drafted
+// drafts, in its acceptance ac and the pool.
+func (g *draftGate) verified(ac *acceptance, drafted, accepted int) {
+	ac.verified(drafted, accepted)
+	g.pool.verified(drafted, accepted)
 }
 
 // verified records a verify span's outcome: accepted of drafted drafts.
@@ -91,12 +120,26 @@ func (g *draftGate) share(rows int) (float64, bool) {
 	return b * r / (a + b*r), true
 }
 
+// estimate is a sequence's acceptance ac drawn toward the pool's rate.
+func (g *draftGate) estimate(ac acceptance) float64 {
+	pool := g.pool.accepted / g.pool.drafted
+	return (ac.accepted + gatePrior*pool) / (ac.drafted + gatePrior)
+}
+
 // allow reports whether a pass with decodes decoding sequences takes the
-// drafts of a sequence whose acceptance is ac.
-func (g *draftGate) allow(decodes int, ac acceptance) bool {
-	if decodes < 2 || ac.drafted < gateMinDrafts {
+// drafts drafts of a sequence whose acceptance is ac: by its estimate, or
+// for its first span by the estimate it would have were they all
+// accepted.
+func (g *draftGate) allow(decodes int, ac acceptance, drafts int) bool {
+	if decodes < 2 || g.pool.drafted < gateMinDrafts {
 		return true
 	}
 	s, ok := g.share(decodes)
-	return !ok || ac.accepted/ac.drafted > s
+	if !ok {
+		return true
+	}
+	if !ac.probed {
+		ac.verified(drafts, drafts)
+	}
+	return g.estimate(ac) > s
 }

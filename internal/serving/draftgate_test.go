@@ -44,10 +44,11 @@ func TestDraftGate(t *testing.T) {
 				assert.InDelta(t, 0.010, b, 1e-6)
 			}
 			for range 10 {
-				ac.verified(tt.drafted/10, tt.accepted/10)
+				g.verified(&ac, tt.drafted/10, tt.accepted/10)
 			}
+			ac.probed = true
 			for decodes, want := range tt.want {
-				assert.Equal(t, want, g.allow(decodes, ac), "%d sequences", decodes)
+				assert.Equal(t, want, g.allow(decodes, ac, 0), "%d sequences", decodes)
 			}
 		})
 	}
@@ -56,9 +57,47 @@ func TestDraftGate(t *testing.T) {
 	var ac acceptance
 	for range 50 {
 		g.pass(8, ms(90))
-		ac.verified(10, 0)
+		g.verified(&ac, 10, 0)
 	}
+	ac.probed = true
 	_, _, ok := g.fit()
 	assert.False(t, ok)
-	assert.True(t, g.allow(8, ac))
+	assert.True(t, g.allow(8, ac, 0))
+}
+
+// A sequence is judged by its own drafts drawn toward the pool's: its first
+// span by what it would show accepted whole, then by what it showed.
+func TestDraftGateSequence(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	var g draftGate
+	for range 40 {
+		for _, r := range []int{1, 2, 4, 8, 12} {
+			g.pass(r, ms(10+10*float64(r))) // share(2) = 0.67, share(3) = 0.75, share(8) = 0.89
+		}
+	}
+	var lookups acceptance
+	for range 20 {
+		g.verified(&lookups, 4, 1) // the pool at 25%
+	}
+	lookups.probed = true
+	assert.False(t, g.allow(2, lookups, 0))
+	assert.True(t, g.allow(1, lookups, 0), "a lone sequence always may")
+
+	var fresh acceptance
+	assert.InDelta(t, 0.25, g.estimate(fresh), 1e-9, "the pool's")
+	// Accepted whole, 4 drafts: (4 + 4·0.25) / 8 = 0.625; 8: 0.75.
+	assert.False(t, g.allow(2, fresh, 4), "a first span that could not lift the estimate past the share")
+	assert.True(t, g.allow(2, fresh, 8))
+	assert.False(t, g.allow(3, fresh, 8))
+	assert.True(t, g.allow(1, fresh, 1))
+
+	exact := acceptance{probed: true}
+	g.verified(&exact, 8, 8)
+	assert.InDelta(t, (8+4*g.pool.accepted/g.pool.drafted)/12, g.estimate(exact), 1e-9)
+	assert.True(t, g.allow(2, exact, 0))
+	assert.False(t, g.allow(8, exact, 0))
+	for range 4 {
+		g.verified(&exact, 8, 8)
+	}
+	assert.True(t, g.allow(8, exact, 0), "its own acceptance outweighs the pool's: %.2f", g.estimate(exact))
 }

@@ -41,11 +41,16 @@ func (e *Refused) Error() string {
 // tenant's share of the KV budget (or the whole budget).
 type TooLarge struct {
 	Positions int   // KV positions the turn needs: its prompt and its budget, within the context
-	Need      int64 // bytes: Positions × the KV bytes per position
+	Need      int64 // bytes: Positions × the KV bytes per position, and Draft
+	Draft     int64 // bytes of Need its draft model's KV cache holds (KVDrafter)
 	Share     int64 // bytes the tenant may hold
 }
 
 func (e *TooLarge) Error() string {
+	if e.Draft > 0 {
+		return fmt.Sprintf("serving: the request needs %d KV positions (%d MiB, %d MiB of them the draft model's); its tenant's share of the KV budget is %d MiB",
+			e.Positions, e.Need>>20, e.Draft>>20, e.Share>>20)
+	}
 	return fmt.Sprintf("serving: the request needs %d KV positions (%d MiB); its tenant's share of the KV budget is %d MiB",
 		e.Positions, e.Need>>20, e.Share>>20)
 }

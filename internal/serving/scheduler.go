@@ -39,8 +39,9 @@ type Shares struct {
 // alone do not bound them: each tenant's share is taken against the
 // tenants there when it came, capacity/2 + capacity/3 + ... in all).
 //
-// KV: a running turn reserves its slot's positions × kvPerPos bytes,
-// charged to its tenant's Shares.KVBytes; idle slots are evicted, least
+// KV: a running turn reserves its slot's positions × kvPerPos bytes, and
+// its draft model's cache's bytes (KVDrafter) while it runs, charged to
+// its tenant's Shares.KVBytes; idle slots are evicted, least
 // recently used first, to make room; a turn that does not fit waits in its
 // tenant's queue, and one that can never fit is refused at Start.
 //
@@ -91,18 +92,21 @@ type slot struct {
 type waiter struct {
 	tenant    string
 	positions int
+	draft     int64 // bytes of the turn's draft model's KV cache (KVDrafter)
 	ready     chan struct{}
 	granted   bool
 	grant     grant
 }
 
 // grant is a place and a KV reservation: sl is the slot to use (nil: make
-// one of positions positions), charge the bytes charged to the tenant.
+// one of positions positions), charge the bytes charged to the tenant
+// (draft of them the turn's draft model's cache, freed with the grant).
 type grant struct {
 	tenant    string
 	sl        *slot
 	positions int
 	charge    int64
+	draft     int64
 }
 
 func newScheduler(places, capacity, maxIdle int, kvBudget, kvPerPos int64, lone bool, shares func(string) Shares) *scheduler {
@@ -310,13 +314,14 @@ func (s *scheduler) fitLocked(w *waiter, sh Shares) (g grant, ok bool, evicted [
 	}
 	positions := max(w.positions, have)
 	charge := int64(positions) * s.kvPerPos
-	if s.kvBudget > 0 && s.kvHeld[w.tenant]+charge > sh.KVBytes && sl != nil && !s.lone {
+	if s.kvBudget > 0 && s.kvHeld[w.tenant]+charge+w.draft > sh.KVBytes && sl != nil && !s.lone {
 		// The tenant's idle slot grew past what this turn needs: a new
 		// one may fit where it does not.
 		sl, have, positions = nil, 0, w.positions
 		charge = int64(positions) * s.kvPerPos
 	}
-	need := int64(positions-have) * s.kvPerPos
+	charge += w.draft
+	need := int64(positions-have)*s.kvPerPos + w.draft
 	if s.kvBudget > 0 {
 		if s.kvHeld[w.tenant]+charge > sh.KVBytes {
 			return grant{}, false, nil
@@ -348,7 +353,7 @@ func (s *scheduler) fitLocked(w *waiter, sh Shares) (g grant, ok bool, evicted [
 		sl.positions = positions
 	}
 	s.kvUsed += need
-	return grant{tenant: w.tenant, sl: sl, positions: positions, charge: charge}, true, evicted
+	return grant{tenant: w.tenant, sl: sl, positions: positions, charge: charge, draft: w.draft}, true, evicted
 }
 
 // evictLocked drops idle slot i and returns it to close (nil for the lone
@@ -378,6 +383,7 @@ func (s *scheduler) release(g grant, sl *slot, broken bool) []*slot {
 	if s.kvHeld[g.tenant] -= g.charge; s.kvHeld[g.tenant] <= 0 {
 		delete(s.kvHeld, g.tenant)
 	}
+	s.kvUsed -= g.draft
 	switch {
 	case sl == nil:
 		if g.sl == nil {

@@ -48,7 +48,8 @@ type Limits struct {
 	// of --queue, at least 1, or all of it when the server has one tenant.
 	MaxQueued int `json:"max_queued"`
 	// MaxKVBytes is the tenant's share of --kv-memory: the most KV cache
-	// bytes its running requests reserve together. A request that does not
+	// bytes its running requests reserve together (their draft model's
+	// caches included, serving.KVDrafter). A request that does not
 	// fit beside the tenant's others waits in the tenant's queue; one that
 	// can never fit is a 400. 0 means half of --kv-memory, or all of it
 	// when the server has one tenant.
