@@ -125,7 +125,7 @@ type ModelOptions struct {
 // Drafter returns a drafter for one sequence, with a KV cache of its own
 // (made on its first draft).
 func (m *Model) Drafter(opts ModelOptions) *ModelDrafter {
-	return &ModelDrafter{m: m, cancel: opts.Cancel, length: NewLength(opts.MaxDraft, 0)}
+	return &ModelDrafter{m: m, cancel: opts.Cancel, length: newLength(opts.MaxDraft, 0)}
 }
 
 // ModelDrafter drafts one sequence's next tokens with a draft model: it
@@ -145,7 +145,7 @@ func (m *Model) Drafter(opts ModelOptions) *ModelDrafter {
 type ModelDrafter struct {
 	m      *Model
 	cancel *engine.CancelToken
-	length Length
+	length length
 
 	step    forward.Sequence
 	prefill forward.Prefiller // nil when step has none

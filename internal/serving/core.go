@@ -133,7 +133,7 @@ func New(m Model, cfg Config) (*Core, error) {
 func (c *Core) Parallel() int { return c.cfg.Parallel }
 
 // Queued is the number of turns waiting for a place.
-func (c *Core) Queued() int { return c.sched.Queued() }
+func (c *Core) Queued() int { return c.sched.queued() }
 
 // Held is the number of places tenant holds now.
 func (c *Core) Held(tenant string) int { return c.sched.Held(tenant) }

@@ -136,7 +136,7 @@ func (s *scheduler) admit(tenant string, now time.Time) error {
 	sh := s.sharesOf(tenant)
 	n := s.reserved[tenant]
 	if n >= sh.Queued {
-		return &Refused{Reason: ReasonTenantQueue, Tenant: tenant, Queued: n, Share: sh.Queued,
+		return &Refused{Reason: reasonTenantQueue, Tenant: tenant, Queued: n, Share: sh.Queued,
 			RetryAfter: s.retryLocked(tenant, sh, now)}
 	}
 	if s.entries >= s.capacity {
@@ -412,8 +412,8 @@ func (s *scheduler) observeTurn(d time.Duration) {
 	s.mu.Unlock()
 }
 
-// Queued is the number of turns waiting for a place.
-func (s *scheduler) Queued() int {
+// queued is the number of turns waiting for a place.
+func (s *scheduler) queued() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.waiting
