@@ -151,7 +151,7 @@ var (
 )
 
 // errClosed is a call on a gpuSequence after its Close.
-var errClosed = errors.New("cuda: step closed")
+var errClosed = errors.New("cuda: sequence closed")
 
 // newGPUSequence uploads m's weights to device opts.Device and returns the
 // bare device step (no gate, no fallback).

@@ -329,8 +329,8 @@ func failLine(t *testing.T, err error, what, path string) {
 
 // greedy decodes n tokens after prompt through the engine's adapter; the
 // tokens and a copy of the logits each was picked from.
-func greedy(step forward.Sequence, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
-	f, err := forward.NewSequenceForward(step, forward.Options{Arch: "test", ModelContext: ctx})
+func greedy(seq forward.Sequence, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
+	f, err := forward.NewSequenceForward(seq, forward.Options{Arch: "test", ModelContext: ctx})
 	if err != nil {
 		return nil, nil, err
 	}

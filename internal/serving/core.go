@@ -430,7 +430,7 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 			return nil, err
 		}
 		sl := &slot{sess: sess, fwd: c.model.Forward, positions: g.positions}
-		sl.step, _ = c.model.Forward.(*forward.SequenceForward)
+		sl.seqFwd, _ = c.model.Forward.(*forward.SequenceForward)
 		c.sched.mu.Lock()
 		c.sched.first = sl
 		c.sched.mu.Unlock()
@@ -448,7 +448,7 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 		return nil, err
 	}
 	sl := &slot{sess: sess, fwd: fwd, positions: g.positions}
-	sl.step, _ = fwd.(*forward.SequenceForward)
+	sl.seqFwd, _ = fwd.(*forward.SequenceForward)
 	return sl, nil
 }
 

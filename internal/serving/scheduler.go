@@ -82,7 +82,7 @@ type slot struct {
 	tenant    string
 	sess      *engine.Session
 	fwd       forward.ArchForward
-	step      *forward.SequenceForward // fwd, when it can join a batched pass; nil: alone
+	seqFwd    *forward.SequenceForward // fwd, when it can join a batched pass; nil: alone
 	positions int                      // KV positions reserved (a cache never shrinks)
 	used      uint64
 }
