@@ -20,7 +20,7 @@ import (
 // of its own. Its capacity is the whole context, so no Reserve drops what it
 // holds.
 type batchSeq struct {
-	step *enginetest.CountingSequence
+	seq  *enginetest.CountingSequence
 	fwd  *forward.SequenceForward
 	sess *engine.Session
 }
@@ -29,14 +29,14 @@ type batchSeq struct {
 // batchingSequence counting the shared passes there.
 func newBatchSeq(t *testing.T, ctx, shift int, passes *int) *batchSeq {
 	t.Helper()
-	q := &batchSeq{step: enginetest.NewCountingSequence(testVocab)}
-	q.step.Next = func(token int32, _ int) int32 { return (token + 1 + int32(shift)) % testVocab }
-	q.step.Capacity = ctx
-	var step forward.Sequence = enginetest.WithPrefill(q.step)
+	q := &batchSeq{seq: enginetest.NewCountingSequence(testVocab)}
+	q.seq.Next = func(token int32, _ int) int32 { return (token + 1 + int32(shift)) % testVocab }
+	q.seq.Capacity = ctx
+	var seq forward.Sequence = enginetest.WithPrefill(q.seq)
 	if passes != nil {
-		step = batchingSequence{PrefillSequence: enginetest.WithPrefill(q.step), passes: passes}
+		seq = batchingSequence{PrefillSequence: enginetest.WithPrefill(q.seq), passes: passes}
 	}
-	q.fwd = enginetest.NewSequenceForward(t, step, ctx)
+	q.fwd = enginetest.NewSequenceForward(t, seq, ctx)
 	s, err := engine.NewSession(q.fwd, enginetest.NewCountingVocab(testVocab), engine.WithSampler(enginetest.Greedy{}))
 	require.NoError(t, err)
 	q.sess = s
@@ -198,17 +198,17 @@ func TestForwardBatchRunsMatchGenerate(t *testing.T) {
 					assert.Equal(t, len(batchPrompts[i]), got.Timings.PrefillTokens, "sequence %d: the whole prompt, chunks and all", i)
 					assert.Equal(t, 5, got.Timings.DecodeForwards)
 					if batched { // every token is one row of a pass, stepped once
-						assert.Zero(t, seqs[i].step.Count("prefill"))
-						assert.Equal(t, len(batchPrompts[i])+5, seqs[i].step.Count("step"), "sequence %d", i)
+						assert.Zero(t, seqs[i].seq.Count("prefill"))
+						assert.Equal(t, len(batchPrompts[i])+5, seqs[i].seq.Count("step"), "sequence %d", i)
 					} else {
 						var prefills []int
-						for _, c := range seqs[i].step.Log {
+						for _, c := range seqs[i].seq.Log {
 							if c.Op == "prefill" {
 								prefills = append(prefills, c.Len)
 							}
 						}
 						assert.Equal(t, tt.prefills[i], prefills, "sequence %d", i)
-						assert.Equal(t, tt.stepsAfter[i], seqs[i].step.Count("step"), "sequence %d", i)
+						assert.Equal(t, tt.stepsAfter[i], seqs[i].seq.Count("step"), "sequence %d", i)
 					}
 					_, err = run.Result()
 					assert.ErrorIs(t, err, engine.ErrRunFinished)
@@ -253,7 +253,7 @@ func TestForwardBatchFailureIsPerRun(t *testing.T) {
 				boom := errors.New("device lost")
 				driveBatch(runs, seqs, 0, func(pass int) {
 					if pass == tt.failPass {
-						seqs[1].step.FailNext = boom
+						seqs[1].seq.FailNext = boom
 					}
 				})
 				for i, run := range runs {
@@ -322,11 +322,11 @@ func TestRunCancelFalsifiers(t *testing.T) {
 				assert.ErrorIs(t, got.Cause, engine.ErrCancelled)
 			}
 			assert.Equal(t, tt.generated, got.Generated)
-			assert.Equal(t, tt.decodes, q.step.Count("step"), "decode forwards")
+			assert.Equal(t, tt.decodes, q.seq.Count("step"), "decode forwards")
 			assert.Equal(t, tt.decodes, got.Timings.DecodeForwards)
 			assert.Equal(t, tt.polls, cancel.Polls())
-			assert.Equal(t, tt.prefills, q.step.Count("prefill"))
-			assert.Equal(t, tt.reserves, q.step.Count("reserve"))
+			assert.Equal(t, tt.prefills, q.seq.Count("prefill"))
+			assert.Equal(t, tt.reserves, q.seq.Count("reserve"))
 			if tt.generated > 0 {
 				assert.Equal(t, got.GeneratedTokens(), streamed)
 				want, err := newBatchSeq(t, tt.ctx, 0, nil).sess.Generate(prompt, engine.GenerateConfig{MaxTokens: 64})

@@ -15,7 +15,7 @@ import (
 func TestGenerateLeavesNoGoroutines(t *testing.T) {
 	before := settledGoroutines()
 	r := newRig(t, 64, nil)
-	r.step.Capacity = 64
+	r.seq.Capacity = 64
 	for i := range 1000 {
 		cfg := engine.GenerateConfig{MaxTokens: 1 + i%16}
 		prompt := []int32{int32(i % testVocab)}

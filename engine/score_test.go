@@ -34,7 +34,7 @@ func TestScore(t *testing.T) {
 
 	// What Score leaves held is reused by a turn that extends it.
 	r.rec.Reset()
-	r.step.Capacity = 64
+	r.seq.Capacity = 64
 	turn, err := r.s.Generate(append(tokens, 11), engine.GenerateConfig{MaxTokens: 1})
 	require.NoError(t, err)
 	assert.Equal(t, 4, turn.Reused)
@@ -65,7 +65,7 @@ func TestScoreErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, 8, nil)
-			r.step.FailNext = tt.fault
+			r.seq.FailNext = tt.fault
 			err := r.s.Score(tt.tokens, tt.onLogits)
 			assert.ErrorIs(t, err, tt.want)
 		})

@@ -16,10 +16,10 @@ import (
 // rig is a Session over a counting step: after token t the greedy choice is
 // t+1 (mod the vocabulary).
 type rig struct {
-	step *enginetest.CountingSequence
-	fwd  *forward.SequenceForward
-	rec  *enginetest.Recorder
-	s    *engine.Session
+	seq *enginetest.CountingSequence
+	fwd *forward.SequenceForward
+	rec *enginetest.Recorder
+	s   *engine.Session
 }
 
 func newRig(t *testing.T, ctx int, vocab *enginetest.Vocab, opts ...engine.Option) *rig {
@@ -27,8 +27,8 @@ func newRig(t *testing.T, ctx int, vocab *enginetest.Vocab, opts ...engine.Optio
 	if vocab == nil {
 		vocab = enginetest.NewCountingVocab(testVocab)
 	}
-	r := &rig{step: enginetest.NewCountingSequence(vocab.Size())}
-	r.fwd = enginetest.NewSequenceForward(t, r.step, ctx)
+	r := &rig{seq: enginetest.NewCountingSequence(vocab.Size())}
+	r.fwd = enginetest.NewSequenceForward(t, r.seq, ctx)
 	r.rec = enginetest.NewRecorder(r.fwd)
 	opts = append([]engine.Option{engine.WithSampler(enginetest.Greedy{})}, opts...)
 	s, err := engine.NewSession(r.rec, vocab, opts...)
@@ -135,7 +135,7 @@ func TestGeneratePrefixReuse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, 64, nil)
-			r.step.Capacity = 64 // no reserve drops here
+			r.seq.Capacity = 64 // no reserve drops here
 			first, err := r.s.Generate([]int32{1, 2, 3}, engine.GenerateConfig{MaxTokens: 3})
 			require.NoError(t, err)
 			r.rec.Reset()
@@ -163,12 +163,12 @@ func TestGenerateDroppedReserveIsNotReused(t *testing.T) {
 
 func TestGenerateFailedForwardReplays(t *testing.T) {
 	r := newRig(t, 64, nil)
-	r.step.Capacity = 64
+	r.seq.Capacity = 64
 	first, err := r.s.Generate([]int32{1, 2, 3}, engine.GenerateConfig{MaxTokens: 3})
 	require.NoError(t, err)
 
 	boom := errors.New("device lost")
-	r.step.FailNext = boom
+	r.seq.FailNext = boom
 	failed, err := r.s.Generate(append(first.Tokens, 20), engine.GenerateConfig{MaxTokens: 3})
 	require.ErrorIs(t, err, boom)
 	assert.Equal(t, engine.StopNone, failed.Stop)
@@ -182,13 +182,13 @@ func TestGenerateFailedForwardReplays(t *testing.T) {
 
 func TestGenerateFailedDecodeForwardReplays(t *testing.T) {
 	r := newRig(t, 64, nil)
-	r.step.Capacity = 64
+	r.seq.Capacity = 64
 	boom := errors.New("device lost")
 	fails := 0
 	turn, err := r.s.Generate([]int32{1, 2, 3}, engine.GenerateConfig{MaxTokens: 5,
 		OnToken: func(id int32, _ []byte) error {
 			if id == 5 && fails == 0 {
-				r.step.FailNext, fails = boom, 1 // the forward of token 5 fails
+				r.seq.FailNext, fails = boom, 1 // the forward of token 5 fails
 			}
 			return nil
 		}})
@@ -226,8 +226,8 @@ func TestGenerateRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			step := enginetest.NewCountingSequence(testVocab)
-			rec := enginetest.NewRecorder(enginetest.NewSequenceForward(t, step, 8))
+			seq := enginetest.NewCountingSequence(testVocab)
+			rec := enginetest.NewRecorder(enginetest.NewSequenceForward(t, seq, 8))
 			var opts []engine.Option
 			if tt.sampler {
 				opts = append(opts, engine.WithSampler(enginetest.Greedy{}))
@@ -241,7 +241,7 @@ func TestGenerateRefusals(t *testing.T) {
 			assert.Zero(t, turn.Generated)
 			assert.Empty(t, rec.Forwards, "refused whole: nothing runs")
 			assert.Empty(t, rec.Reserves)
-			assert.Empty(t, step.Log)
+			assert.Empty(t, seq.Log)
 		})
 	}
 }
@@ -417,7 +417,7 @@ func TestOnLogprobsPrecedesOnToken(t *testing.T) {
 
 func TestGenerateReportsGPU(t *testing.T) {
 	r := newRig(t, 64, nil)
-	r.step.BackendName, r.step.GPU = "cuda", true
+	r.seq.BackendName, r.seq.GPU = "cuda", true
 	turn, err := r.s.Generate([]int32{1}, engine.GenerateConfig{MaxTokens: 2})
 	require.NoError(t, err)
 	assert.True(t, turn.UsedGPU)

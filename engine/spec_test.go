@@ -55,8 +55,8 @@ func TestSpeculativeEndsAsPlain(t *testing.T) {
 		for _, wrong := range []int{0, 3} {
 			t.Run(tt.name, func(t *testing.T) {
 				turn := func(d engine.Drafter) (engine.Turn, int, error) {
-					step := enginetest.NewCountingSequence(vocab)
-					fwd, err := forward.NewSequenceForward(step, forward.Options{ModelContext: 64})
+					seq := enginetest.NewCountingSequence(vocab)
+					fwd, err := forward.NewSequenceForward(seq, forward.Options{ModelContext: 64})
 					require.NoError(t, err)
 					sess, err := engine.NewSession(fwd, enginetest.NewCountingVocab(vocab), engine.WithSampler(enginetest.Greedy{}))
 					require.NoError(t, err)
@@ -64,9 +64,9 @@ func TestSpeculativeEndsAsPlain(t *testing.T) {
 					cfg.Draft = d
 					if tt.fail > 0 {
 						n := 0
-						step.Next = func(tok int32, pos int) int32 {
+						seq.Next = func(tok int32, pos int) int32 {
 							if n++; n == tt.fail+5 {
-								step.FailNext = errors.New("fault")
+								seq.FailNext = errors.New("fault")
 							}
 							return (tok + 1) % vocab
 						}

@@ -148,7 +148,7 @@ func TestQ4kForwardOptions(t *testing.T) {
 	step := enginetest.NewCountingSequence(testVocab)
 	tests := []struct {
 		name    string
-		step    forward.Sequence
+		seq     forward.Sequence
 		opts    forward.Options
 		wantCtx int
 		wantErr bool
@@ -162,7 +162,7 @@ func TestQ4kForwardOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := forward.NewSequenceForward(tt.step, tt.opts)
+			f, err := forward.NewSequenceForward(tt.seq, tt.opts)
 			if tt.wantErr {
 				assert.ErrorIs(t, err, forward.ErrBadOptions)
 				return

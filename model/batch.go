@@ -29,18 +29,18 @@ var _ forward.Batcher = (*Sequence)(nil)
 // its sequences (passes of one Model run one at a time); it grows to the total
 // row count, which callers bound (the server's --batch-tokens).
 func (s *Sequence) Batch(rows []forward.Rows) error {
-	// The pass runs on the Model's one batch scratch, so that any step may
+	// The pass runs on the Model's one batch scratch, so that any sequence may
 	// lead a pass without each growing scratch for the widest batch.
 	s.m.batchMu.Lock()
 	defer s.m.batchMu.Unlock()
-	if s.m.batchStep == nil {
-		s.m.batchStep = s.m.NewSequence()
+	if s.m.batchSeq == nil {
+		s.m.batchSeq = s.m.NewSequence()
 	}
-	return s.m.batchStep.stepBatch(rows)
+	return s.m.batchSeq.runBatch(rows)
 }
 
-// stepBatch is Batch on s's scratch.
-func (s *Sequence) stepBatch(rows []forward.Rows) error {
+// runBatch is Batch on s's scratch.
+func (s *Sequence) runBatch(rows []forward.Rows) error {
 	seqs := s.rows[:0]
 	for i := range rows {
 		r := &rows[i]
@@ -56,7 +56,7 @@ func (s *Sequence) stepBatch(rows []forward.Rows) error {
 		}
 		dup := false
 		for _, q := range seqs {
-			dup = dup || q.step == st
+			dup = dup || q.seq == st
 		}
 		if dup {
 			r.Err = fmt.Errorf("%w (row %d: the same sequence twice)", ErrForeignSequence, i)
@@ -66,14 +66,14 @@ func (s *Sequence) stepBatch(rows []forward.Rows) error {
 			r.Err = err
 			continue
 		}
-		seqs = append(seqs, passSeq{step: st, start: r.Start, tokens: r.Tokens, logits: r.Logits, every: r.Logits && r.Every})
+		seqs = append(seqs, passSeq{seq: st, start: r.Start, tokens: r.Tokens, logits: r.Logits, every: r.Logits && r.Every})
 	}
 	s.rows = seqs
 	if len(seqs) == 0 {
 		return nil
 	}
 	for _, q := range seqs {
-		q.step.held = 0 // unknown until the pass completes
+		q.seq.held = 0 // unknown until the pass completes
 	}
 	s.pass(seqs)
 	j := 0
@@ -83,9 +83,9 @@ func (s *Sequence) stepBatch(rows []forward.Rows) error {
 		}
 		switch q := seqs[j]; {
 		case q.every:
-			rows[i].Out = q.step.verified[:len(q.tokens)*s.m.cfg.Vocab]
+			rows[i].Out = q.seq.verified[:len(q.tokens)*s.m.cfg.Vocab]
 		case q.logits:
-			rows[i].Out = q.step.logits
+			rows[i].Out = q.seq.logits
 		}
 		j++
 	}

@@ -43,9 +43,9 @@ func TestBatchEqualsAlone(t *testing.T) {
 				full[i] = append(append([]int32(nil), seq...), testTokens[:extra]...)
 				want[i] = aloneSpans(t, m.NewSequence(), seq, full[i])
 			}
-			steps := make([]*Sequence, b)
-			for i := range steps {
-				steps[i] = m.NewSequence()
+			sequences := make([]*Sequence, b)
+			for i := range sequences {
+				sequences[i] = m.NewSequence()
 			}
 			// Prefill: sequences longer than 4 tokens take their first 3
 			// alone first, so the pass mixes starts at 0 and at 3.
@@ -53,13 +53,13 @@ func TestBatchEqualsAlone(t *testing.T) {
 			for i, seq := range seqs {
 				start := 0
 				if len(seq) > 4 {
-					_, err := steps[i].Prefill(seq[:3], 0)
+					_, err := sequences[i].Prefill(seq[:3], 0)
 					require.NoError(t, err)
 					start = 3
 				}
-				rows[i] = forward.Rows{Sequence: steps[i], Start: start, Tokens: seq[start:], Logits: true}
+				rows[i] = forward.Rows{Sequence: sequences[i], Start: start, Tokens: seq[start:], Logits: true}
 			}
-			require.NoError(t, steps[0].Batch(rows))
+			require.NoError(t, sequences[0].Batch(rows))
 			for i, r := range rows {
 				require.NoError(t, r.Err)
 				assert.Equal(t, want[i][0], r.Out, "%s B=%d seq %d prefill", sp.arch, b, i)
@@ -67,9 +67,9 @@ func TestBatchEqualsAlone(t *testing.T) {
 			// Decode: one token each, the pass run on a step outside it
 			// too (the last one's scratch).
 			for k := range extra {
-				leader := steps[k%b]
+				leader := sequences[k%b]
 				for i, seq := range seqs {
-					rows[i] = forward.Rows{Sequence: steps[i], Start: len(seq) + k, Tokens: full[i][len(seq)+k : len(seq)+k+1], Logits: i%2 == 0 || k == extra-1}
+					rows[i] = forward.Rows{Sequence: sequences[i], Start: len(seq) + k, Tokens: full[i][len(seq)+k : len(seq)+k+1], Logits: i%2 == 0 || k == extra-1}
 				}
 				require.NoError(t, leader.Batch(rows))
 				for i := range seqs {

@@ -166,10 +166,10 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		for _, batch := range []int{1, 2, 4, 8} {
 			b.Run(fmt.Sprintf("threads=%d/B=%d", threads, batch), func(b *testing.B) {
 				m := open(b, path, Options{Threads: threads})
-				steps := make([]*Sequence, batch)
-				for i := range steps {
-					steps[i] = m.NewSequence()
-					_, err := steps[i].Reserve(256)
+				seqs := make([]*Sequence, batch)
+				for i := range seqs {
+					seqs[i] = m.NewSequence()
+					_, err := seqs[i].Reserve(256)
 					require.NoError(b, err)
 				}
 				rows := make([]forward.Rows, batch)
@@ -182,11 +182,11 @@ func BenchmarkDecodeBatch(b *testing.B) {
 					if pos == 256 {
 						pos = 0
 					}
-					for i, st := range steps {
+					for i, st := range seqs {
 						toks[i] = int32((pos + i*31) % m.cfg.Vocab)
 						rows[i] = forward.Rows{Sequence: st, Start: pos, Tokens: toks[i : i+1], Logits: true}
 					}
-					if err := steps[0].Batch(rows); err != nil {
+					if err := seqs[0].Batch(rows); err != nil {
 						b.Fatal(err)
 					}
 					pos++

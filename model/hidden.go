@@ -3,7 +3,7 @@ package model
 import "fmt"
 
 // Hidden runs tokens through the model from position 0 (forgetting what the
-// step held) and returns the final hidden state of every token: the
+// sequence held) and returns the final hidden state of every token: the
 // residual stream after the last block, normalized by output_norm, as
 // [len(tokens)*Embd]float32 with row i the state after tokens[i]. It is
 // what llama.cpp's graph names result_norm (its t_embd, the input of its
@@ -31,7 +31,7 @@ func (s *Sequence) Hidden(dst []float32, tokens []int32) ([]float32, error) {
 	dst = dst[:n]
 	for lo := 0; lo < len(tokens); {
 		hi := prefillChunkEnd(lo, len(tokens), s.m.batchSize)
-		s.rows = append(s.rows[:0], passSeq{step: s, start: lo, tokens: tokens[lo:hi]})
+		s.rows = append(s.rows[:0], passSeq{seq: s, start: lo, tokens: tokens[lo:hi]})
 		s.pass(s.rows)
 		for r := range hi - lo {
 			rmsNorm(dst[(lo+r)*c.Embd:(lo+r+1)*c.Embd], s.x[r*c.Embd:(r+1)*c.Embd], s.m.outNorm, c.RMSEps)

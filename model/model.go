@@ -46,10 +46,10 @@ type Model struct {
 	pool      *pool
 	batchSize int
 
-	// batchStep is the scratch of Batch passes, made on first use;
+	// batchSeq is the scratch of Batch passes, made on first use;
 	// batchMu serializes them.
-	batchMu   sync.Mutex
-	batchStep *Sequence
+	batchMu  sync.Mutex
+	batchSeq *Sequence
 }
 
 // layer is one transformer block's weights.

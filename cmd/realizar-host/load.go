@@ -142,14 +142,14 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 	if l.model.Config().Vocab != l.tok.Size() {
 		return badFile(fmt.Errorf("%s: the tokenizer has %d tokens but the model %d", flags.path, l.tok.Size(), l.model.Config().Vocab))
 	}
-	var step forward.Sequence = l.model.NewSequence()
+	var seq forward.Sequence = l.model.NewSequence()
 	if flags.gpu {
 		if l.gpu, err = openGPU(flags, l.model, progress); err != nil {
 			return err
 		}
-		step = l.gpu
+		seq = l.gpu
 	}
-	l.fwd, err = l.forward(step, flags)
+	l.fwd, err = l.forward(seq, flags)
 	if err != nil {
 		return badFile(fmt.Errorf("%s: %w", flags.path, err))
 	}
@@ -162,8 +162,8 @@ func (l *loaded) build(flags *modelFlags, progress io.Writer) error {
 }
 
 // forward adapts step with the file's architecture and the context flags.
-func (l *loaded) forward(step forward.Sequence, flags *modelFlags) (*forward.SequenceForward, error) {
-	return forward.NewSequenceForward(step, forward.Options{
+func (l *loaded) forward(seq forward.Sequence, flags *modelFlags) (*forward.SequenceForward, error) {
+	return forward.NewSequenceForward(seq, forward.Options{
 		Arch:         l.model.Config().Arch,
 		ModelContext: l.model.Config().ContextLength,
 		MaxContext:   flags.ctxSize,

@@ -41,16 +41,16 @@ func (s *StringsStop) Reset() error {
 func (s *StringsStop) Check(_ int32, piece []byte) (engine.Decision, error) {
 	from := len(s.text)
 	s.text = append(s.text, piece...)
-	if at, ok := FindStop(s.text, from, s.stops); ok {
+	if at, ok := findStop(s.text, from, s.stops); ok {
 		return engine.Decision{Action: engine.StopTrim, Trim: len(s.text) - at}, nil
 	}
-	return engine.Decision{Action: engine.Continue, HoldBack: PartialStop(s.text, s.stops)}, nil
+	return engine.Decision{Action: engine.Continue, HoldBack: partialStop(s.text, s.stops)}, nil
 }
 
 // FindStop returns the start of the earliest occurrence in text of any stop
 // that ends after text[:from] (text[:from] is known to hold none), and
 // whether there is one.
-func FindStop(text []byte, from int, stops [][]byte) (at int, ok bool) {
+func findStop(text []byte, from int, stops [][]byte) (at int, ok bool) {
 	at = len(text)
 	for _, st := range stops {
 		lo := max(0, from-len(st)+1)
@@ -61,10 +61,10 @@ func FindStop(text []byte, from int, stops [][]byte) (at int, ok bool) {
 	return at, ok
 }
 
-// PartialStop returns the length of the longest end of text that is a
+// partialStop returns the length of the longest end of text that is a
 // proper prefix of some stop: the bytes to hold back because the next token
 // may complete a stop.
-func PartialStop(text []byte, stops [][]byte) int {
+func partialStop(text []byte, stops [][]byte) int {
 	best := 0
 	for _, st := range stops {
 		for n := min(len(st)-1, len(text)); n > best; n-- {

@@ -26,7 +26,7 @@ func TestFindStop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			at, ok := FindStop([]byte(tt.text), tt.from, toBytes(tt.stops))
+			at, ok := findStop([]byte(tt.text), tt.from, toBytes(tt.stops))
 			assert.Equal(t, tt.wantOK, ok)
 			assert.Equal(t, tt.wantAt, at)
 		})
@@ -51,7 +51,7 @@ func TestPartialStop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, PartialStop([]byte(tt.text), toBytes(tt.stops)))
+			assert.Equal(t, tt.want, partialStop([]byte(tt.text), toBytes(tt.stops)))
 		})
 	}
 }

@@ -47,11 +47,11 @@ func guestWasm() ([]byte, error) {
 
 // Defaults of Config.
 const (
-	DefaultMemoryBytes = 64 << 20 // linear memory cap: real templates render in a few MiB
+	defaultMemoryBytes = 64 << 20 // linear memory cap: real templates render in a few MiB
 	DefaultTimeout     = 2 * time.Second
-	DefaultOutputBytes = 1 << 20 // rendered prompt cap; far above any context length in bytes
-	DefaultStackBytes  = 8 << 20 // goroutine stack cap inside the guest (recursive macros)
-	DefaultConcurrent  = 8       // renders at once: 512 MiB of guest memory at most
+	defaultOutputBytes = 1 << 20 // rendered prompt cap; far above any context length in bytes
+	defaultStackBytes  = 8 << 20 // goroutine stack cap inside the guest (recursive macros)
+	defaultConcurrent  = 8       // renders at once: 512 MiB of guest memory at most
 )
 
 // errBytes caps what the guest's stderr keeps (its error message).
@@ -60,19 +60,19 @@ const errBytes = 4096
 // Config sets a Renderer's budgets. The zero value means the defaults.
 type Config struct {
 	// MemoryBytes caps the guest's linear memory, in bytes, rounded down
-	// to 64 KiB pages [DefaultMemoryBytes].
+	// to 64 KiB pages [defaultMemoryBytes].
 	MemoryBytes uint64
 	// Timeout bounds one Render: instantiation, the Go runtime's start and
 	// the rendering [DefaultTimeout].
 	Timeout time.Duration
-	// OutputBytes caps the rendered text [DefaultOutputBytes].
+	// OutputBytes caps the rendered text [defaultOutputBytes].
 	OutputBytes int
-	// StackBytes caps the guest's goroutine stack [DefaultStackBytes].
+	// StackBytes caps the guest's goroutine stack [defaultStackBytes].
 	StackBytes int
 	// Concurrent is the most renders running at once; more wait for a
 	// place (under their caller's context, before their own deadline
 	// starts), so that the sandbox's memory stays under Concurrent ×
-	// MemoryBytes however many requests arrive [DefaultConcurrent].
+	// MemoryBytes however many requests arrive [defaultConcurrent].
 	// The places are shared: a caller that runs many slow templates at
 	// once (the server bounds each tenant by its max_concurrent) makes
 	// others wait, up to Timeout per place.
@@ -98,19 +98,19 @@ type Renderer struct {
 // the compilation) and returns a Renderer. Close it when done.
 func New(ctx context.Context, cfg Config) (*Renderer, error) {
 	if cfg.MemoryBytes == 0 {
-		cfg.MemoryBytes = DefaultMemoryBytes
+		cfg.MemoryBytes = defaultMemoryBytes
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.OutputBytes <= 0 {
-		cfg.OutputBytes = DefaultOutputBytes
+		cfg.OutputBytes = defaultOutputBytes
 	}
 	if cfg.StackBytes <= 0 {
-		cfg.StackBytes = DefaultStackBytes
+		cfg.StackBytes = defaultStackBytes
 	}
 	if cfg.Concurrent <= 0 {
-		cfg.Concurrent = DefaultConcurrent
+		cfg.Concurrent = defaultConcurrent
 	}
 	pages := uint32(cfg.MemoryBytes >> 16)
 	if pages == 0 || cfg.MemoryBytes > 4<<30 {

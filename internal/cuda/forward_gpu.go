@@ -151,7 +151,7 @@ var (
 )
 
 // errClosed is a call on a gpuSequence after its Close.
-var errClosed = errors.New("cuda: step closed")
+var errClosed = errors.New("cuda: sequence closed")
 
 // newGPUSequence uploads m's weights to device opts.Device and returns the
 // bare device step (no gate, no fallback).
@@ -235,11 +235,11 @@ func (s *gpuSequence) NewSequence() (*gpuSequence, error) {
 func poolTensors(c model.Config, w model.Weights) ([]poolTensor, error) {
 	var ts []poolTensor
 	mat := func(x model.Weight) {
-		ts = append(ts, poolTensor{Name: x.Name, Type: x.Type, Rows: x.Rows, Cols: x.Cols})
+		ts = append(ts, poolTensor{name: x.Name, typ: x.Type, rows: x.Rows, cols: x.Cols})
 	}
 	vec := func(name string, v []float32) {
 		if v != nil {
-			ts = append(ts, poolTensor{Name: name, Type: quant.F32, Rows: 1, Cols: len(v)})
+			ts = append(ts, poolTensor{name: name, typ: quant.F32, rows: 1, cols: len(v)})
 		}
 	}
 	mat(w.Embd)
@@ -297,12 +297,12 @@ func (w devWeight) rowsOf(from, n int) devWeight {
 // upload allocates the pool and copies every tensor to its offset.
 func (s *devModel) upload(w model.Weights) error {
 	var err error
-	if s.pool, err = s.d.alloc(s.plan.Size, "weights"); err != nil {
+	if s.pool, err = s.d.alloc(s.plan.size, "weights"); err != nil {
 		return err
 	}
 	at := map[string]dptr{}
-	for _, p := range s.plan.Tensors {
-		at[p.Name] = s.pool + dptr(p.Offset)
+	for _, p := range s.plan.tensors {
+		at[p.name] = s.pool + dptr(p.offset)
 	}
 	copyBytes := func(name string, b []byte) error {
 		if len(b) == 0 {
@@ -499,7 +499,7 @@ func (s *gpuSequence) DeviceInfo() []string {
 }
 
 // PoolBytes is the size of the pooled weight allocation.
-func (s *gpuSequence) PoolBytes() int64 { return s.plan.Size }
+func (s *gpuSequence) PoolBytes() int64 { return s.plan.size }
 
 // Backend is ("cuda", true).
 func (s *gpuSequence) Backend() (string, bool) { return "cuda", true }

@@ -117,15 +117,15 @@ func TestGPUGatedSequences(t *testing.T) {
 	opts.FileSHA256, opts.Verdicts = sum, cache
 	g, err := newGPUSequence(m, opts)
 	failLine(t, err, "sequences", path)
-	require.NoError(t, cache.put(verdictKey{FileSHA256: sum, Device: g.DeviceName(), KernelHash: kernelHash()}, Verdict{OK: true}))
+	require.NoError(t, cache.put(verdictKey{fileSHA256: sum, device: g.DeviceName(), kernelHash: kernelHash()}, Verdict{OK: true}))
 	require.NoError(t, g.Close())
 	s, err := NewSequence(m, opts)
 	failLine(t, err, "sequences", path)
 	defer s.Close()
-	require.True(t, s.OnGPU(), s.FallbackReason())
+	require.True(t, s.OnGPU(), s.fallbackReason())
 	n := s.NewSequence()
 	defer n.Close()
-	assert.True(t, n.OnGPU(), n.FallbackReason())
+	assert.True(t, n.OnGPU(), n.fallbackReason())
 
 	probe := probeSequence(m.Config().Vocab, 12)
 	a, b := clone(probe[:3]), clone(probe[3:5])

@@ -329,8 +329,8 @@ func failLine(t *testing.T, err error, what, path string) {
 
 // greedy decodes n tokens after prompt through the engine's adapter; the
 // tokens and a copy of the logits each was picked from.
-func greedy(step forward.Sequence, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
-	f, err := forward.NewSequenceForward(step, forward.Options{Arch: "test", ModelContext: ctx})
+func greedy(seq forward.Sequence, ctx int, prompt []int32, n int) ([]int32, [][]float32, error) {
+	f, err := forward.NewSequenceForward(seq, forward.Options{Arch: "test", ModelContext: ctx})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -430,9 +430,9 @@ func TestGPUNewSequence(t *testing.T) {
 	s, err := NewSequence(m, opts)
 	failLine(t, err, "newstep", path)
 	defer s.Close()
-	fmt.Printf("newstep %s on %s: on GPU %v, verdict %s%s\n", filepath.Base(path), s.Device(), s.OnGPU(), s.Verdict(), logSuffixReason(s.FallbackReason()))
-	assert.True(t, s.OnGPU(), s.FallbackReason())
-	_, ok := cache.get(verdictKey{FileSHA256: sum, Device: s.Device(), KernelHash: kernelHash()})
+	fmt.Printf("newstep %s on %s: on GPU %v, verdict %s%s\n", filepath.Base(path), s.Device(), s.OnGPU(), s.Verdict(), logSuffixReason(s.fallbackReason()))
+	assert.True(t, s.OnGPU(), s.fallbackReason())
+	_, ok := cache.get(verdictKey{fileSHA256: sum, device: s.Device(), kernelHash: kernelHash()})
 	assert.True(t, ok)
 	f, err := forward.NewSequenceForward(s, forward.Options{Arch: "llama", ModelContext: m.Config().ContextLength})
 	require.NoError(t, err)

@@ -31,7 +31,7 @@ func NewSequence(m *model.Model, opts Options) (*Sequence, error) {
 	case err != nil:
 		return newFallenSequence(m, opts, "cuda device", err), nil
 	}
-	key := verdictKey{FileSHA256: opts.FileSHA256, Device: g.DeviceName(), KernelHash: kernelHash()}
+	key := verdictKey{fileSHA256: opts.FileSHA256, device: g.DeviceName(), kernelHash: kernelHash()}
 	return newGatedSequence(m, g, opts, key), nil
 }
 

@@ -41,25 +41,25 @@ const poolAlign = 256
 // poolTensor is one tensor to place in the pool: Rows rows of Cols values
 // of ggml type Type (a vector is one row).
 type poolTensor struct {
-	Name string
-	Type quant.Type
-	Rows int
-	Cols int
+	name string
+	typ  quant.Type
+	rows int
+	cols int
 }
 
 // placement is where a tensor lives in the pool: bytes [Offset,
 // Offset+Size).
 type placement struct {
 	poolTensor
-	RowBytes int64 // bytes per row
-	Offset   int64 // a multiple of poolAlign
-	Size     int64 // Rows*RowBytes
+	rowBytes int64 // bytes per row
+	offset   int64 // a multiple of poolAlign
+	size     int64 // Rows*RowBytes
 }
 
 // poolPlan lays out tensors back to back in one allocation of Size bytes.
 type poolPlan struct {
-	Tensors []placement // in the order given
-	Size    int64       // total bytes, a multiple of poolAlign
+	tensors []placement // in the order given
+	size    int64       // total bytes, a multiple of poolAlign
 }
 
 // planPool places ts in order, each at the next poolAlign-aligned offset.
@@ -68,21 +68,21 @@ type poolPlan struct {
 // kernel (wrapping ErrUnsupportedType) or whose row length is not whole
 // blocks of its type (wrapping the quant row-length error).
 func planPool(ts []poolTensor) (poolPlan, error) {
-	p := poolPlan{Tensors: make([]placement, 0, len(ts))}
+	p := poolPlan{tensors: make([]placement, 0, len(ts))}
 	for _, t := range ts {
-		if _, ok := kernelTypes[t.Type]; !ok {
-			return poolPlan{}, &TensorError{Tensor: t.Name, Err: ErrUnsupportedType, Detail: "ggml type " + t.Type.String()}
+		if _, ok := kernelTypes[t.typ]; !ok {
+			return poolPlan{}, &TensorError{Tensor: t.name, Err: ErrUnsupportedType, Detail: "ggml type " + t.typ.String()}
 		}
-		rb, err := t.Type.RowSize(t.Cols)
+		rb, err := t.typ.RowSize(t.cols)
 		if err != nil {
-			return poolPlan{}, &TensorError{Tensor: t.Name, Err: err}
+			return poolPlan{}, &TensorError{Tensor: t.name, Err: err}
 		}
-		if t.Rows < 0 {
-			return poolPlan{}, &TensorError{Tensor: t.Name, Err: fmt.Errorf("cuda: %d rows", t.Rows)}
+		if t.rows < 0 {
+			return poolPlan{}, &TensorError{Tensor: t.name, Err: fmt.Errorf("cuda: %d rows", t.rows)}
 		}
-		size := int64(t.Rows) * int64(rb)
-		p.Tensors = append(p.Tensors, placement{poolTensor: t, RowBytes: int64(rb), Offset: p.Size, Size: size})
-		p.Size = alignUp(p.Size+size, poolAlign)
+		size := int64(t.rows) * int64(rb)
+		p.tensors = append(p.tensors, placement{poolTensor: t, rowBytes: int64(rb), offset: p.size, size: size})
+		p.size = alignUp(p.size+size, poolAlign)
 	}
 	return p, nil
 }

@@ -86,37 +86,37 @@ func TestPlanPoolSizes(t *testing.T) {
 		{quant.Q5_1, 8 * 24, 256}, {quant.Q8_0, 8 * 34, 256},
 		{quant.Q4_K, 144, 256}, {quant.Q5_K, 176, 256}, {quant.Q6_K, 210, 256},
 	} {
-		p, err := planPool([]poolTensor{{Name: "w", Type: tc.typ, Rows: 3, Cols: tc.cols}})
+		p, err := planPool([]poolTensor{{name: "w", typ: tc.typ, rows: 3, cols: tc.cols}})
 		require.NoError(t, err, tc.typ)
-		assert.Equal(t, tc.row, p.Tensors[0].RowBytes, tc.typ)
-		assert.Equal(t, 3*tc.row, p.Tensors[0].Size, tc.typ)
-		assert.Equal(t, alignUp(3*tc.row, poolAlign), p.Size, tc.typ)
+		assert.Equal(t, tc.row, p.tensors[0].rowBytes, tc.typ)
+		assert.Equal(t, 3*tc.row, p.tensors[0].size, tc.typ)
+		assert.Equal(t, alignUp(3*tc.row, poolAlign), p.size, tc.typ)
 	}
 }
 
 func TestPlanPoolOffsets(t *testing.T) {
 	ts := []poolTensor{
-		{Name: "a", Type: quant.Q6_K, Rows: 1, Cols: 256},  // 210 bytes
-		{Name: "b", Type: quant.F32, Rows: 1, Cols: 64},    // 256 bytes
-		{Name: "c", Type: quant.Q4_0, Rows: 5, Cols: 32},   // 90 bytes
-		{Name: "d", Type: quant.F16, Rows: 0, Cols: 8},     // empty
-		{Name: "e", Type: quant.Q4_K, Rows: 7, Cols: 512},  // 2016 bytes
-		{Name: "f", Type: quant.Q8_0, Rows: 1, Cols: 8192}, // 8704 bytes
+		{name: "a", typ: quant.Q6_K, rows: 1, cols: 256},  // 210 bytes
+		{name: "b", typ: quant.F32, rows: 1, cols: 64},    // 256 bytes
+		{name: "c", typ: quant.Q4_0, rows: 5, cols: 32},   // 90 bytes
+		{name: "d", typ: quant.F16, rows: 0, cols: 8},     // empty
+		{name: "e", typ: quant.Q4_K, rows: 7, cols: 512},  // 2016 bytes
+		{name: "f", typ: quant.Q8_0, rows: 1, cols: 8192}, // 8704 bytes
 	}
 	p, err := planPool(ts)
 	require.NoError(t, err)
 	want := []int64{0, 256, 512, 768, 768, 2816}
-	for i, pl := range p.Tensors {
-		assert.Equal(t, ts[i].Name, pl.Name)
-		assert.Equal(t, want[i], pl.Offset, pl.Name)
-		assert.Zero(t, pl.Offset%poolAlign, pl.Name)
+	for i, pl := range p.tensors {
+		assert.Equal(t, ts[i].name, pl.name)
+		assert.Equal(t, want[i], pl.offset, pl.name)
+		assert.Zero(t, pl.offset%poolAlign, pl.name)
 		if i > 0 {
-			prev := p.Tensors[i-1]
-			assert.GreaterOrEqual(t, pl.Offset, prev.Offset+prev.Size, "%s overlaps %s", pl.Name, prev.Name)
+			prev := p.tensors[i-1]
+			assert.GreaterOrEqual(t, pl.offset, prev.offset+prev.size, "%s overlaps %s", pl.name, prev.name)
 		}
 	}
-	assert.Equal(t, int64(2816+8704), p.Size) // 11520 is 45*256
-	assert.Zero(t, p.Size%poolAlign)
+	assert.Equal(t, int64(2816+8704), p.size) // 11520 is 45*256
+	assert.Zero(t, p.size%poolAlign)
 }
 
 func TestPlanPoolRejects(t *testing.T) {
@@ -125,18 +125,18 @@ func TestPlanPoolRejects(t *testing.T) {
 		t    poolTensor
 		is   error
 	}{
-		{"Q8_K weights", poolTensor{Name: "blk.0.ffn_up.weight", Type: quant.Q8_K, Rows: 1, Cols: 256}, ErrUnsupportedType},
-		{"unknown type", poolTensor{Name: "blk.1.attn_q.weight", Type: quant.Type(23), Rows: 1, Cols: 256}, ErrUnsupportedType},
-		{"partial block", poolTensor{Name: "output.weight", Type: quant.Q4_K, Rows: 1, Cols: 100}, quant.ErrRowLength},
+		{"Q8_K weights", poolTensor{name: "blk.0.ffn_up.weight", typ: quant.Q8_K, rows: 1, cols: 256}, ErrUnsupportedType},
+		{"unknown type", poolTensor{name: "blk.1.attn_q.weight", typ: quant.Type(23), rows: 1, cols: 256}, ErrUnsupportedType},
+		{"partial block", poolTensor{name: "output.weight", typ: quant.Q4_K, rows: 1, cols: 100}, quant.ErrRowLength},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := planPool([]poolTensor{{Name: "ok", Type: quant.F32, Rows: 1, Cols: 4}, tc.t})
+			_, err := planPool([]poolTensor{{name: "ok", typ: quant.F32, rows: 1, cols: 4}, tc.t})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.is)
 			var te *TensorError
 			require.True(t, errors.As(err, &te))
-			assert.Equal(t, tc.t.Name, te.Tensor)
-			assert.Contains(t, err.Error(), tc.t.Name)
+			assert.Equal(t, tc.t.name, te.Tensor)
+			assert.Contains(t, err.Error(), tc.t.name)
 		})
 	}
 }

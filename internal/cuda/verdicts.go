@@ -15,16 +15,16 @@ import (
 
 // verdictKey identifies what a parity verdict was reached for.
 type verdictKey struct {
-	FileSHA256 string // hex sha256 of the GGUF file
-	Device     string // the driver's device name, e.g. "NVIDIA H200"
-	KernelHash string // kernelHash() of the build
+	fileSHA256 string // hex sha256 of the GGUF file
+	device     string // the driver's device name, e.g. "NVIDIA H200"
+	kernelHash string // kernelHash() of the build
 }
 
 // String is the key as stored: the three parts joined by "|".
-func (k verdictKey) String() string { return k.FileSHA256 + "|" + k.Device + "|" + k.KernelHash }
+func (k verdictKey) String() string { return k.fileSHA256 + "|" + k.device + "|" + k.kernelHash }
 
 // valid reports whether every part is set (an empty part is never cached).
-func (k verdictKey) valid() bool { return k.FileSHA256 != "" && k.Device != "" && k.KernelHash != "" }
+func (k verdictKey) valid() bool { return k.fileSHA256 != "" && k.device != "" && k.kernelHash != "" }
 
 // VerdictCache remembers parity verdicts in a JSON file, so that a model
 // already judged on a device with the same kernels loads without the

@@ -10,16 +10,16 @@ import (
 )
 
 func TestVerdictKey(t *testing.T) {
-	k := verdictKey{FileSHA256: "ab", Device: "NVIDIA H200", KernelHash: "cd"}
+	k := verdictKey{fileSHA256: "ab", device: "NVIDIA H200", kernelHash: "cd"}
 	assert.Equal(t, "ab|NVIDIA H200|cd", k.String())
 	for _, tc := range []struct {
 		k     verdictKey
 		valid bool
 	}{
 		{k, true},
-		{verdictKey{Device: "d", KernelHash: "h"}, false},
-		{verdictKey{FileSHA256: "f", KernelHash: "h"}, false},
-		{verdictKey{FileSHA256: "f", Device: "d"}, false},
+		{verdictKey{device: "d", kernelHash: "h"}, false},
+		{verdictKey{fileSHA256: "f", kernelHash: "h"}, false},
+		{verdictKey{fileSHA256: "f", device: "d"}, false},
 	} {
 		assert.Equal(t, tc.valid, tc.k.valid(), tc.k.String())
 	}
@@ -28,9 +28,9 @@ func TestVerdictKey(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.put(k, Verdict{OK: true, Positions: 64}))
 	for _, other := range []verdictKey{
-		{FileSHA256: "ab2", Device: k.Device, KernelHash: k.KernelHash},
-		{FileSHA256: k.FileSHA256, Device: "NVIDIA A100", KernelHash: k.KernelHash},
-		{FileSHA256: k.FileSHA256, Device: k.Device, KernelHash: "ce"},
+		{fileSHA256: "ab2", device: k.device, kernelHash: k.kernelHash},
+		{fileSHA256: k.fileSHA256, device: "NVIDIA A100", kernelHash: k.kernelHash},
+		{fileSHA256: k.fileSHA256, device: k.device, kernelHash: "ce"},
 	} {
 		_, ok := c.get(other)
 		assert.False(t, ok, other.String())
@@ -44,10 +44,10 @@ func TestVerdictCacheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "verdicts.json")
 	c, err := OpenVerdictCache(path)
 	require.NoError(t, err, "a missing file is an empty cache")
-	k := verdictKey{FileSHA256: "f", Device: "d", KernelHash: kernelHash()}
+	k := verdictKey{fileSHA256: "f", device: "d", kernelHash: kernelHash()}
 	bad := Verdict{Reason: "position 3: cosine 0.50000 < 0.95", MinCos: 0.5, WorstPos: 3, Positions: 64}
 	require.NoError(t, c.put(k, bad))
-	require.NoError(t, c.put(verdictKey{Device: "d", KernelHash: "h"}, Verdict{OK: true}), "an incomplete key is ignored")
+	require.NoError(t, c.put(verdictKey{device: "d", kernelHash: "h"}, Verdict{OK: true}), "an incomplete key is ignored")
 
 	again, err := OpenVerdictCache(path)
 	require.NoError(t, err)

@@ -30,8 +30,8 @@ type passRow struct {
 // forward processes tokens[start:] on step (which holds tokens[:start])
 // and returns the logits after the last token, [n_vocab]float32, valid
 // until step's next call.
-func (p *passes) forward(step forward.Sequence, tokens []int32, start int) ([]float32, error) {
-	r := &passRow{row: forward.Rows{Sequence: step, Start: start, Tokens: tokens[start:], Logits: true}, done: make(chan struct{})}
+func (p *passes) forward(seq forward.Sequence, tokens []int32, start int) ([]float32, error) {
+	r := &passRow{row: forward.Rows{Sequence: seq, Start: start, Tokens: tokens[start:], Logits: true}, done: make(chan struct{})}
 	p.mu.Lock()
 	p.pending = append(p.pending, r)
 	if p.running {

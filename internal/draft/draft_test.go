@@ -33,7 +33,7 @@ func TestLookup(t *testing.T) {
 // Length grows on full acceptance, shrinks to what was accepted, and
 // pauses after misses, longer with each miss in a row.
 func TestLength(t *testing.T) {
-	l := NewLength(8, 4)
+	l := newLength(8, 4)
 	assert.Equal(t, 4, l.Next(100))
 	assert.Equal(t, 3, l.Next(3), "capped by the limit")
 	l.Accepted(4, 4)

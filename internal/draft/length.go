@@ -11,11 +11,11 @@ import "github.com/realizar-host/realizar-host/abi"
 // accepted halves it and pauses drafting for a number of calls that doubles
 // with each such miss in a row (up to MaxPause), and any acceptance ends
 // the streak.
-type Length struct {
+type length struct {
 	// Max is the longest draft, in tokens (>= 1).
 	Max int
-	// MaxPause is the most Draft calls skipped after misses in a row.
-	MaxPause int
+	// maxPause is the most Draft calls skipped after misses in a row.
+	maxPause int
 
 	n      int // the current length, 1 <= n <= Max
 	misses int // drafts in a row of which nothing was accepted
@@ -35,31 +35,31 @@ const (
 	DefaultMaxDraft = 8
 	// defaultStart is the first draft's length.
 	defaultStart = 4
-	// DefaultMaxPause is the longest pause after misses: 16 calls.
-	DefaultMaxPause = 16
+	// defaultMaxPause is the longest pause after misses: 16 calls.
+	defaultMaxPause = 16
 )
 
 // NewLength returns a Length drafting up to maxDraft tokens (0:
 // DefaultMaxDraft) that pauses at most maxPause calls (0: DefaultMaxPause;
 // < 0: never pauses).
-func NewLength(maxDraft, maxPause int) Length {
+func newLength(maxDraft, maxPause int) length {
 	if maxDraft <= 0 {
 		maxDraft = DefaultMaxDraft
 	}
 	if maxPause == 0 {
-		maxPause = DefaultMaxPause
+		maxPause = defaultMaxPause
 	}
-	return Length{Max: maxDraft, MaxPause: max(maxPause, 0), n: min(defaultStart, maxDraft)}
+	return length{Max: maxDraft, maxPause: max(maxPause, 0), n: min(defaultStart, maxDraft)}
 }
 
 // Reset starts over (a new turn).
-func (l *Length) Reset() {
+func (l *length) Reset() {
 	l.n, l.misses, l.pause = min(defaultStart, l.Max), 0, 0
 }
 
 // Next returns the length of the next draft, at most limit; 0 while the
 // drafter pauses (each call counts one paused call).
-func (l *Length) Next(limit int) int {
+func (l *length) Next(limit int) int {
 	if l.pause > 0 {
 		l.pause--
 		return 0
@@ -68,7 +68,7 @@ func (l *Length) Next(limit int) int {
 }
 
 // Accepted records the outcome of a draft of drafted tokens.
-func (l *Length) Accepted(drafted, accepted int) {
+func (l *length) Accepted(drafted, accepted int) {
 	switch {
 	case drafted <= 0:
 		return
@@ -79,6 +79,6 @@ func (l *Length) Accepted(drafted, accepted int) {
 	default:
 		l.n = max(l.n/2, 1)
 		l.misses++
-		l.pause = min(1<<min(l.misses-1, 30), l.MaxPause)
+		l.pause = min(1<<min(l.misses-1, 30), l.maxPause)
 	}
 }

@@ -23,7 +23,7 @@ type LookupOptions struct {
 // (Reset forgets everything). Not safe for concurrent use.
 type Lookup struct {
 	minN, maxN int
-	length     Length
+	length     length
 }
 
 var _ engine.Drafter = (*Lookup)(nil)
@@ -39,7 +39,7 @@ func NewLookup(opts LookupOptions) *Lookup {
 		maxN = 4
 	}
 	maxN = max(maxN, minN)
-	return &Lookup{minN: minN, maxN: maxN, length: NewLength(opts.MaxDraft, 0)}
+	return &Lookup{minN: minN, maxN: maxN, length: newLength(opts.MaxDraft, 0)}
 }
 
 // Reset starts a turn; the prompt is read from Draft's tokens.

@@ -70,7 +70,7 @@ func idsText(ids []int32) string {
 type ModelConfig struct {
 	// NewSequence returns a new decoding state (a KV cache) over the draft
 	// model's weights, which every state shares (model.Model.NewSequence).
-	// A step that is an forward.Prefiller catches up on a span in one
+	// A sequence that is a forward.Prefiller catches up on a span in one
 	// batched pass; otherwise token by token.
 	NewSequence func() forward.Sequence
 	// ContextLength is the draft model's context in positions (> 0): past
@@ -88,7 +88,7 @@ type ModelConfig struct {
 // Model is a draft model: a second, smaller model over the target's
 // vocabulary (CheckVocab) whose greedy continuation is the draft. It is
 // loaded once and shared: each sequence's ModelDrafter holds its own KV
-// cache (a step of NewSequence) over the shared weights, and nothing else.
+// cache (a sequence of NewSequence) over the shared weights, and nothing else.
 // When the steps are forward.Batchers, the forwards of drafters that
 // run at the same time (a server's sequences) share batched passes, each
 // weight read once for all of them. Safe for concurrent use
@@ -132,7 +132,7 @@ type ModelOptions struct {
 // Drafter returns a drafter for one sequence, with a KV cache of its own
 // (made on its first draft).
 func (m *Model) Drafter(opts ModelOptions) *ModelDrafter {
-	return &ModelDrafter{m: m, cancel: opts.Cancel, length: NewLength(opts.MaxDraft, 0)}
+	return &ModelDrafter{m: m, cancel: opts.Cancel, length: newLength(opts.MaxDraft, 0)}
 }
 
 // ModelDrafter drafts one sequence's next tokens with a draft model: it
@@ -152,12 +152,12 @@ func (m *Model) Drafter(opts ModelOptions) *ModelDrafter {
 type ModelDrafter struct {
 	m      *Model
 	cancel *engine.CancelToken
-	length Length
+	length length
 
-	step    forward.Sequence
-	prefill forward.Prefiller // nil when step has none
-	batcher bool              // step is a Batcher: forwards share passes
-	held    []int32           // the tokens step's cache holds, in order
+	seq     forward.Sequence
+	prefill forward.Prefiller // nil when seq has none
+	batcher bool              // seq is a Batcher: forwards share passes
+	held    []int32           // the tokens seq's cache holds, in order
 	reserve int               // positions to size a new cache for (ReserveKV); 0: on demand
 	// Err is the last draft step's error (nil after a successful draft).
 	Err error
@@ -167,14 +167,14 @@ var _ engine.Drafter = (*ModelDrafter)(nil)
 
 // ReserveKV sizes the drafter's KV cache for a sequence of positions
 // positions (within the draft model's context; a cache already made is
-// grown, never shrunk, when its step is a forward.Reserver) and returns
+// grown, never shrunk, when its sequence is a forward.Reserver) and returns
 // its bytes at ModelConfig.KVBytesPerPosition: what the serving core
 // charges to the KV budget beside the target's cache (serving.KVDrafter).
 // A sequence no longer than that never grows the cache past it (a
 // cache grown on demand doubles).
 func (d *ModelDrafter) ReserveKV(positions int) int64 {
 	d.reserve = min(max(positions, 1), d.m.cfg.ContextLength)
-	if r, ok := d.step.(forward.Reserver); ok {
+	if r, ok := d.seq.(forward.Reserver); ok {
 		if _, err := r.Reserve(d.reserve); err != nil {
 			d.Err = err
 		}
@@ -195,11 +195,11 @@ func (d *ModelDrafter) Draft(dst, tokens []int32, limit int) []int32 {
 	if k <= 0 || len(tokens) == 0 || d.cancel.Cancelled() {
 		return dst
 	}
-	if d.step == nil {
-		d.step = d.m.cfg.NewSequence()
-		d.prefill, _ = d.step.(forward.Prefiller)
-		_, d.batcher = d.step.(forward.Batcher)
-		if r, ok := d.step.(forward.Reserver); ok && d.reserve > 0 {
+	if d.seq == nil {
+		d.seq = d.m.cfg.NewSequence()
+		d.prefill, _ = d.seq.(forward.Prefiller)
+		_, d.batcher = d.seq.(forward.Batcher)
+		if r, ok := d.seq.(forward.Reserver); ok && d.reserve > 0 {
 			if _, err := r.Reserve(d.reserve); err != nil {
 				d.Err = err
 				return dst
@@ -220,7 +220,7 @@ func (d *ModelDrafter) Draft(dst, tokens []int32, limit int) []int32 {
 	}
 	if err != nil {
 		d.held = d.held[:0]
-		d.step.Reset()
+		d.seq.Reset()
 	}
 	d.Err = err
 	return dst
@@ -239,7 +239,7 @@ func (d *ModelDrafter) catchUp(tokens []int32) ([]float32, error) {
 		var logits []float32
 		var err error
 		for lo := start; lo < len(tokens) && err == nil; lo += catchUpChunk {
-			logits, err = d.m.passes.forward(d.step, tokens[:min(lo+catchUpChunk, len(tokens))], lo)
+			logits, err = d.m.passes.forward(d.seq, tokens[:min(lo+catchUpChunk, len(tokens))], lo)
 		}
 		return logits, err
 	}
@@ -249,18 +249,18 @@ func (d *ModelDrafter) catchUp(tokens []int32) ([]float32, error) {
 	var logits []float32
 	var err error
 	for pos := start; pos < len(tokens) && err == nil; pos++ {
-		logits, err = d.step.Step(tokens[pos], pos)
+		logits, err = d.seq.Step(tokens[pos], pos)
 	}
 	return logits, err
 }
 
 // forward steps tokens[pos] at pos (tokens[:pos] held): in a shared pass
-// when the step batches.
+// when the sequence batches.
 func (d *ModelDrafter) forward(tokens []int32, pos int) ([]float32, error) {
 	if d.batcher {
-		return d.m.passes.forward(d.step, tokens[:pos+1], pos)
+		return d.m.passes.forward(d.seq, tokens[:pos+1], pos)
 	}
-	return d.step.Step(tokens[pos], pos)
+	return d.seq.Step(tokens[pos], pos)
 }
 
 // argmax is the index of the largest logit, the lowest on a tie.

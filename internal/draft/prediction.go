@@ -41,7 +41,7 @@ const maxAlign = 16
 type Prediction struct {
 	pred   []int32
 	window int
-	length Length
+	length length
 
 	prompt int // the turn's prompt length: the output starts there
 	seen   int // output tokens followed so far
@@ -58,7 +58,7 @@ func NewPrediction(tokens []int32, opts PredictionOptions) *Prediction {
 	if opts.Window <= 0 {
 		opts.Window = 32
 	}
-	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: NewLength(opts.MaxDraft, 0)}
+	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: newLength(opts.MaxDraft, 0)}
 }
 
 // Reset starts a turn from prompt: the output follows it.

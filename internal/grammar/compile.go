@@ -7,10 +7,10 @@ import (
 	"unicode/utf8"
 )
 
-// MaxGrammarElems caps a compiled grammar's elements (terminals, rule
+// maxGrammarElems caps a compiled grammar's elements (terminals, rule
 // references and alternative ends), so a grammar's repetitions cannot
 // expand without bound.
-const MaxGrammarElems = 1 << 20
+const maxGrammarElems = 1 << 20
 
 type elemKind uint8
 
@@ -115,8 +115,8 @@ type compiler struct {
 
 func (c *compiler) grow(n int) error {
 	c.size += n
-	if c.size > MaxGrammarElems {
-		return errorf("%w: more than %d compiled elements", ErrTooLarge, MaxGrammarElems)
+	if c.size > maxGrammarElems {
+		return errorf("%w: more than %d compiled elements", ErrTooLarge, maxGrammarElems)
 	}
 	return nil
 }

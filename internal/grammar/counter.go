@@ -219,7 +219,7 @@ func (m *Matcher) localFloor(locals []int32) (int32, bool) {
 			if m.nodes[id].depth < m.nodes[floor].depth {
 				floor = id
 			}
-			if m.nodes[top].depth-m.nodes[id].depth > MaxStackDepth/4 {
+			if m.nodes[top].depth-m.nodes[id].depth > maxStackDepth/4 {
 				return 0, false
 			}
 		}
@@ -236,7 +236,7 @@ func (m *Matcher) shapeKey(s int32, h int32) (string, bool) {
 		f = m.nodes[f].parent
 	}
 	fd := m.nodes[f].depth
-	if f == 0 || fd > MaxStackDepth/2 {
+	if f == 0 || fd > maxStackDepth/2 {
 		return "", false
 	}
 	seqs := m.seqs[:0]

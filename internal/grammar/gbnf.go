@@ -7,7 +7,7 @@ import (
 
 // MaxRepetition is the largest count a {m,n} repetition may name, as in
 // llama.cpp (MAX_REPETITION_THRESHOLD).
-const MaxRepetition = 2000
+const maxRepetition = 2000
 
 // maxNesting bounds parenthesis nesting in the parser (recursion depth).
 const maxNesting = 256
@@ -359,8 +359,8 @@ func (p *parser) int() (int, error) {
 		return 0, p.errf("expecting an integer")
 	}
 	v, err := strconv.Atoi(p.src[start:p.pos])
-	if err != nil || v > MaxRepetition {
-		return 0, p.errf("repetition count %s is over %d", p.src[start:p.pos], MaxRepetition)
+	if err != nil || v > maxRepetition {
+		return 0, p.errf("repetition count %s is over %d", p.src[start:p.pos], maxRepetition)
 	}
 	return v, nil
 }

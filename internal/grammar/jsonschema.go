@@ -13,14 +13,14 @@ import (
 const (
 	// MaxEnumValues caps an enum's values.
 	MaxEnumValues = 4096
-	// MaxSchemaRules caps the rules a schema may produce.
-	MaxSchemaRules = 20000
-	// MaxSchemaGrammarBytes caps the GBNF a schema may produce.
-	MaxSchemaGrammarBytes = 8 << 20
+	// maxSchemaRules caps the rules a schema may produce.
+	maxSchemaRules = 20000
+	// maxSchemaGrammarBytes caps the GBNF a schema may produce.
+	maxSchemaGrammarBytes = 8 << 20
 	maxSchemaDepth        = 128
-	// MaxCount caps minLength, maxLength, minItems and maxItems (counts
+	// maxCount caps minLength, maxLength, minItems and maxItems (counts
 	// past MaxRepetition are nested repetitions).
-	MaxCount = MaxRepetition * MaxRepetition
+	maxCount = maxRepetition * maxRepetition
 )
 
 // ErrSchema: the schema is not a valid JSON Schema document.
@@ -186,7 +186,7 @@ func (g *schemaGen) rule(body string) (string, error) {
 
 func (g *schemaGen) define(name, body string) error {
 	g.size += len(name) + len(body) + 6
-	if g.nrules > MaxSchemaRules || g.size > MaxSchemaGrammarBytes {
+	if g.nrules > maxSchemaRules || g.size > maxSchemaGrammarBytes {
 		return &SchemaError{Path: "#", Keyword: "schema", Msg: "the grammar passes its size caps", Err: ErrTooLarge}
 	}
 	g.bodyRule[body] = name
@@ -1086,8 +1086,8 @@ func (g *schemaGen) count(o *jsonObject, kw, path string) (int, bool, error) {
 	if f < 0 || f != math.Trunc(f) {
 		return 0, false, g.errf(path, kw, ErrSchema, "not a non-negative integer")
 	}
-	if f > MaxCount {
-		return 0, false, g.errf(path, kw, ErrTooLarge, "%g is over %d", f, MaxCount)
+	if f > maxCount {
+		return 0, false, g.errf(path, kw, ErrTooLarge, "%g is over %d", f, maxCount)
 	}
 	return int(f), true, nil
 }
@@ -1187,13 +1187,13 @@ func repeatExpr(x string, lo, hi int) string {
 		parts = append(parts, x+"*")
 	case hi > lo:
 		n := hi - lo
-		if n <= MaxRepetition {
+		if n <= maxRepetition {
 			parts = append(parts, x+"{0,"+strconv.Itoa(n)+"}")
 		} else {
 			// n = q·a + r: fewer than q whole blocks of a and a tail
 			// under a, or q blocks and a tail of at most r; the blocks are
 			// exact counts, so at most a few parses stay alive
-			a := MaxRepetition
+			a := maxRepetition
 			q, r := n/a, n%a
 			blk := "( " + x + "{" + strconv.Itoa(a) + "} )"
 			alt1 := blk + "{0," + strconv.Itoa(q-1) + "} " + x + "{0," + strconv.Itoa(a-1) + "}"
@@ -1212,11 +1212,11 @@ func repeatExpr(x string, lo, hi int) string {
 
 // countExpr is x exactly n times.
 func countExpr(x string, n int) string {
-	if n <= MaxRepetition {
+	if n <= maxRepetition {
 		return x + "{" + strconv.Itoa(n) + "}"
 	}
-	q, r := n/MaxRepetition, n%MaxRepetition
-	out := "( " + x + "{" + strconv.Itoa(MaxRepetition) + "} ){" + strconv.Itoa(q) + "}"
+	q, r := n/maxRepetition, n%maxRepetition
+	out := "( " + x + "{" + strconv.Itoa(maxRepetition) + "} ){" + strconv.Itoa(q) + "}"
 	if r > 0 {
 		out += " " + x + "{" + strconv.Itoa(r) + "}"
 	}

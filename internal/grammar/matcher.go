@@ -12,9 +12,9 @@ import (
 const (
 	// MaxStackDepth is the deepest rule nesting a stack may reach
 	// (nested JSON arrays and objects count one or two levels each).
-	MaxStackDepth = 2048
-	// MaxStacks is the most stacks one state may hold (ambiguity).
-	MaxStacks = 1 << 12
+	maxStackDepth = 2048
+	// maxStacks is the most stacks one state may hold (ambiguity).
+	maxStacks = 1 << 12
 	// flush thresholds: ~12 MiB of stack nodes (and their index), 32 MiB
 	// of successor rows, 32 MiB of cached masks, so that a matcher fits a
 	// plugin's memory
@@ -142,7 +142,7 @@ func (m *Matcher) node(pos, parent int32) int32 {
 		return id
 	}
 	d := m.nodes[parent].depth + 1
-	if d > MaxStackDepth {
+	if d > maxStackDepth {
 		m.capped = true
 		return -1
 	}
@@ -188,7 +188,7 @@ func (m *Matcher) closure(fill func()) int32 {
 	m.out = m.out[:0]
 	m.visited.clear()
 	fill()
-	if len(m.out) > MaxStacks {
+	if len(m.out) > maxStacks {
 		m.capped = true
 		return 0
 	}

@@ -188,12 +188,12 @@ func (r *regexParser) quantifier() (string, error) {
 			lo, hi, comma = body[:i], body[i+1:], true
 		}
 		m, err := strconv.Atoi(lo)
-		if err != nil || m > MaxRepetition {
+		if err != nil || m > maxRepetition {
 			return "", r.errf("repetition {%s}", body)
 		}
 		if hi != "" {
 			n, err := strconv.Atoi(hi)
-			if err != nil || n > MaxRepetition || n < m {
+			if err != nil || n > maxRepetition || n < m {
 				return "", r.errf("repetition {%s}", body)
 			}
 		}

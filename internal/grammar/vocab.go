@@ -18,9 +18,9 @@ const (
 	TokenOther
 )
 
-// MaxTokenBytes caps the piece length the trie holds; longer text tokens
+// maxTokenBytes caps the piece length the trie holds; longer text tokens
 // are never allowed (none exist in real vocabularies).
-const MaxTokenBytes = 1024
+const maxTokenBytes = 1024
 
 // trie holds byte strings depth-first: node i consumes b[i] at depth
 // depth[i] (1-based), its subtree ends before next[i], and the tokens
@@ -181,7 +181,7 @@ func NewVocab(pieces [][]byte, kinds []TokenKind) (*Vocab, error) {
 		if kinds != nil {
 			k = kinds[id]
 		}
-		if k == TokenText && (len(p) == 0 || len(p) > MaxTokenBytes) {
+		if k == TokenText && (len(p) == 0 || len(p) > maxTokenBytes) {
 			k = TokenOther
 		}
 		v.kinds[id] = k

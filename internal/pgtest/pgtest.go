@@ -28,8 +28,8 @@ import (
 	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
-// DefaultBin is where Debian's postgresql-15 keeps initdb and pg_ctl.
-const DefaultBin = "/usr/lib/postgresql/15/bin"
+// defaultBin is where Debian's postgresql-15 keeps initdb and pg_ctl.
+const defaultBin = "/usr/lib/postgresql/15/bin"
 
 // Instance is a running PostgreSQL cluster in a temporary folder.
 type Instance struct {
@@ -41,13 +41,13 @@ type Instance struct {
 	dbSeq atomic.Int64
 }
 
-// Start initializes a cluster in a new temporary folder and starts it on
+// start initializes a cluster in a new temporary folder and starts it on
 // a free loopback port, with durability off (fsync, synchronous_commit):
 // it is for tests. Stop removes it.
-func Start() (*Instance, error) {
+func start() (*Instance, error) {
 	bin := os.Getenv("PG_BIN")
 	if bin == "" {
-		bin = DefaultBin
+		bin = defaultBin
 	}
 	if _, err := os.Stat(filepath.Join(bin, "initdb")); err != nil {
 		return nil, fmt.Errorf("pgtest: %w (install Debian's postgresql, or set PG_BIN)", err)
@@ -119,7 +119,7 @@ func (in *Instance) Stop() error {
 }
 
 // Remove stops the cluster and deletes its folder.
-func (in *Instance) Remove() error {
+func (in *Instance) remove() error {
 	err := in.Stop()
 	return errors.Join(err, os.RemoveAll(in.dir))
 }
@@ -177,12 +177,12 @@ func Shared(t testing.TB) *Instance {
 	t.Helper()
 	bin := os.Getenv("PG_BIN")
 	if bin == "" {
-		bin = DefaultBin
+		bin = defaultBin
 	}
 	if _, err := os.Stat(filepath.Join(bin, "initdb")); err != nil {
 		testenv.Missing(t, "PostgreSQL not found in %s: apt-get install postgresql (or set PG_BIN)", bin)
 	}
-	sharedOnce.Do(func() { shared, sharedErr = Start() })
+	sharedOnce.Do(func() { shared, sharedErr = start() })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
 	}
@@ -192,6 +192,6 @@ func Shared(t testing.TB) *Instance {
 // StopShared removes the shared instance, if one was started.
 func StopShared() {
 	if shared != nil {
-		_ = shared.Remove()
+		_ = shared.remove()
 	}
 }

@@ -19,8 +19,8 @@ const (
 	StringsBuiltin    = "strings"     // stop policy: stop strings; config StopStrings
 	MirostatV2Builtin = "mirostat-v2" // sampler: Mirostat 2.0
 	DRYBuiltin        = "dry"         // processor: llama.cpp's DRY penalty
-	RepetitionBuiltin = "repetition"  // stop policy: an n-gram loop
-	MaxTimeBuiltin    = "max-time"    // stop policy: a time budget
+	repetitionBuiltin = "repetition"  // stop policy: an n-gram loop
+	maxTimeBuiltin    = "max-time"    // stop policy: a time budget
 	JSONBuiltin       = "json"        // processor: JSON mode; config JSONMode
 	GrammarBuiltin    = "grammar"     // processor (ABI 2): config {"grammar": GBNF} or {"json_schema": SCHEMA}
 	LookupBuiltin     = "lookup"      // drafter (ABI 2): n-gram prompt lookup; config {"min_ngram", "max_ngram", "max_draft"}
@@ -86,27 +86,27 @@ type Standard struct {
 // writes always reads back. Integers are 32-bit, which the C builds read
 // whole.
 const (
-	ConfigDigits       = 15
-	MinConfigMagnitude = 1e-15
-	MaxConfigMagnitude = 1e15
+	configDigits       = 15
+	minConfigMagnitude = 1e-15
+	maxConfigMagnitude = 1e15
 )
 
 // configNumberRange is the RangeError.Want of a float outside the config
 // numbers.
-var configNumberRange = fmt.Sprintf("0 or of magnitude in [%g, %g]", MinConfigMagnitude, MaxConfigMagnitude)
+var configNumberRange = fmt.Sprintf("0 or of magnitude in [%g, %g]", minConfigMagnitude, maxConfigMagnitude)
 
 // configNumber reports whether v is 0 or of a magnitude the config numbers
 // take.
 func configNumber(v float64) bool {
 	a := math.Abs(v)
-	return a == 0 || a >= MinConfigMagnitude && a <= MaxConfigMagnitude
+	return a == 0 || a >= minConfigMagnitude && a <= maxConfigMagnitude
 }
 
 // formatNumber is v as Config writes it, a JSON number: at most
 // ConfigDigits significant digits, and below 1e-7 no more than keep the
 // last digit's power of ten at 10^-22 or above.
 func formatNumber(v float64) json.Number {
-	digits := ConfigDigits
+	digits := configDigits
 	if a := math.Abs(v); a != 0 && a < 1e-7 {
 		lead := int(math.Floor(math.Log10(a))) // the first digit's power of ten
 		digits = max(1, min(digits, lead+23))
@@ -349,9 +349,9 @@ func (m *MirostatV2) fields() []field {
 
 func (m MirostatV2) numbers() []number { return numbersOf(m.fields()) }
 
-// SetNumber sets the number parameter key (temperature, mirostat_tau or
+// setNumber sets the number parameter key (temperature, mirostat_tau or
 // mirostat_eta) to v; false for another key.
-func (m *MirostatV2) SetNumber(key string, v float64) bool { return setNumber(m.fields(), key, v) }
+func (m *MirostatV2) setNumber(key string, v float64) bool { return setNumber(m.fields(), key, v) }
 
 // Check refuses a value out of range, or outside the config numbers, with
 // a *sampling.RangeError naming the key and the value.

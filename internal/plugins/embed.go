@@ -20,7 +20,7 @@ var builtin embed.FS
 
 // builtinNames are the embedded plugins, in Names order.
 var builtinNames = []string{GreedyBuiltin, StandardBuiltin, StringsBuiltin, MirostatV2Builtin, DRYBuiltin,
-	RepetitionBuiltin, MaxTimeBuiltin, JSONBuiltin, GrammarBuiltin, LookupBuiltin}
+	repetitionBuiltin, maxTimeBuiltin, JSONBuiltin, GrammarBuiltin, LookupBuiltin}
 
 // ErrUnknown is returned by Builtin for a name that is not embedded.
 var ErrUnknown = errors.New("plugins: no such builtin plugin")

@@ -42,11 +42,11 @@ func TestConfigFieldsMatchParams(t *testing.T) {
 	assert.Equal(t, numbers(sampling.DRY), kinds(d.numbers()))
 	var m MirostatV2
 	for _, key := range []string{"temperature", "mirostat_tau", "mirostat_eta"} {
-		assert.True(t, m.SetNumber(key, 1), key)
+		assert.True(t, m.setNumber(key, 1), key)
 		p, ok := sampling.Lookup(key)
 		assert.True(t, ok && p.Plugin == sampling.Standard, key)
 	}
-	assert.False(t, m.SetNumber("top_k", 1))
+	assert.False(t, m.setNumber("top_k", 1))
 }
 
 // TestConfigTypesFromParams: Standard's and DRY's fields are their

@@ -17,31 +17,31 @@ import (
 func Dequantize(t Type, dst []float32, src []byte) error {
 	switch t {
 	case F32:
-		return DequantizeF32(dst, src)
+		return dequantizeF32(dst, src)
 	case F16:
-		return DequantizeF16(dst, src)
+		return dequantizeF16(dst, src)
 	case BF16:
-		return DequantizeBF16(dst, src)
+		return dequantizeBF16(dst, src)
 	case Q4_0:
-		return DequantizeQ4_0(dst, src)
+		return dequantizeQ4_0(dst, src)
 	case Q4_1:
-		return DequantizeQ4_1(dst, src)
+		return dequantizeQ4_1(dst, src)
 	case Q5_0:
-		return DequantizeQ5_0(dst, src)
+		return dequantizeQ5_0(dst, src)
 	case Q5_1:
-		return DequantizeQ5_1(dst, src)
+		return dequantizeQ5_1(dst, src)
 	case Q8_0:
-		return DequantizeQ8_0(dst, src)
+		return dequantizeQ8_0(dst, src)
 	case Q8_1:
-		return DequantizeQ8_1(dst, src)
+		return dequantizeQ8_1(dst, src)
 	case Q4_K:
-		return DequantizeQ4_K(dst, src)
+		return dequantizeQ4_K(dst, src)
 	case Q5_K:
-		return DequantizeQ5_K(dst, src)
+		return dequantizeQ5_K(dst, src)
 	case Q6_K:
-		return DequantizeQ6_K(dst, src)
+		return dequantizeQ6_K(dst, src)
 	case Q8_K:
-		return DequantizeQ8_K(dst, src)
+		return dequantizeQ8_K(dst, src)
 	}
 	return fmt.Errorf("quant: dequantize %v: %w", t, ErrUnknownType)
 }
@@ -61,8 +61,8 @@ func checkRow(t Type, n int, what string, have int) (int, error) {
 
 func f16At(b []byte, off int) float32 { return F16ToF32(binary.LittleEndian.Uint16(b[off:])) }
 
-// DequantizeF32 copies len(dst) little-endian float32 values from src.
-func DequantizeF32(dst []float32, src []byte) error {
+// dequantizeF32 copies len(dst) little-endian float32 values from src.
+func dequantizeF32(dst []float32, src []byte) error {
 	if _, err := checkRow(F32, len(dst), "src", len(src)); err != nil {
 		return err
 	}
@@ -72,8 +72,8 @@ func DequantizeF32(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeF16 converts len(dst) binary16 values from src.
-func DequantizeF16(dst []float32, src []byte) error {
+// dequantizeF16 converts len(dst) binary16 values from src.
+func dequantizeF16(dst []float32, src []byte) error {
 	if _, err := checkRow(F16, len(dst), "src", len(src)); err != nil {
 		return err
 	}
@@ -83,8 +83,8 @@ func DequantizeF16(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeBF16 converts len(dst) bfloat16 values from src.
-func DequantizeBF16(dst []float32, src []byte) error {
+// dequantizeBF16 converts len(dst) bfloat16 values from src.
+func dequantizeBF16(dst []float32, src []byte) error {
 	if _, err := checkRow(BF16, len(dst), "src", len(src)); err != nil {
 		return err
 	}
@@ -94,8 +94,8 @@ func DequantizeBF16(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeQ4_0 decodes len(dst)/32 block_q4_0: w = float(q-8)*d.
-func DequantizeQ4_0(dst []float32, src []byte) error {
+// dequantizeQ4_0 decodes len(dst)/32 block_q4_0: w = float(q-8)*d.
+func dequantizeQ4_0(dst []float32, src []byte) error {
 	nb, err := checkRow(Q4_0, len(dst), "src", len(src))
 	if err != nil {
 		return err
@@ -112,8 +112,8 @@ func DequantizeQ4_0(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeQ5_0 decodes len(dst)/32 block_q5_0: w = float(q-16)*d.
-func DequantizeQ5_0(dst []float32, src []byte) error {
+// dequantizeQ5_0 decodes len(dst)/32 block_q5_0: w = float(q-16)*d.
+func dequantizeQ5_0(dst []float32, src []byte) error {
 	nb, err := checkRow(Q5_0, len(dst), "src", len(src))
 	if err != nil {
 		return err
@@ -133,8 +133,8 @@ func DequantizeQ5_0(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeQ8_0 decodes len(dst)/32 block_q8_0: w = float(q)*d.
-func DequantizeQ8_0(dst []float32, src []byte) error {
+// dequantizeQ8_0 decodes len(dst)/32 block_q8_0: w = float(q)*d.
+func dequantizeQ8_0(dst []float32, src []byte) error {
 	nb, err := checkRow(Q8_0, len(dst), "src", len(src))
 	if err != nil {
 		return err
@@ -159,9 +159,9 @@ func scaleMinK4(j int, q []byte) (sc, m uint8) {
 	return (q[j+4] & 0xF) | ((q[j-4] >> 6) << 4), (q[j+4] >> 4) | ((q[j] >> 6) << 4)
 }
 
-// DequantizeQ4_K decodes len(dst)/256 block_q4_K: per sub-block,
+// dequantizeQ4_K decodes len(dst)/256 block_q4_K: per sub-block,
 // d1 := d*scale, m1 := dmin*min, w = d1*float(q) - m1.
-func DequantizeQ4_K(dst []float32, src []byte) error {
+func dequantizeQ4_K(dst []float32, src []byte) error {
 	nb, err := checkRow(Q4_K, len(dst), "src", len(src))
 	if err != nil {
 		return err
@@ -187,9 +187,9 @@ func DequantizeQ4_K(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeQ5_K decodes len(dst)/256 block_q5_K: as Q4_K with the 5th bit
+// dequantizeQ5_K decodes len(dst)/256 block_q5_K: as Q4_K with the 5th bit
 // from qh added as 16.
-func DequantizeQ5_K(dst []float32, src []byte) error {
+func dequantizeQ5_K(dst []float32, src []byte) error {
 	nb, err := checkRow(Q5_K, len(dst), "src", len(src))
 	if err != nil {
 		return err
@@ -234,8 +234,8 @@ func q6At(ql, qh []byte, l int) (q1, q2, q3, q4 int) {
 	return
 }
 
-// DequantizeQ6_K decodes len(dst)/256 block_q6_K: w = (d*float(scale))*float(q-32).
-func DequantizeQ6_K(dst []float32, src []byte) error {
+// dequantizeQ6_K decodes len(dst)/256 block_q6_K: w = (d*float(scale))*float(q-32).
+func dequantizeQ6_K(dst []float32, src []byte) error {
 	nb, err := checkRow(Q6_K, len(dst), "src", len(src))
 	if err != nil {
 		return err
@@ -260,8 +260,8 @@ func DequantizeQ6_K(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeQ8_K decodes len(dst)/256 block_q8_K: w = d*float(q).
-func DequantizeQ8_K(dst []float32, src []byte) error {
+// dequantizeQ8_K decodes len(dst)/256 block_q8_K: w = d*float(q).
+func dequantizeQ8_K(dst []float32, src []byte) error {
 	nb, err := checkRow(Q8_K, len(dst), "src", len(src))
 	if err != nil {
 		return err

@@ -297,7 +297,7 @@ func checkMat(t Type, lenW, lenAct, n, rows int) error {
 // Each result equals the one MatVec gives (see DotColsFunc). It allocates
 // nothing and fails like MatVec (nTok < 1 is ErrShortBuffer).
 func MatMul(dst []float32, t Type, w, acts []byte, n, nTok, r0, r1 int) error {
-	f, err := DotColsFor(t)
+	f, err := dotColsFor(t)
 	if err != nil {
 		return err
 	}

@@ -191,9 +191,9 @@ func Implementations() []Kernels {
 	return append(impls, referenceKernels)
 }
 
-// DotColsFor returns the fast batched kernel for weight type t in the order
+// dotColsFor returns the fast batched kernel for weight type t in the order
 // of DotFor. It fails with an error wrapping ErrUnknownType as DotFor does.
-func DotColsFor(t Type) (DotColsFunc, error) {
+func dotColsFor(t Type) (DotColsFunc, error) {
 	if f := fastDotCols(t); f != nil {
 		return f, nil
 	}
@@ -211,7 +211,7 @@ func DotColsForMatrix(t Type, rows int) (DotColsFunc, error) {
 	case matrixRepack(t, rows):
 		return fastDotColsRepack(t), nil
 	}
-	return DotColsFor(t)
+	return dotColsFor(t)
 }
 
 // DotColsForExperts is DotColsForMatrix for one expert's rows of a merged
@@ -220,5 +220,5 @@ func DotColsForExperts(t Type, rows int) (DotColsFunc, error) {
 	if matrixRepack(t, rows) {
 		return fastDotColsRepack(t), nil
 	}
-	return DotColsFor(t)
+	return dotColsFor(t)
 }

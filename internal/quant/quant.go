@@ -16,7 +16,7 @@ import (
 func Quantize(t Type, dst []byte, x []float32) error {
 	switch t {
 	case F32:
-		return QuantizeF32(dst, x)
+		return quantizeF32(dst, x)
 	case F16:
 		return QuantizeF16(dst, x)
 	case BF16:
@@ -58,8 +58,8 @@ func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) 
 
 func putF16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, F32ToF16(f)) }
 
-// QuantizeF32 stores x as little-endian float32.
-func QuantizeF32(dst []byte, x []float32) error {
+// quantizeF32 stores x as little-endian float32.
+func quantizeF32(dst []byte, x []float32) error {
 	if _, err := checkRow(F32, len(x), "dst", len(dst)); err != nil {
 		return err
 	}

@@ -23,12 +23,12 @@ const (
 	BF16 Type = 30
 )
 
-// QK is the number of weights in a K-quant super-block (ggml's QK_K).
-const QK = 256
+// qk is the number of weights in a K-quant super-block (ggml's QK_K).
+const qk = 256
 
 // QK8 is the number of weights in a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 or Q8_1
 // block.
-const QK8 = 32
+const qk8 = 32
 
 type typeInfo struct {
 	name      string
@@ -41,16 +41,16 @@ var types = map[Type]typeInfo{
 	F32:  {"F32", 1, 4, F32},
 	F16:  {"F16", 1, 2, F16},
 	BF16: {"BF16", 1, 2, BF16},
-	Q4_0: {"Q4_0", QK8, 18, Q8_0},
-	Q4_1: {"Q4_1", QK8, 20, Q8_1},
-	Q5_0: {"Q5_0", QK8, 22, Q8_0},
-	Q5_1: {"Q5_1", QK8, 24, Q8_1},
-	Q8_0: {"Q8_0", QK8, 34, Q8_0},
-	Q8_1: {"Q8_1", QK8, 36, Q8_1},
-	Q4_K: {"Q4_K", QK, 144, Q8_K},
-	Q5_K: {"Q5_K", QK, 176, Q8_K},
-	Q6_K: {"Q6_K", QK, 210, Q8_K},
-	Q8_K: {"Q8_K", QK, 292, Q8_K},
+	Q4_0: {"Q4_0", qk8, 18, Q8_0},
+	Q4_1: {"Q4_1", qk8, 20, Q8_1},
+	Q5_0: {"Q5_0", qk8, 22, Q8_0},
+	Q5_1: {"Q5_1", qk8, 24, Q8_1},
+	Q8_0: {"Q8_0", qk8, 34, Q8_0},
+	Q8_1: {"Q8_1", qk8, 36, Q8_1},
+	Q4_K: {"Q4_K", qk, 144, Q8_K},
+	Q5_K: {"Q5_K", qk, 176, Q8_K},
+	Q6_K: {"Q6_K", qk, 210, Q8_K},
+	Q8_K: {"Q8_K", qk, 292, Q8_K},
 }
 
 // Known reports whether t is one of the types this package implements.

@@ -10,8 +10,8 @@ import (
 // llama.cpp writes Q5_1 into Q4_K_S files for rows whose length is not a
 // multiple of 256.
 
-// DequantizeQ4_1 decodes len(dst)/32 block_q4_1: w = float(q)*d + m.
-func DequantizeQ4_1(dst []float32, src []byte) error {
+// dequantizeQ4_1 decodes len(dst)/32 block_q4_1: w = float(q)*d + m.
+func dequantizeQ4_1(dst []float32, src []byte) error {
 	nb, err := checkRow(Q4_1, len(dst), "src", len(src))
 	if err != nil {
 		return err
@@ -28,9 +28,9 @@ func DequantizeQ4_1(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeQ5_1 decodes len(dst)/32 block_q5_1: w = float(q)*d + m, q the
+// dequantizeQ5_1 decodes len(dst)/32 block_q5_1: w = float(q)*d + m, q the
 // nibble with the 5th bit from qh.
-func DequantizeQ5_1(dst []float32, src []byte) error {
+func dequantizeQ5_1(dst []float32, src []byte) error {
 	nb, err := checkRow(Q5_1, len(dst), "src", len(src))
 	if err != nil {
 		return err
@@ -50,9 +50,9 @@ func DequantizeQ5_1(dst []float32, src []byte) error {
 	return nil
 }
 
-// DequantizeQ8_1 decodes len(dst)/32 block_q8_1: w = float(q)*d (the s field
+// dequantizeQ8_1 decodes len(dst)/32 block_q8_1: w = float(q)*d (the s field
 // is not used).
-func DequantizeQ8_1(dst []float32, src []byte) error {
+func dequantizeQ8_1(dst []float32, src []byte) error {
 	nb, err := checkRow(Q8_1, len(dst), "src", len(src))
 	if err != nil {
 		return err

@@ -67,8 +67,8 @@ func (ft FileType) String() string {
 	return fmt.Sprintf("FileType(%d)", uint32(ft))
 }
 
-// Known reports whether File can write ft.
-func (ft FileType) Known() bool {
+// known reports whether File can write ft.
+func (ft FileType) known() bool {
 	_, ok := fileTypes[ft]
 	return ok
 }

@@ -243,7 +243,7 @@ func PlanSource(src Source, ft FileType) ([]TensorPlan, error) {
 }
 
 func plan(md *gguf.File, tensors []gguf.TensorInfo, ft FileType) ([]TensorPlan, error) {
-	if !ft.Known() {
+	if !ft.known() {
 		return nil, fmt.Errorf("%w: %v", ErrFileType, ft)
 	}
 	m, err := readModel(md, tensors)

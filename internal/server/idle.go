@@ -10,11 +10,11 @@ import (
 const (
 	// IdleSamplersPerTenant is how many samplers with the grammar processor
 	// a tenant keeps between requests.
-	IdleSamplersPerTenant = 2
-	// IdleSamplersTotal bounds them over all tenants: each holds a grammar
+	idleSamplersPerTenant = 2
+	// idleSamplersTotal bounds them over all tenants: each holds a grammar
 	// instance (its vocabulary's trie and cached masks, tens of MB at a
 	// 152k vocabulary, at most plugins.GrammarMemoryPages).
-	IdleSamplersTotal = 8
+	idleSamplersTotal = 8
 )
 
 // idleSamplers keeps the samplers of finished requests whose chain runs the
@@ -72,10 +72,10 @@ func (c *idleSamplers) put(tenant, key string, smp *host.Sampler) {
 			n++
 		}
 	}
-	if n > IdleSamplersPerTenant {
+	if n > idleSamplersPerTenant {
 		drop(first)
 	}
-	for len(c.entries) > IdleSamplersTotal {
+	for len(c.entries) > idleSamplersTotal {
 		drop(0)
 	}
 	c.mu.Unlock()

@@ -40,6 +40,6 @@ func TestIdleGrammarSamplers(t *testing.T) {
 	assert.Equal(t, 2, s.idle.len(), "tenant b has its own")
 	ask(keyA, `{"enum":["c","d"]}`)
 	ask(keyA, `{"enum":["e","f"]}`)
-	assert.Equal(t, 1+IdleSamplersPerTenant, s.idle.len(), "tenant a keeps at most IdleSamplersPerTenant")
+	assert.Equal(t, 1+idleSamplersPerTenant, s.idle.len(), "tenant a keeps at most IdleSamplersPerTenant")
 	assert.Nil(t, s.idle.take("a", "no such chain"))
 }

@@ -263,7 +263,7 @@ func (b *batcher) build() ([]forward.Span, []*sequence) {
 	budget := b.batchTokens
 	spans, seqs := b.spans[:0], b.seqs[:0]
 	take := func(q *sequence, max int) {
-		spans = append(spans, forward.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Max: max})
+		spans = append(spans, forward.Span{Fwd: q.sl.seqFwd, Tokens: q.tokens, Start: q.start, Max: max})
 		seqs = append(seqs, q)
 	}
 	rest := b.pending[:0]
@@ -276,7 +276,7 @@ func (b *batcher) build() ([]forward.Span, []*sequence) {
 		case q.verify:
 			verifies = append(verifies, q)
 			budget--
-		case q.sl.step == nil || len(q.tokens)-q.start <= 1:
+		case q.sl.seqFwd == nil || len(q.tokens)-q.start <= 1:
 			take(q, 0)
 			budget--
 		default:
@@ -315,7 +315,7 @@ func (b *batcher) build() ([]forward.Span, []*sequence) {
 		room -= drafts
 		q.tokens = q.tokens[:q.start+1+drafts]
 		q.drafts = drafts
-		spans = append(spans, forward.Span{Fwd: q.sl.step, Tokens: q.tokens, Start: q.start, Verify: drafts > 0})
+		spans = append(spans, forward.Span{Fwd: q.sl.seqFwd, Tokens: q.tokens, Start: q.start, Verify: drafts > 0})
 		seqs = append(seqs, q)
 	}
 	b.pending = rest

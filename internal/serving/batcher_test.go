@@ -67,10 +67,10 @@ func TestOnPassBeforeAnswer(t *testing.T) {
 	})
 	defer b.close()
 	logits := make([]float32, 4)
-	step, err := forward.NewSequenceForward(countSequence{logits}, forward.Options{ModelContext: 16})
+	sf, err := forward.NewSequenceForward(countSequence{logits}, forward.Options{ModelContext: 16})
 	require.NoError(t, err)
 	want := int32(0)
-	for name, sl := range map[string]*slot{"batched": {fwd: step, step: step}, "alone": {fwd: loneForward{logits}}} {
+	for name, sl := range map[string]*slot{"batched": {fwd: sf, seqFwd: sf}, "alone": {fwd: loneForward{logits}}} {
 		q := b.join(context.Background(), sl)
 		tokens := []int32{1, 2, 2, 3}
 		for n := 2; n <= len(tokens); n++ {

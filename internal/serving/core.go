@@ -146,7 +146,7 @@ func New(m Model, cfg Config) (*Core, error) {
 func (c *Core) Parallel() int { return c.cfg.Parallel }
 
 // Queued is the number of turns waiting for a place.
-func (c *Core) Queued() int { return c.sched.Queued() }
+func (c *Core) Queued() int { return c.sched.queued() }
 
 // Held is the number of places tenant holds now.
 func (c *Core) Held(tenant string) int { return c.sched.Held(tenant) }
@@ -448,7 +448,7 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 			return nil, err
 		}
 		sl := &slot{sess: sess, fwd: c.model.Forward, positions: g.positions}
-		sl.step, _ = c.model.Forward.(*forward.SequenceForward)
+		sl.seqFwd, _ = c.model.Forward.(*forward.SequenceForward)
 		c.sched.mu.Lock()
 		c.sched.first = sl
 		c.sched.mu.Unlock()
@@ -466,7 +466,7 @@ func (c *Core) slotFor(g grant) (*slot, error) {
 		return nil, err
 	}
 	sl := &slot{sess: sess, fwd: fwd, positions: g.positions}
-	sl.step, _ = fwd.(*forward.SequenceForward)
+	sl.seqFwd, _ = fwd.(*forward.SequenceForward)
 	return sl, nil
 }
 

@@ -11,7 +11,7 @@ import (
 // Refusal reasons, as Refused.Reason.
 const (
 	// ReasonTenantQueue: the tenant's own share of the queue is full.
-	ReasonTenantQueue = "tenant_queue_full"
+	reasonTenantQueue = "tenant_queue_full"
 	// ReasonQueue: the server's queue is full and the tenant already holds
 	// an equal share of it, or its overflow is spent (the entries stay
 	// under twice the queue's size).
@@ -31,7 +31,7 @@ type Refused struct {
 }
 
 func (e *Refused) Error() string {
-	if e.Reason == ReasonTenantQueue {
+	if e.Reason == reasonTenantQueue {
 		return fmt.Sprintf("serving: tenant %s has %d requests queued, its share of the queue is %d", e.Tenant, e.Queued, e.Share)
 	}
 	return fmt.Sprintf("serving: the queue of %d requests is full", e.Share)

@@ -83,7 +83,7 @@ type slot struct {
 	tenant    string
 	sess      *engine.Session
 	fwd       forward.ArchForward
-	step      *forward.SequenceForward // fwd, when it can join a batched pass; nil: alone
+	seqFwd    *forward.SequenceForward // fwd, when it can join a batched pass; nil: alone
 	positions int                      // KV positions reserved (a cache never shrinks)
 	used      uint64
 }
@@ -140,7 +140,7 @@ func (s *scheduler) admit(tenant string, now time.Time) error {
 	sh := s.sharesOf(tenant)
 	n := s.reserved[tenant]
 	if n >= sh.Queued {
-		return &Refused{Reason: ReasonTenantQueue, Tenant: tenant, Queued: n, Share: sh.Queued,
+		return &Refused{Reason: reasonTenantQueue, Tenant: tenant, Queued: n, Share: sh.Queued,
 			RetryAfter: s.retryLocked(tenant, sh, now)}
 	}
 	if s.entries >= s.capacity {
@@ -418,8 +418,8 @@ func (s *scheduler) observeTurn(d time.Duration) {
 	s.mu.Unlock()
 }
 
-// Queued is the number of turns waiting for a place.
-func (s *scheduler) Queued() int {
+// queued is the number of turns waiting for a place.
+func (s *scheduler) queued() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.waiting

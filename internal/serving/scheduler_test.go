@@ -128,7 +128,7 @@ func TestSchedulerOrder(t *testing.T) {
 			for _, name := range tc.arrivals {
 				waiting = append(waiting, enqueue(t, s, context.Background(), name, name[:1], 0))
 			}
-			require.Equal(t, len(tc.arrivals), s.Queued())
+			require.Equal(t, len(tc.arrivals), s.queued())
 			require.Empty(t, finish(t, s, x))
 
 			var order []string
@@ -144,7 +144,7 @@ func TestSchedulerOrder(t *testing.T) {
 				require.Empty(t, finish(t, s, p))
 			}
 			assert.Equal(t, tc.want, order)
-			assert.Equal(t, 0, s.Queued())
+			assert.Equal(t, 0, s.queued())
 			assert.Equal(t, 0, entries(s))
 		})
 	}
@@ -175,7 +175,7 @@ func TestSchedulerPlaceCaps(t *testing.T) {
 			}
 			over := enqueue(t, s, context.Background(), "a-over", "a", 0)
 			assert.False(t, over.granted(s), "a holds %d places, its cap", tc.capA)
-			assert.Equal(t, 1, s.Queued())
+			assert.Equal(t, 1, s.queued())
 
 			// Every free place goes to b, at once, while a's waiter waits.
 			var bs []*pending
@@ -229,7 +229,7 @@ func TestAdmitShares(t *testing.T) {
 		})
 		require.NoError(t, s.admit("a", now))
 		require.NoError(t, s.admit("a", now))
-		r := refusal(t, s.admit("a", now), ReasonTenantQueue)
+		r := refusal(t, s.admit("a", now), reasonTenantQueue)
 		assert.Equal(t, "a", r.Tenant)
 		assert.Equal(t, 2, r.Queued)
 		assert.Equal(t, 2, r.Share)
@@ -271,9 +271,9 @@ func TestAdmitShares(t *testing.T) {
 		x := hold(t, s, "a")
 		require.NoError(t, s.admit("a", now))
 		require.NoError(t, s.admit("a", now))
-		refusal(t, s.admit("a", now), ReasonTenantQueue)
+		refusal(t, s.admit("a", now), reasonTenantQueue)
 		require.Empty(t, finish(t, s, x))
-		refusal(t, s.admit("a", now), ReasonTenantQueue) // the release granted nothing: nobody waits
+		refusal(t, s.admit("a", now), reasonTenantQueue) // the release granted nothing: nobody waits
 		s.unreserve("a")
 		require.NoError(t, s.admit("a", now))
 	})
@@ -344,7 +344,7 @@ func TestRetryAfter(t *testing.T) {
 			const burst = 40
 			perSecond := map[int64]int{}
 			for range burst {
-				r := refusal(t, s.admit("a", now), ReasonTenantQueue)
+				r := refusal(t, s.admit("a", now), reasonTenantQueue)
 				require.Positive(t, r.RetryAfter)
 				at := now.Add(r.RetryAfter)
 				require.Zero(t, at.Nanosecond(), "Retry-After %v from %v is not on a whole second", r.RetryAfter, now)
@@ -364,15 +364,15 @@ func TestRetryAfter(t *testing.T) {
 		for range 4 {
 			require.NoError(t, s.admit("a", now))
 		}
-		before := refusal(t, s.admit("a", now), ReasonTenantQueue).RetryAfter
+		before := refusal(t, s.admit("a", now), reasonTenantQueue).RetryAfter
 		assert.Equal(t, 5*time.Second+700*time.Millisecond, before, "5 one-second turns, rounded up to a second")
 		s.observeTurn(10 * time.Millisecond)
-		after := refusal(t, s.admit("a", now), ReasonTenantQueue).RetryAfter
+		after := refusal(t, s.admit("a", now), reasonTenantQueue).RetryAfter
 		assert.Less(t, after, before)
 		assert.Equal(t, 700*time.Millisecond, after, "the next second")
 		// Promises for seconds that have passed are forgotten.
 		later := now.Add(10 * time.Second)
-		assert.Equal(t, 700*time.Millisecond, refusal(t, s.admit("a", later), ReasonTenantQueue).RetryAfter)
+		assert.Equal(t, 700*time.Millisecond, refusal(t, s.admit("a", later), reasonTenantQueue).RetryAfter)
 		s.mu.Lock()
 		assert.Equal(t, map[int64]int{later.Unix() + 1: 1}, s.promised["a"])
 		s.mu.Unlock()
@@ -473,7 +473,7 @@ func TestSchedulerKV(t *testing.T) {
 	assert.Equal(t, int64(40+15), u)
 	assert.Len(t, idle, 2)
 	assert.Same(t, aSlot, idle[0])
-	assert.Equal(t, 0, s.Queued())
+	assert.Equal(t, 0, s.queued())
 	assert.Equal(t, 0, entries(s))
 }
 
@@ -589,7 +589,7 @@ func TestSchedulerCancel(t *testing.T) {
 		a0 := enqueue(t, s, ctx, "a0", "a", 0)
 		a1 := enqueue(t, s, context.Background(), "a1", "a", 0)
 		b0 := enqueue(t, s, ctx, "b0", "b", 0)
-		require.Equal(t, 3, s.Queued())
+		require.Equal(t, 3, s.queued())
 		require.Equal(t, 3, entries(s))
 
 		cancel(cause)
@@ -597,12 +597,12 @@ func TestSchedulerCancel(t *testing.T) {
 			_, _, err := p.result(t)
 			require.ErrorIs(t, err, cause, p.name)
 		}
-		assert.Equal(t, 1, s.Queued())
+		assert.Equal(t, 1, s.queued())
 		assert.Equal(t, 1, entries(s))
 		require.Empty(t, finish(t, s, x))
 		assert.True(t, a1.granted(s), "the one left is next")
 		require.Empty(t, finish(t, s, a1))
-		assert.Equal(t, 0, s.Queued())
+		assert.Equal(t, 0, s.queued())
 		assert.Equal(t, 0, entries(s))
 		s.mu.Lock()
 		assert.Empty(t, s.ring)
@@ -636,7 +636,7 @@ func TestSchedulerCancel(t *testing.T) {
 		assert.Equal(t, 0, s.Held("a"))
 		assert.Equal(t, 1, s.Held("b"))
 		require.Empty(t, finish(t, s, b0))
-		assert.Equal(t, 0, s.Queued())
+		assert.Equal(t, 0, s.queued())
 		assert.Equal(t, 0, entries(s))
 	})
 }

@@ -101,11 +101,11 @@ type memResponse struct {
 }
 
 // NewMemResponses returns an empty MemResponses on the wall clock.
-func NewMemResponses() *MemResponses { return NewMemResponsesAt(time.Now) }
+func NewMemResponses() *MemResponses { return newMemResponsesAt(time.Now) }
 
-// NewMemResponsesAt returns an empty MemResponses on the clock now (for
+// newMemResponsesAt returns an empty MemResponses on the clock now (for
 // tests of expiry).
-func NewMemResponsesAt(now func() time.Time) *MemResponses {
+func newMemResponsesAt(now func() time.Time) *MemResponses {
 	return &MemResponses{now: now, tenants: map[string]*memTenantResponses{}}
 }
 

@@ -20,7 +20,7 @@ func stored(id string) StoredResponse {
 func TestMemResponses(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1000, 0)
-	st := NewMemResponsesAt(func() time.Time { return now })
+	st := newMemResponsesAt(func() time.Time { return now })
 	for i := range ResponsesPerTenant + 1 {
 		require.NoError(t, st.PutResponse(ctx, "a", stored(fmt.Sprint(i))))
 	}

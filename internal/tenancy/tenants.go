@@ -213,7 +213,7 @@ func (t *Tenant) Admit(now time.Time) (release func(), err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.active >= t.Limits.MaxConcurrent {
-		return nil, &LimitError{Code: CodeConcurrency, RetryAfter: time.Second,
+		return nil, &LimitError{Code: codeConcurrency, RetryAfter: time.Second,
 			Msg: fmt.Sprintf("tenant %s has %d requests in flight, its limit", t.Name, t.Limits.MaxConcurrent)}
 	}
 	r := t.limiter.ReserveN(now, 1)
@@ -232,8 +232,8 @@ func (t *Tenant) Admit(now time.Time) (release func(), err error) {
 
 // Codes of a LimitError: the limit that refused the request.
 const (
-	// CodeConcurrency: the tenant has MaxConcurrent requests in flight.
-	CodeConcurrency = "concurrency_limit_exceeded"
+	// codeConcurrency: the tenant has MaxConcurrent requests in flight.
+	codeConcurrency = "concurrency_limit_exceeded"
 	// CodeRate: the tenant is over its RequestsPerMinute.
 	CodeRate = "rate_limit_exceeded"
 )

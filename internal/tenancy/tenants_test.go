@@ -72,7 +72,7 @@ func TestTenantAdmit(t *testing.T) {
 	_, err = tn.Admit(now)
 	var e *LimitError
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, CodeConcurrency, e.Code)
+	assert.Equal(t, codeConcurrency, e.Code)
 	assert.Equal(t, time.Second, e.RetryAfter)
 	assert.Equal(t, "tenant a has 2 requests in flight, its limit", e.Error())
 	r1()

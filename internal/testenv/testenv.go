@@ -14,14 +14,14 @@ import (
 	"testing"
 )
 
-// CI reports whether the tests run under CI (CI=true).
-func CI() bool { return os.Getenv("CI") == "true" }
+// ci reports whether the tests run under CI (CI=true).
+func ci() bool { return os.Getenv("CI") == "true" }
 
 // Missing stops t for a missing dependency: t.Fatalf under CI, t.Skipf
 // elsewhere. format should say what is missing and how to install it.
 func Missing(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if CI() {
+	if ci() {
 		t.Fatalf(format+" (CI=true: a missing dependency fails)", args...)
 	}
 	t.Skipf(format, args...)
@@ -110,12 +110,12 @@ func Tool(t testing.TB, name, install string) string {
 	return p
 }
 
-// EnvCompileCache names a folder in which tests keep wazero's compiled
+// envCompileCache names a folder in which tests keep wazero's compiled
 // code, shared by every test binary that reads it (`make test` sets it to
 // .cache/test-compiled, so the chat-template sandbox and the plugins are
 // compiled once per run, not once per test and binary; the race pass, whose
 // instrumented compiler is several times slower, compiles nothing).
-const EnvCompileCache = "REALIZAR_TEST_COMPILE_CACHE"
+const envCompileCache = "REALIZAR_TEST_COMPILE_CACHE"
 
 // CompileCacheDir returns the folder of EnvCompileCache, created if
 // needed, or "" when the variable is unset (each test then compiles in
@@ -123,12 +123,12 @@ const EnvCompileCache = "REALIZAR_TEST_COMPILE_CACHE"
 // version and writes them atomically, so concurrent test binaries share it
 // safely.
 func CompileCacheDir(t testing.TB) string {
-	dir := os.Getenv(EnvCompileCache)
+	dir := os.Getenv(envCompileCache)
 	if dir == "" {
 		return ""
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("testenv: %s: %v", EnvCompileCache, err)
+		t.Fatalf("testenv: %s: %v", envCompileCache, err)
 	}
 	return dir
 }

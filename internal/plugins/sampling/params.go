@@ -83,10 +83,10 @@ func (r Range) Contains(v float64) bool {
 	return v <= r.Max
 }
 
-// Want is r as messages say it: "in [0, 1]", ">= 0", "> 0", "0 or 1",
+// want is r as messages say it: "in [0, 1]", ">= 0", "> 0", "0 or 1",
 // "-1 or >= 0 (-1 and 0 are off)". integer says the values are integers
 // (a range of two is then "A or B").
-func (r Range) Want(integer bool) string {
+func (r Range) want(integer bool) string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	var s string
 	switch {
@@ -161,7 +161,7 @@ func num(v float64) *float64 { return &v }
 func (p Param) Number() bool { return p.Type == Float || p.Type == Float32 || p.Type == Int }
 
 // Want is p's range as messages say it.
-func (p Param) Want() string { return p.Range.Want(p.Type == Int) }
+func (p Param) Want() string { return p.Range.want(p.Type == Int) }
 
 // Check refuses a number outside p's range with a *RangeError naming the
 // key and the value as given; a Float32 is checked as the sampler reads

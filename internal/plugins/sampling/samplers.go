@@ -10,7 +10,7 @@ var DefaultSamplers = []string{"penalties", "dry", "top_n_sigma", "top_k", "typ_
 // Stages resolves the samplers entries to them.
 const (
 	StagePenalties = 'e'
-	StageDRY       = 'd'
+	stageDRY       = 'd'
 	StageSigma     = 's'
 	StageTopK      = 'k'
 	StageTypical   = 'y'
@@ -18,8 +18,8 @@ const (
 	StageMinP      = 'm'
 	StageXTC       = 'x'
 	StageTemp      = 't'
-	StageInfill    = 'i' // llama.cpp's; not offered
-	StageAdaptive  = 'a' // llama.cpp's; not offered
+	stageInfill    = 'i' // llama.cpp's; not offered
+	stageAdaptive  = 'a' // llama.cpp's; not offered
 )
 
 // samplerNames are the names the samplers key takes: llama.cpp's canonical
@@ -31,10 +31,10 @@ var samplerNames = []struct {
 	name  string
 	stage byte
 }{
-	{"penalties", StagePenalties}, {"dry", StageDRY}, {"top_n_sigma", StageSigma}, {"top_k", StageTopK},
+	{"penalties", StagePenalties}, {"dry", stageDRY}, {"top_n_sigma", StageSigma}, {"top_k", StageTopK},
 	{"typ_p", StageTypical}, {"typical_p", StageTypical}, {"typ", StageTypical}, {"top_p", StageTopP},
 	{"nucleus", StageTopP}, {"min_p", StageMinP}, {"xtc", StageXTC}, {"temperature", StageTemp},
-	{"temp", StageTemp}, {"infill", StageInfill}, {"adaptive_p", StageAdaptive},
+	{"temp", StageTemp}, {"infill", stageInfill}, {"adaptive_p", stageAdaptive},
 }
 
 // errSamplersShape is a samplers value that is neither a JSON list of
@@ -141,14 +141,14 @@ func Stages(names []string) ([]byte, error) {
 		switch {
 		case st == 0:
 			return nil, &SamplerError{Name: name, Why: "is unknown"}
-		case st == StageInfill || st == StageAdaptive:
+		case st == stageInfill || st == stageAdaptive:
 			return nil, &SamplerError{Name: name, Why: "is not offered"}
 		}
 		for _, prev := range out {
 			if prev == st {
 				return nil, &SamplerError{Name: name, Why: "is listed twice"}
 			}
-			if st == StagePenalties && prev != StageDRY {
+			if st == StagePenalties && prev != stageDRY {
 				return nil, &SamplerError{Name: name, Why: "must come before every stage but dry"}
 			}
 		}
@@ -176,7 +176,7 @@ func ListsDRY(names []string) bool {
 		return true
 	}
 	for _, name := range names {
-		if stageOf(name) == StageDRY {
+		if stageOf(name) == stageDRY {
 			return true
 		}
 	}

@@ -174,15 +174,15 @@ func randomBlocks(t quant.Type, buf []byte, r *rand.Rand, extreme bool) {
 // activation quantizer. Results must be bit-identical, inputs unchanged and
 // guards intact.
 func TestKernels(t *testing.T, impl quant.Kernels) {
-	t.Run("dot", func(t *testing.T) { TestDot(t, impl) })
-	t.Run("dotCols", func(t *testing.T) { TestDotCols(t, impl) })
-	t.Run("dotPanel", func(t *testing.T) { TestDotPanel(t, impl) })
-	t.Run("dotColsBatch", func(t *testing.T) { TestDotColsBatch(t, impl) })
-	t.Run("quantizeQ8K", func(t *testing.T) { TestQuantizeQ8K(t, impl) })
+	t.Run("dot", func(t *testing.T) { testDot(t, impl) })
+	t.Run("dotCols", func(t *testing.T) { testDotCols(t, impl) })
+	t.Run("dotPanel", func(t *testing.T) { testDotPanel(t, impl) })
+	t.Run("dotColsBatch", func(t *testing.T) { testDotColsBatch(t, impl) })
+	t.Run("quantizeQ8K", func(t *testing.T) { testQuantizeQ8K(t, impl) })
 }
 
-// TestDot is the dot-product half of TestKernels.
-func TestDot(t *testing.T, impl quant.Kernels) {
+// testDot is the dot-product half of TestKernels.
+func testDot(t *testing.T, impl quant.Kernels) {
 	r := rand.New(rand.NewPCG(42, 1))
 	for _, typ := range WeightTypes {
 		ref, fast := quant.Reference().Dot(typ), impl.Dot(typ)
@@ -231,14 +231,14 @@ func compareDot(t *testing.T, name string, typ quant.Type, ref, fast quant.DotFu
 	}
 }
 
-// TestDotCols runs impl's batched kernels against quant.Reference()'s row
+// testDotCols runs impl's batched kernels against quant.Reference()'s row
 // kernels of the same order (DotCols against Dot, DotColsAMX against
 // DotAMX, DotColsRepack against DotRepack): every weight type, a few lengths, 1 to 13 vectors and 17, 19
 // (so kernels over four and eight vectors meet every tail and each other),
 // each vector of a different input
 // variant. Every result must have the row kernel's bits, inputs unchanged and
 // guards (around dst too) intact.
-func TestDotCols(t *testing.T, impl quant.Kernels) {
+func testDotCols(t *testing.T, impl quant.Kernels) {
 	r := rand.New(rand.NewPCG(44, 1))
 	for _, typ := range WeightTypes {
 		cols := impl.DotCols(typ)
@@ -269,11 +269,11 @@ func TestDotCols(t *testing.T, impl quant.Kernels) {
 // 13, then 17 (8+8+1) and 19 (8+8+3).
 var vectorCounts = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 19}
 
-// TestDotColsBatch runs impl's batched kernels in llamafile's order
+// testDotColsBatch runs impl's batched kernels in llamafile's order
 // (DotColsBatch) against the reference's, one vector at a time: F16 and
 // F32 at lengths that are multiples of 16 (so of both lane counts), the
 // vector counts and checks of TestDotCols; every other type has none.
-func TestDotColsBatch(t *testing.T, impl quant.Kernels) {
+func testDotColsBatch(t *testing.T, impl quant.Kernels) {
 	r := rand.New(rand.NewPCG(45, 1))
 	for _, typ := range WeightTypes {
 		ref, cols := quant.Reference().DotColsBatch(typ), impl.DotColsBatch(typ)
@@ -366,8 +366,8 @@ func compareDotColsAt(t *testing.T, name string, typ quant.Type, ref quant.DotFu
 	}
 }
 
-// TestQuantizeQ8K is the activation-quantizer half of TestKernels.
-func TestQuantizeQ8K(t *testing.T, impl quant.Kernels) {
+// testQuantizeQ8K is the activation-quantizer half of TestKernels.
+func testQuantizeQ8K(t *testing.T, impl quant.Kernels) {
 	r := rand.New(rand.NewPCG(43, 1))
 	for _, nb := range []int{1, 2, 3, 5, 16} {
 		for variant := range 8 {

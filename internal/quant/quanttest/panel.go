@@ -9,13 +9,13 @@ import (
 	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
-// TestDotPanel runs impl's panel kernel against quant.Reference()'s
+// testDotPanel runs impl's panel kernel against quant.Reference()'s
 // DotRepack row kernel on the unpacked rows: one and two panels, 1, 3 and
 // 17 blocks, 1 to 13 vectors and 17, 19, realistic and random inputs
 // (row r of variant (r+c)%3), a dst stride wider than a panel, and with
 // quant.ColsPadding vectors of room past the last; every result must have
 // the row kernel's bits, inputs unchanged and guards intact.
-func TestDotPanel(t *testing.T, impl quant.Kernels) {
+func testDotPanel(t *testing.T, impl quant.Kernels) {
 	for _, typ := range WeightTypes {
 		refRepack, panel := quant.Reference().DotRepack(typ), impl.DotPanel(typ)
 		if (refRepack == nil) != (panel == nil) {

@@ -59,8 +59,8 @@ func migrations() ([]migration, error) {
 	return out, nil
 }
 
-// SchemaVersion is the newest schema version this binary knows.
-func SchemaVersion() int {
+// schemaVersion is the newest schema version this binary knows.
+func schemaVersion() int {
 	ms, _ := migrations()
 	return len(ms)
 }

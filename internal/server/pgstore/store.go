@@ -663,7 +663,7 @@ func (s *Store) Delete(ctx context.Context, tenant, sum string) error {
 
 // Cached is the number of modules whose bytes are in memory and their
 // total size in bytes.
-func (s *Store) Cached() (modules int, bytes int64) {
+func (s *Store) cached() (modules int, bytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.blobs.Len(), s.blobs.Bytes()

@@ -79,11 +79,11 @@ func TestMigrations(t *testing.T) {
 	defer conn.Close(t.Context())
 	var n, top int
 	require.NoError(t, conn.QueryRow(t.Context(), "SELECT count(*), max(version) FROM realizar_schema").Scan(&n, &top))
-	assert.Equal(t, SchemaVersion(), n)
-	assert.Equal(t, SchemaVersion(), top)
+	assert.Equal(t, schemaVersion(), n)
+	assert.Equal(t, schemaVersion(), top)
 
 	// A newer release migrated the database: this one refuses it.
-	_, err = conn.Exec(t.Context(), "INSERT INTO realizar_schema (version, name) VALUES ($1, 'future.sql')", SchemaVersion()+1)
+	_, err = conn.Exec(t.Context(), "INSERT INTO realizar_schema (version, name) VALUES ($1, 'future.sql')", schemaVersion()+1)
 	require.NoError(t, err)
 	_, err = Open(t.Context(), url, Options{})
 	assert.ErrorIs(t, err, ErrSchemaTooNew)
@@ -178,7 +178,7 @@ func TestReplicas(t *testing.T) {
 	require.Eventually(t, func() bool { l, _ := b.List(ctx, "x"); return len(l) == 0 }, time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { _, err := b.Get(ctx, "x", sum); return errors.Is(err, tenancy.ErrNoPlugin) }, time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(removed) == 1 }, time.Second, 5*time.Millisecond)
-	mods, _ := b.Cached()
+	mods, _ := b.cached()
 	assert.Equal(t, 1, mods, "y holds it still")
 	require.NoError(t, a.Delete(ctx, "y", sum))
 	assert.ErrorIs(t, a.Delete(ctx, "y", sum), tenancy.ErrNoPlugin)
@@ -186,7 +186,7 @@ func TestReplicas(t *testing.T) {
 	mu.Lock()
 	assert.Equal(t, []string{"x " + sum, "y " + sum}, removed)
 	mu.Unlock()
-	mods, _ = b.Cached()
+	mods, _ = b.cached()
 	assert.Zero(t, mods)
 
 	// A change made in SQL, by hand, is seen as well (the triggers).

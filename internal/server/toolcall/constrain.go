@@ -17,9 +17,9 @@ type Constraint struct {
 	Triggers []string
 }
 
-// Trigger is the text that starts a call of family f under Auto: the
+// trigger is the text that starts a call of family f under Auto: the
 // grammar constrains from its first byte on.
-func Trigger(f Family) string {
+func trigger(f Family) string {
 	switch f {
 	case Hermes:
 		return hermesOpen
@@ -110,7 +110,7 @@ func Constrain(f Family, tools []Tool, choice Choice, parallel bool) (Constraint
 	}
 	c := Constraint{GBNF: src}
 	if choice.Mode == Auto {
-		c.Triggers = []string{Trigger(f)}
+		c.Triggers = []string{trigger(f)}
 	}
 	return c, nil
 }

@@ -93,7 +93,7 @@ func TestConstrain(t *testing.T) {
 
 			auto, err := Constrain(tc.f, tools, Choice{Mode: Auto}, true)
 			require.NoError(t, err)
-			require.Equal(t, []string{Trigger(tc.f)}, auto.Triggers)
+			require.Equal(t, []string{trigger(tc.f)}, auto.Triggers)
 			g, err := grammar.Compile(auto.GBNF)
 			require.NoError(t, err)
 			lz, err := grammar.NewLazy(grammar.NewMatcher(g, v), auto.Triggers)

@@ -47,9 +47,9 @@ type Chain struct {
 	ready    bool
 }
 
-// MirostatM is the number of candidates Mirostat estimates its Zipf
+// mirostatM is the number of candidates Mirostat estimates its Zipf
 // exponent from (llama.cpp's m, which its common sampler fixes at 100).
-const MirostatM = 100
+const mirostatM = 100
 
 // NewChain checks cfg and sizes a Chain for a vocabulary of nVocab ids.
 func NewChain(cfg Config, nVocab int) (*Chain, error) {
@@ -63,7 +63,7 @@ func NewChain(cfg Config, nVocab int) (*Chain, error) {
 	cfg = neutralize(cfg, listed)
 	c := &Chain{cfg: cfg, nVocab: nVocab, mirostat: cfg.Mirostat == 1}
 	if c.mirostat {
-		c.mt = make([]float64, MirostatM-1)
+		c.mt = make([]float64, mirostatM-1)
 		for i := range c.mt {
 			c.mt[i] = guest.Log(float64(i+2) / float64(i+1))
 		}
@@ -485,7 +485,7 @@ const ln2 = 0x1.62e42fefa39efp-1
 // first is chosen and mu stays.
 func (c *Chain) mirostatStep(n int, logits []float32) int32 {
 	t := c.cfg.Temperature
-	m := min(n, MirostatM)
+	m := min(n, mirostatM)
 	num, den := 0.0, 0.0
 	for i := 0; i < m-1; i++ {
 		b := (float64(c.vals[i]) - float64(c.vals[i+1])) / t
@@ -665,7 +665,7 @@ func (c *Chain) candidates(ids []int32, logits []float32, count int) int {
 	case c.greedy():
 		return guest.SelectTop(logits, 1, c.ids, c.vals)
 	case c.mirostat:
-		return guest.SelectTop(logits, MirostatM, c.ids, c.vals)
+		return guest.SelectTop(logits, mirostatM, c.ids, c.vals)
 	case c.kEarly && c.cfg.TopK < c.nVocab:
 		return guest.SelectTop(logits, c.cfg.TopK, c.ids, c.vals)
 	}

@@ -99,7 +99,7 @@ func TestParseLogitBias(t *testing.T) {
 		{`5`, nil, false},
 	}
 	for _, tt := range tests {
-		got, err := ParseLogitBias([]byte(tt.in))
+		got, err := parseLogitBias([]byte(tt.in))
 		if !tt.ok {
 			assert.ErrorIs(t, err, ErrConfig, tt.in)
 			continue
@@ -115,7 +115,7 @@ func FuzzParseLogitBias(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := ParseLogitBias(in)
+		got, err := parseLogitBias(in)
 		if err != nil {
 			return
 		}
@@ -275,7 +275,7 @@ func TestParseSamplers(t *testing.T) {
 		{`{"top_k":1}`, nil, false},
 	}
 	for _, tt := range tests {
-		got, err := ParseSamplers([]byte(tt.in))
+		got, err := parseSamplers([]byte(tt.in))
 		if !tt.ok {
 			var re *RangeError
 			require.ErrorAs(t, err, &re, tt.in)
@@ -381,7 +381,7 @@ func FuzzParseSamplers(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		names, err := ParseSamplers(in)
+		names, err := parseSamplers(in)
 		if err != nil {
 			return
 		}

@@ -81,7 +81,7 @@ type Config struct {
 	// in the order given; a stage not listed does not run (temperature not
 	// listed: the draw is at T = 1). dry is accepted and ignored here: the
 	// dry processor, when loaded, runs before the sampler. penalties, when
-	// listed, comes first (dry aside). nil is DefaultSamplers. Key
+	// listed, comes first (dry aside). nil is sampling.DefaultSamplers. Key
 	// "samplers": a list of names or a ";"-separated string.
 	Samplers []string
 	// LogitBias is added to the logits of its ids before anything else (in
@@ -178,15 +178,15 @@ func (c *Config) value(key string) float64 {
 // ErrConfig wraps every configuration error (sampling.ErrConfig).
 var ErrConfig = sampling.ErrConfig
 
-// Keys are the config keys, in the order the messages list them (the C
+// keys are the config keys, in the order the messages list them (the C
 // build has the same list): sampling.Keys(sampling.Standard). ReadConfig
 // and ParseConfig refuse any other.
-var Keys = sampling.Keys(sampling.Standard)
+var keys = sampling.Keys(sampling.Standard)
 
 // CheckKeys refuses a raw config JSON with a key not in Keys; the error
 // wraps ErrConfig and guest.ErrConfig and names the key.
 func CheckKeys(raw []byte) error {
-	if err := guest.CheckKeys(raw, Keys...); err != nil {
+	if err := guest.CheckKeys(raw, keys...); err != nil {
 		return errors.Join(ErrConfig, err)
 	}
 	return nil
@@ -263,14 +263,14 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 		c.set(p.Key, f)
 	}
 	if raw, ok := get("samplers"); ok {
-		names, err := ParseSamplers(raw)
+		names, err := parseSamplers(raw)
 		if err != nil {
 			return c, err
 		}
 		c.Samplers = names
 	}
 	if raw, ok := get("logit_bias"); ok {
-		bias, err := ParseLogitBias(raw)
+		bias, err := parseLogitBias(raw)
 		if err != nil {
 			return c, err
 		}
@@ -282,7 +282,7 @@ func readConfig(get func(string) ([]byte, bool)) (Config, error) {
 // ParseLogitBias reads {"id": bias, ...} or [[id, bias], ...] in order; a
 // bias of false is -Inf; ids are decimal integers. (The C build has the
 // same scanner.)
-func ParseLogitBias(s []byte) ([]Bias, error) {
+func parseLogitBias(s []byte) ([]Bias, error) {
 	bad := errors.Join(ErrConfig, errors.New(`logit_bias must be {"id": bias, ...} or [[id, bias], ...]`))
 	i := guest.SkipSpace(s, 0)
 	if i >= len(s) || (s[i] != '{' && s[i] != '[') {

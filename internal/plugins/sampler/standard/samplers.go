@@ -2,10 +2,6 @@ package standard
 
 import "github.com/realizar-host/realizar-host/internal/plugins/sampling"
 
-// DefaultSamplers is llama.cpp's default order of the chain
-// (sampling.DefaultSamplers).
-var DefaultSamplers = sampling.DefaultSamplers
-
 // Stage codes (sampling's).
 const (
 	stagePenalties = sampling.StagePenalties
@@ -21,13 +17,9 @@ const (
 // SamplerError is a samplers entry the sampler refuses (sampling's).
 type SamplerError = sampling.SamplerError
 
-// ParseSamplers reads the samplers config value as config_get answers it
+// parseSamplers reads the samplers config value as config_get answers it
 // (sampling.ParseSamplers).
-func ParseSamplers(raw []byte) ([]string, error) { return sampling.ParseSamplers(raw) }
-
-// ListsDRY reports whether the samplers entries (nil: DefaultSamplers)
-// name dry (sampling.ListsDRY).
-func ListsDRY(names []string) bool { return sampling.ListsDRY(names) }
+func parseSamplers(raw []byte) ([]string, error) { return sampling.ParseSamplers(raw) }
 
 func stages(names []string) ([]byte, error) { return sampling.Stages(names) }
 

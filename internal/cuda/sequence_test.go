@@ -109,7 +109,7 @@ func (g *standIn) Reserve(n int) (bool, error) {
 func gated(t *testing.T, m *model.Model, g *standIn, cache *VerdictCache) (*Sequence, *bytes.Buffer) {
 	t.Helper()
 	var stderr bytes.Buffer
-	key := verdictKey{FileSHA256: "f", Device: g.DeviceName(), KernelHash: kernelHash()}
+	key := verdictKey{fileSHA256: "f", device: g.DeviceName(), kernelHash: kernelHash()}
 	return newGatedSequence(m, g, Options{Stderr: &stderr, Verdicts: cache}, key), &stderr
 }
 
@@ -269,7 +269,7 @@ func TestGateVerdictCached(t *testing.T) {
 	assert.True(t, s2.OnGPU())
 	assert.Zero(t, g2.calls, "no probe with a cached pass")
 
-	k := verdictKey{FileSHA256: "f", Device: "stand-in", KernelHash: kernelHash()}
+	k := verdictKey{fileSHA256: "f", device: "stand-in", kernelHash: kernelHash()}
 	require.NoError(t, cache.put(k, Verdict{Reason: "position 9: cosine 0.10000 < 0.95", Positions: 64}))
 	g3 := &standIn{cpu: m.NewSequence()}
 	s3, stderr := gated(t, m, g3, cache)
@@ -303,7 +303,7 @@ func TestGatedBatch(t *testing.T) {
 	require.True(t, b.OnGPU())
 	c := a.NewSequence()
 	assert.False(t, c.OnGPU())
-	assert.Contains(t, c.FallbackReason(), "has one sequence")
+	assert.Contains(t, c.fallbackReason(), "has one sequence")
 
 	probe := probeSequence(m.Config().Vocab, 16)
 	prompts := [][]int32{probe[:5:5], probe[5:8:8], probe[8:14:14]}

@@ -149,6 +149,6 @@ func (p PrefillSequence) Prefill(tokens []int32, start int) ([]float32, error) {
 	return logits, nil
 }
 
-// Bare hides every optional capability of a step: the result is only an
+// Bare hides every optional capability of a Sequence: the result is only a
 // forward.Sequence (no Prefill, Reserve or Backend).
-func Bare(step forward.Sequence) forward.Sequence { return struct{ forward.Sequence }{step} }
+func Bare(seq forward.Sequence) forward.Sequence { return struct{ forward.Sequence }{seq} }

@@ -135,7 +135,7 @@ func (s *Sequence) OnFallback(fn func(line string)) {
 func (s *Sequence) OnGPU() bool { return s.gpu != nil }
 
 // FallbackReason is why the step left the GPU; "" while on it.
-func (s *Sequence) FallbackReason() string { return s.reason }
+func (s *Sequence) fallbackReason() string { return s.reason }
 
 // Verdict is the parity gate's verdict at load (zero when the device failed
 // before the gate could judge it).

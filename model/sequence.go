@@ -174,7 +174,7 @@ func (s *Sequence) Verify(tokens []int32, start int) ([]float32, error) {
 	if err := s.check(span, start); err != nil {
 		return nil, err
 	}
-	s.rows = append(s.rows[:0], passSeq{step: s, start: start, tokens: span, logits: true, every: true})
+	s.rows = append(s.rows[:0], passSeq{seq: s, start: start, tokens: span, logits: true, every: true})
 	s.pass(s.rows)
 	return s.verified[:len(span)*s.m.cfg.Vocab], nil
 }
@@ -232,23 +232,23 @@ func (s *Sequence) ensureBatch(n int) {
 // forward runs tokens (already checked) at positions start.. through the
 // model, leaving the last token's logits in s.logits.
 func (s *Sequence) forward(tokens []int32, start int) {
-	s.rows = append(s.rows[:0], passSeq{step: s, start: start, tokens: tokens, logits: true})
+	s.rows = append(s.rows[:0], passSeq{seq: s, start: start, tokens: tokens, logits: true})
 	s.pass(s.rows)
 }
 
 // passSeq is one sequence's rows in a pass: tokens at positions start..,
-// its KV cache in step.
+// its KV cache in seq.
 type passSeq struct {
-	step   *Sequence
+	seq    *Sequence
 	start  int
 	tokens []int32
-	logits bool // compute the logits after the last token into step.logits
-	// every computes the logits after every row into step.verified (with
+	logits bool // compute the logits after the last token into seq.logits
+	// every computes the logits after every row into seq.verified (with
 	// logits), each row in the one-token order (Verify).
 	every bool
 }
 
-// pass runs the rows of seqs (already checked, distinct steps of s.m)
+// pass runs the rows of seqs (already checked, distinct sequences of s.m)
 // through the model in one batched pass with s's scratch: every matrix
 // product reads each weight row once for all rows; RoPE, the KV store and
 // attention use each row's own sequence and position. A row's result does
@@ -267,7 +267,7 @@ func (s *Sequence) pass(seqs []passSeq) {
 		batch := len(q.tokens) >= quant.BatchColumns && !q.every
 		anyBatch = anyBatch || batch
 		for i := range q.tokens {
-			s.rowSeq = append(s.rowSeq, q.step)
+			s.rowSeq = append(s.rowSeq, q.seq)
 			s.rowPos = append(s.rowPos, q.start+i)
 			s.rowBatch = append(s.rowBatch, batch)
 		}
@@ -302,7 +302,7 @@ func (s *Sequence) pass(seqs []passSeq) {
 	k, b := 0, 0
 	for _, q := range seqs {
 		b += len(q.tokens)
-		q.step.held = q.start + len(q.tokens)
+		q.seq.held = q.start + len(q.tokens)
 		if !q.logits {
 			continue
 		}
@@ -337,15 +337,15 @@ func (s *Sequence) pass(seqs []passSeq) {
 		}
 		if q.every {
 			n := len(q.tokens) * c.Vocab
-			if len(q.step.verified) < n {
-				q.step.verified = make([]float32, n)
+			if len(q.seq.verified) < n {
+				q.seq.verified = make([]float32, n)
 			}
-			copy(q.step.verified, out[k*c.Vocab:k*c.Vocab+n])
+			copy(q.seq.verified, out[k*c.Vocab:k*c.Vocab+n])
 			k += len(q.tokens)
-			copy(q.step.logits, out[(k-1)*c.Vocab:k*c.Vocab])
+			copy(q.seq.logits, out[(k-1)*c.Vocab:k*c.Vocab])
 			continue
 		}
-		copy(q.step.logits, out[k*c.Vocab:(k+1)*c.Vocab]) // a no-op when out is q.step.logits
+		copy(q.seq.logits, out[k*c.Vocab:(k+1)*c.Vocab]) // a no-op when out is q.seq.logits
 		k++
 	}
 }
