@@ -237,3 +237,46 @@ func TestDotF16RowsBatchAsmEqualsGo(t *testing.T) {
 		}
 	}
 }
+
+// The AVX-512 probabilities (softmaxF16x16: scale, softmax, f16 rounding
+// in one call) give the Go loops' bits for the 16-lane build: scores with
+// masked (-Inf) positions, gaps to the maximum that underflow to zero or
+// to subnormals, lengths around the 16-value step, and attention's scales.
+// Without AVX-512F both sides are the Go loops.
+func TestProbsAsmEqualsGo(t *testing.T) {
+	requireAsm(t)
+	s := simd{lanes: 16}
+	rng := rand.New(rand.NewPCG(14, 14))
+	for _, n := range []int{1, 15, 16, 17, 31, 32, 33, 100, 256, 513, 4099} {
+		for round := range 20 {
+			w := make([]float32, n)
+			for i := range w {
+				switch rng.IntN(7) {
+				case 0:
+					w[i] = float32(math.Inf(-1))
+				case 1:
+					w[i] = float32(rng.NormFloat64() * 100)
+				case 2:
+					w[i] = float32(rng.Float64()*30 - 120) // subnormal and zero probabilities
+				default:
+					w[i] = float32(rng.NormFloat64() * 3)
+				}
+			}
+			if round == 0 {
+				w[0] = 0 // a zero gap to the max
+			}
+			scale := []float32{0.125, 1, 0.088388346}[round%3]
+			got := append([]float32(nil), w...)
+			s.probs(got, scale)
+			useAsm = false
+			want := append([]float32(nil), w...)
+			s.probs(want, scale)
+			useAsm = useAsmCPU
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+					t.Fatalf("n=%d round %d: p[%d] of %v: asm %v (%#x), Go %v (%#x)", n, round, i, w[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}

@@ -17,6 +17,9 @@ func swigluVec8(_, _, _ []float32, _ int) int { return 0 }
 // expSumVec8 does nothing in this build: simd.softmax's Go loop runs.
 func expSumVec8(_ []float32, _ float32) (int, float64) { return 0, 0 }
 
+// probsVec does nothing in this build: simd.probs's Go loops run.
+func probsVec(_ []float32, _ float32) bool { return false }
+
 // roundF16Vec does nothing in this build: roundF16s's loop runs.
 func roundF16Vec(_ []float32) int { return 0 }
 

@@ -2,6 +2,8 @@
 
 package model
 
+import "golang.org/x/sys/cpu"
+
 //go:noescape
 func swiglu16(h, gate, up *float32, quads int)
 
@@ -61,4 +63,20 @@ func roundF16Vec(p []float32) int {
 	}
 	roundF16x8(&p[0], n/8)
 	return n
+}
+
+//go:noescape
+func softmaxF16x16(w *float32, n int, scale float32)
+
+// hasAVX512F is whether the CPU runs the 512-bit kernels (probsVec).
+var hasAVX512F = cpu.X86.HasAVX512F
+
+// probsVec is the 16-lane simd.probs in assembly (AVX-512F): ok is false
+// where it is unavailable, and then w is untouched.
+func probsVec(w []float32, scale float32) (ok bool) {
+	if !useAsm || !hasAVX512F || len(w) == 0 {
+		return false
+	}
+	softmaxF16x16(&w[0], len(w), scale)
+	return true
 }
