@@ -7,12 +7,26 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func swiglu16(h, gate, up *float32, quads int)
 
+//go:noescape
+func swigluZ(h, gate, up *float32, vecs int)
+
 // swigluVec computes the first n (a multiple of 4) elements of the 16-lane
 // simd.swiglu in assembly and returns how many it did: n, or 0 when the
-// assembly is unavailable.
+// assembly is unavailable. With AVX-512F it takes n's whole vectors of 16
+// in 512-bit registers (swigluZ, ggml's own instructions) and leaves the
+// rest to the caller; without, four elements at a time with float64 fused
+// multiply-adds (swiglu16, fma32's arithmetic).
 func swigluVec(h, gate, up []float32, n int) int {
 	if !useAsm || n < 4 {
 		return 0
+	}
+	if hasAVX512F {
+		n &^= 15
+		if n > 0 {
+			_, _, _ = h[n-1], gate[n-1], up[n-1]
+			swigluZ(&h[0], &gate[0], &up[0], n/16)
+		}
+		return n
 	}
 	n &^= 3
 	_, _, _ = h[n-1], gate[n-1], up[n-1]

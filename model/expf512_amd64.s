@@ -2,9 +2,10 @@
 
 #include "textflag.h"
 
-// Attention's probabilities for 16-lane builds in 512-bit registers
-// (AVX-512F): what attendHead does with a row of scores, as ggml's
-// soft_max_ext then the f16 conversion of the probabilities do it.
+// ggml_v_expf's AVX-512 form in 512-bit registers (AVX-512F) for 16-lane
+// builds: attention's probabilities (what attendHead does with a row of
+// scores, as ggml's soft_max_ext then the f16 conversion of the
+// probabilities do it) and SwiGLU (ggml_vec_swiglu_f32's vectors).
 
 DATA pLog2e<>+0(SB)/4, $0x3fb8aa3b // 0x1.715476p+0
 GLOBL pLog2e<>(SB), RODATA|NOPTR, $4
@@ -82,6 +83,57 @@ GLOBL pOneD<>(SB), RODATA|NOPTR, $8
 	VCVTSS2SD X3, X3, X3; \
 	VADDSD X3, X9, X9
 
+// EXP_CONSTS loads EXPF16's constants into Z16-Z29.
+#define EXP_CONSTS \
+	VBROADCASTSS pLog2e<>(SB), Z16; \
+	VBROADCASTSS pR<>(SB), Z17; \
+	VBROADCASTSS pLn2hi<>(SB), Z18; \
+	VBROADCASTSS pLn2lo<>(SB), Z19; \
+	VBROADCASTSS pC1<>(SB), Z20; \
+	VBROADCASTSS pC2<>(SB), Z21; \
+	VBROADCASTSS pC3<>(SB), Z22; \
+	VBROADCASTSS pC4<>(SB), Z23; \
+	VBROADCASTSS pC5<>(SB), Z24; \
+	VBROADCASTSS pOne<>(SB), Z25; \
+	VBROADCASTSS p192<>(SB), Z26; \
+	VBROADCASTSS pAbs<>(SB), Z27; \
+	VBROADCASTSS pInf<>(SB), Z28; \
+	VPXORD Z29, Z29, Z29
+
+// func swigluZ(h, gate, up *float32, vecs int)
+//
+// h[i] = silu(gate[i]) * up[i] for i < 16*vecs, as ggml_vec_swiglu_f32's
+// AVX-512 vectors compute it: ggml_v_silu(g) = g / (1 + ggml_v_expf(0 -
+// g)), times up. h may alias gate or up.
+TEXT ·swigluZ(SB), NOSPLIT, $0-32
+	MOVQ h+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), DX
+	MOVQ vecs+24(FP), CX
+	EXP_CONSTS
+
+swzloop:
+	TESTQ CX, CX
+	JZ    swzdone
+	VMOVUPS (SI), Z7
+	VSUBPS Z7, Z29, Z1
+	EXPF16(swze)
+
+swze:
+	VADDPS Z25, Z1, Z1
+	VDIVPS Z1, Z7, Z1
+	VMULPS (DX), Z1, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JMP  swzloop
+
+swzdone:
+	VZEROUPPER
+	RET
+
 // func softmaxF16x16(w *float32, n int, scale float32)
 //
 // For the n scores at w: w = roundF16(softmax(w * scale)), where softmax
@@ -94,20 +146,7 @@ TEXT ·softmaxF16x16(SB), NOSPLIT, $0-20
 	MOVQ w+0(FP), DI
 	MOVQ n+8(FP), BX
 	VBROADCASTSS scale+16(FP), Z10
-	VBROADCASTSS pLog2e<>(SB), Z16
-	VBROADCASTSS pR<>(SB), Z17
-	VBROADCASTSS pLn2hi<>(SB), Z18
-	VBROADCASTSS pLn2lo<>(SB), Z19
-	VBROADCASTSS pC1<>(SB), Z20
-	VBROADCASTSS pC2<>(SB), Z21
-	VBROADCASTSS pC3<>(SB), Z22
-	VBROADCASTSS pC4<>(SB), Z23
-	VBROADCASTSS pC5<>(SB), Z24
-	VBROADCASTSS pOne<>(SB), Z25
-	VBROADCASTSS p192<>(SB), Z26
-	VBROADCASTSS pAbs<>(SB), Z27
-	VBROADCASTSS pInf<>(SB), Z28
-	VPXORD Z29, Z29, Z29
+	EXP_CONSTS
 	VBROADCASTSS pNegInf<>(SB), Z11
 
 	// K7: the lanes of the partial last vector; CX whole vectors.
