@@ -8,6 +8,7 @@ type attnScratch struct {
 	scores []float32 // [positions] scores, then probabilities rounded to f16
 	pad    f16Pad    // the value products' partial vectors
 	cs     []float32 // [RopeDims] RoPE's cos/sin table of one position
+	run    []float32 // one dimension of a run of values (kvCache.storeValues)
 
 	// attendGroup's: the queries rounded to f16 ([queries*headDim]), their
 	// scores then probabilities ([queries*positions]), element counts
@@ -31,6 +32,14 @@ func (s *attnScratch) ensureGroup(nq, headDim, positions int) {
 		// a step does not allocate.
 		s.gs = make([]float32, max(nq*positions, 2*len(s.gs), 256*nq))
 	}
+}
+
+// runTmp returns the thread's scratch for n values of one dimension.
+func (s *attnScratch) runTmp(n int) []float32 {
+	if len(s.run) < n {
+		s.run = make([]float32, n)
+	}
+	return s.run[:n]
 }
 
 // ropeCS returns the thread's RoPE table of dims entries.
