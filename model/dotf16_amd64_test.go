@@ -222,7 +222,7 @@ func TestDotF16RowsBatchAsmEqualsGo(t *testing.T) {
 	var pad f16Pad
 	for _, s := range widths {
 		for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 24, 63, 64, 65, 128, 129, 257} {
-			for _, rows := range []int{1, 3, 4, 5, 9, 64} {
+			for _, rows := range []int{1, 3, 4, 5, 9, 16, 17, 33, 64} {
 				x, stride, y := stridedF16Rows(rng, n, rows)
 				got := make([]float32, rows)
 				s.dotF16RowsBatch(got, x, stride, y, n, &pad)
