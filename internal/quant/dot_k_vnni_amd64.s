@@ -408,6 +408,38 @@ q4k8done:
 	VZEROUPPER
 	RET
 
+// hsumPerm<> (VPERMPS) takes HSUM_PAIRS's results to vector order:
+// vectors 0..3 from elements 0, 4, 8, 12, vectors 4..7 from 2, 6, 10, 14.
+DATA hsumPerm<>+0(SB)/8, $0x0000000400000000
+DATA hsumPerm<>+8(SB)/8, $0x0000000c00000008
+DATA hsumPerm<>+16(SB)/8, $0x0000000600000002
+DATA hsumPerm<>+24(SB)/8, $0x0000000e0000000a
+DATA hsumPerm<>+32(SB)/8, $0
+DATA hsumPerm<>+40(SB)/8, $0
+DATA hsumPerm<>+48(SB)/8, $0
+DATA hsumPerm<>+56(SB)/8, $0
+GLOBL hsumPerm<>(SB), RODATA|NOPTR, $64
+
+// HSUM_PAIRS is hsum8 of the eight float lanes of vectors 0..7 held in
+// pairs (P0: vectors 0 and 1, P1: 2 and 3, P2: 4 and 5, P3: 6 and 7; each
+// vector's lanes in one 256-bit half), the same adds of the same pairs
+// for all of them at once (lanes k and k+4, then (l0+l2) + (l1+l3)), into
+// Y12 in vector order (Z12-Z15 scratch).
+#define HSUM_PAIRS(P0, P1, P2, P3) \
+	VSHUFF32X4 $0x88, P1, P0, Z12; \
+	VSHUFF32X4 $0xDD, P1, P0, Z13; \
+	VADDPS Z13, Z12, Z12; \
+	VSHUFF32X4 $0x88, P3, P2, Z13; \
+	VSHUFF32X4 $0xDD, P3, P2, Z14; \
+	VADDPS Z14, Z13, Z13; \
+	VSHUFPS $0x44, Z13, Z12, Z14; \
+	VSHUFPS $0xEE, Z13, Z12, Z15; \
+	VADDPS Z15, Z14, Z14; \
+	VSHUFPS $0xB1, Z14, Z14, Z15; \
+	VADDPS Z15, Z14, Z14; \
+	VMOVDQU32 hsumPerm<>(SB), Z15; \
+	VPERMPS Z14, Z15, Z12
+
 // Q6K8_HALF adds one 128-weight half of a block_q6_K (ql at offl(SI), qh
 // at offh(SI), eight scales at offs(SI), q8 from off8(DI)) into Z0..Z7:
 // runs 0 and 1 (low nibbles, qh bits 0-1 and 2-3) in one register, runs 2
@@ -431,9 +463,9 @@ q4k8done:
 	VPORD Z21, Z20, Z20; \
 	COL8(off8b, Z20, Z17)
 
-// func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+// func dotQ6KVNNIx8(out *float32, w, a *byte, stride, nb int)
 TEXT ·dotQ6KVNNIx8(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), AX
+	MOVQ out+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
 	MOVQ stride+24(FP), R13
@@ -487,10 +519,8 @@ q6k8loop:
 	JMP  q6k8loop
 
 q6k8done:
-	VMOVUPS Z8, 0(AX)
-	VMOVUPS Z9, 64(AX)
-	VMOVUPS Z10, 128(AX)
-	VMOVUPS Z11, 192(AX)
+	HSUM_PAIRS(Z8, Z9, Z10, Z11)
+	VMOVUPS Y12, (AX)
 	VZEROUPPER
 	RET
 
@@ -749,10 +779,10 @@ q5k8done:
 	VPORD Z21, Z20, Z20; \
 	COL4(off8b, Z20, Z17, Z4, Z5, Z6, Z7)
 
-// func dotQ6KVNNIx4(acc *float32, w, a *byte, stride, nb int)
-// writes acc[0:32]: vector c's eight float lanes at acc[8c:8c+8].
+// func dotQ6KVNNIx4(out *float32, w, a *byte, stride, nb int)
+// writes out[0:4]: vector c's eight float lanes reduced as hsum8.
 TEXT ·dotQ6KVNNIx4(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), AX
+	MOVQ out+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
 	MOVQ stride+24(FP), R13
@@ -801,8 +831,8 @@ q6k4loop:
 	JMP  q6k4loop
 
 q6k4done:
-	VMOVUPS Z8, 0(AX)
-	VMOVUPS Z9, 64(AX)
+	HSUM_PAIRS(Z8, Z9, Z8, Z9)
+	VMOVUPS X12, (AX)
 	VZEROUPPER
 	RET
 
