@@ -250,6 +250,13 @@ GLOBL permD<>(SB), RODATA|NOPTR, $384
 	VPERMPS Z26, Z28, Z29; \
 	VFMADD231PS Z29, ZA, FACC
 
+// LANES2R is LANES2 with the d indices in register ZP.
+#define LANES2R(YA, ZA, YB, ZP, FACC) \
+	VINSERTI64X4 $1, YB, ZA, ZA; \
+	VCVTDQ2PS ZA, ZA; \
+	VPERMPS Z26, ZP, Z29; \
+	VFMADD231PS Z29, ZA, FACC
+
 // LANES8 is LANES2 for the four vector pairs.
 #define LANES8 \
 	LANES2(Y0, Z0, Y1, 0, Z8); \
@@ -440,6 +447,16 @@ GLOBL hsumPerm<>(SB), RODATA|NOPTR, $64
 	VMOVDQU32 hsumPerm<>(SB), Z15; \
 	VPERMPS Z14, Z15, Z12
 
+// Q6K_TABLES loads the Q6_K macros' tables into registers once (Z12, Z13:
+// q6kScaleZ's masks; Z14, Z15: shiftZ's counts at 64 and 128), rather than
+// as memory operands in the loop: the linker aligns them to 32 bytes, not
+// 64, so a 512-bit load from them may split a cache line on every block.
+#define Q6K_TABLES \
+	VMOVDQU64 q6kScaleZ<>+0(SB), Z12; \
+	VMOVDQU64 q6kScaleZ<>+64(SB), Z13; \
+	VMOVDQU64 shiftZ<>+64(SB), Z14; \
+	VMOVDQU64 shiftZ<>+128(SB), Z15
+
 // Q6K8_HALF adds one 128-weight half of a block_q6_K (ql at offl(SI), qh
 // at offh(SI), eight scales at offs(SI), q8 from off8(DI)) into Z0..Z7:
 // runs 0 and 1 (low nibbles, qh bits 0-1 and 2-3) in one register, runs 2
@@ -447,18 +464,18 @@ GLOBL hsumPerm<>(SB), RODATA|NOPTR, $64
 #define Q6K8_HALF(offl, offh, offs, off8a, off8b) \
 	VPMOVSXBW offs(SI), X26; \
 	VSHUFI32X4 $0, Z26, Z26, Z26; \
-	VPSHUFB q6kScaleZ<>+0(SB), Z26, Z16; \
-	VPSHUFB q6kScaleZ<>+64(SB), Z26, Z17; \
+	VPSHUFB Z12, Z26, Z16; \
+	VPSHUFB Z13, Z26, Z17; \
 	VMOVDQU64 offl(SI), Z18; \
 	VBROADCASTI64X4 offh(SI), Z19; \
 	VPANDD Z22, Z18, Z20; \
-	VPSLLVW shiftZ<>+64(SB), Z19, Z21; \
+	VPSLLVW Z14, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	COL8(off8a, Z20, Z16); \
 	VPSRLW $4, Z18, Z20; \
 	VPANDD Z22, Z20, Z20; \
-	VPSRLVW shiftZ<>+128(SB), Z19, Z21; \
+	VPSRLVW Z15, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	COL8(off8b, Z20, Z17)
@@ -478,6 +495,11 @@ TEXT ·dotQ6KVNNIx8(SB), NOSPLIT, $0-40
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+
+	Q6K_TABLES
+	VMOVDQU32 permD<>+0(SB), Z24
+	VMOVDQU32 permD<>+64(SB), Z30
+	VMOVDQU32 permD<>+128(SB), Z31
 
 q6k8loop:
 	TESTQ CX, CX
@@ -511,7 +533,10 @@ q6k8loop:
 	VBROADCASTSS X26, Y26
 	VMULPS  Y28, Y26, Y26
 
-	LANES8
+	LANES2R(Y0, Z0, Y1, Z24, Z8)
+	LANES2R(Y2, Z2, Y3, Z30, Z9)
+	LANES2R(Y4, Z4, Y5, Z31, Z10)
+	LANES2(Y6, Z6, Y7, 192, Z11)
 
 	ADDQ $210, SI
 	ADDQ $292, DI
@@ -763,18 +788,18 @@ q5k8done:
 #define Q6K4_HALF(offl, offh, offs, off8a, off8b) \
 	VPMOVSXBW offs(SI), X26; \
 	VSHUFI32X4 $0, Z26, Z26, Z26; \
-	VPSHUFB q6kScaleZ<>+0(SB), Z26, Z16; \
-	VPSHUFB q6kScaleZ<>+64(SB), Z26, Z17; \
+	VPSHUFB Z12, Z26, Z16; \
+	VPSHUFB Z13, Z26, Z17; \
 	VMOVDQU64 offl(SI), Z18; \
 	VBROADCASTI64X4 offh(SI), Z19; \
 	VPANDD Z22, Z18, Z20; \
-	VPSLLVW shiftZ<>+64(SB), Z19, Z21; \
+	VPSLLVW Z14, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	COL4(off8a, Z20, Z16, Z0, Z1, Z2, Z3); \
 	VPSRLW $4, Z18, Z20; \
 	VPANDD Z22, Z20, Z20; \
-	VPSRLVW shiftZ<>+128(SB), Z19, Z21; \
+	VPSRLVW Z15, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	COL4(off8b, Z20, Z17, Z4, Z5, Z6, Z7)
@@ -793,6 +818,10 @@ TEXT ·dotQ6KVNNIx4(SB), NOSPLIT, $0-40
 	VPBROADCASTD BX, Z23
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
+
+	Q6K_TABLES
+	VMOVDQU32 permD<>+0(SB), Z10
+	VMOVDQU32 permD<>+64(SB), Z11
 
 q6k4loop:
 	TESTQ CX, CX
@@ -822,8 +851,8 @@ q6k4loop:
 	VBROADCASTSS X26, Y26
 	VMULPS  Y28, Y26, Y26
 
-	LANES2(Y0, Z0, Y1, 0, Z8)
-	LANES2(Y2, Z2, Y3, 64, Z9)
+	LANES2R(Y0, Z0, Y1, Z10, Z8)
+	LANES2R(Y2, Z2, Y3, Z11, Z9)
 
 	ADDQ $210, SI
 	ADDQ $292, DI
@@ -1109,19 +1138,19 @@ q4k1ret:
 #define Q6K1_HALF(offl, offh, offs, off8a, off8b) \
 	VPMOVSXBW offs(SI), X26; \
 	VSHUFI32X4 $0, Z26, Z26, Z26; \
-	VPSHUFB q6kScaleZ<>+0(SB), Z26, Z16; \
-	VPSHUFB q6kScaleZ<>+64(SB), Z26, Z17; \
+	VPSHUFB Z12, Z26, Z16; \
+	VPSHUFB Z13, Z26, Z17; \
 	VMOVDQU64 offl(SI), Z18; \
 	VBROADCASTI64X4 offh(SI), Z19; \
 	VPANDD Z22, Z18, Z20; \
-	VPSLLVW shiftZ<>+64(SB), Z19, Z21; \
+	VPSLLVW Z14, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	VPMADDUBSW off8a(DI), Z20, Z21; \
 	VPDPWSSD Z16, Z21, Z1; \
 	VPSRLW $4, Z18, Z20; \
 	VPANDD Z22, Z20, Z20; \
-	VPSRLVW shiftZ<>+128(SB), Z19, Z21; \
+	VPSRLVW Z15, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	VPMADDUBSW off8b(DI), Z20, Z21; \
@@ -1137,6 +1166,8 @@ TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-36
 	VPBROADCASTD BX, Z22
 	MOVL $0x30303030, BX
 	VPBROADCASTD BX, Z23
+
+	Q6K_TABLES
 
 q6k1loop:
 	TESTQ CX, CX
