@@ -280,3 +280,33 @@ func TestProbsAsmEqualsGo(t *testing.T) {
 		}
 	}
 }
+
+// RopeNorm's rotation in 512-bit registers (ropeNormZ) gives the Go loop's
+// bits: heads of 64 and 128 values (the 16-value vectors) and of 80 with a
+// partial rotation of 48 (a multiple of 16 that leaves the rest alone), at
+// positions up to a long context, over values of wide range. Without
+// AVX-512F both sides are the Go loop.
+func TestRopeNormAsmEqualsGo(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(15, 15))
+	for _, tc := range []struct{ headDim, dims int }{{64, 64}, {128, 128}, {80, 48}} {
+		r := newRope(ropeParams{kind: RopeNorm, dims: tc.dims, base: 10000, freqScale: 1, attnFactor: 1}, nil)
+		cs := make([]float32, tc.dims)
+		for _, pos := range []int{0, 1, 7, 300, 4095, 131071} {
+			r.table(cs, pos)
+			x := randVec(rng, 4*tc.headDim)
+			for i := range x {
+				x[i] *= float32(math.Exp2(float64(rng.IntN(24) - 12)))
+			}
+			got := append([]float32(nil), x...)
+			r.apply(got, tc.headDim, cs)
+			useAsm = false
+			want := append([]float32(nil), x...)
+			r.apply(want, tc.headDim, cs)
+			useAsm = useAsmCPU
+			for i := range want {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "headDim %d dims %d pos %d value %d", tc.headDim, tc.dims, pos, i)
+			}
+		}
+	}
+}

@@ -33,3 +33,6 @@ func dotF16RowsQ([]float32, int, []byte, int, int, []float32, int, []int32) bool
 
 // useRowsQ16 is false in this build: dotF16RowsQ has no assembly.
 const useRowsQ16 = false
+
+// ropeNormVec does nothing in this build: rope.apply's Go loop runs.
+func ropeNormVec(_, _ []float32, _ int) bool { return false }

@@ -258,3 +258,40 @@ sm3tail:
 smdone:
 	VZEROUPPER
 	RET
+
+// pEvenSign<>: the sign bit in the even lanes of 16, zero in the odd.
+DATA pEvenSign<>+0(SB)/8, $0x0000000080000000
+GLOBL pEvenSign<>(SB), RODATA|NOPTR, $8
+
+// func ropeNormZ(x, cs *float32, vecs int)
+//
+// rope.apply's RopeNorm rotation of 16*vecs values of one head at x (pairs
+// (x0, x1) adjacent) by the cos/sin pairs at cs (c, s adjacent), as ggml's
+// x86 builds compile it: even lane x0' = fma(x0, c, -(x1*s)), odd lane
+// x1' = fma(x0, s, x1*c), the x1 product rounded, the x0 product fused.
+TEXT ·ropeNormZ(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), DI
+	MOVQ cs+8(FP), SI
+	MOVQ vecs+16(FP), CX
+	VPBROADCASTQ pEvenSign<>(SB), Z7
+
+rnloop:
+	TESTQ CX, CX
+	JZ    rndone
+	VMOVUPS (DI), Z0
+	VMOVUPS (SI), Z1           // c, s
+	VMOVSLDUP Z0, Z2           // x0, x0
+	VMOVSHDUP Z0, Z3           // x1, x1
+	VPERMILPS $0xB1, Z1, Z4    // s, c
+	VMULPS Z4, Z3, Z3          // x1*s, x1*c
+	VPXORD Z7, Z3, Z3          // -(x1*s), x1*c
+	VFMADD231PS Z1, Z2, Z3     // x0*c + ·, x0*s + ·
+	VMOVUPS Z3, (DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JMP  rnloop
+
+rndone:
+	VZEROUPPER
+	RET

@@ -94,3 +94,18 @@ func probsVec(w []float32, scale float32) (ok bool) {
 	softmaxF16x16(&w[0], len(w), scale)
 	return true
 }
+
+//go:noescape
+func ropeNormZ(x, cs *float32, vecs int)
+
+// ropeNormVec rotates the first dims values (a multiple of 16) of a head
+// by RopeNorm's pairs in 512-bit registers (AVX-512F): ok is false where
+// that is unavailable, and then head is untouched.
+func ropeNormVec(head, cs []float32, dims int) (ok bool) {
+	if !useAsm || !hasAVX512F || dims%16 != 0 || dims == 0 {
+		return false
+	}
+	_, _ = head[dims-1], cs[dims-1]
+	ropeNormZ(&head[0], &cs[0], dims/16)
+	return true
+}
