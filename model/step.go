@@ -403,14 +403,17 @@ func (s *Sequence) block(l, n int) {
 	}
 	// Rows are independent here (each rotates its own Q and K and
 	// writes its own cache position), so they run on the pool. The
-	// values then go by dimensions, on the caller: the cache holds
-	// them transposed, and a run of rows written a dimension at a time
-	// costs less alone than one f16 per row and dimension, a cache line
-	// each, did on the pool.
+	// values then go by dimensions: the cache holds them transposed
+	// (one f16 per row and dimension, a cache line each, held one
+	// thread alone when a row wrote its own).
 	s.ropeKV = ropeKVTask{s: s, l: l, rp: rp}
 	m.pool.run(n, 1, &s.ropeKV)
 	s.values = valuesTask{s: s, l: l}
-	s.values.do(0, 0, kvDim)
+	if n <= valuesAlone {
+		s.values.do(0, 0, kvDim)
+	} else {
+		m.pool.run(kvDim, m.pool.grainFor(kvDim, 16), &s.values)
+	}
 	if c.ScaleQ {
 		// phi3, gemma3: ggml_scale of the rotated Q, the scores then
 		// unscaled.
@@ -514,6 +517,10 @@ func (t *ropeKVTask) do(worker, lo, hi int) {
 		s.rowSeq[b].cache.storeKey(t.l, pos, k)
 	}
 }
+
+// valuesAlone is the most rows of a pass whose values the caller stores
+// alone: a decode step's few rows cost less than a loop on the pool.
+const valuesAlone = 4
 
 // valuesTask stores the pass's values of layer l in their sequences'
 // caches, dimensions [lo, hi) of every row: the cache holds values
