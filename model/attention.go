@@ -8,6 +8,7 @@ type attnScratch struct {
 	scores []float32 // [positions] scores, then probabilities rounded to f16
 	pad    f16Pad    // the value products' partial vectors
 	cs     []float32 // [RopeDims] RoPE's cos/sin table of one position
+	run    []float32 // one dimension of a run of values (kvCache.storeValues)
 
 	// attendGroup's: the queries rounded to f16 ([queries*headDim]), their
 	// scores then probabilities ([queries*positions]), element counts
@@ -31,6 +32,14 @@ func (s *attnScratch) ensureGroup(nq, headDim, positions int) {
 		// a step does not allocate.
 		s.gs = make([]float32, max(nq*positions, 2*len(s.gs), 256*nq))
 	}
+}
+
+// runTmp returns the thread's scratch for n values of one dimension.
+func (s *attnScratch) runTmp(n int) []float32 {
+	if len(s.run) < n {
+		s.run = make([]float32, n)
+	}
+	return s.run[:n]
 }
 
 // ropeCS returns the thread's RoPE table of dims entries.
@@ -115,11 +124,7 @@ func attendHead(out, q []float32, c *kvCache, l, kvHead, headDim, first, n int, 
 	} else {
 		simdWidth.dotF16Rows(kept, c.keys(l, off)[2*first*c.kvDim:], 2*c.kvDim, q16, headDim, false, &s.pad)
 	}
-	for t := range kept {
-		kept[t] *= scale
-	}
-	simdWidth.softmax(scores)
-	roundF16s(scores, scores)
+	simdWidth.probs(scores, scale) // the masked scores stay -Inf
 	// Values are transposed: row d of the value products is dimension off+d.
 	if batch && headDim%4 == 0 {
 		simdWidth.dotF16RowsBatch(out[:headDim], c.valueRows(l, off)[2*a:], 2*c.capacity, scores, n-a, &s.pad)
@@ -165,12 +170,7 @@ func (s *Sequence) attendGroup(l, b0, b1, kvHead int, scale float32, sc *attnScr
 	dotF16RowsQ(scores, last, cache.keys(l, off), 2*cache.kvDim, last, qs, hd, ns)
 	for j := range nq {
 		n := s.rowPos[b0+j/group] + 1
-		p := scores[j*last : j*last+n]
-		for t := range p {
-			p[t] *= scale
-		}
-		simdWidth.softmax(p)
-		roundF16s(p, p)
+		simdWidth.probs(scores[j*last:j*last+n], scale)
 		ns[j] = int32(n)
 	}
 	// Values are transposed: row d of the value products is dimension off+d.

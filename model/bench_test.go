@@ -136,6 +136,40 @@ func BenchmarkPrefill(b *testing.B) {
 	}
 }
 
+// BenchmarkPrefillFile measures Prefill of a 512-token prompt from
+// position 0 on the GGUF file named by $REALIZAR_BENCH_MODEL (say the m110
+// Q4_K_M fixture), in the passes of the model's default BatchSize, as
+// `realizar-host bench --prompt-tokens 512` runs them: one op is the whole
+// prompt; tok/s counts its tokens. It does nothing without the variable.
+func BenchmarkPrefillFile(b *testing.B) {
+	const prompt = 512
+	path := os.Getenv("REALIZAR_BENCH_MODEL")
+	if path == "" {
+		b.Skip("REALIZAR_BENCH_MODEL names no model file")
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			m := open(b, path, Options{Threads: threads})
+			toks := make([]int32, prompt)
+			for i := range toks {
+				toks[i] = int32((i*37 + 1) % m.cfg.Vocab)
+			}
+			s := m.NewSequence()
+			_, err := s.Reserve(prompt)
+			require.NoError(b, err)
+			b.ResetTimer()
+			cpu := startCPU()
+			for b.Loop() {
+				if _, err := s.Prefill(toks, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu.report(b)
+			b.ReportMetric(float64(b.N*prompt)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
 // cpuClock measures a benchmark's process CPU time from startCPU to
 // report, which reports it per op as cpu-ns/op: at threads=1 the pass's own
 // time, which, on a machine other processes load, wall time overstates by

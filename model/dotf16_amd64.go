@@ -72,17 +72,33 @@ func dotF16Sum(lanes int, x []byte, y []float32, np int) (sum float32, ok bool) 
 //go:noescape
 func tinyRows4(x *byte, xstride int, y *float32, vecs int, px *byte, pxstride int, py *float32, wide int, out *[4]float32)
 
-// dotF16RowsBatchAsm is simd.dotF16RowsBatch in assembly, four rows at a
-// time (a row left over alone: the same row four times); ok is false where
-// there is none (the Go loop runs). The partial last vector of each row
-// (n not a multiple of 8) comes zero-padded from pad.
+//go:noescape
+func tinyRows16(x *byte, xstride int, y *float32, n, groups int, out *float32)
+
+// dotF16RowsBatchAsm is simd.dotF16RowsBatch in assembly: with 16 lanes
+// and AVX-512F, sixteen rows at a time in 512-bit registers (tinyRows16,
+// the partial last vector by masked loads; rows not a multiple of 16 take
+// the last sixteen again); otherwise four rows at a time (a row left over
+// alone: the same row four times), the partial last vector of each row (n
+// not a multiple of 8) zero-padded from pad. ok is false where there is
+// no assembly (the Go loop runs).
 func dotF16RowsBatchAsm(lanes int, out []float32, x []byte, xstride int, y []float32, n int, pad *f16Pad) bool {
 	rows := len(out)
 	if !useAsm || rows == 0 {
 		return false
 	}
-	vecs, m := n/8, n%8
 	_, _ = x[:(rows-1)*xstride+2*n], y[:n]
+	if lanes == 16 && hasAVX512F && rows >= 16 {
+		xp, yp := unsafe.SliceData(x), unsafe.SliceData(y)
+		tinyRows16(xp, xstride, yp, n, rows/16, unsafe.SliceData(out))
+		if rows%16 != 0 {
+			// The last sixteen rows again: the overlap gets the same bits.
+			last := rows - 16
+			tinyRows16((*byte)(unsafe.Add(unsafe.Pointer(xp), last*xstride)), xstride, yp, n, 1, &out[last])
+		}
+		return true
+	}
+	vecs, m := n/8, n%8
 	var pxp *byte
 	var pyp *float32
 	if m > 0 {

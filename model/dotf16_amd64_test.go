@@ -222,7 +222,7 @@ func TestDotF16RowsBatchAsmEqualsGo(t *testing.T) {
 	var pad f16Pad
 	for _, s := range widths {
 		for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 24, 63, 64, 65, 128, 129, 257} {
-			for _, rows := range []int{1, 3, 4, 5, 9, 64} {
+			for _, rows := range []int{1, 3, 4, 5, 9, 16, 17, 33, 64} {
 				x, stride, y := stridedF16Rows(rng, n, rows)
 				got := make([]float32, rows)
 				s.dotF16RowsBatch(got, x, stride, y, n, &pad)
@@ -233,6 +233,79 @@ func TestDotF16RowsBatchAsmEqualsGo(t *testing.T) {
 				for r := range rows {
 					require.Equal(t, math.Float32bits(want[r]), math.Float32bits(got[r]), "lanes %d n %d rows %d row %d", s.lanes, n, rows, r)
 				}
+			}
+		}
+	}
+}
+
+// The AVX-512 probabilities (softmaxF16x16: scale, softmax, f16 rounding
+// in one call) give the Go loops' bits for the 16-lane build: scores with
+// masked (-Inf) positions, gaps to the maximum that underflow to zero or
+// to subnormals, lengths around the 16-value step, and attention's scales.
+// Without AVX-512F both sides are the Go loops.
+func TestProbsAsmEqualsGo(t *testing.T) {
+	requireAsm(t)
+	s := simd{lanes: 16}
+	rng := rand.New(rand.NewPCG(14, 14))
+	for _, n := range []int{1, 15, 16, 17, 31, 32, 33, 100, 256, 513, 4099} {
+		for round := range 20 {
+			w := make([]float32, n)
+			for i := range w {
+				switch rng.IntN(7) {
+				case 0:
+					w[i] = float32(math.Inf(-1))
+				case 1:
+					w[i] = float32(rng.NormFloat64() * 100)
+				case 2:
+					w[i] = float32(rng.Float64()*30 - 120) // subnormal and zero probabilities
+				default:
+					w[i] = float32(rng.NormFloat64() * 3)
+				}
+			}
+			if round == 0 {
+				w[0] = 0 // a zero gap to the max
+			}
+			scale := []float32{0.125, 1, 0.088388346}[round%3]
+			got := append([]float32(nil), w...)
+			s.probs(got, scale)
+			useAsm = false
+			want := append([]float32(nil), w...)
+			s.probs(want, scale)
+			useAsm = useAsmCPU
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+					t.Fatalf("n=%d round %d: p[%d] of %v: asm %v (%#x), Go %v (%#x)", n, round, i, w[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}
+
+// RopeNorm's rotation in 512-bit registers (ropeNormZ) gives the Go loop's
+// bits: heads of 64 and 128 values (the 16-value vectors) and of 80 with a
+// partial rotation of 48 (a multiple of 16 that leaves the rest alone), at
+// positions up to a long context, over values of wide range. Without
+// AVX-512F both sides are the Go loop.
+func TestRopeNormAsmEqualsGo(t *testing.T) {
+	requireAsm(t)
+	rng := rand.New(rand.NewPCG(15, 15))
+	for _, tc := range []struct{ headDim, dims int }{{64, 64}, {128, 128}, {80, 48}} {
+		r := newRope(ropeParams{kind: RopeNorm, dims: tc.dims, base: 10000, freqScale: 1, attnFactor: 1}, nil)
+		cs := make([]float32, tc.dims)
+		for _, pos := range []int{0, 1, 7, 300, 4095, 131071} {
+			r.table(cs, pos)
+			x := randVec(rng, 4*tc.headDim)
+			for i := range x {
+				x[i] *= float32(math.Exp2(float64(rng.IntN(24) - 12)))
+			}
+			got := append([]float32(nil), x...)
+			r.apply(got, tc.headDim, cs)
+			useAsm = false
+			want := append([]float32(nil), x...)
+			r.apply(want, tc.headDim, cs)
+			useAsm = useAsmCPU
+			for i := range want {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "headDim %d dims %d pos %d value %d", tc.headDim, tc.dims, pos, i)
 			}
 		}
 	}

@@ -17,6 +17,9 @@ func swigluVec8(_, _, _ []float32, _ int) int { return 0 }
 // expSumVec8 does nothing in this build: simd.softmax's Go loop runs.
 func expSumVec8(_ []float32, _ float32) (int, float64) { return 0, 0 }
 
+// probsVec does nothing in this build: simd.probs's Go loops run.
+func probsVec(_ []float32, _ float32) bool { return false }
+
 // roundF16Vec does nothing in this build: roundF16s's loop runs.
 func roundF16Vec(_ []float32) int { return 0 }
 
@@ -30,3 +33,6 @@ func dotF16RowsQ([]float32, int, []byte, int, int, []float32, int, []int32) bool
 
 // useRowsQ16 is false in this build: dotF16RowsQ has no assembly.
 const useRowsQ16 = false
+
+// ropeNormVec does nothing in this build: rope.apply's Go loop runs.
+func ropeNormVec(_, _ []float32, _ int) bool { return false }

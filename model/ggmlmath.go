@@ -219,6 +219,23 @@ func (s simd) softmax(w []float32) {
 	}
 }
 
+// probs turns attention's scores w into its probabilities in place, as
+// llama.cpp's graph does (soft_max_ext with the scale, then the f16
+// conversion of the probabilities for the value products): w[i] =
+// roundF16(softmax(w * scale)[i]), softmax as s.softmax sums. scale > 0,
+// so that masked scores (-Inf) stay masked. One AVX-512 call for 16-lane
+// builds (probsVec), the same bits.
+func (s simd) probs(w []float32, scale float32) {
+	if s.lanes == 16 && probsVec(w, scale) {
+		return
+	}
+	for i := range w {
+		w[i] *= scale
+	}
+	s.softmax(w)
+	roundF16s(w, w)
+}
+
 // swiglu writes h[i] = silu(gate[i]) * up[i] as ggml_vec_swiglu_f32 does:
 // whole vectors use ggml_v_silu (x / (1 + ggml_v_expf(-x))), the tail the
 // scalar x / (1 + expf(-x)) with glibc's expf. h may alias gate or up.

@@ -50,7 +50,40 @@ func (c *kvCache) grow(positions, keep int) {
 // store writes one position's key and value ([kvDim]float32 each) of layer
 // l, rounding to f16.
 func (c *kvCache) store(l, pos int, key, value []float32) {
+	c.storeKey(l, pos, key)
+	c.store1Values(l, pos, value)
+}
+
+// storeKey writes one position's key ([kvDim]float32) of layer l, rounding
+// to f16.
+func (c *kvCache) storeKey(l, pos int, key []float32) {
 	quant.F32ToF16Slice(c.k[l][2*pos*c.kvDim:][:2*len(key)], key)
+}
+
+// storeValues writes dimensions d0..d1-1 of the values of rows
+// consecutive positions pos.. of layer l (values: rows × [kvDim]float32,
+// row r position pos+r), rounding to f16 as store does: each dimension's
+// run of rows f16 is written at once, gathered through tmp (at least rows
+// floats), instead of one scattered f16 per position and dimension.
+func (c *kvCache) storeValues(l, pos, rows, d0, d1 int, values, tmp []float32) {
+	v := c.v[l]
+	if rows == 1 {
+		for d := d0; d < d1; d++ {
+			binary.LittleEndian.PutUint16(v[2*(d*c.capacity+pos):], quant.F32ToF16(values[d]))
+		}
+		return
+	}
+	tmp = tmp[:rows]
+	for d := d0; d < d1; d++ {
+		for r := range tmp {
+			tmp[r] = values[r*c.kvDim+d]
+		}
+		quant.F32ToF16Slice(v[2*(d*c.capacity+pos):][:2*rows], tmp)
+	}
+}
+
+// store1Values writes one position's value of layer l.
+func (c *kvCache) store1Values(l, pos int, value []float32) {
 	for d, x := range value {
 		binary.LittleEndian.PutUint16(c.v[l][2*(d*c.capacity+pos):], quant.F32ToF16(x))
 	}

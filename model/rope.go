@@ -135,6 +135,9 @@ func (r *rope) apply(x []float32, headDim int, cs []float32) {
 	half := r.dims / 2
 	for h := 0; h+headDim <= len(x); h += headDim {
 		head := x[h : h+r.dims]
+		if r.kind == RopeNorm && ropeNormVec(head, cs, r.dims) {
+			continue
+		}
 		for i := 0; i < r.dims; i += 2 {
 			a, b := i, i+1 // RopeNorm: adjacent values
 			if r.kind == RopeNeox {

@@ -34,7 +34,8 @@ type Sequence struct {
 	logits  []float32 // [Vocab]
 	scratch []attnScratch
 	heads   headsTask  // attention's loop body, reused
-	ropeKV  ropeKVTask // RoPE and the KV store's loop body, reused
+	ropeKV  ropeKVTask // RoPE and the key store's loop body, reused
+	values  valuesTask // the value store's loop body, reused
 
 	// A pass's rows: the sequence (step) and position of each, the
 	// sequences themselves, and the logits of several sequences.
@@ -401,11 +402,18 @@ func (s *Sequence) block(l, n int) {
 		rp = &m.ropeSWA
 	}
 	// Rows are independent here (each rotates its own Q and K and
-	// writes its own cache position), so they run on the pool: the
-	// value store writes one f16 per dimension row of the cache, a
-	// cache line each, and alone on one thread it held the others.
+	// writes its own cache position), so they run on the pool. The
+	// values then go by dimensions: the cache holds them transposed
+	// (one f16 per row and dimension, a cache line each, held one
+	// thread alone when a row wrote its own).
 	s.ropeKV = ropeKVTask{s: s, l: l, rp: rp}
 	m.pool.run(n, 1, &s.ropeKV)
+	s.values = valuesTask{s: s, l: l}
+	if n <= valuesAlone {
+		s.values.do(0, 0, kvDim)
+	} else {
+		m.pool.run(kvDim, m.pool.grainFor(kvDim, 16), &s.values)
+	}
 	if c.ScaleQ {
 		// phi3, gemma3: ggml_scale of the rotated Q, the scores then
 		// unscaled.
@@ -488,7 +496,8 @@ func (s *Sequence) postNorm(out, w []float32, n int) {
 }
 
 // ropeKVTask rotates the Q and K rows [lo, hi) of layer l by RoPE at their
-// positions and stores their K and V in their sequences' caches.
+// positions and stores their K in their sequences' caches (valuesTask
+// stores V).
 type ropeKVTask struct {
 	s  *Sequence
 	l  int
@@ -505,7 +514,34 @@ func (t *ropeKVTask) do(worker, lo, hi int) {
 		t.rp.table(cs, pos)
 		t.rp.apply(s.q[b*qDim:(b+1)*qDim], c.HeadDim, cs)
 		t.rp.apply(k, c.HeadDim, cs)
-		s.rowSeq[b].cache.store(t.l, pos, k, s.v[b*kvDim:(b+1)*kvDim])
+		s.rowSeq[b].cache.storeKey(t.l, pos, k)
+	}
+}
+
+// valuesAlone is the most rows of a pass whose values the caller stores
+// alone: a decode step's few rows cost less than a loop on the pool.
+const valuesAlone = 4
+
+// valuesTask stores the pass's values of layer l in their sequences'
+// caches, dimensions [lo, hi) of every row: the cache holds values
+// transposed, so each run of rows of one sequence at consecutive positions
+// (a prompt's chunk, a verify span; a decode row alone) writes each
+// dimension's positions together.
+type valuesTask struct {
+	s *Sequence
+	l int
+}
+
+func (t *valuesTask) do(worker, lo, hi int) {
+	s, kvDim := t.s, t.s.m.cfg.KVDim()
+	n := len(s.rowPos)
+	for b := 0; b < n; {
+		e := b + 1
+		for e < n && s.rowSeq[e] == s.rowSeq[b] && s.rowPos[e] == s.rowPos[e-1]+1 {
+			e++
+		}
+		s.rowSeq[b].cache.storeValues(t.l, s.rowPos[b], e-b, lo, hi, s.v[b*kvDim:e*kvDim], s.scratch[worker].runTmp(e-b))
+		b = e
 	}
 }
 

@@ -250,6 +250,13 @@ GLOBL permD<>(SB), RODATA|NOPTR, $384
 	VPERMPS Z26, Z28, Z29; \
 	VFMADD231PS Z29, ZA, FACC
 
+// LANES2R is LANES2 with the d indices in register ZP.
+#define LANES2R(YA, ZA, YB, ZP, FACC) \
+	VINSERTI64X4 $1, YB, ZA, ZA; \
+	VCVTDQ2PS ZA, ZA; \
+	VPERMPS Z26, ZP, Z29; \
+	VFMADD231PS Z29, ZA, FACC
+
 // LANES8 is LANES2 for the four vector pairs.
 #define LANES8 \
 	LANES2(Y0, Z0, Y1, 0, Z8); \
@@ -408,6 +415,48 @@ q4k8done:
 	VZEROUPPER
 	RET
 
+// hsumPerm<> (VPERMPS) takes HSUM_PAIRS's results to vector order:
+// vectors 0..3 from elements 0, 4, 8, 12, vectors 4..7 from 2, 6, 10, 14.
+DATA hsumPerm<>+0(SB)/8, $0x0000000400000000
+DATA hsumPerm<>+8(SB)/8, $0x0000000c00000008
+DATA hsumPerm<>+16(SB)/8, $0x0000000600000002
+DATA hsumPerm<>+24(SB)/8, $0x0000000e0000000a
+DATA hsumPerm<>+32(SB)/8, $0
+DATA hsumPerm<>+40(SB)/8, $0
+DATA hsumPerm<>+48(SB)/8, $0
+DATA hsumPerm<>+56(SB)/8, $0
+GLOBL hsumPerm<>(SB), RODATA|NOPTR, $64
+
+// HSUM_PAIRS is hsum8 of the eight float lanes of vectors 0..7 held in
+// pairs (P0: vectors 0 and 1, P1: 2 and 3, P2: 4 and 5, P3: 6 and 7; each
+// vector's lanes in one 256-bit half), the same adds of the same pairs
+// for all of them at once (lanes k and k+4, then (l0+l2) + (l1+l3)), into
+// Y12 in vector order (Z12-Z15 scratch).
+#define HSUM_PAIRS(P0, P1, P2, P3) \
+	VSHUFF32X4 $0x88, P1, P0, Z12; \
+	VSHUFF32X4 $0xDD, P1, P0, Z13; \
+	VADDPS Z13, Z12, Z12; \
+	VSHUFF32X4 $0x88, P3, P2, Z13; \
+	VSHUFF32X4 $0xDD, P3, P2, Z14; \
+	VADDPS Z14, Z13, Z13; \
+	VSHUFPS $0x44, Z13, Z12, Z14; \
+	VSHUFPS $0xEE, Z13, Z12, Z15; \
+	VADDPS Z15, Z14, Z14; \
+	VSHUFPS $0xB1, Z14, Z14, Z15; \
+	VADDPS Z15, Z14, Z14; \
+	VMOVDQU32 hsumPerm<>(SB), Z15; \
+	VPERMPS Z14, Z15, Z12
+
+// Q6K_TABLES loads the Q6_K macros' tables into registers once (Z12, Z13:
+// q6kScaleZ's masks; Z14, Z15: shiftZ's counts at 64 and 128), rather than
+// as memory operands in the loop: the linker aligns them to 32 bytes, not
+// 64, so a 512-bit load from them may split a cache line on every block.
+#define Q6K_TABLES \
+	VMOVDQU64 q6kScaleZ<>+0(SB), Z12; \
+	VMOVDQU64 q6kScaleZ<>+64(SB), Z13; \
+	VMOVDQU64 shiftZ<>+64(SB), Z14; \
+	VMOVDQU64 shiftZ<>+128(SB), Z15
+
 // Q6K8_HALF adds one 128-weight half of a block_q6_K (ql at offl(SI), qh
 // at offh(SI), eight scales at offs(SI), q8 from off8(DI)) into Z0..Z7:
 // runs 0 and 1 (low nibbles, qh bits 0-1 and 2-3) in one register, runs 2
@@ -415,25 +464,25 @@ q4k8done:
 #define Q6K8_HALF(offl, offh, offs, off8a, off8b) \
 	VPMOVSXBW offs(SI), X26; \
 	VSHUFI32X4 $0, Z26, Z26, Z26; \
-	VPSHUFB q6kScaleZ<>+0(SB), Z26, Z16; \
-	VPSHUFB q6kScaleZ<>+64(SB), Z26, Z17; \
+	VPSHUFB Z12, Z26, Z16; \
+	VPSHUFB Z13, Z26, Z17; \
 	VMOVDQU64 offl(SI), Z18; \
 	VBROADCASTI64X4 offh(SI), Z19; \
 	VPANDD Z22, Z18, Z20; \
-	VPSLLVW shiftZ<>+64(SB), Z19, Z21; \
+	VPSLLVW Z14, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	COL8(off8a, Z20, Z16); \
 	VPSRLW $4, Z18, Z20; \
 	VPANDD Z22, Z20, Z20; \
-	VPSRLVW shiftZ<>+128(SB), Z19, Z21; \
+	VPSRLVW Z15, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	COL8(off8b, Z20, Z17)
 
-// func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+// func dotQ6KVNNIx8(out *float32, w, a *byte, stride, nb int)
 TEXT ·dotQ6KVNNIx8(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), AX
+	MOVQ out+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
 	MOVQ stride+24(FP), R13
@@ -446,6 +495,11 @@ TEXT ·dotQ6KVNNIx8(SB), NOSPLIT, $0-40
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+
+	Q6K_TABLES
+	VMOVDQU32 permD<>+0(SB), Z24
+	VMOVDQU32 permD<>+64(SB), Z30
+	VMOVDQU32 permD<>+128(SB), Z31
 
 q6k8loop:
 	TESTQ CX, CX
@@ -479,7 +533,10 @@ q6k8loop:
 	VBROADCASTSS X26, Y26
 	VMULPS  Y28, Y26, Y26
 
-	LANES8
+	LANES2R(Y0, Z0, Y1, Z24, Z8)
+	LANES2R(Y2, Z2, Y3, Z30, Z9)
+	LANES2R(Y4, Z4, Y5, Z31, Z10)
+	LANES2(Y6, Z6, Y7, 192, Z11)
 
 	ADDQ $210, SI
 	ADDQ $292, DI
@@ -487,10 +544,8 @@ q6k8loop:
 	JMP  q6k8loop
 
 q6k8done:
-	VMOVUPS Z8, 0(AX)
-	VMOVUPS Z9, 64(AX)
-	VMOVUPS Z10, 128(AX)
-	VMOVUPS Z11, 192(AX)
+	HSUM_PAIRS(Z8, Z9, Z10, Z11)
+	VMOVUPS Y12, (AX)
 	VZEROUPPER
 	RET
 
@@ -733,26 +788,26 @@ q5k8done:
 #define Q6K4_HALF(offl, offh, offs, off8a, off8b) \
 	VPMOVSXBW offs(SI), X26; \
 	VSHUFI32X4 $0, Z26, Z26, Z26; \
-	VPSHUFB q6kScaleZ<>+0(SB), Z26, Z16; \
-	VPSHUFB q6kScaleZ<>+64(SB), Z26, Z17; \
+	VPSHUFB Z12, Z26, Z16; \
+	VPSHUFB Z13, Z26, Z17; \
 	VMOVDQU64 offl(SI), Z18; \
 	VBROADCASTI64X4 offh(SI), Z19; \
 	VPANDD Z22, Z18, Z20; \
-	VPSLLVW shiftZ<>+64(SB), Z19, Z21; \
+	VPSLLVW Z14, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	COL4(off8a, Z20, Z16, Z0, Z1, Z2, Z3); \
 	VPSRLW $4, Z18, Z20; \
 	VPANDD Z22, Z20, Z20; \
-	VPSRLVW shiftZ<>+128(SB), Z19, Z21; \
+	VPSRLVW Z15, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	COL4(off8b, Z20, Z17, Z4, Z5, Z6, Z7)
 
-// func dotQ6KVNNIx4(acc *float32, w, a *byte, stride, nb int)
-// writes acc[0:32]: vector c's eight float lanes at acc[8c:8c+8].
+// func dotQ6KVNNIx4(out *float32, w, a *byte, stride, nb int)
+// writes out[0:4]: vector c's eight float lanes reduced as hsum8.
 TEXT ·dotQ6KVNNIx4(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), AX
+	MOVQ out+0(FP), AX
 	MOVQ w+8(FP), SI
 	MOVQ a+16(FP), DI
 	MOVQ stride+24(FP), R13
@@ -763,6 +818,10 @@ TEXT ·dotQ6KVNNIx4(SB), NOSPLIT, $0-40
 	VPBROADCASTD BX, Z23
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
+
+	Q6K_TABLES
+	VMOVDQU32 permD<>+0(SB), Z10
+	VMOVDQU32 permD<>+64(SB), Z11
 
 q6k4loop:
 	TESTQ CX, CX
@@ -792,8 +851,8 @@ q6k4loop:
 	VBROADCASTSS X26, Y26
 	VMULPS  Y28, Y26, Y26
 
-	LANES2(Y0, Z0, Y1, 0, Z8)
-	LANES2(Y2, Z2, Y3, 64, Z9)
+	LANES2R(Y0, Z0, Y1, Z10, Z8)
+	LANES2R(Y2, Z2, Y3, Z11, Z9)
 
 	ADDQ $210, SI
 	ADDQ $292, DI
@@ -801,8 +860,8 @@ q6k4loop:
 	JMP  q6k4loop
 
 q6k4done:
-	VMOVUPS Z8, 0(AX)
-	VMOVUPS Z9, 64(AX)
+	HSUM_PAIRS(Z8, Z9, Z8, Z9)
+	VMOVUPS X12, (AX)
 	VZEROUPPER
 	RET
 
@@ -1079,19 +1138,19 @@ q4k1ret:
 #define Q6K1_HALF(offl, offh, offs, off8a, off8b) \
 	VPMOVSXBW offs(SI), X26; \
 	VSHUFI32X4 $0, Z26, Z26, Z26; \
-	VPSHUFB q6kScaleZ<>+0(SB), Z26, Z16; \
-	VPSHUFB q6kScaleZ<>+64(SB), Z26, Z17; \
+	VPSHUFB Z12, Z26, Z16; \
+	VPSHUFB Z13, Z26, Z17; \
 	VMOVDQU64 offl(SI), Z18; \
 	VBROADCASTI64X4 offh(SI), Z19; \
 	VPANDD Z22, Z18, Z20; \
-	VPSLLVW shiftZ<>+64(SB), Z19, Z21; \
+	VPSLLVW Z14, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	VPMADDUBSW off8a(DI), Z20, Z21; \
 	VPDPWSSD Z16, Z21, Z1; \
 	VPSRLW $4, Z18, Z20; \
 	VPANDD Z22, Z20, Z20; \
-	VPSRLVW shiftZ<>+128(SB), Z19, Z21; \
+	VPSRLVW Z15, Z19, Z21; \
 	VPANDD Z23, Z21, Z21; \
 	VPORD Z21, Z20, Z20; \
 	VPMADDUBSW off8b(DI), Z20, Z21; \
@@ -1107,6 +1166,8 @@ TEXT ·dotQ6KVNNI(SB), NOSPLIT, $0-36
 	VPBROADCASTD BX, Z22
 	MOVL $0x30303030, BX
 	VPBROADCASTD BX, Z23
+
+	Q6K_TABLES
 
 q6k1loop:
 	TESTQ CX, CX

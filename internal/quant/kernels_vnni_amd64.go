@@ -15,14 +15,18 @@ import "golang.org/x/sys/cpu"
 var useVNNI = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
 	cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
-// The plain-order eight-vector kernels (dot_k_vnni_amd64.s) write
-// acc[0:96] (Q4_K) or acc[0:64] (Q6_K); they read none of it.
+// The plain-order eight-vector Q4_K kernel (dot_k_vnni_amd64.s) writes
+// acc[0:96]; it reads none of it.
 //
 //go:noescape
 func dotQ4KVNNIx8(acc *float32, w, a *byte, stride, nb int)
 
+// The plain-order eight- and four-vector Q6_K kernels (dot_k_vnni_amd64.s)
+// write out[0:8] or out[0:4], each vector's eight float32 lanes reduced in
+// registers as hsum8 does (dotQ6KAVX2's end).
+//
 //go:noescape
-func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
+func dotQ6KVNNIx8(out *float32, w, a *byte, stride, nb int)
 
 // The plain-order eight-vector Q5_K kernel (dot_k_vnni_amd64.s) writes
 // acc[0:72]: the eight float32 lanes of each vector, then each vector's
@@ -31,11 +35,8 @@ func dotQ6KVNNIx8(acc *float32, w, a *byte, stride, nb int)
 //go:noescape
 func dotQ5KVNNIx8(acc *float32, w, a *byte, stride, nb int)
 
-// The plain-order four-vector Q6_K kernel (dot_k_vnni_amd64.s) writes
-// acc[0:32]; it reads none of it.
-//
 //go:noescape
-func dotQ6KVNNIx4(acc *float32, w, a *byte, stride, nb int)
+func dotQ6KVNNIx4(out *float32, w, a *byte, stride, nb int)
 
 // The plain-order Q8_0 and Q4_0 kernels (dot_q8_vnni_amd64.s) write
 // acc[0:64] (eight vectors) or acc[0:32] (four): each vector's eight
@@ -67,10 +68,15 @@ func hasFourVNNI(t Type, o order) bool {
 }
 
 // dotFourVNNI is dotFour's AVX-512 VNNI kernel for one of hasFourVNNI's
-// types in the plain order (bounds checked by dotFour): it leaves the row
-// kernel's float32 lanes (and Q5_K's mins term), reduced here as the row
-// kernel ends (hsum8, then Q5_K's mins term).
+// types in the plain order (bounds checked by dotFour): Q6_K's reduces
+// its float32 lanes in registers; the others leave the row kernel's lanes
+// (and Q5_K's mins term), reduced here as the row kernel ends (hsum8, then
+// Q5_K's mins term).
 func dotFourVNNI(t Type, out *[4]float32, w, a []byte, as, nb int) {
+	if t == Q6_K {
+		dotQ6KVNNIx4(&out[0], &w[0], &a[0], as, nb)
+		return
+	}
 	var acc [36]float32
 	switch t {
 	case Q5_K:
@@ -84,7 +90,7 @@ func dotFourVNNI(t Type, out *[4]float32, w, a []byte, as, nb int) {
 	case Q4_0:
 		dotQ40VNNIx4(&acc[0], &w[0], &a[0], as, nb)
 	default:
-		dotQ6KVNNIx4(&acc[0], &w[0], &a[0], as, nb)
+		panic("quant: no four-vector VNNI kernel for " + t.String())
 	}
 	for c := range out {
 		out[c] = hsum8((*[8]float32)(acc[8*c:]))
@@ -144,6 +150,11 @@ func dotEight(t Type, o order, out *[8]float32, w, a []byte, as, nb int) {
 		}
 		return
 	}
+	if t == Q6_K {
+		_, _ = w[210*nb-1], a[7*as+292*nb-1]
+		dotQ6KVNNIx8(&out[0], &w[0], &a[0], as, nb)
+		return
+	}
 	var acc [96]float32
 	switch t {
 	case Q4_K:
@@ -152,12 +163,6 @@ func dotEight(t Type, o order, out *[8]float32, w, a []byte, as, nb int) {
 		for c := range out { // dotQ4KAVX2's end: hsum8, then the mins
 			m := acc[64+8*(c/2)+2*(c%2):]
 			out[c] = hsum8((*[8]float32)(acc[8*c:])) + ((m[0] + m[4]) + (m[1] + m[5]))
-		}
-	case Q6_K:
-		_, _ = w[210*nb-1], a[7*as+292*nb-1]
-		dotQ6KVNNIx8(&acc[0], &w[0], &a[0], as, nb)
-		for c := range out {
-			out[c] = hsum8((*[8]float32)(acc[8*c:]))
 		}
 	case Q8_0, Q4_0:
 		_, _ = w[t.TypeSize()*nb-1], a[7*as+34*nb-1]
