@@ -65,6 +65,8 @@ test-race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	# the grammar's masks shared by concurrent matchers (the rest of ./internal/grammar walks tries: slow under -race)
 	$(GO) test -count=1 -race -run 'TestSharedMasks' ./internal/grammar
+	# the CPU forward's thread pool (the rest of ./model is numeric hot loops: slow under -race)
+	$(GO) test -count=1 -race -run 'TestPool' ./model
 
 # The portable build must cross-compile (mmap differs per OS).
 test-cross:

@@ -53,6 +53,7 @@ type pool struct {
 	stop    atomic.Bool   // set by close: helpers exit
 
 	closed    bool // set by close under mu; run then works alone
+	hooks     poolHooks
 	closeOnce sync.Once
 }
 
@@ -88,8 +89,8 @@ func (p *pool) helper(worker int) {
 		}
 		p.work(worker)
 		if p.pending.Add(-1) == 0 {
-			if poolHookLastDone != nil {
-				poolHookLastDone()
+			if p.hooks.lastDone != nil {
+				p.hooks.lastDone()
 			}
 			// Only the caller of this very loop is woken: by now the caller
 			// may have seen pending reach zero while spinning, returned and
@@ -101,15 +102,18 @@ func (p *pool) helper(worker int) {
 	}
 }
 
-// Hooks for tests (nil otherwise). poolHookLastDone runs in the helper that
-// finished a loop's last chunk, between its count reaching zero and its
-// wake-up of a parked caller: the window in which the caller can return
-// and start its next loop. poolHookWoken runs in a parked caller once woken,
-// with the loop count it waited for and the one its wake-up finished.
-var (
-	poolHookLastDone func()
-	poolHookWoken    func(want, got uint64)
-)
+// poolHooks are the tests' hooks (nil otherwise), set on a pool before its
+// first loop. lastDone runs in the helper that finished a loop's last
+// chunk, between its count reaching zero and its wake-up of a parked
+// caller: the window in which the caller can return and start its next
+// loop. woken runs in a parked caller once woken, with the loop count it
+// waited for and the one its wake-up finished. beforeWake runs in run
+// between bumping the loop count and waking the parked helpers; lateWake
+// in a helper woken by a wake-up that found no new loop (see await).
+type poolHooks struct {
+	lastDone, beforeWake, lateWake func()
+	woken                          func(want, got uint64)
+}
 
 // await returns the loop count once it differs from seen: spinning for up
 // to spinWait, then parked on h.wake.
@@ -118,16 +122,30 @@ var (
 // gen; run bumps gen and then clears it, sending a wake-up if it did. Go's
 // atomics are sequentially consistent, so either the helper sees the new
 // count or run sees the flag.
+//
+// A wake-up can come late: run bumps gen before it wakes the parked
+// helpers, so a helper can see the new count while spinning, finish that
+// loop and park again before run's wake-up for it arrives. Such a wake-up
+// finds the count this helper has already done; it parks again rather than
+// run that loop a second time (which read the next loop's fields as they
+// were written and took one from its count of helpers still working).
 func (p *pool) await(h *helper, seen uint64) uint64 {
 	if spinUntil(func() bool { return p.gen.Load() != seen }) {
 		return p.gen.Load()
 	}
-	h.parked.Store(true)
-	if p.gen.Load() != seen && h.parked.CompareAndSwap(true, false) {
-		return p.gen.Load()
+	for {
+		h.parked.Store(true)
+		if g := p.gen.Load(); g != seen && h.parked.CompareAndSwap(true, false) {
+			return g
+		}
+		<-h.wake
+		if g := p.gen.Load(); g != seen {
+			return g
+		}
+		if p.hooks.lateWake != nil {
+			p.hooks.lateWake()
+		}
 	}
-	<-h.wake
-	return p.gen.Load()
 }
 
 // spinUntil polls cond, yielding the processor between polls, until it
@@ -190,6 +208,9 @@ func (p *pool) run(n, grain int, fn task) {
 	p.next.Store(0)
 	p.pending.Store(int64(len(p.helpers)))
 	gen := p.gen.Add(1)
+	if p.hooks.beforeWake != nil {
+		p.hooks.beforeWake()
+	}
 	p.wakeParked()
 	p.work(0)
 	p.wait(gen)
@@ -218,8 +239,8 @@ func (p *pool) wait(gen uint64) {
 		return
 	}
 	got := <-p.done
-	if poolHookWoken != nil {
-		poolHookWoken(gen, got)
+	if p.hooks.woken != nil {
+		p.hooks.woken(gen, got)
 	}
 }
 

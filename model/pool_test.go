@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -113,15 +114,14 @@ func TestPoolGrain(t *testing.T) {
 // caller woken by another loop's end fails the test.
 func TestPoolLateHelperWakesNoLaterLoop(t *testing.T) {
 	var early atomic.Int32
-	poolHookLastDone = func() { time.Sleep(3 * spinWait) }
-	poolHookWoken = func(want, got uint64) {
+	p := newPool(2)
+	defer p.close()
+	p.hooks.lastDone = func() { time.Sleep(3 * spinWait) }
+	p.hooks.woken = func(want, got uint64) {
 		if got != want {
 			early.Add(1)
 		}
 	}
-	defer func() { poolHookLastDone, poolHookWoken = nil, nil }()
-	p := newPool(2)
-	defer p.close()
 	for round := range 100 {
 		var hits atomic.Int32
 		p.run(2, 1, taskFunc(func(_, _, _ int) {
@@ -132,4 +132,48 @@ func TestPoolLateHelperWakesNoLaterLoop(t *testing.T) {
 		require.EqualValues(t, 2, hits.Load(), "round %d", round)
 	}
 	require.Zero(t, early.Load(), "loops woken before their helpers finished")
+}
+
+// A wake-up that arrives after its helper has already seen the loop,
+// finished it and parked again (run bumps the loop count, then wakes the
+// parked helpers; the hook holds run in between on every loop) must not
+// make the helper run that loop a second time: the second run read the
+// next loop's fields while they were written and took one from its count
+// of working helpers, so a later loop could wait forever. The late wake-ups
+// must happen (the test reaches the window), the count of working helpers
+// never goes below zero, and every loop returns.
+func TestPoolLateWakeRunsNoLoopTwice(t *testing.T) {
+	var late atomic.Int32
+	p := newPool(2)
+	defer p.close()
+	p.hooks.beforeWake = func() { time.Sleep(3 * spinWait) }
+	p.hooks.lateWake = func() { late.Add(1) }
+	finished := make(chan error, 1)
+	go func() {
+		for round := range 100 {
+			var hits atomic.Int32
+			p.run(2, 1, taskFunc(func(_, _, _ int) { hits.Add(1) }))
+			if hits.Load() != 2 {
+				finished <- fmt.Errorf("round %d: %d chunks done of 2", round, hits.Load())
+				return
+			}
+			if n := p.pending.Load(); n < 0 {
+				finished <- fmt.Errorf("round %d: %d helpers working", round, n)
+				return
+			}
+		}
+		time.Sleep(10 * spinWait) // a late wake-up's second loop would be over
+		if n := p.pending.Load(); n != 0 {
+			finished <- fmt.Errorf("after the last loop: %d helpers working", n)
+			return
+		}
+		finished <- nil
+	}()
+	select {
+	case err := <-finished:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("a loop never returned")
+	}
+	assert.Positive(t, late.Load(), "no wake-up came late: the test did not reach the window")
 }
