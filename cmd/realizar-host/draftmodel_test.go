@@ -18,19 +18,13 @@ import (
 func TestRunDraftModel(t *testing.T) {
 	model := storiesModel(t)
 	args := []string{"run", "-m", model, "-p", "Once upon a time", "-n", "120", "--sampler", "greedy", "--seed", "3", "--json"}
-	var plain, spec turnJSON
-	out, stderr, code := runIn(t, "", args...)
-	require.Equal(t, 0, code, stderr)
-	require.NoError(t, json.Unmarshal([]byte(out), &plain))
-	out, stderr, code = runIn(t, "", append(args, "--draft-model", model)...)
-	require.Equal(t, 0, code, stderr)
-	require.NoError(t, json.Unmarshal([]byte(out), &spec))
+	plain, spec := runPlainAndDrafted(t, args, model)
 	assert.Equal(t, plain.Tokens, spec.Tokens)
 	assert.Equal(t, plain.Text, spec.Text)
 	require.NotNil(t, spec.Drafts)
 	assert.GreaterOrEqual(t, float64(spec.Drafts.Accepted), 0.9*float64(spec.Drafts.Drafted), "%+v", spec.Drafts)
 
-	_, stderr, code = runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "4", "--draft-model", serveModel(t))
+	_, stderr, code := runIn(t, "", "run", "-m", model, "-p", "Once upon a time", "-n", "4", "--draft-model", serveModel(t))
 	assert.Equal(t, exitBadFile, code, stderr)
 	assert.Contains(t, stderr, "--draft-model ")
 	assert.Contains(t, stderr, "32000 tokens, the target has 512")
@@ -47,7 +41,7 @@ func TestRunDraftModel(t *testing.T) {
 			assert.Contains(t, stderr, tt.msg, sub, tt.args)
 		}
 	}
-	out, stderr, code = runIn(t, "/exit\n", "chat", "-m", model, "--draft-model", model, "-n", "8")
+	out, stderr, code := runIn(t, "/exit\n", "chat", "-m", model, "--draft-model", model, "-n", "8")
 	require.Equal(t, 0, code, stderr+out)
 }
 
@@ -103,4 +97,17 @@ func TestServeDraftModel(t *testing.T) {
 	_, stderr, code = runIn(t, "", "serve", "-m", model, "--addr", "127.0.0.1:0", "--draft-model", storiesModel(t))
 	assert.Equal(t, exitBadFile, code)
 	assert.True(t, strings.Contains(stderr, "--draft-model") && strings.Contains(stderr, fmt.Sprint(512)), stderr)
+}
+
+// runPlainAndDrafted runs args (a run --json command) as given and again
+// with --draft-model draft, and returns both turns.
+func runPlainAndDrafted(t *testing.T, args []string, draft string) (plain, spec turnJSON) {
+	t.Helper()
+	out, stderr, code := runIn(t, "", args...)
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &plain))
+	out, stderr, code = runIn(t, "", append(args, "--draft-model", draft)...)
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &spec))
+	return plain, spec
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,13 +97,7 @@ func TestRunMoE(t *testing.T) {
 func TestRunMoEDraftModel(t *testing.T) {
 	path := moeModel(t)
 	args := []string{"run", "-m", path, "-p", "Once upon a time", "-n", "100", "--sampler", "greedy", "--ignore-eos", "--json"}
-	var plain, spec turnJSON
-	out, stderr, code := runIn(t, "", args...)
-	require.Equal(t, 0, code, stderr)
-	require.NoError(t, json.Unmarshal([]byte(out), &plain))
-	out, stderr, code = runIn(t, "", append(args, "--draft-model", path)...)
-	require.Equal(t, 0, code, stderr)
-	require.NoError(t, json.Unmarshal([]byte(out), &spec))
+	plain, spec := runPlainAndDrafted(t, args, path)
 	require.Len(t, plain.Tokens, 100)
 	assert.Equal(t, plain.Tokens, spec.Tokens)
 	assert.Equal(t, plain.Text, spec.Text)
