@@ -7,12 +7,15 @@ import (
 	"github.com/realizar-host/realizar-host/internal/server/toolcall"
 )
 
-// samplingFields are the request fields shared by completions and chat.
-// The sampling parameters are samplingParams' fields (generated from
+// samplingFields are the request fields shared by completions and chat
+// (and Messages and Responses, which embed them too). The sampling
+// parameters are samplingParams' fields (generated from
 // plugins/sampling.Params), each read by its key (samplingFields.number,
-// .has).
+// .has); the turn's other fields that set GenerateConfig are turnParams'
+// (generated from turnfields.Fields, read by samplingFields.applyTurn).
 type samplingFields struct {
 	samplingParams
+	turnParams
 	Model               string           `json:"model"`
 	MaxTokens           *int             `json:"max_tokens"`
 	MaxCompletionTokens *int             `json:"max_completion_tokens"`
@@ -28,9 +31,6 @@ type samplingFields struct {
 	// previous request's longest common prefix (default true; only ever
 	// the same tenant's).
 	CachePrompt *bool `json:"cache_prompt"`
-	// IgnoreEOS is llama.cpp's ignore_eos: end-of-generation ids are
-	// masked, so the turn runs to max_tokens, the context or a stop string.
-	IgnoreEOS bool `json:"ignore_eos"`
 	// ResponseFormat is {"type": "text"} (no-op), {"type": "json_object"}
 	// (JSON mode: the embedded json processor masks every token that would
 	// break the JSON) or {"type": "json_schema", "json_schema": {"name",

@@ -5,22 +5,38 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/realizar-host/realizar-host/engine"
+	"github.com/realizar-host/realizar-host/internal/turnfields"
 )
 
-// paramFields maps each JSON field name of samplingParams to the field's
-// index in samplingFields, so that a sampling parameter is read by its
-// sampling.Params key.
-var paramFields = sync.OnceValue(func() map[string][]int {
+// embeddedFields maps each JSON field name of samplingFields' embedded
+// struct of type t to the field's index in samplingFields.
+func embeddedFields(t reflect.Type) map[string][]int {
 	out := map[string][]int{}
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[samplingFields]()) {
-		if len(f.Index) != 2 || f.Index[0] != 0 {
-			continue // not one of the embedded samplingParams' fields
+	outer := reflect.TypeFor[samplingFields]()
+	emb, ok := outer.FieldByName(t.Name())
+	if !ok || !emb.Anonymous {
+		return out
+	}
+	for _, f := range reflect.VisibleFields(outer) {
+		if len(f.Index) != 2 || f.Index[0] != emb.Index[0] {
+			continue // not one of t's fields
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		out[name] = f.Index
 	}
 	return out
-})
+}
+
+// paramFields maps each JSON field name of samplingParams to the field's
+// index in samplingFields, so that a sampling parameter is read by its
+// sampling.Params key; turnFields does the same for turnParams and
+// turnfields.Fields.
+var (
+	paramFields = sync.OnceValue(func() map[string][]int { return embeddedFields(reflect.TypeFor[samplingParams]()) })
+	turnFields  = sync.OnceValue(func() map[string][]int { return embeddedFields(reflect.TypeFor[turnParams]()) })
+)
 
 // paramField is f's field of the request field key (an invalid Value
 // when there is none).
@@ -30,6 +46,30 @@ func (f *samplingFields) paramField(key string) reflect.Value {
 		return reflect.Value{}
 	}
 	return reflect.ValueOf(f).Elem().FieldByIndex(i)
+}
+
+// turnField is f's field of the turn field key (turnfields.Fields; an
+// invalid Value when there is none).
+func (f *samplingFields) turnField(key string) reflect.Value {
+	i, ok := turnFields()[key]
+	if !ok {
+		return reflect.Value{}
+	}
+	return reflect.ValueOf(f).Elem().FieldByIndex(i)
+}
+
+// applyTurn sets cfg's fields of turnfields.Fields: each to the
+// request's value, or to its default where the request has none (or
+// null).
+func (f *samplingFields) applyTurn(cfg *engine.GenerateConfig) {
+	turnfields.Apply(cfg, func(tf turnfields.Field) *bool {
+		v := f.turnField(tf.Key)
+		if !v.IsValid() {
+			return nil // turn_fields.go is stale (TestTurnFieldsFile)
+		}
+		p, _ := v.Interface().(*bool)
+		return p
+	})
 }
 
 // number is the request's value of the number parameter key (a *float64

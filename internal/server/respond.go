@@ -57,9 +57,21 @@ func (rs *responder) split(text string) (reasoning, answer string) {
 // request is the turn the serving core runs.
 func (rs *responder) request() serving.Request {
 	p, f := rs.p, rs.p.fields
+	gen := turnConfig(p)
+	gen.Seed, gen.Sampler, gen.Stop, gen.Pieces = &rs.seed, rs.pol.sampler, rs.pol.stop, rs.pieces
+	gen.Draft = p.spec.drafter(rs.pol, engine.FromContext(rs.ctx))
 	return serving.Request{Prompt: p.prompt, MaxTokens: p.maxTokens, CachePrompt: f.CachePrompt == nil || *f.CachePrompt,
-		Stream: f.Stream, Generate: engine.GenerateConfig{Seed: &rs.seed, Logprobs: p.logprobs, TopLogprobs: p.topLogprobs,
-			IgnoreEOG: f.IgnoreEOS, Sampler: rs.pol.sampler, Stop: rs.pol.stop, Pieces: rs.pieces, Draft: p.spec.drafter(rs.pol, engine.FromContext(rs.ctx))}}
+		Stream: f.Stream, Generate: gen}
+}
+
+// turnConfig is the GenerateConfig that p's fields give: its logprobs
+// and the turn fields (turnfields.Fields, samplingFields.applyTurn).
+// request adds the seed, the policies, the rendering and the draft
+// source.
+func turnConfig(p *prepared) engine.GenerateConfig {
+	cfg := engine.GenerateConfig{Logprobs: p.logprobs, TopLogprobs: p.topLogprobs}
+	p.fields.applyTurn(&cfg)
+	return cfg
 }
 
 // result waits for the turn's end. A lazy tool grammar that refused the

@@ -13,7 +13,7 @@ import (
 	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
 )
 
-var update = flag.Bool("update", false, "rewrite sampling_params.go from plugins/sampling.Params")
+var update = flag.Bool("update", false, "rewrite sampling_params.go and turn_fields.go from their tables")
 
 // goName is a parameter key as a Go field name: top_n_sigma is TopNSigma.
 func goName(key string) string {
