@@ -13,6 +13,7 @@ import (
 	"github.com/realizar-host/realizar-host/host"
 	"github.com/realizar-host/realizar-host/internal/draft"
 	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
+	"github.com/realizar-host/realizar-host/internal/turnfields"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -23,9 +24,10 @@ var seedParam, _ = sampling.Lookup("seed")
 type turnFlags struct {
 	maxTokens int
 	seed      uint64
-	ignoreEOS bool
-	special   bool
-	logprobs  int
+	// fields are the flags of turnfields.Fields (--ignore-eos), by key.
+	fields   map[string]*bool
+	special  bool
+	logprobs int
 	// Speculative decoding's draft sources (at most one).
 	prediction string       // --prediction FILE
 	lookup     bool         // --lookup
@@ -37,7 +39,12 @@ type turnFlags struct {
 func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVarP(&f.maxTokens, "max-tokens", "n", 256, "most tokens to generate per turn")
 	cmd.Flags().Uint64Var(&f.seed, seedParam.Flag, 0, seedParam.Usage)
-	cmd.Flags().BoolVar(&f.ignoreEOS, "ignore-eos", false, "never stop on the model's end-of-generation tokens")
+	f.fields = map[string]*bool{}
+	for _, tf := range turnfields.Fields {
+		if tf.Flag != "" {
+			f.fields[tf.Key] = cmd.Flags().Bool(tf.Flag, tf.Default, tf.Usage)
+		}
+	}
 	cmd.Flags().BoolVar(&f.special, "special", false, "print control tokens (<s>, <|start_header_id|>) as their text, as llama-cli --special does; by default they print as nothing")
 	cmd.Flags().StringVar(&f.prediction, "prediction", "", "speculative decoding: FILE holds the expected answer (OpenAI's predicted outputs); its tokens are drafted and verified, so the text is the same, sooner where it agrees")
 	cmd.Flags().BoolVar(&f.lookup, "lookup", false, "speculative decoding: draft what followed the latest earlier occurrence of the last few tokens in the prompt and output (prompt lookup); the text is the same")
@@ -92,12 +99,21 @@ func (f *turnFlags) config(cmd *cobra.Command) (engine.GenerateConfig, error) {
 	if f.maxTokens <= 0 {
 		return engine.GenerateConfig{}, usage(fmt.Errorf("--max-tokens %d: must be > 0", f.maxTokens))
 	}
-	cfg := engine.GenerateConfig{MaxTokens: f.maxTokens, IgnoreEOG: f.ignoreEOS}
+	cfg := f.fieldsConfig()
+	cfg.MaxTokens = f.maxTokens
 	if cmd.Flags().Changed(seedParam.Flag) {
 		seed := f.seed
 		cfg.Seed = &seed
 	}
 	return cfg, nil
+}
+
+// fieldsConfig is the GenerateConfig that the flags of turnfields.Fields
+// give (a field without a flag, or a flag not given: its default).
+func (f *turnFlags) fieldsConfig() engine.GenerateConfig {
+	var cfg engine.GenerateConfig
+	turnfields.Apply(&cfg, func(tf turnfields.Field) *bool { return f.fields[tf.Key] })
+	return cfg
 }
 
 // generator is a loaded model with its policies and one Session: what run
@@ -123,7 +139,7 @@ func newGenerator(ctx context.Context, cmd *cobra.Command, mf *modelFlags, pf *p
 	if err := mf.resolve(); err != nil {
 		return nil, err
 	}
-	if err := pf.checkFormat(tf.ignoreEOS); err != nil {
+	if err := pf.checkFormat(tf.fieldsConfig().IgnoreEOG); err != nil {
 		return nil, err
 	}
 	// Policy flags are checked before the (slow) model load (no sampling
