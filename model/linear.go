@@ -6,17 +6,18 @@ import (
 	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
-// linear is a weight matrix y = W·x (+ b) whose rows stay in the file's
-// mapping, with an optional f32 bias. A Q4_K matrix that the panel kernels
-// multiply in its own order (quant.PanelsForMatrix) is also copied into
-// panels (pack), which its products read instead of the file's rows.
+// linear is a weight matrix y = W·x (+ b), with an optional f32 bias. Its
+// rows are a view of the file until the model copies them into its one
+// slab (Model.packMatrices): a Q4_K matrix that the panel kernels multiply
+// in its own order (quant.PanelsForMatrix) as panels (pack), which its
+// products read instead of the rows, any other as its rows (keep).
 type linear struct {
 	name    string
 	typ     quant.Type
 	rows    int    // output width (ne[1])
 	cols    int    // input width, the row length (ne[0])
 	rowSize int    // bytes per row
-	data    []byte // rows*rowSize bytes, a view of the file
+	data    []byte // rows*rowSize bytes, a view of the file or a copy (keep)
 	dot     quant.DotFunc
 	dotCols quant.DotColsFunc
 	// dotBatch is the kernel ggml's mul_mat uses for two or more columns
@@ -33,30 +34,43 @@ type linear struct {
 	dotPanel  quant.DotPanelFunc
 }
 
-// pack copies the matrix into panels when quant.PanelsForMatrix says the
-// panel kernels give its products' bits, and reports whether it did (or
-// had). The products then read the panels only.
-func (l *linear) pack() bool {
-	if l.panels != nil {
-		return true
-	}
+// panelLayout returns the panel kernel and the bytes of the matrix's
+// panels when quant.PanelsForMatrix says the panel kernels give its
+// products' bits; ok is false for a matrix that keeps its rows.
+func (l *linear) panelLayout() (f quant.DotPanelFunc, size int, ok bool) {
 	if l.data == nil || !quant.PanelsForMatrix(l.typ, l.rows) {
-		return false
+		return nil, 0, false
 	}
 	f, err := quant.DotPanelFor(l.typ)
 	if err != nil {
-		return false
+		return nil, 0, false
 	}
-	size, err := quant.PanelSize(l.typ, l.rows, l.cols)
+	size, err = quant.PanelSize(l.typ, l.rows, l.cols)
 	if err != nil {
-		return false
+		return nil, 0, false
 	}
-	p := make([]byte, size)
+	return f, size, true
+}
+
+// pack copies the matrix into p (the size panelLayout gives, multiplied by
+// f) and reports whether it did; the products then read the panels only.
+// A matrix packed already keeps its panels.
+func (l *linear) pack(p []byte, f quant.DotPanelFunc) bool {
+	if l.panels != nil {
+		return true
+	}
 	if err := quant.PackPanels(l.typ, p, l.data, l.rows, l.cols); err != nil {
 		return false
 	}
-	l.panels, l.panelSize, l.dotPanel = p, size/(l.rows/quant.PanelRows), f
+	l.panels, l.panelSize, l.dotPanel = p, len(p)/(l.rows/quant.PanelRows), f
 	return true
+}
+
+// keep copies the matrix's rows into p (len(p) == len(l.data)), which its
+// products then read instead of the file's.
+func (l *linear) keep(p []byte) {
+	copy(p, l.data)
+	l.data = p
 }
 
 // panel returns panel i (rows 8i..8i+7).
