@@ -192,10 +192,16 @@ func (a *actCache) encode(w *linear) []byte {
 // or L2 while the batch's columns stream past), and colTile how many columns
 // one batched-kernel call takes (8 Q8_K activations of 4096 values are
 // 37 KiB, reused by every row of the tile).
+//
+// decodeChunks is how many chunks a thread gets of a one-column product
+// (decode's): the first thread to finish a loop waits for the others by
+// half a chunk on average, at grainFor's four chunks a thread 1/16 of the
+// product's work at two threads, on every one of a layer's products.
 const (
-	rowGrain = 16
-	rowTile  = 16
-	colTile  = 8
+	decodeChunks = 16
+	rowGrain     = 16
+	rowTile      = 16
+	colTile      = 8
 )
 
 // matmul runs every job over the input held by acts: the rows of all jobs
@@ -211,7 +217,11 @@ func matmul(p *pool, acts *actCache, jobs ...matJob) {
 	t := &acts.task
 	t.acts = acts
 	t.jobs = append(t.buf[:0], jobs...)
-	p.run(total, p.grainFor(total, rowGrain/quant.PanelRows), t)
+	grain := p.grainFor(total, rowGrain/quant.PanelRows)
+	if acts.batch == 1 {
+		grain = p.grainForChunks(total, rowGrain/quant.PanelRows, decodeChunks)
+	}
+	p.run(total, grain, t)
 	t.jobs = nil
 }
 
