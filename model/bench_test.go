@@ -84,6 +84,49 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeFile is BenchmarkDecode on the GGUF file named by
+// $REALIZAR_BENCH_MODEL (say the tinyllama-1b Q4_K_M fixture), after a
+// 64-token prefill, positions cycling 64..319 (the cache's length then
+// cycles too: every op is one Step). cpu-ns/op is the process's CPU time
+// a token, at threads=1 the token's own work whatever else loads the
+// machine. It does nothing without the variable.
+func BenchmarkDecodeFile(b *testing.B) {
+	const first, span = 64, 256
+	path := os.Getenv("REALIZAR_BENCH_MODEL")
+	if path == "" {
+		b.Skip("REALIZAR_BENCH_MODEL names no model file")
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			m := open(b, path, Options{Threads: threads})
+			s := m.NewSequence()
+			_, err := s.Reserve(first + span)
+			require.NoError(b, err)
+			toks := make([]int32, first)
+			for i := range toks {
+				toks[i] = int32((i*37 + 1) % m.cfg.Vocab)
+			}
+			_, err = s.Prefill(toks, 0)
+			require.NoError(b, err)
+			b.SetBytes(m.weightBytes())
+			b.ResetTimer()
+			pos := first
+			cpu := startCPU()
+			for b.Loop() {
+				if pos == first+span {
+					pos = first
+				}
+				if _, err := s.Step(int32(pos%m.cfg.Vocab), pos); err != nil {
+					b.Fatal(err)
+				}
+				pos++
+			}
+			cpu.report(b)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
 // BenchmarkDecodeMoE is BenchmarkDecode on benchMoESpec; MB/s counts the
 // chosen experts' bytes only.
 func BenchmarkDecodeMoE(b *testing.B) {

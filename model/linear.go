@@ -6,17 +6,18 @@ import (
 	"github.com/realizar-host/realizar-host/internal/quant"
 )
 
-// linear is a weight matrix y = W·x (+ b) whose rows stay in the file's
-// mapping, with an optional f32 bias. A Q4_K matrix that the panel kernels
-// multiply in its own order (quant.PanelsForMatrix) is also copied into
-// panels (pack), which its products read instead of the file's rows.
+// linear is a weight matrix y = W·x (+ b), with an optional f32 bias. Its
+// rows are a view of the file until the model copies them into its one
+// slab (Model.packMatrices): a Q4_K matrix that the panel kernels multiply
+// in its own order (quant.PanelsForMatrix) as panels (pack), which its
+// products read instead of the rows, any other as its rows (keep).
 type linear struct {
 	name    string
 	typ     quant.Type
 	rows    int    // output width (ne[1])
 	cols    int    // input width, the row length (ne[0])
 	rowSize int    // bytes per row
-	data    []byte // rows*rowSize bytes, a view of the file
+	data    []byte // rows*rowSize bytes, a view of the file or a copy (keep)
 	dot     quant.DotFunc
 	dotCols quant.DotColsFunc
 	// dotBatch is the kernel ggml's mul_mat uses for two or more columns
@@ -33,30 +34,43 @@ type linear struct {
 	dotPanel  quant.DotPanelFunc
 }
 
-// pack copies the matrix into panels when quant.PanelsForMatrix says the
-// panel kernels give its products' bits, and reports whether it did (or
-// had). The products then read the panels only.
-func (l *linear) pack() bool {
-	if l.panels != nil {
-		return true
-	}
+// panelLayout returns the panel kernel and the bytes of the matrix's
+// panels when quant.PanelsForMatrix says the panel kernels give its
+// products' bits; ok is false for a matrix that keeps its rows.
+func (l *linear) panelLayout() (f quant.DotPanelFunc, size int, ok bool) {
 	if l.data == nil || !quant.PanelsForMatrix(l.typ, l.rows) {
-		return false
+		return nil, 0, false
 	}
 	f, err := quant.DotPanelFor(l.typ)
 	if err != nil {
-		return false
+		return nil, 0, false
 	}
-	size, err := quant.PanelSize(l.typ, l.rows, l.cols)
+	size, err = quant.PanelSize(l.typ, l.rows, l.cols)
 	if err != nil {
-		return false
+		return nil, 0, false
 	}
-	p := make([]byte, size)
+	return f, size, true
+}
+
+// pack copies the matrix into p (the size panelLayout gives, multiplied by
+// f) and reports whether it did; the products then read the panels only.
+// A matrix packed already keeps its panels.
+func (l *linear) pack(p []byte, f quant.DotPanelFunc) bool {
+	if l.panels != nil {
+		return true
+	}
 	if err := quant.PackPanels(l.typ, p, l.data, l.rows, l.cols); err != nil {
 		return false
 	}
-	l.panels, l.panelSize, l.dotPanel = p, size/(l.rows/quant.PanelRows), f
+	l.panels, l.panelSize, l.dotPanel = p, len(p)/(l.rows/quant.PanelRows), f
 	return true
+}
+
+// keep copies the matrix's rows into p (len(p) == len(l.data)), which its
+// products then read instead of the file's.
+func (l *linear) keep(p []byte) {
+	copy(p, l.data)
+	l.data = p
 }
 
 // panel returns panel i (rows 8i..8i+7).
@@ -178,10 +192,16 @@ func (a *actCache) encode(w *linear) []byte {
 // or L2 while the batch's columns stream past), and colTile how many columns
 // one batched-kernel call takes (8 Q8_K activations of 4096 values are
 // 37 KiB, reused by every row of the tile).
+//
+// decodeChunks is how many chunks a thread gets of a one-column product
+// (decode's): the first thread to finish a loop waits for the others by
+// half a chunk on average, at grainFor's four chunks a thread 1/16 of the
+// product's work at two threads, on every one of a layer's products.
 const (
-	rowGrain = 16
-	rowTile  = 16
-	colTile  = 8
+	decodeChunks = 16
+	rowGrain     = 16
+	rowTile      = 16
+	colTile      = 8
 )
 
 // matmul runs every job over the input held by acts: the rows of all jobs
@@ -197,7 +217,11 @@ func matmul(p *pool, acts *actCache, jobs ...matJob) {
 	t := &acts.task
 	t.acts = acts
 	t.jobs = append(t.buf[:0], jobs...)
-	p.run(total, p.grainFor(total, rowGrain/quant.PanelRows), t)
+	grain := p.grainFor(total, rowGrain/quant.PanelRows)
+	if acts.batch == 1 {
+		grain = p.grainForChunks(total, rowGrain/quant.PanelRows, decodeChunks)
+	}
+	p.run(total, grain, t)
 	t.jobs = nil
 }
 

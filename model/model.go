@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/realizar-host/realizar-host/gguf"
 	"github.com/realizar-host/realizar-host/internal/quant"
@@ -44,6 +45,7 @@ type Model struct {
 	ropeFrom  string // the tensor rope's factors come from, or "" for none
 	fusedQKV  bool   // some layer has attn_qkv
 	pool      *pool
+	slab      []byte // every product matrix's panels or rows (packMatrices)
 	batchSize int
 
 	// batchSeq is the scratch of Batch passes, made on first use;
@@ -195,15 +197,47 @@ func (m *Model) products() []*linear {
 // the operating system once copied (a mapped GGUF file).
 type pageReleaser interface{ releasePages(b []byte) }
 
-// packMatrices copies every product matrix the panel kernels can multiply
-// into panels (linear.pack), on up to threads goroutines, and gives each
-// matrix's file pages back to the operating system as soon as it is
-// copied, where src can, so the process never holds much of the weights
-// twice. The token embedding stays in the file (a tied output head is
-// packed, and its rows are still looked up there, paged in again as
-// needed).
+// packMatrices copies every product matrix into one allocation (the
+// slab, panelSlab), on up to threads goroutines: as panels where the panel
+// kernels can multiply it (linear.pack), as its rows otherwise
+// (linear.keep). It gives each matrix's file pages back to the operating
+// system as soon as it is copied, where src can, so the process never
+// holds much of the weights twice. The token embedding stays in the file
+// (a tied output head is copied, and its rows are still looked up there,
+// paged in again as needed).
+//
+// Each matrix starts at a multiple of 64 bytes of the slab, which is
+// backed by transparent huge pages where the system gives them: a decode
+// step streams every matrix once, and with the file's 4 KiB pages it took
+// a TLB miss every 4 KiB of it.
 func (m *Model) packMatrices(src tensorSource, threads int) {
-	ps := m.products()
+	type job struct {
+		l    *linear
+		f    quant.DotPanelFunc // nil: keep the rows
+		p    []byte
+		size int
+	}
+	var jobs []job
+	total := 0
+	for _, l := range m.products() {
+		if l.panels != nil || l.data == nil {
+			continue
+		}
+		j := job{l: l, size: len(l.data)}
+		if f, size, ok := l.panelLayout(); ok {
+			j.f, j.size = f, size
+		}
+		jobs = append(jobs, j)
+		total += (j.size + 63) &^ 63
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	slab := panelSlab(total)
+	m.slab = slab
+	for i := range jobs {
+		jobs[i].p, slab = slab[:jobs[i].size:jobs[i].size], slab[(jobs[i].size+63)&^63:]
+	}
 	r, _ := src.(pageReleaser)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -211,16 +245,40 @@ func (m *Model) packMatrices(src tensorSource, threads int) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(ps) {
+				if i >= len(jobs) {
 					return
 				}
-				if ps[i].pack() && r != nil {
-					r.releasePages(ps[i].data)
+				j := &jobs[i]
+				file := j.l.data
+				if j.f != nil {
+					if !j.l.pack(j.p, j.f) {
+						continue // keeps the file's rows
+					}
+				} else {
+					j.l.keep(j.p)
+				}
+				if r != nil {
+					r.releasePages(file)
 				}
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// hugePage is the size of a transparent huge page on x86-64 (and arm64
+// with 4 KiB base pages).
+const hugePage = 2 << 20
+
+// panelSlab returns size bytes that start on a huge-page boundary, advised
+// to be backed by transparent huge pages (adviseHuge) before anything
+// writes them.
+func panelSlab(size int) []byte {
+	b := make([]byte, size+hugePage)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (hugePage - 1))
+	b = b[off : off+size : off+size]
+	adviseHuge(b)
+	return b
 }
 
 // longRoPEFactors is llama.cpp's get_rope_factors for phi3, which reads no

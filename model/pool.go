@@ -246,9 +246,14 @@ func (p *pool) wait(gen uint64) {
 
 // grainFor picks a chunk length for n items so that each thread gets about
 // four chunks (load balance) and no chunk is shorter than minGrain.
-func (p *pool) grainFor(n, minGrain int) int {
-	g := (n + 4*p.threads - 1) / (4 * p.threads)
-	return max(g, minGrain, 1)
+func (p *pool) grainFor(n, minGrain int) int { return p.grainForChunks(n, minGrain, 4) }
+
+// grainForChunks is grainFor with about chunks chunks a thread (chunks >=
+// 1). A loop's threads finish apart by up to one chunk, on average half
+// of one, which the first to finish spends waiting.
+func (p *pool) grainForChunks(n, minGrain, chunks int) int {
+	chunks = max(chunks, 1) * p.threads
+	return max((n+chunks-1)/chunks, minGrain, 1)
 }
 
 // close stops the helpers; later runs work on the calling goroutine alone.

@@ -104,6 +104,15 @@ func TestPoolGrain(t *testing.T) {
 	defer p.close()
 	assert.Equal(t, 16, p.grainFor(10, 16))
 	assert.Equal(t, 125, p.grainFor(1000, 16))
+	for _, c := range []struct{ n, minGrain, chunks, want int }{
+		{1000, 2, 16, 32}, // 32 chunks over two threads, the last short
+		{1000, 40, 16, 40},
+		{320, 2, 16, 10},
+		{5, 0, 16, 1},
+		{1000, 2, 0, 500}, // chunks < 1 taken as 1
+	} {
+		assert.Equal(t, c.want, p.grainForChunks(c.n, c.minGrain, c.chunks), "%+v", c)
+	}
 }
 
 // A helper that finishes a loop's last chunk while its caller spins, and is

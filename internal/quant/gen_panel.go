@@ -315,8 +315,15 @@ TEXT ·dotPanelQ4KVNNIx%[1]d(SB), NOSPLIT, $0-40
 	w("\nv%dloop:\n", n)
 	// The weights stream from memory: ask for them ahead (a product over
 	// several vectors too; it moves on to the next panel, which follows).
+	// One vector (decode) asks twice as far ahead: it streams the panels
+	// fastest, and on huge pages 8 KiB ahead took 8% less CPU time a
+	// tinyllama-1b token than 4 KiB (Zen 5; 12 and 16 KiB were no better).
+	ahead := 4096
+	if n == 1 {
+		ahead = 8192
+	}
 	for line := 0; line < 1184; line += 64 {
-		w("\tPREFETCHT0 %d(SI)\n", 4096+line)
+		w("\tPREFETCHT0 %d(SI)\n", ahead+line)
 	}
 	for c := range n {
 		w("\tVPXORD Z%[1]d, Z%[1]d, Z%[1]d\n\tVPXORD Z%[2]d, Z%[2]d, Z%[2]d\n", 8+c, 12+c)
