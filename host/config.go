@@ -37,15 +37,19 @@ type Limits struct {
 	// MemoryPages caps the guest's linear memory, in 64 KiB pages. Default
 	// DefaultMemoryPages.
 	MemoryPages uint32
-	// CallTimeout is the deadline of each per-step and per-turn call.
-	// Default DefaultCallTimeout. It counts the guest's time and the host
+	// CallTimeout is the deadline of each per-step and per-turn call, in
+	// CPU time of the thread the call runs on (Linux; wall time
+	// elsewhere), so that time a loaded machine keeps the call waiting for
+	// a CPU does not count: a guest is cut for the work it does, not for
+	// the machine's other work. Default DefaultCallTimeout. It counts the
+	// guest's time and the host
 	// functions it calls, not the host's time growing the guest's memory
 	// (allocating and copying it, which a loaded machine can make slower
 	// than the deadline): a guest growing toward MemoryPages reaches the
 	// cap and fails as ErrPluginMemory rather than ErrPluginTimeout.
 	CallTimeout time.Duration
-	// InitTimeout is the deadline of instantiation plus realizar_init
-	// (memory growth not counted, as for CallTimeout).
+	// InitTimeout is the deadline of instantiation plus realizar_init,
+	// in CPU time with memory growth not counted, as for CallTimeout.
 	// Default DefaultInitTimeout.
 	InitTimeout time.Duration
 }
@@ -58,7 +62,10 @@ const (
 	// grow by several 4 MiB arenas.
 	DefaultMemoryPages = 512
 	// DefaultCallTimeout is generous for one step at 152k vocab (a C guest
-	// takes well under a millisecond) yet bounds a runaway guest.
+	// takes well under a millisecond of CPU) yet bounds a runaway guest.
+	// It is the one declaration of the per-call and per-step default: a
+	// tenant's step_deadline (tenancy.DefaultLimits) and the CLI's plugins
+	// take it.
 	DefaultCallTimeout = 250 * time.Millisecond
 	// DefaultInitTimeout covers a Go guest's runtime start.
 	DefaultInitTimeout = 2 * time.Second

@@ -18,7 +18,8 @@
 // Session; each adapter owns its own instances (a wazero function is not
 // goroutine-safe), so two Sessions share no memory and no RNG state.
 //
-// Every call into a guest runs under a deadline; a guest that traps, exits,
+// Every call into a guest runs under a deadline, counted in the CPU time of
+// the call's thread (Limits.CallTimeout); a guest that traps, exits,
 // runs past its deadline or asks for memory past its page cap is closed and
 // discarded, the call returns a *PluginError naming the plugin, the phase
 // and its last log line (or a Go guest's crash line, PluginError.Crash), wrapping ErrPluginTrap, ErrPluginTimeout or ErrPluginMemory, and the next

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -61,7 +62,8 @@ type cacheKey struct {
 	sum [sha256.Size]byte
 }
 
-// New checks cfg and starts a Host.
+// New checks cfg and starts a Host. A default limit out of its range
+// (WithLimits) is a *LimitError.
 func New(ctx context.Context, cfg Config) (*Host, error) {
 	switch {
 	case cfg.maxModuleBytes <= 0:
@@ -76,7 +78,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, errors.New("host: the compile timeout and concurrency must be > 0")
 	}
 	if err := cfg.limits.check(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("host: %w", err)
 	}
 	h := &Host{cfg: cfg, compiling: map[cacheKey]*compilation{}, compiles: make(chan struct{}, cfg.compiles),
 		allowed: map[string]api.FunctionDefinition{}}
@@ -117,14 +119,18 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	return h, nil
 }
 
+// check is nil when every field of l is in its range, else a *LimitError
+// keyed by the Go field ("Limits.MemoryPages"). A zero field is filled
+// from the defaults before check (or), so its ranges say "0 (the default)".
 func (l Limits) check() error {
 	switch {
 	case l.MemoryPages == 0 || l.MemoryPages > MaxMemoryPages:
-		return fmt.Errorf("host: memory cap %d pages is not in [1, %d]", l.MemoryPages, MaxMemoryPages)
+		return &LimitError{Key: "Limits.MemoryPages", Value: strconv.FormatUint(uint64(l.MemoryPages), 10),
+			Range: fmt.Sprintf("0 (the default) to %d", MaxMemoryPages)}
 	case l.CallTimeout <= 0:
-		return errors.New("host: call timeout must be > 0")
+		return &LimitError{Key: "Limits.CallTimeout", Value: l.CallTimeout.String(), Range: "0 (the default) or more"}
 	case l.InitTimeout <= 0:
-		return errors.New("host: init timeout must be > 0")
+		return &LimitError{Key: "Limits.InitTimeout", Value: l.InitTimeout.String(), Range: "0 (the default) or more"}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +24,12 @@ import (
 // Deadlines cost no allocation per call on our side: the instance's context
 // is cancelled by a reusable timer, armed before each call and stopped
 // after it. (wazero's WithCloseOnContextDone still starts one goroutine per
-// call to watch that context.)
+// call to watch that context.) A deadline counts the CPU time of the
+// call's thread (threadClock; the wall clock where there is none): the
+// timer, set for what the call has left, finds on firing how much CPU
+// time the call has used and sets itself again for the rest when the
+// thread spent part of the wait without a CPU, so a loaded machine slows a
+// plugin down without cutting it.
 type instance struct {
 	p     *Plugin
 	mod   api.Module
@@ -38,16 +44,24 @@ type instance struct {
 	cancel   context.CancelFunc
 	timer    *time.Timer
 	timedOut atomic.Bool
-	// The armed deadline, kept by the goroutine making the call so that a
-	// growth of the guest's memory can stop it and start it again with
-	// what was left (capAllocator): left is what remained at armedAt;
-	// paused is set while a growth holds it; grew sums the growths'
-	// time in the call running (or the last one).
-	armedAt  time.Time
-	left     time.Duration
-	pausedAt time.Time
-	paused   bool
-	grew     time.Duration
+	// The armed deadline, under mu (the timer's expire reads it from
+	// another goroutine), in clk's time: the CPU time of the thread the
+	// call runs on. A growth of the guest's memory stops it and starts it
+	// again with what was left (capAllocator): budget is the call's
+	// deadline, left what remained of it at armedAt; paused is set while
+	// a growth holds it, grew once one has. spent is what the last call
+	// used of it, set by disarm: its time, growths not counted; wallAt is
+	// when the call was armed, by the wall clock (shortCall).
+	mu      sync.Mutex
+	clk     threadClock
+	armed   bool
+	armedAt time.Duration
+	budget  time.Duration
+	left    time.Duration
+	paused  bool
+	grew    bool
+	spent   time.Duration
+	wallAt  time.Time
 	// stepLimit is the StepDeadline's D when the call running (or the
 	// last one) was armed with what was left of its step rather than
 	// its own CallTimeout; 0 otherwise.
@@ -81,10 +95,7 @@ func (p *Plugin) instantiate(vocab engine.Vocab, maxPiece int, log *logBuffer) (
 	i.alloc.pause, i.alloc.resume = i.pause, i.resume
 	base := context.WithValue(context.Background(), stateKey{}, st)
 	i.ctx, i.cancel = context.WithCancel(base)
-	i.timer = time.AfterFunc(time.Hour, func() {
-		i.timedOut.Store(true)
-		i.cancel()
-	})
+	i.timer = time.AfterFunc(time.Hour, i.expire)
 	i.timer.Stop()
 
 	i.arm(p.limits.InitTimeout)
@@ -173,37 +184,85 @@ func (i *instance) start() error {
 	return nil
 }
 
-// arm starts the deadline of a call: d from now.
+// arm starts the deadline of a call: d of the calling thread's CPU time
+// from now. It locks the calling goroutine to its thread until disarm, so
+// that the call runs where its clock counts.
 func (i *instance) arm(d time.Duration) {
-	i.armedAt, i.left, i.grew = time.Now(), d, 0
+	clk := lockThread()
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.clk, i.armed, i.paused, i.grew = clk, true, false, false
+	i.armedAt, i.budget, i.left, i.wallAt = clk.now(), d, d, time.Now()
 	i.timer.Reset(d)
 }
 
-// disarm stops the deadline after the call.
+// shortCall is the wall time under which a call that did not grow its
+// memory is counted (spent) at its wall time, an upper bound of its CPU
+// time, without reading its thread's clock: a read is a system call of
+// about half a microsecond (more on a VM), and nearly every call is
+// shorter. A step of k such calls is counted at most k × shortCall more
+// than its CPU time.
+const shortCall = time.Millisecond
+
+// disarm stops the deadline after the call, sets spent, and unlocks the
+// thread.
 func (i *instance) disarm() {
+	i.mu.Lock()
+	switch wall := time.Since(i.wallAt); {
+	case !i.grew && wall < shortCall:
+		i.left = i.budget - wall
+	case !i.paused:
+		i.left -= i.clk.now() - i.armedAt
+	}
+	i.spent = i.budget - i.left
+	i.armed, i.paused = false, false
 	i.timer.Stop()
-	i.paused = false
+	i.mu.Unlock()
+	unlockThread()
+}
+
+// expire is the timer's: the call has used its time (the instance is
+// cancelled, which ends the call), or, where its thread was without a CPU
+// part of the wall time the timer waited, the timer is set again for what
+// the call has left. The thread cannot use CPU time faster than the wall
+// clock passes, so the deadline is never passed by more than the timer's
+// lateness. A disarmed or paused deadline has nothing to do.
+func (i *instance) expire() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if !i.armed || i.paused {
+		return
+	}
+	if left := i.left - (i.clk.now() - i.armedAt); left > 0 {
+		i.timer.Reset(left)
+		return
+	}
+	i.timedOut.Store(true)
+	i.cancel()
 }
 
 // pause stops the deadline while the host grows the guest's memory. A
-// deadline already fired (or not armed) stays as it is.
+// deadline already spent (or not armed) stays as it is.
 func (i *instance) pause() {
-	if !i.timer.Stop() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if !i.armed || i.paused || i.timedOut.Load() {
 		return
 	}
-	i.pausedAt = time.Now()
-	i.left -= i.pausedAt.Sub(i.armedAt)
-	i.paused = true
+	i.timer.Stop()
+	i.left -= i.clk.now() - i.armedAt
+	i.paused, i.grew = true, true
 }
 
 // resume starts the deadline paused by pause again with what was left.
 func (i *instance) resume() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
 	if !i.paused {
 		return
 	}
 	i.paused = false
-	i.armedAt = time.Now()
-	i.grew += i.armedAt.Sub(i.pausedAt)
+	i.armedAt = i.clk.now()
 	i.timer.Reset(max(i.left, 0))
 }
 

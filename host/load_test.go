@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -192,6 +193,39 @@ func TestParseManifestLimitRange(t *testing.T) {
 	}
 	_, err := host.ParseManifest([]byte(`{"path":"a","limits":{"memory_pages":65536,"call_timeout_ms":0}}`))
 	assert.NoError(t, err, "the edges of the ranges")
+}
+
+// TestLimitsRange: the Go API's limits out of range (LoadOptions.Limits,
+// Config.WithLimits) are a *host.LimitError naming the Go field, as a
+// manifest's are named by its key; the edges of the ranges load.
+func TestLimitsRange(t *testing.T) {
+	h := newHost(t, host.NewConfig())
+	for _, tt := range []struct {
+		limits     host.Limits
+		key, value string
+	}{
+		{host.Limits{MemoryPages: host.MaxMemoryPages + 1}, "Limits.MemoryPages", "65537"},
+		{host.Limits{MemoryPages: 1 << 31}, "Limits.MemoryPages", "2147483648"},
+		{host.Limits{CallTimeout: -time.Millisecond}, "Limits.CallTimeout", "-1ms"},
+		{host.Limits{InitTimeout: -2 * time.Second}, "Limits.InitTimeout", "-2s"},
+	} {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			_, err := h.Load(context.Background(), wasmFile(t, "greedy"), host.LoadOptions{Limits: tt.limits})
+			var le *host.LimitError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, tt.key, le.Key)
+			assert.Equal(t, tt.value, le.Value)
+			var lo *host.LoadError
+			assert.ErrorAs(t, err, &lo, "still a load error naming the module")
+
+			_, err = host.New(context.Background(), host.NewConfig().WithLimits(tt.limits))
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, tt.key, le.Key)
+			assert.Equal(t, tt.value, le.Value)
+		})
+	}
+	p := load(t, h, "greedy", host.LoadOptions{Limits: host.Limits{MemoryPages: host.MaxMemoryPages}})
+	assert.Equal(t, "greedy", p.Meta().Name)
 }
 
 // FuzzParseManifest: ParseManifest never panics, and what it accepts has a

@@ -89,7 +89,8 @@ func ParseManifest(b []byte) (Manifest, error) {
 // LimitError is a limit outside the values it may take, in the terms of
 // the file that set it: Key is the limit's key there
 // ("limits.memory_pages" in a manifest, "step_deadline" in a tenants
-// file), Value the value given ("70000", "-5ms") and Range the values
+// file, "Limits.MemoryPages" from the Go API: LoadOptions or
+// Config.WithLimits), Value the value given ("70000", "-5ms") and Range the values
 // allowed ("0 (the default) to 65536"). Callers find it with errors.As.
 type LimitError struct {
 	Key, Value, Range string

@@ -139,7 +139,8 @@ func (h *Host) LoadFile(ctx context.Context, path string, opts LoadOptions) (*Pl
 // ErrTooLarge (also for code past the Config's CodeLimits, a
 // *wasmfile.CodeLimitError, or a compilation past its timeout), ctx's
 // error, ErrNotWasm, ErrMetadata, ErrABIVersion, ErrKind,
-// ErrMissingExport, ErrForbiddenImport, ErrPluginMemory or ErrBadConfig.
+// ErrMissingExport, ErrForbiddenImport, ErrPluginMemory or ErrBadConfig,
+// or a *LimitError for opts.Limits out of range (errors.As).
 // wasm is not retained. Close the Plugin when done with it (its adapters
 // made): a module evicted meanwhile has its code freed then.
 func (h *Host) Load(ctx context.Context, wasm []byte, opts LoadOptions) (*Plugin, error) {

@@ -207,7 +207,6 @@ func (s *Sampler) Sample(logits []float32) (int32, error) {
 		return 0, ErrClosed
 	}
 	s.deadline.sample()
-	defer s.deadline.end()
 	n := s.vocab.Size()
 	if len(logits) != n {
 		return 0, fmt.Errorf("host: Sample got %d logits for a vocabulary of %d", len(logits), n)
@@ -270,7 +269,7 @@ func (s *Sampler) call(st *stage, logits []float32) (int32, error) {
 		return 0, st.failure("step", s.deadline.spent())
 	}
 	err := i.callFor(i.step, d, step)
-	s.deadline.exclude(i.grew)
+	s.deadline.add(i.spent)
 	i.st.accepted = nil
 	if err != nil {
 		return 0, st.fail("step", err)

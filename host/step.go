@@ -8,15 +8,17 @@ import (
 // StepDeadline is one sequence's deadline per decode step, shared by the
 // adapters of its policies (SetStepDeadline on its Sampler and its
 // StopPolicy): the plugin calls of one step together — the processors',
-// the sampler's and the stop policy's, the host functions they call and
-// the host's copies between them — get at most D (less the host's time
-// growing a guest's memory, which no deadline counts: Limits.CallTimeout).
-// A step begins with
-// Sampler.Sample; the StopPolicy.Check that follows it belongs to the
-// same step, and a Check with no Sample before it begins a step of its
-// own. Time the engine spends outside the adapters (the forward, other
-// sequences of a batch) does not count. Each call also keeps its
-// plugin's own Limits.CallTimeout.
+// the sampler's and the stop policy's, with the host functions they call —
+// get at most D of their own time: the CPU time of the thread each call
+// runs on, as for Limits.CallTimeout (wall time where the OS has no thread
+// CPU clocks), less the host's time growing a guest's memory. A step
+// begins with Sampler.Sample; the StopPolicy.Check that follows it belongs
+// to the same step, and a Check with no Sample before it begins a step of
+// its own. Nothing else counts: not the forward, not other sequences of a
+// batch, not the host's copies between the calls (its own work, a few
+// microseconds per call), not the time a loaded machine keeps a call
+// waiting for a CPU. Each call also keeps its plugin's own
+// Limits.CallTimeout.
 //
 // A step past D is a *PluginError wrapping ErrPluginTimeout that names
 // the plugin running (or about to run) when it ran out.
@@ -27,8 +29,7 @@ import (
 // at a time.
 type StepDeadline struct {
 	d       time.Duration
-	used    time.Duration // by the step's finished adapter calls
-	start   time.Time     // of the adapter call running
+	used    time.Duration // by the step's finished plugin calls
 	checked bool          // the step's Check has run: the next Check begins a step
 }
 
@@ -41,7 +42,7 @@ func (s *StepDeadline) D() time.Duration { return s.d }
 // sample marks the start of Sampler.Sample: a new step.
 func (s *StepDeadline) sample() {
 	if s != nil {
-		s.used, s.checked, s.start = 0, false, time.Now()
+		s.used, s.checked = 0, false
 	}
 }
 
@@ -54,32 +55,25 @@ func (s *StepDeadline) check() {
 	if s.checked {
 		s.used = 0
 	}
-	s.checked, s.start = true, time.Now()
+	s.checked = true
 }
 
-// end marks the end of the adapter call started by sample or check.
-func (s *StepDeadline) end() {
+// add counts d, the time a plugin call of the step used
+// (instance.spent), against the step.
+func (s *StepDeadline) add(d time.Duration) {
 	if s != nil {
-		s.used += time.Since(s.start)
+		s.used += d
 	}
 }
 
-// exclude takes d, the host's time growing a guest's memory in a plugin
-// call of the running adapter call, off the step's time.
-func (s *StepDeadline) exclude(d time.Duration) {
-	if s != nil {
-		s.used -= d
-	}
-}
-
-// limit is the deadline of a plugin call within the running adapter call:
-// callTimeout, or what is left of the step when less (step is then D, 0
-// otherwise). ok is false when nothing is left.
+// limit is the deadline of the step's next plugin call: callTimeout, or
+// what is left of the step when less (step is then D, 0 otherwise). ok is
+// false when nothing is left.
 func (s *StepDeadline) limit(callTimeout time.Duration) (d, step time.Duration, ok bool) {
 	if s == nil {
 		return callTimeout, 0, true
 	}
-	left := s.d - s.used - time.Since(s.start)
+	left := s.d - s.used
 	switch {
 	case left <= 0:
 		return 0, s.d, false

@@ -58,7 +58,6 @@ func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
 		return engine.Decision{}, ErrClosed
 	}
 	s.deadline.check()
-	defer s.deadline.end()
 	i := s.st.inst
 	if i == nil {
 		return engine.Decision{}, s.st.failure("check", ErrNoInstance)
@@ -73,7 +72,7 @@ func (s *StopPolicy) Check(token int32, piece []byte) (engine.Decision, error) {
 		return engine.Decision{}, s.st.failure("check", s.deadline.spent())
 	}
 	err := i.callFor(i.step, d, step)
-	s.deadline.exclude(i.grew)
+	s.deadline.add(i.spent)
 	if err != nil {
 		return engine.Decision{}, s.st.fail("check", err)
 	}

@@ -23,32 +23,19 @@ words=${PROMPT_WORDS:-16}
 ctx=${CTX:-256}
 long=${LONG:-0}
 bin=${BIN:-$root/bin/realizar-host}
-llama=${LLAMA_SERVER:-$root/.cache/llama-native/bin/llama-server}
+# shellcheck source=lib/llama-server.sh
+source "$root/scripts/lib/llama-server.sh"
+llama_server_init batch-bench
 [ -x "$bin" ] || (cd "$root" && make build >/dev/null)
-[ -x "$llama" ] || { echo "batch-bench: $llama missing: run make llama-native" >&2; exit 1; }
 port_ours=18181 port_ref=18182
 logs=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
-
-wait_ready() { # url
-  for _ in $(seq 1 600); do
-    if curl -sf "$1" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  echo "batch-bench: $1 never became ready" >&2
-  return 1
-}
 
 "$bin" serve --model "$model" --threads "$threads" --parallel "$parallel" --ctx-size "$ctx" \
   --addr "127.0.0.1:$port_ours" 2>"$logs/ours.log" &
-pids+=($!)
-"$llama" -m "$model" -t "$threads" -tb "$threads" --parallel "$parallel" -c $((ctx * parallel)) \
-  --host 127.0.0.1 --port "$port_ref" --no-warmup >"$logs/ref.log" 2>&1 &
-pids+=($!)
-wait_ready "http://127.0.0.1:$port_ours/ready"
-wait_ready "http://127.0.0.1:$port_ref/health"
+server_track $!
+llama_server_start "$logs/ref.log" "$port_ref" "$threads" "$parallel" $((ctx * parallel)) "$model"
+wait_ready "http://127.0.0.1:$port_ours/ready" "log: $logs"
+wait_ready "http://127.0.0.1:$port_ref/health" "log: $logs"
 
 load() { # port
   python3 "$root/scripts/load.py" --url "http://127.0.0.1:$1" --clients "$clients" --requests "$requests" \

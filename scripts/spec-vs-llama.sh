@@ -27,41 +27,22 @@ tokens=${TOKENS:-400}
 ctx=${CTX:-1024}
 read -r -a modes <<<"${MODES:-none ngram-simple ngram-map-k ngram-mod}"
 bin=${BIN:-$root/bin/realizar-host}
-llama=${LLAMA_SERVER:-$root/.cache/llama-native/bin/llama-server}
-[ -x "$llama" ] || llama=/work/llama-native/bin/llama-server
+# shellcheck source=lib/llama-server.sh
+source "$root/scripts/lib/llama-server.sh"
+llama_server_init spec-vs-llama
 [ -x "$bin" ] || (cd "$root" && make build >/dev/null)
-[ -x "$llama" ] || { echo "spec-vs-llama: $llama missing: run make llama-native" >&2; exit 1; }
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
-pids=()
-cleanup() { # a server in the middle of a generation may outlive SIGTERM
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 1
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
-
-wait_ready() { # url
-  for _ in $(seq 1 600); do
-    if curl -sf "$1" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  echo "spec-vs-llama: $1 never became ready (log: $out)" >&2
-  return 1
-}
 
 # One llama-server per mode, each on its own port, idle while another runs.
 port=18191
 ports=()
 for m in "${modes[@]}"; do
-  "$llama" -m "$model" -t "$threads" -tb "$threads" --parallel 1 -c "$ctx" --spec-type "$m" \
-    --host 127.0.0.1 --port "$port" --no-warmup >"$out/llama-$m.log" 2>&1 &
-  pids+=($!)
+  llama_server_start "$out/llama-$m.log" "$port" "$threads" 1 "$ctx" "$model" --spec-type "$m"
   ports+=("$port")
   port=$((port + 1))
 done
-for p in "${ports[@]}"; do wait_ready "http://127.0.0.1:$p/health"; done
+for p in "${ports[@]}"; do wait_ready "http://127.0.0.1:$p/health" "log: $out"; done
 
 ours() { # name [flags...]
   local name=$1

@@ -233,3 +233,42 @@ func TestRunJSONSchemaFormatWarning(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(stderr, tc.want+"\n"), stderr)
 	}
 }
+
+// TestGrammarCheckFormatWarning: grammar check prints a schema's format
+// that JSON Schema does not define as run does, one warning line on
+// stderr (the report on stdout stays clean, JSON or text): --json-schema's
+// once after the flag, a MaskBench file's own schema's after the file; a
+// defined format warns nothing.
+func TestGrammarCheckFormatWarning(t *testing.T) {
+	model := storiesModel(t)
+	dir := t.TempDir()
+	inst := filepath.Join(dir, "inst.json")
+	require.NoError(t, os.WriteFile(inst, []byte(`{"n": "x"}`), 0o644))
+	const at = ` at #/properties/n is not enforced: JSON Schema defines no such format (an annotation)`
+	for _, tc := range []struct{ format, want string }{
+		{"int32", `warning: --json-schema: format "int32"` + at},
+		{"date", ""},
+	} {
+		schema := `{"type":"object","properties":{"n":{"type":"string","format":"` + tc.format + `"}},"required":["n"]}`
+		mb := filepath.Join(dir, tc.format+".json")
+		require.NoError(t, os.WriteFile(mb, []byte(`{"schema":`+schema+`,"tests":[{"valid":true,"data":{"n":"x"}}]}`), 0o644))
+		for _, args := range [][]string{
+			{"--json-schema", schema, inst, inst},
+			{"--json-schema", schema, "--json", inst},
+			{mb},
+		} {
+			out, stderr, code := runIn(t, "", append([]string{"grammar", "check", "--model", model}, args...)...)
+			require.Equal(t, 0, code, stderr)
+			assert.NotContains(t, out, "warning", args)
+			if tc.want == "" {
+				assert.NotContains(t, stderr, "warning:", args)
+				continue
+			}
+			want := tc.want
+			if args[0] == mb {
+				want = `warning: ` + mb + `: format "int32"` + at
+			}
+			assert.Equal(t, 1, strings.Count(stderr, want+"\n"), "%v: %s", args, stderr)
+		}
+	}
+}

@@ -55,6 +55,9 @@ func newGrammarCheckCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, w := range rep.warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
+			}
 			if o.asJSON {
 				return encodeJSON(cmd, rep)
 			}
@@ -96,6 +99,11 @@ type grammarCheckReport struct {
 		P99 float64 `json:"p99"`
 	} `json:"ttfm_us"`
 	tokens int
+	// warnings are the one-line warnings, for stderr as run prints
+	// them, of the keywords a schema has that its grammar does not
+	// enforce (grammar.Warning): --json-schema's once, after the flag, and
+	// each MaskBench file's own schema's, after the file.
+	warnings []string
 }
 
 func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, error) {
@@ -109,16 +117,19 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 	// input: one that does not compile is an error (input.refuse's exit
 	// status), not a file of the report refused; a MaskBench file's own
 	// schema that the engine refuses is a result, reported.
+	rep := &grammarCheckReport{Files: []grammarCheckFile{}}
 	var fixedSchema, fixedGBNF []byte
 	if o.schema != "" {
 		in, err := schemaSource(o.schema)
 		if err != nil {
 			return nil, err
 		}
-		if _, _, err := compileSchema(in); err != nil {
+		_, ws, err := compileSchema(in)
+		if err != nil {
 			return nil, err
 		}
 		fixedSchema = in.text
+		rep.warnings = schemaWarningLines("--json-schema", ws)
 	}
 	if o.gbnf != "" {
 		in, err := grammarSource(o.gbnf)
@@ -130,7 +141,6 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 		}
 		fixedGBNF = in.text
 	}
-	rep := &grammarCheckReport{Files: []grammarCheckFile{}}
 	var tbm, ttfm []time.Duration
 	for _, path := range files {
 		in, err := readInput("grammar check", path)
@@ -152,7 +162,11 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 		t0 := time.Now()
 		var g *grammar.Grammar
 		src := string(fixedGBNF)
-		if fixedGBNF == nil {
+		if fixedSchema == nil && fixedGBNF == nil {
+			var ws []grammar.Warning
+			src, ws, err = grammar.FromJSONSchemaWarnings(schema)
+			rep.warnings = append(rep.warnings, schemaWarningLines(path, ws)...)
+		} else if fixedGBNF == nil {
 			src, err = grammar.FromJSONSchema(schema)
 		}
 		if err == nil {
@@ -215,6 +229,16 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 	rep.TBMus.P50, rep.TBMus.P99, rep.TBMus.Max = pct(tbm, 50), pct(tbm, 99), pct(tbm, 100)
 	rep.TTFMus.P50, rep.TTFMus.P99 = pct(ttfm, 50), pct(ttfm, 99)
 	return rep, nil
+}
+
+// schemaWarningLines are ws as one-line warnings for stderr, after the
+// schema's source (a flag or a file), as run prints --json-schema's.
+func schemaWarningLines(source string, ws []grammar.Warning) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, "warning: "+source+": "+w.String())
+	}
+	return out
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }

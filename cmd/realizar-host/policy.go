@@ -590,10 +590,7 @@ func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
 // keywords accepted without being enforced (grammar.Warning) and of
 // budgetWarning.
 func (p *policyFlags) warnings(maxTokens int) []string {
-	var out []string
-	for _, w := range p.schemaWarnings {
-		out = append(out, "warning: --json-schema: "+w.String())
-	}
+	out := schemaWarningLines("--json-schema", p.schemaWarnings)
 	if w := p.budgetWarning(maxTokens); w != "" {
 		out = append(out, w)
 	}

@@ -45,13 +45,24 @@ func guestWasm() ([]byte, error) {
 	return b, nil
 }
 
-// Defaults of Config.
+// Defaults of Config: what a zero field means.
 const (
-	defaultMemoryBytes = 64 << 20 // linear memory cap: real templates render in a few MiB
-	DefaultTimeout     = 2 * time.Second
-	defaultOutputBytes = 1 << 20 // rendered prompt cap; far above any context length in bytes
-	defaultStackBytes  = 8 << 20 // goroutine stack cap inside the guest (recursive macros)
-	defaultConcurrent  = 8       // renders at once: 512 MiB of guest memory at most
+	// DefaultMemoryBytes caps the guest's linear memory: 64 MiB (1024
+	// pages of 64 KiB); real templates render in a few MiB.
+	DefaultMemoryBytes = 64 << 20
+	// DefaultTimeout bounds one Render: 2 s, far above the 30–60 ms a real
+	// template takes in the sandbox (the guest's Go runtime start included;
+	// BENCHMARKS.md).
+	DefaultTimeout = 2 * time.Second
+	// DefaultOutputBytes caps the rendered prompt: 1 MiB, far above any
+	// context length in bytes.
+	DefaultOutputBytes = 1 << 20
+	// DefaultStackBytes caps the guest's goroutine stack: 8 MiB (recursive
+	// macros).
+	DefaultStackBytes = 8 << 20
+	// DefaultConcurrent is the most renders at once: 8, so 512 MiB of guest
+	// memory at most under DefaultMemoryBytes.
+	DefaultConcurrent = 8
 )
 
 // errBytes caps what the guest's stderr keeps (its error message).
@@ -60,19 +71,23 @@ const errBytes = 4096
 // Config sets a Renderer's budgets. The zero value means the defaults.
 type Config struct {
 	// MemoryBytes caps the guest's linear memory, in bytes, rounded down
-	// to 64 KiB pages [defaultMemoryBytes].
+	// to 64 KiB pages; zero means [DefaultMemoryBytes] (64 MiB). New refuses
+	// a cap under 64 KiB or over 4 GiB.
 	MemoryBytes uint64
 	// Timeout bounds one Render: instantiation, the Go runtime's start and
-	// the rendering [DefaultTimeout].
+	// the rendering; zero or negative means [DefaultTimeout] (2 s).
 	Timeout time.Duration
-	// OutputBytes caps the rendered text [defaultOutputBytes].
+	// OutputBytes caps the rendered text, in bytes; zero or negative means
+	// [DefaultOutputBytes] (1 MiB).
 	OutputBytes int
-	// StackBytes caps the guest's goroutine stack [defaultStackBytes].
+	// StackBytes caps the guest's goroutine stack, in bytes; zero or negative
+	// means [DefaultStackBytes] (8 MiB).
 	StackBytes int
 	// Concurrent is the most renders running at once; more wait for a
 	// place (under their caller's context, before their own deadline
 	// starts), so that the sandbox's memory stays under Concurrent ×
-	// MemoryBytes however many requests arrive [defaultConcurrent].
+	// MemoryBytes however many requests arrive; zero or negative means
+	// [DefaultConcurrent] (8).
 	// The places are shared: a caller that runs many slow templates at
 	// once (the server bounds each tenant by its max_concurrent) makes
 	// others wait, up to Timeout per place.
@@ -98,19 +113,19 @@ type Renderer struct {
 // the compilation) and returns a Renderer. Close it when done.
 func New(ctx context.Context, cfg Config) (*Renderer, error) {
 	if cfg.MemoryBytes == 0 {
-		cfg.MemoryBytes = defaultMemoryBytes
+		cfg.MemoryBytes = DefaultMemoryBytes
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.OutputBytes <= 0 {
-		cfg.OutputBytes = defaultOutputBytes
+		cfg.OutputBytes = DefaultOutputBytes
 	}
 	if cfg.StackBytes <= 0 {
-		cfg.StackBytes = defaultStackBytes
+		cfg.StackBytes = DefaultStackBytes
 	}
 	if cfg.Concurrent <= 0 {
-		cfg.Concurrent = defaultConcurrent
+		cfg.Concurrent = DefaultConcurrent
 	}
 	pages := uint32(cfg.MemoryBytes >> 16)
 	if pages == 0 || cfg.MemoryBytes > 4<<30 {

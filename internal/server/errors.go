@@ -88,7 +88,7 @@ func (e *paramError) Unwrap() error { return e.err }
 
 // constraintFields are the request fields that configure the built-in
 // grammar or JSON processor.
-var constraintFields = map[string]bool{"response_format": true, "json_schema": true, "grammar": true, "tools": true}
+var constraintFields = map[string]bool{"response_format": true, "text.format": true, "output_format": true, "json_schema": true, "grammar": true, "tools": true}
 
 // codeInternal marks the 500 for an error that is not the client's: its
 // message is generic, the detail goes to the log under the request id.

@@ -83,7 +83,7 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 			return 0, unsupported(x.name)
 		}
 	}
-	if _, err := responseFormat(f.ResponseFormat); err != nil {
+	if _, err := responseFormat(f.ResponseFormat, f.formatName()); err != nil {
 		return 0, err
 	}
 	if _, err := grammarSpecOf(f); err != nil {
@@ -124,8 +124,9 @@ func (s *Server) checkCommon(f *samplingFields) (maxTokens int, err error) {
 // is plain text; {"type": "json_object"} asks for JSON mode (the output is
 // a JSON object); {"type": "json_schema", "json_schema": {"schema": S}}
 // asks for output valid against S (structured outputs), handled by
-// grammarSpecOf. Any other type is a 400 naming the parameter.
-func responseFormat(raw json.RawMessage) (jsonObject bool, err error) {
+// grammarSpecOf. Any other type is a 400 naming the parameter by name (the
+// request's own, samplingFields.formatName).
+func responseFormat(raw json.RawMessage, name string) (jsonObject bool, err error) {
 	if !present(raw) {
 		return false, nil
 	}
@@ -133,7 +134,7 @@ func responseFormat(raw json.RawMessage) (jsonObject bool, err error) {
 		Type string `json:"type"`
 	}
 	if json.Unmarshal(raw, &rf) != nil {
-		return false, badRequest("response_format", `response_format must be {"type": "text"}, {"type": "json_object"} or {"type": "json_schema", ...}`)
+		return false, badRequest(name, `%s must be {"type": "text"}, {"type": "json_object"} or {"type": "json_schema", ...}`, name)
 	}
 	switch rf.Type {
 	case "text", "json_schema":
@@ -141,7 +142,7 @@ func responseFormat(raw json.RawMessage) (jsonObject bool, err error) {
 	case "json_object":
 		return true, nil
 	}
-	return false, badRequest("response_format", "response_format type %q is not text, json_object or json_schema", rf.Type)
+	return false, badRequest(name, "%s type %q is not text, json_object or json_schema", name, rf.Type)
 }
 
 // present reports whether a raw field was given and is not null.

@@ -48,6 +48,10 @@ type messagesRequest struct {
 	// ChatTemplateKwargs is chat's llama-server extension, refused here
 	// rather than ignored: the Messages API's switch is thinking.
 	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
+	// OutputFormat is Anthropic's structured output, {"type":
+	// "json_schema", "schema": S}: output valid against S, as chat's
+	// response_format json_schema (anthropicOutputFormat).
+	OutputFormat json.RawMessage `json:"output_format"`
 }
 
 // anthropicMessage is one message: content is a string or an array of
@@ -123,6 +127,15 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
+	if present(req.OutputFormat) {
+		if present(req.ResponseFormat) {
+			return prepared{}, badRequest("output_format", "give one of output_format and response_format (chat's field)")
+		}
+		if chat.ResponseFormat, err = anthropicOutputFormat(req.OutputFormat); err != nil {
+			return prepared{}, err
+		}
+		chat.formatParam = "output_format" // chat's errors and warnings about ResponseFormat name the field the client sent
+	}
 	p, err := s.prepareChat(&chat)
 	if err != nil {
 		return p, err
@@ -143,6 +156,27 @@ func (s *Server) decodeMessages(body []byte, needMax bool) (prepared, error) {
 // Anthropic's bound on thinking.budget_tokens: at least 1024, and under
 // max_tokens.
 const minThinkingBudget = 1024
+
+// anthropicOutputFormat translates output_format, {"type": "json_schema",
+// "schema": S}, to chat's response_format json_schema. Another type, or
+// no schema, is a 400 naming the field.
+func anthropicOutputFormat(raw json.RawMessage) (json.RawMessage, error) {
+	var f struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	if json.Unmarshal(raw, &f) != nil {
+		return nil, badRequest("output_format", `output_format is {"type": "json_schema", "schema": {...}}`)
+	}
+	if f.Type != "json_schema" {
+		return nil, badRequest("output_format.type", "output_format type %q is not json_schema", f.Type)
+	}
+	if !present(f.Schema) {
+		return nil, badRequest("output_format.schema", "output_format json_schema needs its schema")
+	}
+	b, _ := json.Marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "output", "schema": f.Schema}})
+	return b, nil
+}
 
 // anthropicThinking reads the thinking parameter: absent or null leaves the
 // template's default (nil); {"type": "enabled", "budget_tokens": N} turns

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,6 +80,11 @@ func TestMessagesErrors(t *testing.T) {
 		{"bad tool name", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "no spaces", "input_schema": {"type": "object"}}]}`, 400, "invalid_request_error", `tools[0].name: name "no spaces" must be`},
 		{"tool twice", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}, {"name": "f", "input_schema": {"type": "object"}}]}`, 400, "invalid_request_error", `tools[1].name: tool "f" is defined twice`},
 		{"input_schema not a schema", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": [1]}]}`, 400, "invalid_request_error", "tools[0].input_schema: "},
+		{"output_format not json_schema", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "output_format": {"type": "text"}}`, 400, "invalid_request_error", `output_format type "text" is not json_schema`},
+		{"output_format without a schema", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "output_format": {"type": "json_schema"}}`, 400, "invalid_request_error", "output_format json_schema needs its schema"},
+		{"output_format not enforceable", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "output_format": {"type": "json_schema", "schema": {"type": "array", "uniqueItems": true}}}`, 400, "invalid_request_error", "output_format: the schema cannot be enforced"},
+		{"output_format and response_format", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "output_format": {"type": "json_schema", "schema": {}}, "response_format": {"type": "json_object"}}`, 400, "invalid_request_error", "give one of output_format and response_format"},
+		{"output_format and a grammar", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "output_format": {"type": "json_schema", "schema": {}}, "grammar": "root ::= \"a\""}`, 400, "invalid_request_error", "give one of output_format json_schema, json_schema and grammar"},
 		{"input_schema not enforceable", keyA, `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", "input_schema": {"type": "array", "uniqueItems": true}}]}`, 400, "invalid_request_error", "tools[0].input_schema: "},
 		{"no key", "", `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 401, "authentication_error", "x-api-key"},
 		{"bad key", "sk-nobody", `{"max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`, 401, "authentication_error", "invalid"},
@@ -104,6 +110,31 @@ func TestMessagesErrors(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}
+
+// TestMessagesOutputFormat: Anthropic's output_format json_schema holds
+// the text to its schema, at any seed, as chat's response_format does.
+func TestMessagesOutputFormat(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 0)
+	for seed := 1; seed <= 3; seed++ {
+		code, body, _ := s.anthropicDo(t, "/v1/messages", keyA, fmt.Sprintf(`{"max_tokens": 40, "temperature": 1, "seed": %d,
+			"messages": [{"role": "user", "content": "A digit."}], "output_format": {"type": "json_schema",
+			"schema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["n"], "additionalProperties": false}}}`, seed))
+		require.Equal(t, http.StatusOK, code, string(body))
+		var m anthropicMessageOut
+		require.NoError(t, json.Unmarshal(body, &m))
+		require.Len(t, m.Content, 1)
+		require.NotNil(t, m.Content[0].Text)
+		text := *m.Content[0].Text
+		var v struct {
+			N *int `json:"n"`
+		}
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&v), text)
+		require.NotNil(t, v.N, text)
+		assert.True(t, *v.N >= 0 && *v.N <= 9, text)
+	}
 }
 
 func TestMessages(t *testing.T) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 
 	"github.com/realizar-host/realizar-host/internal/server/toolcall"
@@ -53,6 +54,18 @@ type samplingFields struct {
 	// Refused options: present and meaningful means 400.
 	Functions    json.RawMessage `json:"functions"`
 	FunctionCall json.RawMessage `json:"function_call"`
+
+	// formatParam is the name, in the API the request came by, of the
+	// field ResponseFormat was translated from, which its errors and
+	// warnings name: "" is chat's response_format (formatName); the
+	// Responses translation sets "text.format".
+	formatParam string
+}
+
+// formatName is the request's own name for its structured output field
+// (ResponseFormat): "response_format", or the API's that translated it.
+func (f *samplingFields) formatName() string {
+	return cmp.Or(f.formatParam, "response_format")
 }
 
 // completionRequest is POST /v1/completions.

@@ -62,7 +62,7 @@ type policyRequest struct {
 	json     json.RawMessage // JSON mode: the json processor's config (it runs last before the sampler); nil: off
 	grammar  json.RawMessage // structured output: the grammar processor's config (last before the sampler); nil: off
 	// grammarParam is the request field a refused grammar config names
-	// ("" is response_format; tool calls' is tools).
+	// ("" is grammarParam's; tool calls' is tools).
 	grammarParam string
 	// draftMax bounds a realizar.drafter plugin's drafts (0: the ABI's).
 	draftMax int
@@ -123,7 +123,7 @@ func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req polic
 		spec.DRY = &chain.Part{Config: dry, Param: "dry_multiplier"}
 	}
 	if req.json != nil {
-		spec.JSONMode = &chain.Part{Config: req.json, Param: "response_format"}
+		spec.JSONMode = &chain.Part{Config: req.json, Param: f.formatName()}
 	}
 	if req.grammar != nil {
 		spec.Grammar = &chain.Part{Config: req.grammar, Param: cmp.Or(req.grammarParam, grammarParam(f))}
@@ -287,7 +287,7 @@ func grammarParam(f *samplingFields) string {
 	case f.Grammar != nil:
 		return "grammar"
 	}
-	return "response_format"
+	return f.formatName()
 }
 
 // standardOf are the request's number parameters of the standard sampler,

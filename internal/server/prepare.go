@@ -155,7 +155,7 @@ func (c *compileCache) len() int {
 // grammarSpec is what a request asks the grammar processor for, read
 // without compiling anything: a JSON Schema (response_format json_schema,
 // or llama.cpp's json_schema field) or a GBNF grammar, and the field that
-// gave it.
+// gave it, by the request's own name (text.format on Responses).
 type grammarSpec struct {
 	schema json.RawMessage
 	gbnf   *string
@@ -177,9 +177,9 @@ func grammarSpecOf(f *samplingFields) (*grammarSpec, error) {
 		}
 		if json.Unmarshal(f.ResponseFormat, &rf) == nil && rf.Type == "json_schema" {
 			if rf.JSONSchema == nil || !present(rf.JSONSchema.Schema) {
-				return nil, badRequest("response_format", `response_format json_schema needs {"json_schema": {"name": ..., "schema": {...}}}`)
+				return nil, badRequest(f.formatName(), `%s json_schema needs {"json_schema": {"name": ..., "schema": {...}}}`, f.formatName())
 			}
-			g.schema, g.param = rf.JSONSchema.Schema, "response_format"
+			g.schema, g.param = rf.JSONSchema.Schema, f.formatName()
 		}
 	}
 	n := 0
@@ -190,7 +190,7 @@ func grammarSpecOf(f *samplingFields) (*grammarSpec, error) {
 	}
 	switch {
 	case n > 1:
-		return nil, badRequest("grammar", "give one of response_format json_schema, json_schema and grammar")
+		return nil, badRequest("grammar", "give one of %s json_schema, json_schema and grammar", f.formatName())
 	case present(f.JSONSchema):
 		g.schema, g.param = f.JSONSchema, "json_schema"
 	case f.Grammar != nil:
@@ -318,7 +318,7 @@ func prepareError(ctx context.Context, err error) error {
 func (s *Server) policyRequest(t *tenancy.Tenant, p *prepared) (policyRequest, error) {
 	f := p.fields
 	pr := policyRequest{fields: f, stopText: f.Stop}
-	jsonObject, err := responseFormat(f.ResponseFormat)
+	jsonObject, err := responseFormat(f.ResponseFormat, f.formatName())
 	if err != nil {
 		return pr, err
 	}
@@ -328,7 +328,7 @@ func (s *Server) policyRequest(t *tenancy.Tenant, p *prepared) (policyRequest, e
 	}
 	if spec != nil {
 		if jsonObject {
-			return pr, badRequest("response_format", "json_object and a schema or grammar exclude each other")
+			return pr, badRequest(f.formatName(), "%s json_object and a schema or grammar exclude each other", f.formatName())
 		}
 		if pr.grammar, pr.warnings, err = s.compileGrammar(t.Name, spec); err != nil {
 			return pr, err
@@ -336,7 +336,7 @@ func (s *Server) policyRequest(t *tenancy.Tenant, p *prepared) (policyRequest, e
 	}
 	if p.tools.active() {
 		if pr.grammar != nil || jsonObject {
-			return pr, badRequest("tools", "tools (with tool_choice other than none) and response_format json_object, json_schema or grammar exclude each other")
+			return pr, badRequest("tools", "tools (with tool_choice other than none) and %s json_object, json_schema or grammar exclude each other", f.formatName())
 		}
 		if pr.grammar, err = p.tools.grammarConfig(); err != nil {
 			return pr, err

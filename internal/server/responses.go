@@ -165,6 +165,7 @@ func (s *Server) decodeResponses(t *tenancy.Tenant, body []byte, load responseLo
 	if chat.ResponseFormat, rt.jsonText, err = responsesFormat(req.Text); err != nil {
 		return prepared{}, err
 	}
+	chat.formatParam = "text.format" // chat's errors about ResponseFormat name the field the client sent
 	p, err := s.prepareChat(&chat)
 	if err != nil {
 		return p, err

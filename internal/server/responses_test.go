@@ -71,6 +71,36 @@ func TestResponsesErrors(t *testing.T) {
 	}
 }
 
+// TestResponsesFormatErrors: a 400 about the Responses API's structured
+// output names text.format, its own field, in its param and message —
+// never response_format, the chat field it is translated to.
+func TestResponsesFormatErrors(t *testing.T) {
+	s := startServer(t, testTenantsFile(), 0)
+	const schema = `{"type": "json_schema", "name": "n", "schema": {"not": {"minLength": 2}}}`
+	for _, tc := range []struct{ name, body, param, code, message string }{
+		{"schema not enforceable", `{"input": "x", "text": {"format": ` + schema + `}}`,
+			"text.format", "unsupported_schema", "text.format: the schema cannot be enforced"},
+		{"json_object and a grammar", `{"input": "x", "text": {"format": {"type": "json_object"}}, "grammar": "root ::= \"a\""}`,
+			"text.format", "", "text.format json_object and a schema or grammar exclude each other"},
+		{"two schemas", `{"input": "x", "text": {"format": {"type": "json_schema", "schema": {}}}, "json_schema": {}}`,
+			"grammar", "", "give one of text.format json_schema, json_schema and grammar"},
+		{"json_object and tools", `{"input": "x", "text": {"format": {"type": "json_object"}}, "tools": [{"type": "function", "name": "f", "parameters": {}}]}`,
+			"tools", "", "tools (with tool_choice other than none) and text.format json_object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := s.do(t, "POST", "/v1/responses", keyA, []byte(tc.body))
+			require.Equal(t, http.StatusBadRequest, code, string(body))
+			e := errorOf(t, body)
+			assert.Equal(t, tc.param, e.Param)
+			if tc.code != "" {
+				assert.Equal(t, tc.code, e.Code)
+			}
+			assert.Contains(t, e.Message, tc.message)
+			assert.NotContains(t, e.Message, "response_format")
+		})
+	}
+}
+
 // TestResponsesStream: the Responses event sequence, numbered, whose
 // text deltas make up the completed response's text.
 func TestResponsesStream(t *testing.T) {

@@ -145,7 +145,8 @@ func TestE2EStructuredClosesWithinMaxTokens(t *testing.T) {
 // TestSchemaWarnings: a JSON Schema format that JSON Schema does not
 // define is accepted as an annotation (the turn runs under the schema
 // without it) and named in the response's realizar.warnings, after the
-// field whose schema has it: response_format, llama.cpp's json_schema, a
+// field whose schema has it, by its API's name: response_format, Responses'
+// text.format, Messages' output_format, llama.cpp's json_schema, a
 // Messages tool's input_schema, a cached compile as the first; a schema
 // without one has no warnings.
 func TestSchemaWarnings(t *testing.T) {
@@ -164,7 +165,11 @@ func TestSchemaWarnings(t *testing.T) {
 	for _, tc := range []struct{ name, path, body, want string }{
 		{"response_format", "/v1/chat/completions", chat, "response_format: " + said},
 		{"response_format, compiled before", "/v1/chat/completions", chat, "response_format: " + said},
+		{"Responses text.format", "/v1/responses", `{"input":"A number.","max_output_tokens":20,"text":{"format":{"type":"json_schema","name":"n","schema":` + schema + `}}}`,
+			"text.format: " + said},
 		{"json_schema", "/v1/completions", `{"prompt":"x","max_tokens":20,"json_schema":` + schema + `}`, "json_schema: " + said},
+		{"Messages output_format", "/v1/messages", `{"max_tokens":20,"messages":[{"role":"user","content":"A number."}],"output_format":{"type":"json_schema","schema":` + schema + `}}`,
+			"output_format: " + said},
 		{"Messages tool", "/v1/messages", `{"max_tokens":4,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":` + schema + `}]}`,
 			"tools[0].input_schema: " + said},
 		{"chat tool", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":4,"tools":[{"type":"function","function":{"name":"f","parameters":` + schema + `}}]}`,

@@ -30,7 +30,9 @@ type Limits struct {
 	// StepDeadline bounds each decode step's plugin calls together (the
 	// processors', the sampler's and the stop policy's, the host functions
 	// they call included; host.StepDeadline), and so each call (a reset
-	// too), as a Go duration ("50ms").
+	// too), as a Go duration ("50ms") of the calls' own CPU time: the
+	// forward's and other sequences' work do not count, nor time a loaded
+	// machine keeps the calls waiting for a CPU (host.Limits.CallTimeout).
 	StepDeadline Duration `json:"step_deadline"`
 	// MaxConcurrent is the most requests of the tenant queued or running at once.
 	MaxConcurrent int `json:"max_concurrent"`
