@@ -26,55 +26,8 @@ const (
 	LookupBuiltin     = "lookup"      // drafter (ABI 2): n-gram prompt lookup; config {"min_ngram", "max_ngram", "max_draft"}
 )
 
-// Standard is the config of the standard sampler (StandardBuiltin,
-// plugins/sampler/standard), in its OpenAI / llama.cpp key names. A nil
-// field keeps the sampler's default (standard.DefaultConfig: llama.cpp's);
-// Config writes only the fields that are set, so a caller can merge it
-// with other keys.
-//
-// The ranges are the sampler's (sampling.Params), one set for the
-// server, the CLI and the plugin itself: temperature >= 0 (0 is greedy; no
-// upper bound, as llama.cpp's server and vLLM); top_k >= 0 (0: all);
-// top_p, min_p and typical_p in [0, 1]; repeat_penalty > 0;
-// presence_penalty and frequency_penalty in [-2, 2] (OpenAI's range);
-// repeat_last_n >= -1 (-1: the whole context); logit_bias ids in the
-// vocabulary, any bias but NaN (-Inf bans the id); top_n_sigma >= 0 or -1
-// (llama.cpp's off); xtc_probability in [0, 1]; xtc_threshold in [0, 0.5]
-// (llama.cpp takes more as off); dynatemp_range and dynatemp_exponent >= 0;
-// mirostat 0 or 1 (llama.cpp's 2 is the mirostat-v2 sampler: MirostatV2);
-// mirostat_tau and mirostat_eta >= 0; samplers entries known, offered,
-// each once, penalties first (a *sampling.SamplerError otherwise). Every
-// number, a bias too, is also within the plugins' config numbers: 0 or of
-// magnitude in [MinConfigMagnitude, MaxConfigMagnitude].
-type Standard struct {
-	Temperature      *float64 // "temperature", default 0.8
-	TopK             *int     // "top_k", default 40
-	TopP             *float64 // "top_p", default 0.95
-	MinP             *float64 // "min_p", default 0.05
-	TypicalP         *float64 // "typical_p", default 1 (off)
-	RepeatPenalty    *float64 // "repeat_penalty", default 1 (off)
-	RepeatLastN      *int     // "repeat_last_n", default 64
-	PresencePenalty  *float64 // "presence_penalty", default 0
-	FrequencyPenalty *float64 // "frequency_penalty", default 0
-	TopNSigma        *float64 // "top_n_sigma", default 0 (off; -1 too)
-	XTCProbability   *float64 // "xtc_probability", default 0 (off)
-	XTCThreshold     *float64 // "xtc_threshold", default 0.1
-	DynatempRange    *float64 // "dynatemp_range", default 0 (off)
-	DynatempExponent *float64 // "dynatemp_exponent", default 1
-	// Mirostat 1 is llama.cpp's Mirostat (v1) after the logit bias at the
-	// temperature, the other stages off (standard.Config.Mirostat).
-	// "mirostat", default 0 (off).
-	Mirostat    *int
-	MirostatTau *float64 // "mirostat_tau", default 5 (bits)
-	MirostatEta *float64 // "mirostat_eta", default 0.1
-	// Samplers is the chain's order, llama.cpp's stage names and aliases
-	// (standard.Config.Samplers; nil: standard.DefaultSamplers, llama.cpp's
-	// order). "samplers".
-	Samplers []string
-	// LogitBias adds its value to the logit of its id before anything
-	// else; -Inf (written as false) bans the id. "logit_bias".
-	LogitBias map[int32]float64
-}
+// Standard, the config of the standard sampler, and its fields are
+// generated from sampling.Params (standard_fields.go).
 
 // The plugins' config numbers. The C builds read a number only where one
 // IEEE operation gives it exactly (abi/guest/c's realizar_parse_f64: an
@@ -160,21 +113,6 @@ func setNumber(fs []field, key string, v float64) bool {
 		return true
 	}
 	return false
-}
-
-// fields are s's numbers, by config key (the sampler's keys of
-// sampling.Params that are numbers; TestConfigFieldsMatchParams checks
-// it).
-func (s *Standard) fields() []field {
-	return []field{
-		{key: "temperature", f: &s.Temperature}, {key: "top_k", i: &s.TopK}, {key: "top_p", f: &s.TopP},
-		{key: "min_p", f: &s.MinP}, {key: "typical_p", f: &s.TypicalP}, {key: "repeat_penalty", f: &s.RepeatPenalty},
-		{key: "repeat_last_n", i: &s.RepeatLastN}, {key: "presence_penalty", f: &s.PresencePenalty},
-		{key: "frequency_penalty", f: &s.FrequencyPenalty}, {key: "top_n_sigma", f: &s.TopNSigma},
-		{key: "xtc_probability", f: &s.XTCProbability}, {key: "xtc_threshold", f: &s.XTCThreshold},
-		{key: "dynatemp_range", f: &s.DynatempRange}, {key: "dynatemp_exponent", f: &s.DynatempExponent},
-		{key: "mirostat", i: &s.Mirostat}, {key: "mirostat_tau", f: &s.MirostatTau}, {key: "mirostat_eta", f: &s.MirostatEta},
-	}
 }
 
 func (s Standard) numbers() []number { return numbersOf(s.fields()) }

@@ -182,3 +182,24 @@ func Generated(t testing.TB, path, begin, end, want string, update bool, hint st
 		t.Errorf("%s: the generated section differs (run %s)\n--- want\n%s--- got\n%s", path, hint, want, got)
 	}
 }
+
+// GeneratedFile checks a generated file: the file at path must be want,
+// whole. With update (a test's -update flag) it is rewritten to want
+// first. On a difference, or a file that cannot be read, the test fails,
+// saying hint (the command that regenerates it).
+func GeneratedFile(t testing.TB, path, want string, update bool, hint string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if update && (err != nil || string(raw) != want) {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		raw, err = []byte(want), nil
+	}
+	if err != nil {
+		t.Fatalf("%s: %v (run %s)", path, err, hint)
+	}
+	if got := string(raw); got != want {
+		t.Errorf("%s differs from what generates it (run %s)\n--- want\n%s--- got\n%s", path, hint, want, got)
+	}
+}
