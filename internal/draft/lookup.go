@@ -1,6 +1,10 @@
 package draft
 
-import "github.com/realizar-host/realizar-host/engine"
+import (
+	"cmp"
+
+	"github.com/realizar-host/realizar-host/engine"
+)
 
 // LookupOptions configures NewLookup. The zero value is the defaults.
 type LookupOptions struct {
@@ -8,16 +12,19 @@ type LookupOptions struct {
 	// up, in tokens: the longest that occurred before wins (default 2 and
 	// 4; 1 <= MinNgram <= MaxNgram).
 	MinNgram, MaxNgram int
-	// MaxDraft is the longest draft (default DefaultMaxDraft).
+	// MaxDraft is the longest draft (default DefaultLookupDraft).
 	MaxDraft int
 }
 
 // Lookup drafts by prompt lookup: it finds the most recent earlier
 // occurrence of the sequence's trailing n-gram (the longest of
 // MaxNgram..MinNgram tokens that occurred) in the sequence's own prompt and
-// output, and drafts the tokens that followed it, as many as its Length
-// allows. Where nothing repeats it drafts nothing, and the verify pass is a
-// plain step.
+// output, and drafts the tokens that followed it, as many as its length
+// allows (the expected-gain rule, up to DefaultLookupDraft). The tokens
+// that followed run on into the trailing n-gram itself and the draft's own
+// tokens, as an overlapping copy does: text that loops with a period of p
+// tokens drafts a whole draft, not p tokens. Where nothing repeats it
+// drafts nothing, and the verify pass is a plain step.
 //
 // A Lookup serves one sequence at a time and keeps no text between turns
 // (Reset forgets everything). Not safe for concurrent use.
@@ -39,7 +46,7 @@ func NewLookup(opts LookupOptions) *Lookup {
 		maxN = 4
 	}
 	maxN = max(maxN, minN)
-	return &Lookup{minN: minN, maxN: maxN, length: newLength(opts.MaxDraft, 0)}
+	return &Lookup{minN: minN, maxN: maxN, length: newLength(cmp.Or(opts.MaxDraft, DefaultLookupDraft), 0, true)}
 }
 
 // Reset starts a turn; the prompt is read from Draft's tokens.
@@ -50,7 +57,8 @@ func (d *Lookup) Accepted(drafted, accepted int) { d.length.Accepted(drafted, ac
 
 // Draft appends to dst the tokens that followed the latest earlier
 // occurrence of tokens' longest trailing n-gram, up to the adapted length
-// and max.
+// and limit: tokens[at], tokens[at+1], … and past the end of tokens the
+// draft's own tokens (the copy overlaps what it writes).
 func (d *Lookup) Draft(dst, tokens []int32, limit int) []int32 {
 	k := d.length.Next(limit)
 	if k == 0 || len(tokens) <= d.minN {
@@ -60,7 +68,15 @@ func (d *Lookup) Draft(dst, tokens []int32, limit int) []int32 {
 	if at < 0 {
 		return dst
 	}
-	return append(dst, tokens[at:min(at+k, len(tokens))]...)
+	base := len(dst)
+	for j := range k {
+		if i := at + j; i < len(tokens) {
+			dst = append(dst, tokens[i])
+		} else {
+			dst = append(dst, dst[base+i-len(tokens)])
+		}
+	}
+	return dst
 }
 
 // lookup finds where the latest earlier occurrence of tokens' trailing

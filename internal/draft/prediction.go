@@ -18,8 +18,9 @@ type PredictionOptions struct {
 }
 
 // DefaultPredictionDraft is Prediction's longest draft when none is given:
-// 16 tokens (a predicted answer is accepted in long runs).
-const DefaultPredictionDraft = 16
+// MaxDraft, 32 tokens (a predicted answer is accepted in long runs; the
+// expected-gain rule drafts less where it is not).
+const DefaultPredictionDraft = MaxDraft
 
 // maxAlign is the longest suffix of the output compared when re-aligning.
 const maxAlign = 16
@@ -32,9 +33,10 @@ const maxAlign = 16
 // the output's latest tokens occur in the prediction — the longest match,
 // the nearest to where it was expected on a tie, a one-token match only
 // within Window of it — and otherwise assumes a replaced token and steps
-// past it. Its draft length adapts as Lookup's does (Length), pauses after
-// drafts of which nothing was accepted included, so a prediction unlike
-// the answer costs few verify rows.
+// past it. Its draft length adapts as Lookup's does (length's expected
+// gain: a replaced token costs the rest of one draft, not the length of
+// the next ones), pauses after drafts of which nothing was accepted
+// included, so a prediction unlike the answer costs few verify rows.
 //
 // The prediction belongs to one request; a Prediction serves its turn.
 // Not safe for concurrent use.
@@ -58,7 +60,7 @@ func NewPrediction(tokens []int32, opts PredictionOptions) *Prediction {
 	if opts.Window <= 0 {
 		opts.Window = 32
 	}
-	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: newLength(opts.MaxDraft, 0)}
+	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: newLength(opts.MaxDraft, 0, true)}
 }
 
 // Reset starts a turn from prompt: the output follows it.
