@@ -139,6 +139,9 @@ func TestPrediction(t *testing.T) {
 		{"start", nil, []int32{10, 11, 12, 13}},
 		{"agreeing", []int32{10, 11}, []int32{12, 13, 14, 15}},
 		{"a replaced token", []int32{10, 11, 99}, []int32{13, 14, 15, 16}},
+		// A one-token match nearby does not outweigh the run before a
+		// first departure (it did: every later draft missed).
+		{"a replaced token that repeats the one before", []int32{10, 11, 12, 13, 13}, []int32{15, 16, 17, 18}},
 		{"an insertion, then the prediction again", []int32{10, 11, 98, 99, 12}, []int32{13, 14, 15, 16}},
 		{"a deletion", []int32{10, 11, 16, 17}, []int32{18, 19, 20, 21}},
 		{"a new token, then one matching far ahead", []int32{10, 11, 99, 24}, []int32{25}},

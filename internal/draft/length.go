@@ -24,7 +24,9 @@ import "github.com/realizar-host/realizar-host/abi"
 //
 // Under both, a draft of which nothing was accepted pauses drafting for a
 // number of calls that doubles with each such miss in a row (up to
-// maxPause), and any acceptance ends the streak.
+// maxPause; by the expected gain from the second miss in a row, a single
+// one being mostly a replaced token at the draft's start), and any
+// acceptance ends the streak.
 type length struct {
 	// Max is the longest draft, in tokens (>= 1).
 	Max int
@@ -133,7 +135,9 @@ func bestLength(p float64, most int) int {
 	for k := 1; k <= most; k++ {
 		pk *= p
 		sum += pk
-		if g := sum / (1 + verifyRowCost*float64(k)); g > bestGain {
+		// float64(…) keeps each product rounded on its own (no fused
+		// multiply-add), as the lookup plugin's C computes it.
+		if g := sum / (1 + float64(verifyRowCost*float64(k))); g > bestGain {
 			best, bestGain = k, g
 		}
 	}
@@ -145,7 +149,7 @@ func (l *length) Accepted(drafted, accepted int) {
 	if drafted <= 0 {
 		return
 	}
-	l.hits = gainDecay*l.hits + float64(accepted)
+	l.hits = float64(gainDecay*l.hits) + float64(accepted)
 	l.breaks *= gainDecay
 	if accepted < drafted {
 		l.breaks++
@@ -156,11 +160,16 @@ func (l *length) Accepted(drafted, accepted int) {
 	case accepted > 0:
 		l.n, l.misses = max(accepted+1, 1), 0
 	default:
-		// Nothing accepted: what was accepted before counts for less
-		// (text that stopped repeating).
-		l.hits /= 2
 		l.n = max(l.n/2, 1)
 		l.misses++
-		l.pause = min(1<<min(l.misses-1, 30), l.maxPause)
+		streak := l.misses
+		if l.byGain {
+			// A single miss is mostly a replaced token at the draft's
+			// start: the rate has counted it; pause from the second.
+			streak--
+		}
+		if streak > 0 {
+			l.pause = min(1<<min(streak-1, 30), l.maxPause)
+		}
 	}
 }
