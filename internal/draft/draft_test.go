@@ -68,9 +68,9 @@ func TestLength(t *testing.T) {
 // drafts grow it to the most.
 func TestLookupLoop(t *testing.T) {
 	d := NewLookup(LookupOptions{})
-	tokens := []int32{1, 2, 3, 4, 5, 6, 7, 4, 5}
+	tokens := []int32{1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7}
 	d.Reset(tokens)
-	assert.Equal(t, []int32{6, 7, 4, 5, 6}, d.Draft(nil, tokens, 100))
+	assert.Equal(t, []int32{4, 5, 6, 7, 4}, d.Draft(nil, tokens, 100))
 	var lengths []int
 	for range 6 {
 		got := d.Draft(nil, tokens, 100)
@@ -82,6 +82,10 @@ func TestLookupLoop(t *testing.T) {
 	assert.IsIncreasing(t, lengths)
 	assert.Equal(t, DefaultLookupDraft, lengths[len(lengths)-1])
 	assert.Equal(t, []int32{4, 5, 6, 7, 4, 5, 6, 7, 4, 5}, d.Draft(nil, tokens[:11], 10))
+
+	// A bigram's continuation has a rate of its own: the 4-grams' long
+	// drafts do not make a bigram's long.
+	assert.Equal(t, []int32{9, 1, 2, 7, 8}, d.Draft(nil, []int32{1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 1, 2, 7, 8}, 100))
 }
 
 // The expected-gain rule drafts the length that pays most per unit of a

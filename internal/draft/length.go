@@ -39,10 +39,16 @@ type length struct {
 	misses int // drafts in a row of which nothing was accepted
 	pause  int // Draft calls still to skip
 
-	// hits and breaks are the decayed counts of drafted tokens accepted
-	// and of drafts cut short by a rejected token (expected-gain rule).
-	hits, breaks float64
+	// rates are the expected-gain rule's counts, one per class of draft
+	// (Lookup's: the length of the n-gram matched), and class the one of
+	// the draft being made.
+	rates []rate
+	class int
 }
+
+// rate is the decayed counts of drafted tokens accepted and of drafts cut
+// short by a rejected token.
+type rate struct{ hits, breaks float64 }
 
 // Defaults of newLength's zero arguments.
 const (
@@ -94,22 +100,46 @@ func newLength(maxDraft, maxPause int, byGain bool) length {
 	if maxPause == 0 {
 		maxPause = defaultMaxPause
 	}
-	l := length{Max: maxDraft, maxPause: max(maxPause, 0), byGain: byGain}
+	l := length{Max: maxDraft, maxPause: max(maxPause, 0), byGain: byGain, rates: make([]rate, 1)}
 	l.Reset()
 	return l
+}
+
+// setClasses gives the expected-gain rule n >= 1 classes of drafts, each
+// with an acceptance rate of its own (Use picks one), and resets.
+func (l *length) setClasses(n int) {
+	l.rates = make([]rate, max(n, 1))
+	l.Reset()
+}
+
+// Use makes the next draft, and the Accepted after it, of class c
+// (clamped to the classes there are).
+func (l *length) Use(c int) { l.class = min(max(c, 0), len(l.rates)-1) }
+
+// Paused reports whether the drafter skips this call (counting it as one
+// paused call): Next does it first, a drafter that must look before it
+// knows the class calls it itself.
+func (l *length) Paused() bool {
+	if l.pause > 0 {
+		l.pause--
+		return true
+	}
+	return false
 }
 
 // Reset starts over (a new turn).
 func (l *length) Reset() {
 	l.n, l.misses, l.pause = min(defaultStart, l.Max), 0, 0
-	l.hits, l.breaks = priorHits, priorBreaks
+	for i := range l.rates {
+		l.rates[i] = rate{priorHits, priorBreaks}
+	}
+	l.class = 0
 }
 
 // Next returns the length of the next draft, at most limit; 0 while the
 // drafter pauses (each call counts one paused call).
 func (l *length) Next(limit int) int {
-	if l.pause > 0 {
-		l.pause--
+	if l.Paused() {
 		return 0
 	}
 	if l.byGain {
@@ -118,8 +148,12 @@ func (l *length) Next(limit int) int {
 	return min(l.n, limit)
 }
 
-// rate is the share of drafted tokens accepted, over the decayed counts.
-func (l *length) rate() float64 { return l.hits / (l.hits + l.breaks) }
+// rate is the share of drafted tokens accepted in the current class, over
+// the decayed counts.
+func (l *length) rate() float64 {
+	r := l.rates[l.class]
+	return r.hits / (r.hits + r.breaks)
+}
 
 // bestLength is the draft length in [min(1, most), most] that maximizes
 // the tokens expected of a verify pass per unit of its cost when each
@@ -149,10 +183,11 @@ func (l *length) Accepted(drafted, accepted int) {
 	if drafted <= 0 {
 		return
 	}
-	l.hits = float64(gainDecay*l.hits) + float64(accepted)
-	l.breaks *= gainDecay
+	r := &l.rates[l.class]
+	r.hits = float64(gainDecay*r.hits) + float64(accepted)
+	r.breaks *= gainDecay
 	if accepted < drafted {
-		l.breaks++
+		r.breaks++
 	}
 	switch {
 	case accepted >= drafted:
