@@ -1,10 +1,6 @@
 package draft
 
-import (
-	"cmp"
-
-	"github.com/realizar-host/realizar-host/engine"
-)
+import "github.com/realizar-host/realizar-host/engine"
 
 // LookupOptions configures NewLookup. The zero value is the defaults.
 type LookupOptions struct {
@@ -49,7 +45,10 @@ func NewLookup(opts LookupOptions) *Lookup {
 		maxN = 4
 	}
 	maxN = max(maxN, minN)
-	d := &Lookup{minN: minN, maxN: maxN, length: newLength(cmp.Or(opts.MaxDraft, DefaultLookupDraft), 0, true)}
+	if opts.MaxDraft <= 0 {
+		opts.MaxDraft = DefaultLookupDraft
+	}
+	d := &Lookup{minN: minN, maxN: maxN, length: newLength(opts.MaxDraft, 0, true)}
 	d.length.setClasses(maxN - minN + 1)
 	return d
 }
