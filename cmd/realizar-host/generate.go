@@ -49,7 +49,7 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.prediction, "prediction", "", "speculative decoding: FILE holds the expected answer (OpenAI's predicted outputs); its tokens are drafted and verified, so the text is the same, sooner where it agrees")
 	cmd.Flags().BoolVar(&f.lookup, "lookup", false, "speculative decoding: draft what followed the latest earlier occurrence of the last few tokens in the prompt and output (prompt lookup); the text is the same")
 	registerDraftModel(cmd, &f.draftModel)
-	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction, --lookup, --draft-model or --drafter, at most %d (default: the source's, %d with --prediction, %d with --lookup or --draft-model)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+	cmd.Flags().IntVar(&f.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens with --prediction, --lookup, --draft-model or --drafter, at most %d (default: the source's, %d with --prediction, %d with --lookup, %d with --draft-model)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultLookupDraft, draft.DefaultMaxDraft))
 	f.plugin.register(cmd)
 }
 

@@ -90,7 +90,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.pooling, "pooling", "", poolingFlagUsage+" (POST /v1/embeddings)")
 	f.StringVar(&o.spec, "spec", "", "speculative decoding's draft source for requests that name none: lookup (n-gram lookup over each request's own prompt and output), draft-model (--draft-model's greedy continuation) or none (default: draft-model with --draft-model, else none); a request's prediction or realizar.speculative overrides it")
 	registerDraftModel(cmd, &o.draftModel)
-	f.IntVar(&o.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens when a request does not say, at most %d (default: the source's, %d for a prediction, %d for lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultMaxDraft))
+	f.IntVar(&o.draftMax, "draft-max", 0, fmt.Sprintf("longest draft in tokens when a request does not say, at most %d (default: the source's, %d for a prediction, %d for lookup)", draft.MaxDraft, draft.DefaultPredictionDraft, draft.DefaultLookupDraft))
 	return cmd
 }
 

@@ -15,11 +15,13 @@ func TestLookup(t *testing.T) {
 	}{
 		{"nothing repeats", []int32{1, 2, 3, 4, 5}, 8, nil},
 		{"one token repeats: below MinNgram", []int32{1, 2, 3, 9, 2}, 8, nil},
-		{"bigram", []int32{1, 2, 3, 4, 9, 2, 3}, 8, []int32{4, 9, 2, 3}},
-		{"the latest occurrence", []int32{2, 3, 5, 2, 3, 6, 2, 3}, 8, []int32{6, 2, 3}},
-		{"the longest n-gram wins over the latest", []int32{7, 2, 3, 5, 8, 2, 3, 6, 7, 2, 3}, 8, []int32{5, 8, 2, 3}},
+		// A first draft is 5 tokens long (length's prior).
+		{"bigram", []int32{1, 2, 3, 4, 9, 2, 3}, 8, []int32{4, 9, 2, 3, 4}},
+		{"the latest occurrence", []int32{2, 3, 5, 2, 3, 6, 2, 3}, 8, []int32{6, 2, 3, 6, 2}},
+		{"the longest n-gram wins over the latest", []int32{7, 2, 3, 5, 8, 2, 3, 6, 7, 2, 3}, 8, []int32{5, 8, 2, 3, 6}},
 		{"limit", []int32{1, 2, 3, 4, 5, 6, 1, 2}, 2, []int32{3, 4}},
-		{"a run", []int32{4, 4, 4}, 8, []int32{4}},
+		{"a run", []int32{4, 4, 4}, 8, []int32{4, 4, 4, 4, 4}},
+		{"a loop runs on into the draft", []int32{5, 6, 7, 5, 6}, 8, []int32{7, 5, 6, 7, 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,10 +32,10 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// Length grows on full acceptance, shrinks to what was accepted, and
-// pauses after misses, longer with each miss in a row.
+// Length by the halving rule grows on full acceptance, shrinks to what
+// was accepted, and pauses after misses, longer with each miss in a row.
 func TestLength(t *testing.T) {
-	l := newLength(8, 4)
+	l := newLength(8, 4, false)
 	assert.Equal(t, 4, l.Next(100))
 	assert.Equal(t, 3, l.Next(3), "capped by the limit")
 	l.Accepted(4, 4)
@@ -61,6 +63,73 @@ func TestLength(t *testing.T) {
 	assert.Equal(t, 4, l.Next(100))
 }
 
+// A long draft after long accepted runs drafts as long: a lookup in a loop
+// drafts its whole length, not the loop's period, and runs of accepted
+// drafts grow it to the most.
+func TestLookupLoop(t *testing.T) {
+	d := NewLookup(LookupOptions{})
+	tokens := []int32{1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7}
+	d.Reset(tokens)
+	assert.Equal(t, []int32{4, 5, 6, 7, 4}, d.Draft(nil, tokens, 100))
+	var lengths []int
+	for range 6 {
+		got := d.Draft(nil, tokens, 100)
+		d.Accepted(len(got), len(got))
+		tokens = append(tokens, got...)
+		lengths = append(lengths, len(got))
+	}
+	assert.Equal(t, 5, lengths[0])
+	assert.IsIncreasing(t, lengths)
+	assert.Equal(t, DefaultLookupDraft, lengths[len(lengths)-1])
+	assert.Equal(t, []int32{4, 5, 6, 7, 4, 5, 6, 7, 4, 5}, d.Draft(nil, tokens[:11], 10))
+
+	// A bigram's continuation has a rate of its own: the 4-grams' long
+	// drafts do not make a bigram's long.
+	assert.Equal(t, []int32{9, 1, 2, 7, 8}, d.Draft(nil, []int32{1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 1, 2, 7, 8}, 100))
+}
+
+// The expected-gain rule drafts the length that pays most per unit of a
+// verify pass's cost: the most where every draft is accepted, one (a
+// probe) where none is, and in between a length that grows with the rate.
+func TestBestLength(t *testing.T) {
+	assert.Equal(t, 32, bestLength(1, 32))
+	assert.Equal(t, 7, bestLength(1, 7))
+	assert.Equal(t, 1, bestLength(0, 32))
+	assert.Equal(t, 0, bestLength(0.9, 0))
+	assert.Equal(t, 5, bestLength(0.85, 32), "the prior's first draft")
+	prev := 0
+	for _, p := range []float64{0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99} {
+		k := bestLength(p, 32)
+		assert.GreaterOrEqual(t, k, prev, "p=%v", p)
+		prev = k
+	}
+	assert.InDelta(t, 10, bestLength(0.95, 32), 2, "one token in 20 rejected")
+}
+
+// A replaced token (a draft accepted up to it) costs the rest of that
+// draft only: the expected-gain rule's next draft stays long where the
+// halving rule's falls to what was accepted.
+func TestLengthAfterAReplacedToken(t *testing.T) {
+	gain, halving := newLength(32, 0, true), newLength(32, 0, false)
+	for _, l := range []*length{&gain, &halving} {
+		for range 3 {
+			k := l.Next(100)
+			l.Accepted(k, k)
+		}
+		l.Accepted(l.Next(100), 3)
+	}
+	assert.Equal(t, 4, halving.Next(100))
+	assert.GreaterOrEqual(t, gain.Next(100), 10)
+	gain.Reset()
+	assert.Equal(t, 5, gain.Next(100), "Reset forgets the turn's rate")
+	for range 3 {
+		gain.Accepted(gain.Next(100), 0)
+		for gain.Next(100) == 0 {
+		}
+	}
+	assert.Equal(t, 1, gain.Next(100), "misses: probes of one")
+}
+
 // Prediction follows the output through the prediction and re-aligns
 // after a replaced, an inserted and a deleted stretch.
 func TestPrediction(t *testing.T) {
@@ -74,6 +143,9 @@ func TestPrediction(t *testing.T) {
 		{"start", nil, []int32{10, 11, 12, 13}},
 		{"agreeing", []int32{10, 11}, []int32{12, 13, 14, 15}},
 		{"a replaced token", []int32{10, 11, 99}, []int32{13, 14, 15, 16}},
+		// A one-token match nearby does not outweigh the run before a
+		// first departure (it did: every later draft missed).
+		{"a replaced token that repeats the one before", []int32{10, 11, 12, 13, 13}, []int32{15, 16, 17, 18}},
 		{"an insertion, then the prediction again", []int32{10, 11, 98, 99, 12}, []int32{13, 14, 15, 16}},
 		{"a deletion", []int32{10, 11, 16, 17}, []int32{18, 19, 20, 21}},
 		{"a new token, then one matching far ahead", []int32{10, 11, 99, 24}, []int32{25}},

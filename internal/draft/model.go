@@ -132,7 +132,7 @@ type ModelOptions struct {
 // Drafter returns a drafter for one sequence, with a KV cache of its own
 // (made on its first draft).
 func (m *Model) Drafter(opts ModelOptions) *ModelDrafter {
-	return &ModelDrafter{m: m, cancel: opts.Cancel, length: newLength(opts.MaxDraft, 0)}
+	return &ModelDrafter{m: m, cancel: opts.Cancel, length: newLength(opts.MaxDraft, 0, false)}
 }
 
 // ModelDrafter drafts one sequence's next tokens with a draft model: it

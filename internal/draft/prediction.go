@@ -18,8 +18,9 @@ type PredictionOptions struct {
 }
 
 // DefaultPredictionDraft is Prediction's longest draft when none is given:
-// 16 tokens (a predicted answer is accepted in long runs).
-const DefaultPredictionDraft = 16
+// MaxDraft, 32 tokens (a predicted answer is accepted in long runs; the
+// expected-gain rule drafts less where it is not).
+const DefaultPredictionDraft = MaxDraft
 
 // maxAlign is the longest suffix of the output compared when re-aligning.
 const maxAlign = 16
@@ -32,9 +33,12 @@ const maxAlign = 16
 // the output's latest tokens occur in the prediction — the longest match,
 // the nearest to where it was expected on a tie, a one-token match only
 // within Window of it — and otherwise assumes a replaced token and steps
-// past it. Its draft length adapts as Lookup's does (Length), pauses after
-// drafts of which nothing was accepted included, so a prediction unlike
-// the answer costs few verify rows.
+// past it. The first departure after a run of agreeing tokens is taken for
+// a replaced token unless a match longer than the run says otherwise. Its
+// draft length adapts as Lookup's does (length's expected gain: a replaced
+// token costs the rest of one draft, not the length of the next ones),
+// pauses after drafts of which nothing was accepted included, so a
+// prediction unlike the answer costs few verify rows.
 //
 // The prediction belongs to one request; a Prediction serves its turn.
 // Not safe for concurrent use.
@@ -46,6 +50,7 @@ type Prediction struct {
 	prompt int // the turn's prompt length: the output starts there
 	seen   int // output tokens followed so far
 	cursor int // index in pred of the token expected next
+	run    int // output tokens in a row, up to seen, that agreed with pred
 }
 
 var _ engine.Drafter = (*Prediction)(nil)
@@ -58,13 +63,13 @@ func NewPrediction(tokens []int32, opts PredictionOptions) *Prediction {
 	if opts.Window <= 0 {
 		opts.Window = 32
 	}
-	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: newLength(opts.MaxDraft, 0)}
+	return &Prediction{pred: slices.Clone(tokens), window: opts.Window, length: newLength(opts.MaxDraft, 0, true)}
 }
 
 // Reset starts a turn from prompt: the output follows it.
 func (d *Prediction) Reset(prompt []int32) {
 	d.length.Reset()
-	d.prompt, d.seen, d.cursor = len(prompt), 0, 0
+	d.prompt, d.seen, d.cursor, d.run = len(prompt), 0, 0, 0
 }
 
 // Accepted adapts the draft length.
@@ -80,9 +85,11 @@ func (d *Prediction) Draft(dst, tokens []int32, limit int) []int32 {
 	for ; d.seen < len(out); d.seen++ {
 		if d.cursor < len(d.pred) && d.pred[d.cursor] == out[d.seen] {
 			d.cursor++
+			d.run++
 			continue
 		}
-		d.cursor = d.realign(out[:d.seen+1], d.cursor)
+		d.cursor = d.realign(out[:d.seen+1], d.cursor, d.run)
+		d.run = 0
 	}
 	k := d.length.Next(limit)
 	if k == 0 || d.cursor >= len(d.pred) {
@@ -92,12 +99,17 @@ func (d *Prediction) Draft(dst, tokens []int32, limit int) []int32 {
 }
 
 // realign returns where the prediction resumes after out, whose last token
-// departed from pred[expected]: the index after the longest match of out's
-// suffix in pred (the nearest to expected+1 among equals; a one-token
-// match only within the window), else expected+1 (a replaced token).
-func (d *Prediction) realign(out []int32, expected int) int {
+// departed from pred[expected] after run tokens that agreed with it: the
+// index after the longest match of out's suffix in pred (the nearest to
+// expected+1 among equals; a one-token match only within the window),
+// else expected+1 (a replaced token). A first departure after an agreeing
+// run is taken for a replaced token unless a match longer than the run
+// (up to maxAlign) says otherwise: the run is evidence of the alignment,
+// and a one-token match nearby (a word the text repeats) is not — taking
+// it cost every later draft until the next departure re-aligned.
+func (d *Prediction) realign(out []int32, expected, run int) int {
 	guess := min(expected+1, len(d.pred))
-	best, bestLen, bestDist := guess, 0, 0
+	best, bestLen, bestDist := guess, min(run, maxAlign), 0
 	for i := 1; i <= len(d.pred); i++ {
 		l := 0
 		for l < maxAlign && l < i && l < len(out) && d.pred[i-1-l] == out[len(out)-1-l] {
