@@ -41,7 +41,8 @@
 // mode: the embedded json processor runs last before the sampler and masks
 // every token that would keep the answer from being a JSON object; a turn
 // ends with the object (or, cut by --max-tokens, the processor has closed
-// it in time), and --ignore-eos with it is a usage error. (run's --json is
+// it in time), and --ignore-eos with it, as with --json-schema or
+// --grammar, is a usage error (chain.Spec.CheckIgnoreEOG). (run's --json is
 // unrelated: it prints the turn as one document.) Commands that load a model take
 // --model, or the file named by $REALIZAR_MODEL.
 //

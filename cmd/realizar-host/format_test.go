@@ -62,7 +62,11 @@ func TestFormatFlagErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"--format", "yaml"}, `--format "yaml": must be text or json`},
-		{[]string{"--format", "json", "--ignore-eos"}, "cannot go with --ignore-eos"},
+		// a structured output ends with an end-of-generation token, which
+		// --ignore-eos masks: a usage error, before the model loads
+		{[]string{"--format", "json", "--ignore-eos"}, "--ignore-eos cannot go with --format"},
+		{[]string{"--json-schema", `{"type": "object"}`, "--ignore-eos"}, "--ignore-eos cannot go with --json-schema"},
+		{[]string{"--grammar", `root ::= "a"`, "--ignore-eos"}, "--ignore-eos cannot go with --grammar"},
 	} {
 		_, stderr, code := runIn(t, "", append([]string{"run", "-m", model, "-p", "x", "-n", "4"}, tt.args...)...)
 		assert.Equal(t, exitUsage, code, stderr)

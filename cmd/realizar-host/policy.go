@@ -20,6 +20,7 @@ import (
 	"github.com/realizar-host/realizar-host/internal/plugins"
 	"github.com/realizar-host/realizar-host/internal/plugins/chain"
 	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
+	"github.com/realizar-host/realizar-host/internal/turnfields"
 	"github.com/realizar-host/realizar-host/tokenizer"
 )
 
@@ -125,17 +126,42 @@ const (
 	formatJSON = "json"
 )
 
-// checkFormat refuses an unknown --format, and JSON mode with
-// --ignore-eos (the processor ends a complete object with an
-// end-of-generation token).
+// checkFormat refuses an unknown --format, and a structured output
+// (--format json, --json-schema, --grammar) with --ignore-eos
+// (chain.Spec.CheckIgnoreEOG: the processor ends a complete answer with
+// an end-of-generation token, which --ignore-eos masks).
 func (p *policyFlags) checkFormat(ignoreEOS bool) error {
-	switch {
-	case p.format != formatText && p.format != formatJSON:
+	if p.format != formatText && p.format != formatJSON {
 		return usage(fmt.Errorf("--format %q: must be %s or %s", p.format, formatText, formatJSON))
-	case p.format == formatJSON && ignoreEOS:
-		return usage(errors.New("--format json ends the answer with an end-of-generation token; it cannot go with --ignore-eos"))
+	}
+	if err := p.structured().CheckIgnoreEOG(ignoreEOS, ignoreEOSFlag()); err != nil {
+		return usage(err)
 	}
 	return nil
+}
+
+// structured is the Spec of the flags' structured output, its Params
+// alone (load sets the configs): JSON mode for --format json, the grammar
+// for --json-schema or --grammar.
+func (p *policyFlags) structured() chain.Spec {
+	var s chain.Spec
+	if p.format == formatJSON {
+		s.JSONMode = &chain.Part{Param: "--format"}
+	}
+	switch {
+	case p.jsonSchema != "":
+		s.Grammar = &chain.Part{Param: "--json-schema"}
+	case p.grammarFile != "":
+		s.Grammar = &chain.Part{Param: "--grammar"}
+	}
+	return s
+}
+
+// ignoreEOSFlag is the flag of the turn field ignore_eos
+// (turnfields.Fields), with its dashes.
+func ignoreEOSFlag() string {
+	f, _ := turnfields.Lookup("ignore_eos")
+	return "--" + f.Flag
 }
 
 // policies are the loaded policies of a Session. Close them after use.
@@ -185,21 +211,21 @@ func (p *policyFlags) load(ctx context.Context, fs *pflag.FlagSet, h *host.Host,
 	if stringsCfg != nil {
 		out.stopName += "+" + plugins.StringsBuiltin
 	}
-	spec := chain.Spec{Sampler: chain.Part{Ref: samplerName, Config: samplerCfg, Param: "--sampler"}}
+	spec := p.structured()
+	spec.Sampler = chain.Part{Ref: samplerName, Config: samplerCfg, Param: "--sampler"}
 	for _, ref := range p.processors {
 		spec.Processors = append(spec.Processors, chain.Part{Ref: ref, Param: "--processor"})
 	}
 	if dryCfg != nil {
 		spec.DRY = &chain.Part{Config: dryCfg, Param: "--dry-multiplier"}
 	}
-	if p.format == formatJSON {
-		cfg := plugins.JSONMode{EOG: vocab.EOG(), Control: vocab.Control(), MaxTokens: maxTokens}.Config()
-		spec.JSONMode = &chain.Part{Config: cfg, Param: "--format"}
+	if spec.JSONMode != nil {
+		spec.JSONMode.Config = plugins.JSONMode{EOG: vocab.EOG(), Control: vocab.Control(), MaxTokens: maxTokens}.Config()
 	}
-	if cfg, flag, err := p.grammarConfig(maxTokens); err != nil {
+	if cfg, err := p.grammarConfig(maxTokens); err != nil {
 		return nil, err
 	} else if cfg != nil {
-		spec.Grammar = &chain.Part{Config: cfg, Param: flag}
+		spec.Grammar.Config = cfg
 	}
 	if stopName != "" {
 		spec.Stops = append(spec.Stops, chain.Part{Ref: stopName, Config: stopCfg, Param: "--stop"})
@@ -549,41 +575,41 @@ func where(in input) string {
 // or the line and column (a usage error inline, a bad input file in a
 // file: input.refuse), not a plugin failure. maxTokens is the
 // turn's budget, within which the processor closes the grammar.
-func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, string, error) {
+func (p *policyFlags) grammarConfig(maxTokens int) ([]byte, error) {
 	p.shortest = -1
 	switch {
 	case p.jsonSchema != "" && p.grammarFile != "":
-		return nil, "", usage(errors.New("--json-schema and --grammar exclude each other"))
+		return nil, usage(errors.New("--json-schema and --grammar exclude each other"))
 	case p.jsonSchema != "" && p.format == formatJSON:
-		return nil, "", usage(errors.New("--json-schema and --format json exclude each other (a schema already makes the answer JSON)"))
+		return nil, usage(errors.New("--json-schema and --format json exclude each other (a schema already makes the answer JSON)"))
 	case p.jsonSchema != "":
 		in, err := schemaSource(p.jsonSchema)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		g, ws, err := compileSchema(in)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		p.shortest, p.schemaWarnings = g.Shortest(), ws
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, in.text); err != nil {
-			return nil, "", in.refuse(fmt.Errorf("--json-schema%s: %w", where(in), err))
+			return nil, in.refuse(fmt.Errorf("--json-schema%s: %w", where(in), err))
 		}
-		return plugins.Grammar{JSONSchema: buf.Bytes(), MaxTokens: maxTokens}.Config(), "--json-schema", nil
+		return plugins.Grammar{JSONSchema: buf.Bytes(), MaxTokens: maxTokens}.Config(), nil
 	case p.grammarFile != "":
 		in, err := grammarSource(p.grammarFile)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		g, err := compileGBNF(in)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		p.shortest = g.Shortest()
-		return plugins.Grammar{GBNF: string(in.text), MaxTokens: maxTokens}.Config(), "--grammar", nil
+		return plugins.Grammar{GBNF: string(in.text), MaxTokens: maxTokens}.Config(), nil
 	}
-	return nil, "", nil
+	return nil, nil
 }
 
 // warnings are the one-line warnings, for stderr, of --json-schema's

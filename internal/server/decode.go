@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+
+	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
 )
 
 // decodeJSON reads the request body, one JSON object, into v (a pointer
@@ -68,6 +70,11 @@ func decodeError(root reflect.Type, err error) *APIError {
 			return badRequest("", "the body must be a JSON object, not %s", jsonValue(typeErr.Value))
 		}
 		field := fieldPath(root, typeErr.Field, typeErr.Type)
+		if p, ok := sampling.Lookup(field); ok && p.Type == sampling.Int {
+			// A sampling parameter's integer: its own range (sampling.Params),
+			// not its Go type's.
+			return badRequest(field, "%s must be an integer %s, not %s", field, p.Want(), jsonValue(typeErr.Value))
+		}
 		return badRequest(field, "%s must be %s, not %s", field, wantedJSON(typeErr.Type, typeErr.Value), jsonValue(typeErr.Value))
 	}
 	var syn *json.SyntaxError

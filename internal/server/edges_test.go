@@ -154,7 +154,12 @@ func TestSamplingRanges(t *testing.T) {
 		{"presence_penalty", `"presence_penalty": 1e308`, "presence_penalty", "in [-2, 2], not 1e+308"},
 		{"frequency_penalty", `"frequency_penalty": -3`, "frequency_penalty", "in [-2, 2], not -3"},
 		{"top_k past 32 bits", `"top_k": 3000000000`, "top_k", "a 32-bit integer, not 3000000000"},
-		{"top_k with an exponent", `"top_k": 1e12`, "top_k", "an integer in [-9223372036854775808, 9223372036854775807]"},
+		// an integer parameter given a non-integer: its own range, not int64's
+		{"top_k with an exponent", `"top_k": 1e12`, "top_k", "top_k must be an integer >= 0, not 1e12"},
+		{"repeat_last_n with a fraction", `"repeat_last_n": 1.5`, "repeat_last_n", "repeat_last_n must be an integer >= -1, not 1.5"},
+		{"repeat_last_n a string", `"repeat_last_n": "64"`, "repeat_last_n", "repeat_last_n must be an integer >= -1, not a string"},
+		{"mirostat with a fraction", `"mirostat": 0.5`, "mirostat", "mirostat must be an integer 0 or 1 (2 is the mirostat-v2 sampler), not 0.5"},
+		{"dry_allowed_length with a fraction", `"dry_allowed_length": 2.5`, "dry_allowed_length", "dry_allowed_length must be an integer >= 0, not 2.5"},
 		{"top_n_sigma", `"top_n_sigma": 1e308`, "top_n_sigma", numbers},
 		{"xtc_probability", `"xtc_probability": 2`, "xtc_probability", "in [0, 1], not 2"},
 		{"dynatemp_range", `"dynatemp_range": 1e16`, "dynatemp_range", numbers + ", not 1e+16"},

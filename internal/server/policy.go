@@ -128,6 +128,14 @@ func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req polic
 	if req.grammar != nil {
 		spec.Grammar = &chain.Part{Config: req.grammar, Param: cmp.Or(req.grammarParam, grammarParam(f))}
 	}
+	// A structured output ends with an end-of-generation token, which
+	// ignore_eos masks: the same rule as the CLI's, before the chain's
+	// (costly) init.
+	var turn engine.GenerateConfig
+	f.applyTurn(&turn)
+	if err := spec.CheckIgnoreEOG(turn.IgnoreEOG, ignoreEOSParam); err != nil {
+		return nil, badRequest(ignoreEOSParam, "%v", err)
+	}
 	switch {
 	case ext.Stop != nil && len(req.stopText) > 0:
 		return nil, badRequest("stop", "give either stop or realizar.stop, not both")
@@ -195,6 +203,10 @@ func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req polic
 	}
 	return p, nil
 }
+
+// ignoreEOSParam is the request field of engine.GenerateConfig.IgnoreEOG
+// (turnfields.Fields).
+const ignoreEOSParam = "ignore_eos"
 
 // maxPluginConfigBytes bounds the config the server hands one plugin
 // (host.LoadOptions.MaxConfigBytes, in place of the host's 64 KiB

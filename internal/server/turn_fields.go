@@ -7,6 +7,6 @@ package server
 // (internal/turnfields.Fields), each under its key; samplingFields embeds
 // them, and applyTurn reads them.
 type turnParams struct {
-	// ignore_eos (GenerateConfig.IgnoreEOG): never stop on the model's end-of-generation tokens.
+	// ignore_eos (GenerateConfig.IgnoreEOG): never stop on the model's end-of-generation tokens: they are masked (never sampled); not with a structured output (JSON mode, a schema, a grammar, tool calls), which ends with one.
 	IgnoreEos *bool `json:"ignore_eos"`
 }

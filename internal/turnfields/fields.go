@@ -56,7 +56,7 @@ type Field struct {
 // Fields are the turn's request fields, each declared once.
 var Fields = []Field{
 	{Key: "ignore_eos", LlamaCpp: "--ignore-eos", Type: Bool, Flag: "ignore-eos",
-		Usage:  "never stop on the model's end-of-generation tokens",
+		Usage:  "never stop on the model's end-of-generation tokens: they are masked (never sampled); not with a structured output (JSON mode, a schema, a grammar, tool calls), which ends with one",
 		Config: "IgnoreEOG", Set: func(cfg *engine.GenerateConfig, v bool) { cfg.IgnoreEOG = v }},
 }
 
