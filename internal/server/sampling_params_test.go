@@ -3,14 +3,13 @@ package server
 import (
 	"flag"
 	"go/format"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite sampling_params.go and turn_fields.go from their tables")
@@ -59,13 +58,5 @@ type samplingParams struct {
 // -update, it is rewritten): a new parameter is a row of the table, and
 // its field here follows.
 func TestSamplingParamsFile(t *testing.T) {
-	const path = "sampling_params.go"
-	want := samplingParamsSource(t)
-	got, err := os.ReadFile(path)
-	if *update && string(got) != string(want) {
-		require.NoError(t, os.WriteFile(path, want, 0o644))
-		got, err = want, nil
-	}
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got), "sampling_params.go differs from plugins/sampling.Params: go test ./internal/server -run TestSamplingParamsFile -update")
+	testenv.GeneratedFile(t, "sampling_params.go", string(samplingParamsSource(t)), *update, "go test ./internal/server -run TestSamplingParamsFile -update")
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"go/format"
 	"net/http"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/realizar-host/realizar-host/engine"
 	"github.com/realizar-host/realizar-host/internal/tenancy"
+	"github.com/realizar-host/realizar-host/internal/testenv"
 	"github.com/realizar-host/realizar-host/internal/turnfields"
 )
 
@@ -44,15 +44,7 @@ type turnParams struct {
 // (with -update, it is rewritten): a new turn field is a row of the
 // table, and its request field here follows.
 func TestTurnFieldsFile(t *testing.T) {
-	const path = "turn_fields.go"
-	want := turnFieldsSource(t)
-	got, err := os.ReadFile(path)
-	if *update && string(got) != string(want) {
-		require.NoError(t, os.WriteFile(path, want, 0o644))
-		got, err = want, nil
-	}
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got), "turn_fields.go differs from turnfields.Fields: go test ./internal/server -run TestTurnFieldsFile -update")
+	testenv.GeneratedFile(t, "turn_fields.go", string(turnFieldsSource(t)), *update, "go test ./internal/server -run TestTurnFieldsFile -update")
 }
 
 // turnEndpoints are the generation endpoints, each with a body that
