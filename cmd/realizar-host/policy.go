@@ -134,7 +134,7 @@ func (p *policyFlags) checkFormat(ignoreEOS bool) error {
 	if p.format != formatText && p.format != formatJSON {
 		return usage(fmt.Errorf("--format %q: must be %s or %s", p.format, formatText, formatJSON))
 	}
-	if err := p.structured().CheckIgnoreEOG(ignoreEOS, ignoreEOSFlag()); err != nil {
+	if err := p.structured().CheckIgnoreEOG(ignoreEOS, "--"+turnfields.IgnoreEOS.Flag); err != nil {
 		return usage(err)
 	}
 	return nil
@@ -155,13 +155,6 @@ func (p *policyFlags) structured() chain.Spec {
 		s.Grammar = &chain.Part{Param: "--grammar"}
 	}
 	return s
-}
-
-// ignoreEOSFlag is the flag of the turn field ignore_eos
-// (turnfields.Fields), with its dashes.
-func ignoreEOSFlag() string {
-	f, _ := turnfields.Lookup("ignore_eos")
-	return "--" + f.Flag
 }
 
 // policies are the loaded policies of a Session. Close them after use.

@@ -17,6 +17,7 @@ import (
 	"github.com/realizar-host/realizar-host/internal/plugins/chain"
 	"github.com/realizar-host/realizar-host/internal/plugins/sampling"
 	"github.com/realizar-host/realizar-host/internal/tenancy"
+	"github.com/realizar-host/realizar-host/internal/turnfields"
 )
 
 // Builtins returns the module of an embedded policy by name ("greedy",
@@ -133,8 +134,8 @@ func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req polic
 	// (costly) init.
 	var turn engine.GenerateConfig
 	f.applyTurn(&turn)
-	if err := spec.CheckIgnoreEOG(turn.IgnoreEOG, ignoreEOSParam); err != nil {
-		return nil, badRequest(ignoreEOSParam, "%v", err)
+	if err := spec.CheckIgnoreEOG(turn.IgnoreEOG, turnfields.IgnoreEOS.Key); err != nil {
+		return nil, badRequest(turnfields.IgnoreEOS.Key, "%v", err)
 	}
 	switch {
 	case ext.Stop != nil && len(req.stopText) > 0:
@@ -203,10 +204,6 @@ func (s *Server) buildPolicies(ctx context.Context, t *tenancy.Tenant, req polic
 	}
 	return p, nil
 }
-
-// ignoreEOSParam is the request field of engine.GenerateConfig.IgnoreEOG
-// (turnfields.Fields).
-const ignoreEOSParam = "ignore_eos"
 
 // maxPluginConfigBytes bounds the config the server hands one plugin
 // (host.LoadOptions.MaxConfigBytes, in place of the host's 64 KiB

@@ -53,12 +53,17 @@ type Field struct {
 	Set func(cfg *engine.GenerateConfig, v bool)
 }
 
+// IgnoreEOS is llama.cpp's ignore_eos: the end-of-generation tokens are
+// masked (engine.GenerateConfig.IgnoreEOG), so the turn runs to its budget,
+// the context or a stop string. Callers that name the field (the rule
+// that a structured output cannot go with it: chain.Spec.CheckIgnoreEOG)
+// take its Key and Flag from here.
+var IgnoreEOS = Field{Key: "ignore_eos", LlamaCpp: "--ignore-eos", Type: Bool, Flag: "ignore-eos",
+	Usage:  "never stop on the model's end-of-generation tokens: they are masked (never sampled); not with a structured output (JSON mode, a schema, a grammar, tool calls), which ends with one",
+	Config: "IgnoreEOG", Set: func(cfg *engine.GenerateConfig, v bool) { cfg.IgnoreEOG = v }}
+
 // Fields are the turn's request fields, each declared once.
-var Fields = []Field{
-	{Key: "ignore_eos", LlamaCpp: "--ignore-eos", Type: Bool, Flag: "ignore-eos",
-		Usage:  "never stop on the model's end-of-generation tokens: they are masked (never sampled); not with a structured output (JSON mode, a schema, a grammar, tool calls), which ends with one",
-		Config: "IgnoreEOG", Set: func(cfg *engine.GenerateConfig, v bool) { cfg.IgnoreEOG = v }},
-}
+var Fields = []Field{IgnoreEOS}
 
 // Lookup returns the field whose Key is key.
 func Lookup(key string) (Field, bool) {
