@@ -41,17 +41,19 @@ var (
 // paramField is f's field of the request field key (an invalid Value
 // when there is none).
 func (f *samplingFields) paramField(key string) reflect.Value {
-	i, ok := paramFields()[key]
-	if !ok {
-		return reflect.Value{}
-	}
-	return reflect.ValueOf(f).Elem().FieldByIndex(i)
+	return f.embeddedField(paramFields(), key)
 }
 
 // turnField is f's field of the turn field key (turnfields.Fields; an
 // invalid Value when there is none).
 func (f *samplingFields) turnField(key string) reflect.Value {
-	i, ok := turnFields()[key]
+	return f.embeddedField(turnFields(), key)
+}
+
+// embeddedField is f's field at index[key] (an invalid Value when key has
+// none).
+func (f *samplingFields) embeddedField(index map[string][]int, key string) reflect.Value {
+	i, ok := index[key]
 	if !ok {
 		return reflect.Value{}
 	}
