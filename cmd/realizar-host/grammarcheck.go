@@ -162,12 +162,12 @@ func grammarCheck(o *grammarCheckOptions, files []string) (*grammarCheckReport, 
 		t0 := time.Now()
 		var g *grammar.Grammar
 		src := string(fixedGBNF)
-		if fixedSchema == nil && fixedGBNF == nil {
+		if fixedGBNF == nil {
 			var ws []grammar.Warning
 			src, ws, err = grammar.FromJSONSchemaWarnings(schema)
-			rep.warnings = append(rep.warnings, schemaWarningLines(path, ws)...)
-		} else if fixedGBNF == nil {
-			src, err = grammar.FromJSONSchema(schema)
+			if fixedSchema == nil { // --json-schema's were said once, above
+				rep.warnings = append(rep.warnings, schemaWarningLines(path, ws)...)
+			}
 		}
 		if err == nil {
 			g, err = grammar.Compile(src)
