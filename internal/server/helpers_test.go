@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
 
@@ -228,6 +229,21 @@ func errorOf(t testing.TB, body []byte) *APIError {
 	require.NoError(t, json.Unmarshal(body, &e), string(body))
 	require.NotNil(t, e.Error, string(body))
 	return e.Error
+}
+
+// badRequestOf checks that code and body are a 400 whose error names
+// param, has the error code errCode (when not ""), and whose message
+// contains says; it returns the error.
+func badRequestOf(t testing.TB, code int, body []byte, param, errCode, says string) *APIError {
+	t.Helper()
+	require.Equal(t, http.StatusBadRequest, code, string(body))
+	e := errorOf(t, body)
+	assert.Equal(t, param, e.Param)
+	if errCode != "" {
+		assert.Equal(t, errCode, e.Code)
+	}
+	assert.Contains(t, e.Message, says)
+	return e
 }
 
 func tokenizerOpts(addSpecial bool) tokenizer.EncodeOptions {

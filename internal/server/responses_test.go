@@ -89,13 +89,7 @@ func TestResponsesFormatErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := s.do(t, "POST", "/v1/responses", keyA, []byte(tc.body))
-			require.Equal(t, http.StatusBadRequest, code, string(body))
-			e := errorOf(t, body)
-			assert.Equal(t, tc.param, e.Param)
-			if tc.code != "" {
-				assert.Equal(t, tc.code, e.Code)
-			}
-			assert.Contains(t, e.Message, tc.message)
+			e := badRequestOf(t, code, body, tc.param, tc.code, tc.message)
 			assert.NotContains(t, e.Message, "response_format")
 		})
 	}

@@ -78,13 +78,7 @@ func TestE2EStructuredOutputs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, resp := s.do(t, "POST", "/v1/completions", keyA, []byte(tc.body))
-			require.Equal(t, http.StatusBadRequest, code, string(resp))
-			e := errorOf(t, resp)
-			assert.Equal(t, tc.param, e.Param)
-			if tc.code != "" {
-				assert.Equal(t, tc.code, e.Code)
-			}
-			assert.Contains(t, e.Message, tc.says)
+			badRequestOf(t, code, resp, tc.param, tc.code, tc.says)
 		})
 	}
 }
