@@ -183,28 +183,33 @@ func (l *length) Accepted(drafted, accepted int) {
 	if drafted <= 0 {
 		return
 	}
-	r := &l.rates[l.class]
-	r.hits = float64(gainDecay*r.hits) + float64(accepted)
-	r.breaks *= gainDecay
-	if accepted < drafted {
-		r.breaks++
-	}
-	switch {
-	case accepted >= drafted:
-		l.n, l.misses = min(2*l.n, l.Max), 0
-	case accepted > 0:
-		l.n, l.misses = max(accepted+1, 1), 0
-	default:
-		l.n = max(l.n/2, 1)
+	if accepted > 0 {
+		l.misses = 0
+	} else {
 		l.misses++
-		streak := l.misses
-		if l.byGain {
-			// A single miss is mostly a replaced token at the draft's
-			// start: the rate has counted it; pause from the second.
-			streak--
+	}
+	streak := l.misses // drafts in a row that nothing of was accepted
+	if l.byGain {
+		r := &l.rates[l.class]
+		r.hits = float64(gainDecay*r.hits) + float64(accepted)
+		r.breaks *= gainDecay
+		if accepted < drafted {
+			r.breaks++
 		}
-		if streak > 0 {
-			l.pause = min(1<<min(streak-1, 30), l.maxPause)
+		// A single miss is mostly a replaced token at the draft's start:
+		// the rate has counted it; pause from the second.
+		streak--
+	} else {
+		switch {
+		case accepted >= drafted:
+			l.n = min(2*l.n, l.Max)
+		case accepted > 0:
+			l.n = accepted + 1
+		default:
+			l.n = max(l.n/2, 1)
 		}
+	}
+	if streak > 0 {
+		l.pause = min(1<<min(streak-1, 30), l.maxPause)
 	}
 }
