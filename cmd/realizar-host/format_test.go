@@ -64,7 +64,7 @@ func TestFormatFlagErrors(t *testing.T) {
 		{[]string{"--format", "yaml"}, `--format "yaml": must be text or json`},
 		// a structured output ends with an end-of-generation token, which
 		// --ignore-eos masks: a usage error, before the model loads
-		{[]string{"--format", "json", "--ignore-eos"}, "--ignore-eos cannot go with --format"},
+		{[]string{"--format", "json", "--ignore-eos"}, "--ignore-eos cannot go with --format json"},
 		{[]string{"--json-schema", `{"type": "object"}`, "--ignore-eos"}, "--ignore-eos cannot go with --json-schema"},
 		{[]string{"--grammar", `root ::= "a"`, "--ignore-eos"}, "--ignore-eos cannot go with --grammar"},
 	} {

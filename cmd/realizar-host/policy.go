@@ -146,7 +146,7 @@ func (p *policyFlags) checkFormat(ignoreEOS bool) error {
 func (p *policyFlags) structured() chain.Spec {
 	var s chain.Spec
 	if p.format == formatJSON {
-		s.JSONMode = &chain.Part{Param: "--format"}
+		s.JSONMode = &chain.Part{Param: "--format json"}
 	}
 	switch {
 	case p.jsonSchema != "":

@@ -22,8 +22,8 @@ type IgnoreEOGError struct {
 }
 
 func (e *IgnoreEOGError) Error() string {
-	return fmt.Sprintf("%s cannot go with %s: %s ends the answer with an end-of-generation token, and %s masks those tokens (never sampled)",
-		e.Param, e.With, e.With, e.Param)
+	return fmt.Sprintf("%s cannot go with %s: a structured output ends with an end-of-generation token, and %s masks those tokens (never sampled)",
+		e.Param, e.With, e.Param)
 }
 
 // CheckIgnoreEOG is the rule that a structured output (s.JSONMode or
