@@ -30,6 +30,20 @@ type Drafter interface {
 	Accepted(drafted, accepted int)
 }
 
+// DraftPeeker is a Drafter that can also tell the first token its next
+// draft would hold without drafting it: no draft length spent, no paused
+// call counted, nothing a later Draft or Accepted sees changed. A driver
+// that runs a step without drafts (a batched pass too full for them) peeks
+// and compares the peeked token with the one the step chose: the drafter's
+// acceptance, measured for free, which decides when drafts pay again.
+type DraftPeeker interface {
+	Drafter
+	// Peek returns the token a draft after tokens (as Draft's) would start
+	// with; ok is false where the drafter would draft nothing from its
+	// text (a paused drafter still peeks).
+	Peek(tokens []int32) (id int32, ok bool)
+}
+
 // Pieces renders token ids as the bytes a turn's text is made of.
 type Pieces interface {
 	// Piece is the bytes token id adds to the text (possibly a partial

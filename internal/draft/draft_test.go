@@ -170,3 +170,50 @@ func TestPrediction(t *testing.T) {
 		assert.Equal(t, []int32{14, 15, 16, 17}, d.Draft(nil, tokens, 4))
 	})
 }
+
+// TestPeek: a drafter's Peek is the first token its Draft would give, a
+// paused Lookup's too, and peeking changes nothing a later Draft gives.
+func TestPeek(t *testing.T) {
+	type drafter interface {
+		Draft(dst, tokens []int32, limit int) []int32
+		Peek(tokens []int32) (int32, bool)
+	}
+	pred := []int32{10, 11, 12, 13, 14, 15, 16, 17}
+	prompt := []int32{1, 2, 3}
+	tests := []struct {
+		name   string
+		new    func() drafter
+		tokens []int32
+	}{
+		{"lookup: nothing repeats", func() drafter { return NewLookup(LookupOptions{}) }, []int32{1, 2, 3, 4, 5}},
+		{"lookup: a bigram", func() drafter { return NewLookup(LookupOptions{}) }, []int32{1, 2, 3, 4, 9, 2, 3}},
+		{"lookup: a loop", func() drafter { return NewLookup(LookupOptions{}) }, []int32{5, 6, 7, 5, 6}},
+		{"prediction: start", func() drafter { d := NewPrediction(pred, PredictionOptions{}); d.Reset(prompt); return d }, prompt},
+		{"prediction: a replaced token", func() drafter { d := NewPrediction(pred, PredictionOptions{}); d.Reset(prompt); return d },
+			[]int32{1, 2, 3, 10, 11, 99}},
+		{"prediction: past the end", func() drafter { d := NewPrediction(pred, PredictionOptions{}); d.Reset(prompt); return d },
+			append(append([]int32{1, 2, 3}, pred...), 5)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := tt.new().Draft(nil, tt.tokens, 8)
+			d := tt.new()
+			id, ok := d.Peek(tt.tokens)
+			assert.Equal(t, len(want) > 0, ok)
+			if ok {
+				assert.Equal(t, want[0], id)
+			}
+			d.Peek(tt.tokens)
+			assert.Equal(t, want, d.Draft(nil, tt.tokens, 8), "the draft after peeks")
+		})
+	}
+	t.Run("a paused lookup peeks", func(t *testing.T) {
+		d := NewLookup(LookupOptions{})
+		tokens := []int32{1, 2, 3, 4, 9, 2, 3}
+		d.length.pause = 2 // as after misses in a row
+		id, ok := d.Peek(tokens)
+		assert.Empty(t, d.Draft(nil, tokens, 8), "paused")
+		assert.True(t, ok)
+		assert.Equal(t, int32(4), id)
+	})
+}

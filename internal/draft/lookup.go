@@ -32,7 +32,7 @@ type Lookup struct {
 	length     length
 }
 
-var _ engine.Drafter = (*Lookup)(nil)
+var _ engine.DraftPeeker = (*Lookup)(nil)
 
 // NewLookup returns a Lookup with opts; out-of-range n-gram lengths are
 // clamped (MinNgram to >= 1, MaxNgram to >= MinNgram).
@@ -82,6 +82,20 @@ func (d *Lookup) Draft(dst, tokens []int32, limit int) []int32 {
 		}
 	}
 	return dst
+}
+
+// Peek returns the token a draft after tokens would start with: the one
+// that followed the latest earlier occurrence of the trailing n-gram
+// (engine.DraftPeeker). It changes nothing.
+func (d *Lookup) Peek(tokens []int32) (int32, bool) {
+	if len(tokens) <= d.minN {
+		return 0, false
+	}
+	at, _ := lookup(tokens, d.minN, d.maxN)
+	if at < 0 {
+		return 0, false
+	}
+	return tokens[at], true // at < len(tokens): it follows an earlier n-gram
 }
 
 // lookup finds where the latest earlier occurrence of tokens' trailing

@@ -53,7 +53,7 @@ type Prediction struct {
 	run    int // output tokens in a row, up to seen, that agreed with pred
 }
 
-var _ engine.Drafter = (*Prediction)(nil)
+var _ engine.DraftPeeker = (*Prediction)(nil)
 
 // NewPrediction returns a Prediction of tokens (copied).
 func NewPrediction(tokens []int32, opts PredictionOptions) *Prediction {
@@ -78,8 +78,31 @@ func (d *Prediction) Accepted(drafted, accepted int) { d.length.Accepted(drafted
 // Draft follows the output generated since the last call and appends the
 // prediction's next tokens from where it resumes.
 func (d *Prediction) Draft(dst, tokens []int32, limit int) []int32 {
-	if len(tokens) < d.prompt {
+	if !d.follow(tokens) {
 		return dst
+	}
+	k := d.length.Next(limit)
+	if k == 0 || d.cursor >= len(d.pred) {
+		return dst
+	}
+	return append(dst, d.pred[d.cursor:min(d.cursor+k, len(d.pred))]...)
+}
+
+// Peek returns the prediction's token where it resumes after tokens
+// (engine.DraftPeeker). It follows the output as Draft does (what the next
+// Draft would do first, with the same result), and spends no length.
+func (d *Prediction) Peek(tokens []int32) (int32, bool) {
+	if !d.follow(tokens) || d.cursor >= len(d.pred) {
+		return 0, false
+	}
+	return d.pred[d.cursor], true
+}
+
+// follow moves the cursor through the output in tokens generated since
+// the last call; false when tokens is shorter than the turn's prompt.
+func (d *Prediction) follow(tokens []int32) bool {
+	if len(tokens) < d.prompt {
+		return false
 	}
 	out := tokens[d.prompt:]
 	for ; d.seen < len(out); d.seen++ {
@@ -91,11 +114,7 @@ func (d *Prediction) Draft(dst, tokens []int32, limit int) []int32 {
 		d.cursor = d.realign(out[:d.seen+1], d.cursor, d.run)
 		d.run = 0
 	}
-	k := d.length.Next(limit)
-	if k == 0 || d.cursor >= len(d.pred) {
-		return dst
-	}
-	return append(dst, d.pred[d.cursor:min(d.cursor+k, len(d.pred))]...)
+	return true
 }
 
 // realign returns where the prediction resumes after out, whose last token
