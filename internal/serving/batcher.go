@@ -185,12 +185,39 @@ func (b *batcher) forward(q *sequence, tokens []int32, start int, verify bool) s
 
 // drafting reports whether the next passes would take q's drafts as they
 // run now (draftGate.allow with the joined sequences as the decoding ones), so
-// that a turn does not compute drafts a full pass would cut.
-func (b *batcher) drafting(q *sequence) bool {
+// that a turn does not compute drafts a full pass would cut. peeks says
+// that q's drafter peeks (engine.DraftPeeker): beside other sequences it
+// drafts only once it has peeked — a first span of drafts (a probe) after
+// peeks that all hit, else after peekedFirst peeks and by its estimate —
+// so that no draft is verified on no evidence.
+func (b *batcher) drafting(q *sequence, peeks bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if peeks && len(b.active) >= 2 && (q.acc.peeks == 0 || q.acc.missed && q.acc.peeks < peekedFirst) {
+		return false
+	}
 	// A first span is judged by its drafts (build): ask for them.
 	return !q.acc.probed || b.gate.allow(len(b.active), q.acc, 0)
+}
+
+// peeked records a peek of q's drafter (engine.DraftPeeker) at a step
+// without drafts: hit says the step chose the peeked token. It counts as
+// a drafted token verified, accepted where hit, in q's acceptance and the
+// pool's; after peekedFirst peeks of which one missed it stands for q's
+// probe.
+func (b *batcher) peeked(q *sequence, hit bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	accepted := 0
+	if hit {
+		accepted = 1
+	}
+	b.gate.verified(&q.acc, 1, accepted)
+	q.acc.peeks++
+	q.acc.missed = q.acc.missed || !hit
+	if q.acc.missed && q.acc.peeks >= peekedFirst {
+		q.acc.probed = true
+	}
 }
 
 // loop runs passes until close.

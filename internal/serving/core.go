@@ -480,13 +480,27 @@ func (c *Core) generate(ctx context.Context, sl *slot, prompt []int32, cfg engin
 		return engine.Turn{}, err
 	}
 	q := c.batch.join(ctx, sl)
+	peeker, _ := cfg.Draft.(engine.DraftPeeker)
 	next := func() ([]int32, int, bool) {
-		if cfg.Draft != nil && c.batch.drafting(q) {
+		if cfg.Draft != nil && c.batch.drafting(q, peeker != nil) {
 			return run.NextDraft()
 		}
 		return run.Next() // no drafter, or passes full enough to cut its drafts: none asked for
 	}
+	// A decode step without drafts peeks at what the drafter would have
+	// drafted first and, at the next span, tells the gate whether the step
+	// chose it: the sequence's acceptance, measured at no forward cost.
+	var peeked int32
+	peeking := false
 	for tokens, start, ok := next(); ok; tokens, start, ok = next() {
+		decode := len(tokens)-start == 1
+		if peeking && decode {
+			c.batch.peeked(q, tokens[start] == peeked)
+		}
+		peeking = false
+		if peeker != nil && decode {
+			peeked, peeking = peeker.Peek(tokens)
+		}
 		r := c.batch.forward(q, tokens, start, run.Drafts() > 0)
 		run.FeedRows(r.logits, r.took, r.err)
 	}

@@ -32,6 +32,22 @@ import "time"
 // one that could not is cut, and the sequence is the pool's until passes
 // thin out.
 //
+// A drafter that peeks (engine.DraftPeeker: lookup, a prediction) is
+// measured without verify rows: at every step without drafts the core
+// peeks at the token it would have drafted first and counts it as one
+// drafted token, accepted when the step chose it (batcher.peeked). Such a
+// sequence drafts beside others only after it has peeked, so it never
+// pays a probe on no evidence — after a first peek that hit it probes as
+// before (an exact prediction drafts from its second step), after one
+// that missed it is judged by its estimate once it has peeked
+// peekedFirst times — and a cut sequence's estimate keeps following its
+// text:
+// a verified draft alone stopped changing once the gate cut it, so a
+// sequence cut early stayed cut when its text began to repeat. A peek
+// measures the first draft token only, which is accepted at least as
+// often as the ones after it: the estimate leans towards drafting, and
+// the drafts then verified correct it.
+//
 // A lone decoding sequence always may: its drafter adapts its own draft
 // length. Until the cost line and the pool are measured (gateMinPasses
 // passes of at least two row counts, gateMinDrafts drafts) every pass
@@ -50,8 +66,12 @@ type draftGate struct {
 type acceptance struct {
 	drafted, accepted float64
 	// probed: the sequence's first span of drafts has come to a pass
-	// (allow judges it by what it would show).
+	// (allow judges it by what it would show), or its peeks stand for it.
 	probed bool
+	// peeks is the sequence's peeks measured (batcher.peeked), and missed
+	// whether one of them missed.
+	peeks  int
+	missed bool
 }
 
 const (
@@ -66,6 +86,10 @@ const (
 	// sequence's estimate: a first draft of 4 fully accepted puts an
 	// estimate halfway between the pool's rate and 1.
 	gatePrior = 4
+	// peekedFirst is the peeks a sequence whose drafter peeks measures
+	// before it drafts beside other sequences once one peek missed: its
+	// own weight then equals the pool's in its estimate (gatePrior).
+	peekedFirst = gatePrior
 )
 
 // pass records a batched pass of rows rows that took took.

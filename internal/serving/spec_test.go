@@ -147,6 +147,57 @@ func TestDraftGateOnPath(t *testing.T) {
 	assert.Greater(t, res.Turn.Drafts.Drafted, drafted)
 }
 
+// peekDrafter is a missDrafter that peeks (engine.DraftPeeker): the token
+// it would draft first is id.
+type peekDrafter struct{ missDrafter }
+
+func (d peekDrafter) Peek([]int32) (int32, bool) { return d.id, true }
+
+// TestDraftGatePeeks: beside other sequences, a sequence whose drafter
+// peeks drafts only once its peeks have measured its acceptance — one
+// whose peeks all miss verifies hardly a draft, not a first span each (a
+// missDrafter's probe, TestDraftGateOnPath) — while one whose peeks
+// hit drafts, and every draft it verifies is accepted.
+func TestDraftGatePeeks(t *testing.T) {
+	const turns = 7
+	c := newCore(t, loadModel(t, false), Config{Parallel: turns + 1})
+	round := func(id int32) []Result {
+		long := request(400, constSampler{7})
+		plain := start(t, c, "plain", long)
+		var started []*Turn
+		for range turns {
+			req := request(32, constSampler{7})
+			req.Generate.Draft = peekDrafter{missDrafter{id, 4}}
+			started = append(started, start(t, c, "t", req))
+		}
+		var out []Result
+		for _, turn := range started {
+			res, err := ended(t, turn)
+			require.NoError(t, err)
+			assert.Equal(t, 32, res.Turn.Generated)
+			out = append(out, res)
+		}
+		_, err := ended(t, plain)
+		require.NoError(t, err)
+		return out
+	}
+	round(8) // the gate's warm-up: its cost line measured
+	missed := 0
+	for i, res := range round(8) {
+		assert.LessOrEqual(t, res.Turn.Drafts.Drafted, 4, "turn %d whose peeks all miss drafted past a span", i)
+		missed += res.Turn.Drafts.Drafted
+	}
+	// A sequence that finds itself alone in a pass (the others' spans not
+	// yet back) may draft a span; a missDrafter's turns draft one each.
+	assert.LessOrEqual(t, missed, 2*4, "turns whose peeks all miss drafted")
+	drafted := 0
+	for _, res := range round(7) {
+		assert.Equal(t, res.Turn.Drafts.Drafted, res.Turn.Drafts.Accepted)
+		drafted += res.Turn.Drafts.Drafted
+	}
+	assert.Positive(t, drafted, "turns whose peeks hit drafted nothing")
+}
+
 // TestCoreKVDraft: a turn that drafts with a draft model (the fixture as
 // its own: as many KV bytes per position as the target) is charged its
 // draft cache's bytes beside its own, to the KV budget and its tenant's
