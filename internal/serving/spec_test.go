@@ -155,9 +155,12 @@ func (d peekDrafter) Peek([]int32) (int32, bool) { return d.id, true }
 
 // TestDraftGatePeeks: beside other sequences, a sequence whose drafter
 // peeks drafts only once its peeks have measured its acceptance — one
-// whose peeks all miss verifies hardly a draft, not a first span each (a
-// missDrafter's probe, TestDraftGateOnPath) — while one whose peeks
-// hit drafts, and every draft it verifies is accepted.
+// whose peeks all miss verifies hardly a draft (as a missDrafter's turns,
+// whose 4-draft probes the gate cuts at a pool that accepted nothing,
+// TestDraftGateOnPath) — while one whose peeks hit drafts, and every draft
+// it verifies is accepted. That last is what peeks change: without them
+// the hit turns' probes are judged by the same empty pool and cut, and
+// they draft nothing.
 func TestDraftGatePeeks(t *testing.T) {
 	const turns = 7
 	c := newCore(t, loadModel(t, false), Config{Parallel: turns + 1})
