@@ -317,10 +317,11 @@ TEXT ·dotPanelQ4KVNNIx%[1]d(SB), NOSPLIT, $0-40
 	// of the block ahead before each group of quants until its 19 lines
 	// are asked for — spread over the block's work: all 19 at the block's
 	// start made a 4-row verify pass of the tinyllama-1b fixture take 24%
-	// longer (Zen 5, one thread: 32.0 against 25.9 ms, with 4 KiB ahead
-	// against 16 KiB; 27.6 ms with 16 KiB ahead, all at the start). One vector (decode) streams the panels
-	// fastest and asks 8 KiB ahead: on huge pages 8 KiB took 8% less CPU
-	// time a token than 4 KiB (12 and 16 KiB were no better); several
+	// longer (AMD EPYC Zen 5, AVX-512 VNNI, one thread, alternating test
+	// binaries: 32.0 against 25.9 ms, with 4 KiB ahead against 16 KiB;
+	// 27.6 ms with 16 KiB ahead, all at the start). One vector (decode) streams the panels
+	// fastest and asks 8 KiB ahead: 8 KiB took 8% less CPU time a token
+	// than 4 KiB (the same machine; 12 and 16 KiB were no better); several
 	// vectors, whose blocks take longer, ask 16 KiB ahead.
 	ahead := 16384
 	if n == 1 {
