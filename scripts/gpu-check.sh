@@ -5,7 +5,8 @@
 # timeout inside it):
 #
 #   0. preflight ("device:" lines, the log's first): the host, the GPU
-#      (nvidia-smi), the driver library libcuda.so.1 the binaries link
+#      (nvidia-smi), the bundle's two binaries unpacked (gzip -d) into
+#      WORKDIR/bin, the driver library libcuda.so.1 the binaries link
 #      (found through ld.so, or searched for and put on LD_LIBRARY_PATH)
 #      and the driver's PTX JIT library;
 #   1. fixtures, written by the bundled realizar-host straight in their
@@ -68,7 +69,25 @@ for lib in libcuda.so.1 libnvidia-ptxjitcompiler.so.1; do
   where=$(ldconfig -p 2>/dev/null | grep -F "$lib" | head -n 1 | sed 's/.*=> //')
   echo "device: $lib in the ld.so cache: ${where:-no}"
 done
-linked() { ldd ./cuda.test 2>&1 | grep -F libcuda.so.1 | tr -s ' \t' ' '; }
+# The binaries travel gzipped (scripts/gpu-bundle.sh); they run from the
+# work folder, writable wherever the bundle is.
+mkdir -p "$work/bin"
+work=$(cd "$work" && pwd)
+for b in cuda.test realizar-host; do
+  if [ -e "$b.gz" ]; then
+    if ! gzip -dc "$b.gz" >"$work/bin/$b"; then
+      echo "gpu-check: FAILED: could not unpack $b.gz into $work/bin (gzip $(command -v gzip || echo 'not found'))"
+      echo "gpu-check: FAIL preflight (unpack $b)"
+      exit 1
+    fi
+  else
+    cp "$b" "$work/bin/$b"
+  fi
+  chmod +x "$work/bin/$b"
+done
+ct=$work/bin/cuda.test
+rh=$work/bin/realizar-host
+linked() { ldd "$ct" 2>&1 | grep -F libcuda.so.1 | tr -s ' \t' ' '; }
 if command -v ldd >/dev/null; then
   if linked | grep -q 'not found'; then
     for dir in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 /usr/local/nvidia/lib \
@@ -88,12 +107,10 @@ if command -v ldd >/dev/null; then
   fi
 fi
 
-mkdir -p "$work"
 # The driver's JIT cache in a folder known to be writable: every test opens
 # the device anew, and only the first open should JIT-compile the PTX.
 export CUDA_CACHE_PATH=${CUDA_CACHE_PATH:-$work/cuda-jit-cache}
 echo "gpu-check: CUDA_CACHE_PATH=$CUDA_CACHE_PATH"
-rh=./realizar-host
 vocab=./ggml-vocab-llama-spm.gguf
 
 # left prints the seconds left before the deadline (at least 1).
@@ -172,11 +189,11 @@ fixtures=$(IFS=,; echo "${small[*]},$work/tl1b-q4km.gguf,$work/tl1b-q8_0.gguf")
 reserve=$((120 * scale))
 t_left=$(($(left) - reserve))
 t_cap=$(((t_left > 60 * scale ? t_left : 60 * scale) / scale))
-REALIZAR_GPU_FIXTURES=$fixtures step "cuda.test" $t_cap -- ./cuda.test -test.v -test.count=1 -test.run 'GPU' \
+REALIZAR_GPU_FIXTURES=$fixtures step "cuda.test" $t_cap -- "$ct" -test.v -test.count=1 -test.run 'GPU' \
   -test.skip 'GPUSpeed|GPUCopyBandwidth' -test.timeout "$((t_cap * scale))s"
 rc=$?
 if [ $rc -ne 0 ] && [ "$(left)" -ge $((reserve + 30 * scale)) ]; then
-  REALIZAR_CUDA_SYNC=1 REALIZAR_GPU_FIXTURES= step "sync rerun" 30 "sync: " -- ./cuda.test -test.v -test.count=1 \
+  REALIZAR_CUDA_SYNC=1 REALIZAR_GPU_FIXTURES= step "sync rerun" 30 "sync: " -- "$ct" -test.v -test.count=1 \
     -test.run 'GPUDevice|GPUKernelTypes|GPUParityGate'
 fi
 
@@ -192,7 +209,7 @@ else
   echo "gpu-check: FAILED: $big fixture (status $big_rc)"
   failed+=("$big fixture$( ((big_rc == 124 || big_rc == 137)) && echo ' (timeout)')")
 fi
-REALIZAR_GPU_SPEED_FIXTURES=$speed step "speed" 75 -- ./cuda.test -test.v -test.count=1 \
+REALIZAR_GPU_SPEED_FIXTURES=$speed step "speed" 75 -- "$ct" -test.v -test.count=1 \
   -test.run 'GPUCopyBandwidth|GPUSpeed'
 
 # --- 4. the CLI's --gpu path, batched decode
