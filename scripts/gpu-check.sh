@@ -74,14 +74,10 @@ done
 mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
 for b in cuda.test realizar-host; do
-  if [ -e "$b.gz" ]; then
-    if ! gzip -dc "$b.gz" >"$work/bin/$b"; then
-      echo "gpu-check: FAILED: could not unpack $b.gz into $work/bin (gzip $(command -v gzip || echo 'not found'))"
-      echo "gpu-check: FAIL preflight (unpack $b)"
-      exit 1
-    fi
-  else
-    cp "$b" "$work/bin/$b"
+  if ! gzip -dc "$b.gz" >"$work/bin/$b"; then
+    echo "gpu-check: FAILED: could not unpack $b.gz into $work/bin (gzip $(command -v gzip || echo 'not found'))"
+    echo "gpu-check: FAIL preflight (unpack $b)"
+    exit 1
   fi
   chmod +x "$work/bin/$b"
 done
