@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/realizar-host/realizar-host/internal/testenv"
 )
 
 // TestPanelAsmGenerated: the committed panel kernels are what gen_panel.go
@@ -22,8 +23,6 @@ func TestPanelAsmGenerated(t *testing.T) {
 	for _, name := range []string{"dot_panel_amd64.s", "dot_panel_vnni_amd64.s"} {
 		want, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
-		got, err := os.ReadFile(name)
-		require.NoError(t, err)
-		assert.Equal(t, string(want), string(got), "%s differs from gen_panel.go's output: run go generate ./internal/quant", name)
+		testenv.GeneratedFile(t, name, string(want), false, "go generate ./internal/quant")
 	}
 }
