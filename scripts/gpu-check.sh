@@ -81,6 +81,7 @@ for b in cuda.test realizar-host; do
   fi
   chmod +x "$work/bin/$b"
 done
+echo "device: unpacked cuda.test and realizar-host into $work/bin"
 ct=$work/bin/cuda.test
 rh=$work/bin/realizar-host
 linked() { ldd "$ct" 2>&1 | grep -F libcuda.so.1 | tr -s ' \t' ' '; }
